@@ -1,0 +1,112 @@
+// Package schema models the shape of a source table as dbtrail knows it at one
+// point of the binlog stream: its columns with their exact MySQL/MariaDB types
+// and the key that identifies a row.
+//
+// A Table is a value: it is never mutated once published into a History; DDL
+// produces a new Table. Definitions are serialised as JSON into the index's
+// schema history, so field names are part of the on-disk contract.
+package schema
+
+import (
+	"fmt"
+	"strings"
+)
+
+// KeyKind says which columns identify a row of a table.
+type KeyKind string
+
+const (
+	// KeyPrimary: the table's PRIMARY KEY.
+	KeyPrimary KeyKind = "primary"
+	// KeyUnique: no primary key; the first UNIQUE index whose columns are all
+	// NOT NULL stands in for it (InnoDB makes the same choice).
+	KeyUnique KeyKind = "unique"
+	// KeyRow: no usable key; every column together is the key. Two identical
+	// rows share one key, so such a table's history is a bag, not a map; see
+	// README "Tables without a primary key".
+	KeyRow KeyKind = "row"
+)
+
+// Column is one column of a table.
+type Column struct {
+	Name string `json:"name"`
+	// Type is the lower-case base type name as MariaDB/MySQL spells it in
+	// information_schema.COLUMNS.DATA_TYPE: "int", "bigint", "decimal",
+	// "varchar", "binary", "enum", "datetime", "uuid", "inet6", ...
+	Type string `json:"type"`
+	// Unsigned is set for UNSIGNED integer, DECIMAL, FLOAT and DOUBLE columns.
+	Unsigned bool `json:"unsigned,omitempty"`
+	// Length is the declared length: characters for CHAR/VARCHAR, bytes for
+	// BINARY/VARBINARY, bits for BIT. Zero when the type has none.
+	Length int `json:"length,omitempty"`
+	// Precision and Scale of DECIMAL.
+	Precision int `json:"precision,omitempty"`
+	Scale     int `json:"scale,omitempty"`
+	// FSP is the fractional seconds precision of TIME, DATETIME, TIMESTAMP.
+	FSP int `json:"fsp,omitempty"`
+	// Elems are the labels of ENUM and SET, in declaration order.
+	Elems []string `json:"elems,omitempty"`
+	// Charset of character columns ("utf8mb4", "latin1", "binary", ...).
+	Charset  string `json:"charset,omitempty"`
+	Nullable bool   `json:"nullable,omitempty"`
+}
+
+// Table is the definition of one table at one position of the stream.
+type Table struct {
+	Schema  string   `json:"schema"`
+	Name    string   `json:"name"`
+	Columns []Column `json:"columns"`
+	// Key names the columns that identify a row, in key order. For KeyRow it
+	// lists every column.
+	Key     []string `json:"key"`
+	KeyKind KeyKind  `json:"key_kind"`
+}
+
+// QualifiedName returns `schema`.`table` as text, for messages.
+func (t *Table) QualifiedName() string { return t.Schema + "." + t.Name }
+
+// ColumnIndex returns the position of the named column (case-insensitive, as
+// MySQL compares column names) or -1.
+func (t *Table) ColumnIndex(name string) int {
+	for i, c := range t.Columns {
+		if strings.EqualFold(c.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// KeyIndexes returns the column positions of the key, in key order.
+func (t *Table) KeyIndexes() ([]int, error) {
+	idx := make([]int, len(t.Key))
+	for i, k := range t.Key {
+		j := t.ColumnIndex(k)
+		if j < 0 {
+			return nil, fmt.Errorf("table %s: key column %q is not a column", t.QualifiedName(), k)
+		}
+		idx[i] = j
+	}
+	return idx, nil
+}
+
+// ColumnNames returns the column names in table order.
+func (t *Table) ColumnNames() []string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// Clone returns a deep copy, so DDL can derive a new version without touching
+// the published one.
+func (t *Table) Clone() *Table {
+	c := *t
+	c.Columns = make([]Column, len(t.Columns))
+	for i, col := range t.Columns {
+		col.Elems = append([]string(nil), col.Elems...)
+		c.Columns[i] = col
+	}
+	c.Key = append([]string(nil), t.Key...)
+	return &c
+}
