@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# install-deps.sh installs what dbtrail's real-server tests and demo need:
+# MariaDB server and client, mydumper and sysbench, from Debian's packages.
+#
+# Contract:
+#   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper and
+#     sysbench are all present it does nothing (no apt-get update) and exits 0
+#     quickly.
+#   - Otherwise it runs `apt-get update` once and installs the packages
+#     non-interactively, using sudo only when not already root.
+#   - The Debian mariadb-server package normally starts a system server on
+#     port 3306. dbtrail never uses it, so the install runs under a
+#     policy-rc.d that forbids service starts, and a system service that the
+#     install enabled is stopped and disabled afterwards.
+set -euo pipefail
+
+PACKAGES=(mariadb-server mariadb-client mydumper sysbench)
+
+have() {
+	# mariadbd lives in /usr/sbin, which is not on every user's PATH.
+	command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]
+}
+
+missing=()
+for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
+	have "$tool" || missing+=("$tool")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
+fi
+echo "install-deps: missing ${missing[*]}; installing ${PACKAGES[*]}" >&2
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-deps: not root and sudo is not available; install ${PACKAGES[*]} by hand" >&2
+		exit 1
+	fi
+	SUDO=(sudo)
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: apt-get not found; install ${PACKAGES[*]} by hand" >&2
+	exit 1
+fi
+
+# Forbid service starts while the packages install, unless the machine
+# already has its own policy (containers usually do).
+POLICY=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$POLICY" ]; then
+	printf '#!/bin/sh\nexit 101\n' | "${SUDO[@]}" tee "$POLICY" >/dev/null
+	"${SUDO[@]}" chmod 0755 "$POLICY"
+	own_policy=1
+fi
+cleanup() {
+	if [ "$own_policy" -eq 1 ]; then
+		"${SUDO[@]}" rm -f "$POLICY"
+	fi
+}
+trap cleanup EXIT
+
+had_server=0
+if dpkg-query -W -f='${Status}' mariadb-server 2>/dev/null | grep -q 'install ok installed'; then
+	had_server=1
+fi
+
+"${SUDO[@]}" apt-get update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${PACKAGES[@]}"
+
+# If this run installed mariadb-server, make sure the system server it may
+# have started (a machine policy could allow it) is neither running now nor,
+# under systemd, started at boot.
+if [ "$had_server" -eq 0 ]; then
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+		"${SUDO[@]}" systemctl disable --now mariadb.service >/dev/null 2>&1 || true
+	elif [ -x /etc/init.d/mariadb ]; then
+		"${SUDO[@]}" /etc/init.d/mariadb stop >/dev/null 2>&1 || true
+	fi
+fi
+
+for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
+	if ! have "$tool"; then
+		echo "install-deps: $tool still missing after install" >&2
+		exit 1
+	fi
+done
+echo "install-deps: done" >&2
