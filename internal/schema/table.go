@@ -60,6 +60,27 @@ type Table struct {
 	// lists every column.
 	Key     []string `json:"key"`
 	KeyKind KeyKind  `json:"key_kind"`
+	// Charset is the table's default character set, given to character
+	// columns that a later ALTER TABLE adds or redefines without one. Empty
+	// when unknown.
+	Charset string `json:"charset,omitempty"`
+	// Indexes are the table's indexes in the server's order (PRIMARY first).
+	// They are kept so the key can be chosen again after DDL (KeyKind rules)
+	// and unnamed indexes get the names the server gives them.
+	Indexes []Index `json:"indexes,omitempty"`
+}
+
+// Index is one index of a table.
+type Index struct {
+	Name string `json:"name"`
+	// Columns are the indexed columns in index order, spelled as the table's
+	// columns are. An expression part has no column and is left out.
+	Columns []string `json:"columns"`
+	Primary bool     `json:"primary,omitempty"`
+	Unique  bool     `json:"unique,omitempty"`
+	// Partial is set when a part is a column prefix or an expression: such
+	// an index never stands in for a primary key.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // QualifiedName returns `schema`.`table` as text, for messages.
@@ -108,5 +129,12 @@ func (t *Table) Clone() *Table {
 		c.Columns[i] = col
 	}
 	c.Key = append([]string(nil), t.Key...)
+	if t.Indexes != nil {
+		c.Indexes = make([]Index, len(t.Indexes))
+		for i, ix := range t.Indexes {
+			ix.Columns = append([]string(nil), ix.Columns...)
+			c.Indexes[i] = ix
+		}
+	}
 	return &c
 }

@@ -1,0 +1,261 @@
+// Package capture reads a MySQL/MariaDB binlog like a replica and writes
+// every row change, with its before and after image, into the index. Events
+// and the checkpoint that covers them are committed in one index transaction,
+// only at binlog transaction boundaries, so a restart resumes exactly where
+// the index ends: nothing lost, nothing written twice.
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
+)
+
+// Config is what one capture process needs. Passwords travel only inside
+// SourceDSN, which is never logged.
+type Config struct {
+	// Source names the captured server in the index ("main").
+	Source string
+	// SourceDSN is a go-sql-driver DSN of a user with REPLICATION SLAVE,
+	// REPLICATION CLIENT and SELECT on information_schema.
+	SourceDSN string
+	// ServerID is the replica server id capture registers with; 0 derives
+	// one from Source. It must differ from every real replica's.
+	ServerID uint32
+	// Start is where a source with no checkpoint starts: "current" (the end
+	// of the newest binlog, with the schema read from the source), "earliest"
+	// (the oldest binlog the source has) or "file:pos".
+	Start string
+	// ContinuePastGap lets capture go on from the oldest binlog the source
+	// has when the checkpoint's binlog was purged. The gap is recorded either way.
+	ContinuePastGap bool
+	// BatchRows, BatchBytes and FlushInterval bound how much is held before
+	// it is written to the index, and how stale the index may be.
+	BatchRows     int
+	BatchBytes    int
+	FlushInterval time.Duration
+	Metrics       *Metrics
+	Logger        *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.Source == "" {
+		return errors.New("capture: source name is empty")
+	}
+	if c.SourceDSN == "" {
+		return errors.New("capture: source DSN is empty")
+	}
+	if c.Start == "" {
+		c.Start = "current"
+	}
+	if c.BatchRows <= 0 {
+		c.BatchRows = 5000
+	}
+	if c.BatchBytes <= 0 {
+		c.BatchBytes = 16 << 20
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = 200 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	if c.ServerID == 0 {
+		h := fnv.New32a()
+		h.Write([]byte(c.Source))
+		c.ServerID = 1<<30 | h.Sum32()>>2
+	}
+	return nil
+}
+
+// Run captures until ctx is done or an error stops it. It waits for the
+// source's lease first, so a second process for the same source takes over
+// when the first dies. The error tells whether a restart can help: see
+// Permanent.
+func Run(ctx context.Context, cfg Config, store *index.Store) error {
+	if err := cfg.defaults(); err != nil {
+		return err
+	}
+	log := cfg.Logger.With(slog.String("source", cfg.Source))
+	src, err := openSource(ctx, cfg.SourceDSN)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := preflight(ctx, src, log); err != nil {
+		return err
+	}
+	lease, err := store.AcquireLease(ctx, cfg.Source, func() {
+		log.Info("another capture holds this source's lease; waiting to take over")
+	})
+	if err != nil {
+		return fmt.Errorf("acquire capture lease: %w", err)
+	}
+	defer lease.Release()
+	log.Info("capture lease acquired", slog.String("flavor", src.flavor), slog.String("version", src.version))
+
+	st, err := prepare(ctx, &cfg, store, src, lease, log)
+	if err != nil {
+		return err
+	}
+	return stream(ctx, &cfg, store, src, lease, st, log)
+}
+
+// startState is where streaming begins and what it knows there.
+type startState struct {
+	checkpoint index.Checkpoint
+	tables     *tableTracker
+}
+
+func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceConn, lease *index.Lease, st *startState, log *slog.Logger) error {
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID: cfg.ServerID, Flavor: src.flavor, Host: src.host, Port: src.port,
+		User: src.cfg.User, Password: src.cfg.Passwd,
+		ParseTime: false, UseDecimal: false, TimestampStringLocation: time.UTC,
+		RenderJSONAsMySQLText: true, VerifyChecksum: true,
+		HeartbeatPeriod: time.Second, ReadTimeout: 30 * time.Second,
+		// go-mysql's own reconnect resumes at the last event read, which may
+		// be inside a transaction; capture instead restarts from its
+		// checkpoint, always a commit boundary.
+		DisableRetrySync: true, FillZeroLogPos: src.flavor == mysql.MariaDBFlavor,
+		EventCacheCount: 256,
+		Logger:          slog.New(levelFilter{h: log.Handler(), min: slog.LevelWarn}),
+	})
+	defer syncer.Close()
+	cp := st.checkpoint
+	streamer, err := syncer.StartSync(mysql.Position{Name: cp.BinlogFile, Pos: uint32(cp.BinlogPos)})
+	if err != nil {
+		return fmt.Errorf("start binlog stream at %s:%d: %w", cp.BinlogFile, cp.BinlogPos, err)
+	}
+	log.Info("capture streaming", slog.String("from", fmt.Sprintf("%s:%d", cp.BinlogFile, cp.BinlogPos)), slog.Uint64("last_seq", cp.LastSeq))
+
+	g, gctx := errgroup.WithContext(ctx)
+	batches := make(chan *batch, 2)
+	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics}
+	g.Go(func() error { return w.run(gctx, batches) })
+	g.Go(func() error { return watchLease(gctx, lease) })
+	g.Go(func() error {
+		defer close(batches)
+		dec := newDecoder(cfg, src.flavor, st, log, func(b *batch) error {
+			select {
+			case batches <- b:
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		})
+		if err := dec.gtidSet.load(src.flavor, cp.GTIDSet); err != nil {
+			return err
+		}
+		return readLoop(gctx, cfg, streamer, dec)
+	})
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, out func(*batch) error) *decoder {
+	received := cfg.Metrics.EventsReceived.WithLabelValues(cfg.Source)
+	return &decoder{
+		source: cfg.Source, flavor: flavor, log: log, tables: st.tables, out: out,
+		limits:  batchLimits{rows: cfg.BatchRows, bytes: cfg.BatchBytes, interval: cfg.FlushInterval},
+		pos:     binlogpos.Position{File: st.checkpoint.BinlogFile, Pos: st.checkpoint.BinlogPos},
+		lastSeq: st.checkpoint.LastSeq,
+		gtidSet: gtidTracker{flavor: flavor},
+		received: func(n int) {
+			received.Add(float64(n))
+		},
+	}
+}
+
+// readLoop feeds the decoder. When the stream is idle for the flush
+// interval, complete transactions are flushed so the index stays fresh.
+func readLoop(ctx context.Context, cfg *Config, streamer *replication.BinlogStreamer, dec *decoder) error {
+	lag := cfg.Metrics.Lag.WithLabelValues(cfg.Source)
+	errs := cfg.Metrics.Errors
+	for {
+		wait, cancel := context.WithTimeout(ctx, cfg.FlushInterval)
+		ev, err := streamer.GetEvent(wait)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				if !dec.tx.active {
+					lag.Set(0)
+				}
+				if err := dec.flush(nil); err != nil {
+					return err
+				}
+				continue
+			}
+			errs.WithLabelValues(cfg.Source, "stream").Inc()
+			return &transientError{fmt.Errorf("read binlog after %s: %w", dec.pos, err)}
+		}
+		if err := dec.handle(ev); err != nil {
+			errs.WithLabelValues(cfg.Source, "decode").Inc()
+			return err
+		}
+		if ts := ev.Header.Timestamp; ts != 0 {
+			lag.Set(max(0, time.Since(time.Unix(int64(ts), 0)).Seconds()))
+		}
+		if dec.due(time.Now()) {
+			if err := dec.flush(nil); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// watchLease stops capture when the lease is lost (its connection died and
+// another process may have taken over).
+func watchLease(ctx context.Context, lease *index.Lease) error {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := lease.Check(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("capture lease: %w", err)
+			}
+		}
+	}
+}
+
+// levelFilter drops go-mysql's chatty records below min.
+type levelFilter struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.h.Enabled(ctx, l)
+}
+func (f levelFilter) Handle(ctx context.Context, r slog.Record) error { return f.h.Handle(ctx, r) }
+func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFilter{h: f.h.WithAttrs(a), min: f.min}
+}
+func (f levelFilter) WithGroup(n string) slog.Handler {
+	return levelFilter{h: f.h.WithGroup(n), min: f.min}
+}

@@ -1,0 +1,381 @@
+package capture
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// batch is one unit of work handed from the decoder to the writer. The
+// writer keeps one index transaction open across batches until a batch with
+// a checkpoint arrives, so a binlog transaction is never half-committed to
+// the index, however many batches it spans.
+type batch struct {
+	events  []index.Event
+	schemas []index.SchemaVersion
+	// fill, when set, gives the end position to the earlier, streamed parts
+	// of a large transaction that this batch completes.
+	fill *endPosFill
+	// checkpoint, when set, ends the index transaction: it is the position
+	// just after the last complete binlog transaction in this batch.
+	checkpoint *index.Checkpoint
+	bytes      int
+}
+
+type endPosFill struct {
+	fromSeq, toSeq uint64
+	file           string
+	endPos         uint64
+}
+
+// openTx is the binlog transaction being read.
+type openTx struct {
+	active     bool
+	gtid       string
+	commitTime time.Time
+	firstSeq   uint64 // first seq of the transaction, 0 until its first row
+	startIdx   int    // where its events start in decoder.pending
+	streamed   bool   // part of it was already handed to the writer
+	standalone bool   // MariaDB FL_STANDALONE: the next statement commits it
+}
+
+// decoder turns binlog events into index events in stream order. It is
+// single-goroutine state: only the read loop touches it.
+type decoder struct {
+	source string
+	flavor string
+	log    *slog.Logger
+	limits batchLimits
+	tables *tableTracker
+	out    func(*batch) error // hands a batch to the writer
+
+	pos     binlogpos.Position // end of the last event read
+	lastSeq uint64
+	gtidSet gtidTracker
+	tx      openTx
+
+	pending      []index.Event
+	pendingBytes int
+	schemas      []index.SchemaVersion
+	committed    int // pending[:committed] belong to complete transactions
+	checkpoint   *index.Checkpoint
+	firstPending time.Time
+	lastCommit   time.Time
+	received     func(n int)
+}
+
+type batchLimits struct {
+	rows     int
+	bytes    int
+	interval time.Duration
+}
+
+// handle processes one binlog event. Errors are fatal to capture: they name
+// the table and binlog position involved.
+func (d *decoder) handle(ev *replication.BinlogEvent) error {
+	h := ev.Header
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		d.pos = binlogpos.Position{File: string(e.NextLogName), Pos: e.Position}
+		return nil
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			if err := d.handle(inner); err != nil {
+				return err
+			}
+		}
+		return d.advance(h)
+	case *replication.GTIDEvent:
+		d.beginTx(mysqlGTID(e), commitTimeOf(e, h))
+	case *replication.MariadbGTIDEvent:
+		gtid := fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, h.ServerID, e.GTID.SequenceNumber)
+		d.beginTx(gtid, time.Unix(int64(h.Timestamp), 0).UTC())
+		d.tx.standalone = e.IsStandalone()
+	case *replication.QueryEvent:
+		return d.query(e, h)
+	case *replication.XIDEvent:
+		return d.commit(h)
+	case *replication.TableMapEvent:
+		if _, err := d.tables.resolve(e, d.here(h), d.lastSeq); err != nil {
+			return err
+		}
+		d.schemas = append(d.schemas, d.tables.takeVersions()...)
+	case *replication.RowsEvent:
+		if err := d.rows(e, h); err != nil {
+			return err
+		}
+		d.schemas = append(d.schemas, d.tables.takeVersions()...)
+	}
+	return d.advance(h)
+}
+
+// advance records the end of an event that does not end a transaction. An
+// event outside a transaction with a real position moves the resume point
+// only through the next checkpoint, which is written at commits.
+func (d *decoder) advance(h *replication.EventHeader) error {
+	if h.LogPos != 0 {
+		d.pos.Pos = uint64(h.LogPos)
+	}
+	return nil
+}
+
+func (d *decoder) here(h *replication.EventHeader) binlogpos.Position {
+	return binlogpos.Position{File: d.pos.File, Pos: uint64(h.LogPos)}
+}
+
+func (d *decoder) beginTx(gtid string, commit time.Time) {
+	d.tx = openTx{active: true, gtid: gtid, commitTime: commit, startIdx: len(d.pending)}
+}
+
+func (d *decoder) query(e *replication.QueryEvent, h *replication.EventHeader) error {
+	q := strings.TrimSpace(string(e.Query))
+	switch upper := strings.ToUpper(q); {
+	case upper == "BEGIN" || strings.HasPrefix(upper, "XA START"):
+		if !d.tx.active {
+			d.beginTx("", time.Unix(int64(h.Timestamp), 0).UTC())
+		}
+		d.tx.standalone = false
+		return d.advance(h)
+	case upper == "COMMIT" || upper == "ROLLBACK" || strings.HasPrefix(upper, "XA "):
+		return d.commit(h)
+	}
+	if !d.tx.active {
+		d.beginTx("", time.Unix(int64(h.Timestamp), 0).UTC())
+	}
+	vers, err := d.tables.applyDDL(string(e.Schema), q, d.here(h), d.lastSeq)
+	if err != nil {
+		return err
+	}
+	d.schemas = append(d.schemas, vers...)
+	// DDL commits implicitly; a MariaDB standalone statement is its own group.
+	return d.commit(h)
+}
+
+// rows converts a rows event into index events, one per row image.
+func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) error {
+	if !d.tx.active {
+		d.beginTx("", time.Unix(int64(h.Timestamp), 0).UTC())
+	}
+	rt, err := d.tables.forRows(e.Table, d.here(h), d.lastSeq)
+	if err != nil {
+		return err
+	}
+	if rt == nil { // a system schema we do not capture
+		return nil
+	}
+	for i, skipped := range e.SkippedColumns {
+		if len(skipped) > 0 {
+			return fmt.Errorf("table %s at %s: row %d has a partial image (binlog_row_image is not FULL for the session that wrote it)",
+				rt.def.QualifiedName(), d.here(h), i)
+		}
+	}
+	switch e.Type() {
+	case replication.EnumRowsEventTypeInsert:
+		for _, row := range e.Rows {
+			if err := d.emit(rt, index.OpInsert, nil, row, h); err != nil {
+				return err
+			}
+		}
+	case replication.EnumRowsEventTypeDelete:
+		for _, row := range e.Rows {
+			if err := d.emit(rt, index.OpDelete, row, nil, h); err != nil {
+				return err
+			}
+		}
+	case replication.EnumRowsEventTypeUpdate:
+		if len(e.Rows)%2 != 0 {
+			return fmt.Errorf("table %s at %s: update event has %d row images, want pairs", rt.def.QualifiedName(), d.here(h), len(e.Rows))
+		}
+		for i := 0; i < len(e.Rows); i += 2 {
+			if err := d.emit(rt, index.OpUpdate, e.Rows[i], e.Rows[i+1], h); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("table %s at %s: unknown rows event type %v", rt.def.QualifiedName(), d.here(h), h.EventType)
+	}
+	return nil
+}
+
+// emit builds one index event. The key is the after image's key, or the
+// before image's for a delete; a key-changing update keeps the old key in its
+// before image.
+func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *replication.EventHeader) error {
+	ev := index.Event{
+		Seq: d.lastSeq + 1, CommitTime: d.tx.commitTime, BinlogFile: d.pos.File,
+		GTID: d.tx.gtid, Schema: rt.def.Schema, Table: rt.def.Name, Op: op,
+		SchemaVersion: rt.version,
+	}
+	var err error
+	keyRow := after
+	if before != nil {
+		if ev.Before, err = types.Image(rt.def, before); err != nil {
+			return fmt.Errorf("before image at %s: %w", d.here(h), err)
+		}
+		keyRow = before
+	}
+	if after != nil {
+		if ev.After, err = types.Image(rt.def, after); err != nil {
+			return fmt.Errorf("after image at %s: %w", d.here(h), err)
+		}
+		keyRow = after
+	}
+	if ev.PK, err = types.Key(rt.def, keyRow); err != nil {
+		return fmt.Errorf("key at %s: %w", d.here(h), err)
+	}
+	d.lastSeq++
+	if d.tx.firstSeq == 0 {
+		d.tx.firstSeq = d.lastSeq
+	}
+	if len(d.pending) == 0 {
+		d.firstPending = time.Now()
+	}
+	d.pending = append(d.pending, ev)
+	d.pendingBytes += len(ev.Before) + len(ev.After) + len(ev.PK) + 64
+	d.received(1)
+	if len(d.pending)-d.committed >= d.limits.rows || d.pendingBytes >= d.limits.bytes {
+		return d.streamOpenTx()
+	}
+	return nil
+}
+
+// commit ends the open binlog transaction at this event's end position.
+func (d *decoder) commit(h *replication.EventHeader) error {
+	if h.LogPos == 0 {
+		return fmt.Errorf("commit event in %s has end_log_pos 0: cannot checkpoint (enable FillZeroLogPos for MariaDB 11.4+)", d.pos.File)
+	}
+	end := uint64(h.LogPos)
+	d.pos.Pos = end
+	for i := d.tx.startIdx; i < len(d.pending); i++ {
+		d.pending[i].EndPos = end
+	}
+	var fill *endPosFill
+	if d.tx.streamed {
+		fill = &endPosFill{fromSeq: d.tx.firstSeq, toSeq: d.lastSeq, file: d.pos.File, endPos: end}
+	}
+	if d.tx.gtid != "" {
+		if err := d.gtidSet.add(d.tx.gtid); err != nil {
+			return fmt.Errorf("GTID %s at %s: %w", d.tx.gtid, d.pos, err)
+		}
+	}
+	d.lastCommit = d.tx.commitTime
+	d.checkpoint = &index.Checkpoint{
+		Source: d.source, BinlogFile: d.pos.File, BinlogPos: end, GTID: d.tx.gtid,
+		GTIDSet: d.gtidSet.String(), LastSeq: d.lastSeq, LastCommit: d.tx.commitTime,
+	}
+	d.committed = len(d.pending)
+	d.tx = openTx{}
+	if fill != nil {
+		// The writer holds an index transaction open for the streamed part:
+		// close it now, with the rest of this transaction.
+		return d.flush(fill)
+	}
+	if len(d.pending) >= d.limits.rows || d.pendingBytes >= d.limits.bytes || len(d.schemas) > 0 {
+		return d.flush(nil)
+	}
+	return nil
+}
+
+// due reports whether committed work has waited longer than the flush
+// interval.
+func (d *decoder) due(now time.Time) bool {
+	return d.checkpoint != nil && (d.committed == 0 || now.Sub(d.firstPending) >= d.limits.interval)
+}
+
+// flush hands every complete transaction to the writer with its checkpoint.
+func (d *decoder) flush(fill *endPosFill) error {
+	if d.checkpoint == nil {
+		return nil
+	}
+	b := &batch{events: d.pending[:d.committed:d.committed], schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
+	rest := d.pending[d.committed:]
+	d.pending = append(make([]index.Event, 0, max(len(rest), 64)), rest...)
+	d.pendingBytes = 0
+	for _, ev := range d.pending {
+		d.pendingBytes += len(ev.Before) + len(ev.After) + len(ev.PK) + 64
+	}
+	d.tx.startIdx -= d.committed
+	if d.tx.startIdx < 0 {
+		d.tx.startIdx = 0
+	}
+	d.committed = 0
+	d.schemas = nil
+	d.checkpoint = nil
+	d.firstPending = time.Now()
+	return d.out(b)
+}
+
+// streamOpenTx hands the read part of a large open transaction to the writer
+// so memory stays bounded by the batch limits. Complete transactions before
+// it are flushed first with their checkpoint.
+func (d *decoder) streamOpenTx() error {
+	if err := d.flush(nil); err != nil {
+		return err
+	}
+	if len(d.pending) == 0 {
+		return nil
+	}
+	b := &batch{events: d.pending, schemas: d.schemas}
+	d.pending = make([]index.Event, 0, len(b.events))
+	d.pendingBytes = 0
+	d.schemas = nil
+	d.tx.startIdx = 0
+	d.tx.streamed = true
+	return d.out(b)
+}
+
+func mysqlGTID(e *replication.GTIDEvent) string {
+	set, err := e.GTIDNext()
+	if err != nil || set == nil {
+		return ""
+	}
+	return set.String()
+}
+
+func commitTimeOf(e *replication.GTIDEvent, h *replication.EventHeader) time.Time {
+	if e.OriginalCommitTimestamp != 0 {
+		return e.OriginalCommitTime().UTC()
+	}
+	return time.Unix(int64(h.Timestamp), 0).UTC()
+}
+
+// gtidTracker keeps the executed GTID set of what has been captured.
+type gtidTracker struct {
+	flavor string
+	set    mysql.GTIDSet
+}
+
+func (g *gtidTracker) add(gtid string) error {
+	if g.set == nil {
+		var err error
+		if g.set, err = mysql.ParseGTIDSet(g.flavor, ""); err != nil {
+			return err
+		}
+	}
+	return g.set.Update(gtid)
+}
+
+func (g *gtidTracker) String() string {
+	if g.set == nil {
+		return ""
+	}
+	return g.set.String()
+}
+
+func (g *gtidTracker) load(flavor, text string) error {
+	g.flavor = flavor
+	set, err := mysql.ParseGTIDSet(flavor, text)
+	if err != nil {
+		return fmt.Errorf("parse checkpoint GTID set %q: %w", text, err)
+	}
+	g.set = set
+	return nil
+}

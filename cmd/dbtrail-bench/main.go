@@ -1,0 +1,63 @@
+// Command dbtrail-bench measures dbtrail against the libraries it is built on,
+// side by side in one run on real servers, and writes a Markdown results
+// table. Figures are ratios; absolute rates depend on the machine.
+//
+//	dbtrail-bench --out bench-results/results.md [--events 300000]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// result is one row of the results table.
+type result struct {
+	name   string
+	value  string
+	target string
+	note   string
+}
+
+func main() {
+	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
+	events := flag.Int("events", 300000, "row events in the capture benchmark's binlog")
+	flag.Parse()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	defer cancel()
+	results, err := benchCapture(ctx, *events)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
+		os.Exit(1)
+	}
+	if err := write(*out, results); err != nil {
+		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
+		os.Exit(1)
+	}
+	fmt.Print(table(results))
+	fmt.Println("written to", *out)
+}
+
+func table(rs []result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# dbtrail benchmarks\n\n%s, %d cores, %s\n\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version())
+	b.WriteString("| measure | value | target | note |\n|---|---|---|---|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.name, r.value, r.target, r.note)
+	}
+	return b.String()
+}
+
+func write(path string, rs []result) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(table(rs)), 0o644)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var source string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show capture progress and gaps of a source",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := openIndex(cmd, g)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			ctx := cmd.Context()
+			cp, ok, err := store.LoadCheckpoint(ctx, source)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !ok {
+				fmt.Fprintf(out, "source %s: no checkpoint yet (capture has not started)\n", source)
+				return nil
+			}
+			n, err := store.CountEvents(ctx, source)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "source %s\n  checkpoint  %s:%d  seq %d\n  gtid set    %s\n  last commit %s\n  updated     %s (%s ago)\n  events      %d\n",
+				source, cp.BinlogFile, cp.BinlogPos, cp.LastSeq, cp.GTIDSet,
+				cp.LastCommit.Format(time.RFC3339Nano), cp.UpdatedAt.Format(time.RFC3339), time.Since(cp.UpdatedAt).Round(time.Second), n)
+			gaps, err := store.Gaps(ctx, source)
+			if err != nil {
+				return err
+			}
+			for _, gp := range gaps {
+				fmt.Fprintf(out, "  GAP %s:%d → %s:%d  %s (detected %s)\n", gp.FromFile, gp.FromPos, gp.ToFile, gp.ToPos, gp.Reason, gp.DetectedAt.Format(time.RFC3339))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&source, "source", "main", "source name")
+	return cmd
+}

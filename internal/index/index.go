@@ -1,0 +1,252 @@
+// Package index is dbtrail's index store: the MariaDB/MySQL database that keeps
+// every captured row change (with its before and after image), the capture
+// checkpoint, the schema history, capture gaps and the capture lease.
+//
+// The store is the one place that knows the index's tables. Capture writes
+// through a Tx (events, schema versions and the checkpoint of one batch commit
+// together or not at all); workflows read through the Store's methods.
+//
+// Every connection the Store opens runs in UTC (session time_zone '+00:00',
+// DATETIME read back as UTC time.Time) and with an explicit sql_mode that keeps
+// backslash escapes, whatever the DSN says, so literals the Store builds itself
+// mean what they say.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/go-sql-driver/mysql"
+)
+
+// Op is the kind of a row change.
+type Op byte
+
+// The three kinds of row change.
+const (
+	OpInsert Op = 'i'
+	OpUpdate Op = 'u'
+	OpDelete Op = 'd'
+)
+
+// Valid reports whether o is one of OpInsert, OpUpdate, OpDelete.
+func (o Op) Valid() bool { return o == OpInsert || o == OpUpdate || o == OpDelete }
+
+// String returns the one-letter form stored in the index.
+func (o Op) String() string { return string(rune(o)) }
+
+// Event is one row change as stored in the index.
+type Event struct {
+	// Seq is the per-source sequence number: unique, and growing in stream order.
+	Seq uint64
+	// CommitTime is the commit time of the event's transaction, UTC, kept to the
+	// microsecond. Its hour decides the partition the event lives in.
+	CommitTime time.Time
+	BinlogFile string
+	// EndPos is the end position of the event's transaction; 0 until known
+	// (see Tx.SetEndPos).
+	EndPos uint64
+	// GTID of the transaction, "" when the source has none (stored as NULL).
+	GTID          string
+	Schema, Table string
+	Op            Op
+	// PK is the canonical text of the row's key.
+	PK            string
+	SchemaVersion uint32
+	// Before and After are the JSON images; nil means none (SQL NULL). An insert
+	// has no Before, a delete no After, an update both.
+	Before, After []byte
+}
+
+// Checkpoint is where capture of one source stands: the position after the last
+// transaction whose events are in the index.
+type Checkpoint struct {
+	Source     string
+	BinlogFile string
+	BinlogPos  uint64
+	// GTID is the last transaction's GTID; GTIDSet the executed set after it.
+	GTID       string
+	GTIDSet    string
+	LastSeq    uint64
+	LastCommit time.Time
+	UpdatedAt  time.Time
+}
+
+// SchemaVersion is one version of one source table's definition in stream
+// order.
+type SchemaVersion struct {
+	Source, Schema, Table string
+	// Version counts 1, 2, ... per table.
+	Version uint32
+	// Seq is the last event seq before this version applies: events with a
+	// greater seq use this version (until the next one).
+	Seq        uint64
+	BinlogFile string
+	BinlogPos  uint64
+	DDL        string
+	// Definition is the table from this version on; nil means the table was
+	// dropped.
+	Definition *schema.Table
+	CreatedAt  time.Time
+}
+
+// Gap is a stretch of the source's binlog that capture could not read.
+type Gap struct {
+	ID         int64
+	Source     string
+	FromFile   string
+	FromPos    uint64
+	FromGTID   string
+	ToFile     string
+	ToPos      uint64
+	Reason     string
+	DetectedAt time.Time
+}
+
+// ErrLeaseLost means the capture lease of a source is no longer held by this
+// process: another capturer may be running, so nothing more may be written.
+var ErrLeaseLost = errors.New("index: capture lease lost")
+
+// ErrDuplicateSeq means an event's seq is already in the index (or not after
+// the source's checkpoint): a bug in whoever assigns seqs, never retried.
+var ErrDuplicateSeq = errors.New("index: duplicate event seq")
+
+// sessionSQLMode is the sql_mode of every index connection. It must not contain
+// NO_BACKSLASH_ESCAPES (the insert builder escapes with backslashes) nor
+// ANSI_QUOTES.
+const sessionSQLMode = "STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+// Store is the index database. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+	// maxStmt is the most bytes of rows InsertEvents puts in one statement:
+	// ~4 MiB, less if the server's max_allowed_packet is smaller.
+	maxStmt int
+	// maxPacket is the server's max_allowed_packet.
+	maxPacket int
+
+	mu    sync.Mutex
+	stmts map[int]*sql.Stmt // prepared INSERTs by row count
+	// forceText makes InsertEvents use built text only (benchmark comparison).
+	forceText bool
+}
+
+// Pool limits of the Store's *sql.DB.
+const (
+	maxOpenConns    = 16
+	maxIdleConns    = 8
+	connMaxLifetime = 30 * time.Minute
+	connMaxIdleTime = 5 * time.Minute
+	targetStmtBytes = 4 << 20
+)
+
+// Open connects to the index database named by dsn (go-sql-driver/mysql
+// form), forcing UTC, the Store's sql_mode, utf8mb4 and parseTime whatever the
+// DSN says, and pings it. It does not create tables: call Init.
+// Errors never contain the DSN's password.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := storeConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("index dsn %s: %w", RedactDSN(dsn), err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxLifetime(connMaxLifetime)
+	db.SetConnMaxIdleTime(connMaxIdleTime)
+	s := &Store{db: db, maxStmt: targetStmtBytes, stmts: map[int]*sql.Stmt{}}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to index %s: %w", RedactDSN(dsn), err)
+	}
+	var maxPacket int64
+	if err := db.QueryRowContext(ctx, "SELECT @@max_allowed_packet").Scan(&maxPacket); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read index max_allowed_packet: %w", err)
+	}
+	s.maxPacket = int(maxPacket)
+	if lim := int(maxPacket) - 1024; lim < s.maxStmt {
+		s.maxStmt = lim
+	}
+	return s, nil
+}
+
+// storeConfig parses dsn and imposes the session settings the Store relies on.
+func storeConfig(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse index dsn %s: %w", RedactDSN(dsn), err)
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	for k := range cfg.Params {
+		switch strings.ToLower(k) {
+		case "time_zone", "sql_mode", "net_write_timeout":
+			delete(cfg.Params, k)
+		}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	cfg.Params["sql_mode"] = "'" + sessionSQLMode + "'"
+	// TableChanges hands rows to a callback that may be slow; do not let the
+	// server drop the connection while it waits.
+	cfg.Params["net_write_timeout"] = "3600"
+	cfg.Loc = time.UTC
+	cfg.ParseTime = true
+	cfg.InterpolateParams = true
+	cfg.MaxAllowedPacket = 0 // take the server's
+	if err := cfg.Apply(mysql.Charset("utf8mb4", "utf8mb4_general_ci")); err != nil {
+		return nil, fmt.Errorf("index dsn %s: %w", RedactDSN(dsn), err)
+	}
+	return cfg, nil
+}
+
+// RedactDSN returns dsn with its password replaced by "xxxxx", for messages and
+// logs. A DSN that does not parse has everything between the user name and the
+// last '@' replaced.
+func RedactDSN(dsn string) string {
+	if cfg, err := mysql.ParseDSN(dsn); err == nil {
+		if cfg.Passwd == "" {
+			return cfg.FormatDSN()
+		}
+		cfg.Passwd = "xxxxx"
+		return cfg.FormatDSN()
+	}
+	at := strings.LastIndex(dsn, "@")
+	if at < 0 {
+		return dsn
+	}
+	if colon := strings.Index(dsn[:at], ":"); colon >= 0 {
+		return dsn[:colon+1] + "xxxxx" + dsn[at:]
+	}
+	return dsn
+}
+
+// Close closes the prepared statements and the connection pool. Leases must
+// be released first.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	for n, st := range s.stmts {
+		st.Close()
+		delete(s.stmts, n)
+	}
+	s.mu.Unlock()
+	return s.db.Close()
+}
+
+// DB returns the underlying pool, whose connections carry the Store's session
+// settings (UTC, sql_mode, utf8mb4).
+func (s *Store) DB() *sql.DB { return s.db }
+
+// nullString maps "" to SQL NULL.
+func nullString(v string) sql.NullString { return sql.NullString{String: v, Valid: v != ""} }

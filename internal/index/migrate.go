@@ -1,0 +1,170 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// migration is one numbered change of the index schema. Its statements are
+// DDL (each commits on its own), so each must be safe to run again after a
+// crash half way through: CREATE ... IF NOT EXISTS and the like.
+type migration struct {
+	version int
+	name    string
+	stmts   func(now time.Time) []string
+}
+
+// migrations are applied in order, each once. Never edit or renumber a
+// released one: append a new one.
+var migrations = []migration{
+	{1, "create events, checkpoints, schema_history, capture_gaps", func(now time.Time) []string {
+		return []string{eventsDDL(HourID(now)), checkpointsDDL, schemaHistoryDDL, captureGapsDDL}
+	}},
+}
+
+const tableOptions = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC"
+
+// eventsDDL creates the events table with p_before holding every hour before
+// firstHour and p_future the rest; EnsurePartitions adds the hours between.
+func eventsDDL(firstHour uint32) string {
+	return `CREATE TABLE IF NOT EXISTS events (
+  source VARCHAR(64) NOT NULL,
+  seq BIGINT UNSIGNED NOT NULL,
+  commit_ts DATETIME(6) NOT NULL,
+  hour_id INT UNSIGNED NOT NULL,
+  binlog_file VARCHAR(255) NOT NULL,
+  end_pos BIGINT UNSIGNED NOT NULL,
+  gtid VARCHAR(100) NULL,
+  schema_name VARCHAR(64) NOT NULL,
+  table_name VARCHAR(64) NOT NULL,
+  op CHAR(1) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  pk VARBINARY(3072) NOT NULL,
+  schema_version INT UNSIGNED NOT NULL,
+  before_image LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  after_image LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  PRIMARY KEY (source, seq, hour_id),
+  KEY by_table (source, schema_name, table_name, seq),
+  KEY by_key (source, schema_name, table_name, pk(255), seq)
+)` + tableOptions + fmt.Sprintf(`
+PARTITION BY RANGE (hour_id) (
+  PARTITION %s VALUES LESS THAN (%d),
+  PARTITION %s VALUES LESS THAN MAXVALUE
+)`, PartitionBefore, firstHour, PartitionFuture)
+}
+
+const checkpointsDDL = `CREATE TABLE IF NOT EXISTS checkpoints (
+  source VARCHAR(64) NOT NULL PRIMARY KEY,
+  binlog_file VARCHAR(255) NOT NULL,
+  binlog_pos BIGINT UNSIGNED NOT NULL,
+  gtid VARCHAR(100) NULL,
+  gtid_set TEXT NULL,
+  last_seq BIGINT UNSIGNED NOT NULL,
+  last_commit_ts DATETIME(6) NULL,
+  updated_at DATETIME(6) NOT NULL
+)` + tableOptions
+
+const schemaHistoryDDL = `CREATE TABLE IF NOT EXISTS schema_history (
+  source VARCHAR(64) NOT NULL,
+  schema_name VARCHAR(64) NOT NULL,
+  table_name VARCHAR(64) NOT NULL,
+  version INT UNSIGNED NOT NULL,
+  seq BIGINT UNSIGNED NOT NULL,
+  binlog_file VARCHAR(255) NOT NULL,
+  binlog_pos BIGINT UNSIGNED NOT NULL,
+  ddl LONGTEXT NOT NULL,
+  definition LONGTEXT NULL,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (source, schema_name, table_name, version),
+  KEY by_seq (source, seq)
+)` + tableOptions
+
+const captureGapsDDL = `CREATE TABLE IF NOT EXISTS capture_gaps (
+  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  source VARCHAR(64) NOT NULL,
+  from_file VARCHAR(255) NOT NULL,
+  from_pos BIGINT UNSIGNED NOT NULL,
+  from_gtid TEXT NULL,
+  to_file VARCHAR(255) NOT NULL,
+  to_pos BIGINT UNSIGNED NOT NULL,
+  reason TEXT NOT NULL,
+  detected_at DATETIME(6) NOT NULL,
+  KEY by_source (source)
+)` + tableOptions
+
+const migrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INT NOT NULL PRIMARY KEY,
+  name VARCHAR(255) NOT NULL,
+  applied_at DATETIME(6) NOT NULL
+)` + tableOptions
+
+// SchemaVersionLatest is the index schema version this code creates and
+// understands.
+func SchemaVersionLatest() int { return migrations[len(migrations)-1].version }
+
+// Init creates or upgrades the index schema, then makes sure the next
+// DefaultAhead hours have partitions. Each migration is applied once, in
+// order, and recorded in schema_migrations; running Init again is a no-op
+// apart from partition upkeep. Processes that race serialize on
+// GET_LOCK('dbtrail.migrate'), so a second Init waits for the first and then
+// finds nothing to do. An index already migrated past what this code knows is
+// an error (an older dbtrail must not write a newer index).
+func (s *Store) Init(ctx context.Context) error {
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	return s.EnsurePartitions(ctx, time.Now(), DefaultAhead)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate index: %w", err)
+	}
+	defer conn.Close()
+	unlock, err := namedLock(ctx, conn, "dbtrail.migrate")
+	if err != nil {
+		return fmt.Errorf("migrate index: %w", err)
+	}
+	defer unlock()
+	if _, err := conn.ExecContext(ctx, migrationsDDL); err != nil {
+		return fmt.Errorf("migrate index: create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return fmt.Errorf("migrate index: read schema_migrations: %w", err)
+	}
+	maxApplied := 0
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return fmt.Errorf("migrate index: read schema_migrations: %w", err)
+		}
+		applied[v] = true
+		maxApplied = max(maxApplied, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("migrate index: read schema_migrations: %w", err)
+	}
+	if latest := SchemaVersionLatest(); maxApplied > latest {
+		return fmt.Errorf("migrate index: index schema version %d is newer than this dbtrail understands (%d)", maxApplied, latest)
+	}
+	for _, m := range migrations {
+		if applied[m.version] {
+			continue
+		}
+		for _, stmt := range m.stmts(time.Now()) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate index: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+			m.version, m.name, time.Now().UTC()); err != nil {
+			return fmt.Errorf("migrate index: record migration %d: %w", m.version, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/testsuite"
+)
+
+func TestStoreReads(t *testing.T) {
+	srv := testsuite.StartIndex(t)
+	s := openStore(t, srv, "dbtrail_test")
+	ctx := context.Background()
+
+	t.Run("ImagesRoundTrip", func(t *testing.T) {
+		// Batch sizes that take the text path (1, 7), the 32-row and the
+		// 256-row prepared statements (300 = 256 + 32 + 12 as text).
+		seq := uint64(0)
+		for _, size := range []int{1, 7, 300} {
+			var evs []Event
+			for i := 0; i < size; i++ {
+				seq++
+				e := ev(seq, "t", fmt.Sprintf("k'\\\x00\xff%d", seq), OpUpdate, `"q'uote \\ back\nslash \u0000 é😀"`)
+				e.Before = []byte(`{"a":"` + "tab\tnl\n'\"\\\x00\x1a😀" + `"}`)
+				switch seq % 4 {
+				case 0:
+					e.After = []byte{}
+				case 1:
+					e.GTID = ""
+				case 2:
+					e.Op, e.Before = OpInsert, nil
+				}
+				evs = append(evs, e)
+			}
+			commitEvents(t, s, "img", evs...)
+			var got []Event
+			if err := s.TableChanges(ctx, "img", "shop", "t", seq-uint64(size), seq, func(e Event) error {
+				got = append(got, e)
+				return nil
+			}); err != nil || len(got) != size {
+				t.Fatalf("size %d: %d changes, %v", size, len(got), err)
+			}
+			sort.Slice(got, func(i, j int) bool { return got[i].Seq < got[j].Seq })
+			for i, g := range got {
+				e := evs[i]
+				if g.PK != e.PK || string(g.Before) != string(e.Before) || (g.Before == nil) != (e.Before == nil) ||
+					string(g.After) != string(e.After) || (g.After == nil) != (e.After == nil) || g.GTID != e.GTID ||
+					!g.CommitTime.Equal(e.CommitTime) || g.CommitTime.Location() != time.UTC || g.Op != e.Op ||
+					g.EndPos != e.EndPos || g.BinlogFile != e.BinlogFile || g.SchemaVersion != 1 || g.Seq != e.Seq {
+					t.Fatalf("size %d: round trip\n got %+v\nwant %+v", size, g, e)
+				}
+			}
+		}
+		for _, size := range []int{1, 40} {
+			tx, _ := s.Begin(ctx, "img", nil)
+			var evs []Event
+			for i := 0; i < size; i++ {
+				evs = append(evs, ev(uint64(1000+i), "t", "x", OpInsert, "1"))
+			}
+			evs[0].After = []byte("\xff\xfe not utf-8") // in the prepared part when size >= 32
+			err := tx.InsertEvents(ctx, evs)
+			tx.Rollback()
+			if err == nil {
+				t.Fatalf("size %d: invalid UTF-8 image stored", size)
+			}
+		}
+	})
+
+	t.Run("TableChangesAndKeyChanges", func(t *testing.T) {
+		evs := []Event{
+			ev(1, "t", "b", OpInsert, "1"), ev(2, "t", "a", OpInsert, "2"), ev(3, "u", "a", OpInsert, "3"),
+			ev(4, "t", "b", OpUpdate, "4"), ev(5, "t", "a", OpDelete, "5"), ev(6, "t", "c", OpInsert, "6"),
+			ev(7, "t", "b", OpUpdate, "7"),
+		}
+		commitEvents(t, s, "tc", evs...)
+		commitEvents(t, s, "other", ev(4, "t", "a", OpInsert, "x"))
+		var got []string
+		err := s.TableChanges(ctx, "tc", "shop", "t", 1, 6, func(e Event) error {
+			got = append(got, fmt.Sprintf("%s%d%c", e.PK, e.Seq, e.Op))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != "a2i a5d b4u c6i" {
+			t.Fatalf("window (1,6]: %v", got)
+		}
+		stop := errors.New("stop")
+		if err := s.TableChanges(ctx, "tc", "shop", "t", 0, 100, func(Event) error { return stop }); err != stop {
+			t.Fatalf("callback error returned as %v", err)
+		}
+		kc, err := s.KeyChanges(ctx, "tc", "shop", "t", "b")
+		if err != nil || len(kc) != 3 || kc[0].Seq != 1 || kc[1].Seq != 4 || kc[2].Seq != 7 || kc[0].Before != nil ||
+			string(kc[2].After) != `{"after":7}` {
+			t.Fatalf("key changes of b: %+v %v", kc, err)
+		}
+		if kc, err := s.KeyChanges(ctx, "tc", "shop", "t", "zz"); err != nil || len(kc) != 0 {
+			t.Fatalf("key changes of zz: %+v %v", kc, err)
+		}
+	})
+
+	t.Run("SetEndPos", func(t *testing.T) {
+		tx, _ := s.Begin(ctx, "end", nil)
+		defer tx.Rollback()
+		var evs []Event
+		for i := uint64(1); i <= 5; i++ {
+			e := ev(i, "t", fmt.Sprint(i), OpInsert, "1")
+			e.EndPos = 0
+			evs = append(evs, e)
+		}
+		if err := tx.InsertEvents(ctx, evs[:3]); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.InsertEvents(ctx, evs[3:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.SetEndPos(ctx, 2, 4, "mariadb-bin.000004", 777); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		s.TableChanges(ctx, "end", "shop", "t", 0, 10, func(e Event) error {
+			got = append(got, fmt.Sprintf("%d:%s:%d", e.Seq, e.BinlogFile, e.EndPos))
+			return nil
+		})
+		want := "1:mariadb-bin.000003:0 2:mariadb-bin.000004:777 3:mariadb-bin.000004:777 4:mariadb-bin.000004:777 5:mariadb-bin.000003:0"
+		if strings.Join(got, " ") != want {
+			t.Fatalf("end positions %v", got)
+		}
+	})
+
+	t.Run("SchemaHistory", func(t *testing.T) {
+		def := &schema.Table{Schema: "shop", Name: "t", KeyKind: schema.KeyPrimary, Key: []string{"id"},
+			Columns: []schema.Column{{Name: "id", Type: "bigint", Unsigned: true}, {Name: "e", Type: "enum", Elems: []string{"a", "b"}, Nullable: true}}}
+		def2 := def.Clone()
+		def2.Columns = append(def2.Columns, schema.Column{Name: "x", Type: "varchar", Length: 10, Charset: "utf8mb4"})
+		vs := []SchemaVersion{
+			{Schema: "shop", Table: "t", Version: 1, Seq: 0, BinlogFile: "f", BinlogPos: 4, DDL: "CREATE TABLE t ...", Definition: def},
+			{Schema: "shop", Table: "a", Version: 1, Seq: 0, BinlogFile: "f", BinlogPos: 4, DDL: "CREATE TABLE a ...", Definition: def},
+			{Schema: "shop", Table: "t", Version: 2, Seq: 10, BinlogFile: "f", BinlogPos: 900, DDL: "ALTER TABLE t ADD x", Definition: def2},
+			{Source: "sch", Schema: "shop", Table: "a", Version: 2, Seq: 12, BinlogFile: "f", BinlogPos: 950, DDL: "DROP TABLE a"},
+		}
+		tx, _ := s.Begin(ctx, "sch", nil)
+		for _, v := range vs {
+			if err := tx.PutSchemaVersion(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tx, _ = s.Begin(ctx, "sch", nil)
+		if err := tx.PutSchemaVersion(ctx, vs[0]); err == nil {
+			t.Fatal("version stored twice")
+		}
+		if err := tx.PutSchemaVersion(ctx, SchemaVersion{Source: "x", Schema: "s", Table: "t", Version: 1}); err == nil {
+			t.Fatal("foreign source accepted")
+		}
+		tx.Rollback()
+		hist, err := s.SchemaHistory(ctx, "sch")
+		if err != nil || len(hist) != 4 {
+			t.Fatalf("history %+v %v", hist, err)
+		}
+		order := []string{}
+		for _, h := range hist {
+			order = append(order, fmt.Sprintf("%s%d", h.Table, h.Version))
+		}
+		if strings.Join(order, " ") != "a1 t1 t2 a2" {
+			t.Fatalf("history order %v", order)
+		}
+		if h := hist[2]; h.Source != "sch" || h.DDL != vs[2].DDL || h.BinlogPos != 900 || h.Seq != 10 ||
+			len(h.Definition.Columns) != 3 || h.Definition.Columns[1].Elems[1] != "b" || !h.Definition.Columns[0].Unsigned ||
+			h.CreatedAt.IsZero() {
+			t.Fatalf("t2 round trip %+v", h)
+		}
+		latest, err := s.LatestSchemas(ctx, "sch")
+		if err != nil || len(latest) != 2 || latest[0].Table != "a" || latest[0].Version != 2 || latest[0].Definition != nil ||
+			latest[1].Table != "t" || latest[1].Version != 2 {
+			t.Fatalf("latest %+v %v", latest, err)
+		}
+	})
+
+	t.Run("Gaps", func(t *testing.T) {
+		g := Gap{Source: "gap", FromFile: "f.000001", FromPos: 4, FromGTID: "0-1-5", ToFile: "f.000003", ToPos: 4,
+			Reason: "binlog f.000001 purged", DetectedAt: t0}
+		id1, err := s.RecordGap(ctx, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.FromGTID, g.DetectedAt = "", time.Time{}
+		id2, err := s.RecordGap(ctx, g)
+		if err != nil || id2 <= id1 {
+			t.Fatalf("ids %d %d %v", id1, id2, err)
+		}
+		gaps, err := s.Gaps(ctx, "gap")
+		if err != nil || len(gaps) != 2 {
+			t.Fatalf("gaps %+v %v", gaps, err)
+		}
+		if g0 := gaps[0]; g0.ID != id1 || g0.FromGTID != "0-1-5" || !g0.DetectedAt.Equal(t0) || g0.Reason != g.Reason ||
+			g0.ToFile != "f.000003" || gaps[1].FromGTID != "" || gaps[1].DetectedAt.IsZero() {
+			t.Fatalf("gaps %+v", gaps)
+		}
+		if none, err := s.Gaps(ctx, "nogap"); err != nil || len(none) != 0 {
+			t.Fatalf("gaps of another source %+v %v", none, err)
+		}
+	})
+}

@@ -1,0 +1,199 @@
+package index
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAppendEscaped(t *testing.T) {
+	cases := []struct {
+		in     string
+		binary bool
+		want   string
+	}{
+		{"", false, `''`},
+		{"plain", false, `'plain'`},
+		{"it's", false, `'it\'s'`},
+		{`a\b"c`, false, `'a\\b\"c'`},
+		{"nul\x00nl\ncr\rz\x1a", false, `'nul\0nl\ncr\rz\Z'`},
+		{"é€😀", false, "'é€😀'"},
+		{"k\xff\x00", true, `_binary'k` + "\xff" + `\0'`},
+	}
+	for _, c := range cases {
+		if got := string(appendEscaped(nil, c.in, c.binary)); got != c.want {
+			t.Errorf("appendEscaped(%q, %v) = %q, want %q", c.in, c.binary, got, c.want)
+		}
+		if got := string(appendEscaped(nil, []byte(c.in), c.binary)); got != c.want {
+			t.Errorf("appendEscaped([]byte %q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestAppendDatetime(t *testing.T) {
+	loc := time.FixedZone("x", 5*3600)
+	for _, c := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), `'2026-01-02 03:04:05.123456'`},
+		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), `'1970-01-01 00:00:00.000000'`},
+		{time.Date(2026, 12, 31, 23, 59, 59, 999999000, time.UTC), `'2026-12-31 23:59:59.999999'`},
+		{time.Date(2026, 6, 1, 2, 0, 0, 1000, loc), `'2026-05-31 21:00:00.000001'`},
+	} {
+		if got := string(appendDatetime(nil, c.t)); got != c.want {
+			t.Errorf("appendDatetime(%v) = %s, want %s", c.t, got, c.want)
+		}
+	}
+}
+
+func TestHourAndPartitionName(t *testing.T) {
+	tm := time.Date(2026, 3, 4, 17, 59, 59, 999, time.UTC)
+	h := HourID(tm)
+	if h != uint32(tm.Unix()/3600) {
+		t.Fatalf("HourID = %d", h)
+	}
+	if HourID(tm.Truncate(time.Hour).Add(time.Hour)) != h+1 || HourID(tm.Truncate(time.Hour)) != h {
+		t.Fatalf("next hour not h+1")
+	}
+	if got := PartitionName(h); got != "p2026030417" {
+		t.Fatalf("PartitionName = %s", got)
+	}
+	if !HourTime(h).Equal(time.Date(2026, 3, 4, 17, 0, 0, 0, time.UTC)) {
+		t.Fatalf("HourTime = %v", HourTime(h))
+	}
+	// A zone other than UTC names the same hour.
+	if HourID(tm.In(time.FixedZone("y", -7*3600))) != h {
+		t.Fatalf("HourID depends on zone")
+	}
+	if lb := lastBound([]Partition{{Name: PartitionBefore, LessThan: 10}, {Name: "p", Hour: 10, LessThan: 11}, {Name: PartitionFuture}}); lb != 11 {
+		t.Fatalf("lastBound = %d", lb)
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"u:secret@tcp(127.0.0.1:3306)/db?parseTime=true", "u:xxxxx@tcp(127.0.0.1:3306)/db?parseTime=true"},
+		{"u@tcp(h:1)/db", "u@tcp(h:1)/db"},
+		{"u:p@ss@w0rd@unix(/tmp/s)/db", "u:xxxxx@unix(/tmp/s)/db"},
+		{"u:secret@bogus-dsn", "u:xxxxx@bogus-dsn"},
+	} {
+		got := RedactDSN(c.in)
+		if got != c.want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if strings.Contains(got, "secret") || strings.Contains(got, "w0rd") {
+			t.Errorf("RedactDSN(%q) leaks the password: %q", c.in, got)
+		}
+	}
+}
+
+func TestStoreConfigForcesSession(t *testing.T) {
+	cfg, err := storeConfig("u:p@tcp(127.0.0.1:1)/db?time_zone=%27SYSTEM%27&sql_mode=%27ANSI_QUOTES%27&parseTime=false&loc=Local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Params["time_zone"] != "'+00:00'" || cfg.Loc != time.UTC || !cfg.ParseTime {
+		t.Fatalf("time settings not forced: %v %v %v", cfg.Params, cfg.Loc, cfg.ParseTime)
+	}
+	if cfg.Params["sql_mode"] != "'"+sessionSQLMode+"'" || strings.Contains(sessionSQLMode, "BACKSLASH") {
+		t.Fatalf("sql_mode not forced: %v", cfg.Params)
+	}
+	if _, err := storeConfig("u:secret@tcp(127.0.0.1:1)/db?loc=Nowhere/Zone"); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("bad dsn error = %v", err)
+	}
+}
+
+func TestLeaseName(t *testing.T) {
+	if n := leaseName("src1"); n != "dbtrail.capture.src1" {
+		t.Fatalf("leaseName = %s", n)
+	}
+	long := strings.Repeat("s", 64)
+	n := leaseName(long)
+	if len(n) > 64 || n == leaseName(long[:63]+"t") {
+		t.Fatalf("long lease name %q", n)
+	}
+}
+
+func testEvent(seq uint64, op Op, img string) Event {
+	e := Event{Seq: seq, CommitTime: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), BinlogFile: "bin.000001",
+		EndPos: 100 + seq, GTID: "0-1-" + string(rune('0'+seq%10)), Schema: "db", Table: "t", Op: op, PK: "1", SchemaVersion: 1}
+	if op != OpInsert {
+		e.Before = []byte(img)
+	}
+	if op != OpDelete {
+		e.After = []byte(img)
+	}
+	return e
+}
+
+func TestCheckEvent(t *testing.T) {
+	good := []Event{testEvent(1, OpInsert, "{}"), testEvent(2, OpUpdate, "{}"), testEvent(3, OpDelete, "{}")}
+	for _, e := range good {
+		if err := checkEvent(&e); err != nil {
+			t.Errorf("checkEvent(%c): %v", e.Op, err)
+		}
+	}
+	bad := []func(e *Event){
+		func(e *Event) { e.Op = 'x' },
+		func(e *Event) { e.Before = []byte("{}") }, // insert with before
+		func(e *Event) { e.After = nil },           // insert without after
+		func(e *Event) { e.CommitTime = time.Time{} },
+	}
+	for i, f := range bad {
+		e := testEvent(1, OpInsert, "{}")
+		f(&e)
+		if err := checkEvent(&e); err == nil {
+			t.Errorf("bad event %d accepted", i)
+		}
+	}
+}
+
+func TestNextChunkAndBuild(t *testing.T) {
+	img := strings.Repeat("x", 300)
+	var evs []Event
+	for i := 1; i <= 1000; i++ {
+		evs = append(evs, testEvent(uint64(i), OpInsert, img))
+	}
+	var plan []int
+	for i := 0; i < len(evs); {
+		n, prepared := nextChunk(evs[i:], 4<<20)
+		if !prepared {
+			n = -n
+		}
+		plan = append(plan, n)
+		i += max(n, -n)
+	}
+	if got := fmt.Sprint(plan); got != "[256 256 256 32 32 32 32 32 32 32 -8]" {
+		t.Fatalf("plan %s", got)
+	}
+	// Big rows: the byte limit decides, down to one text row.
+	big := []Event{testEvent(1, OpInsert, strings.Repeat("y", 10<<10)), testEvent(2, OpInsert, "{}")}
+	if n, prepared := nextChunk(big, 1<<10); n != 1 || prepared {
+		t.Fatalf("big row chunk %d %v", n, prepared)
+	}
+	if n, prepared := nextChunk(evs, 40<<10); n != 32 || !prepared {
+		t.Fatalf("byte-limited chunk %d %v", n, prepared)
+	}
+
+	evs[0].PK = "a'b\\c"
+	stmt := string(buildInsert([]byte("garbage"), "src'1", evs[:2]))
+	want := insertEventsHead + `('src\'1',1,'2026-01-02 03:04:05.000006',` + strconv.Itoa(int(HourID(evs[0].CommitTime))) +
+		`,'bin.000001',101,'0-1-1','db','t','i',_binary'a\'b\\c',1,NULL,'xxx`
+	if !strings.HasPrefix(stmt, want) || !strings.HasSuffix(stmt, "xxx')") || strings.Count(stmt, "('src") != 2 {
+		t.Fatalf("statement\n%.300s\nwant prefix\n%s", stmt, want)
+	}
+	if ph := insertPlaceholders(2); ph != insertEventsHead+"(?,?,?,?,?,?,?,?,?,?,?,?,?,?),(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" {
+		t.Fatalf("placeholders %s", ph)
+	}
+	args := appendEventArgs(nil, "s", &evs[1])
+	if len(args) != 14 || args[6] != "0-1-2" || args[12].([]byte) != nil || string(args[13].([]byte)) != img {
+		t.Fatalf("args %v", args)
+	}
+	evs[1].GTID = ""
+	if args := appendEventArgs(nil, "s", &evs[1]); args[6] != nil {
+		t.Fatalf("empty gtid sent as %v", args[6])
+	}
+}

@@ -1,0 +1,180 @@
+package types
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+)
+
+// Image encodes a whole row as go-mysql gives it (one entry per column, in
+// table order) into {"col":value,...} with the keys in table column order and
+// the values in canonical form (see AppendValue). Errors are *ValueError
+// naming table, column, type and reason, or a row-shape error naming the
+// table.
+func Image(t *schema.Table, row []any) ([]byte, error) {
+	return AppendImage(make([]byte, 0, 24*len(t.Columns)+2), t, row)
+}
+
+// AppendImage is Image appending to dst, for callers that reuse a buffer. On
+// error the returned slice is nil.
+func AppendImage(dst []byte, t *schema.Table, row []any) ([]byte, error) {
+	if len(row) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
+	}
+	dst = append(dst, '{')
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		var err error
+		if dst, err = appendName(dst, t, c, i); err != nil {
+			return nil, err
+		}
+		if dst, err = AppendValue(dst, c, row[i]); err != nil {
+			return nil, withTable(t, err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// SQLImage is Image for a row read with database/sql: one []byte per column
+// (nil = NULL), converted with AppendSQLValue.
+func SQLImage(t *schema.Table, row [][]byte) ([]byte, error) {
+	if len(row) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
+	}
+	dst := make([]byte, 0, 24*len(t.Columns)+2)
+	dst = append(dst, '{')
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		var err error
+		if dst, err = appendName(dst, t, c, i); err != nil {
+			return nil, err
+		}
+		if dst, err = AppendSQLValue(dst, c, row[i]); err != nil {
+			return nil, withTable(t, err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendName writes the separator, the column name as a JSON string and ':'.
+func appendName(dst []byte, t *schema.Table, c *schema.Column, i int) ([]byte, error) {
+	if i > 0 {
+		dst = append(dst, ',')
+	}
+	dst, ok := appendValidJSONString(dst, strBytes(c.Name))
+	if !ok {
+		return nil, &ValueError{Table: t.QualifiedName(), Column: c.Name, Type: c.Type, Err: errors.New("column name is not UTF-8")}
+	}
+	return append(dst, ':'), nil
+}
+
+// withTable adds the table name to a *ValueError.
+func withTable(t *schema.Table, err error) error {
+	var ve *ValueError
+	if errors.As(err, &ve) {
+		cp := *ve
+		cp.Table = t.QualifiedName()
+		return &cp
+	}
+	return fmt.Errorf("table %s: %w", t.QualifiedName(), err)
+}
+
+// keyColumn returns the position of the n-th key column. A KeyRow table with
+// an empty Key uses every column; keyLen gives the count.
+func keyColumn(t *schema.Table, n int) (int, error) {
+	if len(t.Key) == 0 {
+		return n, nil
+	}
+	j := t.ColumnIndex(t.Key[n])
+	if j < 0 {
+		return 0, fmt.Errorf("table %s: key column %q is not a column", t.QualifiedName(), t.Key[n])
+	}
+	return j, nil
+}
+
+func keyLen(t *schema.Table) (int, error) {
+	if len(t.Key) > 0 {
+		return len(t.Key), nil
+	}
+	if t.KeyKind != schema.KeyRow {
+		return 0, fmt.Errorf("table %s: no key columns", t.QualifiedName())
+	}
+	return len(t.Columns), nil
+}
+
+// Key returns the row's key as one canonical string: a JSON array of the
+// canonical values of the t.Key columns in key order, e.g. `[42]` or
+// `[7,"abc"]`. A NULL key column is an error unless the table's KeyKind is
+// KeyRow (then it is null). A KeyRow table with an empty Key uses every
+// column. row is as for Image.
+func Key(t *schema.Table, row []any) (string, error) {
+	if len(row) != len(t.Columns) {
+		return "", fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
+	}
+	nk, err := keyLen(t)
+	if err != nil {
+		return "", err
+	}
+	var buf [128]byte
+	b := append(buf[:0], '[')
+	for n := 0; n < nk; n++ {
+		j, err := keyColumn(t, n)
+		if err != nil {
+			return "", err
+		}
+		c := &t.Columns[j]
+		if n > 0 {
+			b = append(b, ',')
+		}
+		if row[j] == nil && t.KeyKind != schema.KeyRow {
+			return "", &ValueError{Table: t.QualifiedName(), Column: c.Name, Type: c.Type, Err: errors.New("key column is NULL")}
+		}
+		if b, err = AppendValue(b, c, row[j]); err != nil {
+			return "", withTable(t, err)
+		}
+	}
+	return string(append(b, ']')), nil
+}
+
+// KeyFromImage extracts from an encoded image the same key string Key returns
+// for the row it encodes. Image keys are matched to t.Key case-insensitively,
+// as MySQL compares column names.
+func KeyFromImage(t *schema.Table, image []byte) (string, error) {
+	fields, err := DecodeImage(image)
+	if err != nil {
+		return "", fmt.Errorf("table %s: %w", t.QualifiedName(), err)
+	}
+	names := t.Key
+	if len(names) == 0 {
+		if t.KeyKind != schema.KeyRow {
+			return "", fmt.Errorf("table %s: no key columns", t.QualifiedName())
+		}
+		names = t.ColumnNames()
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for n, name := range names {
+		f := -1
+		for i := range fields {
+			if strings.EqualFold(fields[i].Name, name) {
+				f = i
+				break
+			}
+		}
+		if f < 0 {
+			return "", fmt.Errorf("table %s: image has no key column %q", t.QualifiedName(), name)
+		}
+		raw := fields[f].Raw
+		if string(raw) == "null" && t.KeyKind != schema.KeyRow {
+			return "", fmt.Errorf("table %s: key column %q is NULL in image", t.QualifiedName(), name)
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(raw)
+	}
+	b.WriteByte(']')
+	return b.String(), nil
+}
