@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -28,13 +29,24 @@ type result struct {
 func main() {
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
 	events := flag.Int("events", 300000, "row events in the capture benchmark's binlog")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	results, err := benchCapture(ctx, *events)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	if err := write(*out, results); err != nil {

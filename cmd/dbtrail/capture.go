@@ -99,7 +99,7 @@ func runCapture(ctx context.Context, cfg capture.Config, store *index.Store, log
 func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("metrics listener on %s: %w", addr, err)
+		return fmt.Errorf("metrics listener on %s (choose another with --metrics-addr, or empty to turn it off): %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -61,7 +61,10 @@ func (d *dsnFlag) resolve(fromArgs map[string]bool) (string, error) {
 	}
 	cfg, err := mysql.ParseDSN(d.value)
 	if err != nil {
-		return "", fmt.Errorf("--%s: %w", d.name, err)
+		if fromArgs[d.name] {
+			return "", fmt.Errorf("--%s: %w", d.name, err)
+		}
+		return "", fmt.Errorf("%s: %w", envName(d.name), err)
 	}
 	if cfg.Passwd != "" && fromArgs[d.name] {
 		return "", fmt.Errorf("--%s carries a password on the command line, where every user of this machine can read it; set %s in the environment or use --%s-password-file",

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/spf13/cobra"
 
@@ -32,9 +35,21 @@ func openIndex(cmd *cobra.Command, g *globals) (*index.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg, err := mysql.ParseDSN(dsn); err == nil && cfg.DBName == "" {
+		return nil, fmt.Errorf("the index DSN names no database: add one, e.g. user@tcp(host:3306)/dbtrail (%s)", index.RedactDSN(dsn))
+	}
 	store, err := index.Open(cmd.Context(), dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", index.RedactDSN(dsn), err)
 	}
 	return store, nil
+}
+
+// explainIndexErr turns "table doesn't exist" into the advice to run init.
+func explainIndexErr(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1146 {
+		return fmt.Errorf("%w: the index has no dbtrail schema yet; run dbtrail init", err)
+	}
+	return err
 }

@@ -21,7 +21,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			ctx := cmd.Context()
 			cp, ok, err := store.LoadCheckpoint(ctx, source)
 			if err != nil {
-				return err
+				return explainIndexErr(err)
 			}
 			out := cmd.OutOrStdout()
 			if !ok {
@@ -32,9 +32,16 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			lastCommit, gtids := "none yet", "none yet"
+			if !cp.LastCommit.IsZero() {
+				lastCommit = cp.LastCommit.Format(time.RFC3339Nano)
+			}
+			if cp.GTIDSet != "" {
+				gtids = cp.GTIDSet
+			}
 			fmt.Fprintf(out, "source %s\n  checkpoint  %s:%d  seq %d\n  gtid set    %s\n  last commit %s\n  updated     %s (%s ago)\n  events      %d\n",
-				source, cp.BinlogFile, cp.BinlogPos, cp.LastSeq, cp.GTIDSet,
-				cp.LastCommit.Format(time.RFC3339Nano), cp.UpdatedAt.Format(time.RFC3339), time.Since(cp.UpdatedAt).Round(time.Second), n)
+				source, cp.BinlogFile, cp.BinlogPos, cp.LastSeq, gtids,
+				lastCommit, cp.UpdatedAt.Format(time.RFC3339), time.Since(cp.UpdatedAt).Round(time.Second), n)
 			gaps, err := store.Gaps(ctx, source)
 			if err != nil {
 				return err
