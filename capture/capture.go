@@ -147,6 +147,7 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics}
 	g.Go(func() error { return w.run(gctx, batches) })
 	g.Go(func() error { return watchLease(gctx, lease) })
+	g.Go(func() error { return maintainPartitions(gctx, store, log) })
 	g.Go(func() error {
 		defer close(batches)
 		dec := newDecoder(cfg, src.flavor, st, log, func(b *batch) error {
@@ -239,6 +240,24 @@ func watchLease(ctx context.Context, lease *index.Lease) error {
 				}
 				return fmt.Errorf("capture lease: %w", err)
 			}
+		}
+	}
+}
+
+// maintainPartitions keeps hourly partitions of the events table ahead of
+// the clock, so each hour's events land in their own partition for archive.
+func maintainPartitions(ctx context.Context, store *index.Store, log *slog.Logger) error {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		if err := store.EnsurePartitions(ctx, time.Now(), index.DefaultAhead); err != nil && ctx.Err() == nil {
+			// Events still land in p_future; archive will wait. Not fatal.
+			log.Warn("cannot add future partitions to the events table", slog.String("error", err.Error()))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
 		}
 	}
 }

@@ -9,19 +9,38 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Lease is the capture lease of one source: GET_LOCK('dbtrail.capture.<source>')
 // held by a connection of its own. The server frees it when that connection
-// ends, so a capturer that dies or loses its connection loses the lease, and a
-// waiting one takes over. Methods are safe for concurrent use.
+// ends, so a capturer that dies loses the lease and a waiting one takes over.
+// The lease connection runs with wait_timeout = 120 s and a goroutine pings it
+// every 15 s: a capturer that hangs or is cut off from the index loses the
+// lease within about two minutes, a live one keeps it without doing anything.
+// Methods are safe for concurrent use.
 type Lease struct {
-	mu     sync.Mutex
+	db     *sql.DB
 	conn   *sql.Conn
 	name   string
 	connID int64
-	done   bool
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	done bool
+	lost error // set when a keepalive ping failed
 }
+
+// Lease connection timing: the server drops a silent lease connection (and
+// so the lease) after leaseIdleTimeout; the keepalive pings well within it.
+const (
+	leaseIdleTimeout  = 120 // seconds, the lease connection's wait_timeout
+	leasePingDeadline = 10 * time.Second
+)
+
+// leaseKeepalive is the ping interval (a variable for tests).
+var leaseKeepalive = 15 * time.Second
 
 // leaseName returns the lock name of source's lease. Names longer than MySQL's
 // 64-character limit are shortened with a digest.
@@ -37,7 +56,8 @@ func leaseName(source string) string {
 // AcquireLease takes the capture lease of source on a dedicated connection,
 // retrying GET_LOCK(name, 2) until it is obtained or ctx is done (then the
 // error wraps ctx.Err()). onWait, if not nil, is called once, the first time
-// the lease is found held by someone else.
+// the lease is found held by someone else. The lease is kept until Release or
+// until its connection ends.
 func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) (*Lease, error) {
 	if source == "" {
 		return nil, errors.New("acquire lease: empty source")
@@ -47,29 +67,29 @@ func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) 
 	if err != nil {
 		return nil, fmt.Errorf("acquire lease %s: %w", name, err)
 	}
-	// An idle lease connection must not be closed by the server (that would
-	// free the lease): take the longest wait_timeout there is.
-	if _, err := conn.ExecContext(ctx, "SET SESSION wait_timeout = 31536000"); err != nil {
+	fail := func(err error) (*Lease, error) {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // never back to the pool
 		conn.Close()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return nil, fmt.Errorf("acquire lease %s: %w", name, err)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET SESSION wait_timeout = %d", leaseIdleTimeout)); err != nil {
+		return fail(err)
 	}
 	var id int64
 	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("acquire lease %s: %w", name, err)
+		return fail(err)
 	}
 	waited := false
 	for {
 		var got sql.NullInt64
 		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 2)", name).Scan(&got); err != nil {
-			conn.Close()
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("acquire lease %s: %w", name, ctx.Err())
-			}
-			return nil, fmt.Errorf("acquire lease %s: %w", name, err)
+			return fail(err)
 		}
 		if got.Valid && got.Int64 == 1 {
-			return &Lease{conn: conn, name: name, connID: id}, nil
+			break
 		}
 		if !waited {
 			waited = true
@@ -78,8 +98,34 @@ func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) 
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("acquire lease %s: %w", name, err)
+			return fail(err)
+		}
+	}
+	l := &Lease{db: s.db, conn: conn, name: name, connID: id, stop: make(chan struct{})}
+	l.wg.Add(1)
+	go l.keepalive()
+	return l, nil
+}
+
+// keepalive pings the lease connection until Release.
+func (l *Lease) keepalive() {
+	defer l.wg.Done()
+	t := time.NewTicker(leaseKeepalive)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), leasePingDeadline)
+		err := l.check(ctx, l.conn)
+		cancel()
+		if err != nil {
+			l.mu.Lock()
+			l.lost = err
+			l.mu.Unlock()
+			return
 		}
 	}
 }
@@ -90,27 +136,26 @@ func (l *Lease) Name() string { return l.name }
 // ConnID returns the server connection id that holds the lock.
 func (l *Lease) ConnID() int64 { return l.connID }
 
-// Check verifies the lease is still held by our connection
-// (IS_USED_LOCK(name) = ConnID()), asking over that same connection so it also
-// stays alive. It returns an error wrapping ErrLeaseLost when the lock is gone
-// or held by another connection, when our connection failed, or after
-// Release; the error of a done ctx is returned as is.
+// Check verifies the lease is still held by our connection: IS_USED_LOCK(name)
+// = ConnID(), asked over the pool (so a cancelled ctx cannot harm the lease
+// connection). It returns an error wrapping ErrLeaseLost when the lock is free
+// or held by another connection, after a failed keepalive, or after Release;
+// other errors (the index unreachable, ctx done) are returned as they are:
+// the lease may still be held.
 func (l *Lease) Check(ctx context.Context) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.done {
+	done, lost := l.done, l.lost
+	l.mu.Unlock()
+	if done {
 		return fmt.Errorf("lease %s: released: %w", l.name, ErrLeaseLost)
 	}
-	if err := l.check(ctx, l.conn); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	if lost != nil {
+		if errors.Is(lost, ErrLeaseLost) {
+			return lost
 		}
-		if !errors.Is(err, ErrLeaseLost) {
-			return fmt.Errorf("%w: %w", ErrLeaseLost, err)
-		}
-		return err
+		return fmt.Errorf("lease %s: keepalive failed: %w: %w", l.name, ErrLeaseLost, lost)
 	}
-	return nil
+	return l.check(ctx, l.db)
 }
 
 type rowQueryer interface {
@@ -135,20 +180,21 @@ func (l *Lease) check(ctx context.Context, q rowQueryer) error {
 // Release frees the lease and its connection. Releasing twice is a no-op.
 func (l *Lease) Release() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.done {
+		l.mu.Unlock()
 		return nil
 	}
 	l.done = true
+	l.mu.Unlock()
+	close(l.stop)
+	l.wg.Wait()
 	_, err := l.conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", l.name)
-	// Closing returns the connection to the pool; should RELEASE_LOCK have
-	// failed, discard it so the server frees the lock with it.
+	// The connection never goes back to the pool (its wait_timeout is short);
+	// closing it frees the lock too, should RELEASE_LOCK have failed.
+	l.conn.Raw(func(any) error { return driver.ErrBadConn })
+	l.conn.Close()
 	if err != nil {
-		l.conn.Raw(func(any) error { return driver.ErrBadConn })
-		l.conn.Close()
 		return fmt.Errorf("release lease %s: %w", l.name, err)
 	}
-	// The long wait_timeout must not follow the connection into the pool.
-	l.conn.ExecContext(context.Background(), "SET SESSION wait_timeout = DEFAULT")
-	return l.conn.Close()
+	return nil
 }

@@ -52,6 +52,8 @@ func waitAcquired(t *testing.T, ch <-chan acquired) *Lease {
 }
 
 func TestLease(t *testing.T) {
+	defer func(d time.Duration) { leaseKeepalive = d }(leaseKeepalive)
+	leaseKeepalive = 100 * time.Millisecond // pings run all through the test
 	srv := testsuite.StartIndex(t)
 	s := openStore(t, srv, "dbtrail_test")
 	ctx := context.Background()
