@@ -172,6 +172,13 @@ func bootstrap(ctx context.Context, cfg *Config, store *index.Store, src *source
 			return nil, fmt.Errorf("write schema history of %s: %w", t.QualifiedName(), err)
 		}
 	}
+	reason := "first start"
+	if cp.LastSeq > 0 {
+		reason = "restart past a capture gap"
+	}
+	if err := tx.RecordStart(ctx, index.Start{Seq: cp.LastSeq, Position: start, Reason: reason, StartedAt: time.Now()}); err != nil {
+		return nil, err
+	}
 	cp.UpdatedAt = time.Now().UTC()
 	if err := tx.SaveCheckpoint(ctx, cp); err != nil {
 		return nil, err

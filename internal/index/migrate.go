@@ -21,7 +21,21 @@ var migrations = []migration{
 	{1, "create events, checkpoints, schema_history, capture_gaps", func(now time.Time) []string {
 		return []string{eventsDDL(HourID(now)), checkpointsDDL, schemaHistoryDDL, captureGapsDDL}
 	}},
+	{2, "create capture_starts", func(time.Time) []string { return []string{captureStartsDDL} }},
 }
+
+// captureStartsDDL records each point where capture of a source began with no
+// history before it: the first start, and each restart past a gap. A
+// position before a source's first start is not covered by the index.
+const captureStartsDDL = `CREATE TABLE IF NOT EXISTS capture_starts (
+  source VARCHAR(64) NOT NULL,
+  seq BIGINT UNSIGNED NOT NULL,
+  binlog_file VARCHAR(255) NOT NULL,
+  binlog_pos BIGINT UNSIGNED NOT NULL,
+  reason VARCHAR(255) NOT NULL,
+  started_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (source, seq, binlog_file, binlog_pos)
+)` + tableOptions
 
 const tableOptions = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC"
 

@@ -1,0 +1,171 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+)
+
+// Start is a point where capture of a source began with no history before
+// it: the first start, or a restart past a capture gap.
+type Start struct {
+	Source    string
+	Seq       uint64 // last seq before the start (events after it have larger seqs)
+	Position  binlogpos.Position
+	Reason    string
+	StartedAt time.Time
+}
+
+// RecordStart writes a start in the same transaction as the checkpoint it
+// goes with. Writing the same start again is a no-op.
+func (t *Tx) RecordStart(ctx context.Context, st Start) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT IGNORE INTO capture_starts (source, seq, binlog_file, binlog_pos, reason, started_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, t.source, st.Seq, st.Position.File, st.Position.Pos, st.Reason, st.StartedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("record capture start %s at %s: %w", t.source, st.Position, err)
+	}
+	return nil
+}
+
+// Starts lists the starts of source, oldest first.
+func (s *Store) Starts(ctx context.Context, source string) ([]Start, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, binlog_file, binlog_pos, reason, started_at
+		FROM capture_starts WHERE source = ? ORDER BY seq, started_at`, source)
+	if err != nil {
+		return nil, fmt.Errorf("capture starts of %s: %w", source, err)
+	}
+	defer rows.Close()
+	var out []Start
+	for rows.Next() {
+		st := Start{Source: source}
+		if err := rows.Scan(&st.Seq, &st.Position.File, &st.Position.Pos, &st.Reason, &st.StartedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// ErrNotCaughtUp: capture has not yet committed the position asked for.
+var ErrNotCaughtUp = errors.New("capture has not reached the position yet")
+
+// NotCoveredError: the index cannot bridge to a position because capture
+// started after it or a capture gap covers it.
+type NotCoveredError struct {
+	Position binlogpos.Position
+	Reason   string
+}
+
+func (e *NotCoveredError) Error() string {
+	return fmt.Sprintf("the index does not cover binlog position %s: %s", e.Position, e.Reason)
+}
+
+// SeqAt maps a binlog position (for example a dump's) to the seq of the last
+// captured transaction at or before it. It returns ErrNotCaughtUp while the
+// checkpoint is before pos, and a *NotCoveredError when capture started after
+// pos or a gap covers it. Positions are compared by file sequence and
+// offset, never by text or time.
+func (s *Store) SeqAt(ctx context.Context, source string, pos binlogpos.Position) (uint64, error) {
+	cp, ok, err := s.LoadCheckpoint(ctx, source)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, ErrNotCaughtUp
+	}
+	if c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, pos); err != nil {
+		return 0, err
+	} else if c < 0 {
+		return 0, ErrNotCaughtUp
+	}
+	starts, err := s.Starts(ctx, source)
+	if err != nil {
+		return 0, err
+	}
+	gaps, err := s.Gaps(ctx, source)
+	if err != nil {
+		return 0, err
+	}
+	base, err := coveringStart(pos, starts, gaps)
+	if err != nil {
+		return 0, err
+	}
+	return s.lastSeqAtOrBefore(ctx, source, pos, base.Seq, cp.LastSeq)
+}
+
+// coveringStart returns the newest start at or before pos, unless a gap
+// covers pos.
+func coveringStart(pos binlogpos.Position, starts []Start, gaps []Gap) (Start, error) {
+	var base *Start
+	for i := range starts {
+		c, err := binlogpos.Compare(starts[i].Position, pos)
+		if err != nil {
+			return Start{}, err
+		}
+		if c <= 0 && (base == nil || starts[i].Seq >= base.Seq) {
+			base = &starts[i]
+		}
+	}
+	if base == nil {
+		return Start{}, &NotCoveredError{Position: pos, Reason: "capture started after it; the changes before capture started are not in the index"}
+	}
+	for _, g := range gaps {
+		from := binlogpos.Position{File: g.FromFile, Pos: g.FromPos}
+		to := binlogpos.Position{File: g.ToFile, Pos: g.ToPos}
+		c1, err1 := binlogpos.Compare(from, pos)
+		c2, err2 := binlogpos.Compare(pos, to)
+		if err := errors.Join(err1, err2); err != nil {
+			return Start{}, err
+		}
+		if c1 < 0 && c2 < 0 {
+			return Start{}, &NotCoveredError{Position: pos, Reason: "a capture gap covers it: " + g.Reason}
+		}
+	}
+	return *base, nil
+}
+
+// lastSeqAtOrBefore walks back from upTo in seq order (positions grow with
+// seq) to the last event whose transaction ends at or before pos; floor is
+// returned when there is none after it.
+func (s *Store) lastSeqAtOrBefore(ctx context.Context, source string, pos binlogpos.Position, floor, upTo uint64) (uint64, error) {
+	const page = 2000
+	for upTo > floor {
+		rows, err := s.db.QueryContext(ctx, `SELECT seq, binlog_file, end_pos FROM events
+			WHERE source = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`, source, floor, upTo, page)
+		if err != nil {
+			return 0, fmt.Errorf("map position %s to seq: %w", pos, err)
+		}
+		n := 0
+		for rows.Next() {
+			var seq uint64
+			var p binlogpos.Position
+			if err := rows.Scan(&seq, &p.File, &p.Pos); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			n++
+			c, err := binlogpos.Compare(p, pos)
+			if err != nil {
+				rows.Close()
+				return 0, err
+			}
+			if c <= 0 {
+				rows.Close()
+				return seq, nil
+			}
+			upTo = seq - 1
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return floor, nil
+}
