@@ -54,8 +54,8 @@ type TableChange struct {
 type Change struct {
 	Kind   ChangeKind
 	Tables []TableChange
-	// Parsed is false only when the statement could not be parsed; the
-	// error is then an *UnparsedDDLError.
+	// Parsed is false only when the statement could not be parsed or
+	// modelled; the error is then an *UnparsedDDLError.
 	Parsed bool
 	// Unknown lists the tables (schema.table) the statement acts on that the
 	// catalog does not hold; nothing was recorded for them, so their next
@@ -159,13 +159,14 @@ func ApplyDDL(cat *Catalog, defaultSchema, stmt string) (Change, error) {
 	}
 	if err != nil {
 		var u *UnparsedDDLError
-		if !errors.As(err, &u) {
-			var d *DDLError
-			if !errors.As(err, &d) {
-				err = &DDLError{Stmt: stmt, Err: err}
-			}
+		if errors.As(err, &u) {
+			return Change{}, err
 		}
-		return Change{}, err
+		var d *DDLError
+		if !errors.As(err, &d) {
+			err = &DDLError{Stmt: stmt, Err: err}
+		}
+		return Change{Parsed: true}, err
 	}
 	a.commit()
 	ch.Parsed = true

@@ -10,7 +10,7 @@ import (
 // the definition.
 type alterState struct {
 	renameTo     *tableKey
-	dataReplaced bool     // partitions dropped/truncated/exchanged, tablespace imported
+	dataReplaced bool       // partitions dropped/truncated/exchanged, tablespace imported
 	partners     []tableKey // other tables whose rows changed (EXCHANGE PARTITION)
 }
 
@@ -28,10 +28,6 @@ func (a *applier) alterTable(n *ast.AlterTableStmt) (Change, error) {
 	var st alterState
 	for _, spec := range n.Specs {
 		if err := a.alterSpec(t, spec, &st); err != nil {
-			var u *UnparsedDDLError
-			if asUnparsed(err, &u) {
-				return Change{}, err
-			}
 			return Change{}, a.fail(k, "%v", err)
 		}
 	}
@@ -60,14 +56,6 @@ func (a *applier) alterTable(n *ast.AlterTableStmt) (Change, error) {
 	}
 	a.stage(tableKey{t.Schema, t.Name}, t)
 	return ch, nil
-}
-
-func asUnparsed(err error, target **UnparsedDDLError) bool {
-	u, ok := err.(*UnparsedDDLError)
-	if ok {
-		*target = u
-	}
-	return ok
 }
 
 // alterSpec applies one ALTER TABLE spec to t.

@@ -2,12 +2,14 @@ package schema
 
 import "strings"
 
-// database applies CREATE/ALTER/DROP DATABASE (or SCHEMA). These are read
-// from the tokens, not the TiDB parser, so options it does not know
-// (COMMENT, ...) never get in the way.
+// database applies CREATE [OR REPLACE]/ALTER/DROP DATABASE (or SCHEMA).
+// These are read from the tokens, not the TiDB parser, so options it does
+// not know (COMMENT, ...) never get in the way. CREATE OR REPLACE DATABASE
+// drops the schema's tables first (ChangeDropSchema).
 func (a *applier) database() (Change, error) {
 	p := a.p
-	i := 2 // after CREATE/ALTER/DROP DATABASE
+	p.resig() // drop a blanked OR REPLACE
+	i := 2    // after CREATE/ALTER/DROP DATABASE
 	j, ifx := p.ifExists(i)
 	i = j
 	name := ""
@@ -19,18 +21,21 @@ func (a *applier) database() (Change, error) {
 		name = a.db
 	}
 	if name == "" {
-		return Change{}, &DDLError{Stmt: a.stmt, Err: errNoSchema}
+		return Change{Parsed: true}, &DDLError{Stmt: a.stmt, Err: errNoSchema}
 	}
 	ch := Change{Kind: ChangeNone, Parsed: true, Schema: name}
-	switch p.kind {
-	case stmtDropDB:
+	if p.kind == stmtDropDB || (p.kind == stmtCreateDB && p.orReplace) {
 		ch.Kind = ChangeDropSchema
 		for _, t := range a.cat.SchemaTables(name) {
 			ch.Tables = append(ch.Tables, TableChange{Schema: t.Schema, Name: t.Name, Old: t})
 			a.cat.Delete(t.Schema, t.Name)
 		}
 		a.cat.SetSchemaCharset(name, "")
-		return ch, nil
+		if p.kind == stmtDropDB {
+			return ch, nil
+		}
+	}
+	switch p.kind {
 	case stmtCreateDB:
 		if ifx && a.cat.hasSchemaCharset(name) {
 			ch.SchemaCharset = a.cat.SchemaCharset(name)

@@ -167,6 +167,14 @@ func TestApplyDDLChanges(t *testing.T) {
 	if cat.SchemaCharset("s9") != "utf8mb4" {
 		t.Errorf("alter database: charset %q", cat.SchemaCharset("s9"))
 	}
+	mustApply(t, cat, "CREATE TABLE s9.x (a INT)", "USE s9", "ALTER SCHEMA CHARACTER SET latin1")
+	if cat.SchemaCharset("s9") != "utf8mb4" || cat.SchemaCharset("db") != "latin1" {
+		t.Errorf("alter default database: %q %q", cat.SchemaCharset("s9"), cat.SchemaCharset("db"))
+	}
+	ch = mustApply(t, cat, "CREATE OR REPLACE DATABASE s9 CHARSET ascii")
+	if _, ok := cat.Get("s9", "x"); ok || ch.Kind != ChangeDropSchema || len(ch.Tables) != 1 || cat.SchemaCharset("s9") != "ascii" {
+		t.Errorf("create or replace database: %s", jsonOf(ch))
+	}
 }
 
 func TestApplyDDLNotTableDDL(t *testing.T) {

@@ -55,7 +55,9 @@ func TestApplyDDLColumnTypes(t *testing.T) {
 	  nc NATIONAL CHAR(4), nv NVARCHAR(5), l1 VARCHAR(20) CHARACTER SET latin1, cyr CHAR(5) CHARSET cp1251,
 	  co VARCHAR(3) COLLATE latin1_swedish_ci, uca VARCHAR(7) COLLATE utf8mb4_uca1400_ai_ci, u3 VARCHAR(2) CHARACTER SET utf8,
 	  bin VARCHAR(4) CHARACTER SET binary, el ENUM('p') CHARACTER SET latin1,
-	  jl LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin CHECK (json_valid(jl))
+	  jl LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin CHECK (json_valid(jl)),
+	  ca CHAR(2) ASCII, cu CHAR(2) UNICODE, y2 YEAR(2), i1 INT1, i8 INT8, f8 FLOAT8, fx FIXED(5,2), mid MIDDLEINT,
+	  cv CHARACTER VARYING(5), ncv NCHAR VARYING(3), et ENUM('a ','b')
 	)`)
 	want := map[string]Column{
 		"ti":    {Type: "tinyint", Nullable: true},
@@ -131,6 +133,17 @@ func TestApplyDDLColumnTypes(t *testing.T) {
 		"bin":   {Type: "varbinary", Length: 4, Nullable: true},
 		"el":    {Type: "enum", Elems: []string{"p"}, Charset: "latin1", Nullable: true},
 		"jl":    {Type: "json", Charset: "utf8mb4", Nullable: true},
+		"ca":    {Type: "char", Length: 2, Charset: "latin1", Nullable: true},
+		"cu":    {Type: "char", Length: 2, Charset: "ucs2", Nullable: true},
+		"y2":    {Type: "year", Nullable: true},
+		"i1":    {Type: "tinyint", Nullable: true},
+		"i8":    {Type: "bigint", Nullable: true},
+		"f8":    {Type: "double", Nullable: true},
+		"fx":    {Type: "decimal", Precision: 5, Scale: 2, Nullable: true},
+		"mid":   {Type: "mediumint", Nullable: true},
+		"cv":    {Type: "varchar", Length: 5, Charset: "utf8mb4", Nullable: true},
+		"ncv":   {Type: "varchar", Length: 3, Charset: "utf8mb3", Nullable: true},
+		"et":    {Type: "enum", Elems: []string{"a", "b"}, Charset: "utf8mb4", Nullable: true},
 	}
 	tb := mustGet(t, cat, "ty")
 	if len(tb.Columns) != len(want) {
@@ -163,6 +176,7 @@ func TestApplyDDLCharsets(t *testing.T) {
 		"CREATE TABLE a (x VARCHAR(3), y VARCHAR(3) CHARSET ascii, z TEXT COLLATE utf8mb4_nopad_bin)",
 		"CREATE TABLE b (x CHAR(2)) DEFAULT CHARSET=utf8mb4",
 		"CREATE TABLE c (x CHAR(2)) COLLATE=utf16_general_ci",
+		"CREATE TABLE f (x CHAR(2) COLLATE uca1400_as_cs, y CHAR(1) CHARACTER SET latin2 COLLATE uca1400_ai_ci) DEFAULT COLLATE = uca1400_ai_ci",
 		"CREATE TABLE s2.d (x CHAR(2))",
 		"CREATE TABLE s3.e (x CHAR(2))",
 		"ALTER TABLE b ADD COLUMN w VARCHAR(1), MODIFY x CHAR(2) CHARACTER SET latin2",
@@ -187,6 +201,8 @@ func TestApplyDDLCharsets(t *testing.T) {
 	check("db", "c", "x", "utf16")
 	check("s2", "d", "x", "utf8mb3")
 	check("s3", "e", "x", "cp1251")
+	check("db", "f", "x", "latin1")
+	check("db", "f", "y", "latin2")
 	if tb := mustGet(t, cat, "a"); tb.Charset != "utf8mb4" {
 		t.Errorf("table a charset %q, want utf8mb4 after ALTER", tb.Charset)
 	}

@@ -19,6 +19,10 @@ var systemSchemas = []string{"mysql", "information_schema", "performance_schema"
 // and the server's. Views, sequences and temporary tables are left out;
 // system-versioned tables are loaded with their hidden row_start/row_end
 // columns, as the binlog shows them. It only reads.
+//
+// The catalog describes the server as it is now: it is right only for the
+// binlog position current when it was read (a fresh start of capture), never
+// for events logged before it.
 func LoadFromServer(ctx context.Context, db *sql.DB, schemas []string) (*Catalog, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -254,8 +258,10 @@ func columnFromInfoSchema(r []sql.NullString) (Column, error) {
 
 var enumPrefix = regexp.MustCompile(`(?i)^\s*(enum|set)\s*\(`)
 
-// ParseEnumLabels returns the labels of an ENUM or SET COLUMN_TYPE such as
-// enum('a','it''s','back\\slash'): quotes doubled or backslash-escaped.
+// ParseEnumLabels returns the labels of an ENUM or SET COLUMN_TYPE, in
+// which quotes inside a label are doubled or backslash-escaped:
+//
+//	enum('a','it''s','back\\slash')  →  a, it's, back\slash
 func ParseEnumLabels(columnType string) ([]string, error) {
 	m := enumPrefix.FindStringIndex(columnType)
 	if m == nil {

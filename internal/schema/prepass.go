@@ -28,15 +28,15 @@ const markerPrefix = "__dbtrail_type__:"
 type prepared struct {
 	kind        stmtKind
 	toks        []token
-	sig         []int  // indexes into toks of significant tokens
-	sql         string // the rewritten statement
-	retry       string // a second attempt with table options cut to charset/collation; "" if none
-	retryFn     func() string
-	exprs       []span // default, ON UPDATE, CHECK and generation expressions, cut on the retry
+	sig         []int          // indexes into toks of significant tokens
+	sql         string         // the rewritten statement
+	retry       string         // a second attempt: table options cut to charset/collation, column expressions cut; "" if none
+	retryFn     func() string  // builds retry once all rewrites are done
+	exprs       []span         // default, ON UPDATE, CHECK and generation expressions, cut on the retry
 	suffix      map[int]string // text appended after a token (type markers), by index in toks
-	orReplace   bool   // CREATE OR REPLACE
-	lenient     bool   // an IF [NOT] EXISTS the parser rejects was removed
-	unsupported string // why the statement cannot be modelled (system versioning...)
+	orReplace   bool           // CREATE OR REPLACE
+	lenient     bool           // an IF [NOT] EXISTS the parser rejects was removed
+	unsupported string         // why the statement cannot be modelled (system versioning...)
 }
 
 // span is a range [from, to) of significant tokens, replaced by repl.
@@ -277,7 +277,8 @@ func (p *prepared) stripWait() {
 
 // rewriteCollations replaces collation names the TiDB parser does not know
 // (utf8mb4_uca1400_ai_ci, utf8mb4_nopad_bin, ...) by the _bin collation of
-// the same character set, which is all dbtrail reads from a collation.
+// the same character set, which is all dbtrail reads from a collation, and
+// removes MariaDB 11's charset-less context collations (uca1400_ai_ci).
 func (p *prepared) rewriteCollations() {
 	for i := range p.sig {
 		if p.word(i) != "COLLATE" {
@@ -295,10 +296,19 @@ func (p *prepared) rewriteCollations() {
 		if parserKnowsCollation(name) {
 			continue
 		}
-		if cs := CharsetOfCollation(name); cs == "binary" {
+		cs := CharsetOfCollation(name)
+		switch {
+		case cs == "binary":
 			p.set(j, "binary")
-		} else if cs != "" && parserKnowsCollation(cs+"_bin") {
+		case cs != "" && parserKnowsCollation(cs+"_bin"):
 			p.set(j, cs+"_bin")
+		case cs == "" && strings.HasPrefix(strings.ToLower(name), "uca1400_"):
+			// a MariaDB 11 context collation: it keeps the charset in force
+			from := i
+			if p.word(i-1) == "DEFAULT" {
+				from--
+			}
+			p.blank(from, j+1)
 		}
 	}
 }

@@ -47,6 +47,7 @@ func (p *prepared) classify() {
 		switch p.word(1) {
 		case "TABLE", "TABLES":
 			p.kind = stmtDropTable
+			p.set(1, "TABLE")
 			p.stripWait()
 		case "INDEX":
 			p.kind = stmtDropIndex
@@ -130,8 +131,8 @@ func (p *prepared) constraint(s, e int) {
 // columnDef rewrites a column definition whose name is at name, type at typ
 // and which ends before e.
 func (p *prepared) columnDef(name, typ, e int) {
-	marker := ""
-	switch w := p.word(typ); {
+	marker, w := "", p.word(typ)
+	switch {
 	case (w == "UUID" || w == "INET6" || w == "INET4") && !p.is(typ+1, "("):
 		marker = strings.ToLower(w)
 		if w == "INET4" {
@@ -147,15 +148,16 @@ func (p *prepared) columnDef(name, typ, e int) {
 		p.set(typ, "LONGBLOB")
 	case w == "NATIONAL" || w == "NCHAR" || w == "NVARCHAR":
 		marker = "national"
-	case w == "CHAR" || w == "CHARACTER": // CHAR [(n)] BYTE is BINARY [(n)]
-		b := typ + 1
-		if p.is(b, "(") {
-			b = p.closing(b) + 1
-		}
-		if p.word(b) == "BYTE" {
-			p.set(typ, "BINARY")
-			p.blank(b, b+1)
-		}
+	case w == "YEAR" && p.is(typ+1, "("): // YEAR(2) and YEAR(4) are both YEAR here
+		p.blank(typ+1, p.closing(typ+1)+1)
+	}
+	if after := p.afterType(typ); p.word(after) == "BYTE" && (w == "CHAR" || w == "CHARACTER") {
+		p.set(typ, "BINARY") // CHAR [(n)] BYTE is BINARY [(n)]
+		p.blank(after, after+1)
+	} else if p.word(after) == "ASCII" {
+		p.set(after, "CHARACTER SET latin1")
+	} else if p.word(after) == "UNICODE" {
+		p.set(after, "CHARACTER SET ucs2")
 	}
 	depth := 0
 	for i := typ + 1; i < e; i++ {
@@ -217,6 +219,15 @@ func (p *prepared) columnDef(name, typ, e int) {
 		p.suffix = map[int]string{}
 	}
 	p.suffix[p.sig[last]] += " COMMENT '" + markerPrefix + marker + "'"
+}
+
+// afterType returns the index after the type word at typ and its
+// parenthesized length, if any.
+func (p *prepared) afterType(typ int) int {
+	if p.is(typ+1, "(") {
+		return p.closing(typ+1) + 1
+	}
+	return typ + 1
 }
 
 // checkVersioning marks statements that create or change system-versioned

@@ -26,7 +26,9 @@ var geometryNames = []string{"geometry", "point", "linestring", "polygon", "mult
 // table: where a column of the same name has a logical type the binlog
 // cannot express (UUID and INET6 arrive as binary(16), INET4 as binary(4),
 // MariaDB's JSON as longtext, geometry subtypes), its type is kept, and its
-// unique indexes choose the key when the event carries no primary key.
+// indexes are kept (so its unique key, which the server logs as the primary
+// key when the table has none, stays KeyUnique). The table's default
+// charset is hint's, else the most common charset of its character columns.
 // Without column names in the event, hint's names are used if it has as
 // many columns; otherwise FromTableMap fails.
 func FromTableMap(schemaName, table string, ev *replication.TableMapEvent, hint *Table) (*Table, error) {
@@ -280,10 +282,12 @@ func (e *TableMapMismatchError) Error() string {
 }
 
 // CheckTableMap cross-checks a definition against a table map event of the
-// same table: the column count must match and, when the event carries
-// column names (binlog_row_metadata=FULL), the names in order
-// (case-insensitive) and each column's type family (integer, decimal,
-// float, bit, temporal, string, enum, set, json, geometry...) too.
+// same table: the event's schema and table name (when it has them) and
+// column count must match and, when the event carries column names
+// (binlog_row_metadata=FULL), the names in order (case-insensitive) and each
+// column's type family (integer, decimal, float, bit, year, temporal,
+// string, enum, set, json, geometry...) too. The error is a
+// *TableMapMismatchError naming the table, the column and what differs.
 func CheckTableMap(t *Table, ev *replication.TableMapEvent) error {
 	q := t.QualifiedName()
 	if s, n := string(ev.Schema), string(ev.Table); (s != "" || n != "") && (s != t.Schema || n != t.Name) {
