@@ -6,7 +6,7 @@ BIN   := bin
 # keeps them from starving each other.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 60m
 
-.PHONY: all deps build test unit vet demo bench clean
+.PHONY: all deps build test vet demo bench clean
 
 all: build
 
@@ -26,10 +26,6 @@ vet:
 # (CI=true) an integration test whose server cannot start fails.
 test: deps vet
 	$(GO) test $(TEST_FLAGS) ./...
-
-# Unit tests only (no servers).
-unit:
-	$(GO) test -count=1 -short ./...
 
 # The main job on the embedded default: source + index MariaDB, capture,
 # a little traffic. Ctrl-C stops it; state stays in .dbtrail/demo.
