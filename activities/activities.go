@@ -1,0 +1,104 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+)
+
+// Source is one captured server as the activities see it.
+type Source struct {
+	Name string
+	// DSN is a go-sql-driver DSN of a user that may dump (SELECT, RELOAD,
+	// LOCK TABLES, REPLICATION CLIENT). Its password is passed to mydumper
+	// in a 0600 defaults file, never on its command line.
+	DSN string
+	// DumpThreads is mydumper's --threads (default 2).
+	DumpThreads int
+}
+
+// Activities are the I/O steps of dbtrail's workflows, with what they need.
+type Activities struct {
+	Sources map[string]Source
+	Index   *index.Store
+	// BackupDir holds <source>/snapshots, <source>/current, <source>/.staging.
+	BackupDir string
+	// WorkDir holds dumps while they are converted.
+	WorkDir string
+	// Mydumper is the mydumper binary ("mydumper" on PATH when empty).
+	Mydumper string
+	Log      *slog.Logger
+}
+
+func (a *Activities) source(name string) (Source, error) {
+	s, ok := a.Sources[name]
+	if !ok {
+		return Source{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("source %q is not configured on this worker", name), "UnknownSource", nil)
+	}
+	return s, nil
+}
+
+func (a *Activities) sourceDir(source string) string { return filepath.Join(a.BackupDir, source) }
+
+func (a *Activities) log(ctx context.Context) *slog.Logger {
+	l := a.Log
+	if l == nil {
+		l = slog.Default()
+	}
+	info := activity.GetInfo(ctx)
+	return l.With(slog.String("activity", info.ActivityType.Name), slog.String("workflow_id", info.WorkflowExecution.ID))
+}
+
+// MapPosition maps a dump's binlog position to the index's seq. While
+// capture has not passed the position it waits, heartbeating; when the index
+// cannot cover the position (capture started after it, or a gap covers it)
+// the backup is refused for good.
+func (a *Activities) MapPosition(ctx context.Context, in MapPositionInput) (MapPositionResult, error) {
+	for {
+		seq, err := a.Index.SeqAt(ctx, in.Source, in.Position.Binlog())
+		var nc *index.NotCoveredError
+		switch {
+		case err == nil:
+			out := in.Position
+			out.Seq = seq
+			return MapPositionResult{Position: out}, nil
+		case errors.As(err, &nc):
+			return MapPositionResult{}, temporal.NewNonRetryableApplicationError(nc.Error(), "PositionNotCovered", err)
+		case !errors.Is(err, index.ErrNotCaughtUp):
+			return MapPositionResult{}, err
+		}
+		activity.RecordHeartbeat(ctx, "waiting for capture to reach "+in.Position.Binlog().String())
+		select {
+		case <-ctx.Done():
+			return MapPositionResult{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// RemoveDump deletes a dump folder; a folder already gone is success.
+func (a *Activities) RemoveDump(ctx context.Context, in RemoveDumpInput) error {
+	if in.Dir == "" || !isWithin(a.WorkDir, in.Dir) {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("refusing to remove %q outside the work folder %s", in.Dir, a.WorkDir), "BadPath", nil)
+	}
+	if err := os.RemoveAll(in.Dir); err != nil {
+		return fmt.Errorf("remove dump %s: %w", in.Dir, err)
+	}
+	return nil
+}
+
+// isWithin reports whether path lies inside dir.
+func isWithin(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) && len(rel) > 0 && rel[0] != '.'
+}

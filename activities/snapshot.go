@@ -1,0 +1,139 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/dbtrail/dbtrail/internal/dumpconv"
+	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// AllocateSnapshot picks a snapshot id no snapshot of the source has used
+// and starts its staging folder (removing what a crashed attempt of the
+// same id left).
+func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotInput) (AllocateSnapshotResult, error) {
+	dir := a.sourceDir(in.Source)
+	id := snapshot.NewSnapshotID(time.Now(), snapshot.ExistsIn(dir))
+	if _, err := snapshot.NewBuilder(dir, id); err != nil {
+		return AllocateSnapshotResult{}, err
+	}
+	return AllocateSnapshotResult{SnapshotID: id}, nil
+}
+
+// ConvertTable writes one dumped table as its Parquet table file, with its
+// empty chain start, into the snapshot's staging folder. It heartbeats after
+// each data file; a retry rewrites the table from the start (a Parquet file
+// cannot be appended to), which is idempotent: the same dump gives the same
+// rows. Bad input is a non-retryable error naming file and line.
+func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (ConvertTableResult, error) {
+	t := in.Table
+	fsys := os.DirFS(in.DumpDir)
+	def, create, err := dumpconv.Definition(fsys, t.Schema, t.Table, t.SchemaFile)
+	if err != nil {
+		return ConvertTableResult{}, badInput(err)
+	}
+	b, err := snapshot.AttachBuilder(a.sourceDir(in.Source), in.SnapshotID)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	rel, err := snapshot.TableFile(t.Schema, t.Table)
+	if err != nil {
+		return ConvertTableResult{}, badInput(err)
+	}
+	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source,
+		Position: snapshot.Position{File: in.Position.File, Pos: in.Position.Pos, GTID: in.Position.GTID, Seq: int64(in.Position.Seq)}}
+	var res snapshot.WriteResult
+	digest, err := b.WriteFile(rel, func(w io.Writer) error {
+		tw, err := snapshot.NewTableWriter(w, def, meta, snapshot.WriterOptions{})
+		if err != nil {
+			return err
+		}
+		err = dumpconv.Convert(ctx, fsys, t.DataFiles, def, tw, func(file int, rows int64) {
+			activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, File: file, Rows: rows})
+		})
+		if err != nil {
+			return err
+		}
+		res, err = tw.Close()
+		return err
+	})
+	if err != nil {
+		var syn *dumpfile.SyntaxError
+		var row *snapshot.RowError
+		if errors.As(err, &syn) || errors.As(err, &row) {
+			return ConvertTableResult{}, badInput(err)
+		}
+		return ConvertTableResult{}, err
+	}
+	out := ConvertTableResult{Schema: t.Schema, Table: t.Table, File: rel, Rows: res.Rows,
+		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size}
+	if snapshot.FullOnly(def) {
+		return out, nil
+	}
+	chain, err := snapshot.WriteEmptyChainStart(b, def)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	files := b.Files()
+	for _, c := range chain {
+		out.Chain = append(out.Chain, ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
+	}
+	activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
+	return out, nil
+}
+
+// Publish writes the manifest and makes the snapshot current. Publishing a
+// snapshot that is already published with the same manifest succeeds.
+func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResult, error) {
+	dir := a.sourceDir(in.Source)
+	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source,
+		Position: snapshot.Position{File: in.Position.File, Pos: in.Position.Pos, GTID: in.Position.GTID, Seq: int64(in.Position.Seq)},
+		Files:    map[string]snapshot.FileDigest{}}
+	for _, t := range in.Tables {
+		fp, err := snapshot.ParseFingerprint(t.Fingerprint)
+		if err != nil {
+			return PublishResult{}, badInput(err)
+		}
+		mt := snapshot.ManifestTable{Schema: t.Schema, Table: t.Table, File: t.File, Rows: t.Rows, Fingerprint: fp, Kind: snapshot.KindFull}
+		m.Files[t.File] = snapshot.FileDigest{SHA256: t.SHA256, Size: t.Size}
+		if len(t.Chain) > 0 {
+			mt.Kind = snapshot.KindDelta
+		}
+		for _, c := range t.Chain {
+			mt.Chain = append(mt.Chain, c.Path)
+			m.Files[c.Path] = snapshot.FileDigest{SHA256: c.SHA256, Size: c.Size}
+		}
+		m.Tables = append(m.Tables, mt)
+	}
+	for rel, d := range m.Files {
+		if err := b.Adopt(rel, d); err != nil {
+			return PublishResult{}, err
+		}
+	}
+	if err := b.Publish(m); err != nil {
+		return PublishResult{}, err
+	}
+	return PublishResult{SnapshotID: in.SnapshotID, Dir: snapshotDir(dir, in.SnapshotID)}, nil
+}
+
+func snapshotDir(sourceDir, id string) string {
+	return filepath.Join(sourceDir, snapshot.SnapshotsDir, id)
+}
+
+// badInput marks an error a retry cannot cure (a malformed dump, a value
+// that cannot be stored).
+func badInput(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), "BadInput", err)
+}

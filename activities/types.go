@@ -1,0 +1,127 @@
+// Package activities holds dbtrail's Temporal activities: the I/O half of
+// every workflow. Activities are methods on Activities, a struct of
+// dependencies; each takes one input struct and returns one result struct.
+// They are idempotent: outputs go to deterministic paths, and a re-run
+// overwrites staging or skips work whose digest already matches. Payloads
+// carry paths, keys and counts, never rows.
+package activities
+
+import (
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+)
+
+// Position is a snapshot's place in the stream: binlog coordinates, GTID and
+// the seq of the last captured transaction it contains.
+type Position struct {
+	File string `json:"file"`
+	Pos  uint64 `json:"pos"`
+	GTID string `json:"gtid,omitempty"`
+	Seq  uint64 `json:"seq"`
+}
+
+// Binlog returns the binlog coordinates.
+func (p Position) Binlog() binlogpos.Position { return binlogpos.Position{File: p.File, Pos: p.Pos} }
+
+// TableRef names one table of a dump and its files.
+type TableRef struct {
+	Schema     string   `json:"schema"`
+	Table      string   `json:"table"`
+	SchemaFile string   `json:"schema_file"`
+	DataFiles  []string `json:"data_files"`
+}
+
+// AllocateSnapshotInput asks for a new snapshot id of a source.
+type AllocateSnapshotInput struct {
+	Source string
+}
+
+// AllocateSnapshotResult is a snapshot id no snapshot of the source has used.
+type AllocateSnapshotResult struct {
+	SnapshotID string
+}
+
+// DumpInput asks for a consistent mydumper dump of a source into a work
+// folder named after the snapshot, so a retry reuses the same folder.
+type DumpInput struct {
+	Source     string
+	SnapshotID string
+}
+
+// DumpResult is where the dump is and what it holds.
+type DumpResult struct {
+	Dir          string
+	Position     Position // Seq is 0 until MapPosition fills it
+	Tables       []TableRef
+	SkippedViews []string
+}
+
+// MapPositionInput asks for the seq of the last captured transaction at or
+// before a dump's binlog position.
+type MapPositionInput struct {
+	Source   string
+	Position Position
+}
+
+// MapPositionResult is the position with its seq.
+type MapPositionResult struct {
+	Position Position
+}
+
+// ConvertTableInput converts one table of a dump into its Parquet table file
+// in the snapshot's staging folder.
+type ConvertTableInput struct {
+	Source     string
+	SnapshotID string
+	DumpDir    string
+	Table      TableRef
+	Position   Position
+}
+
+// ConvertTableResult describes the written table file.
+type ConvertTableResult struct {
+	Schema      string `json:"schema"`
+	Table       string `json:"table"`
+	File        string `json:"file"` // relative to the snapshot folder
+	Rows        int64  `json:"rows"`
+	Fingerprint string `json:"fingerprint"`
+	SHA256      string `json:"sha256"`
+	Size        int64  `json:"size"`
+	// Chain is the table's empty chain start pair (none for a table that is
+	// always written in full).
+	Chain []ChainFile `json:"chain,omitempty"`
+}
+
+// ChainFile is one .posdel/.upserts file with its digest.
+type ChainFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// ConvertProgress is the heartbeat detail of ConvertTable.
+type ConvertProgress struct {
+	Table string
+	File  int   // index of the data file being read
+	Rows  int64 // rows written so far
+	Done  bool
+}
+
+// PublishInput publishes a staged snapshot: manifest last, rename, swap
+// current.
+type PublishInput struct {
+	Source     string
+	SnapshotID string
+	Position   Position
+	Tables     []ConvertTableResult
+}
+
+// PublishResult is the published snapshot.
+type PublishResult struct {
+	SnapshotID string
+	Dir        string
+}
+
+// RemoveDumpInput removes a dump's work folder once it is no longer needed.
+type RemoveDumpInput struct {
+	Dir string
+}

@@ -1,0 +1,180 @@
+// Package dumpconv turns one table of a mydumper dump into a snapshot table
+// file: the schema file gives the definition, every data file's rows pass
+// through the statement parser into the Parquet writer. Literals are mapped
+// to the SQL text form (what SELECT returns), which the writer converts with
+// the one type mapping of internal/types. A value that cannot be converted
+// fails the table with the file and line; nothing is published.
+package dumpconv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+
+	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// Definition reads the table's CREATE TABLE from its schema file and
+// returns it with the definition it gives.
+func Definition(fsys fs.FS, schemaName, table, schemaFile string) (*schema.Table, string, error) {
+	f, err := fsys.Open(schemaFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("open schema file %s: %w", schemaFile, err)
+	}
+	defer f.Close()
+	stmt, err := dumpfile.ReadCreateTable(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("schema file %s: %w", schemaFile, err)
+	}
+	cat := schema.NewCatalog()
+	if _, err := schema.ApplyDDL(cat, schemaName, stmt); err != nil {
+		return nil, "", fmt.Errorf("schema file %s: %w", schemaFile, err)
+	}
+	def, ok := cat.Get(schemaName, table)
+	if !ok {
+		return nil, "", fmt.Errorf("schema file %s does not create %s.%s", schemaFile, schemaName, table)
+	}
+	return def, stmt, nil
+}
+
+// Progress is called after each data file with its index and the rows
+// written so far.
+type Progress func(file int, rows int64)
+
+// Convert appends every row of the table's data files, in order, to tw.
+func Convert(ctx context.Context, fsys fs.FS, dataFiles []string, def *schema.Table, tw *snapshot.TableWriter, progress Progress) error {
+	c := newConverter(def)
+	var rows int64
+	for i, name := range dataFiles {
+		n, err := c.file(ctx, fsys, name, tw)
+		rows += n
+		if err != nil {
+			return err
+		}
+		if progress != nil {
+			progress(i, rows)
+		}
+	}
+	return nil
+}
+
+type converter struct {
+	def  *schema.Table
+	vals [][]byte
+	bufs [][]byte
+	cols []int // row value i → column cols[i]
+}
+
+func newConverter(def *schema.Table) *converter {
+	n := len(def.Columns)
+	return &converter{def: def, vals: make([][]byte, n), bufs: make([][]byte, n)}
+}
+
+func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snapshot.TableWriter) (int64, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return 0, fmt.Errorf("open data file %s: %w", name, err)
+	}
+	defer f.Close()
+	r := dumpfile.NewReader(f, name)
+	var n int64
+	for {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if err := c.row(row); err != nil {
+			return n, fmt.Errorf("%s:%d: table %s: %w", name, row.Line, c.def.QualifiedName(), err)
+		}
+		if err := tw.AppendSQL(c.vals); err != nil {
+			return n, fmt.Errorf("%s:%d: %w", name, row.Line, err)
+		}
+		n++
+	}
+}
+
+// row maps one parsed row to the SQL text form of each column.
+func (c *converter) row(row dumpfile.Row) error {
+	if err := c.mapColumns(row); err != nil {
+		return err
+	}
+	for i, v := range row.Values {
+		col := &c.def.Columns[c.cols[i]]
+		val, err := c.value(c.cols[i], col, v)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", col.Name, err)
+		}
+		c.vals[c.cols[i]] = val
+	}
+	return nil
+}
+
+// mapColumns matches the row's values to columns: by the statement's column
+// list when it has one, else by position. Every column must get a value.
+func (c *converter) mapColumns(row dumpfile.Row) error {
+	if row.Columns == nil {
+		if len(row.Values) != len(c.def.Columns) {
+			return fmt.Errorf("row has %d values, the table has %d columns", len(row.Values), len(c.def.Columns))
+		}
+		if len(c.cols) != len(row.Values) {
+			c.cols = make([]int, len(row.Values))
+			for i := range c.cols {
+				c.cols[i] = i
+			}
+		}
+		return nil
+	}
+	if len(row.Columns) != len(c.def.Columns) {
+		return fmt.Errorf("INSERT lists %d columns, the table has %d", len(row.Columns), len(c.def.Columns))
+	}
+	c.cols = c.cols[:0]
+	seen := make([]bool, len(c.def.Columns))
+	for _, name := range row.Columns {
+		j := c.def.ColumnIndex(name)
+		if j < 0 || seen[j] {
+			return fmt.Errorf("INSERT column %q is not a column of the table (or is listed twice)", name)
+		}
+		seen[j] = true
+		c.cols = append(c.cols, j)
+	}
+	return nil
+}
+
+// value returns the SQL text form of one literal for column col.
+func (c *converter) value(i int, col *schema.Column, v dumpfile.Value) ([]byte, error) {
+	if v.Kind == dumpfile.KindNull {
+		return nil, nil
+	}
+	switch {
+	case types.IsCharacter(col):
+		var err error
+		c.bufs[i], err = types.ToUTF8(c.bufs[i][:0], col, v.Raw)
+		return c.bufs[i], err
+	case col.Type == "bit" && v.Kind == dumpfile.KindNumber:
+		// A BIT written as a number: its big-endian bytes.
+		n, err := strconv.ParseUint(string(v.Raw), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("BIT value %q: %w", v.Raw, err)
+		}
+		w := (col.Length + 7) / 8
+		b := c.bufs[i][:0]
+		for k := w - 1; k >= 0; k-- {
+			b = append(b, byte(n>>(8*k)))
+		}
+		c.bufs[i] = b
+		return b, nil
+	}
+	return v.Raw, nil
+}

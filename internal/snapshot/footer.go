@@ -1,0 +1,134 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+)
+
+// WriterVersion identifies this writer in footers and Parquet's created_by.
+const WriterVersion = "snapshot/1"
+
+// Footer key-value metadata keys of a table file.
+const (
+	KeyCreateTable   = "dbtrail.create_table"   // CREATE TABLE text
+	KeyPosition      = "dbtrail.position"       // JSON of Position
+	KeySnapshotID    = "dbtrail.snapshot_id"    // e.g. 20261129T061500Z
+	KeySource        = "dbtrail.source"         // source name
+	KeyWriterVersion = "dbtrail.writer_version" // WriterVersion of the writer
+	KeyRowCount      = "dbtrail.row_count"      // decimal
+	KeyFingerprint   = "dbtrail.fingerprint"    // Fingerprint.String()
+	KeyTable         = "dbtrail.table"          // JSON of schema.Table
+)
+
+// Position is a point of the binlog stream: the binlog coordinates and GTID
+// of the last transaction a snapshot contains and its capture seq.
+type Position struct {
+	File string `json:"file"`
+	Pos  uint64 `json:"pos"`
+	GTID string `json:"gtid,omitempty"`
+	Seq  int64  `json:"seq"`
+}
+
+// FooterMeta is the footer metadata of a table file. NewTableWriter takes
+// CreateTable, Position, SnapshotID, Source and WriterVersion from its
+// caller; Close fills in Rows, Fingerprint and Table. ReadFooter returns all.
+type FooterMeta struct {
+	CreateTable   string
+	Position      Position
+	SnapshotID    string
+	Source        string
+	WriterVersion string // "" means WriterVersion when writing
+	Rows          int64
+	Fingerprint   Fingerprint
+	Table         *schema.Table
+}
+
+// keyValues returns the footer pairs in a fixed order.
+func (m FooterMeta) keyValues() ([][2]string, error) {
+	pos, err := json.Marshal(m.Position)
+	if err != nil {
+		return nil, fmt.Errorf("footer position: %w", err)
+	}
+	tbl, err := json.Marshal(m.Table)
+	if err != nil {
+		return nil, fmt.Errorf("footer table: %w", err)
+	}
+	wv := m.WriterVersion
+	if wv == "" {
+		wv = WriterVersion
+	}
+	return [][2]string{
+		{KeyCreateTable, m.CreateTable},
+		{KeyPosition, string(pos)},
+		{KeySnapshotID, m.SnapshotID},
+		{KeySource, m.Source},
+		{KeyWriterVersion, wv},
+		{KeyRowCount, strconv.FormatInt(m.Rows, 10)},
+		{KeyFingerprint, m.Fingerprint.String()},
+		{KeyTable, string(tbl)},
+	}, nil
+}
+
+// ReadFooter reads the footer metadata of the table file at path without
+// reading its data. It does not check the file's digest: use Snapshot.Verify
+// first for a file of a snapshot. A missing or malformed key is an error.
+func ReadFooter(path string) (FooterMeta, error) {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return FooterMeta{}, fmt.Errorf("read footer %s: %w", path, err)
+	}
+	defer r.Close()
+	m, err := footerFrom(r.MetaData().KeyValueMetadata())
+	if err != nil {
+		return FooterMeta{}, fmt.Errorf("read footer %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func footerFrom(kv metadata.KeyValueMetadata) (FooterMeta, error) {
+	get := func(key string) (string, error) {
+		v := kv.FindValue(key)
+		if v == nil {
+			return "", fmt.Errorf("footer has no %s", key)
+		}
+		return *v, nil
+	}
+	var m FooterMeta
+	var err error
+	var pos, rows, fp, tbl string
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{KeyCreateTable, &m.CreateTable}, {KeyPosition, &pos}, {KeySnapshotID, &m.SnapshotID},
+		{KeySource, &m.Source}, {KeyWriterVersion, &m.WriterVersion}, {KeyRowCount, &rows},
+		{KeyFingerprint, &fp}, {KeyTable, &tbl},
+	} {
+		if *f.dst, err = get(f.key); err != nil {
+			return FooterMeta{}, err
+		}
+	}
+	if err := json.Unmarshal([]byte(pos), &m.Position); err != nil {
+		return FooterMeta{}, fmt.Errorf("footer %s: %w", KeyPosition, err)
+	}
+	if m.Rows, err = strconv.ParseInt(rows, 10, 64); err != nil {
+		return FooterMeta{}, fmt.Errorf("footer %s: %w", KeyRowCount, err)
+	}
+	if m.Fingerprint, err = ParseFingerprint(fp); err != nil {
+		return FooterMeta{}, fmt.Errorf("footer %s: %w", KeyFingerprint, err)
+	}
+	if m.Fingerprint.Rows != m.Rows {
+		return FooterMeta{}, fmt.Errorf("footer: fingerprint counts %d rows, row count is %d", m.Fingerprint.Rows, m.Rows)
+	}
+	m.Table = new(schema.Table)
+	if err := json.Unmarshal([]byte(tbl), m.Table); err != nil {
+		return FooterMeta{}, fmt.Errorf("footer %s: %w", KeyTable, err)
+	}
+	return m, nil
+}

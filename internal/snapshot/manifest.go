@@ -1,0 +1,189 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ManifestVersion is the Version written by this package.
+const ManifestVersion = 1
+
+// Names inside a source folder and a snapshot folder.
+const (
+	ManifestName = "manifest.json"
+	SnapshotsDir = "snapshots"
+	StagingDir   = ".staging"
+	CurrentLink  = "current"
+)
+
+// idLayout is the snapshot id: UTC time to the second.
+const idLayout = "20060102T150405Z"
+
+// Manifest is a snapshot's manifest.json: its position, its tables with
+// their chains, and the sha256 and size of every file in the snapshot.
+// Paths are relative to the snapshot folder, with '/' separators.
+type Manifest struct {
+	Version    int                   `json:"version"`
+	SnapshotID string                `json:"snapshot_id"`
+	Source     string                `json:"source"`
+	Position   Position              `json:"position"`
+	CreatedAt  time.Time             `json:"created_at"`
+	Tables     []ManifestTable       `json:"tables"`
+	Files      map[string]FileDigest `json:"files"`
+}
+
+// ManifestTable is one table of a snapshot.
+type ManifestTable struct {
+	Schema      string      `json:"schema"`
+	Table       string      `json:"table"`
+	File        string      `json:"file"` // the table file, "<schema>/<table>.parquet"
+	Rows        int64       `json:"rows"` // rows of the table file
+	Fingerprint Fingerprint `json:"fingerprint"`
+	// Chain lists the .posdel/.upserts files to apply to File, in order.
+	Chain []string `json:"chain"`
+	Kind  string   `json:"kind"` // KindDelta or KindFull
+}
+
+// FileDigest is the sha256 (lower-case hex) and size of a file.
+type FileDigest struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// Table returns the entry of schema.table, or false.
+func (m *Manifest) Table(schemaName, table string) (ManifestTable, bool) {
+	for _, t := range m.Tables {
+		if t.Schema == schemaName && t.Table == table {
+			return t, true
+		}
+	}
+	return ManifestTable{}, false
+}
+
+// check validates the manifest's internal consistency: every table's file
+// and chain entries are listed in Files, and every path is a clean relative
+// path inside the snapshot.
+func (m *Manifest) check() error {
+	if _, err := ParseSnapshotID(m.SnapshotID); err != nil {
+		return err
+	}
+	for rel := range m.Files {
+		if err := checkRel(rel); err != nil {
+			return err
+		}
+	}
+	for _, t := range m.Tables {
+		for _, rel := range append([]string{t.File}, t.Chain...) {
+			if _, ok := m.Files[rel]; !ok {
+				return fmt.Errorf("table %s.%s: file %q is not in the manifest's files", t.Schema, t.Table, rel)
+			}
+		}
+	}
+	return nil
+}
+
+// checkRel refuses a path that is absolute, unclean, or leaves the folder.
+func checkRel(rel string) error {
+	if rel == "" || path.IsAbs(rel) || path.Clean(rel) != rel || rel == "." ||
+		rel == ".." || strings.HasPrefix(rel, "../") || strings.ContainsAny(rel, "\\\x00") || rel == ManifestName {
+		return fmt.Errorf("bad snapshot file path %q", rel)
+	}
+	return nil
+}
+
+// encode returns the manifest's canonical JSON (indented, map keys sorted,
+// times in UTC): two manifests are the same when their encodings are equal.
+func (m Manifest) encode() ([]byte, error) {
+	m.CreatedAt = m.CreatedAt.UTC()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// readManifest reads and checks dir/manifest.json.
+func readManifest(dir string) (Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return Manifest{}, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, fmt.Errorf("%s: %w", ManifestName, err)
+	}
+	if m.Version < 1 || m.Version > ManifestVersion {
+		return Manifest{}, fmt.Errorf("%s: unsupported version %d", ManifestName, m.Version)
+	}
+	if err := m.check(); err != nil {
+		return Manifest{}, fmt.Errorf("%s: %w", ManifestName, err)
+	}
+	return m, nil
+}
+
+// NewSnapshotID returns the id for a snapshot made at now: the UTC time to
+// the second, "20261129T061500Z". If exists reports the id taken, the time
+// advances by one second until a free id is found, so an id is never reused
+// (ids are also never in the past of now). exists is typically ExistsIn.
+func NewSnapshotID(now time.Time, exists func(id string) bool) string {
+	t := now.UTC().Truncate(time.Second)
+	for {
+		id := t.Format(idLayout)
+		if exists == nil || !exists(id) {
+			return id
+		}
+		t = t.Add(time.Second)
+	}
+}
+
+// ExistsIn returns an exists function for NewSnapshotID: an id is taken when
+// <sourceDir>/snapshots/<id> or <sourceDir>/.staging/<id> exists.
+func ExistsIn(sourceDir string) func(id string) bool {
+	return func(id string) bool {
+		for _, d := range []string{SnapshotsDir, StagingDir} {
+			if _, err := os.Lstat(filepath.Join(sourceDir, d, id)); err == nil || !os.IsNotExist(err) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ParseSnapshotID returns the time of a snapshot id, refusing anything that
+// is not exactly the id form.
+func ParseSnapshotID(id string) (time.Time, error) {
+	t, err := time.Parse(idLayout, id)
+	if err != nil || t.Format(idLayout) != id {
+		return time.Time{}, fmt.Errorf("malformed snapshot id %q", id)
+	}
+	return t, nil
+}
+
+// ListSnapshots returns the ids of the published snapshots of a source (those
+// with a manifest.json), oldest first.
+func ListSnapshots(sourceDir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(sourceDir, SnapshotsDir))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if _, err := ParseSnapshotID(e.Name()); err != nil || !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(sourceDir, SnapshotsDir, e.Name(), ManifestName)); err == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}

@@ -1,0 +1,273 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// Row group bounds: a row group is flushed at whichever comes first.
+const (
+	DefaultRowGroupRows  = 128 * 1024
+	DefaultRowGroupBytes = 64 << 20
+)
+
+// WriterOptions tune a TableWriter. The zero value is the default.
+type WriterOptions struct {
+	// RowGroupRows and RowGroupBytes bound a row group (and the writer's
+	// memory): defaults DefaultRowGroupRows and DefaultRowGroupBytes. Bytes
+	// are estimated from the canonical value sizes.
+	RowGroupRows  int
+	RowGroupBytes int
+	// ZstdLevel is the zstd compression level; 0 is the codec's default.
+	ZstdLevel int
+	// Allocator for Arrow buffers; nil is the Go allocator.
+	Allocator memory.Allocator
+}
+
+// WriteResult describes a closed table file.
+type WriteResult struct {
+	Rows        int64
+	Fingerprint Fingerprint
+	RowGroups   int
+	Bytes       int64 // bytes written to the io.Writer
+}
+
+// RowError reports a value of a row that cannot be stored. It is never turned
+// into NULL. Row is 1-based within the file.
+type RowError struct {
+	Table  string // schema.table
+	Column string
+	Row    int64
+	Value  string // abbreviated, quoted
+	Err    error
+}
+
+func (e *RowError) Error() string {
+	return fmt.Sprintf("table %s row %d column %s value %s: %v", e.Table, e.Row, e.Column, e.Value, e.Err)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// abbreviate quotes v, cut to 64 bytes.
+func abbreviate(v []byte) string {
+	if len(v) > 64 {
+		return fmt.Sprintf("%q… (%d bytes)", v[:64], len(v))
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// TableWriter writes one table file: Parquet, zstd, one row group per
+// RowGroupRows/RowGroupBytes, with the footer key-value metadata of
+// FooterMeta. It holds at most one row group in memory. It is not safe for
+// concurrent use.
+type TableWriter struct {
+	t       *schema.Table
+	meta    FooterMeta
+	opts    WriterOptions
+	sc      *arrow.Schema
+	cw      *countingWriter
+	fw      *pqarrow.FileWriter
+	cols    []column
+	vals    []value
+	canon   []byte // hash framing + canonical values of the current row
+	scratch []byte // decoded bytes of the current row
+	fp      Fingerprint
+	groupN  int
+	groupB  int
+	groups  int
+	err     error // sticky: a failed write or flush ends the writer
+	closed  bool
+}
+
+// NewTableWriter starts a table file of t on w. meta's CreateTable, Position,
+// SnapshotID, Source and WriterVersion (default WriterVersion) go to the
+// footer at Close; its Rows, Fingerprint and Table are ignored (Close fills
+// them in). w is never closed by the TableWriter.
+func NewTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOptions) (*TableWriter, error) {
+	sc, err := ArrowSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	if opts.RowGroupRows <= 0 {
+		opts.RowGroupRows = DefaultRowGroupRows
+	}
+	if opts.RowGroupBytes <= 0 {
+		opts.RowGroupBytes = DefaultRowGroupBytes
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	cw := &countingWriter{w: w}
+	fw, err := newParquetWriter(sc, cw, opts)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
+	}
+	return &TableWriter{
+		t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
+		cols: newColumns(opts.Allocator, t, sc), vals: make([]value, len(t.Columns)),
+	}, nil
+}
+
+// newParquetWriter opens a zstd Parquet writer that stores the Arrow schema
+// (so field metadata survives).
+func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions) (*pqarrow.FileWriter, error) {
+	pp := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(int64(max(opts.RowGroupRows, 1))),
+		parquet.WithCreatedBy("dbtrail " + WriterVersion),
+	}
+	if opts.ZstdLevel != 0 {
+		pp = append(pp, parquet.WithCompressionLevel(opts.ZstdLevel))
+	}
+	if opts.Allocator != nil {
+		pp = append(pp, parquet.WithAllocator(opts.Allocator))
+	}
+	return pqarrow.NewFileWriter(sc, w, parquet.NewWriterProperties(pp...),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+}
+
+// AppendSQL appends one row given in the SQL text form of types.AppendSQLValue
+// (one value per column in table order, nil = NULL). Each value is first
+// canonicalised with types.AppendSQLValue (which also feeds the row's
+// RowHash), then decoded into the column's Parquet type. A value that cannot
+// be converted is a *RowError and the row is not written; the writer stays
+// usable. The row's slices are not retained.
+func (tw *TableWriter) AppendSQL(row [][]byte) error {
+	if tw.err != nil {
+		return tw.err
+	}
+	if tw.closed {
+		return errors.New("append to a closed table writer")
+	}
+	if len(row) != len(tw.cols) {
+		return fmt.Errorf("table %s row %d: %d values for %d columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(row), len(tw.cols))
+	}
+	canon, scratch := tw.canon[:0], tw.scratch[:0]
+	for i, raw := range row {
+		if raw == nil {
+			canon = binary.LittleEndian.AppendUint32(canon, nullMarker)
+			tw.vals[i] = value{null: true}
+			continue
+		}
+		at := len(canon)
+		canon = append(canon, 0, 0, 0, 0)
+		var err error
+		if canon, err = types.AppendSQLValue(canon, tw.cols[i].col, raw); err == nil {
+			v := canon[at+4:]
+			binary.LittleEndian.PutUint32(canon[at:], uint32(len(v)))
+			err = tw.cols[i].parse(v, at+4, &scratch, &tw.vals[i])
+		}
+		if err != nil {
+			tw.canon, tw.scratch = canon[:0], scratch[:0]
+			return tw.rowErr(i, raw, err)
+		}
+	}
+	for i := range tw.cols {
+		tw.cols[i].put(&tw.vals[i], canon, scratch)
+	}
+	tw.fp.Add(xxhash.Sum64(canon))
+	tw.canon, tw.scratch = canon, scratch
+	tw.groupN++
+	tw.groupB += len(canon) + len(scratch)
+	if tw.groupN >= tw.opts.RowGroupRows || tw.groupB >= tw.opts.RowGroupBytes {
+		return tw.flush()
+	}
+	return nil
+}
+
+func (tw *TableWriter) rowErr(i int, raw []byte, err error) error {
+	var ve *types.ValueError
+	if errors.As(err, &ve) {
+		err = ve.Err // the RowError names the column itself
+	}
+	return &RowError{Table: tw.t.QualifiedName(), Column: tw.t.Columns[i].Name, Row: tw.fp.Rows + 1, Value: abbreviate(raw), Err: err}
+}
+
+// flush writes the buffered rows as one row group.
+func (tw *TableWriter) flush() error {
+	if tw.groupN == 0 {
+		return nil
+	}
+	arrs := make([]arrow.Array, len(tw.cols))
+	for i := range tw.cols {
+		arrs[i] = tw.cols[i].newArray(tw.groupN)
+	}
+	rec := array.NewRecordBatch(tw.sc, arrs, int64(tw.groupN))
+	for _, a := range arrs {
+		a.Release()
+	}
+	err := tw.fw.Write(rec)
+	rec.Release()
+	if err != nil {
+		tw.err = fmt.Errorf("table %s: write row group: %w", tw.t.QualifiedName(), err)
+		return tw.err
+	}
+	tw.groups++
+	tw.groupN, tw.groupB = 0, 0
+	return nil
+}
+
+// Rows returns the number of rows appended so far.
+func (tw *TableWriter) Rows() int64 { return tw.fp.Rows }
+
+// Close flushes the last row group and writes the footer with the metadata of
+// FooterMeta (see FooterKeys). It does not close the io.Writer. A TableWriter
+// whose append failed with a write error cannot be closed successfully.
+func (tw *TableWriter) Close() (WriteResult, error) {
+	if tw.closed {
+		return WriteResult{}, errors.New("table writer already closed")
+	}
+	tw.closed = true
+	defer func() {
+		for i := range tw.cols {
+			tw.cols[i].b.Release()
+		}
+	}()
+	if tw.err != nil {
+		return WriteResult{}, tw.err
+	}
+	if err := tw.flush(); err != nil {
+		return WriteResult{}, err
+	}
+	meta := tw.meta
+	meta.Rows, meta.Fingerprint, meta.Table = tw.fp.Rows, tw.fp, tw.t
+	kv, err := meta.keyValues()
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("table %s: %w", tw.t.QualifiedName(), err)
+	}
+	for _, p := range kv {
+		if err := tw.fw.AppendKeyValueMetadata(p[0], p[1]); err != nil {
+			return WriteResult{}, fmt.Errorf("table %s: footer: %w", tw.t.QualifiedName(), err)
+		}
+	}
+	if err := tw.fw.Close(); err != nil {
+		return WriteResult{}, fmt.Errorf("table %s: close: %w", tw.t.QualifiedName(), err)
+	}
+	return WriteResult{Rows: tw.fp.Rows, Fingerprint: tw.fp, RowGroups: tw.groups, Bytes: tw.cw.n}, nil
+}
+
+// countingWriter counts bytes and hides any Close method of w (pqarrow closes
+// an io.Closer it writes to).
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,151 @@
+// Package workflows holds dbtrail's Temporal workflows. Workflows only
+// decide: every read or write is an activity (package activities), so a
+// workflow replays deterministically from its history.
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+)
+
+// TaskQueue is the queue every dbtrail worker listens on.
+const TaskQueue = "dbtrail"
+
+// FullBackupWorkflowID is the fixed id of a source's full backup: Temporal
+// refuses a second one while the first runs.
+func FullBackupWorkflowID(source string) string { return "fullbackup-" + source }
+
+// FullBackupInput names the source to back up.
+type FullBackupInput struct {
+	Source string
+	// Parallel bounds how many tables are converted at once (default 2).
+	Parallel int
+}
+
+// FullBackupResult is the published snapshot.
+type FullBackupResult struct {
+	SnapshotID string
+	Position   activities.Position
+	Tables     int
+	Rows       int64
+	Skipped    []string
+}
+
+// FullBackupProgress is what the "progress" query returns.
+type FullBackupProgress struct {
+	Phase       string
+	TablesTotal int
+	TablesDone  int
+	Rows        int64
+}
+
+// ProgressQuery is the query name workflows answer with their progress.
+const ProgressQuery = "progress"
+
+// a is used only for method expressions naming activities; it is never
+// called in a workflow.
+var a *activities.Activities
+
+// FullBackup dumps the source with mydumper, maps the dump's binlog position
+// to the index's seq, converts every table to Parquet and publishes the
+// snapshot (manifest last, then the current pointer).
+func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, error) {
+	progress := FullBackupProgress{Phase: "allocating snapshot"}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (FullBackupProgress, error) { return progress, nil }); err != nil {
+		return FullBackupResult{}, err
+	}
+	if in.Parallel <= 0 {
+		in.Parallel = 2
+	}
+	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+	long := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 12 * time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
+	})
+
+	var alloc activities.AllocateSnapshotResult
+	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
+		return FullBackupResult{}, err
+	}
+	progress.Phase = "dumping"
+	var dump activities.DumpResult
+	if err := workflow.ExecuteActivity(long, a.Dump, activities.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID}).Get(ctx, &dump); err != nil {
+		return FullBackupResult{}, err
+	}
+	progress.Phase = "waiting for capture to pass the dump position"
+	var mapped activities.MapPositionResult
+	if err := workflow.ExecuteActivity(long, a.MapPosition, activities.MapPositionInput{Source: in.Source, Position: dump.Position}).Get(ctx, &mapped); err != nil {
+		return FullBackupResult{}, err
+	}
+	progress.Phase = "converting tables"
+	progress.TablesTotal = len(dump.Tables)
+	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, &progress)
+	if err != nil {
+		return FullBackupResult{}, err
+	}
+	progress.Phase = "publishing"
+	var pub activities.PublishResult
+	if err := workflow.ExecuteActivity(short, a.Publish, activities.PublishInput{
+		Source: in.Source, SnapshotID: alloc.SnapshotID, Position: mapped.Position, Tables: tables,
+	}).Get(ctx, &pub); err != nil {
+		return FullBackupResult{}, err
+	}
+	if err := workflow.ExecuteActivity(short, a.RemoveDump, activities.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("dump folder not removed", "dir", dump.Dir, "error", err)
+	}
+	progress.Phase = "done"
+	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
+		Rows: progress.Rows, Skipped: dump.SkippedViews}, nil
+}
+
+// convertAll converts every table with at most in.Parallel at once; results
+// keep the dump's table order so the manifest does not depend on timing.
+func convertAll(ctx workflow.Context, in FullBackupInput, id string, dump activities.DumpResult,
+	pos activities.Position, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
+	results := make([]activities.ConvertTableResult, len(dump.Tables))
+	running := 0
+	next := 0
+	var firstErr error
+	sel := workflow.NewSelector(ctx)
+	start := func(i int) {
+		t := dump.Tables[i]
+		f := workflow.ExecuteActivity(ctx, a.ConvertTable, activities.ConvertTableInput{
+			Source: in.Source, SnapshotID: id, DumpDir: dump.Dir, Table: t, Position: pos})
+		running++
+		sel.AddFuture(f, func(f workflow.Future) {
+			running--
+			if err := f.Get(ctx, &results[i]); err != nil {
+				if firstErr == nil {
+					// Returned as is: wrapping would hide the activity's
+					// application error type (e.g. BadInput) from the caller.
+					firstErr = err
+				}
+				return
+			}
+			progress.TablesDone++
+			progress.Rows += results[i].Rows
+		})
+	}
+	for next < len(dump.Tables) || running > 0 {
+		for firstErr == nil && running < in.Parallel && next < len(dump.Tables) {
+			start(next)
+			next++
+		}
+		if running == 0 {
+			break
+		}
+		sel.Select(ctx)
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return results, nil
+}

@@ -1,0 +1,99 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/dbtrail/dbtrail/activities"
+)
+
+func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Activities{})
+	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
+	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{
+		Dir: "/work/main/20261129T090000Z", Position: activities.Position{File: "binlog.000003", Pos: 900},
+		Tables: []activities.TableRef{{Schema: "app", Table: "a"}, {Schema: "app", Table: "b"}, {Schema: "app", Table: "c"}},
+	}, nil)
+	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MapPositionInput) (activities.MapPositionResult, error) {
+		p := in.Position
+		p.Seq = 42
+		return activities.MapPositionResult{Position: p}, nil
+	})
+	return env
+}
+
+func TestFullBackupConvertsEveryTableAndPublishesInOrder(t *testing.T) {
+	env := fullBackupEnv(t)
+	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
+		if in.Position.Seq != 42 || in.SnapshotID != "20261129T090000Z" {
+			return activities.ConvertTableResult{}, errors.New("convert got the wrong position or snapshot")
+		}
+		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
+	})
+	var published activities.PublishInput
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+		published = in
+		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+	})
+	env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(nil)
+	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	var res FullBackupResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Tables != 3 || res.Rows != 30 || res.Position.Seq != 42 {
+		t.Fatalf("result %+v", res)
+	}
+	if len(published.Tables) != 3 || published.Tables[0].Table != "a" || published.Tables[2].Table != "c" || published.Position.Seq != 42 {
+		t.Fatalf("published %+v", published)
+	}
+}
+
+func TestFullBackupPublishesNothingWhenATableFails(t *testing.T) {
+	env := fullBackupEnv(t)
+	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
+		if in.Table.Table == "b" {
+			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("app.b.00000.sql:7: unterminated string", "BadDump", nil)
+		}
+		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 1}, nil
+	})
+	published := false
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+		published = true
+		return activities.PublishResult{}, nil
+	})
+	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+	err := env.GetWorkflowError()
+	if err == nil || published {
+		t.Fatalf("a failed table must fail the backup before publish; err %v published %v", err, published)
+	}
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != "BadDump" {
+		t.Fatalf("the table's error must surface, got %v", err)
+	}
+}
+
+func TestFullBackupRefusedWhenIndexCannotCoverTheDump(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Activities{})
+	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "x"}, nil)
+	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Dir: "/w/x"}, nil)
+	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{},
+		temporal.NewNonRetryableApplicationError("capture started after it", "PositionNotCovered", nil))
+	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != "PositionNotCovered" {
+		t.Fatalf("want PositionNotCovered, got %v", err)
+	}
+}
