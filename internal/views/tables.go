@@ -1,0 +1,165 @@
+package views
+
+import (
+	"cmp"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
+)
+
+// chainStart matches the base name of a chain start file after the table
+// name: the empty 000000 pair, or a compacted range from 000000 that
+// replaced it.
+var chainStart = regexp.MustCompile(`^\.000000(-[0-9]+)?\.(posdel|upserts)$`)
+
+// TablesFromSnapshot lists the tables of the snapshot folder snapshotDir
+// (a snapshots/<id> folder, or current): every <schema>/<table>.parquet,
+// sorted by schema then table, with its columns read from the file's Parquet
+// schema by DuckDB DESCRIBE. manifest.json, chain files and anything else
+// not ending in .parquet are ignored.
+//
+// Every table has to have its chain start (<table>.000000.posdel and
+// .upserts, or a range 000000-<n> pair) unless it has a reserved column name
+// (and so no chain): the views' globs need at least one file to match, and a
+// table without it is an error naming the table.
+func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
+	schemas, err := os.ReadDir(snapshotDir)
+	if err != nil {
+		return nil, fmt.Errorf("views: list snapshot: %w", err)
+	}
+	db, cleanup, err := openDuckDB()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	var out []TableRef
+	for _, s := range schemas {
+		if !s.IsDir() {
+			continue
+		}
+		dir := filepath.Join(snapshotDir, s.Name())
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("views: list schema %q: %w", s.Name(), err)
+		}
+		names := map[string]bool{}
+		for _, f := range files {
+			names[f.Name()] = true
+		}
+		for _, f := range files {
+			table, ok := strings.CutSuffix(f.Name(), ".parquet")
+			if !ok || table == "" || f.IsDir() {
+				continue
+			}
+			ref := TableRef{Schema: s.Name(), Table: table}
+			if ref.Columns, err = describe(db, filepath.Join(dir, f.Name())); err != nil {
+				return nil, err
+			}
+			if !ref.fullOnly() && !hasChainStart(names, table) {
+				return nil, fmt.Errorf("views: table %q.%q has no chain start (%s.000000.posdel and %s.000000.upserts) in %s: "+
+					"its view would fail, DuckDB's read_parquet refuses a glob that matches no file; "+
+					"a snapshot written by a full backup or refresh of this version has it",
+					ref.Schema, ref.Table, table, table, snapshotDir)
+			}
+			out = append(out, ref)
+		}
+	}
+	slices.SortFunc(out, func(a, b TableRef) int {
+		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table))
+	})
+	return out, nil
+}
+
+// hasChainStart reports whether the file names of a schema folder hold both
+// files of table's chain start.
+func hasChainStart(names map[string]bool, table string) bool {
+	var posdel, upserts bool
+	for n := range names {
+		rest, ok := strings.CutPrefix(n, table)
+		if !ok {
+			continue
+		}
+		if m := chainStart.FindStringSubmatch(rest); m != nil {
+			posdel = posdel || m[2] == "posdel"
+			upserts = upserts || m[2] == "upserts"
+		}
+	}
+	return posdel && upserts
+}
+
+// describe returns the column names of the Parquet file at path, in order.
+func describe(db *sql.DB, path string) ([]string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	q := "DESCRIBE SELECT * FROM read_parquet(" + quoteString(globEscape(filepath.ToSlash(abs))) + ")"
+	rows, err := db.Query(q)
+	if err != nil {
+		return nil, fmt.Errorf("views: read columns of %s: %w", path, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	nameAt := -1
+	for i, c := range cols {
+		if c == "column_name" {
+			nameAt = i
+		}
+	}
+	if nameAt < 0 {
+		return nil, fmt.Errorf("views: DESCRIBE of %s has no column_name", path)
+	}
+	var names []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		name, ok := vals[nameAt].(string)
+		if !ok {
+			return nil, fmt.Errorf("views: DESCRIBE of %s: column name %v", path, vals[nameAt])
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("views: read columns of %s: %w", path, err)
+	}
+	return names, nil
+}
+
+// openDuckDB opens an in-memory DuckDB bounded as DESIGN.md asks (memory
+// limit, threads, a temp directory of its own) and returns it with the
+// function that closes it and removes the temp directory.
+func openDuckDB() (*sql.DB, func(), error) {
+	tmp, err := os.MkdirTemp("", "dbtrail-views-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("views: duckdb temp dir: %w", err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("views: open duckdb: %w", err)
+	}
+	cleanup := func() { db.Close(); os.RemoveAll(tmp) }
+	for _, s := range []string{"SET memory_limit='256MB'", "SET threads=1",
+		"SET temp_directory=" + quoteString(filepath.ToSlash(tmp))} {
+		if _, err := db.Exec(s); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("views: duckdb %s: %w", s, err)
+		}
+	}
+	return db, cleanup, nil
+}
