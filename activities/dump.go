@@ -117,7 +117,7 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 	}
 	res := DumpResult{Dir: dir, Position: Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
 	for _, t := range tables {
-		if t.IsView {
+		if t.IsView || systemSchema[t.Schema] {
 			continue
 		}
 		res.Tables = append(res.Tables, TableRef{Schema: t.Schema, Table: t.Table, SchemaFile: t.SchemaFile, DataFiles: t.DataFiles})
@@ -134,3 +134,6 @@ func tail(s string, n int) string {
 	}
 	return "…" + s[len(s)-n:]
 }
+
+// systemSchema are server schemas never backed up as tables.
+var systemSchema = map[string]bool{"mysql": true, "sys": true, "performance_schema": true, "information_schema": true}

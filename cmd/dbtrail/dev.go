@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dbtrail/dbtrail/temporal"
+)
+
+// devJob is a long-running part of "dbtrail dev" beside the Temporal server:
+// it runs until ctx ends and then returns nil; an error it returns stops
+// dev with that error.
+type devJob struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+func newDevCmd(g *globals) *cobra.Command {
+	var (
+		cfg       temporal.ServerConfig
+		taskQueue string
+	)
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run everything in one process: an embedded Temporal server (SQLite) with its UI, and a worker",
+		Long: `dev is the embedded default: an in-process Temporal server that keeps its
+history in <data-dir>/temporal.db (it survives restarts), its web UI, and a
+worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
+("dbtrail worker", one-shot verbs) can use its frontend address.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = g.log
+			return runDev(cmd, cfg, taskQueue, g.log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", filepath.Join(".dbtrail", "dev"), "folder of the embedded server's SQLite database")
+	f.StringVar(&cfg.FrontendAddr, "frontend-addr", temporal.DefaultFrontendAddr, "Temporal frontend (gRPC) listen address")
+	f.StringVar(&cfg.UIAddr, "ui-addr", temporal.DefaultUIAddr, "Temporal web UI listen address (empty: no UI)")
+	f.StringVar(&cfg.Namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace (created if missing)")
+	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue of the worker")
+	return cmd
+}
+
+func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, log *slog.Logger) error {
+	ctx := cmd.Context()
+	began := time.Now()
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	srv, err := temporal.StartServer(startCtx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	log.Info("Temporal server started", slog.Duration("in", time.Since(began).Round(time.Millisecond)))
+	c, err := temporal.Dial(ctx, srv.FrontendAddr(), srv.Namespace(), log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	// Schedules dev keeps (refresh, archive, verify) are added here;
+	// EnsureSchedule leaves one of each however often dev restarts.
+	var schedules []temporal.ScheduleSpec
+	for _, s := range schedules {
+		if err := temporal.EnsureSchedule(ctx, c, s); err != nil {
+			return err
+		}
+	}
+
+	// Background jobs: capture joins the worker here.
+	jobs := []devJob{
+		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, log) }},
+	}
+
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, "dbtrail dev is running; Ctrl-C stops it.")
+	if u := srv.UIURL(); u != "" {
+		fmt.Fprintf(out, "  Temporal UI        %s/namespaces/%s/workflows\n", u, srv.Namespace())
+	}
+	fmt.Fprintf(out, "  Temporal frontend  %s  (namespace %s, task queue %s)\n", srv.FrontendAddr(), srv.Namespace(), taskQueue)
+	fmt.Fprintf(out, "  history            %s\n", filepath.Join(cfg.DataDir, temporal.DBFile))
+	return runJobs(ctx, jobs)
+}
+
+// runJobs runs jobs until ctx ends (nil) or one fails (its error, after the
+// others stopped). A job that ends early without error does not stop dev.
+func runJobs(ctx context.Context, jobs []devJob) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, j := range jobs {
+		g.Go(func() error {
+			if err := j.run(gctx); err != nil {
+				return fmt.Errorf("%s: %w", j.name, err)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error { <-gctx.Done(); return nil })
+	return g.Wait()
+}

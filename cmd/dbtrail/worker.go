@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/workers"
+)
+
+// defaultTaskQueue is the task queue dbtrail's workflows run on.
+const defaultTaskQueue = "dbtrail"
+
+func newWorkerCmd(g *globals) *cobra.Command {
+	var addr, namespace, taskQueue string
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run dbtrail's workflows and activities against a Temporal server (long-running)",
+		Long: `worker polls a Temporal task queue and runs dbtrail's workflows and activities.
+Any Temporal works: the one inside "dbtrail dev", a self-hosted cluster or Temporal
+Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := temporal.Dial(cmd.Context(), addr, namespace, g.log)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return runWorker(cmd.Context(), c, taskQueue, g.log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
+	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
+	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue to poll")
+	return cmd
+}
+
+// runWorker runs a worker with every dbtrail workflow and activity on
+// taskQueue until ctx ends (nil) or the worker fails for good (its error).
+func runWorker(ctx context.Context, c client.Client, taskQueue string, log *slog.Logger) error {
+	fatal := make(chan error, 1)
+	w := worker.New(c, taskQueue, worker.Options{
+		OnFatalError: func(err error) {
+			select {
+			case fatal <- err:
+			default:
+			}
+		},
+	})
+	workers.Register(w)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %s: %w", taskQueue, err)
+	}
+	defer w.Stop()
+	log.Info("worker started", slog.String("task_queue", taskQueue))
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-fatal:
+		return fmt.Errorf("worker on task queue %s stopped: %w", taskQueue, err)
+	}
+}

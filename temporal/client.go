@@ -1,0 +1,74 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// ErrAlreadyRunning is matched (errors.Is) by the error StartWorkflow
+// returns when a run with the requested workflow ID is still open.
+var ErrAlreadyRunning = errors.New("workflow already running")
+
+// Dial connects to the Temporal frontend at addr (host:port) for namespace
+// and checks the connection before returning. The SDK's messages go to log
+// (slog.Default() when nil). The caller closes the client.
+func Dial(ctx context.Context, addr, namespace string, log *slog.Logger) (client.Client, error) {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  addr,
+		Namespace: namespace,
+		Logger:    sdkLogger(log),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", addr, namespace, err)
+	}
+	return c, nil
+}
+
+// StartWorkflow starts workflow wf (a function or a registered type name)
+// with args and returns its run. It always sets
+// WorkflowExecutionErrorWhenAlreadyStarted, so a start whose workflow ID is
+// held by an open run fails with an error matching ErrAlreadyRunning (and
+// wrapping the server's *serviceerror.WorkflowExecutionAlreadyStarted)
+// instead of silently returning the running one. opts.ID must be set: dbtrail
+// uses fixed IDs for one run at a time per source and kind.
+func StartWorkflow(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	if opts.ID == "" {
+		return nil, errors.New("start workflow: a workflow ID is required")
+	}
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	run, err := c.ExecuteWorkflow(ctx, opts, wf, args...)
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return nil, fmt.Errorf("workflow %s is already running (run %s); wait for it or cancel it: %w: %w",
+				opts.ID, started.RunId, ErrAlreadyRunning, err)
+		}
+		return nil, fmt.Errorf("start workflow %s: %w", opts.ID, err)
+	}
+	return run, nil
+}
+
+// waitReady waits until the frontend at addr answers for namespace.
+func waitReady(ctx context.Context, addr, namespace string) error {
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Namespace: namespace, Logger: sdkLogger(discard)})
+	if err != nil {
+		return fmt.Errorf("connect to the embedded frontend at %s: %w", addr, err)
+	}
+	defer c.Close()
+	return poll(ctx, "namespace "+namespace, func(ctx context.Context) error {
+		_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
+		return err
+	})
+}
+
+// discard is a logger that drops everything.
+var discard = slog.New(slog.DiscardHandler)

@@ -1,0 +1,16 @@
+package workers
+
+import (
+	"go.temporal.io/sdk/worker"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// RegisterAll registers every dbtrail workflow, and the activities of acts,
+// on w (plus Ping, a health check).
+func RegisterAll(w worker.Worker, acts *activities.Activities) {
+	Register(w)
+	w.RegisterWorkflow(workflows.FullBackup)
+	w.RegisterActivity(acts)
+}
