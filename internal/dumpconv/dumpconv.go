@@ -43,23 +43,26 @@ func Definition(fsys fs.FS, schemaName, table, schemaFile string) (*schema.Table
 	return def, stmt, nil
 }
 
-// Progress is called after each data file with its index and the rows
-// written so far.
+// Progress is called every progressRows rows and after each data file, with
+// the index of the data file and the rows written so far.
 type Progress func(file int, rows int64)
+
+const progressRows = 1 << 17 // a multiple of the 4096-row check interval
 
 // Convert appends every row of the table's data files, in order, to tw.
 func Convert(ctx context.Context, fsys fs.FS, dataFiles []string, def *schema.Table, tw *snapshot.TableWriter, progress Progress) error {
 	c := newConverter(def)
+	if progress == nil {
+		progress = func(int, int64) {}
+	}
 	var rows int64
 	for i, name := range dataFiles {
-		n, err := c.file(ctx, fsys, name, tw)
+		n, err := c.file(ctx, fsys, name, tw, func(n int64) { progress(i, rows+n) })
 		rows += n
 		if err != nil {
 			return err
 		}
-		if progress != nil {
-			progress(i, rows)
-		}
+		progress(i, rows)
 	}
 	return nil
 }
@@ -76,7 +79,7 @@ func newConverter(def *schema.Table) *converter {
 	return &converter{def: def, vals: make([][]byte, n), bufs: make([][]byte, n)}
 }
 
-func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snapshot.TableWriter) (int64, error) {
+func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snapshot.TableWriter, progress func(int64)) (int64, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("open data file %s: %w", name, err)
@@ -85,8 +88,13 @@ func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snaps
 	r := dumpfile.NewReader(f, name)
 	var n int64
 	for {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return n, ctx.Err()
+		if n%4096 == 0 {
+			if ctx.Err() != nil {
+				return n, ctx.Err()
+			}
+			if n > 0 && n%progressRows == 0 {
+				progress(n)
+			}
 		}
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
