@@ -116,3 +116,21 @@ func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, lo
 	log.Info("metrics served", slog.String("url", "http://"+ln.Addr().String()+"/metrics"))
 	return nil
 }
+
+// captureJob is capture as a job of "dbtrail dev": the source and index of
+// the worker configuration, restarted after transient failures.
+func captureJob(cmd *cobra.Command, g *globals, wc *workerConfig, store *index.Store, metricsAddr string) (devJob, error) {
+	dsn, err := wc.sourceDSN.resolve(g.fromArgs)
+	if err != nil {
+		return devJob{}, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg := capture.Config{Source: wc.source, SourceDSN: dsn, Logger: g.log, Metrics: capture.NewMetrics(reg)}
+	if metricsAddr != "" {
+		if err := serveMetrics(cmd.Context(), metricsAddr, reg, g.log); err != nil {
+			return devJob{}, err
+		}
+	}
+	return devJob{name: "capture", run: func(ctx context.Context) error { return runCapture(ctx, cfg, store, g.log) }}, nil
+}

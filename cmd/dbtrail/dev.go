@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/temporal"
 )
 
@@ -23,8 +24,11 @@ type devJob struct {
 
 func newDevCmd(g *globals) *cobra.Command {
 	var (
-		cfg       temporal.ServerConfig
-		taskQueue string
+		cfg         temporal.ServerConfig
+		taskQueue   string
+		wc          = newWorkerConfig()
+		withCapture bool
+		metricsAddr string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -35,7 +39,20 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 ("dbtrail worker", one-shot verbs) can use its frontend address.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = g.log
-			return runDev(cmd, cfg, taskQueue, g.log)
+			acts, store, err := wc.activities(cmd, g)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			var jobs []devJob
+			if withCapture {
+				job, err := captureJob(cmd, g, wc, store, metricsAddr)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, job)
+			}
+			return runDev(cmd, cfg, taskQueue, acts, jobs, g.log)
 		},
 	}
 	f := cmd.Flags()
@@ -44,10 +61,13 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&cfg.UIAddr, "ui-addr", temporal.DefaultUIAddr, "Temporal web UI listen address (empty: no UI)")
 	f.StringVar(&cfg.Namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace (created if missing)")
 	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue of the worker")
+	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
+	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of capture's Prometheus /metrics endpoint (empty: off)")
+	wc.register(f)
 	return cmd
 }
 
-func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, log *slog.Logger) error {
+func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities, extra []devJob, log *slog.Logger) error {
 	ctx := cmd.Context()
 	began := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -74,9 +94,9 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, log
 	}
 
 	// Background jobs: capture joins the worker here.
-	jobs := []devJob{
-		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, log) }},
-	}
+	jobs := append([]devJob{
+		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, log) }},
+	}, extra...)
 
 	out := cmd.OutOrStdout()
 	fmt.Fprintln(out, "dbtrail dev is running; Ctrl-C stops it.")
@@ -85,6 +105,7 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, log
 	}
 	fmt.Fprintf(out, "  Temporal frontend  %s  (namespace %s, task queue %s)\n", srv.FrontendAddr(), srv.Namespace(), taskQueue)
 	fmt.Fprintf(out, "  history            %s\n", filepath.Join(cfg.DataDir, temporal.DBFile))
+	fmt.Fprintf(out, "  backups            %s\n", acts.BackupDir)
 	return runJobs(ctx, jobs)
 }
 

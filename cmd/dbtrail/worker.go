@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workers"
 )
@@ -18,6 +19,7 @@ const defaultTaskQueue = "dbtrail"
 
 func newWorkerCmd(g *globals) *cobra.Command {
 	var addr, namespace, taskQueue string
+	wc := newWorkerConfig()
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run dbtrail's workflows and activities against a Temporal server (long-running)",
@@ -25,24 +27,30 @@ func newWorkerCmd(g *globals) *cobra.Command {
 Any Temporal works: the one inside "dbtrail dev", a self-hosted cluster or Temporal
 Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			acts, store, err := wc.activities(cmd, g)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
 			c, err := temporal.Dial(cmd.Context(), addr, namespace, g.log)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			return runWorker(cmd.Context(), c, taskQueue, g.log)
+			return runWorker(cmd.Context(), c, taskQueue, acts, g.log)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
 	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
 	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue to poll")
+	wc.register(f)
 	return cmd
 }
 
 // runWorker runs a worker with every dbtrail workflow and activity on
 // taskQueue until ctx ends (nil) or the worker fails for good (its error).
-func runWorker(ctx context.Context, c client.Client, taskQueue string, log *slog.Logger) error {
+func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, log *slog.Logger) error {
 	fatal := make(chan error, 1)
 	w := worker.New(c, taskQueue, worker.Options{
 		OnFatalError: func(err error) {
@@ -52,7 +60,7 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, log *slog
 			}
 		},
 	})
-	workers.Register(w)
+	workers.RegisterAll(w, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", taskQueue, err)
 	}

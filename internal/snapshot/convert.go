@@ -3,8 +3,10 @@ package snapshot
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -15,35 +17,63 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
-// column is one column of a TableWriter: its classification and its builder.
+// column is one column of a TableWriter: its classification and the Arrow
+// buffers of the row group being built (validity bitmap, fixed-width values
+// or offsets and data). The buffers are reused from one row group to the
+// next: pqarrow copies what it keeps (dictionary, statistics) before Write
+// returns.
 type column struct {
 	col   *schema.Column
-	class types.Class
-	dt    arrow.Type
-	b     array.Builder
+	dt    arrow.DataType
+	width int // bytes per value of a fixed-width type; 0 for STRING/BINARY
+	n     int
+	nulls int
+	valid []byte  // validity bitmap, LSB first
+	fixed []byte  // fixed-width values, native endian as Arrow lays them out
+	offs  []int32 // STRING/BINARY: len n+1
+	data  []byte  // STRING/BINARY: the bytes
 }
 
-// newArray returns the values appended so far and resets the builder,
-// reserving room for as many rows and bytes as this array holds: row groups
-// tend to be alike, and growing a builder by doubling costs copies.
-func (c *column) newArray(rows int) arrow.Array {
-	data := 0
-	if b, ok := c.b.(interface{ DataLen() int }); ok {
-		data = b.DataLen()
+func newColumns(t *schema.Table, sc *arrow.Schema) []column {
+	cols := make([]column, len(t.Columns))
+	for i := range t.Columns {
+		dt := sc.Field(i).Type
+		width := 0
+		if fw, ok := dt.(arrow.FixedWidthDataType); ok {
+			width = fw.BitWidth() / 8
+		}
+		cols[i] = column{col: &t.Columns[i], dt: dt, width: width, offs: []int32{0}}
 	}
-	a := c.b.NewArray()
-	c.b.Reserve(rows)
-	if b, ok := c.b.(interface{ ReserveData(int) }); ok {
-		b.ReserveData(data)
+	return cols
+}
+
+// newArray returns the values of the row group as an Arrow array aliasing
+// the column's buffers; reset must not be called before the array is done
+// with.
+func (c *column) newArray() arrow.Array {
+	var validity *memory.Buffer
+	if c.nulls > 0 {
+		validity = memory.NewBufferBytes(c.valid)
 	}
-	return a
+	bufs := []*memory.Buffer{validity, memory.NewBufferBytes(c.fixed)}
+	if c.width == 0 {
+		bufs = []*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(c.offs)), memory.NewBufferBytes(c.data)}
+	}
+	data := array.NewData(c.dt, c.n, bufs, nil, c.nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// reset empties the buffers, keeping their capacity.
+func (c *column) reset() {
+	c.n, c.nulls = 0, 0
+	c.valid, c.fixed, c.offs, c.data = c.valid[:0], c.fixed[:0], c.offs[:1], c.data[:0]
 }
 
 // value is one column's value of the row being appended, parsed from its
-// canonical form before anything is given to the builders, so that a bad
+// canonical form before anything is appended to the buffers, so that a bad
 // value never leaves a half-appended row.
 type value struct {
 	null   bool
@@ -52,17 +82,6 @@ type value struct {
 	f      float64
 	lo, hi int  // bytes: canon[lo:hi] or scratch[lo:hi]
 	inScr  bool // bytes live in scratch
-}
-
-func newColumns(mem memory.Allocator, t *schema.Table, sc *arrow.Schema) []column {
-	cols := make([]column, len(t.Columns))
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		class, _ := types.ClassOf(c)
-		dt := sc.Field(i).Type
-		cols[i] = column{col: c, class: class, dt: dt.ID(), b: array.NewBuilder(mem, dt)}
-	}
-	return cols
 }
 
 var errCanonical = errors.New("canonical value does not parse") // a bug, never data
@@ -75,7 +94,7 @@ func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 func (c *column) parse(v []byte, lo int, scratch *[]byte, out *value) error {
 	*out = value{}
 	var err error
-	switch c.dt {
+	switch c.dt.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
 		out.i, err = strconv.ParseInt(bstr(v), 10, 64)
 	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
@@ -113,39 +132,52 @@ func (c *column) parse(v []byte, lo int, scratch *[]byte, out *value) error {
 	return err
 }
 
-// put appends a parsed value to the builder. It cannot fail.
+// put appends a parsed value to the column's buffers. It cannot fail.
 func (c *column) put(v *value, canon, scratch []byte) {
+	if c.n&7 == 0 {
+		c.valid = append(c.valid, 0)
+	}
 	if v.null {
-		c.b.AppendNull()
+		c.nulls++
+		if c.width > 0 {
+			c.fixed = append(c.fixed, zeros[:c.width]...)
+		} else {
+			c.offs = append(c.offs, int32(len(c.data)))
+		}
+		c.n++
 		return
 	}
-	switch b := c.b.(type) {
-	case *array.Int8Builder:
-		b.Append(int8(v.i))
-	case *array.Int16Builder:
-		b.Append(int16(v.i))
-	case *array.Int32Builder:
-		b.Append(int32(v.i))
-	case *array.Int64Builder:
-		b.Append(v.i)
-	case *array.Uint8Builder:
-		b.Append(uint8(v.u))
-	case *array.Uint16Builder:
-		b.Append(uint16(v.u))
-	case *array.Uint32Builder:
-		b.Append(uint32(v.u))
-	case *array.Uint64Builder:
-		b.Append(v.u)
-	case *array.Float32Builder:
-		b.Append(float32(v.f))
-	case *array.Float64Builder:
-		b.Append(v.f)
-	case *array.StringBuilder:
-		b.BinaryBuilder.Append(v.bytes(canon, scratch))
-	case *array.BinaryBuilder:
-		b.Append(v.bytes(canon, scratch))
+	c.valid[c.n>>3] |= 1 << (c.n & 7)
+	c.n++
+	ne := binary.NativeEndian
+	switch c.dt.ID() {
+	case arrow.INT8:
+		c.fixed = append(c.fixed, byte(v.i))
+	case arrow.UINT8:
+		c.fixed = append(c.fixed, byte(v.u))
+	case arrow.INT16:
+		c.fixed = ne.AppendUint16(c.fixed, uint16(v.i))
+	case arrow.UINT16:
+		c.fixed = ne.AppendUint16(c.fixed, uint16(v.u))
+	case arrow.INT32:
+		c.fixed = ne.AppendUint32(c.fixed, uint32(v.i))
+	case arrow.UINT32:
+		c.fixed = ne.AppendUint32(c.fixed, uint32(v.u))
+	case arrow.INT64:
+		c.fixed = ne.AppendUint64(c.fixed, uint64(v.i))
+	case arrow.UINT64:
+		c.fixed = ne.AppendUint64(c.fixed, v.u)
+	case arrow.FLOAT32:
+		c.fixed = ne.AppendUint32(c.fixed, math.Float32bits(float32(v.f)))
+	case arrow.FLOAT64:
+		c.fixed = ne.AppendUint64(c.fixed, math.Float64bits(v.f))
+	default: // STRING, BINARY
+		c.data = append(c.data, v.bytes(canon, scratch)...)
+		c.offs = append(c.offs, int32(len(c.data)))
 	}
 }
+
+var zeros [8]byte
 
 func (v *value) bytes(canon, scratch []byte) []byte {
 	if v.inScr {

@@ -31,7 +31,7 @@ const (
 type Position struct {
 	File string `json:"file"`
 	Pos  uint64 `json:"pos"`
-	GTID string `json:"gtid,omitempty"`
+	GTID string `json:"gtid"`
 	Seq  int64  `json:"seq"`
 }
 

@@ -63,6 +63,14 @@ func (b *Builder) publish(m Manifest) error {
 	if err := m.check(); err != nil {
 		return err
 	}
+	enc, err := m.encode()
+	if err != nil {
+		return err
+	}
+	final := filepath.Join(b.sourceDir, SnapshotsDir, b.id)
+	if done, err := b.republish(final, enc, m.Position); done || err != nil {
+		return err
+	}
 	for rel, d := range files {
 		st, err := os.Stat(filepath.Join(b.dir, filepath.FromSlash(rel)))
 		if err != nil {
@@ -71,14 +79,6 @@ func (b *Builder) publish(m Manifest) error {
 		if st.Size() != d.Size {
 			return &DigestError{File: rel, WantSize: d.Size, GotSize: st.Size(), WantSHA256: d.SHA256}
 		}
-	}
-	enc, err := m.encode()
-	if err != nil {
-		return err
-	}
-	final := filepath.Join(b.sourceDir, SnapshotsDir, b.id)
-	if done, err := b.republish(final, enc, m.Position); done || err != nil {
-		return err
 	}
 	if err := syncTree(b.dir); err != nil {
 		return err

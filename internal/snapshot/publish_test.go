@@ -180,6 +180,25 @@ func TestPublishCrashAtEveryStep(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// A rerun that only re-attaches (the files were written by other
+			// activities) and adopts the digests finishes the publish too.
+			if step == "renamed" || step == "current-temp" {
+				at, err := AttachBuilder(dir, "20261129T062000Z")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rel, d := range b.Files() {
+					if err := at.Adopt(rel, d); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := at.Publish(mb); err != nil {
+					t.Fatalf("attached rerun after crash at %s: %v", step, err)
+				}
+				if cur := checkCurrent(t, dir); cur != "20261129T062000Z" {
+					t.Fatalf("attached rerun: current %q", cur)
+				}
+			}
 			// The rerun (same id, same content) finishes the publish, twice.
 			for range 2 {
 				b, mb = build(t, dir, "20261129T062000Z", 20, rows[:2])

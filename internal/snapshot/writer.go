@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,7 +34,8 @@ type WriterOptions struct {
 	RowGroupBytes int
 	// ZstdLevel is the zstd compression level; 0 is the codec's default.
 	ZstdLevel int
-	// Allocator for Arrow buffers; nil is the Go allocator.
+	// Allocator for the Parquet writer's buffers; nil is the Go allocator.
+	// (Row group values are held in Go slices reused from group to group.)
 	Allocator memory.Allocator
 }
 
@@ -117,7 +119,7 @@ func NewTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 	}
 	return &TableWriter{
 		t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
-		cols: newColumns(opts.Allocator, t, sc), vals: make([]value, len(t.Columns)),
+		cols: newColumns(t, sc), vals: make([]value, len(t.Columns)),
 	}, nil
 }
 
@@ -175,13 +177,22 @@ func (tw *TableWriter) AppendSQL(row [][]byte) error {
 			return tw.rowErr(i, raw, err)
 		}
 	}
+	rowBytes := len(canon) + len(scratch) // bounds every column's share
+	if tw.groupN > 0 && tw.groupB+rowBytes > math.MaxInt32 {
+		if err := tw.flush(); err != nil { // Arrow offsets are int32
+			return err
+		}
+	}
+	if rowBytes > math.MaxInt32 {
+		return fmt.Errorf("table %s row %d: row of %d bytes is too large", tw.t.QualifiedName(), tw.fp.Rows+1, rowBytes)
+	}
 	for i := range tw.cols {
 		tw.cols[i].put(&tw.vals[i], canon, scratch)
 	}
 	tw.fp.Add(xxhash.Sum64(canon))
 	tw.canon, tw.scratch = canon, scratch
 	tw.groupN++
-	tw.groupB += len(canon) + len(scratch)
+	tw.groupB += rowBytes
 	if tw.groupN >= tw.opts.RowGroupRows || tw.groupB >= tw.opts.RowGroupBytes {
 		return tw.flush()
 	}
@@ -203,7 +214,7 @@ func (tw *TableWriter) flush() error {
 	}
 	arrs := make([]arrow.Array, len(tw.cols))
 	for i := range tw.cols {
-		arrs[i] = tw.cols[i].newArray(tw.groupN)
+		arrs[i] = tw.cols[i].newArray()
 	}
 	rec := array.NewRecordBatch(tw.sc, arrs, int64(tw.groupN))
 	for _, a := range arrs {
@@ -214,6 +225,9 @@ func (tw *TableWriter) flush() error {
 	if err != nil {
 		tw.err = fmt.Errorf("table %s: write row group: %w", tw.t.QualifiedName(), err)
 		return tw.err
+	}
+	for i := range tw.cols {
+		tw.cols[i].reset()
 	}
 	tw.groups++
 	tw.groupN, tw.groupB = 0, 0
@@ -231,11 +245,6 @@ func (tw *TableWriter) Close() (WriteResult, error) {
 		return WriteResult{}, errors.New("table writer already closed")
 	}
 	tw.closed = true
-	defer func() {
-		for i := range tw.cols {
-			tw.cols[i].b.Release()
-		}
-	}()
 	if tw.err != nil {
 		return WriteResult{}, tw.err
 	}

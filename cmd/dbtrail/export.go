@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/sqlexport"
+)
+
+// newExportCmd is `dbtrail export`: write a snapshot in another format.
+func newExportCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "export", Short: "Export a snapshot in another format"}
+	cmd.AddCommand(newExportSQLCmd(g))
+	return cmd
+}
+
+// newExportSQLCmd is `dbtrail export sql`: a .sql file regenerated from the
+// rows of a published snapshot (see internal/sqlexport).
+func newExportSQLCmd(g *globals) *cobra.Command {
+	var backupDir, source, snapID, out string
+	var tables []string
+	var maxBytes int
+	cmd := &cobra.Command{
+		Use:   "sql",
+		Short: "Write a .sql backup (CREATE TABLE + INSERT) of a snapshot, loadable with the mysql/mariadb client",
+		Long: `Write a .sql file regenerated from the rows of a published snapshot: per schema
+CREATE DATABASE IF NOT EXISTS and USE, per table DROP TABLE IF EXISTS, the stored
+CREATE TABLE and multi-row INSERT statements, each at most --max-statement-bytes
+long. Load it with:
+
+  mariadb --defaults-extra-file=client.cnf -h HOST < FILE
+
+For now a snapshot's table files are exported as they are: a table whose chain
+holds changes after its table file (a refresh's delta) is refused, because
+applying chains is not built yet; use a snapshot taken by a full backup.
+With --out FILE the file is written atomically (temporary file, fsync, rename);
+a file is complete when its last line starts with "` + sqlexport.CompleteMarker + `".`,
+		Example: "  dbtrail export sql --backup-dir /backups --source main --out main.sql\n" +
+			"  dbtrail export sql --backup-dir /backups --snapshot 20261129T061500Z --table shop.orders --out - | mariadb shop",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			snap, err := openBackupSnapshot(backupDir, source, snapID)
+			if err != nil {
+				return err
+			}
+			opts := sqlexport.Options{MaxStatementBytes: maxBytes, Tables: tables}
+			var st sqlexport.Stats
+			export := func(w io.Writer) error {
+				var err error
+				st, err = sqlexport.Snapshot(w, snap, opts)
+				return err
+			}
+			report := cmd.OutOrStdout()
+			if out == "-" {
+				report = cmd.ErrOrStderr()
+				err = export(cmd.OutOrStdout())
+			} else {
+				err = writeFileAtomic(out, export)
+			}
+			if err != nil {
+				return fmt.Errorf("export snapshot %s: %w", snap.Manifest.SnapshotID, err)
+			}
+			g.log.Debug("export written", "snapshot", snap.Manifest.SnapshotID, "out", out, "bytes", st.Bytes)
+			fmt.Fprintf(report, "exported snapshot %s of %s: %d tables, %d rows, %d INSERT statements (largest %d bytes), %d bytes to %s\n",
+				snap.Manifest.SnapshotID, source, st.Tables, st.Rows, st.Statements, st.LargestStatement, st.Bytes, out)
+			if st.Oversize > 0 {
+				fmt.Fprintf(report, "warning: %d INSERT statements hold a single row longer than --max-statement-bytes; load with max_allowed_packet of at least %d bytes on client and server\n",
+					st.Oversize, st.LargestStatement)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&backupDir, "backup-dir", "", "backup folder holding <source>/snapshots and <source>/current")
+	f.StringVar(&source, "source", "main", "source name")
+	f.StringVar(&snapID, "snapshot", "current", "snapshot id (e.g. 20261129T061500Z) or current")
+	f.StringVar(&out, "out", "-", "file to write, or - for standard output")
+	f.StringArrayVar(&tables, "table", nil, "export only this table, as schema.table (repeatable; default every table)")
+	f.IntVar(&maxBytes, "max-statement-bytes", sqlexport.DefaultMaxStatementBytes, "longest INSERT statement in bytes (keep it below the loader's max_allowed_packet)")
+	return cmd
+}
+
+// openBackupSnapshot opens snapshot id ("" or "current" for the one current
+// names) of source under backupDir.
+func openBackupSnapshot(backupDir, source, id string) (*snapshot.Snapshot, error) {
+	if backupDir == "" {
+		return nil, fmt.Errorf("--backup-dir (or %s) is required", envName("backup-dir"))
+	}
+	if source == "" || source == "." || source == ".." || strings.ContainsAny(source, `/\`) {
+		return nil, fmt.Errorf("--source %q: want a source name (one folder name)", source)
+	}
+	srcDir := filepath.Join(backupDir, source)
+	if id == "" || id == "current" {
+		cur := filepath.Join(srcDir, snapshot.CurrentLink)
+		if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("source %s has no published snapshot (%s does not exist): run a backup first", source, cur)
+		}
+		return snapshot.OpenCurrent(srcDir)
+	}
+	if _, err := snapshot.ParseSnapshotID(id); err != nil {
+		return nil, fmt.Errorf("--snapshot: %w (want an id such as 20261129T061500Z, or current)", err)
+	}
+	return snapshot.OpenSnapshot(filepath.Join(srcDir, snapshot.SnapshotsDir, id))
+}
+
+// writeFileAtomic writes path through write atomically: a temporary file in
+// the same folder, buffered, made mode 0600 (an export holds every row),
+// fsynced, renamed over path, then the folder fsynced. On error the temporary file is removed and path is untouched.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = write(bw); err != nil {
+		return err
+	}
+	for _, step := range []func() error{bw.Flush, func() error { return f.Chmod(0o600) }, f.Sync, f.Close} {
+		if err = step(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("sync folder of %s: %w", path, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/sqlexport"
+	"github.com/dbtrail/dbtrail/internal/verify"
+)
+
+// verifyExitInconclusive is the exit status of `dbtrail verify` when no table
+// mismatched and none failed but at least one was inconclusive.
+const verifyExitInconclusive = 3
+
+// verifyExit ends the process with a status; tests replace it.
+var verifyExit = os.Exit
+
+// newVerifyCmd is `dbtrail verify`: compare live tables of the source with a
+// snapshot by fingerprint (see internal/verify).
+func newVerifyCmd(g *globals) *cobra.Command {
+	var backupDir, source, snapID string
+	var tables []string
+	var opts verify.Options
+	src := dsnFlag{name: "source-dsn"}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Compare live tables with a snapshot by fingerprint: match, mismatch or inconclusive",
+		Long: `Compare each table of a snapshot with the live table on the source: a row
+count and an order-independent sum of per-row hashes over canonical values,
+computed on the source inside START TRANSACTION WITH CONSISTENT SNAPSHOT and
+over the snapshot's table file. Prints one line per table:
+
+  match         the fingerprints are equal
+  MISMATCH      they differ at the snapshot's binlog position (or the server
+                writes no binlog, e.g. a server a .sql export was loaded into)
+  inconclusive  they differ, but the source's binlog moved on since the
+                snapshot (or the position is unknown): the table may just have
+                changed since, and the index cannot bridge that window yet
+  ERROR         the table could not be verified (e.g. a table file that fails
+                its manifest digest, or a chain of changes, not built yet)
+
+--explain lists the differing keys (at most --max-keys) and holds one entry
+per live row in memory while a table is compared.
+
+Exit status: 0 when every table matched; 1 when any table mismatched or
+failed; 3 when none mismatched or failed but at least one was inconclusive.`,
+		Example: "  DBTRAIL_SOURCE_DSN='dbtrail:secret@tcp(db1:3306)/' dbtrail verify --backup-dir /backups --source main\n" +
+			"  dbtrail verify --backup-dir /backups --source-dsn 'dbtrail@tcp(db1:3306)/' --source-password-file pw --table shop.orders --explain",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			snap, err := openBackupSnapshot(backupDir, source, snapID)
+			if err != nil {
+				return err
+			}
+			sel, err := sqlexport.SelectTables(snap.Manifest, tables)
+			if err != nil {
+				return err
+			}
+			dsn, err := src.resolve(g.fromArgs)
+			if err != nil {
+				return err
+			}
+			bad, inconclusive, err := runVerify(cmd.Context(), cmd.OutOrStdout(), dsn, snap, sel, opts)
+			if err != nil {
+				return err
+			}
+			if bad > 0 {
+				return fmt.Errorf("verify: %d of %d tables mismatched or could not be verified", bad, len(sel))
+			}
+			if inconclusive > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d of %d tables inconclusive, none mismatched (exit status %d)\n", inconclusive, len(sel), verifyExitInconclusive)
+				verifyExit(verifyExitInconclusive)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&backupDir, "backup-dir", "", "backup folder holding <source>/snapshots and <source>/current")
+	f.StringVar(&source, "source", "main", "source name")
+	f.StringVar(&snapID, "snapshot", "current", "snapshot id (e.g. 20261129T061500Z) or current")
+	f.StringArrayVar(&tables, "table", nil, "verify only this table, as schema.table (repeatable; default every table)")
+	f.BoolVar(&opts.Explain, "explain", false, "list the keys whose rows differ")
+	f.IntVar(&opts.MaxKeys, "max-keys", verify.DefaultMaxKeys, "most differing keys listed per table with --explain")
+	src.register(f, "source database")
+	return cmd
+}
+
+// runVerify verifies each table and prints one line per table (and its
+// differing keys) to out. It returns how many tables mismatched or failed
+// and how many were inconclusive; err is for the connection only.
+func runVerify(ctx context.Context, out io.Writer, dsn string, snap *snapshot.Snapshot, tables []snapshot.ManifestTable, opts verify.Options) (bad, inconclusive int, err error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return 0, 0, fmt.Errorf("source DSN %s: %w", index.RedactDSN(dsn), err)
+	}
+	cfg.ParseTime = false // values must arrive as the server prints them
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return 0, 0, fmt.Errorf("source DSN %s: %w", index.RedactDSN(dsn), err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return 0, 0, fmt.Errorf("connect to source %s: %w", index.RedactDSN(dsn), err)
+	}
+	fmt.Fprintf(out, "verifying %d tables of snapshot %s (binlog %s:%d) against %s\n", len(tables), snap.Manifest.SnapshotID,
+		snap.Manifest.Position.File, snap.Manifest.Position.Pos, cfg.Addr)
+	for _, mt := range tables {
+		res, err := verify.Table(ctx, db, snap, mt.Schema, mt.Table, opts)
+		switch {
+		case err != nil:
+			bad++
+			fmt.Fprintf(out, "%-13s %s  %v\n", "ERROR", res.Table, err)
+			continue
+		case res.Verdict == verify.Match:
+			fmt.Fprintf(out, "%-13s %s  %s\n", "match", res.Table, res.Reason)
+		case res.Verdict == verify.Mismatch:
+			bad++
+			fmt.Fprintf(out, "%-13s %s  %s\n", "MISMATCH", res.Table, res.Reason)
+		default:
+			inconclusive++
+			fmt.Fprintf(out, "%-13s %s  %s\n", "inconclusive", res.Table, res.Reason)
+		}
+		for _, d := range res.Diff {
+			fmt.Fprintf(out, "    %s\n", d)
+		}
+		if res.DiffTotal > len(res.Diff) {
+			fmt.Fprintf(out, "    … and %d more differing keys\n", res.DiffTotal-len(res.Diff))
+		}
+	}
+	return bad, inconclusive, nil
+}

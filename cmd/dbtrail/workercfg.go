@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/index"
+)
+
+// workerConfig is what a worker's activities need: the source, the index
+// (the global --index-dsn) and the folders.
+type workerConfig struct {
+	source    string
+	sourceDSN dsnFlag
+	backupDir string
+	workDir   string
+	mydumper  string
+}
+
+func newWorkerConfig() *workerConfig {
+	return &workerConfig{sourceDSN: dsnFlag{name: "source-dsn"}}
+}
+
+func (w *workerConfig) register(f *pflag.FlagSet) {
+	f.StringVar(&w.source, "source", "main", "name of the source in the index and the backup folder")
+	w.sourceDSN.register(f, "source server")
+	f.StringVar(&w.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder: <dir>/<source>/snapshots, current, views.sql")
+	f.StringVar(&w.workDir, "work-dir", "", "scratch folder for dumps (default <backup-dir>/.work)")
+	f.StringVar(&w.mydumper, "mydumper", "mydumper", "mydumper binary")
+}
+
+// activities opens the index and returns the activities with their
+// dependencies; close releases them.
+func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activities.Activities, store *index.Store, err error) {
+	dsn, err := w.sourceDSN.resolve(g.fromArgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if store, err = openIndex(cmd, g); err != nil {
+		return nil, nil, err
+	}
+	if err := store.Init(cmd.Context()); err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("init index: %w", err)
+	}
+	backup, err := filepath.Abs(w.backupDir)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	work := w.workDir
+	if work == "" {
+		work = filepath.Join(backup, ".work")
+	}
+	return &activities.Activities{
+		Sources:   map[string]activities.Source{w.source: {Name: w.source, DSN: dsn}},
+		Index:     store,
+		BackupDir: backup,
+		WorkDir:   work,
+		Mydumper:  w.mydumper,
+		Log:       g.log,
+	}, store, nil
+}
