@@ -29,6 +29,7 @@ type result struct {
 func main() {
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
 	events := flag.Int("events", 300000, "row events in the capture benchmark's binlog")
+	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -44,6 +45,11 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	results, err := benchCapture(ctx, *events)
+	if err == nil {
+		var more []result
+		more, err = benchConvert(ctx, *convRows)
+		results = append(results, more...)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
 		pprof.StopCPUProfile()
