@@ -1,0 +1,93 @@
+package sqlexport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// table writes DROP TABLE, the stored CREATE TABLE and the rows of r as
+// INSERT statements of at most e.max bytes (see the package comment).
+func (e *exporter) table(r *snapshot.TableReader) error {
+	t := r.Table()
+	name := t.QualifiedName()
+	f := r.Footer()
+	create := strings.TrimRight(strings.TrimSpace(f.CreateTable), "; \t\r\n")
+	if create == "" {
+		return fmt.Errorf("table %s: the table file's footer holds no CREATE TABLE", name)
+	}
+	kinds := make([]literalKind, len(t.Columns))
+	cols := make([]string, len(t.Columns))
+	for i := range t.Columns {
+		k, err := literalKindOf(&t.Columns[i])
+		if err != nil {
+			return fmt.Errorf("table %s: %w", name, err)
+		}
+		kinds[i], cols[i] = k, quoteIdent(t.Columns[i].Name)
+	}
+	e.printf("\n-- table %s: %d rows, fingerprint %s\n", comment(name), f.Rows, f.Fingerprint)
+	e.printf("DROP TABLE IF EXISTS %s;\n%s;\n", quoteIdent(t.Name), create)
+	prefix := "INSERT INTO " + quoteIdent(t.Name) + " (" + strings.Join(cols, ",") + ") VALUES "
+	e.stmt = e.stmt[:0]
+	var n int64
+	for {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("table %s after row %d: %w", name, n, err)
+		}
+		n++
+		if len(row) != len(kinds) {
+			return fmt.Errorf("table %s row %d: %d values for %d columns", name, n, len(row), len(kinds))
+		}
+		e.row = append(e.row[:0], '(')
+		for i, v := range row {
+			if i > 0 {
+				e.row = append(e.row, ',')
+			}
+			if e.row, err = appendLiteral(e.row, kinds[i], v); err != nil {
+				return fmt.Errorf("table %s row %d column %s: %w", name, n, t.Columns[i].Name, err)
+			}
+		}
+		e.row = append(e.row, ')')
+		// A row joins the statement when the statement stays within max
+		// with the row, its ',' and the closing ';'.
+		if len(e.stmt) > 0 && len(e.stmt)+1+len(e.row)+1 > e.max {
+			e.flushInsert()
+		}
+		if len(e.stmt) == 0 {
+			e.stmt = append(e.stmt, prefix...)
+		} else {
+			e.stmt = append(e.stmt, ',')
+		}
+		e.stmt = append(e.stmt, e.row...)
+		if e.cw.err != nil {
+			return fmt.Errorf("table %s row %d: %w", name, n, e.cw.err)
+		}
+	}
+	e.flushInsert()
+	e.stats.Tables++
+	e.stats.Rows += n
+	return e.cw.err
+}
+
+// flushInsert writes the statement being built, if any, as one line.
+func (e *exporter) flushInsert() {
+	if len(e.stmt) == 0 {
+		return
+	}
+	e.stmt = append(e.stmt, ';')
+	size := len(e.stmt)
+	e.stats.Statements++
+	e.stats.LargestStatement = max(e.stats.LargestStatement, size)
+	if size > e.max {
+		e.stats.Oversize++
+	}
+	e.bw.Write(append(e.stmt, '\n')) // errors stick in e.cw
+	e.stmt = e.stmt[:0]
+}
