@@ -15,6 +15,24 @@ import (
 // returns when a run with the requested workflow ID is still open.
 var ErrAlreadyRunning = errors.New("workflow already running")
 
+// AlreadyRunningError is StartWorkflow's error when the workflow ID is held
+// by an open run. It matches ErrAlreadyRunning and unwraps to the server's
+// *serviceerror.WorkflowExecutionAlreadyStarted.
+type AlreadyRunningError struct {
+	WorkflowID string
+	RunID      string // the open run
+	Err        error
+}
+
+func (e *AlreadyRunningError) Error() string {
+	return fmt.Sprintf("workflow %s is already running (run %s): wait for it to finish or cancel it", e.WorkflowID, e.RunID)
+}
+
+// Is reports whether target is ErrAlreadyRunning.
+func (e *AlreadyRunningError) Is(target error) bool { return target == ErrAlreadyRunning }
+
+func (e *AlreadyRunningError) Unwrap() error { return e.Err }
+
 // Dial connects to the Temporal frontend at addr (host:port) for namespace
 // and checks the connection before returning. The SDK's messages go to log
 // (slog.Default() when nil). The caller closes the client.
@@ -36,9 +54,8 @@ func Dial(ctx context.Context, addr, namespace string, log *slog.Logger) (client
 // StartWorkflow starts workflow wf (a function or a registered type name)
 // with args and returns its run. It always sets
 // WorkflowExecutionErrorWhenAlreadyStarted, so a start whose workflow ID is
-// held by an open run fails with an error matching ErrAlreadyRunning (and
-// wrapping the server's *serviceerror.WorkflowExecutionAlreadyStarted)
-// instead of silently returning the running one. opts.ID must be set: dbtrail
+// held by an open run fails with an *AlreadyRunningError (matching
+// ErrAlreadyRunning) instead of silently returning the running one. opts.ID must be set: dbtrail
 // uses fixed IDs for one run at a time per source and kind.
 func StartWorkflow(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
 	if opts.ID == "" {
@@ -49,8 +66,7 @@ func StartWorkflow(ctx context.Context, c client.Client, opts client.StartWorkfl
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return nil, fmt.Errorf("workflow %s is already running (run %s); wait for it or cancel it: %w: %w",
-				opts.ID, started.RunId, ErrAlreadyRunning, err)
+			return nil, &AlreadyRunningError{WorkflowID: opts.ID, RunID: started.RunId, Err: err}
 		}
 		return nil, fmt.Errorf("start workflow %s: %w", opts.ID, err)
 	}

@@ -38,10 +38,24 @@ type backupEnv struct {
 	c      client.Client
 	acts   *activities.Activities
 	dir    string
+	// frontend is the embedded server's address; indexDSN the index's.
+	frontend string
+	indexDSN string
 }
 
-func newBackupEnv(t *testing.T) *backupEnv {
+type envOption func(*envOptions)
+
+type envOptions struct{ noWorker bool }
+
+// withoutWorker leaves running a worker to the test (e.g. as a process).
+func withoutWorker() envOption { return func(o *envOptions) { o.noWorker = true } }
+
+func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	t.Helper()
+	var o envOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	t.Cleanup(cancel)
 	e := &backupEnv{ctx: ctx, dir: t.TempDir()}
@@ -53,7 +67,8 @@ func newBackupEnv(t *testing.T) *backupEnv {
 	e.src, err = e.source.DB(ctx, "app")
 	must(t, err)
 	t.Cleanup(func() { e.src.Close() })
-	e.store, err = index.Open(ctx, idx.DSN("dbtrail"))
+	e.indexDSN = idx.DSN("dbtrail")
+	e.store, err = index.Open(ctx, e.indexDSN)
 	must(t, err)
 	t.Cleanup(func() { e.store.Close() })
 	must(t, e.store.Init(ctx))
@@ -74,6 +89,7 @@ func newBackupEnv(t *testing.T) *backupEnv {
 	srv, err := StartServer(ctx, ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"})
 	must(t, err)
 	t.Cleanup(srv.Stop)
+	e.frontend = srv.FrontendAddr()
 	e.c, err = Dial(ctx, srv.FrontendAddr(), srv.Namespace(), nil)
 	must(t, err)
 	t.Cleanup(e.c.Close)
@@ -82,6 +98,9 @@ func newBackupEnv(t *testing.T) *backupEnv {
 		Index:     e.store,
 		BackupDir: filepath.Join(e.dir, "backups"),
 		WorkDir:   filepath.Join(e.dir, "work"),
+	}
+	if o.noWorker {
+		return e
 	}
 	w := worker.New(e.c, workflows.TaskQueue, worker.Options{})
 	workers.RegisterAll(w, e.acts)
@@ -153,6 +172,11 @@ func TestFullBackupEndToEnd(t *testing.T) {
 	if res.Position.Seq != 200003 {
 		t.Fatalf("snapshot seq %d, want 200003 (every captured insert is before the dump)", res.Position.Seq)
 	}
+	checkViews(t, e, snap, map[string]string{
+		"big":   "id, pad, n",
+		"kinds": "id, biu, bi, d, dt, ts, tm, t, lat, e, s, j, u, ip",
+	})
+	checkExportVerify(t, e, snap)
 	replay(t, e, workflows.FullBackupWorkflowID("main"))
 }
 

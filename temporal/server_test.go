@@ -126,7 +126,9 @@ func TestServer(t *testing.T) {
 		}
 		_, err = StartWorkflow(ctx, c, opts, "waitSignal")
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		if !errors.Is(err, ErrAlreadyRunning) || !errors.As(err, &started) || !strings.Contains(err.Error(), "wait-1 is already running") {
+		var running *AlreadyRunningError
+		if !errors.Is(err, ErrAlreadyRunning) || !errors.As(err, &started) || !errors.As(err, &running) ||
+			running.RunID != run.GetRunID() || !strings.Contains(err.Error(), "wait-1 is already running") {
 			t.Fatalf("duplicate start: got %v", err)
 		}
 		t.Logf("duplicate start: %v", err)
@@ -282,20 +284,20 @@ func TestSchema(t *testing.T) {
 		}
 	}
 	// Pretend the database is at 0.10: drop the 0.11 table and set the version.
-	exec(t, cfg, "DROP TABLE current_chasm_executions")
-	exec(t, cfg, "UPDATE schema_version SET curr_version = '0.10'")
+	execSQL(t, cfg, "DROP TABLE current_chasm_executions")
+	execSQL(t, cfg, "UPDATE schema_version SET curr_version = '0.10'")
 	if err := ensureSchema(cfg); err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
-	exec(t, cfg, "SELECT count(*) FROM current_chasm_executions")
+	execSQL(t, cfg, "SELECT count(*) FROM current_chasm_executions")
 	if v := schemaVersion(t, cfg); v != "0.11" {
 		t.Fatalf("version after upgrade %q", v)
 	}
-	exec(t, cfg, "UPDATE schema_version SET curr_version = '0.99'")
+	execSQL(t, cfg, "UPDATE schema_version SET curr_version = '0.99'")
 	if err := ensureSchema(cfg); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("newer schema: got %v", err)
 	}
-	exec(t, cfg, "DROP TABLE schema_version")
+	execSQL(t, cfg, "DROP TABLE schema_version")
 	if err := ensureSchema(cfg); err == nil || !strings.Contains(err.Error(), "unknown version") {
 		t.Fatalf("unversioned schema: got %v", err)
 	}
@@ -313,7 +315,7 @@ func adminDB(t *testing.T, cfg *config.SQL) sqlplugin.AdminDB {
 	return db
 }
 
-func exec(t *testing.T, cfg *config.SQL, stmt string) {
+func execSQL(t *testing.T, cfg *config.SQL, stmt string) {
 	t.Helper()
 	db := adminDB(t, cfg)
 	defer db.Close()

@@ -67,7 +67,7 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	})
 	long := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 12 * time.Hour,
-		HeartbeatTimeout:    2 * time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
 	})
 

@@ -1,0 +1,146 @@
+package temporal
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// workerProc is a `dbtrail worker` process.
+type workerProc struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+func buildDbtrail(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dbtrail")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/dbtrail/dbtrail/cmd/dbtrail")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build dbtrail: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func startWorkerProc(t *testing.T, bin, frontend string, e *backupEnv, indexDSN string) *workerProc {
+	t.Helper()
+	p := &workerProc{out: &bytes.Buffer{}}
+	p.cmd = exec.Command(bin, "worker", "--temporal-addr", frontend, "--source", "main",
+		"--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
+	p.cmd.Env = append(os.Environ(), "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_INDEX_DSN="+indexDSN)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	must(t, p.cmd.Start())
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	return p
+}
+
+// TestFullBackupSurvivesWorkerKill kills the worker process with SIGKILL
+// while it converts tables; after a new worker starts, the workflow
+// completes, the snapshot equals the live tables and an uninterrupted
+// backup, and `current` never names an incomplete snapshot.
+func TestFullBackupSurvivesWorkerKill(t *testing.T) {
+	bin := buildDbtrail(t)
+	e := newBackupEnv(t, withoutWorker())
+	for _, q := range []string{
+		`CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(60), n BIGINT, d DECIMAL(12,3))`,
+		`INSERT INTO big SELECT seq, CONCAT('row-', seq, REPEAT('x', seq % 40)), seq * 7, seq / 3 FROM seq_1_to_1500000`,
+		`CREATE TABLE small (k VARCHAR(10) PRIMARY KEY, v INT)`,
+		`INSERT INTO small VALUES ('a', 1), ('b', 2)`,
+	} {
+		_, err := e.src.ExecContext(e.ctx, q)
+		must(t, err)
+	}
+	sourceDir := filepath.Join(e.acts.BackupDir, "main")
+
+	// Watch current: every snapshot it ever names must be complete.
+	var stop atomic.Bool
+	var seen sync.Map
+	var watchErr atomic.Value
+	go func() {
+		for !stop.Load() {
+			if id, err := snapshot.ResolveCurrent(sourceDir); err == nil {
+				if _, done := seen.Load(id); !done {
+					snap, err := snapshot.OpenSnapshot(filepath.Join(sourceDir, snapshot.SnapshotsDir, id))
+					if err == nil {
+						err = snap.VerifyAll()
+					}
+					if err != nil {
+						watchErr.Store(err)
+					}
+					seen.Store(id, true)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	defer stop.Store(true)
+
+	w1 := startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	must(t, err)
+	waitPhase(t, e, run, "converting tables")
+	time.Sleep(1500 * time.Millisecond)
+	must(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	w1.cmd.Wait()
+	t.Logf("worker killed while converting")
+	if _, err := os.Stat(filepath.Join(sourceDir, snapshot.CurrentLink)); err == nil {
+		t.Fatal("current exists before the backup finished")
+	}
+	startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+	var res workflows.FullBackupResult
+	if err := run.Get(e.ctx, &res); err != nil {
+		t.Fatalf("FullBackup after the kill: %v", err)
+	}
+	stop.Store(true)
+	if err, _ := watchErr.Load().(error); err != nil {
+		t.Fatalf("current named an incomplete snapshot: %v", err)
+	}
+	snap, err := snapshot.OpenCurrent(sourceDir)
+	must(t, err)
+	must(t, snap.VerifyAll())
+	compareTable(t, e, snap, "big")
+	compareTable(t, e, snap, "small")
+
+	again := e.fullBackup(t)
+	snap2, err := snapshot.OpenCurrent(sourceDir)
+	must(t, err)
+	if again.SnapshotID == res.SnapshotID {
+		t.Fatal("the second backup reused the snapshot id")
+	}
+	for _, tb := range snap.Manifest.Tables {
+		t2, ok := snap2.Manifest.Table(tb.Schema, tb.Table)
+		if !ok || t2.Fingerprint != tb.Fingerprint || t2.Rows != tb.Rows {
+			t.Fatalf("%s.%s: interrupted backup %v/%d, uninterrupted %v/%d", tb.Schema, tb.Table, tb.Fingerprint, tb.Rows, t2.Fingerprint, t2.Rows)
+		}
+	}
+}
+
+// waitPhase waits until the workflow's progress query reports phase.
+func waitPhase(t *testing.T, e *backupEnv, run client.WorkflowRun, phase string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		v, err := e.c.QueryWorkflow(e.ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
+		if err == nil {
+			var p workflows.FullBackupProgress
+			if v.Get(&p) == nil && p.Phase == phase {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("workflow never reached phase %q", phase)
+}
