@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 )
@@ -64,7 +64,7 @@ a file is complete when its last line starts with "` + sqlexport.CompleteMarker 
 				report = cmd.ErrOrStderr()
 				err = export(cmd.OutOrStdout())
 			} else {
-				err = writeFileAtomic(out, export)
+				err = atomicfile.Write(out, 0o600, export) // an export holds every row
 			}
 			if err != nil {
 				return fmt.Errorf("export snapshot %s: %w", snap.Manifest.SnapshotID, err)
@@ -110,41 +110,4 @@ func openBackupSnapshot(backupDir, source, id string) (*snapshot.Snapshot, error
 		return nil, fmt.Errorf("--snapshot: %w (want an id such as 20261129T061500Z, or current)", err)
 	}
 	return snapshot.OpenSnapshot(filepath.Join(srcDir, snapshot.SnapshotsDir, id))
-}
-
-// writeFileAtomic writes path through write atomically: a temporary file in
-// the same folder, buffered, made mode 0600 (an export holds every row),
-// fsynced, renamed over path, then the folder fsynced. On error the temporary file is removed and path is untouched.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err != nil {
-		return err
-	}
-	for _, step := range []func() error{bw.Flush, func() error { return f.Chmod(0o600) }, f.Sync, f.Close} {
-		if err = step(); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("sync folder of %s: %w", path, err)
-		}
-	}
-	return nil
 }

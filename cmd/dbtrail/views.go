@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -66,47 +67,9 @@ func newViewsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// writeViews writes views.sql to path atomically: a temp file in the same
-// folder, fsynced, renamed over path, then the folder fsynced.
-func writeViews(path, srcDir string, tables []views.TableRef) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err = views.Generate(bw, srcDir, tables); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("sync folder of %s: %w", path, err)
-		}
-	}
-	return nil
+// writeViews writes views.sql to path crash-safely.
+func writeViews(path, srcDir string, tables []views.TableRef) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return views.Generate(w, srcDir, tables) })
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe
