@@ -79,6 +79,7 @@ func TestLargeTransactionBoundedMemory(t *testing.T) {
 	e.exec("CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(600))")
 	p := e.startCapture()
 	e.waitCaughtUp(p)
+	base := peakRSS(t, p.cmd.Process.Pid)
 	e.exec("INSERT INTO big SELECT seq, REPEAT(CHAR(65 + seq % 26), 500) FROM seq_1_to_200000")
 	end := masterStatus(t, e)
 	e.waitCaughtUp(p)
@@ -99,9 +100,11 @@ func TestLargeTransactionBoundedMemory(t *testing.T) {
 	if bad > 0 {
 		t.Errorf("%d events do not carry their transaction's end position %s", bad, end)
 	}
-	t.Logf("capture peak RSS %d MiB for a 200k-row transaction", peak>>20)
-	if peak > 200<<20 {
-		t.Fatalf("capture peak RSS %d MiB: memory grows with the transaction", peak>>20)
+	// The images alone are ~110 MiB; the process's peak may grow by a few
+	// batches (5000 rows each) over what it needed before the transaction.
+	t.Logf("capture peak RSS %d MiB before, %d MiB after a 200k-row transaction", base>>20, peak>>20)
+	if peak-base > 80<<20 {
+		t.Fatalf("capture peak RSS grew by %d MiB: memory grows with the transaction", (peak-base)>>20)
 	}
 }
 
