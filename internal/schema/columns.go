@@ -139,9 +139,7 @@ func setType(col *Column, tp *types.FieldType, cs string) error {
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json":
 		col.Charset = cs
 	}
-	switch col.Type {
-	case "decimal", "float", "double", "tinyint", "smallint", "mediumint", "int", "bigint":
-	default:
+	if !signable(col.Type) {
 		col.Unsigned = false
 	}
 	return nil
@@ -184,6 +182,15 @@ func blobType(tp byte, flen int, cs string) string {
 		}
 	}
 	return pick(binary, "longblob", "longtext")
+}
+
+// signable reports whether a column type can be UNSIGNED.
+func signable(tp string) bool {
+	switch tp {
+	case "decimal", "float", "double", "tinyint", "smallint", "mediumint", "int", "bigint":
+		return true
+	}
+	return false
 }
 
 // isCharType reports whether a column type stores characters in a charset.

@@ -236,9 +236,7 @@ func binlogType(col *Column, tp byte, meta uint16, cs string, hasCS bool) error 
 	if isCharType(col.Type) {
 		col.Charset = cs
 	}
-	switch col.Type {
-	case "decimal", "float", "double", "tinyint", "smallint", "mediumint", "int", "bigint":
-	default:
+	if !signable(col.Type) {
 		col.Unsigned = false
 	}
 	return nil
