@@ -27,8 +27,9 @@ vet:
 test: deps vet
 	$(GO) test $(TEST_FLAGS) ./...
 
-# The main job on the embedded default: source + index MariaDB, capture,
-# a little traffic. Ctrl-C stops it; state stays in .dbtrail/demo.
+# The main job on the embedded default: source + index MariaDB, dbtrail dev
+# (embedded Temporal + UI, worker, capture), a little traffic and a first full
+# backup. Ctrl-C stops it; state stays in .dbtrail/demo.
 demo: deps build
 	$(BIN)/dbtrail-demo --dir .dbtrail/demo
 

@@ -71,19 +71,60 @@ func filterEnviron(environ []string) []string {
 // child is a running dbtrail process whose output is forwarded, line by
 // line, to our stderr with the prefix "[dbtrail <command>] ".
 type child struct {
-	name string // "dbtrail capture"
+	name string // "dbtrail dev", "dbtrail backup full"
 	cmd  *exec.Cmd
 	done chan struct{} // closed when Wait returned
 	err  error         // Wait's result, valid after done
 }
 
+// childOptions are the less usual settings of a child.
+type childOptions struct {
+	// progress forwards a child that redraws a progress line with "\r":
+	// "\r" ends a line too, and a line equal to the one before is dropped.
+	progress bool
+	// stdout and stderr, when set, also receive the child's standard
+	// output and standard error.
+	stdout, stderr io.Writer
+}
+
+// childName is "dbtrail" and the command words of args, up to the first flag.
+func childName(args []string) string {
+	name := "dbtrail"
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		name += " " + a
+	}
+	return name
+}
+
+// exitText describes how a child ended.
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
 // startChild starts bin with args and environment env.
 func startChild(bin string, env []string, args ...string) (*child, error) {
-	c := &child{name: "dbtrail " + args[0], done: make(chan struct{})}
+	return startChildWith(bin, env, childOptions{}, args...)
+}
+
+// startChildWith starts bin with args, environment env and options o.
+func startChildWith(bin string, env []string, o childOptions, args ...string) (*child, error) {
+	c := &child{name: childName(args), done: make(chan struct{})}
 	c.cmd = exec.Command(bin, args...)
 	c.cmd.Env = env
-	out := &prefixWriter{prefix: "[" + c.name + "] ", w: os.Stderr}
+	out := &prefixWriter{prefix: "[" + c.name + "] ", w: os.Stderr, progress: o.progress}
 	c.cmd.Stdout, c.cmd.Stderr = out, out
+	if o.stdout != nil {
+		c.cmd.Stdout = io.MultiWriter(out, o.stdout)
+	}
+	if o.stderr != nil {
+		c.cmd.Stderr = io.MultiWriter(out, o.stderr)
+	}
 	c.cmd.WaitDelay = 5 * time.Second
 	c.cmd.SysProcAttr = sysProcAttr()
 	if err := c.cmd.Start(); err != nil {
@@ -121,14 +162,15 @@ func output(ctx context.Context, bin string, env []string, args ...string) (stri
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	var stdout bytes.Buffer
-	errw := &prefixWriter{prefix: "[dbtrail " + args[0] + "] ", w: os.Stderr}
+	name := childName(args)
+	errw := &prefixWriter{prefix: "[" + name + "] ", w: os.Stderr}
 	cmd.Stdout, cmd.Stderr = &stdout, errw
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	errw.flush()
 	if err != nil {
-		return stdout.String(), fmt.Errorf("dbtrail %s: %w", args[0], err)
+		return stdout.String(), fmt.Errorf("%s: %w", name, err)
 	}
 	return stdout.String(), nil
 }
@@ -167,12 +209,17 @@ func (c *child) stop(timeout time.Duration) error {
 }
 
 // prefixWriter writes each complete line it is given to w with a prefix;
-// flush writes a last, unterminated line.
+// flush writes a last, unterminated line. In progress mode "\r" ends a line
+// too, trailing blanks are trimmed, and empty lines and a line equal to the
+// one before are dropped: a progress bar redrawn every second becomes one
+// line per change.
 type prefixWriter struct {
-	prefix string
-	w      io.Writer
-	mu     sync.Mutex
-	buf    []byte
+	prefix   string
+	w        io.Writer
+	progress bool
+	mu       sync.Mutex
+	buf      []byte
+	last     string // progress mode: the line written last
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
@@ -181,14 +228,19 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	p.buf = append(p.buf, b...)
 	for {
 		i := bytes.IndexByte(p.buf, '\n')
+		if p.progress {
+			if j := bytes.IndexByte(p.buf, '\r'); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
 		if i < 0 {
 			break
 		}
-		p.emit(p.buf[:i+1])
+		p.emit(p.buf[:i])
 		p.buf = p.buf[i+1:]
 	}
 	if len(p.buf) > 64<<10 { // a very long line: pass it on in pieces
-		p.emit(append(p.buf, '\n'))
+		p.emit(p.buf)
 		p.buf = nil
 	}
 	return len(b), nil
@@ -198,11 +250,20 @@ func (p *prefixWriter) flush() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.buf) > 0 {
-		p.emit(append(p.buf, '\n'))
+		p.emit(p.buf)
 		p.buf = nil
 	}
 }
 
+// emit writes one line, given without its end.
 func (p *prefixWriter) emit(line []byte) {
-	_, _ = io.WriteString(p.w, p.prefix+string(line))
+	s := string(line)
+	if p.progress {
+		s = strings.TrimRight(s, " \t")
+		if s == "" || s == p.last {
+			return
+		}
+		p.last = s
+	}
+	_, _ = io.WriteString(p.w, p.prefix+s+"\n")
 }

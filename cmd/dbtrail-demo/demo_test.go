@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,18 +24,23 @@ import (
 )
 
 // TestDemoSmoke builds dbtrail and dbtrail-demo, runs the demo twice on the
-// same folder (20 s, then 5 s: the second run must re-use the data and the
-// passwords) and checks that it exits 0, prints the "what to look at" block
-// and that the index holds events of the sample schema. It starts real
-// MariaDB servers and fails, never skips, when they cannot start; only
-// -short (make unit) leaves it out.
+// same folder (20 s, then 5 s: the second run must re-use the data, the
+// passwords and Temporal's history) and checks that it exits 0, that the
+// Temporal web UI of dbtrail dev answers while it runs, that it prints the
+// "what to look at" block with the UI, the snapshot and the views, that
+// each run published a full backup of the shop tables, and that the index
+// holds events of the sample schema. It starts real MariaDB servers and
+// fails, never skips, when they cannot start; only -short leaves it out.
 func TestDemoSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the demo smoke test starts real servers")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	bin := t.TempDir()
+	bin, err := filepath.EvalSymlinks(t.TempDir()) // as the demo finds dbtrail next to itself
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, pkg := range []string{"dbtrail", "dbtrail-demo"} {
 		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, pkg), "github.com/dbtrail/dbtrail/cmd/"+pkg)
 		if out, err := build.CombinedOutput(); err != nil {
@@ -37,37 +48,72 @@ func TestDemoSmoke(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	sourcePort, indexPort, metricsPort := freePort(t), freePort(t), freePort(t)
+	ports := freePorts(t, 5)
+	sourcePort, indexPort, metricsPort, frontendPort, uiPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	uiURL := "http://127.0.0.1:" + strconv.Itoa(uiPort) + "/namespaces/default/workflows"
+	current := filepath.Join(dir, "backups", "main", "current")
+	viewsFile := filepath.Join(dir, "backups", "main", "views.sql")
 	demo := func(duration string) string {
 		t.Helper()
 		start := time.Now()
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "dbtrail-demo"),
 			"--dir", dir, "--duration", duration,
 			"--source-port", strconv.Itoa(sourcePort), "--index-port", strconv.Itoa(indexPort),
-			"--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort))
-		var out bytes.Buffer
+			"--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort),
+			"--frontend-addr", "127.0.0.1:"+strconv.Itoa(frontendPort),
+			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort))
+		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.WaitDelay = 10 * time.Second
-		err := cmd.Run()
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start dbtrail-demo: %v", err)
+		}
+		done := make(chan struct{})
+		uiOK := make(chan error, 1)
+		go func() { uiOK <- pollOK(ctx, uiURL, done) }()
+		err := cmd.Wait()
+		close(done)
+		uiErr := <-uiOK
 		t.Logf("dbtrail-demo --duration %s ran %s; output:\n%s", duration, time.Since(start).Round(time.Millisecond), out.String())
 		if err != nil {
 			t.Fatalf("dbtrail-demo --duration %s: %v (want exit status 0)", duration, err)
 		}
+		if uiErr != nil {
+			t.Errorf("dbtrail-demo --duration %s: the Temporal UI never answered 200 while the demo ran: %v", duration, uiErr)
+		}
+		all := out.String()
+		if !strings.Contains(all, "stopping both servers") {
+			t.Errorf("dbtrail-demo --duration %s: output lacks %q", duration, "stopping both servers")
+		}
+		_, block, ok := strings.Cut(all, blockTitle)
+		block, _, ended := strings.Cut(block, blockEnd)
+		if !ok || !ended {
+			t.Fatalf("dbtrail-demo --duration %s: no complete %q block in the output", duration, blockTitle)
+		}
 		for _, want := range []string{
-			blockTitle,
+			uiURL,
+			"The full backup took",
+			current,
+			viewsFile,
+			"duckdb -init " + viewsFile,
+			"SELECT * FROM shop.orders LIMIT 5",
+			"set -a; . " + filepath.Join(dir, "env") + "; set +a; " + filepath.Join(bin, "dbtrail") + " backup full --temporal-addr 127.0.0.1:" + strconv.Itoa(frontendPort),
 			"http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics",
-			"set -a; . " + filepath.Join(dir, "env") + "; set +a; ",
+			"set -a; . " + filepath.Join(dir, "env") + "; set +a; " + filepath.Join(bin, "dbtrail") + " status",
 			"mariadb --defaults-extra-file=" + filepath.Join(dir, "index.cnf") + " dbtrail -e",
-			"stopping both servers",
 		} {
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("dbtrail-demo --duration %s: output lacks %q", duration, want)
+			if !strings.Contains(block, want) {
+				t.Errorf("dbtrail-demo --duration %s: the block lacks %q", duration, want)
 			}
 		}
-		if strings.Contains(out.String(), "not answering right now") {
-			t.Errorf("dbtrail-demo --duration %s: the metrics endpoint did not answer", duration)
+		if strings.Contains(block, "not answering right now") {
+			t.Errorf("dbtrail-demo --duration %s: the metrics endpoint or the Temporal UI did not answer", duration)
 		}
-		return out.String()
+		checkSnapshot(t, current)
+		if _, err := os.Stat(viewsFile); err != nil {
+			t.Errorf("views file: %v", err)
+		}
+		return all
 	}
 
 	first := demo("20s")
@@ -84,6 +130,10 @@ func TestDemoSmoke(t *testing.T) {
 		}
 	}
 	passwords := readEnvPasswords(t, filepath.Join(dir, "env"))
+	if _, err := os.Stat(filepath.Join(dir, "dev", "temporal.db")); err != nil {
+		t.Errorf("Temporal history of dbtrail dev: %v", err)
+	}
+	firstSnapshot, _ := os.Readlink(current)
 
 	second := demo("5s")
 	if !strings.Contains(second, "re-using sample database shop") {
@@ -91,6 +141,9 @@ func TestDemoSmoke(t *testing.T) {
 	}
 	if again := readEnvPasswords(t, filepath.Join(dir, "env")); again != passwords {
 		t.Errorf("the second run changed the passwords in the env file")
+	}
+	if snap, _ := os.Readlink(current); snap == firstSnapshot {
+		t.Errorf("the second run published no new snapshot (current is still %s)", snap)
 	}
 
 	// Bring the servers back on the demo's data and ports, and look.
@@ -143,12 +196,100 @@ func readEnvPasswords(t *testing.T, path string) string {
 	return strings.Join(pw, " ")
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct TCP ports that nothing listens on.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
+}
+
+// pollOK gets url every 300 ms until it answers with status 200 (nil),
+// done is closed or ctx ends (the last error).
+func pollOK(ctx context.Context, url string, done <-chan struct{}) error {
+	last := errors.New("not tried")
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+		if err != nil {
+			cancel()
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		last = err
+		select {
+		case <-done:
+			return last
+		case <-ctx.Done():
+			return last
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// checkSnapshot wants <current>/manifest.json to list the tables of the
+// sample schema shop.
+func checkSnapshot(t *testing.T, current string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(current, "manifest.json"))
+	if err != nil {
+		t.Errorf("no published snapshot: %v", err)
+		return
+	}
+	var m struct {
+		SnapshotID string `json:"snapshot_id"`
+		Tables     []struct {
+			Schema string `json:"schema"`
+			Table  string `json:"table"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Errorf("manifest.json of %s: %v", current, err)
+		return
+	}
+	have := map[string]bool{}
+	for _, tb := range m.Tables {
+		have[tb.Schema+"."+tb.Table] = true
+	}
+	for _, want := range []string{"shop.customers", "shop.products", "shop.orders"} {
+		if !have[want] {
+			t.Errorf("snapshot %s (%s) lacks table %s; it has %v", m.SnapshotID, current, want, have)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that several goroutines may use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

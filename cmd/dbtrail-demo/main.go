@@ -2,23 +2,31 @@
 // sees of dbtrail: it starts a MariaDB binlog source and a MariaDB index
 // server on 127.0.0.1 (persistent datadirs under --dir, so a second run picks
 // up where the first stopped), creates a small sample shop database on the
-// source, runs `dbtrail init` and `dbtrail capture`, sends a little steady
-// traffic to the source and prints what to look at once capture has caught
-// up, then a progress line every 10 seconds.
+// source, runs `dbtrail init` and then `dbtrail dev`: an embedded Temporal
+// server (history in <dir>/dev, kept between runs) with its web UI, a worker
+// with the real activities, and capture. It sends a little steady traffic to
+// the source and, once capture has caught up, takes one full backup
+// (`dbtrail backup full`, into <dir>/backups) and writes its DuckDB views
+// (`dbtrail views`). Then it prints what to look at, and a progress line
+// every 10 seconds.
 //
 // Usage:
 //
 //	dbtrail-demo [--dir .dbtrail/demo] [--tps 5] [--duration 0]
 //	             [--source-port 33061] [--index-port 33062]
-//	             [--metrics-addr 127.0.0.1:9464] [--dbtrail PATH]
+//	             [--metrics-addr 127.0.0.1:9464] [--frontend-addr 127.0.0.1:7233]
+//	             [--ui-addr 127.0.0.1:8233] [--dbtrail PATH]
 //
 // The DSNs (with their passwords) reach the dbtrail processes only through
 // their environment (DBTRAIL_SOURCE_DSN, DBTRAIL_INDEX_DSN), never their
 // command line; they are also in <dir>/env (mode 0600), and <dir>/index.cnf
 // and <dir>/source.cnf (mode 0600) are client option files for the mariadb
-// command-line client. Ctrl-C (or SIGTERM, or the end of --duration) stops
-// the traffic, sends SIGTERM to capture, stops both servers, keeping their
-// data, and exits 0.
+// command-line client. Ctrl-C (or SIGTERM) stops the traffic (and a backup
+// still running: its workflow stays in Temporal's history and goes on at
+// the next run), sends SIGTERM to dbtrail dev, stops both servers, keeping
+// their data, and exits 0. At the end of --duration the demo lets a backup
+// that is running finish first. A failed backup is reported; it does not
+// stop capture or the traffic.
 package main
 
 import (
@@ -31,27 +39,39 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// sourceName is the name capture gives the demo's source in the index.
+// sourceName is the name capture gives the demo's source in the index, and
+// the folder of its backups.
 const sourceName = "main"
+
+// defaultFrontendAddr is dbtrail's default Temporal frontend: a by-hand
+// `dbtrail backup full` needs no --temporal-addr when the demo uses it.
+const defaultFrontendAddr = "127.0.0.1:7233"
+
+// temporalStartTimeout bounds the wait for dev's Temporal frontend.
+const temporalStartTimeout = 3 * time.Minute
 
 // maxTPS bounds --tps: the demo is meant to be light.
 const maxTPS = 200
 
 // config holds the command-line flags.
 type config struct {
-	dir         string
-	tps         int
-	duration    time.Duration
-	sourcePort  int
-	indexPort   int
-	metricsAddr string
-	dbtrail     string
+	dir          string
+	tps          int
+	duration     time.Duration
+	sourcePort   int
+	indexPort    int
+	metricsAddr  string
+	frontendAddr string // Temporal frontend (gRPC) of dbtrail dev
+	uiAddr       string // Temporal web UI of dbtrail dev
+	dbtrail      string
 }
 
 func main() {
@@ -80,6 +100,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&c.sourcePort, "source-port", 33061, "TCP port of the source server on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&c.indexPort, "index-port", 33062, "TCP port of the index server on 127.0.0.1 (0: any free port)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "loopback address of capture's Prometheus /metrics endpoint")
+	fs.StringVar(&c.frontendAddr, "frontend-addr", defaultFrontendAddr, "loopback address of the embedded Temporal frontend (gRPC)")
+	fs.StringVar(&c.uiAddr, "ui-addr", "127.0.0.1:8233", "loopback address of the Temporal web UI")
 	fs.StringVar(&c.dbtrail, "dbtrail", "", "path of the dbtrail binary (default: next to dbtrail-demo, then on PATH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -96,9 +118,21 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	case c.sourcePort != 0 && c.sourcePort == c.indexPort:
 		return c, fmt.Errorf("--source-port and --index-port are both %d", c.sourcePort)
 	}
-	host, _, err := net.SplitHostPort(c.metricsAddr)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return c, fmt.Errorf("--metrics-addr %q: want a loopback address such as 127.0.0.1:9464", c.metricsAddr)
+	seen := map[string]string{}
+	for _, a := range []struct{ flag, addr, example string }{
+		{"metrics-addr", c.metricsAddr, "127.0.0.1:9464"},
+		{"frontend-addr", c.frontendAddr, "127.0.0.1:7233"},
+		{"ui-addr", c.uiAddr, "127.0.0.1:8233"},
+	} {
+		host, port, err := net.SplitHostPort(a.addr)
+		n, perr := strconv.Atoi(port)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() || perr != nil || n < 1 || n > 65535 {
+			return c, fmt.Errorf("--%s %q: want a loopback address with a port, such as %s", a.flag, a.addr, a.example)
+		}
+		if other, ok := seen[port]; ok {
+			return c, fmt.Errorf("--%s and --%s both use port %s", other, a.flag, port)
+		}
+		seen[port] = a.flag
 	}
 	return c, nil
 }
@@ -153,22 +187,41 @@ func run(cfg config) (err error) {
 		return err
 	}
 
+	dir := filepath.Dir(env.EnvFile) // absolute
+	backupDir := filepath.Join(dir, "backups")
 	childEnv := childEnviron(env)
 	say("running %s init", bin)
 	if err := runChild(ctx, bin, childEnv, "init"); err != nil {
 		return err
 	}
-	say("starting %s capture --source %s --metrics-addr %s", bin, sourceName, cfg.metricsAddr)
-	capture, err := startChild(bin, childEnv, "capture", "--source", sourceName, "--metrics-addr", cfg.metricsAddr)
+	if err := checkAddrsFree(cfg); err != nil {
+		return err
+	}
+	devArgs := []string{"dev", "--data-dir", filepath.Join(dir, "dev"), "--backup-dir", backupDir,
+		"--source", sourceName, "--metrics-addr", cfg.metricsAddr,
+		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr}
+	say("starting %s %s", bin, strings.Join(devArgs, " "))
+	dev, err := startChild(bin, childEnv, devArgs...)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		say("stopping capture (SIGTERM)")
-		if cerr := capture.stop(30 * time.Second); cerr != nil {
-			err = errors.Join(err, cerr)
+		say("stopping dbtrail dev (SIGTERM)")
+		if derr := dev.stop(devStopTimeout); derr != nil {
+			err = errors.Join(err, derr)
 		}
 	}()
+	say("waiting for the embedded Temporal server of dbtrail dev (%s); it takes a few seconds", cfg.frontendAddr)
+	start = time.Now()
+	if err := waitFrontend(ctx, cfg.frontendAddr, dev, temporalStartTimeout); err != nil {
+		if ctx.Err() != nil {
+			stop()
+			say("interrupted while dbtrail dev was starting")
+			return nil
+		}
+		return err
+	}
+	say("Temporal frontend answers on %s (after %s)", cfg.frontendAddr, time.Since(start).Round(100*time.Millisecond))
 
 	idx, err := env.Index.DB(ctx, testsuite.IndexDatabase)
 	if err != nil {
@@ -197,9 +250,10 @@ func run(cfg config) (err error) {
 
 	w := &watcher{
 		idx: idx, src: src, traffic: tr, bin: bin, env: childEnv,
-		files: files, envFile: env.EnvFile, cfg: cfg, sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(),
+		files: files, envFile: env.EnvFile, backupDir: backupDir, cfg: cfg,
+		sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(),
 	}
-	werr := w.loop(trafficCtx, capture)
+	werr := w.loop(ctx, trafficCtx, dev)
 	stopTraffic()
 	<-trafficDone
 	if ctx.Err() != nil {
@@ -210,4 +264,53 @@ func run(cfg config) (err error) {
 		say("--duration %s is over; %d transactions sent (%d failed)", cfg.duration, tr.sent.Load(), tr.failed.Load())
 	}
 	return werr
+}
+
+// devStopTimeout bounds how long dbtrail dev may take to stop after SIGTERM
+// (capture, the worker, then the Temporal server) before it is killed.
+const devStopTimeout = time.Minute
+
+// checkAddrsFree fails with advice when something already listens on one
+// of the addresses dbtrail dev is to take, e.g. a dev or demo still running.
+func checkAddrsFree(cfg config) error {
+	for _, a := range []struct{ flag, addr string }{
+		{"metrics-addr", cfg.metricsAddr}, {"frontend-addr", cfg.frontendAddr}, {"ui-addr", cfg.uiAddr},
+	} {
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			return fmt.Errorf("--%s %s is taken (another dbtrail dev or demo running?); stop it or choose another with --%s: %w",
+				a.flag, a.addr, a.flag, err)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// waitFrontend waits until addr accepts TCP connections, dev ends (an
+// error), ctx ends or timeout passes.
+func waitFrontend(ctx context.Context, addr string, dev *child, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var d net.Dialer
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-dev.done:
+			return fmt.Errorf("%s exited before its Temporal frontend answered on %s (%s); its log is above, prefixed [%s]",
+				dev.name, addr, exitText(dev.err), dev.name)
+		case <-deadline:
+			return fmt.Errorf("the Temporal frontend of %s did not answer on %s within %s; its log is above, prefixed [%s]",
+				dev.name, addr, timeout, dev.name)
+		case <-tick.C:
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			conn, err := d.DialContext(dctx, "tcp", addr)
+			cancel()
+			if err == nil {
+				conn.Close()
+				return nil
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,10 +28,10 @@ const newestQuery = "SELECT seq, commit_ts, schema_name, table_name, op, pk, aft
 // it says so (it keeps waiting).
 const catchUpWarning = 2 * time.Minute
 
-// watcher follows capture: it prints the block once the index checkpoint
-// has reached the source's position after the first transaction of the
-// demo's traffic (so that the index has something to show), then a progress
-// line every 10 seconds.
+// watcher follows capture: once the index checkpoint has reached the
+// source's position after the first transaction of the demo's traffic (so
+// that the index has something to show) it takes a full backup, then prints
+// the block; and a progress line every 10 seconds.
 type watcher struct {
 	idx, src   *sql.DB
 	target     binlogpos.Position // source position after the first demo transaction
@@ -40,13 +41,16 @@ type watcher struct {
 	env        []string // environment of the dbtrail processes
 	files      clientFiles
 	envFile    string
+	backupDir  string // --backup-dir of dev and views (absolute)
 	cfg        config
 	sourceAddr string
 	indexAddr  string
 }
 
-// loop runs until ctx is done (nil) or capture ends by itself (an error).
-func (w *watcher) loop(ctx context.Context, capture *child) error {
+// loop runs until trafficCtx is done (nil; at the end of --duration a
+// running backup is waited for first), ctx is done (nil) or dev ends by
+// itself (an error).
+func (w *watcher) loop(ctx, trafficCtx context.Context, dev *child) error {
 	poll := time.NewTicker(500 * time.Millisecond)
 	defer poll.Stop()
 	progress := time.NewTicker(10 * time.Second)
@@ -56,19 +60,38 @@ func (w *watcher) loop(ctx context.Context, capture *child) error {
 	var lastErr string
 	var lastErrAt time.Time
 	var lastEvents int64 = -1
+
+	backupCtx, cancelBackup := context.WithCancel(ctx)
+	var backupDone chan backupResult // nil unless a backup runs
+	defer func() {
+		cancelBackup()
+		if backupDone != nil {
+			<-backupDone
+		}
+	}()
+	end := trafficCtx.Done()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-end:
+			if ctx.Err() == nil && backupDone != nil {
+				say("--duration %s is over; the traffic stops, the demo waits for the full backup to finish", w.cfg.duration)
+				end = nil
+				continue
+			}
 			if !caughtUp {
 				say("capture had not caught up with the source when the demo stopped")
 			}
 			return nil
-		case <-capture.done:
-			how := "with status 0"
-			if capture.err != nil {
-				how = "(" + capture.err.Error() + ")"
+		case <-ctx.Done():
+			return nil
+		case <-dev.done:
+			return fmt.Errorf("%s exited unexpectedly (%s); its log is above, prefixed [%s]", dev.name, exitText(dev.err), dev.name)
+		case r := <-backupDone:
+			backupDone = nil
+			w.printBlock(ctx, r)
+			if end == nil {
+				return nil
 			}
-			return fmt.Errorf("%s exited unexpectedly %s; its log is above, prefixed [%s]", capture.name, how, capture.name)
 		case <-progress.C:
 			w.progress(ctx, &lastEvents)
 		case <-poll.C:
@@ -84,10 +107,12 @@ func (w *watcher) loop(ctx context.Context, capture *child) error {
 				caughtUp = true
 				w.prevHead = w.target
 				say("capture caught up with the source in %s", time.Since(start).Round(100*time.Millisecond))
-				w.printBlock(ctx)
+				ch := make(chan backupResult, 1)
+				backupDone = ch
+				go func() { ch <- w.takeBackup(backupCtx) }()
 			} else if !warned && time.Since(start) > catchUpWarning {
 				warned = true
-				say("capture has not caught up after %s; see its log above, prefixed [%s]", catchUpWarning, capture.name)
+				say("capture has not caught up after %s; see the log of dbtrail dev above, prefixed [%s]", catchUpWarning, dev.name)
 			}
 		}
 	}
@@ -166,22 +191,69 @@ func (w *watcher) progress(ctx context.Context, last *int64) {
 		time.Now().Format("15:04:05"), n, delta, state, w.traffic.sent.Load(), w.traffic.failed.Load())
 }
 
-// printBlock prints what to look at, with the output of `dbtrail status`.
-func (w *watcher) printBlock(ctx context.Context) {
+// duckdbQuery is the query of the snapshot that the block suggests.
+const duckdbQuery = "SELECT * FROM shop.orders LIMIT 5;"
+
+// uiURL is the Temporal web UI's list of workflows.
+func (w *watcher) uiURL() string {
+	return "http://" + w.cfg.uiAddr + "/namespaces/default/workflows"
+}
+
+// printBlock prints what to look at, with the outcome of the backup r and
+// the output of `dbtrail status`.
+func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	metrics := "http://" + w.cfg.metricsAddr + "/metrics"
-	metricsNote := ""
-	if err := checkMetrics(ctx, metrics); err != nil {
-		metricsNote = "   (not answering right now: " + err.Error() + ")\n"
-	}
+	ui := w.uiURL()
 	status, err := output(ctx, w.bin, w.env, "status", "--source", sourceName)
 	if err != nil {
 		status += "(failed: " + err.Error() + ")\n"
 	}
+	srcDir := filepath.Join(w.backupDir, sourceName)
+	current := filepath.Join(srcDir, "current")
+	viewsFile := filepath.Join(srcDir, "views.sql")
+
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s\n", blockTitle)
-	fmt.Fprintf(&b, " dbtrail capture is reading the binlog of the source (%s) into the index (%s);\n", w.sourceAddr, w.indexAddr)
-	fmt.Fprintf(&b, " the demo changes the sample database shop at %d transactions/s.\n\n", w.cfg.tps)
-	fmt.Fprintf(&b, " Prometheus metrics of capture:\n   %s\n   curl -s %s | grep '^dbtrail_'\n%s\n", metrics, metrics, metricsNote)
+	fmt.Fprintf(&b, " dbtrail dev runs capture of the source (%s) into the index (%s), an embedded\n", w.sourceAddr, w.indexAddr)
+	fmt.Fprintf(&b, " Temporal server and a worker; the demo changes the sample database shop at %d transactions/s.\n\n", w.cfg.tps)
+	fmt.Fprintf(&b, " Temporal web UI (the FullBackup workflow, its history and progress):\n   %s\n%s\n", ui, notAnswering(ctx, ui))
+
+	if r.err == nil {
+		fmt.Fprintf(&b, " The full backup took %s:\n", r.took.Round(100*time.Millisecond))
+		for _, line := range strings.Split(r.summary, "\n") {
+			fmt.Fprintf(&b, "   | %s\n", line)
+		}
+	} else {
+		fmt.Fprintf(&b, " The full backup FAILED: %v\n", r.err)
+	}
+	if fileExists(filepath.Join(current, "manifest.json")) {
+		earlier := ""
+		if r.err != nil {
+			earlier = ", from an earlier backup"
+		}
+		fmt.Fprintf(&b, " Snapshot folder (Parquet files and manifest.json%s):\n   %s\n", earlier, display(current))
+	}
+	if r.viewsErr != nil {
+		fmt.Fprintf(&b, " Writing the DuckDB views failed: %v\n", r.viewsErr)
+	}
+	if fileExists(viewsFile) {
+		fmt.Fprintf(&b, " DuckDB views over the snapshot:\n   %s\n", display(viewsFile))
+		if _, err := exec.LookPath("duckdb"); err == nil {
+			fmt.Fprintf(&b, "   duckdb -init %s\n   then, at its prompt:  %s\n", display(viewsFile), duckdbQuery)
+		} else {
+			fmt.Fprintf(&b, "   DuckDB is not installed here (no duckdb on PATH). Where it is, run\n   duckdb -init %s\n   then, at its prompt:  %s\n", display(viewsFile), duckdbQuery)
+		}
+	}
+	b.WriteString("\n")
+	temporalAddr := ""
+	if w.cfg.frontendAddr != defaultFrontendAddr {
+		temporalAddr = " --temporal-addr " + w.cfg.frontendAddr
+	}
+	fmt.Fprintf(&b, " Take another backup by hand (in another terminal, from this folder, while the demo runs):\n")
+	fmt.Fprintf(&b, "   set -a; . %s; set +a; %s backup full%s\n", display(w.envFile), display(w.bin), temporalAddr)
+	fmt.Fprintf(&b, "   %s views --backup-dir %s\n\n", display(w.bin), display(w.backupDir))
+
+	fmt.Fprintf(&b, " Prometheus metrics of capture:\n   %s\n   curl -s %s | grep '^dbtrail_'\n%s\n", metrics, metrics, notAnswering(ctx, metrics))
 	fmt.Fprintf(&b, " Capture status (in another terminal, from this folder):\n   set -a; . %s; set +a; %s status\n", display(w.envFile), display(w.bin))
 	fmt.Fprintf(&b, "   It says now:\n")
 	for _, line := range strings.Split(strings.TrimRight(status, "\n"), "\n") {
@@ -193,13 +265,22 @@ func (w *watcher) printBlock(ctx context.Context) {
 		display(w.files.Source))
 	fmt.Fprintf(&b, " The passwords are only in %s, %s and %s (mode 0600).\n",
 		display(w.envFile), display(w.files.Index), display(w.files.Source))
-	fmt.Fprintf(&b, " Ctrl-C stops the traffic, capture and both servers; their data stays in %s\n and the next run carries on from there.\n", display(filepath.Dir(w.envFile)))
+	fmt.Fprintf(&b, " Ctrl-C stops the traffic, dbtrail dev and both servers; their data, the backups and\n Temporal's history stay in %s and the next run carries on from there.\n", display(filepath.Dir(w.envFile)))
 	fmt.Fprintf(&b, "%s\n\n", blockEnd)
 	fmt.Print(b.String())
 }
 
-// checkMetrics gets url and wants status 200.
-func checkMetrics(ctx context.Context, url string) error {
+// notAnswering is "" when url answers with status 200, otherwise a line of
+// the block saying it does not.
+func notAnswering(ctx context.Context, url string) string {
+	if err := checkHTTP(ctx, url); err != nil {
+		return "   (not answering right now: " + err.Error() + ")\n"
+	}
+	return ""
+}
+
+// checkHTTP gets url and wants status 200.
+func checkHTTP(ctx context.Context, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -215,6 +296,12 @@ func checkMetrics(ctx context.Context, url string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
+}
+
+// fileExists reports whether path (followed through symlinks) is a file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // display returns path relative to the working directory when it lies

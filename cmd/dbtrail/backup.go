@@ -76,7 +76,7 @@ func waitWithProgress(ctx context.Context, c client.Client, run client.WorkflowR
 		select {
 		case err := <-done:
 			fmt.Fprintln(out)
-			if errors.Is(err, context.Canceled) {
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				return fmt.Errorf("stopped waiting; %s keeps running (see the Temporal UI)", run.GetID())
 			}
 			return err
