@@ -1,0 +1,203 @@
+package foldplan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/schema"
+)
+
+func TestSchemaChangesInTheWindowRefuse(t *testing.T) {
+	in := pos("binlog.000010", 5000) // inside the window
+	altered := tdef(kA, col("id", "int", 0), col("v", "varchar", 10), col("c", "int", 0))
+	for _, tc := range []struct {
+		name    string
+		vers    []index.SchemaVersion
+		current map[TableKey]*schema.Table // replaces Current entries (nil value deletes)
+		want    map[TableKey]string
+	}{
+		{name: "ALTER adds a column",
+			vers:    []index.SchemaVersion{version(kA, 150, in, "ALTER TABLE a ADD c INT", altered)},
+			current: map[TableKey]*schema.Table{kA: altered},
+			want:    map[TableKey]string{kA: "a schema change in the window: ALTER at seq 150 (`ALTER TABLE a ADD c INT`); columns differ from the table file: column c added"}},
+		{name: "TRUNCATE keeps the definition",
+			vers: []index.SchemaVersion{version(kA, 150, in, "TRUNCATE TABLE a", stdDef(kA))},
+			want: map[TableKey]string{kA: "a schema change in the window: TRUNCATE at seq 150 (`TRUNCATE TABLE a`)"}},
+		{name: "partition drop",
+			vers: []index.SchemaVersion{version(kA, 150, in, "/* tool */ alter table a truncate partition p0", stdDef(kA))},
+			want: map[TableKey]string{kA: "ALTER (partitions or tablespace) at seq 150"}},
+		{name: "index only",
+			vers: []index.SchemaVersion{version(kA, 150, in, "CREATE INDEX i ON a (v)", stdDef(kA))},
+			want: map[TableKey]string{kA: "CREATE at seq 150"}},
+		{name: "DROP",
+			vers:    []index.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil)},
+			current: map[TableKey]*schema.Table{kA: nil},
+			want:    map[TableKey]string{kA: "DROP at seq 150 removes it (`DROP TABLE a`); the table no longer exists at the cut"}},
+		{name: "RENAME",
+			vers: []index.SchemaVersion{version(kA, 150, in, "RENAME TABLE a TO n", nil),
+				version(kN, 150, in, "RENAME TABLE a TO n", tdef(kN, col("id", "int", 0), col("v", "varchar", 10)))},
+			current: map[TableKey]*schema.Table{kA: nil, kN: tdef(kN, col("id", "int", 0), col("v", "varchar", 10))},
+			want: map[TableKey]string{kA: "RENAME at seq 150 renames it to db.n",
+				kN: "new table: a schema change in the window: RENAME at seq 150"}},
+		{name: "CREATE of a new table",
+			vers:    []index.SchemaVersion{version(kN, 160, in, "CREATE TABLE n (id INT PRIMARY KEY)", stdDef(kN))},
+			current: map[TableKey]*schema.Table{kN: stdDef(kN)},
+			want:    map[TableKey]string{kN: "new table: a schema change in the window: CREATE at seq 160 (`CREATE TABLE n (id INT PRIMARY KEY)`); it is not in the previous snapshot: take a full backup"}},
+		{name: "dropped and re-created",
+			vers: []index.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil),
+				version(kA, 151, in, "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(10))", stdDef(kA))},
+			want: map[TableKey]string{kA: "2 schema changes in the window: DROP at seq 150 removes it"}},
+		{name: "redefined from a table map",
+			vers: []index.SchemaVersion{version(kA, 150, in, "-- defined from binlog table map metadata", stdDef(kA))},
+			want: map[TableKey]string{kA: "a redefinition from a binlog table map at seq 150"}},
+		{name: "DDL right after the previous snapshot carries its seq",
+			vers: []index.SchemaVersion{version(kA, 100, pos("binlog.000010", 1200), "TRUNCATE a", stdDef(kA))},
+			want: map[TableKey]string{kA: "TRUNCATE at seq 100"}},
+		{name: "DDL at the cut's seq, before the cut position",
+			vers: []index.SchemaVersion{version(kA, 200, pos("binlog.000011", 500), "TRUNCATE a", stdDef(kA))},
+			want: map[TableKey]string{kA: "TRUNCATE at seq 200"}},
+		{name: "unorderable position at an end seq counts as inside",
+			vers: []index.SchemaVersion{version(kA, 100, pos("bad", 1), "TRUNCATE a", stdDef(kA))},
+			want: map[TableKey]string{kA: "TRUNCATE at seq 100"}},
+		{name: "outside the window is ignored",
+			vers: []index.SchemaVersion{
+				version(kA, 99, in, "TRUNCATE a", stdDef(kA)),
+				version(kA, 100, pos("binlog.000010", 1000), "TRUNCATE a", stdDef(kA)), // in the previous snapshot
+				version(kA, 200, pos("binlog.000011", 501), "TRUNCATE a", stdDef(kA)),  // after the cut
+				version(kA, 201, in, "TRUNCATE a", stdDef(kA)),
+			}},
+		{name: "a table created and dropped inside the window is ignored",
+			vers: []index.SchemaVersion{version(kN, 150, in, "CREATE TABLE n (id INT)", stdDef(kN)),
+				version(kN, 160, in, "DROP TABLE n", nil)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFx().add(kA, plain(0, 1)...).add(kB, plain(0, 1)...)
+			f.in.Changes[kA], f.in.Changes[kB] = 1, 1
+			f.in.Schemas = tc.vers
+			for k, d := range tc.current {
+				if d == nil {
+					delete(f.in.Current, k)
+				} else {
+					f.in.Current[k] = d
+				}
+			}
+			p := f.plan(t)
+			expect(t, p, kB, ActionPair) // the other table keeps its decision
+			if len(tc.want) == 0 {
+				expect(t, p, kA, ActionPair)
+				if p.Refused {
+					t.Fatalf("%+v", p)
+				}
+				return
+			}
+			if !p.Refused || len(p.Reasons) != len(tc.want) || p.Compact != nil {
+				t.Fatalf("%+v", p)
+			}
+			for i, k := range sortedKeys(tc.want) {
+				expect(t, p, k, ActionRefuse, "refused: ", tc.want[k])
+				if !strings.HasPrefix(p.Reasons[i], k.String()+": ") || !strings.Contains(p.Reasons[i], tc.want[k]) {
+					t.Fatalf("reason %d %q, want %s: %s", i, p.Reasons[i], k, tc.want[k])
+				}
+			}
+		})
+	}
+}
+
+func TestShapeChangeWithoutDDL(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cur  *schema.Table
+		want string
+	}{
+		{"type", tdef(kA, col("id", "int", 0), col("v", "varchar", 20)), "column v: varchar(10) not null → varchar(20) not null"},
+		{"unsigned", tdef(kA, schema.Column{Name: "id", Type: "int", Unsigned: true}, col("v", "varchar", 10)), "column id: int not null → int unsigned not null"},
+		{"dropped", tdef(kA, col("id", "int", 0)), "column v dropped"},
+		{"renamed", tdef(kA, col("id", "int", 0), col("w", "varchar", 10)), "column v dropped, column w added"},
+		{"order", tdef(kA, col("v", "varchar", 10), col("id", "int", 0)), "column order changed, key primary(id) → primary(v)"},
+		{"key", &schema.Table{Schema: "db", Name: "a", Columns: stdDef(kA).Columns, Key: []string{"id", "v"}, KeyKind: schema.KeyRow}, "key primary(id) → row(id,v)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFx().add(kA, plain(0, 1)...)
+			f.in.Current[kA] = tc.cur
+			p := f.plan(t)
+			expect(t, p, kA, ActionRefuse, "refused: columns differ from the table file: "+tc.want)
+			if !p.Refused {
+				t.Fatal(p)
+			}
+		})
+	}
+	// Index or charset default changes that leave the shape alone are not refused.
+	f := newFx().add(kA, plain(0, 1)...)
+	f.in.Current[kA].Indexes = []schema.Index{{Name: "i", Columns: []string{"v"}}}
+	expect(t, f.plan(t), kA, ActionLink)
+}
+
+func TestTablesThatAppearOrVanish(t *testing.T) {
+	f := newFx().add(kA, plain(0, 1)...).add(kB, plain(0, 1)...)
+	delete(f.in.Current, kB)
+	f.in.Current[kN] = stdDef(kN)
+	f.in.Current[TableKey{"db", "gone"}] = nil // nil: does not exist
+	f.in.Changes[TableKey{"db", "temp"}] = 9   // changes of a table in no snapshot are ignored
+	p := f.plan(t)
+	want := []string{
+		"db.b: the table no longer exists at the cut",
+		"db.n: new table: not in the previous snapshot: take a full backup",
+	}
+	if !p.Refused || !slices.Equal(p.Reasons, want) || len(p.Tables) != 3 {
+		t.Fatalf("%q\n%+v", p.Reasons, p)
+	}
+	expect(t, p, kA, ActionLink)
+	if tp := tableOf(t, p, kN); tp.Kind != "" || tp.Links != nil {
+		t.Fatalf("%+v", tp)
+	}
+}
+
+func TestRefusedTableIgnoresCompacted(t *testing.T) {
+	f := newFx().add(kA, plain(0, 15)...)
+	f.in.Compacted[kA] = compactedFor(f, kA, 0, 14)
+	f.in.Schemas = []index.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA))}
+	tp := expect(t, f.plan(t), kA, ActionRefuse)
+	if tp.UseCompacted != nil || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is refused" {
+		t.Fatalf("%+v", tp)
+	}
+}
+
+func TestDDLVerb(t *testing.T) {
+	for ddl, want := range map[string]string{
+		"  truncate table a":                        "TRUNCATE",
+		"-- note\nDROP TABLE a":                     "DROP",
+		"# note\n/* x */ RENAME TABLE a TO b":       "RENAME",
+		"ALTER TABLE a IMPORT TABLESPACE":           "ALTER (partitions or tablespace)",
+		"ALTER TABLE a ADD c INT":                   "ALTER",
+		"/* unterminated":                           "DDL",
+		"-- defined from binlog table map metadata": "a redefinition from a binlog table map",
+		"OPTIMIZE TABLE a":                          "DDL",
+		"-- only a comment":                         "DDL",
+	} {
+		if got := ddlVerb(ddl); got != want {
+			t.Errorf("ddlVerb(%q) = %q, want %q", ddl, got, want)
+		}
+	}
+	var vs []index.SchemaVersion
+	for i := range 5 {
+		vs = append(vs, version(kA, uint64(150+i), pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA)))
+	}
+	got := describeVersions(vs, vs)
+	if !strings.HasPrefix(got, "5 schema changes in the window: TRUNCATE at seq 150") || !strings.HasSuffix(got, "TRUNCATE at seq 152 (`TRUNCATE a`), and 2 more") {
+		t.Fatal(got)
+	}
+	if got := abbreviate("SELECT\n   1,\t2", 20); got != "SELECT 1, 2" {
+		t.Fatal(got)
+	}
+	if got := abbreviate("ALTER TABLE abcdefghij", 5); got != "ALTER…" {
+		t.Fatal(got)
+	}
+}
+
+func TestMissingDigestRewrites(t *testing.T) {
+	f := newFx().add(kA, plain(0, 1)...)
+	delete(f.in.Prev.Files, "db/a.000001.upserts")
+	expect(t, f.plan(t), kA, ActionRewrite, "rewrite: the previous manifest has no digest for db/a.000001.upserts")
+}
