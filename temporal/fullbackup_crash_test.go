@@ -20,7 +20,29 @@ import (
 // workerProc is a `dbtrail worker` process.
 type workerProc struct {
 	cmd *exec.Cmd
-	out *bytes.Buffer
+	out *lockedBuffer
+}
+
+// lockedBuffer collects a process's output for failure messages.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.buf.String()
+	if len(s) > 4000 {
+		s = "…" + s[len(s)-4000:]
+	}
+	return s
 }
 
 func buildDbtrail(t *testing.T) string {
@@ -35,7 +57,7 @@ func buildDbtrail(t *testing.T) string {
 
 func startWorkerProc(t *testing.T, bin, frontend string, e *backupEnv, indexDSN string) *workerProc {
 	t.Helper()
-	p := &workerProc{out: &bytes.Buffer{}}
+	p := &workerProc{out: &lockedBuffer{}}
 	p.cmd = exec.Command(bin, "worker", "--temporal-addr", frontend, "--source", "main",
 		"--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
 	p.cmd.Env = append(os.Environ(), "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_INDEX_DSN="+indexDSN)
@@ -55,7 +77,7 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	for _, q := range []string{
 		`CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(60), n BIGINT, d DECIMAL(12,3))`,
-		`INSERT INTO big SELECT seq, CONCAT('row-', seq, REPEAT('x', seq % 40)), seq * 7, seq / 3 FROM seq_1_to_1500000`,
+		`INSERT INTO big SELECT seq, CONCAT('row-', seq, REPEAT('x', seq % 40)), seq * 7, seq / 3 FROM seq_1_to_1000000`,
 		`CREATE TABLE small (k VARCHAR(10) PRIMARY KEY, v INT)`,
 		`INSERT INTO small VALUES ('a', 1), ('b', 2)`,
 	} {
@@ -91,7 +113,7 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
 		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
 	must(t, err)
-	waitPhase(t, e, run, "converting tables")
+	waitPhase(t, e, run, "converting tables", w1)
 	time.Sleep(1500 * time.Millisecond)
 	must(t, w1.cmd.Process.Signal(syscall.SIGKILL))
 	w1.cmd.Wait()
@@ -129,18 +151,23 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 }
 
 // waitPhase waits until the workflow's progress query reports phase.
-func waitPhase(t *testing.T, e *backupEnv, run client.WorkflowRun, phase string) {
+func waitPhase(t *testing.T, e *backupEnv, run client.WorkflowRun, phase string, w *workerProc) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(10 * time.Minute)
+	last := "none"
 	for time.Now().Before(deadline) {
 		v, err := e.c.QueryWorkflow(e.ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
 		if err == nil {
 			var p workflows.FullBackupProgress
-			if v.Get(&p) == nil && p.Phase == phase {
-				return
+			if v.Get(&p) == nil {
+				if p.Phase == phase {
+					return
+				}
+				last = p.Phase
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("workflow never reached phase %q", phase)
+	n, _ := e.store.CountEvents(e.ctx, "main")
+	t.Fatalf("workflow never reached phase %q (last %q, %d events indexed); worker output:\n%s", phase, last, n, w.out.String())
 }

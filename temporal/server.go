@@ -312,12 +312,13 @@ func (s *Server) Namespace() string { return s.ns }
 func (s *Server) UIURL() string { return s.uiURL }
 
 // Stop stops the UI and the server, checkpoints the SQLite WAL and
-// releases the data folder. Safe to call more than once. The warnings the
-// services print while they lose each other during shutdown are dropped;
-// errors still show.
+// releases the data folder. Safe to call more than once. The server's own
+// messages are dropped from here on: while its services lose each other
+// during shutdown they log warnings and "context canceled" errors that
+// mean nothing.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
-		s.logMin.Set(slog.LevelError)
+		s.logMin.Set(slog.LevelError + 4) // silence: see Stop's doc
 		if s.ui != nil {
 			s.ui.Stop()
 		}
