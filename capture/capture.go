@@ -177,6 +177,7 @@ func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, ou
 		limits:  batchLimits{rows: cfg.BatchRows, bytes: cfg.BatchBytes, interval: cfg.FlushInterval},
 		pos:     binlogpos.Position{File: st.checkpoint.BinlogFile, Pos: st.checkpoint.BinlogPos},
 		lastSeq: st.checkpoint.LastSeq,
+		last:    st.checkpoint,
 		gtidSet: gtidTracker{flavor: flavor},
 		received: func(n int) {
 			received.Add(float64(n))
@@ -202,6 +203,9 @@ func readLoop(ctx context.Context, cfg *Config, streamer *replication.BinlogStre
 					lag.Set(0)
 				}
 				if err := dec.flush(nil); err != nil {
+					return err
+				}
+				if err := dec.moveIdleCheckpoint(); err != nil {
 					return err
 				}
 				continue

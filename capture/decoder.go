@@ -70,6 +70,9 @@ type decoder struct {
 	firstPending time.Time
 	lastCommit   time.Time
 	received     func(n int)
+	// last is the newest checkpoint handed to the writer (or loaded at
+	// start): moveIdleCheckpoint compares the read position with it.
+	last index.Checkpoint
 }
 
 type batchLimits struct {
@@ -103,6 +106,9 @@ func (d *decoder) handle(ev *replication.BinlogEvent) error {
 		return d.query(e, h)
 	case *replication.XIDEvent:
 		return d.commit(h)
+	case *replication.HeartbeatEvent:
+		// Its position is the source's, not an event read: no advance.
+		return nil
 	case *replication.TableMapEvent:
 		if _, err := d.tables.resolve(e, d.here(h), d.lastSeq); err != nil {
 			return err
@@ -296,6 +302,7 @@ func (d *decoder) flush(fill *endPosFill) error {
 		return nil
 	}
 	b := &batch{events: d.pending[:d.committed:d.committed], schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
+	d.last = *d.checkpoint
 	rest := d.pending[d.committed:]
 	d.pending = append(make([]index.Event, 0, max(len(rest), 64)), rest...)
 	d.pendingBytes = 0
@@ -311,6 +318,27 @@ func (d *decoder) flush(fill *endPosFill) error {
 	d.checkpoint = nil
 	d.firstPending = time.Now()
 	return d.out(b)
+}
+
+// moveIdleCheckpoint, called when the stream is idle, moves the checkpoint
+// past events read since the last commit that belong to no transaction (a
+// MariaDB binlog checkpoint event, a rotate): without it the checkpoint
+// would stay behind the source's position until the next commit, and a
+// backup waiting for capture to pass a dump position would wait for traffic.
+func (d *decoder) moveIdleCheckpoint() error {
+	if d.tx.active || d.checkpoint != nil || len(d.pending) > 0 || d.pos.File == "" {
+		return nil
+	}
+	if d.pos.File == d.last.BinlogFile && d.pos.Pos == d.last.BinlogPos {
+		return nil
+	}
+	if c, err := binlogpos.Compare(d.pos, binlogpos.Position{File: d.last.BinlogFile, Pos: d.last.BinlogPos}); err != nil || c <= 0 {
+		return err
+	}
+	cp := d.last
+	cp.BinlogFile, cp.BinlogPos = d.pos.File, d.pos.Pos
+	d.checkpoint = &cp
+	return d.flush(nil)
 }
 
 // streamOpenTx hands the read part of a large open transaction to the writer

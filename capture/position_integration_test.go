@@ -34,6 +34,16 @@ func TestSeqAtMapsDumpPositions(t *testing.T) {
 	if _, err := e.store.SeqAt(e.ctx, "main", future); !errors.Is(err, index.ErrNotCaughtUp) {
 		t.Fatalf("a position capture has not reached must say so, got %v", err)
 	}
+	// With no traffic, a rotation still moves the checkpoint to the
+	// source's position: a backup waiting for capture is not stuck.
+	e.exec("FLUSH BINARY LOGS")
+	cp := e.waitCaughtUp(p)
+	if now := masterStatus(t, e); cp.BinlogFile != now.File {
+		t.Fatalf("checkpoint %s:%d did not follow the rotation to %s", cp.BinlogFile, cp.BinlogPos, now)
+	}
+	if seq, err := e.store.SeqAt(e.ctx, "main", masterStatus(t, e)); err != nil || seq != 3 {
+		t.Fatalf("SeqAt(after rotation) = %d, %v; want 3", seq, err)
+	}
 	starts, err := e.store.Starts(e.ctx, "main")
 	if err != nil || len(starts) != 1 || starts[0].Reason != "first start" {
 		t.Fatalf("starts = %+v, %v", starts, err)
