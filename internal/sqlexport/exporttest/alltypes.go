@@ -66,3 +66,10 @@ var allTypesRows = []string{
 	  '00000000-0000-0000-0000-000000000001','::1','127.0.0.1',
 	  ST_GeomFromText('POINT(-1.5 2.25)'), CONVERT(X'818D8F909D80FF' USING latin1), -0e0, '')`,
 }
+
+// AllTypesTable returns the CREATE TABLE statement of the every-type table
+// (named alltypes, in the current database) and its edge-value rows as the
+// tuples of one INSERT … VALUES, for other packages' round-trip tests.
+func AllTypesTable() (create string, rows []string) {
+	return "CREATE TABLE " + allTypesDDL, append([]string(nil), allTypesRows...)
+}
