@@ -212,8 +212,8 @@ func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) err
 }
 
 // emit builds one index event. The key is the after image's key, or the
-// before image's for a delete; a key-changing update keeps the old key in its
-// before image.
+// before image's for a delete; a key-changing update also records the old
+// key (PKBefore).
 func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *replication.EventHeader) error {
 	ev := index.Event{
 		Seq: d.lastSeq + 1, CommitTime: d.tx.commitTime, BinlogFile: d.pos.File,
@@ -236,6 +236,15 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 	}
 	if ev.PK, err = types.Key(rt.def, keyRow); err != nil {
 		return fmt.Errorf("key at %s: %w", d.here(h), err)
+	}
+	if op == index.OpUpdate {
+		old, err := types.Key(rt.def, before)
+		if err != nil {
+			return fmt.Errorf("key of before image at %s: %w", d.here(h), err)
+		}
+		if old != ev.PK {
+			ev.PKBefore = old
+		}
 	}
 	d.lastSeq++
 	if d.tx.firstSeq == 0 {

@@ -125,6 +125,14 @@ func TestTypeRoundTrip(t *testing.T) {
 			t.Errorf("unexpected op %q", ev.Op)
 		}
 	}
+	// The key-changing update (4 → 40) ends the history of key [4].
+	old, err := e.store.KeyChanges(e.ctx, "main", "app", "alltypes", "[4]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(old) != 2 || old[0].Op != 'i' || old[1].Op != 'u' || old[1].PK != "[40]" || old[1].PKBefore != "[4]" {
+		t.Fatalf("history of key [4]: %+v", old)
+	}
 	if t.Failed() {
 		fmt.Println(p.output())
 	}

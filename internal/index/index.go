@@ -56,8 +56,12 @@ type Event struct {
 	GTID          string
 	Schema, Table string
 	Op            Op
-	// PK is the canonical text of the row's key.
-	PK            string
+	// PK is the canonical text of the row's key: the after image's, or for a
+	// delete the before image's.
+	PK string
+	// PKBefore is the before image's key of an update that changed the key
+	// ("" otherwise): such an update deletes the row PKBefore names.
+	PKBefore      string
 	SchemaVersion uint32
 	// Before and After are the JSON images; nil means none (SQL NULL). An insert
 	// has no Before, a delete no After, an update both.

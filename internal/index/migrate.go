@@ -22,6 +22,11 @@ var migrations = []migration{
 		return []string{eventsDDL(HourID(now)), checkpointsDDL, schemaHistoryDDL, captureGapsDDL}
 	}},
 	{2, "create capture_starts", func(time.Time) []string { return []string{captureStartsDDL} }},
+	// A key-changing update keeps its old key, so the old key's history ends
+	// with it. No index: KeyChanges finds it within the table's range.
+	{3, "events.pk_before", func(time.Time) []string {
+		return []string{"ALTER TABLE events ADD COLUMN IF NOT EXISTS pk_before VARBINARY(3072) NULL AFTER pk"}
+	}},
 }
 
 // captureStartsDDL records each point where capture of a source began with no

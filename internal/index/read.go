@@ -126,17 +126,17 @@ func (s *Store) Gaps(ctx context.Context, source string) ([]Gap, error) {
 	return out, nil
 }
 
-const eventCols = `seq, commit_ts, binlog_file, end_pos, gtid, schema_name, table_name, op, pk, schema_version, before_image, after_image`
+const eventCols = `seq, commit_ts, binlog_file, end_pos, gtid, schema_name, table_name, op, pk, pk_before, schema_version, before_image, after_image`
 
 func scanEvent(rows *sql.Rows, e *Event) error {
 	var gtid sql.NullString
 	var op string
-	var pk []byte
-	if err := rows.Scan(&e.Seq, &e.CommitTime, &e.BinlogFile, &e.EndPos, &gtid, &e.Schema, &e.Table, &op, &pk,
+	var pk, pkBefore []byte
+	if err := rows.Scan(&e.Seq, &e.CommitTime, &e.BinlogFile, &e.EndPos, &gtid, &e.Schema, &e.Table, &op, &pk, &pkBefore,
 		&e.SchemaVersion, &e.Before, &e.After); err != nil {
 		return err
 	}
-	e.GTID, e.PK = gtid.String, string(pk)
+	e.GTID, e.PK, e.PKBefore = gtid.String, string(pk), string(pkBefore)
 	if len(op) == 1 {
 		e.Op = Op(op[0])
 	}
@@ -171,11 +171,16 @@ func (s *Store) TableChanges(ctx context.Context, source, schemaName, table stri
 }
 
 // KeyChanges returns every stored change of the row with key pk of one table
-// of source, oldest first.
+// of source, oldest first, including an update that moved the row to another
+// key (its PKBefore is pk). The lookup by pk uses an index; the one by
+// pk_before scans the table's events, as key changes are rare.
 func (s *Store) KeyChanges(ctx context.Context, source, schemaName, table, pk string) ([]Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events
-		WHERE source = ? AND schema_name = ? AND table_name = ? AND pk = ? ORDER BY seq`,
-		source, schemaName, table, []byte(pk))
+		WHERE source = ? AND schema_name = ? AND table_name = ? AND pk = ?
+		UNION ALL SELECT `+eventCols+` FROM events
+		WHERE source = ? AND schema_name = ? AND table_name = ? AND pk_before = ? AND pk <> ?
+		ORDER BY seq`,
+		source, schemaName, table, []byte(pk), source, schemaName, table, []byte(pk), []byte(pk))
 	if err != nil {
 		return nil, fmt.Errorf("key changes %s.%s %q: %w", schemaName, table, pk, err)
 	}

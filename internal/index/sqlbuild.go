@@ -13,7 +13,7 @@ import (
 // NO_BACKSLASH_ESCAPES (see sessionSQLMode).
 
 const insertEventsHead = "INSERT INTO events (source,seq,commit_ts,hour_id,binlog_file,end_pos,gtid," +
-	"schema_name,table_name,op,pk,schema_version,before_image,after_image) VALUES "
+	"schema_name,table_name,op,pk,pk_before,schema_version,before_image,after_image) VALUES "
 
 // appendEscaped appends s quoted as a string literal: 'text'. binary prefixes
 // the _binary introducer, so bytes that are not UTF-8 reach a VARBINARY column
@@ -141,6 +141,12 @@ func appendEventRow(b []byte, srcLit []byte, e *Event) []byte {
 	b = append(b, "',"...)
 	b = appendEscaped(b, e.PK, true)
 	b = append(b, ',')
+	if e.PKBefore == "" {
+		b = append(b, "NULL"...)
+	} else {
+		b = appendEscaped(b, e.PKBefore, true)
+	}
+	b = append(b, ',')
 	b = strconv.AppendUint(b, uint64(e.SchemaVersion), 10)
 	b = append(b, ',')
 	b = appendImage(b, e.Before)
@@ -158,7 +164,7 @@ func appendImage(b []byte, img []byte) []byte {
 
 // eventRowSize is an upper bound of len(appendEventRow(...)) - len(srcLit).
 func eventRowSize(e *Event) int {
-	return 160 + 2*(len(e.BinlogFile)+len(e.GTID)+len(e.Schema)+len(e.Table)+len(e.PK)+len(e.Before)+len(e.After))
+	return 160 + 2*(len(e.BinlogFile)+len(e.GTID)+len(e.Schema)+len(e.Table)+len(e.PK)+len(e.PKBefore)+len(e.Before)+len(e.After))
 }
 
 // insertLadder are the row counts of the prepared multi-row INSERTs; a run
@@ -202,7 +208,7 @@ func buildInsert(buf []byte, source string, evs []Event) []byte {
 
 // insertPlaceholders returns the prepared INSERT text of n rows.
 func insertPlaceholders(n int) string {
-	const row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	const row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 	b := make([]byte, 0, len(insertEventsHead)+n*(len(row)+1))
 	b = append(b, insertEventsHead...)
 	for i := 0; i < n; i++ {
@@ -214,13 +220,16 @@ func insertPlaceholders(n int) string {
 	return string(b)
 }
 
-// appendEventArgs appends the 14 arguments of e's row, in insertEventsHead
+// appendEventArgs appends the 15 arguments of e's row, in insertEventsHead
 // order. NULLs are untyped nil or []byte(nil), which the driver sends as NULL.
 func appendEventArgs(args []any, source string, e *Event) []any {
-	var gtid any
+	var gtid, pkBefore any
 	if e.GTID != "" {
 		gtid = e.GTID
 	}
+	if e.PKBefore != "" {
+		pkBefore = e.PKBefore
+	}
 	return append(args, source, e.Seq, e.CommitTime.UTC(), uint64(HourID(e.CommitTime)), e.BinlogFile, e.EndPos,
-		gtid, e.Schema, e.Table, e.Op.String(), e.PK, uint64(e.SchemaVersion), e.Before, e.After)
+		gtid, e.Schema, e.Table, e.Op.String(), e.PK, pkBefore, uint64(e.SchemaVersion), e.Before, e.After)
 }

@@ -181,15 +181,15 @@ func TestNextChunkAndBuild(t *testing.T) {
 	evs[0].PK = "a'b\\c"
 	stmt := string(buildInsert([]byte("garbage"), "src'1", evs[:2]))
 	want := insertEventsHead + `('src\'1',1,'2026-01-02 03:04:05.000006',` + strconv.Itoa(int(HourID(evs[0].CommitTime))) +
-		`,'bin.000001',101,'0-1-1','db','t','i',_binary'a\'b\\c',1,NULL,'xxx`
+		`,'bin.000001',101,'0-1-1','db','t','i',_binary'a\'b\\c',NULL,1,NULL,'xxx`
 	if !strings.HasPrefix(stmt, want) || !strings.HasSuffix(stmt, "xxx')") || strings.Count(stmt, "('src") != 2 {
 		t.Fatalf("statement\n%.300s\nwant prefix\n%s", stmt, want)
 	}
-	if ph := insertPlaceholders(2); ph != insertEventsHead+"(?,?,?,?,?,?,?,?,?,?,?,?,?,?),(?,?,?,?,?,?,?,?,?,?,?,?,?,?)" {
+	if ph := insertPlaceholders(2); ph != insertEventsHead+"(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?),(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" {
 		t.Fatalf("placeholders %s", ph)
 	}
 	args := appendEventArgs(nil, "s", &evs[1])
-	if len(args) != 14 || args[6] != "0-1-2" || args[12].([]byte) != nil || string(args[13].([]byte)) != img {
+	if len(args) != 15 || args[6] != "0-1-2" || args[11] != nil || args[13].([]byte) != nil || string(args[14].([]byte)) != img {
 		t.Fatalf("args %v", args)
 	}
 	evs[1].GTID = ""
