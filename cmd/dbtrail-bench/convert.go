@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -69,34 +71,28 @@ func benchConvert(ctx context.Context, n int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The machine is noisy: both sides run three times, interleaved, and the
+	// best of each counts.
 	out := filepath.Join(dir, "t.parquet")
-	f, err := os.Create(out)
-	if err != nil {
-		return nil, err
-	}
-	began := time.Now()
-	tw, err := snapshot.NewTableWriter(f, def, snapshot.FooterMeta{CreateTable: create, SnapshotID: "20261129T000000Z", Source: "bench"}, snapshot.WriterOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if err := dumpconv.Convert(ctx, fsys, tf.DataFiles, def, tw, nil); err != nil {
-		return nil, err
-	}
-	res, err := tw.Close()
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	convRate := float64(res.Rows) / time.Since(began).Seconds()
-	rawRate, err := rawArrowWrite(out)
-	if err != nil {
-		return nil, err
+	var convRate, rawRate float64
+	var res snapshot.WriteResult
+	for range 3 {
+		r, rate, err := convertOnce(ctx, fsys, tf, def, create, out)
+		if err != nil {
+			return nil, err
+		}
+		res, convRate = r, max(convRate, rate)
+		raw, err := rawArrowWrite(out)
+		if err != nil {
+			return nil, err
+		}
+		rawRate = max(rawRate, raw)
 	}
 	ratio := convRate / rawRate
 	return []result{
 		{"full backup: rows in dump", strconv.FormatInt(res.Rows, 10), "", "mydumper 0.10, 7 columns, --rows 500000"},
-		{"full backup: dump → Parquet conversion", fmt.Sprintf("%.0f rows/s", convRate), "", "parse + convert + zstd Parquet"},
-		{"full backup: arrow-go raw zstd write", fmt.Sprintf("%.0f rows/s", rawRate), "", "same rows prebuilt as Arrow columns"},
+		{"full backup: dump → Parquet conversion", fmt.Sprintf("%.0f rows/s", convRate), "", "parse + convert + zstd Parquet; best of 3"},
+		{"full backup: arrow-go raw zstd write", fmt.Sprintf("%.0f rows/s", rawRate), "", "same rows prebuilt as Arrow columns; best of 3"},
 		{"full backup: ratio conversion / raw", fmt.Sprintf("%.2f", ratio), "≥ 0.60", verdict(ratio >= 0.6)},
 		{"full backup: Parquet size / InnoDB size", fmt.Sprintf("%.2f", float64(res.Bytes)/float64(innodb)),
 			"", fmt.Sprintf("%d MiB / %d MiB (data + indexes)", res.Bytes>>20, innodb>>20)},
@@ -156,4 +152,26 @@ func rawArrowWrite(path string) (float64, error) {
 		return 0, err
 	}
 	return float64(tbl.NumRows()) / time.Since(began).Seconds(), nil
+}
+
+// convertOnce converts the dumped table into out and returns its rate.
+func convertOnce(ctx context.Context, fsys fs.FS, tf dumpfile.TableFiles, def *schema.Table, create, out string) (snapshot.WriteResult, float64, error) {
+	f, err := os.Create(out)
+	if err != nil {
+		return snapshot.WriteResult{}, 0, err
+	}
+	defer f.Close()
+	began := time.Now()
+	tw, err := snapshot.NewTableWriter(f, def, snapshot.FooterMeta{CreateTable: create, SnapshotID: "20261129T000000Z", Source: "bench"}, snapshot.WriterOptions{})
+	if err != nil {
+		return snapshot.WriteResult{}, 0, err
+	}
+	if err := dumpconv.Convert(ctx, fsys, tf.DataFiles, def, tw, nil); err != nil {
+		return snapshot.WriteResult{}, 0, err
+	}
+	res, err := tw.Close()
+	if err != nil {
+		return snapshot.WriteResult{}, 0, err
+	}
+	return res, float64(res.Rows) / time.Since(began).Seconds(), f.Close()
 }
