@@ -20,30 +20,21 @@ func Image(t *schema.Table, row []any) ([]byte, error) {
 // AppendImage is Image appending to dst, for callers that reuse a buffer. On
 // error the returned slice is nil.
 func AppendImage(dst []byte, t *schema.Table, row []any) ([]byte, error) {
-	if len(row) != len(t.Columns) {
-		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
-	}
-	dst = append(dst, '{')
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		var err error
-		if dst, err = appendName(dst, t, c, i); err != nil {
-			return nil, err
-		}
-		if dst, err = AppendValue(dst, c, row[i]); err != nil {
-			return nil, withTable(t, err)
-		}
-	}
-	return append(dst, '}'), nil
+	return appendRow(dst, t, row, AppendValue)
 }
 
 // SQLImage is Image for a row read with database/sql: one []byte per column
 // (nil = NULL), converted with AppendSQLValue.
 func SQLImage(t *schema.Table, row [][]byte) ([]byte, error) {
+	return appendRow(make([]byte, 0, 24*len(t.Columns)+2), t, row, AppendSQLValue)
+}
+
+// appendRow writes {"col":value,...} in column order, each value converted by
+// value: the one loop behind Image (binlog values) and SQLImage (SELECT text).
+func appendRow[V any](dst []byte, t *schema.Table, row []V, value func([]byte, *schema.Column, V) ([]byte, error)) ([]byte, error) {
 	if len(row) != len(t.Columns) {
 		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
 	}
-	dst := make([]byte, 0, 24*len(t.Columns)+2)
 	dst = append(dst, '{')
 	for i := range t.Columns {
 		c := &t.Columns[i]
@@ -51,7 +42,7 @@ func SQLImage(t *schema.Table, row [][]byte) ([]byte, error) {
 		if dst, err = appendName(dst, t, c, i); err != nil {
 			return nil, err
 		}
-		if dst, err = AppendSQLValue(dst, c, row[i]); err != nil {
+		if dst, err = value(dst, c, row[i]); err != nil {
 			return nil, withTable(t, err)
 		}
 	}
