@@ -173,18 +173,11 @@ func TestExportLoadsIntoMariaDBAndVerifies(t *testing.T) {
 func TestExportRefusesDamagedSnapshots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	src := testsuite.StartSource(t)
-	exporttest.Tables(ctx, t, src)
-	db, err := src.DB(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	snap := exporttest.BuildSnapshot(ctx, t, db, t.TempDir(), "main", []string{exporttest.Schema})
+	_, snap := exporttest.Fixture(ctx, t)
 
 	broken := exporttest.CopySnapshot(t, snap, t.TempDir(), "main")
 	exporttest.Truncate(t, broken, "fx", "ckey", 100)
-	_, err = sqlexport.Snapshot(&strings.Builder{}, broken, sqlexport.Options{})
+	_, err := sqlexport.Snapshot(&strings.Builder{}, broken, sqlexport.Options{})
 	var de *snapshot.DigestError
 	if !errors.As(err, &de) || de.File != "fx/ckey.parquet" {
 		t.Fatalf("export of a truncated table file: %v, want a digest error for fx/ckey.parquet", err)

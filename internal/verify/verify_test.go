@@ -131,18 +131,11 @@ func TestVerifyLiveSource(t *testing.T) {
 func TestVerifyRefusesDamagedSnapshots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	src := testsuite.StartSource(t)
-	exporttest.Tables(ctx, t, src)
-	db, err := src.DB(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	snap := exporttest.BuildSnapshot(ctx, t, db, t.TempDir(), "main", []string{exporttest.Schema})
+	db, snap := exporttest.Fixture(ctx, t)
 
 	broken := exporttest.CopySnapshot(t, snap, t.TempDir(), "main")
 	exporttest.Truncate(t, broken, "fx", "alltypes", 1)
-	_, err = verify.Table(ctx, db, broken, "fx", "alltypes", verify.Options{})
+	_, err := verify.Table(ctx, db, broken, "fx", "alltypes", verify.Options{})
 	var de *snapshot.DigestError
 	if !errors.As(err, &de) || de.File != "fx/alltypes.parquet" || !strings.Contains(err.Error(), "manifest says") {
 		t.Fatalf("verify of a truncated table file: %v, want a digest error", err)

@@ -296,3 +296,17 @@ func Truncate(t testing.TB, snap *snapshot.Snapshot, schemaName, table string, n
 		t.Fatal(err)
 	}
 }
+
+// Fixture starts a source holding the fixture tables and publishes a
+// snapshot of them; db is a pool on the source (closed at test cleanup).
+func Fixture(ctx context.Context, t testing.TB) (db *sql.DB, snap *snapshot.Snapshot) {
+	t.Helper()
+	src := testsuite.StartSource(t)
+	Tables(ctx, t, src)
+	db, err := src.DB(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, BuildSnapshot(ctx, t, db, t.TempDir(), "main", []string{Schema})
+}
