@@ -17,12 +17,21 @@ import (
 // the same RowHash. Column names are matched to the table's in order,
 // case-insensitively; a missing, extra or misplaced column is an error.
 func (tw *TableWriter) AppendImage(image []byte) error {
+	row, err := tw.imageRow(image)
+	if err != nil {
+		return err
+	}
+	return tw.AppendSQL(row)
+}
+
+// imageRow turns a canonical JSON image into AppendSQL's form.
+func (tw *TableWriter) imageRow(image []byte) ([][]byte, error) {
 	fields, err := types.DecodeImage(image)
 	if err != nil {
-		return fmt.Errorf("table %s row %d: %w", tw.t.QualifiedName(), tw.fp.Rows+1, err)
+		return nil, fmt.Errorf("table %s row %d: %w", tw.t.QualifiedName(), tw.fp.Rows+1, err)
 	}
 	if len(fields) != len(tw.cols) {
-		return fmt.Errorf("table %s row %d: image has %d columns, table has %d", tw.t.QualifiedName(), tw.fp.Rows+1, len(fields), len(tw.cols))
+		return nil, fmt.Errorf("table %s row %d: image has %d columns, table has %d", tw.t.QualifiedName(), tw.fp.Rows+1, len(fields), len(tw.cols))
 	}
 	row := make([][]byte, len(fields))
 	buf := make([]byte, 0, len(image)) // non-nil: an empty value is not NULL
@@ -30,7 +39,7 @@ func (tw *TableWriter) AppendImage(image []byte) error {
 	for i, f := range fields {
 		c := &tw.t.Columns[i]
 		if !strings.EqualFold(f.Name, c.Name) {
-			return fmt.Errorf("table %s row %d: image column %d is %q, table has %q", tw.t.QualifiedName(), tw.fp.Rows+1, i+1, f.Name, c.Name)
+			return nil, fmt.Errorf("table %s row %d: image column %d is %q, table has %q", tw.t.QualifiedName(), tw.fp.Rows+1, i+1, f.Name, c.Name)
 		}
 		raw := []byte(f.Raw)
 		if string(raw) == "null" {
@@ -55,7 +64,7 @@ func (tw *TableWriter) AppendImage(image []byte) error {
 			err = fmt.Errorf("JSON value of the wrong kind for a %s column", c.Type)
 		}
 		if err != nil {
-			return &RowError{Table: tw.t.QualifiedName(), Column: c.Name, Row: tw.fp.Rows + 1, Value: abbreviate(raw), Err: fmt.Errorf("malformed image value: %w", err)}
+			return nil, &RowError{Table: tw.t.QualifiedName(), Column: c.Name, Row: tw.fp.Rows + 1, Value: abbreviate(raw), Err: fmt.Errorf("malformed image value: %w", err)}
 		}
 		ends[i] = len(buf)
 	}
@@ -67,5 +76,5 @@ func (tw *TableWriter) AppendImage(image []byte) error {
 		row[i] = buf[start:end:end]
 		start = end
 	}
-	return tw.AppendSQL(row)
+	return row, nil
 }

@@ -34,6 +34,12 @@ type Manifest struct {
 	Source     string                `json:"source"`
 	Position   Position              `json:"position"`
 	CreatedAt  time.Time             `json:"created_at"`
+	// Kind is how the snapshot was made: SnapshotFull (a full backup) or
+	// SnapshotRefresh (folded from Prev and the index). Empty in manifests
+	// written before the field existed (full backups).
+	Kind string `json:"kind,omitempty"`
+	// Prev is the snapshot a refresh was folded from.
+	Prev string `json:"prev,omitempty"`
 	Tables     []ManifestTable       `json:"tables"`
 	Files      map[string]FileDigest `json:"files"`
 }
@@ -48,7 +54,28 @@ type ManifestTable struct {
 	// Chain lists the .posdel/.upserts files to apply to File, in order.
 	Chain []string `json:"chain"`
 	Kind  string   `json:"kind"` // KindDelta or KindFull
+	// Origin says how this snapshot got the table's files: OriginDump,
+	// OriginLinked, OriginPair, OriginRewritten, or OriginCompacted /
+	// OriginCompactedPair when a range pair from .compact/ replaced the first
+	// chain entries. Empty in manifests written before the field existed.
+	Origin string `json:"origin,omitempty"`
 }
+
+// Kinds of a snapshot (Manifest.Kind).
+const (
+	SnapshotFull    = "full"
+	SnapshotRefresh = "refresh"
+)
+
+// Origins of a manifest table (ManifestTable.Origin).
+const (
+	OriginDump          = "dump"           // converted from a full backup's dump
+	OriginLinked        = "linked"         // every file hard-linked from Prev
+	OriginPair          = "pair"           // Prev's files linked, one new pair written
+	OriginRewritten     = "rewritten"      // a new table file folded from Prev and the index
+	OriginCompacted     = "compacted"      // linked, with a range pair from .compact/
+	OriginCompactedPair = "compacted+pair" // a range pair from .compact/ and a new pair
+)
 
 // FileDigest is the sha256 (lower-case hex) and size of a file.
 type FileDigest struct {

@@ -127,6 +127,7 @@ type TableReader struct {
 	out    [][]byte
 	buf    []byte // non-nil, so that an empty value is not NULL
 	ends   []int
+	ncols  int // the table's columns; any after them are chain columns
 }
 
 // OpenTable opens the table file of schema.table: it verifies the file's
@@ -169,7 +170,11 @@ func OpenTableFile(path string) (*TableReader, error) {
 	return r, nil
 }
 
-func newTableReader(f *os.File) (*TableReader, error) {
+func newTableReader(f *os.File) (*TableReader, error) { return newKeyedReader(f, nil) }
+
+// newKeyedReader opens a file of the table's columns followed by the STRING
+// columns named extra.
+func newKeyedReader(f *os.File, extra []string) (*TableReader, error) {
 	pf, err := file.NewParquetReader(f)
 	if err != nil {
 		return nil, err
@@ -190,9 +195,15 @@ func newTableReader(f *os.File) (*TableReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if got.NumFields() != want.NumFields() {
-		return nil, fmt.Errorf("file has %d columns, its table %d", got.NumFields(), want.NumFields())
+	if got.NumFields() != want.NumFields()+len(extra) {
+		return nil, fmt.Errorf("file has %d columns, its table %d (and %d chain columns)", got.NumFields(), want.NumFields(), len(extra))
 	}
+	for i, name := range extra {
+		if g := got.Field(want.NumFields() + i); g.Name != name || !arrow.TypeEqual(g.Type, arrow.BinaryTypes.String) {
+			return nil, fmt.Errorf("column %d is %s %s, want chain column %s string", want.NumFields()+i+1, g.Name, g.Type, name)
+		}
+	}
+	r.ncols = want.NumFields()
 	for i, w := range want.Fields() {
 		if g := got.Field(i); g.Name != w.Name || !arrow.TypeEqual(g.Type, w.Type) {
 			return nil, fmt.Errorf("column %d is %s %s, its table says %s %s", i+1, g.Name, g.Type, w.Name, w.Type)
@@ -232,7 +243,7 @@ func (r *TableReader) Next() ([][]byte, error) {
 	}
 	buf := r.buf[:0]
 	ends := r.ends[:0]
-	for c := 0; c < int(r.rec.NumCols()); c++ {
+	for c := 0; c < r.ncols; c++ {
 		var ok bool
 		var err error
 		if buf, ok, err = appendSQLText(buf, r.rec.Column(c), r.row); err != nil {

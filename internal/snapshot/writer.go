@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -87,6 +88,7 @@ type TableWriter struct {
 	canon   []byte // hash framing + canonical values of the current row
 	scratch []byte // decoded bytes of the current row
 	fp      Fingerprint
+	extra   []column // STRING columns after the table's (chain files)
 	groupN  int
 	groupB  int
 	groups  int
@@ -99,9 +101,27 @@ type TableWriter struct {
 // footer at Close; its Rows, Fingerprint and Table are ignored (Close fills
 // them in). w is never closed by the TableWriter.
 func NewTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOptions) (*TableWriter, error) {
+	return newTableWriter(w, t, meta, opts, nil)
+}
+
+// newTableWriter is NewTableWriter with non-nullable STRING columns named
+// extra after the table's (the chain files' key and op columns).
+func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOptions, extra []string) (*TableWriter, error) {
 	sc, err := ArrowSchema(t)
 	if err != nil {
 		return nil, err
+	}
+	if len(extra) > 0 {
+		fields := sc.Fields()
+		for _, name := range extra {
+			for _, f := range fields {
+				if strings.EqualFold(f.Name, name) {
+					return nil, fmt.Errorf("table %s: column %s collides with the chain column %s", t.QualifiedName(), f.Name, name)
+				}
+			}
+			fields = append(fields, arrow.Field{Name: name, Type: arrow.BinaryTypes.String})
+		}
+		sc = arrow.NewSchema(fields, nil)
 	}
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = DefaultRowGroupRows
@@ -120,6 +140,7 @@ func NewTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 	return &TableWriter{
 		t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
 		cols: newColumns(t, sc), vals: make([]value, len(t.Columns)),
+		extra: newStringColumns(len(extra)),
 	}, nil
 }
 
@@ -147,7 +168,13 @@ func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions) (*pqarr
 // RowHash), then decoded into the column's Parquet type. A value that cannot
 // be converted is a *RowError and the row is not written; the writer stays
 // usable. The row's slices are not retained.
-func (tw *TableWriter) AppendSQL(row [][]byte) error {
+func (tw *TableWriter) AppendSQL(row [][]byte) error { return tw.appendSQL(row, nil) }
+
+// appendSQL is AppendSQL with the values of the extra columns.
+func (tw *TableWriter) appendSQL(row [][]byte, extra []string) error {
+	if len(extra) != len(tw.extra) {
+		return fmt.Errorf("table %s row %d: %d chain values for %d chain columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(extra), len(tw.extra))
+	}
 	if tw.err != nil {
 		return tw.err
 	}
@@ -178,6 +205,9 @@ func (tw *TableWriter) AppendSQL(row [][]byte) error {
 		}
 	}
 	rowBytes := len(canon) + len(scratch) // bounds every column's share
+	for _, e := range extra {
+		rowBytes += len(e)
+	}
 	if tw.groupN > 0 && tw.groupB+rowBytes > math.MaxInt32 {
 		if err := tw.flush(); err != nil { // Arrow offsets are int32
 			return err
@@ -188,6 +218,9 @@ func (tw *TableWriter) AppendSQL(row [][]byte) error {
 	}
 	for i := range tw.cols {
 		tw.cols[i].put(&tw.vals[i], canon, scratch)
+	}
+	for i, e := range extra {
+		tw.extra[i].putString(e)
 	}
 	tw.fp.Add(xxhash.Sum64(canon))
 	tw.canon, tw.scratch = canon, scratch
@@ -212,9 +245,12 @@ func (tw *TableWriter) flush() error {
 	if tw.groupN == 0 {
 		return nil
 	}
-	arrs := make([]arrow.Array, len(tw.cols))
+	arrs := make([]arrow.Array, 0, len(tw.cols)+len(tw.extra))
 	for i := range tw.cols {
-		arrs[i] = tw.cols[i].newArray()
+		arrs = append(arrs, tw.cols[i].newArray())
+	}
+	for i := range tw.extra {
+		arrs = append(arrs, tw.extra[i].newArray())
 	}
 	rec := array.NewRecordBatch(tw.sc, arrs, int64(tw.groupN))
 	for _, a := range arrs {
@@ -228,6 +264,9 @@ func (tw *TableWriter) flush() error {
 	}
 	for i := range tw.cols {
 		tw.cols[i].reset()
+	}
+	for i := range tw.extra {
+		tw.extra[i].reset()
 	}
 	tw.groups++
 	tw.groupN, tw.groupB = 0, 0

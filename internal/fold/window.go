@@ -1,0 +1,150 @@
+package fold
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// Column names of the key and op of a scratch file. They differ from the
+// chain files' so that a table always written in full (which may have a
+// column named bintrail_pk) can still be folded.
+const (
+	scratchKey = "dbtrail_fold_key"
+	scratchOp  = "dbtrail_fold_op"
+)
+
+// Keyed is a file of rows with a key and an op column: a .upserts file
+// (Upserts) or a scratch file of the engine.
+type Keyed struct {
+	Path          string
+	KeyCol, OpCol string
+}
+
+// Upserts names a .upserts file.
+func Upserts(path string) Keyed { return Keyed{Path: path, KeyCol: snapshot.ColPK, OpCol: snapshot.ColOp} }
+
+// Window is the row effects of one table's changes in a refresh window, in
+// stream order, in a scratch file: each insert or update is an upsert of
+// its key with the after image; each delete a delete of its key with the
+// before image; an update that changed the key also deletes its old key
+// (with the before image) just before it. The newest effect of a key is its
+// state at the cut. Key columns of every effect hold the key's values, so
+// the table file's rows of changed keys are found by joining on them.
+type Window struct {
+	Table   *schema.Table
+	File    Keyed
+	Events  int64
+	Effects int64
+}
+
+// Remove deletes the scratch file.
+func (w *Window) Remove() error { return os.Remove(w.File.Path) }
+
+// Events yields a table's events in stream (seq) order to fn until it
+// returns an error; index.Store.WindowEvents has this form.
+type Events func(fn func(index.Event) error) error
+
+// WriteWindow writes the effects of events into a scratch file named name
+// under the engine's temp folder. An event that is not of table t (another
+// table, an unknown op, a missing image) is an error naming its seq.
+func (e *Engine) WriteWindow(t *schema.Table, name string, events Events) (*Window, error) {
+	path := e.scratchPath(name)
+	w := &Window{Table: t, File: Keyed{Path: path, KeyCol: scratchKey, OpCol: scratchOp}}
+	err := writeScratch(path, func(out io.Writer) error {
+		kw, err := snapshot.NewKeyedWriter(out, t, snapshot.FooterMeta{}, snapshot.WriterOptions{}, scratchKey, scratchOp)
+		if err != nil {
+			return err
+		}
+		err = events(func(ev index.Event) error {
+			w.Events++
+			return addEffects(kw, t, ev)
+		})
+		if err != nil {
+			return err
+		}
+		res, err := kw.Close()
+		w.Effects = res.Rows
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fold %s: window: %w", t.QualifiedName(), err)
+	}
+	return w, nil
+}
+
+// addEffects appends one event's effects.
+func addEffects(kw *snapshot.KeyedWriter, t *schema.Table, ev index.Event) error {
+	if ev.Schema != t.Schema || ev.Table != t.Name {
+		return fmt.Errorf("event seq %d is of %s.%s", ev.Seq, ev.Schema, ev.Table)
+	}
+	wrap := func(err error) error {
+		if err != nil {
+			return fmt.Errorf("event seq %d (%s of key %s): %w", ev.Seq, ev.Op, ev.PK, err)
+		}
+		return nil
+	}
+	need := func(img []byte, what string) error {
+		if img == nil {
+			return wrap(fmt.Errorf("no %s image", what))
+		}
+		return nil
+	}
+	switch ev.Op {
+	case index.OpInsert:
+		if err := need(ev.After, "after"); err != nil {
+			return err
+		}
+		return wrap(kw.AppendImage(ev.After, ev.PK, snapshot.OpUpsert))
+	case index.OpUpdate:
+		if err := need(ev.After, "after"); err != nil {
+			return err
+		}
+		if ev.PKBefore != "" && ev.PKBefore != ev.PK {
+			if err := need(ev.Before, "before"); err != nil {
+				return err
+			}
+			if err := kw.AppendImage(ev.Before, ev.PKBefore, snapshot.OpDelete); err != nil {
+				return wrap(err)
+			}
+		}
+		return wrap(kw.AppendImage(ev.After, ev.PK, snapshot.OpUpsert))
+	case index.OpDelete:
+		if err := need(ev.Before, "before"); err != nil {
+			return err
+		}
+		return wrap(kw.AppendImage(ev.Before, ev.PK, snapshot.OpDelete))
+	}
+	return wrap(fmt.Errorf("unknown op %q", byte(ev.Op)))
+}
+
+func (e *Engine) scratchPath(name string) string { return filepath.Join(e.tmp, name) }
+
+// writeScratch writes a scratch file (no fsync: a crash loses the scratch
+// folder's purpose, and a retry writes it again).
+func writeScratch(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+func removeQuiet(path string) { _ = os.Remove(path) }
