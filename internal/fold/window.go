@@ -28,7 +28,9 @@ type Keyed struct {
 }
 
 // Upserts names a .upserts file.
-func Upserts(path string) Keyed { return Keyed{Path: path, KeyCol: snapshot.ColPK, OpCol: snapshot.ColOp} }
+func Upserts(path string) Keyed {
+	return Keyed{Path: path, KeyCol: snapshot.ColPK, OpCol: snapshot.ColOp}
+}
 
 // Window is the row effects of one table's changes in a refresh window, in
 // stream order, in a scratch file: each insert or update is an upsert of

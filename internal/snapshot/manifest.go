@@ -29,19 +29,19 @@ const idLayout = "20060102T150405Z"
 // their chains, and the sha256 and size of every file in the snapshot.
 // Paths are relative to the snapshot folder, with '/' separators.
 type Manifest struct {
-	Version    int                   `json:"version"`
-	SnapshotID string                `json:"snapshot_id"`
-	Source     string                `json:"source"`
-	Position   Position              `json:"position"`
-	CreatedAt  time.Time             `json:"created_at"`
+	Version    int       `json:"version"`
+	SnapshotID string    `json:"snapshot_id"`
+	Source     string    `json:"source"`
+	Position   Position  `json:"position"`
+	CreatedAt  time.Time `json:"created_at"`
 	// Kind is how the snapshot was made: SnapshotFull (a full backup) or
 	// SnapshotRefresh (folded from Prev and the index). Empty in manifests
 	// written before the field existed (full backups).
 	Kind string `json:"kind,omitempty"`
 	// Prev is the snapshot a refresh was folded from.
-	Prev string `json:"prev,omitempty"`
-	Tables     []ManifestTable       `json:"tables"`
-	Files      map[string]FileDigest `json:"files"`
+	Prev   string                `json:"prev,omitempty"`
+	Tables []ManifestTable       `json:"tables"`
+	Files  map[string]FileDigest `json:"files"`
 }
 
 // ManifestTable is one table of a snapshot.

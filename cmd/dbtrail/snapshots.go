@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// snapshotEntry is one published snapshot as `dbtrail snapshots` shows it.
+// Kind and Origin are normalized: an empty manifest Kind is "full", an empty
+// table Origin "dump".
+type snapshotEntry struct {
+	ID        string            `json:"id"`
+	Current   bool              `json:"current"`
+	Kind      string            `json:"kind"`
+	Prev      string            `json:"prev,omitempty"`
+	Position  snapshot.Position `json:"position"`
+	CreatedAt time.Time         `json:"created_at"`
+	Bytes     int64             `json:"bytes"`     // sum of the manifest's file sizes
+	NewBytes  int64             `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
+	Tables    []snapshotTable   `json:"tables"`
+}
+
+// snapshotTable is one table of a snapshotEntry. Bytes and NewBytes count the
+// table file and its chain files.
+type snapshotTable struct {
+	Schema   string `json:"schema"`
+	Table    string `json:"table"`
+	Origin   string `json:"origin"`
+	Kind     string `json:"kind"`
+	Chain    int    `json:"chain_entries"` // .posdel/.upserts pairs (a range pair counts as one)
+	Rows     int64  `json:"rows"`
+	NewBytes int64  `json:"new_bytes"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// newSnapshotsCmd is `dbtrail snapshots`: list the published snapshots of a
+// source, oldest first, with how much each one wrote anew.
+func newSnapshotsCmd(g *globals) *cobra.Command {
+	var backupDir, source string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "snapshots",
+		Short: "List the published snapshots of a source, oldest first",
+		Long: "List the published snapshots of a source, oldest first, marking the one current names.\n" +
+			"Per table: how the snapshot got it (origin), its kind, chain entries, rows, and the bytes\n" +
+			"written new by that snapshot (files not hard-linked from the previous snapshot) of the total.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if source == "" || source == "." || source == ".." || strings.ContainsAny(source, `/\`) {
+				return fmt.Errorf("--source %q: want a source name (one folder name)", source)
+			}
+			srcDir := filepath.Join(backupDir, source)
+			list, err := loadSnapshots(srcDir, g.log)
+			if err != nil {
+				return err
+			}
+			g.log.Debug("snapshots listed", "source_dir", srcDir, "snapshots", len(list))
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if list == nil {
+					list = []snapshotEntry{}
+				}
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(out, "source %s has no published snapshot in %s\n", source, srcDir)
+				return nil
+			}
+			return writeSnapshots(out, list)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
+	f.StringVar(&source, "source", "main", "source name")
+	f.BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	return cmd
+}
+
+// loadSnapshots reads the manifests of every published snapshot of srcDir,
+// oldest first. A current link that does not resolve only marks none current
+// (with a warning). Each snapshot is compared with its Prev, or for a snapshot
+// without one, with the snapshot listed before it.
+func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
+	ids, err := snapshot.ListSnapshots(srcDir)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := snapshot.ResolveCurrent(srcDir)
+	if err != nil && len(ids) > 0 {
+		if _, lerr := os.Lstat(filepath.Join(srcDir, snapshot.CurrentLink)); !errors.Is(lerr, fs.ErrNotExist) {
+			log.Warn("current does not resolve", "source_dir", srcDir, "err", err)
+		}
+	}
+	list := make([]snapshotEntry, 0, len(ids))
+	for i, id := range ids {
+		s, err := snapshot.OpenSnapshot(filepath.Join(srcDir, snapshot.SnapshotsDir, id))
+		if err != nil {
+			return nil, err
+		}
+		prev := s.Manifest.Prev
+		if prev == "" && i > 0 {
+			prev = ids[i-1]
+		}
+		prevDir := ""
+		if prev != "" {
+			prevDir = filepath.Join(srcDir, snapshot.SnapshotsDir, prev)
+		}
+		list = append(list, summarize(s, prevDir, id == cur))
+	}
+	return list, nil
+}
+
+// summarize builds the entry of s; prevDir is the previous snapshot's folder
+// ("" or absent: every file counts as new).
+func summarize(s *snapshot.Snapshot, prevDir string, current bool) snapshotEntry {
+	m := s.Manifest
+	e := snapshotEntry{ID: m.SnapshotID, Current: current, Kind: m.Kind, Prev: m.Prev,
+		Position: m.Position, CreatedAt: m.CreatedAt}
+	if e.Kind == "" {
+		e.Kind = snapshot.SnapshotFull
+	}
+	isNew := make(map[string]bool, len(m.Files))
+	for rel, d := range m.Files {
+		isNew[rel] = !sharedWithPrev(s, prevDir, rel)
+		e.Bytes += d.Size
+		if isNew[rel] {
+			e.NewBytes += d.Size
+		}
+	}
+	for _, mt := range m.Tables {
+		t := snapshotTable{Schema: mt.Schema, Table: mt.Table, Origin: mt.Origin, Kind: mt.Kind,
+			Chain: len(mt.Chain) / 2, Rows: mt.Rows}
+		if t.Origin == "" {
+			t.Origin = snapshot.OriginDump
+		}
+		for _, rel := range append([]string{mt.File}, mt.Chain...) {
+			t.Bytes += m.Files[rel].Size
+			if isNew[rel] {
+				t.NewBytes += m.Files[rel].Size
+			}
+		}
+		e.Tables = append(e.Tables, t)
+	}
+	return e
+}
+
+// sharedWithPrev reports whether file rel of s is the same inode as rel in
+// the folder prevDir.
+func sharedWithPrev(s *snapshot.Snapshot, prevDir, rel string) bool {
+	if prevDir == "" {
+		return false
+	}
+	st, err := os.Stat(s.Path(rel))
+	if err != nil {
+		return false
+	}
+	pst, err := os.Stat(filepath.Join(prevDir, filepath.FromSlash(rel)))
+	if err != nil {
+		return false
+	}
+	return os.SameFile(st, pst)
+}
+
+// writeSnapshots prints list: one header line per snapshot (id, kind,
+// position, creation time, tables, size and new size, [current]), then one
+// aligned line per table.
+func writeSnapshots(w io.Writer, list []snapshotEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, e := range list {
+		mark := ""
+		if e.Current {
+			mark = "  [current]"
+		}
+		tables := "tables"
+		if len(e.Tables) == 1 {
+			tables = "table"
+		}
+		fmt.Fprintf(tw, "%s  %s  %s:%d seq %d  created %s  %d %s  %s, %s new%s\n",
+			e.ID, e.Kind, e.Position.File, e.Position.Pos, e.Position.Seq,
+			e.CreatedAt.UTC().Format(time.RFC3339), len(e.Tables), tables, sizeText(e.Bytes), sizeText(e.NewBytes), mark)
+		if len(e.Tables) == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "    TABLE\tORIGIN\tKIND\tCHAIN\tROWS\tNEW\tTOTAL\n")
+		for _, t := range e.Tables {
+			fmt.Fprintf(tw, "    %s.%s\t%s\t%s\t%d\t%d\t%s\t%s\n",
+				t.Schema, t.Table, t.Origin, t.Kind, t.Chain, t.Rows, sizeText(t.NewBytes), sizeText(t.Bytes))
+		}
+	}
+	return tw.Flush()
+}
+
+// sizeText spells a byte count in binary units with one decimal.
+func sizeText(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, units := float64(n)/1024, []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
