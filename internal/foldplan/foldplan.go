@@ -179,6 +179,7 @@ func Make(in Input) Plan {
 	}
 	vers := w.versions(in.Schemas)
 	global := w.globalRewrites(in)
+	gaps := w.gapRefusals(in)
 	prev := map[TableKey]bool{}
 	tables := slices.Clone(in.Prev.Tables)
 	slices.SortStableFunc(tables, func(a, b snapshot.ManifestTable) int {
@@ -192,7 +193,7 @@ func Make(in Input) Plan {
 			continue
 		}
 		prev[k] = true
-		p.Tables = append(p.Tables, planTable(in, mt, vers, global))
+		p.Tables = append(p.Tables, planTable(in, mt, vers, global, gaps))
 	}
 	for _, k := range sortedKeys(in.Current) {
 		if prev[k] || in.Current[k] == nil {
@@ -206,8 +207,11 @@ func Make(in Input) Plan {
 			Reason: "refused: new table: " + why + ": take a full backup"})
 	}
 	slices.SortStableFunc(p.Tables, func(a, b TablePlan) int { return cmpKey(a.Key, b.Key) })
+	for _, g := range gaps {
+		p.refuse(g)
+	}
 	for _, t := range p.Tables {
-		if t.Action == ActionRefuse {
+		if t.Action == ActionRefuse && t.Reason != "refused: "+gapRefusal {
 			p.refuse(t.Key.String() + ": " + strings.TrimPrefix(t.Reason, "refused: "))
 		}
 		if t.NeedsCompaction {

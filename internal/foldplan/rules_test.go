@@ -150,15 +150,25 @@ func TestCaptureGaps(t *testing.T) {
 				expect(t, p, kB, ActionPair)
 				return
 			}
-			// Every table, changed or not, is rewritten.
+			// Every table, changed or not, is refused: only a full
+			// backup reads the gap's changes back.
+			if !p.Refused {
+				t.Fatal("a plan across a gap is not refused")
+			}
 			for _, k := range []TableKey{kA, kB} {
-				expect(t, p, k, ActionRewrite, "rewrite: the window (binlog.000010:1000, binlog.000011:500] crossed capture gap #7", "binlog purged")
+				expect(t, p, k, ActionRefuse, "refused: the window crossed a capture gap: take a full backup")
+			}
+			if len(p.Reasons) != 1 || !strings.Contains(p.Reasons[0], "the window (binlog.000010:1000, binlog.000011:500] crossed capture gap #7 (binlog.") ||
+				!strings.Contains(p.Reasons[0], "binlog purged") {
+				t.Fatalf("reasons %q", p.Reasons)
 			}
 		})
 	}
 	f := newFx().add(kA, plain(0, 0)...)
 	f.in.Gaps = []index.Gap{{ID: 1, FromFile: "mysql-bin", ToFile: "binlog.000011"}}
-	expect(t, f.plan(t), kA, ActionRewrite, "capture gap #1 (mysql-bin:0 to binlog.000011:0) cannot be ordered against the window")
+	if p := f.plan(t); len(p.Reasons) != 1 || !strings.Contains(p.Reasons[0], "capture gap #1 (mysql-bin:0 to binlog.000011:0) cannot be ordered against the window") {
+		t.Fatalf("reasons %q", p.Reasons)
+	}
 }
 
 func binlogName(n uint64) string { return fmt.Sprintf("binlog.%06d", n) }

@@ -10,17 +10,25 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
+// gapRefusal is every table's reason when the window crossed a capture gap
+// (the plan's Reasons name the gaps).
+const gapRefusal = "the window crossed a capture gap: take a full backup"
+
 // planTable decides for one table of the previous snapshot. Order: refusal
-// (shape), then rewrites that hold for every table (not local, gap) or for a
+// (capture gap, shape), then rewrites that hold for every table (not local) or for a
 // malformed chain, then link when nothing changed, then the rewrites of a
 // changed table (full only, no chain, deltas off, age, size), else a pair.
-func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global []string) TablePlan {
+func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global, gaps []string) TablePlan {
 	k := TableKey{mt.Schema, mt.Table}
 	tp := TablePlan{Key: k, Changes: in.Changes[k]}
 	cr, waiting := in.Compacted[k]
 	foot := in.Footers[k]
 	cur := in.Current[k]
-	if why := refusal(vers.of[k], vers.all, foot.Table, cur); why != "" {
+	why := refusal(vers.of[k], vers.all, foot.Table, cur)
+	if len(gaps) > 0 {
+		why = strings.TrimSuffix(gapRefusal+"; "+why, "; ")
+	}
+	if why != "" {
 		tp.Action, tp.Reason = ActionRefuse, "refused: "+why
 		if waiting {
 			tp.CompactNote = fmt.Sprintf("compacted range %s in .compact/ ignored: the table is refused", Entry(cr.From, cr.To))

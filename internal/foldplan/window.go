@@ -74,21 +74,27 @@ func (w window) versions(vs []index.SchemaVersion) windowVersions {
 }
 
 // globalRewrites are the reasons every table is rewritten: the previous
-// snapshot is not local (nothing to link), or the window crossed a capture
-// gap. A gap is the open range (from, to) of positions capture missed; it
-// crosses the window (prev, cut] when from < cut and to > prev, so a gap
-// that ends at the previous snapshot or starts at the cut only touches it.
-//
-// Open question for the refresh: the refresh issue asks for a full rewrite
-// across a gap, DESIGN.md for a full backup. A rewrite folds the previous
-// snapshot with the index, which lacks exactly the gap's changes, so only a
-// full backup (a refusal here) restores them. Decide before Make drives a
-// refresh.
+// snapshot is not local (nothing to link).
 func (w window) globalRewrites(in Input) []string {
-	var why []string
 	if !in.PrevLocal {
-		why = append(why, "the previous snapshot is not on local disk (nothing to link)")
+		return []string{"the previous snapshot is not on local disk (nothing to link)"}
 	}
+	return nil
+}
+
+// gapRefusals are the reasons every table is refused because the window
+// crossed a capture gap. A gap is the open range (from, to) of positions
+// capture missed; it crosses the window (prev, cut] when from < cut and
+// to > prev, so a gap that ends at the previous snapshot or starts at the
+// cut only touches it.
+//
+// The refresh issue asks for a full rewrite across a gap; DESIGN.md
+// ("Capture") for a full backup. A rewrite folds the previous snapshot with
+// the index, which lacks exactly the gap's changes, so it would publish a
+// wrong table as if it were right: only a full backup (a refusal here, which
+// the Refresh workflow turns into a FullBackup) reads them back.
+func (w window) gapRefusals(in Input) []string {
+	var why []string
 	gaps := slices.Clone(in.Gaps)
 	slices.SortStableFunc(gaps, func(a, b index.Gap) int { return cmp.Compare(a.ID, b.ID) })
 	for _, g := range gaps {
@@ -101,7 +107,7 @@ func (w window) globalRewrites(in Input) []string {
 			why = append(why, fmt.Sprintf("capture gap #%d (%s to %s) cannot be ordered against the window (%s, %s]: %v",
 				g.ID, from, to, w.from, w.to, cmp.Or(err1, err2)))
 		case c1 < 0 && c2 > 0:
-			why = append(why, fmt.Sprintf("the window (%s, %s] crossed capture gap #%d (%s to %s: %s)",
+			why = append(why, fmt.Sprintf("the window (%s, %s] crossed capture gap #%d (%s to %s: %s): the index lacks its changes, take a full backup",
 				w.from, w.to, g.ID, from, to, g.Reason))
 		}
 	}
