@@ -95,6 +95,20 @@ func TestStoreReads(t *testing.T) {
 		if err := s.TableChanges(ctx, "tc", "shop", "t", 0, 100, func(Event) error { return stop }); err != stop {
 			t.Fatalf("callback error returned as %v", err)
 		}
+		got = nil
+		if err := s.WindowEvents(ctx, "tc", "shop", "t", 1, 6, func(e Event) error {
+			got = append(got, fmt.Sprintf("%s%d%c", e.PK, e.Seq, e.Op))
+			return nil
+		}); err != nil || strings.Join(got, " ") != "a2i b4u a5d c6i" {
+			t.Fatalf("window events (1,6] in seq order: %v %v", got, err)
+		}
+		if err := s.WindowEvents(ctx, "tc", "shop", "t", 0, 100, func(Event) error { return stop }); err != stop {
+			t.Fatalf("callback error returned as %v", err)
+		}
+		counts, err := s.ChangeCounts(ctx, "tc", 1, 6)
+		if err != nil || len(counts) != 2 || counts[[2]string{"shop", "t"}] != 4 || counts[[2]string{"shop", "u"}] != 1 {
+			t.Fatalf("change counts (1,6]: %v %v", counts, err)
+		}
 		kc, err := s.KeyChanges(ctx, "tc", "shop", "t", "b")
 		if err != nil || len(kc) != 3 || kc[0].Seq != 1 || kc[1].Seq != 4 || kc[2].Seq != 7 || kc[0].Before != nil ||
 			string(kc[2].After) != `{"after":7}` {
