@@ -36,7 +36,11 @@ type Activities struct {
 	WorkDir string
 	// Mydumper is the mydumper binary ("mydumper" on PATH when empty).
 	Mydumper string
-	Log      *slog.Logger
+	// FoldMemory is DuckDB's memory limit for a refresh or compaction of one
+	// table (default fold.DefaultMemoryLimit); beyond it DuckDB spills to
+	// the work folder.
+	FoldMemory string
+	Log        *slog.Logger
 }
 
 func (a *Activities) source(name string) (Source, error) {

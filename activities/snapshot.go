@@ -1,7 +1,9 @@
 package activities
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"errors"
 	"io"
 	"os"
@@ -93,30 +95,48 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 // Publish writes the manifest and makes the snapshot current. Publishing a
 // snapshot that is already published with the same manifest succeeds.
 func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResult, error) {
+	return a.publish(in, "", func(*snapshot.Manifest) {})
+}
+
+// PublishRefresh publishes a refresh like Publish, under the source's
+// publish lock and only while current still names in.Prev (or already names
+// this snapshot: a retry after success). A snapshot published meanwhile (a
+// full backup, another refresh) wins: this one is refused, non-retryable,
+// and its staging folder is left for the next NewBuilder of its id to clear.
+func (a *Activities) PublishRefresh(ctx context.Context, in PublishRefreshInput) (PublishResult, error) {
+	return a.publish(in.PublishInput, in.Prev, func(m *snapshot.Manifest) {
+		m.Kind, m.Prev = snapshot.SnapshotRefresh, in.Prev
+	})
+}
+
+// publish builds the manifest of in, lets fill complete it, and publishes
+// it under the publish lock; a non-empty expect must be current.
+func (a *Activities) publish(in PublishInput, expect string, fill func(*snapshot.Manifest)) (PublishResult, error) {
 	dir := a.sourceDir(in.Source)
+	unlock, err := lockPublish(dir)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	defer unlock()
+	if expect != "" {
+		cur, err := snapshot.ResolveCurrent(dir)
+		if err != nil {
+			return PublishResult{}, err
+		}
+		if cur != expect && cur != in.SnapshotID {
+			return PublishResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"snapshot %s was folded from %s, but %s was published meanwhile: not published", in.SnapshotID, expect, cur), "CurrentMoved", nil)
+		}
+	}
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {
 		return PublishResult{}, err
 	}
-	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source,
-		Position: snapshot.Position{File: in.Position.File, Pos: in.Position.Pos, GTID: in.Position.GTID, Seq: int64(in.Position.Seq)},
-		Files:    map[string]snapshot.FileDigest{}}
-	for _, t := range in.Tables {
-		fp, err := snapshot.ParseFingerprint(t.Fingerprint)
-		if err != nil {
-			return PublishResult{}, badInput(err)
-		}
-		mt := snapshot.ManifestTable{Schema: t.Schema, Table: t.Table, File: t.File, Rows: t.Rows, Fingerprint: fp, Kind: snapshot.KindFull}
-		m.Files[t.File] = snapshot.FileDigest{SHA256: t.SHA256, Size: t.Size}
-		if len(t.Chain) > 0 {
-			mt.Kind = snapshot.KindDelta
-		}
-		for _, c := range t.Chain {
-			mt.Chain = append(mt.Chain, c.Path)
-			m.Files[c.Path] = snapshot.FileDigest{SHA256: c.SHA256, Size: c.Size}
-		}
-		m.Tables = append(m.Tables, mt)
+	m, err := manifestOf(in)
+	if err != nil {
+		return PublishResult{}, err
 	}
+	fill(&m)
 	for rel, d := range m.Files {
 		if err := b.Adopt(rel, d); err != nil {
 			return PublishResult{}, err
@@ -126,6 +146,34 @@ func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResul
 		return PublishResult{}, err
 	}
 	return PublishResult{SnapshotID: in.SnapshotID, Dir: snapshotDir(dir, in.SnapshotID)}, nil
+}
+
+// manifestOf lists the tables and files of a publish.
+func manifestOf(in PublishInput) (snapshot.Manifest, error) {
+	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source, Kind: snapshot.SnapshotFull,
+		Position: snapshot.Position{File: in.Position.File, Pos: in.Position.Pos, GTID: in.Position.GTID, Seq: int64(in.Position.Seq)},
+		Files:    map[string]snapshot.FileDigest{}}
+	for _, t := range in.Tables {
+		fp, err := snapshot.ParseFingerprint(t.Fingerprint)
+		if err != nil {
+			return snapshot.Manifest{}, badInput(err)
+		}
+		mt := snapshot.ManifestTable{Schema: t.Schema, Table: t.Table, File: t.File, Rows: t.Rows, Fingerprint: fp,
+			Kind: t.Kind, Origin: cmp.Or(t.Origin, snapshot.OriginDump)}
+		if mt.Kind == "" {
+			mt.Kind = snapshot.KindFull
+			if len(t.Chain) > 0 {
+				mt.Kind = snapshot.KindDelta
+			}
+		}
+		m.Files[t.File] = snapshot.FileDigest{SHA256: t.SHA256, Size: t.Size}
+		for _, c := range t.Chain {
+			mt.Chain = append(mt.Chain, c.Path)
+			m.Files[c.Path] = snapshot.FileDigest{SHA256: c.SHA256, Size: c.Size}
+		}
+		m.Tables = append(m.Tables, mt)
+	}
+	return m, nil
 }
 
 func snapshotDir(sourceDir, id string) string {

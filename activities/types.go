@@ -89,6 +89,11 @@ type ConvertTableResult struct {
 	// Chain is the table's empty chain start pair (none for a table that is
 	// always written in full).
 	Chain []ChainFile `json:"chain,omitempty"`
+	// Kind is the manifest kind (snapshot.KindDelta or KindFull); empty:
+	// KindDelta when Chain is not empty, else KindFull.
+	Kind string `json:"kind,omitempty"`
+	// Origin is the manifest origin (empty: snapshot.OriginDump).
+	Origin string `json:"origin,omitempty"`
 }
 
 // ChainFile is one .posdel/.upserts file with its digest.

@@ -12,5 +12,7 @@ import (
 func RegisterAll(w worker.Worker, acts *activities.Activities) {
 	Register(w)
 	w.RegisterWorkflow(workflows.FullBackup)
+	w.RegisterWorkflow(workflows.Refresh)
+	w.RegisterWorkflow(workflows.Compact)
 	w.RegisterActivity(acts)
 }

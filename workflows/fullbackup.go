@@ -111,41 +111,19 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 func convertAll(ctx workflow.Context, in FullBackupInput, id string, dump activities.DumpResult,
 	pos activities.Position, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
 	results := make([]activities.ConvertTableResult, len(dump.Tables))
-	running := 0
-	next := 0
-	var firstErr error
-	sel := workflow.NewSelector(ctx)
-	start := func(i int) {
-		t := dump.Tables[i]
-		f := workflow.ExecuteActivity(ctx, a.ConvertTable, activities.ConvertTableInput{
-			Source: in.Source, SnapshotID: id, DumpDir: dump.Dir, Table: t, Position: pos})
-		running++
-		sel.AddFuture(f, func(f workflow.Future) {
-			running--
-			if err := f.Get(ctx, &results[i]); err != nil {
-				if firstErr == nil {
-					// Returned as is: wrapping would hide the activity's
-					// application error type (e.g. BadInput) from the caller.
-					firstErr = err
-				}
-				return
-			}
-			progress.TablesDone++
-			progress.Rows += results[i].Rows
-		})
-	}
-	for next < len(dump.Tables) || running > 0 {
-		for firstErr == nil && running < in.Parallel && next < len(dump.Tables) {
-			start(next)
-			next++
+	err := bounded(ctx, len(dump.Tables), in.Parallel, func(i int) workflow.Future {
+		return workflow.ExecuteActivity(ctx, a.ConvertTable, activities.ConvertTableInput{
+			Source: in.Source, SnapshotID: id, DumpDir: dump.Dir, Table: dump.Tables[i], Position: pos})
+	}, func(i int, f workflow.Future) error {
+		if err := f.Get(ctx, &results[i]); err != nil {
+			return err
 		}
-		if running == 0 {
-			break
-		}
-		sel.Select(ctx)
-	}
-	if firstErr != nil {
-		return nil, firstErr
+		progress.TablesDone++
+		progress.Rows += results[i].Rows
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return results, nil
 }

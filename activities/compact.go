@@ -1,0 +1,226 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// compactDir holds compaction output waiting for the next refresh:
+// <schema>/<table>.<from>-<to>.posdel/.upserts and <schema>/<table>.json,
+// the foldplan.CompactedRange describing them (written last).
+const compactDir = ".compact"
+
+func compactDesc(sourceDir string, k foldplan.TableKey) string {
+	return filepath.Join(sourceDir, compactDir, k.Schema, k.Table+".json")
+}
+
+// readCompacted returns the waiting ranges of the tables of m.
+func readCompacted(sourceDir string, m snapshot.Manifest) (map[foldplan.TableKey]foldplan.CompactedRange, error) {
+	out := map[foldplan.TableKey]foldplan.CompactedRange{}
+	for _, t := range m.Tables {
+		k := foldplan.TableKey{Schema: t.Schema, Table: t.Table}
+		b, err := os.ReadFile(compactDesc(sourceDir, k))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read compacted range of %s: %w", k, err)
+		}
+		var cr foldplan.CompactedRange
+		if err := json.Unmarshal(b, &cr); err != nil {
+			// A damaged descriptor only loses a compaction: the plan
+			// links the plain pairs.
+			continue
+		}
+		out[k] = cr
+	}
+	return out, nil
+}
+
+// CompactTable merges all but the last entry of a table's chain in snapshot
+// in.SnapshotID into one range pair under .compact/ (every dead row number;
+// the newest version of every key, delete markers kept), then writes the
+// range's descriptor. The snapshot and its table file are not touched; the
+// next refresh links the range in place of the entries it merged, if they
+// are still the chain's first. A range already written for the same files is
+// kept (idempotent); a chain with fewer than two entries to merge is left.
+func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (CompactTableResult, error) {
+	dir := a.sourceDir(in.Source)
+	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
+	snap, err := snapshot.OpenSnapshot(snapshotDir(dir, in.SnapshotID))
+	if err != nil {
+		return CompactTableResult{}, nonRetryable("SnapshotGone", err)
+	}
+	mt, ok := snap.Manifest.Table(in.Schema, in.Table)
+	if !ok || mt.Kind != snapshot.KindDelta || len(mt.Chain) < 6 {
+		return CompactTableResult{}, nil // nothing to merge: fewer than two entries before the last
+	}
+	merge := mt.Chain[:len(mt.Chain)-2]
+	from, _, _, ok1 := foldplan.ParseChainEntry(merge[0])
+	_, to, _, ok2 := foldplan.ParseChainEntry(merge[len(merge)-1])
+	if !ok1 || !ok2 || from != 0 {
+		return CompactTableResult{}, nonRetryable("BrokenSnapshot", fmt.Errorf("compact %s: chain %v does not start at 000000", k, merge))
+	}
+	cr := foldplan.CompactedRange{From: from, To: to,
+		TableFile: foldplan.SourceFile{Path: mt.File, SHA256: snap.Manifest.Files[mt.File].SHA256}}
+	var posdel []string
+	var upserts []fold.Keyed
+	for i, rel := range merge {
+		if err := snap.Verify(rel); err != nil {
+			return CompactTableResult{}, nonRetryable("BrokenSnapshot", err)
+		}
+		cr.Merged = append(cr.Merged, foldplan.SourceFile{Path: rel, SHA256: snap.Manifest.Files[rel].SHA256})
+		if i%2 == 0 {
+			posdel = append(posdel, snap.Path(rel))
+		} else {
+			upserts = append(upserts, fold.Upserts(snap.Path(rel)))
+		}
+	}
+	name := foldplan.Entry(from, to)
+	res := CompactTableResult{Range: name, MergedFiles: len(merge)}
+	if old, err := readDesc(dir, k); err == nil && sameRange(old, cr) {
+		return res, nil
+	}
+	return a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res)
+}
+
+// writeRange writes the range pair and, last, its descriptor.
+func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap *snapshot.Snapshot, mt snapshot.ManifestTable,
+	cr foldplan.CompactedRange, posdel []string, upserts []fold.Keyed, res CompactTableResult) (CompactTableResult, error) {
+	dir := a.sourceDir(in.Source)
+	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
+	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
+	if err != nil {
+		return CompactTableResult{}, nonRetryable("BrokenSnapshot", err)
+	}
+	eng, scratch, err := a.openEngine(ctx, in.Source, "compact-"+in.SnapshotID, k)
+	if err != nil {
+		return CompactTableResult{}, err
+	}
+	defer closeEngine(eng, scratch)
+	pdRel, err1 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "posdel")
+	upRel, err2 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "upserts")
+	if err := errors.Join(err1, err2); err != nil {
+		return CompactTableResult{}, nonRetryable("BadInput", err)
+	}
+	meta := snapshot.FooterMeta{CreateTable: foot.CreateTable, Position: foot.Position, SnapshotID: in.SnapshotID, Source: in.Source}
+	progress := func(stage string, rows int64) {
+		activity.RecordHeartbeat(ctx, RefreshProgress{Table: k.String(), Stage: stage, Rows: rows})
+	}
+	base := filepath.Join(dir, compactDir)
+	if err := os.Remove(compactDesc(dir, k)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return CompactTableResult{}, err
+	}
+	var cres fold.CompactResult
+	err = hashedWrite(filepath.Join(base, filepath.FromSlash(pdRel)), &cr.PosdelDigest, func(pw io.Writer) error {
+		return hashedWrite(filepath.Join(base, filepath.FromSlash(upRel)), &cr.UpsertsDigest, func(uw io.Writer) error {
+			var err error
+			cres, err = eng.Compact(ctx, foot.Table, posdel, upserts, meta, pw, uw, progress)
+			return err
+		})
+	})
+	if err != nil {
+		return CompactTableResult{}, err
+	}
+	cr.Posdel, cr.Upserts = pdRel, upRel
+	desc, err := json.MarshalIndent(cr, "", "  ")
+	if err != nil {
+		return CompactTableResult{}, err
+	}
+	if err := atomicfile.Write(compactDesc(dir, k), 0o644, func(w io.Writer) error {
+		_, err := w.Write(desc)
+		return err
+	}); err != nil {
+		return CompactTableResult{}, err
+	}
+	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
+	return res, nil
+}
+
+func readDesc(sourceDir string, k foldplan.TableKey) (foldplan.CompactedRange, error) {
+	var cr foldplan.CompactedRange
+	b, err := os.ReadFile(compactDesc(sourceDir, k))
+	if err != nil {
+		return cr, err
+	}
+	return cr, json.Unmarshal(b, &cr)
+}
+
+// sameRange reports whether a written range merged exactly the files of cr.
+func sameRange(old, cr foldplan.CompactedRange) bool {
+	if old.From != cr.From || old.To != cr.To || old.TableFile != cr.TableFile || len(old.Merged) != len(cr.Merged) {
+		return false
+	}
+	for i := range cr.Merged {
+		if old.Merged[i] != cr.Merged[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hashedWrite writes path crash-safely (atomicfile) and records its sha256
+// and size in d.
+func hashedWrite(path string, d *snapshot.FileDigest, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	h := sha256.New()
+	var n int64
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		return write(io.MultiWriter(w, h, countWriter{&n}))
+	})
+	if err != nil {
+		return err
+	}
+	d.SHA256, d.Size = hex.EncodeToString(h.Sum(nil)), n
+	return nil
+}
+
+type countWriter struct{ n *int64 }
+
+func (c countWriter) Write(p []byte) (int, error) {
+	*c.n += int64(len(p))
+	return len(p), nil
+}
+
+// Prune applies retention (snapshot.Prune: keep the newest in.Keep and the
+// current one) and removes the .compact/ ranges of in.DropCompacted.
+func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, error) {
+	dir := a.sourceDir(in.Source)
+	for _, k := range in.DropCompacted {
+		cr, err := readDesc(dir, k)
+		if err := os.Remove(compactDesc(dir, k)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return PruneResult{}, err
+		}
+		if err == nil {
+			for _, rel := range []string{cr.Posdel, cr.Upserts} {
+				if rel != "" {
+					os.Remove(filepath.Join(dir, compactDir, filepath.FromSlash(rel)))
+				}
+			}
+		}
+	}
+	if in.Keep <= 0 {
+		return PruneResult{}, nil
+	}
+	res, err := snapshot.Prune(dir, in.Keep, a.log(ctx))
+	if err != nil {
+		return PruneResult{}, err
+	}
+	return PruneResult{Removed: res.Removed}, nil
+}

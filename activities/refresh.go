@@ -1,0 +1,336 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// PlanRefresh reads everything the refresh plan depends on (the capture
+// checkpoint as the cut, the current snapshot and its footers, schema
+// history, gaps, change counts, waiting compacted ranges) and returns
+// foldplan.Make's decision. It writes nothing. Its result is recorded in the
+// workflow history, so a retried workflow runs the same plan.
+func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (PlanRefreshResult, error) {
+	src, err := a.source(in.Source)
+	if err != nil {
+		return PlanRefreshResult{}, err
+	}
+	out := PlanRefreshResult{DumpConfigured: src.DSN != ""}
+	cp, found, err := a.Index.LoadCheckpoint(ctx, in.Source)
+	if err != nil {
+		return PlanRefreshResult{}, err
+	}
+	if !found {
+		out.Plan = foldplan.Plan{Refused: true, Reasons: []string{"capture of " + in.Source + " has no checkpoint yet"}}
+		return out, nil
+	}
+	out.Cut = Position{File: cp.BinlogFile, Pos: cp.BinlogPos, GTID: cp.GTID, Seq: cp.LastSeq}
+	pin := foldplan.Input{Cut: cp.LastSeq, CutPos: out.Cut.Binlog(), PrevLocal: true, Now: time.Now().UTC(),
+		TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}
+	dir := a.sourceDir(in.Source)
+	prev, err := snapshot.OpenCurrent(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		out.Plan = foldplan.Make(pin) // refused: no previous snapshot
+		return out, nil
+	case err != nil:
+		return PlanRefreshResult{}, fmt.Errorf("plan refresh %s: %w", in.Source, err)
+	}
+	m := prev.Manifest
+	pin.Prev = &m
+	out.Prev = m.SnapshotID
+	if m.Position.Seq > 0 {
+		out.PrevSeq = uint64(m.Position.Seq)
+	}
+	if pin.Footers, err = readFooters(prev); err != nil {
+		return PlanRefreshResult{}, nonRetryable("BrokenSnapshot", err)
+	}
+	if err := a.planIndexInputs(ctx, in.Source, out.PrevSeq, &pin); err != nil {
+		return PlanRefreshResult{}, err
+	}
+	if pin.Compacted, err = readCompacted(dir, m); err != nil {
+		return PlanRefreshResult{}, err
+	}
+	out.Plan = foldplan.Make(pin)
+	return out, nil
+}
+
+// planIndexInputs fills the plan's inputs that come from the index.
+func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq uint64, pin *foldplan.Input) error {
+	counts, err := a.Index.ChangeCounts(ctx, source, prevSeq, pin.Cut)
+	if err != nil {
+		return err
+	}
+	pin.Changes = map[foldplan.TableKey]int64{}
+	for k, n := range counts {
+		pin.Changes[foldplan.TableKey{Schema: k[0], Table: k[1]}] = n
+	}
+	hist, err := a.Index.SchemaHistory(ctx, source)
+	if err != nil {
+		return err
+	}
+	pin.Current = map[foldplan.TableKey]*schema.Table{}
+	for _, v := range hist {
+		if systemSchema[strings.ToLower(v.Schema)] || !atOrBefore(v, pin.Cut, pin.CutPos) {
+			continue
+		}
+		if v.Seq >= prevSeq {
+			pin.Schemas = append(pin.Schemas, v)
+		}
+		pin.Current[foldplan.TableKey{Schema: v.Schema, Table: v.Table}] = v.Definition // nil: dropped
+	}
+	pin.Gaps, err = a.Index.Gaps(ctx, source)
+	return err
+}
+
+// atOrBefore reports whether a schema version applies at the cut: before
+// its seq, or at it and not past its binlog position.
+func atOrBefore(v index.SchemaVersion, cut uint64, pos binlogpos.Position) bool {
+	if v.Seq != cut {
+		return v.Seq < cut
+	}
+	c, err := binlogpos.Compare(binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos}, pos)
+	return err != nil || c <= 0
+}
+
+// readFooters reads the footer of every table file of a snapshot (metadata
+// only).
+func readFooters(s *snapshot.Snapshot) (map[foldplan.TableKey]snapshot.FooterMeta, error) {
+	out := map[foldplan.TableKey]snapshot.FooterMeta{}
+	for _, t := range s.Manifest.Tables {
+		f, err := snapshot.ReadFooter(s.Path(t.File))
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", s.Manifest.SnapshotID, err)
+		}
+		out[foldplan.TableKey{Schema: t.Schema, Table: t.Table}] = f
+	}
+	return out, nil
+}
+
+// RefreshTable executes one table's plan into the staged snapshot: link
+// hard-links the previous files, pair also writes the window's delta pair,
+// rewrite folds the previous files and the window into a new table file
+// with an empty 000000 pair. It heartbeats its stage and rows. A retry
+// redoes the table from the start: every path is deterministic and
+// overwritten, and the same window gives the same files.
+func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
+	tp := in.Table
+	dir := a.sourceDir(in.Source)
+	prev, err := snapshot.OpenSnapshot(snapshotDir(dir, in.Prev))
+	if err != nil {
+		return ConvertTableResult{}, fmt.Errorf("refresh %s: %w", tp.Key, err)
+	}
+	mt, ok := prev.Manifest.Table(tp.Key.Schema, tp.Key.Table)
+	if !ok {
+		return ConvertTableResult{}, nonRetryable("BrokenSnapshot", fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
+	}
+	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	progress := func(stage string, rows int64) {
+		activity.RecordHeartbeat(ctx, RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
+	}
+	switch tp.Action {
+	case foldplan.ActionLink, foldplan.ActionPair:
+		return a.linkOrPair(ctx, in, prev, mt, b, progress)
+	case foldplan.ActionRewrite:
+		return a.rewriteTable(ctx, in, prev, mt, b, progress)
+	}
+	return ConvertTableResult{}, nonRetryable("BadPlan", fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
+}
+
+// linkOrPair links the table file and chain forward and, for a pair, writes
+// the window's pair after them.
+func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
+	b *snapshot.Builder, progress fold.Progress) (ConvertTableResult, error) {
+	tp := in.Table
+	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: mt.Rows,
+		Fingerprint: mt.Fingerprint.String(), Kind: tp.Kind, Origin: snapshot.OriginLinked}
+	if tp.UseCompacted != nil {
+		out.Origin = snapshot.OriginCompacted
+	}
+	for i, l := range tp.Links {
+		from := prev.Path(l.Src)
+		if l.FromCompact {
+			from = filepath.Join(a.sourceDir(in.Source), compactDir, filepath.FromSlash(l.Src))
+		}
+		if err := b.Link(l.Dst, from, l.Digest); err != nil {
+			return ConvertTableResult{}, err
+		}
+		if i == 0 {
+			out.SHA256, out.Size = l.Digest.SHA256, l.Digest.Size
+			continue
+		}
+		out.Chain = append(out.Chain, ChainFile{Path: l.Dst, SHA256: l.Digest.SHA256, Size: l.Digest.Size})
+	}
+	if tp.Action == foldplan.ActionLink {
+		return out, nil
+	}
+	out.Origin = snapshot.OriginPair
+	if tp.UseCompacted != nil {
+		out.Origin = snapshot.OriginCompactedPair
+	}
+	def, meta, err := tableMeta(prev, mt, in)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	eng, scratch, err := a.openEngine(ctx, in.Source, in.SnapshotID, tp.Key)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	defer closeEngine(eng, scratch)
+	w, err := eng.WriteWindow(def, "window", a.windowEvents(ctx, in, def))
+	if err != nil {
+		return ConvertTableResult{}, windowErr(err)
+	}
+	entry := foldplan.Entry(tp.Next, tp.Next)
+	pdRel, err1 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "posdel")
+	upRel, err2 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "upserts")
+	if err := errors.Join(err1, err2); err != nil {
+		return ConvertTableResult{}, nonRetryable("BadInput", err)
+	}
+	var upDigest snapshot.FileDigest
+	pdDigest, err := b.WriteFile(pdRel, func(pw io.Writer) error {
+		var err error
+		upDigest, err = b.WriteFile(upRel, func(uw io.Writer) error {
+			_, err := eng.WritePair(ctx, w, prev.Path(mt.File), meta, pw, uw, progress)
+			return err
+		})
+		return err
+	})
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	out.Chain = append(out.Chain, ChainFile{Path: pdRel, SHA256: pdDigest.SHA256, Size: pdDigest.Size},
+		ChainFile{Path: upRel, SHA256: upDigest.SHA256, Size: upDigest.Size})
+	return out, nil
+}
+
+// rewriteTable folds the previous table file, its chain and the window into
+// a new table file, then writes the empty chain start.
+func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
+	b *snapshot.Builder, progress fold.Progress) (ConvertTableResult, error) {
+	tp := in.Table
+	def, meta, err := tableMeta(prev, mt, in)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	eng, scratch, err := a.openEngine(ctx, in.Source, in.SnapshotID, tp.Key)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	defer closeEngine(eng, scratch)
+	rin := fold.RewriteInput{Table: def, TableFile: prev.Path(mt.File), Meta: meta}
+	for _, rel := range mt.Chain {
+		if err := prev.Verify(rel); err != nil {
+			return ConvertTableResult{}, nonRetryable("BrokenSnapshot", err)
+		}
+		switch {
+		case strings.HasSuffix(rel, ".posdel"):
+			rin.Posdel = append(rin.Posdel, prev.Path(rel))
+		case strings.HasSuffix(rel, ".upserts"):
+			rin.Upserts = append(rin.Upserts, fold.Upserts(prev.Path(rel)))
+		}
+	}
+	if tp.Changes > 0 {
+		if rin.Window, err = eng.WriteWindow(def, "window", a.windowEvents(ctx, in, def)); err != nil {
+			return ConvertTableResult{}, windowErr(err)
+		}
+	}
+	var res snapshot.WriteResult
+	digest, err := b.WriteFile(mt.File, func(w io.Writer) error {
+		var err error
+		res, err = eng.Rewrite(ctx, rin, w, progress)
+		return err
+	})
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: res.Rows,
+		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size,
+		Kind: tp.Kind, Origin: snapshot.OriginRewritten}
+	if snapshot.FullOnly(def) {
+		return out, nil
+	}
+	chain, err := snapshot.WriteEmptyChainStart(b, def)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	files := b.Files()
+	for _, c := range chain {
+		out.Chain = append(out.Chain, ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
+	}
+	return out, nil
+}
+
+// tableMeta returns the table's definition (from its verified table file's
+// footer) and the footer of files the refresh writes for it.
+func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput) (*schema.Table, snapshot.FooterMeta, error) {
+	if err := prev.Verify(mt.File); err != nil {
+		return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)
+	}
+	f, err := snapshot.ReadFooter(prev.Path(mt.File))
+	if err != nil {
+		return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)
+	}
+	meta := snapshot.FooterMeta{CreateTable: f.CreateTable, SnapshotID: in.SnapshotID, Source: in.Source,
+		Position: snapshot.Position{File: in.Cut.File, Pos: in.Cut.Pos, GTID: in.Cut.GTID, Seq: int64(in.Cut.Seq)}}
+	return f.Table, meta, nil
+}
+
+// windowEvents reads the table's changes in the window (PrevSeq, Cut.Seq].
+func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def *schema.Table) fold.Events {
+	return func(fn func(index.Event) error) error {
+		return a.Index.WindowEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
+	}
+}
+
+// windowErr marks an event that cannot be folded (a malformed image, an
+// image of another shape) as bad input: a retry reads the same event.
+func windowErr(err error) error {
+	var row *snapshot.RowError
+	if errors.As(err, &row) || strings.Contains(err.Error(), "event seq") {
+		return nonRetryable("BadInput", err)
+	}
+	return err
+}
+
+// openEngine starts a DuckDB fold engine whose scratch folder is unique to
+// the snapshot and table (removed by closeEngine).
+func (a *Activities) openEngine(ctx context.Context, source, id string, k foldplan.TableKey) (*fold.Engine, string, error) {
+	scratch := filepath.Join(a.WorkDir, source, "fold", id, k.Schema+"."+k.Table)
+	if err := os.RemoveAll(scratch); err != nil {
+		return nil, "", err
+	}
+	eng, err := fold.Open(ctx, fold.Options{TempDir: scratch, MemoryLimit: a.FoldMemory})
+	if err != nil {
+		return nil, "", err
+	}
+	return eng, scratch, nil
+}
+
+func closeEngine(e *fold.Engine, scratch string) {
+	e.Close()
+	os.RemoveAll(scratch)
+}
+
+func nonRetryable(kind string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
+}

@@ -1,0 +1,47 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+)
+
+// CompactInput names the snapshot whose chains reached foldplan.CompactAt
+// entries, and those tables.
+type CompactInput struct {
+	Source     string
+	SnapshotID string
+	Tables     []foldplan.TableKey
+}
+
+// CompactResult lists the ranges written.
+type CompactResult struct {
+	Ranges []string // "schema.table range"
+}
+
+// Compact merges, per table, all but the last entry of the chain of
+// in.SnapshotID into one range pair under .compact/, one table at a time.
+// It never touches a published snapshot; the next refresh links the range.
+func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 6 * time.Hour,
+		HeartbeatTimeout:    30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
+	})
+	var res CompactResult
+	for _, k := range in.Tables {
+		var r activities.CompactTableResult
+		if err := workflow.ExecuteActivity(actx, a.CompactTable, activities.CompactTableInput{
+			Source: in.Source, SnapshotID: in.SnapshotID, Schema: k.Schema, Table: k.Table}).Get(ctx, &r); err != nil {
+			return res, err
+		}
+		if r.Range != "" {
+			res.Ranges = append(res.Ranges, k.String()+" "+r.Range)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,240 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+)
+
+// RefreshWorkflowID is the fixed id of a source's `dbtrail refresh`
+// (scheduled runs get the schedule's id with a time suffix; the publish step
+// refuses a refresh whose previous snapshot is no longer current, so two
+// refreshes can never publish over each other).
+func RefreshWorkflowID(source string) string { return "refresh-" + source }
+
+// CompactWorkflowID is the fixed id of a source's compaction.
+func CompactWorkflowID(source string) string { return "compact-" + source }
+
+// DefaultKeepSnapshots is how many local snapshots retention keeps when the
+// input leaves it 0 (a day of 5-minute refreshes is 288).
+const DefaultKeepSnapshots = 36
+
+// RefreshInput names the source and the refresh settings.
+type RefreshInput struct {
+	Source string
+	// TableDeltas: false rewrites every changed table in full. The CLI and
+	// the schedule default it to true.
+	TableDeltas bool
+	MaxChainAge time.Duration // 0: foldplan.DefaultMaxChainAge
+	Parallel    int           // tables refreshed at once (default 2)
+	// Keep is the retention: local snapshots kept (default
+	// DefaultKeepSnapshots; negative keeps all).
+	Keep int
+	// NoFullBackup: a refused refresh only reports its reasons.
+	NoFullBackup bool
+}
+
+// RefreshResult is what the refresh did.
+type RefreshResult struct {
+	SnapshotID string // "" when nothing was published by the refresh itself
+	Prev       string
+	Position   activities.Position
+	Refused    bool
+	Reasons    []string
+	// FullBackup is the snapshot the full backup that ran in place of a
+	// refused refresh published.
+	FullBackup string
+	Tables     []string // one line per table: its decision and reason
+	Compact    []string // tables handed to a Compact workflow
+	Pruned     []string
+}
+
+// RefreshProgress is what the "progress" query of a refresh returns.
+type RefreshProgress struct {
+	Phase       string
+	TablesTotal int
+	TablesDone  int
+}
+
+// Refresh plans the next snapshot of a source from the previous one and the
+// index (foldplan), executes each table's decision as an activity (link,
+// pair, rewrite), publishes the snapshot (only while the previous one is
+// still current), prunes old snapshots, and hands chains of CompactAt
+// entries to a Compact workflow that runs after it. A refused plan publishes
+// nothing: a FullBackup child runs in its place when a dump is configured,
+// otherwise the refresh ends with the reasons (visible in the Temporal UI).
+func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
+	progress := RefreshProgress{Phase: "planning"}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
+		return RefreshResult{}, err
+	}
+	if in.Parallel <= 0 {
+		in.Parallel = 2
+	}
+	if in.Keep == 0 {
+		in.Keep = DefaultKeepSnapshots
+	}
+	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+	})
+	long := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 6 * time.Hour,
+		HeartbeatTimeout:    30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
+	})
+	log := workflow.GetLogger(ctx)
+	var plan activities.PlanRefreshResult
+	if err := workflow.ExecuteActivity(short, a.PlanRefresh, activities.PlanRefreshInput{
+		Source: in.Source, TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}).Get(ctx, &plan); err != nil {
+		return RefreshResult{}, err
+	}
+	res := RefreshResult{Prev: plan.Prev, Position: plan.Cut, Refused: plan.Plan.Refused, Reasons: plan.Plan.Reasons}
+	for _, t := range plan.Plan.Tables {
+		res.Tables = append(res.Tables, t.String())
+	}
+	if plan.Plan.Refused {
+		log.Warn("refresh refused", "source", in.Source, "reasons", strings.Join(plan.Plan.Reasons, "; "))
+		return refused(ctx, in, plan, res, &progress)
+	}
+	progress.Phase = "allocating snapshot"
+	var alloc activities.AllocateSnapshotResult
+	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
+		return RefreshResult{}, err
+	}
+	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
+	tables, err := refreshAll(long, in, alloc.SnapshotID, plan, &progress)
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	progress.Phase = "publishing"
+	var pub activities.PublishResult
+	if err := workflow.ExecuteActivity(short, a.PublishRefresh, activities.PublishRefreshInput{Prev: plan.Prev,
+		PublishInput: activities.PublishInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Position: plan.Cut, Tables: tables},
+	}).Get(ctx, &pub); err != nil {
+		return RefreshResult{}, err
+	}
+	res.SnapshotID = pub.SnapshotID
+	progress.Phase = "pruning"
+	res.Pruned = prune(short, in, plan.Plan)
+	if len(plan.Plan.Compact) > 0 {
+		progress.Phase = "starting compaction"
+		res.Compact = startCompact(ctx, in.Source, pub.SnapshotID, plan.Plan.Compact)
+	}
+	progress.Phase = "done"
+	return res, nil
+}
+
+// refused ends a refused refresh: a FullBackup child in its place when a
+// dump is configured and the plan had a previous snapshot or none at all,
+// otherwise only the reasons.
+func refused(ctx workflow.Context, in RefreshInput, plan activities.PlanRefreshResult, res RefreshResult, progress *RefreshProgress) (RefreshResult, error) {
+	if in.NoFullBackup || !plan.DumpConfigured || plan.Cut.File == "" {
+		progress.Phase = "refused: skipped"
+		return res, nil
+	}
+	progress.Phase = "refused: full backup running in its place"
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            FullBackupWorkflowID(in.Source),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	})
+	var fb FullBackupResult
+	if err := workflow.ExecuteChildWorkflow(cctx, FullBackup, FullBackupInput{Source: in.Source}).Get(ctx, &fb); err != nil {
+		return res, fmt.Errorf("full backup in place of the refused refresh: %w", err)
+	}
+	res.FullBackup = fb.SnapshotID
+	progress.Phase = "done"
+	return res, nil
+}
+
+// refreshAll runs RefreshTable for every table with at most in.Parallel at
+// once; results keep the plan's table order.
+func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult,
+	progress *RefreshProgress) ([]activities.ConvertTableResult, error) {
+	tables := plan.Plan.Tables
+	results := make([]activities.ConvertTableResult, len(tables))
+	err := bounded(ctx, len(tables), in.Parallel, func(i int) workflow.Future {
+		return workflow.ExecuteActivity(ctx, a.RefreshTable, activities.RefreshTableInput{
+			Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut, Table: tables[i]})
+	}, func(i int, f workflow.Future) error {
+		if err := f.Get(ctx, &results[i]); err != nil {
+			return err
+		}
+		progress.TablesDone++
+		return nil
+	})
+	return results, err
+}
+
+// prune applies retention and drops the .compact/ ranges the plan used or
+// found stale; a failure is logged, not fatal (the snapshot is published).
+func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
+	var drop []foldplan.TableKey
+	for _, t := range p.Tables {
+		if t.UseCompacted != nil || strings.Contains(t.CompactNote, "ignored") {
+			drop = append(drop, t.Key)
+		}
+	}
+	keep := max(in.Keep, 0)
+	var res activities.PruneResult
+	if err := workflow.ExecuteActivity(ctx, a.Prune, activities.PruneInput{Source: in.Source, Keep: keep, DropCompacted: drop}).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("prune failed", "source", in.Source, "error", err)
+	}
+	return res.Removed
+}
+
+// startCompact starts the Compact workflow of the published snapshot as an
+// abandoned child (it outlives the refresh) and waits only for its start. A
+// compaction already running is left alone: the next refresh asks again.
+func startCompact(ctx workflow.Context, source, id string, tables []foldplan.TableKey) []string {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            CompactWorkflowID(source),
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	})
+	f := workflow.ExecuteChildWorkflow(cctx, Compact, CompactInput{Source: source, SnapshotID: id, Tables: tables})
+	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("compaction not started", "source", source, "error", err)
+		return nil
+	}
+	var names []string
+	for _, k := range tables {
+		names = append(names, k.String())
+	}
+	return names
+}
+
+// bounded starts n futures with at most par running, calling done for each
+// as it completes; it stops starting new ones after the first error, waits
+// for the running ones, and returns that error as is (so its application
+// error type reaches the caller).
+func bounded(ctx workflow.Context, n, par int, start func(int) workflow.Future, done func(int, workflow.Future) error) error {
+	running, next := 0, 0
+	var firstErr error
+	sel := workflow.NewSelector(ctx)
+	for next < n || running > 0 {
+		for firstErr == nil && running < par && next < n {
+			i := next
+			sel.AddFuture(start(i), func(f workflow.Future) {
+				running--
+				if err := done(i, f); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			})
+			running++
+			next++
+		}
+		if running == 0 {
+			break
+		}
+		sel.Select(ctx)
+	}
+	return firstErr
+}
