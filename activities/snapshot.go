@@ -3,8 +3,8 @@ package activities
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
