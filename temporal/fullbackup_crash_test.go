@@ -58,7 +58,7 @@ func buildDbtrail(t *testing.T) string {
 func startWorkerProc(t *testing.T, bin, frontend string, e *backupEnv, indexDSN string) *workerProc {
 	t.Helper()
 	p := &workerProc{out: &lockedBuffer{}}
-	p.cmd = exec.Command(bin, "worker", "--temporal-addr", frontend, "--source", "main",
+	p.cmd = exec.Command(bin, "worker", "--temporal-addr", frontend, "--source", "main", "--refresh-every", "0",
 		"--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
 	p.cmd.Env = append(os.Environ(), "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_INDEX_DSN="+indexDSN)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

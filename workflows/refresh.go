@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -146,7 +147,14 @@ func refused(ctx workflow.Context, in RefreshInput, plan activities.PlanRefreshR
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	})
 	var fb FullBackupResult
-	if err := workflow.ExecuteChildWorkflow(cctx, FullBackup, FullBackupInput{Source: in.Source}).Get(ctx, &fb); err != nil {
+	err := workflow.ExecuteChildWorkflow(cctx, FullBackup, FullBackupInput{Source: in.Source}).Get(ctx, &fb)
+	var running *temporal.ChildWorkflowExecutionAlreadyStartedError
+	switch {
+	case errors.As(err, &running):
+		progress.Phase = "refused: a full backup is already running"
+		res.Reasons = append(res.Reasons, "a full backup of "+in.Source+" is already running")
+		return res, nil
+	case err != nil:
 		return res, fmt.Errorf("full backup in place of the refused refresh: %w", err)
 	}
 	res.FullBackup = fb.SnapshotID

@@ -198,7 +198,7 @@ func run(cfg config) (err error) {
 		return err
 	}
 	devArgs := []string{"dev", "--data-dir", filepath.Join(dir, "dev"), "--backup-dir", backupDir,
-		"--source", sourceName, "--metrics-addr", cfg.metricsAddr,
+		"--source", sourceName, "--metrics-addr", cfg.metricsAddr, "--refresh-every", "1m",
 		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr}
 	say("starting %s %s", bin, strings.Join(devArgs, " "))
 	dev, err := startChild(bin, childEnv, devArgs...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -68,6 +69,19 @@ Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
 // waitWithProgress waits for run, drawing its "progress" query as a bar on
 // out once a second.
 func waitWithProgress(ctx context.Context, c client.Client, run client.WorkflowRun, out io.Writer, result any) error {
+	return waitRendering(ctx, c, run, out, result, func(v converter.EncodedValue) (string, error) {
+		var p workflows.FullBackupProgress
+		if err := v.Get(&p); err != nil {
+			return "", err
+		}
+		return progressLine(p), nil
+	})
+}
+
+// waitRendering waits for run, drawing the line render makes of its
+// "progress" query on out once a second.
+func waitRendering(ctx context.Context, c client.Client, run client.WorkflowRun, out io.Writer, result any,
+	render func(converter.EncodedValue) (string, error)) error {
 	done := make(chan error, 1)
 	go func() { done <- run.Get(ctx, result) }()
 	tick := time.NewTicker(time.Second)
@@ -81,12 +95,13 @@ func waitWithProgress(ctx context.Context, c client.Client, run client.WorkflowR
 			}
 			return err
 		case <-tick.C:
-			var p workflows.FullBackupProgress
 			v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
-			if err != nil || v.Get(&p) != nil {
+			if err != nil {
 				continue
 			}
-			fmt.Fprintf(out, "\r%s", progressLine(p))
+			if line, err := render(v); err == nil {
+				fmt.Fprintf(out, "\r%s", line)
+			}
 		}
 	}
 }

@@ -29,6 +29,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		wc          = newWorkerConfig()
 		withCapture bool
 		metricsAddr string
+		sched       scheduleConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -52,7 +53,11 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 				}
 				jobs = append(jobs, job)
 			}
-			return runDev(cmd, cfg, taskQueue, acts, jobs, g.log)
+			specs, err := sched.specs(wc.source, taskQueue, g.log)
+			if err != nil {
+				return err
+			}
+			return runDev(cmd, cfg, taskQueue, acts, specs, jobs, g.log)
 		},
 	}
 	f := cmd.Flags()
@@ -64,10 +69,12 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of capture's Prometheus /metrics endpoint (empty: off)")
 	wc.register(f)
+	sched.register(f)
 	return cmd
 }
 
-func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities, extra []devJob, log *slog.Logger) error {
+func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities,
+	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger) error {
 	ctx := cmd.Context()
 	began := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -84,13 +91,9 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 	}
 	defer c.Close()
 
-	// Schedules dev keeps (refresh, archive, verify) are added here;
-	// EnsureSchedule leaves one of each however often dev restarts.
-	var schedules []temporal.ScheduleSpec
-	for _, s := range schedules {
-		if err := temporal.EnsureSchedule(ctx, c, s); err != nil {
-			return err
-		}
+	// EnsureSchedule leaves one of each schedule however often dev restarts.
+	if err := ensureSchedules(cmd, c, schedules, log); err != nil {
+		return err
 	}
 
 	// Background jobs: capture joins the worker here.

@@ -20,6 +20,7 @@ const defaultTaskQueue = "dbtrail"
 func newWorkerCmd(g *globals) *cobra.Command {
 	var addr, namespace, taskQueue string
 	wc := newWorkerConfig()
+	var sched scheduleConfig
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run dbtrail's workflows and activities against a Temporal server (long-running)",
@@ -37,6 +38,13 @@ Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`
 				return err
 			}
 			defer c.Close()
+			specs, err := sched.specs(wc.source, taskQueue, g.log)
+			if err != nil {
+				return err
+			}
+			if err := ensureSchedules(cmd, c, specs, g.log); err != nil {
+				return err
+			}
 			return runWorker(cmd.Context(), c, taskQueue, acts, g.log)
 		},
 	}
@@ -45,6 +53,7 @@ Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`
 	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
 	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue to poll")
 	wc.register(f)
+	sched.register(f)
 	return cmd
 }
 

@@ -19,6 +19,8 @@ type workerConfig struct {
 	backupDir string
 	workDir   string
 	mydumper  string
+	// foldMemory is DuckDB's memory limit per refreshed table.
+	foldMemory string
 }
 
 func newWorkerConfig() *workerConfig {
@@ -31,6 +33,7 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&w.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder: <dir>/<source>/snapshots, current, views.sql")
 	f.StringVar(&w.workDir, "work-dir", "", "scratch folder for dumps (default <backup-dir>/.work)")
 	f.StringVar(&w.mydumper, "mydumper", "mydumper", "mydumper binary")
+	f.StringVar(&w.foldMemory, "fold-memory", "256MB", "DuckDB memory limit of a refresh or compaction of one table (it spills to the work folder beyond it)")
 }
 
 // activities opens the index and returns the activities with their
@@ -57,11 +60,12 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		work = filepath.Join(backup, ".work")
 	}
 	return &activities.Activities{
-		Sources:   map[string]activities.Source{w.source: {Name: w.source, DSN: dsn}},
-		Index:     store,
-		BackupDir: backup,
-		WorkDir:   work,
-		Mydumper:  w.mydumper,
-		Log:       g.log,
+		Sources:    map[string]activities.Source{w.source: {Name: w.source, DSN: dsn}},
+		Index:      store,
+		BackupDir:  backup,
+		WorkDir:    work,
+		Mydumper:   w.mydumper,
+		FoldMemory: w.foldMemory,
+		Log:        g.log,
 	}, store, nil
 }

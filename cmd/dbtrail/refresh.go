@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// tableDeltasFlag is --table-deltas / DBTRAIL_TABLE_DELTAS: "false" turns
+// table deltas off (every changed table is rewritten in full), "true" keeps
+// them; any other value keeps the default (on) and is reported by warn.
+type tableDeltasFlag struct {
+	on      bool
+	invalid string
+}
+
+func (f *tableDeltasFlag) String() string { return fmt.Sprint(f.on) }
+func (f *tableDeltasFlag) Type() string   { return "bool" }
+
+// IsBoolFlag lets a bare --table-deltas mean true.
+func (f *tableDeltasFlag) IsBoolFlag() bool { return true }
+
+func (f *tableDeltasFlag) Set(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false":
+		f.on, f.invalid = false, ""
+	case "true":
+		f.on, f.invalid = true, ""
+	default:
+		f.on, f.invalid = true, v
+	}
+	return nil
+}
+
+// warn logs a value that was not true or false.
+func (f *tableDeltasFlag) warn(log *slog.Logger) {
+	if f.invalid != "" {
+		log.Warn("table deltas: value is neither true nor false; keeping the default (on)",
+			slog.String("value", f.invalid), slog.String("flag", "--table-deltas / "+envName("table-deltas")))
+	}
+}
+
+// refreshConfig is the refresh settings shared by `dbtrail refresh` and the
+// schedule that dev and worker keep.
+type refreshConfig struct {
+	deltas      tableDeltasFlag
+	maxChainAge time.Duration
+	keep        int
+	noFull      bool
+}
+
+func (r *refreshConfig) register(f *pflag.FlagSet) {
+	r.deltas.on = true
+	f.Var(&r.deltas, "table-deltas", "write per-table delta pairs; false rewrites every changed table in full")
+	f.DurationVar(&r.maxChainAge, "max-chain-age", 24*time.Hour, "rewrite a table whose chain is this old")
+	f.IntVar(&r.keep, "keep-snapshots", workflows.DefaultKeepSnapshots, "local snapshots kept by retention (the current one always; negative keeps all)")
+	f.BoolVar(&r.noFull, "no-full-backup", false, "when a refresh is refused, only report it (no full backup in its place)")
+}
+
+func (r *refreshConfig) input(source string) workflows.RefreshInput {
+	return workflows.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, Keep: r.keep, NoFullBackup: r.noFull}
+}
+
+// refreshSchedule is the refresh schedule of a source, every interval.
+func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshConfig) (temporal.ScheduleSpec, error) {
+	if every < time.Minute {
+		return temporal.ScheduleSpec{}, fmt.Errorf("--refresh-every %s: the shortest refresh interval is 1m", every)
+	}
+	return temporal.ScheduleSpec{ID: workflows.RefreshWorkflowID(source), Every: every, Workflow: "Refresh",
+		TaskQueue: taskQueue, Args: []any{r.input(source)}}, nil
+}
+
+func newRefreshCmd(g *globals) *cobra.Command {
+	var addr, namespace, source string
+	var rc refreshConfig
+	cmd := &cobra.Command{
+		Use:   "refresh",
+		Short: "Refresh now: fold the changes since the current snapshot into a new one, and wait",
+		Long: `refresh starts the Refresh workflow of a source and waits for it, showing
+progress. It folds the current snapshot and the index's changes since it into a
+new snapshot (unchanged tables linked, changed ones as delta pairs or rewritten),
+without reading the source. A refused refresh (a schema change, a capture gap,
+no previous snapshot) publishes nothing and runs a full backup in its place.
+Ctrl-C stops waiting, not the refresh.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			rc.deltas.warn(g.log)
+			c, err := temporal.Dial(ctx, addr, namespace, g.log)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{
+				ID: workflows.RefreshWorkflowID(source), TaskQueue: workflows.TaskQueue,
+			}, workflows.Refresh, rc.input(source))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "Refresh %s started (run %s)\n", run.GetID(), run.GetRunID())
+			var res workflows.RefreshResult
+			if err := waitRendering(ctx, c, run, cmd.ErrOrStderr(), &res, refreshLine); err != nil {
+				return err
+			}
+			printRefresh(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
+	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
+	f.StringVar(&source, "source", "main", "source to refresh")
+	rc.register(f)
+	return cmd
+}
+
+func refreshLine(v converter.EncodedValue) (string, error) {
+	var p workflows.RefreshProgress
+	if err := v.Get(&p); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d/%d tables — %-45s", p.TablesDone, p.TablesTotal, p.Phase), nil
+}
+
+// printRefresh reports a refresh's result.
+func printRefresh(w io.Writer, res workflows.RefreshResult) {
+	switch {
+	case res.Refused && res.FullBackup != "":
+		fmt.Fprintf(w, "refresh refused; full backup %s published in its place\n", res.FullBackup)
+	case res.Refused:
+		fmt.Fprintln(w, "refresh refused; nothing published")
+	default:
+		fmt.Fprintf(w, "snapshot %s published from %s at %s:%d seq %d\n", res.SnapshotID, res.Prev, res.Position.File, res.Position.Pos, res.Position.Seq)
+	}
+	for _, r := range res.Reasons {
+		fmt.Fprintf(w, "  reason: %s\n", r)
+	}
+	for _, t := range res.Tables {
+		fmt.Fprintf(w, "  %s\n", t)
+	}
+	if len(res.Compact) > 0 {
+		fmt.Fprintf(w, "  compaction started for %s\n", strings.Join(res.Compact, ", "))
+	}
+	if len(res.Pruned) > 0 {
+		fmt.Fprintf(w, "  pruned %s\n", strings.Join(res.Pruned, ", "))
+	}
+}
+
+// scheduleConfig is the schedules a long-running dev or worker keeps.
+type scheduleConfig struct {
+	refreshEvery time.Duration
+	refresh      refreshConfig
+}
+
+func (s *scheduleConfig) register(f *pflag.FlagSet) {
+	f.DurationVar(&s.refreshEvery, "refresh-every", 5*time.Minute, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
+	s.refresh.register(f)
+}
+
+// specs returns the schedules to ensure for source.
+func (s *scheduleConfig) specs(source, taskQueue string, log *slog.Logger) ([]temporal.ScheduleSpec, error) {
+	s.refresh.deltas.warn(log)
+	if s.refreshEvery == 0 {
+		return nil, nil
+	}
+	spec, err := refreshSchedule(source, taskQueue, s.refreshEvery, &s.refresh)
+	if err != nil {
+		return nil, err
+	}
+	return []temporal.ScheduleSpec{spec}, nil
+}
+
+// ensureSchedules creates or updates every schedule of specs.
+func ensureSchedules(cmd *cobra.Command, c client.Client, specs []temporal.ScheduleSpec, log *slog.Logger) error {
+	for _, s := range specs {
+		if err := temporal.EnsureSchedule(cmd.Context(), c, s); err != nil {
+			return err
+		}
+		log.Info("schedule kept", slog.String("schedule", s.ID), slog.Duration("every", s.Every))
+	}
+	return nil
+}
