@@ -159,17 +159,32 @@ func (e *Engine) Rewrite(ctx context.Context, in RewriteInput, out io.Writer, pr
 
 // copyLive appends to tw every row of the table file that no posdel names.
 func (e *Engine) copyLive(ctx context.Context, tableFile string, posdel []string, tw *snapshot.TableWriter, progress Progress) error {
+	return e.liveRows(ctx, tableFile, posdel, func(row [][]byte) error {
+		if err := tw.AppendSQL(row); err != nil {
+			return err
+		}
+		progress.tick("table", tw.Rows())
+		return nil
+	})
+}
+
+// liveRows calls fn with every row of the table file that no posdel names,
+// in file order.
+func (e *Engine) liveRows(ctx context.Context, tableFile string, posdel []string, fn func([][]byte) error) error {
 	r, err := snapshot.OpenTableFile(tableFile)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	const end = int64(1) << 62
 	var at int64 // rows of r read
-	skipTo := func(limit int64, keep bool) error {
+	// upTo reads the rows before limit; a limit other than end is a dead
+	// row, read and dropped.
+	upTo := func(limit int64) error {
 		for at < limit {
 			row, err := r.Next()
 			if err == io.EOF {
-				if limit == 1<<62 {
+				if limit == end {
 					return nil
 				}
 				return fmt.Errorf("a posdel names row %d; the table file has %d rows", limit-1, at)
@@ -178,22 +193,19 @@ func (e *Engine) copyLive(ctx context.Context, tableFile string, posdel []string
 				return err
 			}
 			at++
-			if keep || at-1 != limit-1 {
-				if err := tw.AppendSQL(row); err != nil {
-					return err
-				}
-				progress.tick("table", tw.Rows())
+			if limit != end && at == limit {
+				return nil // the dead row itself
+			}
+			if err := fn(row); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
-	if err := e.deadRows(ctx, posdel, func(dead int64) error {
-		// Copy every row before dead, then read (and drop) dead itself.
-		return skipTo(dead+1, false)
-	}); err != nil {
+	if err := e.deadRows(ctx, posdel, func(dead int64) error { return upTo(dead + 1) }); err != nil {
 		return err
 	}
-	return skipTo(1<<62, true)
+	return upTo(end)
 }
 
 // CompactResult describes a written range pair.

@@ -387,6 +387,7 @@ func TestFoldModel(t *testing.T) {
 				}
 				w.Remove()
 				checkViews(t, db, m, st, fmt.Sprintf("step %d", step))
+				checkRows(t, e, m, st, fmt.Sprintf("step %d", step))
 				if len(st.chain) >= 5 {
 					st = compact(t, e, m, st, store)
 					compactions++
@@ -498,4 +499,35 @@ func compact(t *testing.T, e *Engine, m *modelTable, st tableState, store string
 	uf.Close()
 	st.chain = append([]chainEntry{ce}, st.chain[len(st.chain)-1])
 	return st
+}
+
+// checkRows compares Engine.Rows of st with the model.
+func checkRows(t *testing.T, e *Engine, m *modelTable, st tableState, step string) {
+	t.Helper()
+	at := TableAt{Table: m.def, TableFile: st.file}
+	for _, c := range st.chain {
+		at.Posdel = append(at.Posdel, c.posdel)
+		at.Upserts = append(at.Upserts, Upserts(c.upserts))
+	}
+	var got []string
+	err := e.Rows(context.Background(), at, func(row [][]byte) error {
+		img, err := types.SQLImage(m.def, row)
+		if err != nil {
+			return err
+		}
+		got = append(got, normJSON(t, img))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, k := range sortedKeys(m.rows) {
+		want = append(want, normJSON(t, m.rows[k]))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: Rows of %s has %d rows, the model %d\n%s", step, m.def.Name, len(got), len(want), diff(got, want))
+	}
 }
