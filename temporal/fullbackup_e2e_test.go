@@ -266,6 +266,8 @@ func replay(t *testing.T, e *backupEnv, workflowID string) {
 	}
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflow(workflows.FullBackup)
+	r.RegisterWorkflow(workflows.Refresh)
+	r.RegisterWorkflow(workflows.Compact)
 	if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
 		t.Fatalf("replay %s: %v", workflowID, err)
 	}
