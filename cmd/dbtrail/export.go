@@ -29,6 +29,7 @@ func newExportSQLCmd(g *globals) *cobra.Command {
 	var backupDir, source, snapID, out string
 	var tables []string
 	var maxBytes int
+	var workDir string
 	cmd := &cobra.Command{
 		Use:   "sql",
 		Short: "Write a .sql backup (CREATE TABLE + INSERT) of a snapshot, loadable with the mysql/mariadb client",
@@ -39,9 +40,10 @@ long. Load it with:
 
   mariadb --defaults-extra-file=client.cnf -h HOST < FILE
 
-For now a snapshot's table files are exported as they are: a table whose chain
-holds changes after its table file (a refresh's delta) is refused, because
-applying chains is not built yet; use a snapshot taken by a full backup.
+Every table is exported as it is at the snapshot: its table file with the
+chain of changes of later refreshes applied, read with DuckDB, which spills to
+a scratch folder made (and removed) under --work-dir. A table file or chain
+file that fails its manifest digest stops the export.
 With --out FILE the file is written atomically (temporary file, fsync, rename);
 a file is complete when its last line starts with "` + sqlexport.CompleteMarker + `".`,
 		Example: "  dbtrail export sql --backup-dir /backups --source main --out main.sql\n" +
@@ -52,11 +54,11 @@ a file is complete when its last line starts with "` + sqlexport.CompleteMarker 
 			if err != nil {
 				return err
 			}
-			opts := sqlexport.Options{MaxStatementBytes: maxBytes, Tables: tables}
+			opts := sqlexport.Options{MaxStatementBytes: maxBytes, Tables: tables, TempDir: workDir}
 			var st sqlexport.Stats
 			export := func(w io.Writer) error {
 				var err error
-				st, err = sqlexport.Snapshot(w, snap, opts)
+				st, err = sqlexport.SnapshotContext(cmd.Context(), w, snap, opts)
 				return err
 			}
 			report := cmd.OutOrStdout()
@@ -86,6 +88,7 @@ a file is complete when its last line starts with "` + sqlexport.CompleteMarker 
 	f.StringVar(&out, "out", "-", "file to write, or - for standard output")
 	f.StringArrayVar(&tables, "table", nil, "export only this table, as schema.table (repeatable; default every table)")
 	f.IntVar(&maxBytes, "max-statement-bytes", sqlexport.DefaultMaxStatementBytes, "longest INSERT statement in bytes (keep it below the loader's max_allowed_packet)")
+	f.StringVar(&workDir, "work-dir", "", "scratch folder for reading tables with a chain (default the system temp folder)")
 	return cmd
 }
 

@@ -36,7 +36,8 @@ func newVerifyCmd(g *globals) *cobra.Command {
 		Long: `Compare each table of a snapshot with the live table on the source: a row
 count and an order-independent sum of per-row hashes over canonical values,
 computed on the source inside START TRANSACTION WITH CONSISTENT SNAPSHOT and
-over the snapshot's table file. Prints one line per table:
+over the table as the snapshot holds it (its table file, with the chain of
+changes of later refreshes applied). Prints one line per table:
 
   match         the fingerprints are equal
   MISMATCH      they differ at the snapshot's binlog position (or the server
@@ -44,11 +45,13 @@ over the snapshot's table file. Prints one line per table:
   inconclusive  they differ, but the source's binlog moved on since the
                 snapshot (or the position is unknown): the table may just have
                 changed since, and the index cannot bridge that window yet
-  ERROR         the table could not be verified (e.g. a table file that fails
-                its manifest digest, or a chain of changes, not built yet)
+  ERROR         the table could not be verified (e.g. a table file or chain
+                file that fails its manifest digest)
 
 --explain lists the differing keys (at most --max-keys) and holds one entry
-per live row in memory while a table is compared.
+per live row in memory while a table is compared. A table with a chain is read
+with DuckDB, which spills to a scratch folder made (and removed) under
+--work-dir.
 
 Exit status: 0 when every table matched; 1 when any table mismatched or
 failed; 3 when none mismatched or failed but at least one was inconclusive.`,
@@ -89,6 +92,7 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 	f.StringArrayVar(&tables, "table", nil, "verify only this table, as schema.table (repeatable; default every table)")
 	f.BoolVar(&opts.Explain, "explain", false, "list the keys whose rows differ")
 	f.IntVar(&opts.MaxKeys, "max-keys", verify.DefaultMaxKeys, "most differing keys listed per table with --explain")
+	f.StringVar(&opts.TempDir, "work-dir", "", "scratch folder for reading tables with a chain (default the system temp folder)")
 	src.register(f, "source database")
 	return cmd
 }

@@ -3,6 +3,7 @@ package sqlexport_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func exportFile(t *testing.T, snap *snapshot.Snapshot, opts sqlexport.Options) (
 		t.Fatal(err)
 	}
 	start := time.Now()
-	st, err := sqlexport.Snapshot(f, snap, opts)
+	st, err := sqlexport.SnapshotContext(context.Background(), f, snap, opts)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -190,17 +191,116 @@ func TestExportRefusesDamagedSnapshots(t *testing.T) {
 		t.Fatalf("unknown table: %v", err)
 	}
 
-	chained := exporttest.AddChainEntry(t, exporttest.CopySnapshot(t, snap, t.TempDir(), "main"), "fx", "nokey")
-	out.Reset()
-	_, err = sqlexport.Snapshot(&out, chained, sqlexport.Options{})
-	var ce *sqlexport.ChainError
-	if !errors.As(err, &ce) || ce.Table != "fx.nokey" || len(ce.Entries) != 2 || !strings.Contains(err.Error(), "not built yet") {
-		t.Fatalf("export of a table with a chain: %v", err)
+	// A damaged chain file refuses its table.
+	chained := exporttest.Chain(t, exporttest.CopySnapshot(t, snap, t.TempDir(), "main"))
+	exporttest.TruncateFile(t, chained, "fx/ckey.000002.upserts", 1)
+	_, err = sqlexport.Snapshot(&out, chained, sqlexport.Options{Tables: []string{"fx.ckey"}})
+	if !errors.As(err, &de) || de.File != "fx/ckey.000002.upserts" || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("export of a table with a truncated chain file: %v, want a digest error for fx/ckey.000002.upserts", err)
 	}
-	if out.Len() != 0 {
-		t.Fatalf("a refused chain still wrote %d bytes", out.Len())
+	if _, err := sqlexport.Snapshot(&out, chained, sqlexport.Options{Tables: []string{"fx.alltypes"}}); err != nil {
+		t.Fatalf("an intact chained table of the same snapshot: %v", err)
 	}
-	if _, err := sqlexport.Snapshot(&out, chained, sqlexport.Options{MaxStatementBytes: 100}); err == nil {
+	if _, err := sqlexport.Snapshot(&out, snap, sqlexport.Options{MaxStatementBytes: 100}); err == nil {
 		t.Fatal("a 100-byte statement cap accepted")
+	}
+}
+
+// checksums returns CHECKSUM TABLE of each table on srv.
+func checksums(ctx context.Context, t *testing.T, srv *testsuite.Server, tables ...string) map[string]int64 {
+	t.Helper()
+	db, err := srv.DB(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string]int64{}
+	for _, tbl := range tables {
+		var name string
+		var sum sql.NullInt64
+		if err := db.QueryRowContext(ctx, "CHECKSUM TABLE "+tbl).Scan(&name, &sum); err != nil || !sum.Valid {
+			t.Fatalf("CHECKSUM TABLE %s: %v (valid %v)", tbl, err, sum.Valid)
+		}
+		out[tbl] = sum.Int64
+	}
+	return out
+}
+
+func TestExportChain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	src := testsuite.StartSource(t)
+	scratch := testsuite.StartIndex(t)
+	exporttest.Tables(ctx, t, src)
+	db, err := src.DB(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	snap := exporttest.BuildSnapshot(ctx, t, db, t.TempDir(), "main", []string{exporttest.Schema, exporttest.Schema2})
+	chained := exporttest.Chain(t, exporttest.CopySnapshot(t, snap, t.TempDir(), "main"))
+
+	work := filepath.Join(t.TempDir(), "work") // made by the export
+	const max = 16 << 10
+	file, st := exportFile(t, chained, sqlexport.Options{MaxStatementBytes: max, TempDir: work})
+	var wantRows int64
+	for _, mt := range snap.Manifest.Tables {
+		wantRows += mt.Rows
+	}
+	wantRows-- // fx.ckey: 4 rows in its table file, 3 at the snapshot
+	if st.Tables != len(snap.Manifest.Tables) || st.Rows != wantRows {
+		t.Fatalf("stats %+v, want %d tables, %d rows", st, len(snap.Manifest.Tables), wantRows)
+	}
+	checkStatements(t, file, max, "`alltypes`")
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "-- table fx.ckey: at the snapshot, from a table file of 4 rows") {
+		t.Errorf("no comment line for the chained table fx.ckey")
+	}
+	if entries, err := os.ReadDir(work); err != nil || len(entries) != 0 {
+		t.Errorf("scratch folders left in the temp dir: %v, %v", entries, err)
+	}
+
+	// Loaded, the export is the table at the snapshot: it verifies against
+	// the chained snapshot and equals the source changed the same way.
+	exporttest.LoadSQL(t, scratch, "", file)
+	sdb, err := scratch.DB(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	for _, mt := range chained.Manifest.Tables {
+		res, err := verify.Table(ctx, sdb, chained, mt.Schema, mt.Table, verify.Options{Explain: true, TempDir: work})
+		if err != nil || res.Verdict != verify.Match {
+			t.Errorf("%s.%s loaded: %+v, %v", mt.Schema, mt.Table, res, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, exporttest.ChainLive); err != nil {
+		t.Fatal(err)
+	}
+	tables := []string{"fx.ckey", "fx.alltypes", "fx.nokey", "fx2.other"}
+	live, loaded := checksums(ctx, t, src, tables...), checksums(ctx, t, scratch, tables...)
+	for _, tbl := range tables {
+		if live[tbl] != loaded[tbl] {
+			t.Errorf("%s: CHECKSUM TABLE %d on the source, %d loaded from the export", tbl, live[tbl], loaded[tbl])
+		}
+	}
+	var keys []string
+	rows, err := sdb.QueryContext(ctx, "SELECT CONCAT(k, ':', n, ':', COALESCE(v, 'NULL')) FROM fx.ckey ORDER BY k, n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if got := strings.Join(keys, " "); got != "a:1:changed a:18446744073709551615:max new:5:again" {
+		t.Errorf("fx.ckey loaded: %s", got)
 	}
 }

@@ -18,17 +18,20 @@
 // loading client and server need a max_allowed_packet at least
 // Stats.LargestStatement.
 //
-// For now only a table file as it is can be exported: a table whose manifest
-// chain holds change files beyond the empty 000000 chain start is refused
-// with a *ChainError, because applying chains is not built yet.
+// Snapshot exports every table as it is at the snapshot (DESIGN.md "Snapshot
+// layout"): a table whose chain holds no changes (EmptyChain) from its table
+// file alone; any other from its table file minus the rows its .posdel files
+// name plus the newest version of every key in its .upserts files, read with
+// internal/fold (DuckDB, spilling to a scratch folder under Options.TempDir).
+// A file whose digest differs from the manifest is never read.
 package sqlexport
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -64,6 +67,11 @@ type Options struct {
 	// Tables limits Snapshot to these tables, each "schema.table" as the
 	// manifest names it; empty means every table. Table ignores it.
 	Tables []string
+	// TempDir is where Snapshot makes (and afterwards removes) a scratch
+	// folder for reading tables with a chain: DuckDB's spill files, which
+	// grow with the chain, not with the table. Empty means os.TempDir().
+	// Table ignores it.
+	TempDir string
 }
 
 func (o Options) maxBytes() (int, error) {
@@ -87,40 +95,24 @@ type Stats struct {
 	Oversize int
 }
 
-// ChainError refuses a table whose snapshot lists change files after its
-// table file: the table file alone is not the table at the snapshot.
-type ChainError struct {
-	Table   string   // schema.table
-	Entries []string // the chain files beyond the empty 000000 pair
-}
-
-func (e *ChainError) Error() string {
-	return fmt.Sprintf("table %s: the snapshot lists %d change file(s) after its table file (%s); applying a chain is not built yet, "+
-		"so only tables whose chain is the empty 000000 start (a full backup or full rewrite) can be exported or verified; "+
-		"use a snapshot taken right after a full backup", e.Table, len(e.Entries), strings.Join(e.Entries, ", "))
-}
-
-// CheckChain returns a *ChainError unless mt's chain is empty or exactly the
-// empty chain start pair <schema>/<table>.000000.posdel and .000000.upserts
-// (which WriteEmptyChainStart writes with zero rows), so that its table file
-// alone is the table at the snapshot.
-func CheckChain(mt snapshot.ManifestTable) error {
-	var extra []string
+// EmptyChain reports whether mt's chain holds no changes: it is empty (a
+// table always written in full) or exactly the empty chain start pair
+// <schema>/<table>.000000.posdel and .000000.upserts (which
+// snapshot.WriteEmptyChainStart writes with zero rows), so that its table
+// file alone is the table at the snapshot.
+func EmptyChain(mt snapshot.ManifestTable) bool {
 	for _, rel := range mt.Chain {
-		ok := false
+		start := false
 		for _, suffix := range []string{"posdel", "upserts"} {
 			if p, err := snapshot.ChainFile(mt.Schema, mt.Table, "000000", suffix); err == nil && p == rel {
-				ok = true
+				start = true
 			}
 		}
-		if !ok {
-			extra = append(extra, rel)
+		if !start {
+			return false
 		}
 	}
-	if len(extra) > 0 {
-		return &ChainError{Table: mt.Schema + "." + mt.Table, Entries: extra}
-	}
-	return nil
+	return true
 }
 
 // SelectTables returns the manifest's tables named in names ("schema.table",
@@ -158,11 +150,13 @@ func SelectTables(m snapshot.Manifest, names []string) ([]snapshot.ManifestTable
 	return out, nil
 }
 
-// Table writes a complete `.sql` file of the one table r reads: comments, the
-// Header, DROP TABLE IF EXISTS, the CREATE TABLE stored in the table file's
-// footer, the rows as INSERT statements and the CompleteMarker line. Names
-// are not qualified with a schema: load it into a database chosen by the
-// client (`mariadb db < file`). It reads r to its end and does not close it.
+// Table writes a complete `.sql` file of the one table file r reads, as it
+// is (a table of a snapshot whose chain holds changes is exported at its
+// snapshot by Snapshot with Options.Tables): comments, the Header, DROP
+// TABLE IF EXISTS, the CREATE TABLE stored in the table file's footer, the
+// rows as INSERT statements and the CompleteMarker line. Names are not
+// qualified with a schema: load it into a database chosen by the client
+// (`mariadb db < file`). It reads r to its end and does not close it.
 // Errors name the table and, for a value, the row (1-based) and column.
 func Table(w io.Writer, r *snapshot.TableReader, opts Options) (Stats, error) {
 	max, err := opts.maxBytes()
@@ -174,20 +168,25 @@ func Table(w io.Writer, r *snapshot.TableReader, opts Options) (Stats, error) {
 	e.printf("-- dbtrail export of table %s from snapshot %s of source %s\n", comment(r.Table().QualifiedName()), comment(f.SnapshotID), comment(f.Source))
 	e.printf("-- binlog position %s:%d seq %d\n", comment(f.Position.File), f.Position.Pos, f.Position.Seq)
 	e.printf("%s", Header)
-	if err := e.table(r); err != nil {
+	if err := e.table(fileRows(r)); err != nil {
 		return e.stats, err
 	}
 	return e.finish()
 }
 
-// Snapshot writes one `.sql` file of every table of snap (or of
-// opts.Tables), grouped by schema, each group starting with CREATE DATABASE
-// IF NOT EXISTS and USE. Every selected table's chain is checked before
-// anything is written (*ChainError); each table file is then opened with
-// Snapshot.OpenTable, which refuses a file whose digest differs from the
-// manifest (*snapshot.DigestError), possibly after earlier tables were
-// written: a file without the CompleteMarker line is incomplete.
+// Snapshot is SnapshotContext without a context.
 func Snapshot(w io.Writer, snap *snapshot.Snapshot, opts Options) (Stats, error) {
+	return SnapshotContext(context.Background(), w, snap, opts)
+}
+
+// SnapshotContext writes one `.sql` file of every table of snap (or of
+// opts.Tables) as it is at the snapshot (see the package comment), grouped
+// by schema, each group starting with CREATE DATABASE IF NOT EXISTS and USE.
+// Each table's files are checked against the manifest just before the table
+// is read: a file whose digest differs refuses the table with a
+// *snapshot.DigestError, possibly after earlier tables were written (a file
+// without the CompleteMarker line is incomplete). ctx bounds reading chains.
+func SnapshotContext(ctx context.Context, w io.Writer, snap *snapshot.Snapshot, opts Options) (Stats, error) {
 	max, err := opts.maxBytes()
 	if err != nil {
 		return Stats{}, err
@@ -196,11 +195,8 @@ func Snapshot(w io.Writer, snap *snapshot.Snapshot, opts Options) (Stats, error)
 	if err != nil {
 		return Stats{}, err
 	}
-	for _, mt := range tables {
-		if err := CheckChain(mt); err != nil {
-			return Stats{}, err
-		}
-	}
+	chains := &chainReader{dir: opts.TempDir}
+	defer chains.Close()
 	m := snap.Manifest
 	e := newExporter(w, max)
 	e.printf("-- dbtrail export of snapshot %s of source %s: %d tables\n", comment(m.SnapshotID), comment(m.Source), len(tables))
@@ -212,15 +208,12 @@ func Snapshot(w io.Writer, snap *snapshot.Snapshot, opts Options) (Stats, error)
 			schemaName = mt.Schema
 			e.printf("\nCREATE DATABASE IF NOT EXISTS %s;\nUSE %s;\n", quoteIdent(mt.Schema), quoteIdent(mt.Schema))
 		}
-		r, err := snap.OpenTable(mt.Schema, mt.Table)
-		if err != nil {
-			return e.stats, fmt.Errorf("table %s.%s: refused: %w", mt.Schema, mt.Table, err)
-		}
-		err = e.table(r)
-		r.Close()
-		if err != nil {
+		if err := e.snapshotTable(ctx, snap, mt, chains); err != nil {
 			return e.stats, err
 		}
+	}
+	if err := chains.Close(); err != nil {
+		return e.stats, err
 	}
 	return e.finish()
 }

@@ -1,21 +1,18 @@
 package sqlexport
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-// table writes DROP TABLE, the stored CREATE TABLE and the rows of r as
+// table writes DROP TABLE, the stored CREATE TABLE and the rows of src as
 // INSERT statements of at most e.max bytes (see the package comment).
-func (e *exporter) table(r *snapshot.TableReader) error {
-	t := r.Table()
+func (e *exporter) table(src tableRows) error {
+	t := src.footer.Table
 	name := t.QualifiedName()
-	f := r.Footer()
-	create := strings.TrimRight(strings.TrimSpace(f.CreateTable), "; \t\r\n")
+	create := strings.TrimRight(strings.TrimSpace(src.footer.CreateTable), "; \t\r\n")
 	if create == "" {
 		return fmt.Errorf("table %s: the table file's footer holds no CREATE TABLE", name)
 	}
@@ -28,52 +25,63 @@ func (e *exporter) table(r *snapshot.TableReader) error {
 		}
 		kinds[i], cols[i] = k, quoteIdent(t.Columns[i].Name)
 	}
-	e.printf("\n-- table %s: %d rows, fingerprint %s\n", comment(name), f.Rows, f.Fingerprint)
+	e.printf("\n-- table %s: %s\n", comment(name), src.note)
 	e.printf("DROP TABLE IF EXISTS %s;\n%s;\n", quoteIdent(t.Name), create)
 	prefix := "INSERT INTO " + quoteIdent(t.Name) + " (" + strings.Join(cols, ",") + ") VALUES "
 	e.stmt = e.stmt[:0]
 	var n int64
-	for {
-		row, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("table %s after row %d: %w", name, n, err)
-		}
+	var rowErr error // fn's error, already naming the table and row
+	err := src.each(func(row [][]byte) error {
 		n++
-		if len(row) != len(kinds) {
-			return fmt.Errorf("table %s row %d: %d values for %d columns", name, n, len(row), len(kinds))
-		}
-		e.row = append(e.row[:0], '(')
-		for i, v := range row {
-			if i > 0 {
-				e.row = append(e.row, ',')
-			}
-			if e.row, err = appendLiteral(e.row, kinds[i], v); err != nil {
-				return fmt.Errorf("table %s row %d column %s: %w", name, n, t.Columns[i].Name, err)
-			}
-		}
-		e.row = append(e.row, ')')
-		// A row joins the statement when the statement stays within max
-		// with the row, its ',' and the closing ';'.
-		if len(e.stmt) > 0 && len(e.stmt)+1+len(e.row)+1 > e.max {
-			e.flushInsert()
-		}
-		if len(e.stmt) == 0 {
-			e.stmt = append(e.stmt, prefix...)
-		} else {
-			e.stmt = append(e.stmt, ',')
-		}
-		e.stmt = append(e.stmt, e.row...)
-		if e.cw.err != nil {
-			return fmt.Errorf("table %s row %d: %w", name, n, e.cw.err)
-		}
+		rowErr = e.insertRow(t, kinds, prefix, n, row)
+		return rowErr
+	})
+	if rowErr != nil {
+		return rowErr
+	}
+	if err != nil {
+		return fmt.Errorf("table %s after row %d: %w", name, n, err)
 	}
 	e.flushInsert()
 	e.stats.Tables++
 	e.stats.Rows += n
 	return e.cw.err
+}
+
+// insertRow renders row n (1-based) of t, whose columns are of kinds, and
+// adds it to the INSERT being built (starting with prefix), first writing
+// that statement when the row would take it over e.max.
+func (e *exporter) insertRow(t *schema.Table, kinds []literalKind, prefix string, n int64, row [][]byte) error {
+	name := t.QualifiedName()
+	if len(row) != len(kinds) {
+		return fmt.Errorf("table %s row %d: %d values for %d columns", name, n, len(row), len(kinds))
+	}
+	var err error
+	e.row = append(e.row[:0], '(')
+	for i, v := range row {
+		if i > 0 {
+			e.row = append(e.row, ',')
+		}
+		if e.row, err = appendLiteral(e.row, kinds[i], v); err != nil {
+			return fmt.Errorf("table %s row %d column %s: %w", name, n, t.Columns[i].Name, err)
+		}
+	}
+	e.row = append(e.row, ')')
+	// A row joins the statement when the statement stays within max with
+	// the row, its ',' and the closing ';'.
+	if len(e.stmt) > 0 && len(e.stmt)+1+len(e.row)+1 > e.max {
+		e.flushInsert()
+	}
+	if len(e.stmt) == 0 {
+		e.stmt = append(e.stmt, prefix...)
+	} else {
+		e.stmt = append(e.stmt, ',')
+	}
+	e.stmt = append(e.stmt, e.row...)
+	if e.cw.err != nil {
+		return fmt.Errorf("table %s row %d: %w", name, n, e.cw.err)
+	}
+	return nil
 }
 
 // flushInsert writes the statement being built, if any, as one line.

@@ -3,7 +3,8 @@
 // values (snapshot.RowHash over types.AppendSQLValue), rows combined by a
 // wrapping 64-bit sum, plus a row count. The same function runs over the live
 // table, inside a consistent-snapshot transaction (LiveFingerprint), and over
-// the snapshot's table file (SnapshotFingerprint).
+// the snapshot's table at the snapshot (SnapshotFingerprint for a table
+// file).
 //
 // Verdicts:
 //   - Match: the fingerprints are equal.
@@ -22,8 +23,13 @@
 // binlog (a replica, a restore target with log_bin) gives verdicts that only
 // mean something when its coordinates are the source's.
 //
-// For now only a table file as it is can be verified: a table whose chain
-// holds change files is refused with a *sqlexport.ChainError.
+// The snapshot side is the table as it is at the snapshot (DESIGN.md
+// "Snapshot layout"): for a table whose chain holds no changes
+// (sqlexport.EmptyChain) its table file, whose rows must also give its
+// footer's fingerprint; for any other the table file minus the rows its
+// .posdel files name plus the newest version of every key in its .upserts
+// files, read with internal/fold (DuckDB, spilling to a scratch folder under
+// Options.TempDir).
 package verify
 
 import (
@@ -34,7 +40,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/sqlexport"
 )
 
 // Verdict is the outcome of verifying one table.
@@ -58,6 +63,10 @@ type Options struct {
 	// MaxKeys bounds Result.Diff; 0 means DefaultMaxKeys. Result.DiffTotal
 	// counts them all.
 	MaxKeys int
+	// TempDir is where Table makes (and afterwards removes) a scratch folder
+	// for reading a table with a chain: DuckDB's spill files, which grow
+	// with the chain, not with the table. Empty means os.TempDir().
+	TempDir string
 }
 
 // Result is the verdict on one table.
@@ -80,27 +89,25 @@ type Result struct {
 	DiffTotal int       `json:"diff_total,omitempty"`
 }
 
-// Table verifies schemaName.table of snap against the live server db.
-// It refuses (an error, no Result verdict) a table the snapshot does not hold,
-// a table whose chain holds change files (*sqlexport.ChainError), a table file
-// whose digest differs from the manifest (*snapshot.DigestError, checked
+// Table verifies schemaName.table of snap, as it is at the snapshot, against
+// the live server db. It refuses (an error, no Result verdict) a table the
+// snapshot does not hold, a table whose table file or any chain file has a
+// digest that differs from the manifest (*snapshot.DigestError, checked
 // before the live server is read), a table file whose rows do not give its
-// footer's fingerprint, and any read error. db is as for LiveFingerprint.
+// footer's fingerprint (checked when its chain holds no changes), and any
+// read error. db is as for LiveFingerprint.
 func Table(ctx context.Context, db *sql.DB, snap *snapshot.Snapshot, schemaName, table string, opts Options) (Result, error) {
 	res := Result{Table: schemaName + "." + table, SnapPos: snap.Manifest.Position}
 	mt, ok := snap.Manifest.Table(schemaName, table)
 	if !ok {
 		return res, fmt.Errorf("snapshot %s has no table %s", snap.Manifest.SnapshotID, res.Table)
 	}
-	if err := sqlexport.CheckChain(mt); err != nil {
-		return res, err
-	}
-	r, err := snap.OpenTable(schemaName, table)
+	side, err := openSide(snap, mt, opts.TempDir)
 	if err != nil {
 		return res, fmt.Errorf("table %s: refused: %w", res.Table, err)
 	}
-	defer r.Close()
-	t := r.Table()
+	defer side.close()
+	t := side.table()
 	var keys map[string]*tally
 	if opts.Explain {
 		keys = map[string]*tally{}
@@ -109,7 +116,9 @@ func Table(ctx context.Context, db *sql.DB, snap *snapshot.Snapshot, schemaName,
 	res.LivePos, err = liveScan(ctx, db, t, live)
 	var shape *ShapeError
 	if errors.As(err, &shape) {
-		res.Snap = r.Footer().Fingerprint
+		if res.Snap, err = side.fingerprint(ctx); err != nil {
+			return res, err
+		}
 		res.decide(shape.Error())
 		return res, nil
 	}
@@ -117,7 +126,7 @@ func Table(ctx context.Context, db *sql.DB, snap *snapshot.Snapshot, schemaName,
 		return res, err
 	}
 	res.Live = live.fp
-	if res.Snap, err = readSnapshot(r, newHasher(t, keys, false)); err != nil {
+	if res.Snap, err = side.hash(ctx, newHasher(t, keys, false)); err != nil {
 		return res, err
 	}
 	if res.Live == res.Snap {

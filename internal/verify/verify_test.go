@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/sqlexport"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 	"github.com/dbtrail/dbtrail/internal/verify"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -144,13 +145,77 @@ func TestVerifyRefusesDamagedSnapshots(t *testing.T) {
 		t.Fatalf("an intact table of the same snapshot: %+v, %v", res, err)
 	}
 
-	chained := exporttest.AddChainEntry(t, exporttest.CopySnapshot(t, snap, t.TempDir(), "main"), "fx", "ckey")
-	_, err = verify.Table(ctx, db, chained, "fx", "ckey", verify.Options{})
-	var ce *sqlexport.ChainError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "fx/ckey.000001.posdel") {
-		t.Fatalf("verify of a table with a chain: %v", err)
+	// A damaged chain file refuses its table before the live server is read
+	// (here a closed pool, which any read would fail on).
+	chained := exporttest.Chain(t, exporttest.CopySnapshot(t, snap, t.TempDir(), "main"))
+	exporttest.TruncateFile(t, chained, "fx/alltypes.000001.posdel", 1)
+	closed, err := sql.Open("mysql", "nobody@tcp(127.0.0.1:1)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	_, err = verify.Table(ctx, closed, chained, "fx", "alltypes", verify.Options{})
+	if !errors.As(err, &de) || de.File != "fx/alltypes.000001.posdel" || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("verify of a table with a truncated chain file: %v, want a digest error", err)
 	}
 	if _, err := verify.Table(ctx, db, snap, "fx", "nope", verify.Options{}); err == nil {
 		t.Fatal("a table the snapshot does not hold verified")
 	}
+}
+
+func TestVerifyChain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	db, snap := exporttest.Fixture(ctx, t)
+	chained := exporttest.Chain(t, exporttest.CopySnapshot(t, snap, t.TempDir(), "main"))
+	work := filepath.Join(t.TempDir(), "work") // made by Table
+	opts := verify.Options{Explain: true, TempDir: work}
+
+	// Against the unchanged live tables, a chained table differs by exactly
+	// the keys its chain changed.
+	res := verdicts(ctx, t, db, chained, opts)
+	expect(t, res["fx.ckey"], verify.Mismatch, "at the snapshot's own binlog position",
+		`["a",1] values differ`, `["b'q",0] only live`, `["new",5] only in the snapshot`, `["😀",2] only live`)
+	expect(t, res["fx.alltypes"], verify.Mismatch, "at the snapshot's own binlog position",
+		"[1] only live", "[4] values differ", "[6] only in the snapshot")
+	for _, name := range []string{"fx.nokey", "fx.odd name", "fx.empty"} {
+		expect(t, res[name], verify.Match, "fingerprint")
+	}
+	if r := res["fx.ckey"]; r.Snap.Rows != 3 || r.Live.Rows != 4 {
+		t.Errorf("fx.ckey: %d rows at the snapshot, %d live; want 3 and 4", r.Snap.Rows, r.Live.Rows)
+	}
+	if entries, err := os.ReadDir(work); err != nil || len(entries) != 0 {
+		t.Errorf("scratch folders left in the temp dir: %v, %v", entries, err)
+	}
+
+	// Changed the same way, the live tables match the chained snapshot (and
+	// no longer its table files).
+	if _, err := db.ExecContext(ctx, exporttest.ChainLive); err != nil {
+		t.Fatal(err)
+	}
+	res = verdicts(ctx, t, db, chained, opts)
+	for _, r := range res {
+		expect(t, r, verify.Match, "fingerprint")
+	}
+	if r := res["fx.alltypes"]; r.Snap.Rows != 5 {
+		t.Errorf("fx.alltypes: %d rows at the snapshot, want 5", r.Snap.Rows)
+	}
+	if r, err := verify.Table(ctx, db, chained, "fx", "ckey", verify.Options{}); err != nil || r.Verdict != verify.Match {
+		t.Errorf("without a temp dir: %+v, %v", r, err)
+	}
+	if r, err := verify.Table(ctx, db, snap, "fx", "ckey", verify.Options{}); err != nil || r.Verdict != verify.Mismatch {
+		t.Errorf("the snapshot without the chain: %+v, %v", r, err)
+	}
+
+	// A live table of another shape still reports the fingerprint at the
+	// snapshot.
+	want := res["fx.ckey"].Snap
+	if _, err := db.ExecContext(ctx, "SET SESSION sql_log_bin = 0; ALTER TABLE fx.ckey ADD COLUMN x INT; SET SESSION sql_log_bin = 1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := verify.Table(ctx, db, chained, "fx", "ckey", opts)
+	if err != nil || r.Snap != want {
+		t.Fatalf("another shape: %+v, %v; want the snapshot fingerprint %s", r, err, want)
+	}
+	expect(t, r, verify.Mismatch, "live columns (k, n, v, x) are not the snapshot's (k, n, v)")
 }

@@ -1,14 +1,14 @@
 // Package exporttest holds fixtures shared by the tests of sqlexport and
 // verify: tables of every MariaDB type with edge values, a snapshot built from
 // a live server without Temporal (SELECT → TableWriter.AppendSQL → Publish),
-// and loading a .sql file with the real mariadb client. Test code only.
+// chain pairs written into a copy of it as a refresh would (Chain), and
+// loading a .sql file with the real mariadb client. Test code only.
 package exporttest
 
 import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -244,50 +244,16 @@ func CopySnapshot(t testing.TB, snap *snapshot.Snapshot, backupDir, source strin
 	return cp
 }
 
-// AddChainEntry makes the manifest of snap (a copy) list one more chain pair,
-// <table>.000001.posdel/.upserts (copies of the empty chain start, with their
-// digests), after the table file of schema.table, as a refresh would, and
-// reopens it.
-func AddChainEntry(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) *snapshot.Snapshot {
-	t.Helper()
-	m := snap.Manifest
-	for i := range m.Tables {
-		mt := &m.Tables[i]
-		if mt.Schema != schemaName || mt.Table != table {
-			continue
-		}
-		for _, suffix := range []string{"posdel", "upserts"} {
-			from, _ := snapshot.ChainFile(schemaName, table, "000000", suffix)
-			to, _ := snapshot.ChainFile(schemaName, table, "000001", suffix)
-			b, err := os.ReadFile(snap.Path(from))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(snap.Path(to), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			m.Files[to] = m.Files[from]
-			mt.Chain = append(mt.Chain, to)
-		}
-	}
-	enc, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(snap.Dir, snapshot.ManifestName), enc, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cp, err := snapshot.OpenSnapshot(snap.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cp
-}
-
 // Truncate cuts the table file of schema.table in snap by n bytes.
 func Truncate(t testing.TB, snap *snapshot.Snapshot, schemaName, table string, n int64) {
 	t.Helper()
 	rel, _ := snapshot.TableFile(schemaName, table)
+	TruncateFile(t, snap, rel, n)
+}
+
+// TruncateFile cuts the file rel (snapshot-relative) of snap by n bytes.
+func TruncateFile(t testing.TB, snap *snapshot.Snapshot, rel string, n int64) {
+	t.Helper()
 	st, err := os.Stat(snap.Path(rel))
 	if err != nil {
 		t.Fatal(err)
