@@ -143,7 +143,9 @@ type workload struct {
 	next    int
 }
 
-func newWorkload(seed uint64) *workload { return &workload{r: rand.New(rand.NewPCG(seed, 99)), next: 1} }
+func newWorkload(seed uint64) *workload {
+	return &workload{r: rand.New(rand.NewPCG(seed, 99)), next: 1}
+}
 
 // schemaSQL creates the tables and their first rows.
 func (w *workload) setup(t *testing.T, e *backupEnv, rows int) {

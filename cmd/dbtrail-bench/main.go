@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 300000]
+//	dbtrail-bench --out bench-results/results.md [--events 300000] [--only capture,convert,refresh]
 package main
 
 import (
@@ -27,9 +27,18 @@ type result struct {
 }
 
 func main() {
+	if cfg := os.Getenv(rssChildEnv); cfg != "" {
+		if err := runRSSChild(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "dbtrail-bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
 	events := flag.Int("events", 300000, "row events in the capture benchmark's binlog")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
+	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
+	only := flag.String("only", "capture,convert,refresh", "benchmarks to run, a comma list of capture, convert, refresh")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -44,10 +53,30 @@ func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
-	results, err := benchCapture(ctx, *events)
-	if err == nil {
+	run := map[string]bool{}
+	for _, name := range strings.Split(*only, ",") {
+		name = strings.TrimSpace(name)
+		if name != "capture" && name != "convert" && name != "refresh" {
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh)\n", name)
+			os.Exit(2)
+		}
+		run[name] = true
+	}
+	var results []result
+	var err error
+	for _, b := range []struct {
+		name string
+		fn   func() ([]result, error)
+	}{
+		{"capture", func() ([]result, error) { return benchCapture(ctx, *events) }},
+		{"convert", func() ([]result, error) { return benchConvert(ctx, *convRows) }},
+		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
+	} {
+		if !run[b.name] || err != nil {
+			continue
+		}
 		var more []result
-		more, err = benchConvert(ctx, *convRows)
+		more, err = b.fn()
 		results = append(results, more...)
 	}
 	if err != nil {
