@@ -11,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
@@ -118,8 +116,10 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		return CompactTableResult{}, nonRetryable("BadInput", err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: foot.CreateTable, Position: foot.Position, SnapshotID: in.SnapshotID, Source: in.Source}
+	set, stop := keepAlive(ctx)
+	defer stop()
 	progress := func(stage string, rows int64) {
-		activity.RecordHeartbeat(ctx, RefreshProgress{Table: k.String(), Stage: stage, Rows: rows})
+		set(RefreshProgress{Table: k.String(), Stage: stage, Rows: rows})
 	}
 	base := filepath.Join(dir, compactDir)
 	if err := os.Remove(compactDesc(dir, k)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -201,6 +201,8 @@ func (c countWriter) Write(p []byte) (int, error) {
 // Prune applies retention (snapshot.Prune: keep the newest in.Keep and the
 // current one) and removes the .compact/ ranges of in.DropCompacted.
 func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, error) {
+	_, stop := keepAlive(ctx)
+	defer stop()
 	dir := a.sourceDir(in.Source)
 	for _, k := range in.DropCompacted {
 		cr, err := readDesc(dir, k)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
@@ -27,6 +26,8 @@ import (
 // foldplan.Make's decision. It writes nothing. Its result is recorded in the
 // workflow history, so a retried workflow runs the same plan.
 func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (PlanRefreshResult, error) {
+	_, stop := keepAlive(ctx)
+	defer stop()
 	src, err := a.source(in.Source)
 	if err != nil {
 		return PlanRefreshResult{}, err
@@ -144,8 +145,10 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
+	set, stop := keepAlive(ctx)
+	defer stop()
 	progress := func(stage string, rows int64) {
-		activity.RecordHeartbeat(ctx, RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
+		set(RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
 	}
 	switch tp.Action {
 	case foldplan.ActionLink, foldplan.ActionPair:

@@ -104,6 +104,8 @@ func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResul
 // full backup, another refresh) wins: this one is refused, non-retryable,
 // and its staging folder is left for the next NewBuilder of its id to clear.
 func (a *Activities) PublishRefresh(ctx context.Context, in PublishRefreshInput) (PublishResult, error) {
+	_, stop := keepAlive(ctx)
+	defer stop()
 	return a.publish(in.PublishInput, in.Prev, func(m *snapshot.Manifest) {
 		m.Kind, m.Prev = snapshot.SnapshotRefresh, in.Prev
 	})

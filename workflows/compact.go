@@ -1,9 +1,6 @@
 package workflows
 
 import (
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -27,11 +24,7 @@ type CompactResult struct {
 // in.SnapshotID into one range pair under .compact/, one table at a time.
 // It never touches a published snapshot; the next refresh links the range.
 func Compact(ctx workflow.Context, in CompactInput) (CompactResult, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 6 * time.Hour,
-		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
-	})
+	actx := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	var res CompactResult
 	for _, k := range in.Tables {
 		var r activities.CompactTableResult

@@ -42,6 +42,14 @@ type RefreshInput struct {
 	NoFullBackup bool
 }
 
+// refreshActivityOptions are the options of the refresh's and compaction's
+// heartbeating activities.
+var refreshActivityOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 6 * time.Hour,
+	HeartbeatTimeout:    5 * activities.HeartbeatEvery,
+	RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+}
+
 // RefreshResult is what the refresh did.
 type RefreshResult struct {
 	SnapshotID string // "" when nothing was published by the refresh itself
@@ -82,18 +90,16 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	if in.Keep == 0 {
 		in.Keep = DefaultKeepSnapshots
 	}
+	// Every refresh activity heartbeats (activities.HeartbeatEvery): a
+	// worker killed at any step is noticed within the heartbeat timeout.
+	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
+		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
-	})
-	long := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 6 * time.Hour,
-		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
 	})
 	log := workflow.GetLogger(ctx)
 	var plan activities.PlanRefreshResult
-	if err := workflow.ExecuteActivity(short, a.PlanRefresh, activities.PlanRefreshInput{
+	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{
 		Source: in.Source, TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}).Get(ctx, &plan); err != nil {
 		return RefreshResult{}, err
 	}
@@ -117,14 +123,14 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	}
 	progress.Phase = "publishing"
 	var pub activities.PublishResult
-	if err := workflow.ExecuteActivity(short, a.PublishRefresh, activities.PublishRefreshInput{Prev: plan.Prev,
+	if err := workflow.ExecuteActivity(long, a.PublishRefresh, activities.PublishRefreshInput{Prev: plan.Prev,
 		PublishInput: activities.PublishInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Position: plan.Cut, Tables: tables},
 	}).Get(ctx, &pub); err != nil {
 		return RefreshResult{}, err
 	}
 	res.SnapshotID = pub.SnapshotID
 	progress.Phase = "pruning"
-	res.Pruned = prune(short, in, plan.Plan)
+	res.Pruned = prune(long, in, plan.Plan)
 	if len(plan.Plan.Compact) > 0 {
 		progress.Phase = "starting compaction"
 		res.Compact = startCompact(ctx, in.Source, pub.SnapshotID, plan.Plan.Compact)

@@ -1,0 +1,56 @@
+package activities
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+)
+
+// HeartbeatEvery is how often a running activity heartbeats on its own.
+// Workflows give activities a heartbeat timeout of a few times this, so a
+// worker that died is noticed in seconds, not at the activity's
+// start-to-close timeout.
+const HeartbeatEvery = 2 * time.Second
+
+// keepAlive heartbeats ctx's activity every HeartbeatEvery with the latest
+// detail given to set (nil until then) until stop is called. Progress
+// reported through set reaches the heartbeat within HeartbeatEvery.
+func keepAlive(ctx context.Context) (set func(detail any), stop func()) {
+	var mu sync.Mutex
+	var detail any
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				mu.Lock()
+				d := detail
+				mu.Unlock()
+				if d == nil {
+					activity.RecordHeartbeat(ctx)
+				} else {
+					activity.RecordHeartbeat(ctx, d)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func(d any) {
+			mu.Lock()
+			detail = d
+			mu.Unlock()
+		}, func() {
+			once.Do(func() { close(done); wg.Wait() })
+		}
+}
