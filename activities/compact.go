@@ -105,11 +105,12 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	if err != nil {
 		return CompactTableResult{}, nonRetryable("BrokenSnapshot", err)
 	}
-	eng, scratch, err := a.openEngine(ctx, in.Source, "compact-"+in.SnapshotID, k)
+	eng, release, err := a.engine(ctx)
 	if err != nil {
 		return CompactTableResult{}, err
 	}
-	defer closeEngine(eng, scratch)
+	failed := true
+	defer func() { release(failed) }()
 	pdRel, err1 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "posdel")
 	upRel, err2 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "upserts")
 	if err := errors.Join(err1, err2); err != nil {
@@ -148,6 +149,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		return CompactTableResult{}, err
 	}
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
+	failed = false
 	return res, nil
 }
 

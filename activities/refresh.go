@@ -190,19 +190,21 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	if tp.UseCompacted != nil {
 		out.Origin = snapshot.OriginCompactedPair
 	}
-	def, meta, err := tableMeta(prev, mt, in)
+	def, meta, err := tableMeta(prev, mt, in, false)
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	eng, scratch, err := a.openEngine(ctx, in.Source, in.SnapshotID, tp.Key)
+	eng, release, err := a.engine(ctx)
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	defer closeEngine(eng, scratch)
-	w, err := eng.WriteWindow(def, "window", a.windowEvents(ctx, in, def))
+	failed := true
+	defer func() { release(failed) }()
+	w, err := eng.WriteWindow(def, scratchName(in), a.windowEvents(ctx, in, def))
 	if err != nil {
 		return ConvertTableResult{}, windowErr(err)
 	}
+	defer w.Remove()
 	entry := foldplan.Entry(tp.Next, tp.Next)
 	pdRel, err1 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "posdel")
 	upRel, err2 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "upserts")
@@ -223,6 +225,7 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	}
 	out.Chain = append(out.Chain, ChainFile{Path: pdRel, SHA256: pdDigest.SHA256, Size: pdDigest.Size},
 		ChainFile{Path: upRel, SHA256: upDigest.SHA256, Size: upDigest.Size})
+	failed = false
 	return out, nil
 }
 
@@ -231,15 +234,16 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
 	b *snapshot.Builder, progress fold.Progress) (ConvertTableResult, error) {
 	tp := in.Table
-	def, meta, err := tableMeta(prev, mt, in)
+	def, meta, err := tableMeta(prev, mt, in, true)
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	eng, scratch, err := a.openEngine(ctx, in.Source, in.SnapshotID, tp.Key)
+	eng, release, err := a.engine(ctx)
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	defer closeEngine(eng, scratch)
+	failed := true
+	defer func() { release(failed) }()
 	rin := fold.RewriteInput{Table: def, TableFile: prev.Path(mt.File), Meta: meta}
 	for _, rel := range mt.Chain {
 		if err := prev.Verify(rel); err != nil {
@@ -253,9 +257,10 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 		}
 	}
 	if tp.Changes > 0 {
-		if rin.Window, err = eng.WriteWindow(def, "window", a.windowEvents(ctx, in, def)); err != nil {
+		if rin.Window, err = eng.WriteWindow(def, scratchName(in), a.windowEvents(ctx, in, def)); err != nil {
 			return ConvertTableResult{}, windowErr(err)
 		}
+		defer rin.Window.Remove()
 	}
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(mt.File, func(w io.Writer) error {
@@ -266,6 +271,7 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
+	failed = false
 	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size,
 		Kind: tp.Kind, Origin: snapshot.OriginRewritten}
@@ -283,11 +289,16 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	return out, nil
 }
 
-// tableMeta returns the table's definition (from its verified table file's
-// footer) and the footer of files the refresh writes for it.
-func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput) (*schema.Table, snapshot.FooterMeta, error) {
-	if err := prev.Verify(mt.File); err != nil {
-		return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)
+// tableMeta returns the table's definition (from its table file's footer)
+// and the footer of files the refresh writes for it. With verify the table
+// file's sha256 is checked first (a rewrite reads every row anyway); a pair,
+// which reads only its key columns, reuses the manifest's digest: the size
+// is checked (by Builder.Link), and the next full read verifies the content.
+func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput, verify bool) (*schema.Table, snapshot.FooterMeta, error) {
+	if verify {
+		if err := prev.Verify(mt.File); err != nil {
+			return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)
+		}
 	}
 	f, err := snapshot.ReadFooter(prev.Path(mt.File))
 	if err != nil {
@@ -315,23 +326,10 @@ func windowErr(err error) error {
 	return err
 }
 
-// openEngine starts a DuckDB fold engine whose scratch folder is unique to
-// the snapshot and table (removed by closeEngine).
-func (a *Activities) openEngine(ctx context.Context, source, id string, k foldplan.TableKey) (*fold.Engine, string, error) {
-	scratch := filepath.Join(a.WorkDir, source, "fold", id, k.Schema+"."+k.Table)
-	if err := os.RemoveAll(scratch); err != nil {
-		return nil, "", err
-	}
-	eng, err := fold.Open(ctx, fold.Options{TempDir: scratch, MemoryLimit: a.FoldMemory})
-	if err != nil {
-		return nil, "", err
-	}
-	return eng, scratch, nil
-}
-
-func closeEngine(e *fold.Engine, scratch string) {
-	e.Close()
-	os.RemoveAll(scratch)
+// scratchName names a refresh's scratch window file: unique per snapshot
+// and table, so engines shared between activities never mix them.
+func scratchName(in RefreshTableInput) string {
+	return "window-" + in.SnapshotID + "-" + in.Table.Key.Schema + "." + in.Table.Key.Table
 }
 
 func nonRetryable(kind string, err error) error {

@@ -16,8 +16,8 @@ const fileShift = 40
 
 // staleRows calls fn, in ascending order, with the row numbers of the table
 // file whose key is the key of any effect in w: the rows the window made
-// stale. Key columns are compared with IS NOT DISTINCT FROM, so a key
-// holding NULLs (every-column keys) matches itself.
+// stale. Nullable key columns are compared with IS NOT DISTINCT FROM, so a
+// key holding NULLs (every-column keys) matches itself.
 func (e *Engine) staleRows(ctx context.Context, tableFile string, w *Window, fn func(int64) error) error {
 	t := w.Table
 	keys := t.Key
@@ -34,7 +34,14 @@ func (e *Engine) staleRows(ctx context.Context, tableFile string, w *Window, fn 
 	}
 	conds := make([]string, len(keys))
 	for i, k := range keys {
-		conds[i] = fmt.Sprintf("b.%[1]s IS NOT DISTINCT FROM c.%[1]s", quoteIdent(k))
+		// = lets DuckDB push the join's key range into the table scan
+		// (row groups outside it are skipped); a nullable key column
+		// (every-column keys) needs IS NOT DISTINCT FROM.
+		op := "="
+		if j := t.ColumnIndex(k); j < 0 || t.Columns[j].Nullable {
+			op = "IS NOT DISTINCT FROM"
+		}
+		conds[i] = fmt.Sprintf("b.%[1]s %[2]s c.%[1]s", quoteIdent(k), op)
 	}
 	q := fmt.Sprintf(`SELECT b.file_row_number FROM %s AS b
 WHERE EXISTS (SELECT 1 FROM %s AS c WHERE %s)
