@@ -251,7 +251,11 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	}
 	fmt.Fprintf(&b, " Take another backup by hand (in another terminal, from this folder, while the demo runs):\n")
 	fmt.Fprintf(&b, "   set -a; . %s; set +a; %s backup full%s\n", display(w.envFile), display(w.bin), temporalAddr)
-	fmt.Fprintf(&b, "   %s views --backup-dir %s\n\n", display(w.bin), display(w.backupDir))
+	fmt.Fprintf(&b, "   %s views --backup-dir %s\n", display(w.bin), display(w.backupDir))
+	fmt.Fprintf(&b, " A Refresh runs every minute (schedule refresh-%s in the UI): it folds the index's changes\n", sourceName)
+	fmt.Fprintf(&b, " into a new snapshot without reading the source. Run one now, and list the snapshots:\n")
+	fmt.Fprintf(&b, "   set -a; . %s; set +a; %s refresh%s\n", display(w.envFile), display(w.bin), temporalAddr)
+	fmt.Fprintf(&b, "   %s snapshots --backup-dir %s\n\n", display(w.bin), display(w.backupDir))
 
 	fmt.Fprintf(&b, " Prometheus metrics of capture:\n   %s\n   curl -s %s | grep '^dbtrail_'\n%s\n", metrics, metrics, notAnswering(ctx, metrics))
 	fmt.Fprintf(&b, " Capture status (in another terminal, from this folder):\n   set -a; . %s; set +a; %s status\n", display(w.envFile), display(w.bin))
