@@ -275,16 +275,8 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size,
 		Kind: tp.Kind, Origin: snapshot.OriginRewritten}
-	if snapshot.FullOnly(def) {
-		return out, nil
-	}
-	chain, err := snapshot.WriteEmptyChainStart(b, def)
-	if err != nil {
+	if err := addEmptyChain(b, def, &out); err != nil {
 		return ConvertTableResult{}, err
-	}
-	files := b.Files()
-	for _, c := range chain {
-		out.Chain = append(out.Chain, ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
 	}
 	return out, nil
 }

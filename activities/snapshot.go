@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -77,16 +78,8 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	}
 	out := ConvertTableResult{Schema: t.Schema, Table: t.Table, File: rel, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size}
-	if snapshot.FullOnly(def) {
-		return out, nil
-	}
-	chain, err := snapshot.WriteEmptyChainStart(b, def)
-	if err != nil {
+	if err := addEmptyChain(b, def, &out); err != nil {
 		return ConvertTableResult{}, err
-	}
-	files := b.Files()
-	for _, c := range chain {
-		out.Chain = append(out.Chain, ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
 	}
 	activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
 	return out, nil
@@ -176,6 +169,23 @@ func manifestOf(in PublishInput) (snapshot.Manifest, error) {
 		m.Tables = append(m.Tables, mt)
 	}
 	return m, nil
+}
+
+// addEmptyChain writes the table's empty 000000 pair into b and lists it in
+// out.Chain; a table always written in full gets none.
+func addEmptyChain(b *snapshot.Builder, def *schema.Table, out *ConvertTableResult) error {
+	if snapshot.FullOnly(def) {
+		return nil
+	}
+	chain, err := snapshot.WriteEmptyChainStart(b, def)
+	if err != nil {
+		return err
+	}
+	files := b.Files()
+	for _, c := range chain {
+		out.Chain = append(out.Chain, ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
+	}
+	return nil
 }
 
 func snapshotDir(sourceDir, id string) string {

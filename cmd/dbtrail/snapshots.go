@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -206,15 +207,4 @@ func writeSnapshots(w io.Writer, list []snapshotEntry) error {
 }
 
 // sizeText spells a byte count in binary units with one decimal.
-func sizeText(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, units := float64(n)/1024, []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
+func sizeText(n int64) string { return foldplan.HumanBytes(n) }

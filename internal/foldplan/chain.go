@@ -157,8 +157,9 @@ func matchCompacted(cr CompactedRange, mt snapshot.ManifestTable, es []entry, fi
 	return append(out, es[n/2:]...), nil
 }
 
-// humanBytes spells a size in binary units with one decimal.
-func humanBytes(n int64) string {
+// HumanBytes spells a size in binary units with one decimal: "512 B",
+// "1.5 MiB".
+func HumanBytes(n int64) string {
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}

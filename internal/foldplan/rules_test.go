@@ -82,7 +82,7 @@ func TestChainSize(t *testing.T) {
 				expect(t, p, kA, ActionPair)
 				return
 			}
-			expect(t, p, kA, ActionRewrite, "rewrite: the chain is "+humanBytes(tc.chain)+", more than a quarter of the "+humanBytes(tc.table)+" table file")
+			expect(t, p, kA, ActionRewrite, "rewrite: the chain is "+HumanBytes(tc.chain)+", more than a quarter of the "+HumanBytes(tc.table)+" table file")
 		})
 	}
 	f := newFx().add(kA, plain(0, 4)...).sizes(kA, 10*mib, 3355443)

@@ -82,7 +82,7 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 		tp.Action, tp.Kind, tp.Next = ActionPair, snapshot.KindDelta, es[n-1].to+1
 		start, _ := snapshot.ParseSnapshotID(foot.SnapshotID)
 		tp.Reason = fmt.Sprintf("pair: %d rows changed: new pair %s after %d chain entries (chain %s, table file %s, chain started %s ago)",
-			tp.Changes, Entry(tp.Next, tp.Next), n, humanBytes(chainBytes), humanBytes(links[0].Digest.Size),
+			tp.Changes, Entry(tp.Next, tp.Next), n, HumanBytes(chainBytes), HumanBytes(links[0].Digest.Size),
 			in.Now.Sub(start).Round(time.Second))
 		n++
 	}
@@ -148,7 +148,7 @@ func changedRewrites(in Input, mt snapshot.ManifestTable, full bool, chainBytes,
 	// More than a quarter: 4*chain > table, which for integers is chain > table/4.
 	if chainBytes > MinChainBytes && chainBytes > tableBytes/4 {
 		why = append(why, fmt.Sprintf("the chain is %s, more than a quarter of the %s table file",
-			humanBytes(chainBytes), humanBytes(tableBytes)))
+			HumanBytes(chainBytes), HumanBytes(tableBytes)))
 	}
 	return why
 }
