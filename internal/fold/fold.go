@@ -67,6 +67,14 @@ func (e *Engine) WritePair(ctx context.Context, w *Window, tableFile string, met
 	return res, nil
 }
 
+// writeStale writes the row numbers rows yields as a scratch .posdel file.
+func (e *Engine) writeStale(path string, rows func(func(int64) error) error) error {
+	return writeScratch(path, func(w io.Writer) error {
+		_, _, err := e.writePosdel(w, nil, rows)
+		return err
+	})
+}
+
 // writePosdel writes the row numbers rows yields as a .posdel file.
 func (e *Engine) writePosdel(out io.Writer, progress Progress, rows func(func(int64) error) error) (n, size int64, err error) {
 	pw, err := snapshot.NewPosdelWriter(out)
@@ -125,26 +133,28 @@ type RewriteInput struct {
 // the same position.
 func (e *Engine) Rewrite(ctx context.Context, in RewriteInput, out io.Writer, progress Progress) (snapshot.WriteResult, error) {
 	name := in.Table.QualifiedName()
+	tw, err := snapshot.NewTableWriter(out, in.Table, in.Meta, snapshot.WriterOptions{})
+	if err != nil {
+		return snapshot.WriteResult{}, err
+	}
+	if in.Table.KeyKind == schema.KeyRow {
+		if err := e.rewriteMultiset(ctx, in, tw, progress); err != nil {
+			return snapshot.WriteResult{}, fmt.Errorf("fold %s: rewrite: %w", name, err)
+		}
+		return tw.Close()
+	}
 	posdel := append([]string(nil), in.Posdel...)
 	upserts := append([]Keyed(nil), in.Upserts...)
 	if in.Window != nil {
 		stale := in.Window.File.Path + ".posdel"
-		err := writeScratch(stale, func(w io.Writer) error {
-			_, _, err := e.writePosdel(w, nil, func(fn func(int64) error) error {
-				return e.staleRows(ctx, in.TableFile, in.Window, fn)
-			})
-			return err
-		})
-		if err != nil {
+		if err := e.writeStale(stale, func(fn func(int64) error) error {
+			return e.staleRows(ctx, in.TableFile, in.Window, fn)
+		}); err != nil {
 			return snapshot.WriteResult{}, fmt.Errorf("fold %s: rewrite: window posdel: %w", name, err)
 		}
 		defer removeQuiet(stale)
 		posdel = append(posdel, stale)
 		upserts = append(upserts, in.Window.File)
-	}
-	tw, err := snapshot.NewTableWriter(out, in.Table, in.Meta, snapshot.WriterOptions{})
-	if err != nil {
-		return snapshot.WriteResult{}, err
 	}
 	if err := e.copyLive(ctx, in.TableFile, posdel, tw, progress); err != nil {
 		return snapshot.WriteResult{}, fmt.Errorf("fold %s: rewrite: %w", name, err)

@@ -189,6 +189,14 @@ func TestFullOnlyTable(t *testing.T) {
 			}
 		})
 	}
+	// A table without a primary or unique key: its rows need not be unique.
+	d := tdef(kA, col("a", "int", 0), col("b", "varchar", 5))
+	d.Key, d.KeyKind = []string{"a", "b"}, schema.KeyRow
+	f0 := newFx().addDef(kA, d, snapshot.KindFull)
+	f0.in.Changes[kA] = 2
+	if tp := expect(t, f0.plan(t), kA, ActionRewrite, "rewrite: the table is always written in full: it has no primary or unique key"); tp.Kind != snapshot.KindFull {
+		t.Fatalf("%+v", tp)
+	}
 	// A table without a chain that is not full only (an older writer) starts one.
 	f := newFx().addDef(kA, stdDef(kA), snapshot.KindFull)
 	f.in.Changes[kA] = 1

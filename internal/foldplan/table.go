@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -125,7 +124,7 @@ func linksOf(mt snapshot.ManifestTable, es []entry, files map[string]snapshot.Fi
 func changedRewrites(in Input, mt snapshot.ManifestTable, full bool, chainBytes, tableBytes int64, startID string) []string {
 	var why []string
 	if full {
-		why = append(why, "the table is always written in full: it has a column named "+reservedColumn(in.Current[TableKey{mt.Schema, mt.Table}]))
+		why = append(why, "the table is always written in full: "+snapshot.FullOnlyReason(in.Current[TableKey{mt.Schema, mt.Table}]))
 	} else if mt.Kind == snapshot.KindFull {
 		why = append(why, "the previous snapshot has no chain for it (kind full)")
 	}
@@ -151,15 +150,4 @@ func changedRewrites(in Input, mt snapshot.ManifestTable, full bool, chainBytes,
 			HumanBytes(chainBytes), HumanBytes(tableBytes)))
 	}
 	return why
-}
-
-// reservedColumn names the column that makes snapshot.FullOnly true.
-func reservedColumn(t *schema.Table) string {
-	for _, c := range t.Columns {
-		switch strings.ToLower(c.Name) {
-		case snapshot.ColPK, snapshot.ColOp, "filename", "file_row_number":
-			return c.Name
-		}
-	}
-	return "reserved by the chain files"
 }

@@ -34,19 +34,27 @@ const (
 
 // ErrFullOnly is returned for chain files of a table that is always written
 // in full.
-var ErrFullOnly = errors.New("table is always written in full (a column name is reserved)")
+var ErrFullOnly = errors.New("table is always written in full (a reserved column name, or no primary or unique key)")
 
-// FullOnly reports whether t must always be written in full because it has a
-// column named bintrail_pk, bintrail_op, filename or file_row_number
-// (compared case-insensitively, as MySQL and DuckDB compare column names).
-func FullOnly(t *schema.Table) bool {
+// FullOnly reports whether t must always be written in full, without a
+// chain: it has a column named bintrail_pk, bintrail_op, filename or
+// file_row_number (compared case-insensitively, as MySQL and DuckDB compare
+// column names), or it has no primary or unique key (schema.KeyRow: its rows
+// need not be unique, and a chain keeps one version per key).
+func FullOnly(t *schema.Table) bool { return FullOnlyReason(t) != "" }
+
+// FullOnlyReason says why t is FullOnly, or "".
+func FullOnlyReason(t *schema.Table) string {
 	for _, c := range t.Columns {
 		switch strings.ToLower(c.Name) {
 		case ColPK, ColOp, "filename", "file_row_number":
-			return true
+			return "it has a column named " + c.Name
 		}
 	}
-	return false
+	if t.KeyKind == schema.KeyRow {
+		return "it has no primary or unique key (rows need not be unique)"
+	}
+	return ""
 }
 
 // checkName refuses a schema or table name that is not one safe path
