@@ -1,10 +1,12 @@
 package temporal
 
 import (
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -72,23 +75,52 @@ func (e *backupEnv) current(t *testing.T) *snapshot.Snapshot {
 
 // snapshotRows reads schema.table at snap (table file and chain) as
 // canonical images.
-func snapshotRows(t *testing.T, e *backupEnv, eng *fold.Engine, snap *snapshot.Snapshot, schemaName, table string) (map[string]bool, *fold.TableAt) {
+func snapshotRows(t *testing.T, e *backupEnv, eng *fold.Engine, snap *snapshot.Snapshot, schemaName, table string) (map[string]int, *fold.TableAt) {
 	t.Helper()
 	at, err := fold.SnapshotTable(snap, schemaName, table)
 	must(t, err)
-	got := map[string]bool{}
+	got := map[string]int{}
 	must(t, eng.Rows(e.ctx, at, func(row [][]byte) error {
 		img, err := types.SQLImage(at.Table, row)
 		if err != nil {
 			return err
 		}
-		if got[string(img)] {
-			return fmt.Errorf("row twice: %s", img)
-		}
-		got[string(img)] = true
+		got[string(img)]++
 		return nil
 	}))
 	return got, &at
+}
+
+// liveCounts reads the live table as canonical images, with their copies.
+func liveCounts(t *testing.T, e *backupEnv, def *schema.Table) map[string]int {
+	t.Helper()
+	cols := make([]string, len(def.Columns))
+	for i, c := range def.Columns {
+		cols[i] = "`" + c.Name + "`"
+	}
+	rows, err := e.src.QueryContext(e.ctx, "SELECT "+strings.Join(cols, ",")+" FROM `"+def.Schema+"`.`"+def.Name+"`")
+	must(t, err)
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		raw := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range raw {
+			ptrs[i] = &raw[i]
+		}
+		must(t, rows.Scan(ptrs...))
+		vals := make([][]byte, len(raw))
+		for i, r := range raw {
+			if r != nil {
+				vals[i] = append([]byte{}, r...)
+			}
+		}
+		img, err := types.SQLImage(def, vals)
+		must(t, err)
+		out[string(img)]++
+	}
+	must(t, rows.Err())
+	return out
 }
 
 // checkLive requires every table of snap, read through its chain, to equal
@@ -97,23 +129,23 @@ func checkLive(t *testing.T, e *backupEnv, eng *fold.Engine, snap *snapshot.Snap
 	t.Helper()
 	for _, mt := range snap.Manifest.Tables {
 		got, at := snapshotRows(t, e, eng, snap, mt.Schema, mt.Table)
-		want := liveRows(t, e, at.Table)
+		want := liveCounts(t, e, at.Table)
 		if err := sameRows(got, want); err != nil {
 			t.Fatalf("%s: snapshot %s table %s.%s (%s, chain %d files): %v", step, snap.Manifest.SnapshotID, mt.Schema, mt.Table, mt.Origin, len(mt.Chain), err)
 		}
 	}
 }
 
-func sameRows(got, want map[string]bool) error {
+func sameRows(got, want map[string]int) error {
 	var extra, missing []string
-	for r := range got {
-		if !want[r] {
-			extra = append(extra, r)
+	for r, n := range got {
+		if n > want[r] {
+			extra = append(extra, fmt.Sprintf("%d× %s", n-want[r], r))
 		}
 	}
-	for r := range want {
-		if !got[r] {
-			missing = append(missing, r)
+	for r, n := range want {
+		if n > got[r] {
+			missing = append(missing, fmt.Sprintf("%d× %s", n-got[r], r))
 		}
 	}
 	if len(extra)+len(missing) == 0 {
@@ -121,7 +153,7 @@ func sameRows(got, want map[string]bool) error {
 	}
 	slices.Sort(extra)
 	slices.Sort(missing)
-	return fmt.Errorf("%d rows, want %d; extra %v; missing %v", len(got), len(want), head(extra), head(missing))
+	return fmt.Errorf("%d distinct rows, want %d; extra %v; missing %v", len(got), len(want), head(extra), head(missing))
 }
 
 func head(s []string) []string {
@@ -155,6 +187,8 @@ func (w *workload) setup(t *testing.T, e *backupEnv, rows int) {
 		`CREATE TABLE strs (k VARCHAR(32) PRIMARY KEY, body TEXT)`,
 		`CREATE TABLE comp (a INT, b VARCHAR(10), c DOUBLE NULL, PRIMARY KEY (a, b))`,
 		`CREATE TABLE quiet (id INT PRIMARY KEY, note VARCHAR(10))`,
+		`CREATE TABLE dups (a INT, b VARCHAR(5))`,
+		`INSERT INTO dups VALUES (1, 'x'), (1, 'x'), (1, 'x'), (2, NULL), (2, NULL), (3, 'y')`,
 		`INSERT INTO quiet VALUES (1, 'never'), (2, 'changes')`,
 	} {
 		_, err := e.src.ExecContext(e.ctx, q)
@@ -182,7 +216,7 @@ func (w *workload) insert(t *testing.T, e *backupEnv, table int) {
 		if len(w.deleted) > 0 && w.r.IntN(3) == 0 { // re-insert a deleted key
 			id, w.deleted = w.deleted[0], w.deleted[1:]
 		}
-		w.exec(t, e, "INSERT INTO ints VALUES (?, ?, ?)", id, fmt.Sprintf("v%d", w.r.IntN(1000)), w.maybe(w.r.Int64()))
+		w.exec(t, e, "INSERT INTO ints (id, v, n) VALUES (?, ?, ?)", id, fmt.Sprintf("v%d", w.r.IntN(1000)), w.maybe(w.r.Int64()))
 		w.ints = append(w.ints, id)
 	case 1:
 		k := fmt.Sprintf("key-%d-é", w.next)
@@ -202,12 +236,32 @@ func (w *workload) maybe(v any) any {
 	return v
 }
 
-// step runs n random changes, at least one on ints.
+// step runs n random changes, at least one on ints, and now and then one on
+// the keyless table with duplicate rows.
 func (w *workload) step(t *testing.T, e *backupEnv, n int) {
 	t.Helper()
 	w.change(t, e, 0)
 	for range n - 1 {
 		w.change(t, e, w.r.IntN(3))
+	}
+	if w.r.IntN(3) == 0 {
+		w.dups(t, e)
+	}
+}
+
+// dups changes one copy of a duplicated row of the keyless table, or adds
+// a copy.
+func (w *workload) dups(t *testing.T, e *backupEnv) {
+	t.Helper()
+	a := w.r.IntN(3) + 1
+	switch w.r.IntN(3) {
+	case 0:
+		w.exec(t, e, "INSERT INTO dups SELECT a, b FROM dups WHERE a = ? LIMIT 1", a)
+		w.exec(t, e, "INSERT INTO dups VALUES (?, 'x')", a)
+	case 1:
+		w.exec(t, e, "DELETE FROM dups WHERE a = ? LIMIT 1", a)
+	default:
+		w.exec(t, e, "UPDATE dups SET b = 'z' WHERE a = ? LIMIT 1", a)
 	}
 }
 

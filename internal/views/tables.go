@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
 )
 
@@ -60,6 +62,9 @@ func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
 			ref := TableRef{Schema: s.Name(), Table: table}
 			if ref.Columns, err = describe(db, filepath.Join(dir, f.Name())); err != nil {
 				return nil, err
+			}
+			if foot, err := snapshot.ReadFooter(filepath.Join(dir, f.Name())); err == nil && foot.Table != nil {
+				ref.Full = snapshot.FullOnly(foot.Table)
 			}
 			if !ref.fullOnly() && !hasChainStart(names, table) {
 				return nil, fmt.Errorf("views: table %q.%q has no chain start (%s.000000.posdel and %s.000000.upserts) in %s: "+

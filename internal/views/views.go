@@ -23,6 +23,10 @@ type TableRef struct {
 	Schema  string
 	Table   string
 	Columns []string
+	// Full marks a table always written in full without a chain for another
+	// reason than a reserved column name (no primary or unique key); its
+	// view reads the table file alone.
+	Full bool
 }
 
 // Reserved column names. A table holding one of them (compared
@@ -31,8 +35,12 @@ type TableRef struct {
 // table has a chain whose reading uses these names.
 var reserved = []string{"bintrail_pk", "bintrail_op", "filename", "file_row_number"}
 
-// fullOnly reports whether t has a reserved column name.
+// fullOnly reports whether t is read without a chain: Full, or a reserved
+// column name.
 func (t TableRef) fullOnly() bool {
+	if t.Full {
+		return true
+	}
 	for _, c := range t.Columns {
 		for _, r := range reserved {
 			if strings.EqualFold(c, r) {
@@ -122,8 +130,8 @@ func viewSQL(cur string, t TableRef) string {
 	}
 	list := strings.Join(cols, ", ")
 	if t.fullOnly() {
-		return fmt.Sprintf("-- %s has a column named bintrail_pk, bintrail_op, filename or file_row_number:\n"+
-			"-- it is always written in full, without a chain.\n"+
+		return fmt.Sprintf("-- %s has a column named bintrail_pk, bintrail_op, filename or file_row_number,\n"+
+			"-- or no primary or unique key: it is always written in full, without a chain.\n"+
 			"CREATE OR REPLACE VIEW %s AS\nSELECT %s FROM read_parquet(%s);\n", comment(name), name, list, tableFile)
 	}
 	// The glob "<table>.[0-9]*.<suffix>" needs at least one file (the chain
