@@ -123,12 +123,15 @@ func BuildSnapshot(ctx context.Context, t testing.TB, db *sql.DB, backupDir, sou
 		if err != nil {
 			t.Fatal(err)
 		}
-		chain, err := snapshot.WriteEmptyChainStart(b, tbl)
-		if err != nil {
-			t.Fatal(err)
+		mt := snapshot.ManifestTable{Schema: tbl.Schema, Table: tbl.Name, File: rel, Rows: res.Rows,
+			Fingerprint: res.Fingerprint, Kind: snapshot.KindFull}
+		if !snapshot.FullOnly(tbl) { // as a full backup writes it
+			if mt.Chain, err = snapshot.WriteEmptyChainStart(b, tbl); err != nil {
+				t.Fatal(err)
+			}
+			mt.Kind = snapshot.KindDelta
 		}
-		m.Tables = append(m.Tables, snapshot.ManifestTable{Schema: tbl.Schema, Table: tbl.Name, File: rel, Rows: res.Rows,
-			Fingerprint: res.Fingerprint, Chain: chain, Kind: snapshot.KindDelta})
+		m.Tables = append(m.Tables, mt)
 	}
 	if err := b.Publish(m); err != nil {
 		t.Fatal(err)
