@@ -39,8 +39,28 @@ func (a *Activities) pool() *enginePool {
 	if p == nil {
 		p = &enginePool{}
 		engines.pools[key] = p
+		removeDeadEngines(filepath.Join(a.WorkDir, "fold"))
 	}
 	return p
+}
+
+// removeDeadEngines removes the engine folders (spill and scratch files)
+// of worker processes that no longer run, e.g. killed ones.
+func removeDeadEngines(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		var pid, n int
+		if _, err := fmt.Sscanf(e.Name(), "engine-%d-%d", &pid, &n); err != nil || pid == os.Getpid() {
+			continue
+		}
+		if processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // engine takes an engine from the pool or opens one; release returns it

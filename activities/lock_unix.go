@@ -29,3 +29,9 @@ func lockPublish(sourceDir string) (func(), error) {
 		f.Close()
 	}, nil
 }
+
+// processAlive reports whether a process with this pid exists.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -429,6 +430,17 @@ func pair(t *testing.T, e *Engine, m *modelTable, st tableState, w *Window, stor
 	}
 	pf.Close()
 	uf.Close()
+	// A retry writes the same bytes (a retried activity must produce the
+	// same snapshot).
+	var pd2, up2 bytes.Buffer
+	if _, err := e.WritePair(context.Background(), w, st.file, snapshot.FooterMeta{}, &pd2, &up2, nil); err != nil {
+		t.Fatal(err)
+	}
+	for path, again := range map[string][]byte{ce.posdel: pd2.Bytes(), ce.upserts: up2.Bytes()} {
+		if first, _ := os.ReadFile(path); !bytes.Equal(first, again) {
+			t.Fatalf("%s: a second WritePair of the same window wrote other bytes", path)
+		}
+	}
 	if res.UpsertRows > w.Effects {
 		t.Fatalf("pair has %d upserts for %d effects", res.UpsertRows, w.Effects)
 	}
@@ -451,6 +463,13 @@ func rewrite(t *testing.T, e *Engine, m *modelTable, st tableState, w *Window, s
 		res, err = e.Rewrite(context.Background(), in, wr, nil)
 		return err
 	})
+	var again bytes.Buffer
+	if _, err := e.Rewrite(context.Background(), in, &again, nil); err != nil {
+		t.Fatal(err)
+	}
+	if first, _ := os.ReadFile(out.file); !bytes.Equal(first, again.Bytes()) {
+		t.Fatal("a second Rewrite of the same input wrote other bytes")
+	}
 	// The fingerprint of the model written in full.
 	var want snapshot.WriteResult
 	writeFile(t, filepath.Join(store, "model.parquet"), func(wr io.Writer) error {
