@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/fold"
@@ -226,5 +227,61 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 	if err != nil {
 		return PruneResult{}, err
 	}
+	if err := a.pruneKeyMaps(); err != nil {
+		a.log(ctx).Warn("key maps not pruned", "error", err)
+	}
 	return PruneResult{Removed: res.Removed}, nil
+}
+
+// pruneKeyMaps removes the cached key maps of table files no published
+// snapshot of any source in the backup folder still holds.
+func (a *Activities) pruneKeyMaps() error {
+	maps, err := os.ReadDir(a.keyMapDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	used, err := a.tableFileDigests()
+	if err != nil {
+		return err
+	}
+	for _, m := range maps {
+		sum, ok := strings.CutSuffix(m.Name(), ".keys")
+		if ok && !used[sum] {
+			os.Remove(filepath.Join(a.keyMapDir(), m.Name()))
+		}
+	}
+	return nil
+}
+
+// tableFileDigests returns the sha256 of every table file of every published
+// snapshot in the backup folder.
+func (a *Activities) tableFileDigests() (map[string]bool, error) {
+	used := map[string]bool{}
+	sources, err := os.ReadDir(a.BackupDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range sources {
+		if !src.IsDir() {
+			continue
+		}
+		dir := filepath.Join(a.BackupDir, src.Name())
+		ids, err := snapshot.ListSnapshots(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			snap, err := snapshot.OpenSnapshot(snapshotDir(dir, id))
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range snap.Manifest.Tables {
+				used[snap.Manifest.Files[t.File].SHA256] = true
+			}
+		}
+	}
+	return used, nil
 }

@@ -63,6 +63,9 @@ func removeDeadEngines(dir string) {
 	}
 }
 
+// keyMapDir caches the key maps of table files (fold.TableFile).
+func (a *Activities) keyMapDir() string { return filepath.Join(a.WorkDir, "keymaps") }
+
 // engine takes an engine from the pool or opens one; release returns it
 // (or closes it when it failed, since its state is then unknown).
 func (a *Activities) engine(ctx context.Context) (e *fold.Engine, release func(failed bool), err error) {
@@ -81,7 +84,7 @@ func (a *Activities) engine(ctx context.Context) (e *fold.Engine, release func(f
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, nil, err
 		}
-		if e, err = fold.Open(ctx, fold.Options{TempDir: dir, MemoryLimit: a.FoldMemory}); err != nil {
+		if e, err = fold.Open(ctx, fold.Options{TempDir: dir, MemoryLimit: a.FoldMemory, KeyMapDir: a.keyMapDir()}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -215,7 +215,8 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	pdDigest, err := b.WriteFile(pdRel, func(pw io.Writer) error {
 		var err error
 		upDigest, err = b.WriteFile(upRel, func(uw io.Writer) error {
-			_, err := eng.WritePair(ctx, w, prev.Path(mt.File), meta, pw, uw, progress)
+			tf := fold.TableFile{Path: prev.Path(mt.File), SHA256: prev.Manifest.Files[mt.File].SHA256}
+			_, err := eng.WritePair(ctx, w, tf, meta, pw, uw, progress)
 			return err
 		})
 		return err

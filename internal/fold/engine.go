@@ -31,6 +31,9 @@ type Options struct {
 	MemoryLimit string
 	// Threads is DuckDB's threads (default 2).
 	Threads int
+	// KeyMapDir caches the key maps of table files (see TableFile); empty:
+	// pairs join the changed keys with the table file in DuckDB instead.
+	KeyMapDir string
 }
 
 // DefaultMemoryLimit is DuckDB's memory limit when Options leaves it empty.
@@ -39,8 +42,9 @@ const DefaultMemoryLimit = "256MB"
 // Engine is one in-memory DuckDB database with its limits. It runs one
 // statement at a time and is not safe for concurrent use.
 type Engine struct {
-	db  *sql.DB
-	tmp string
+	db      *sql.DB
+	tmp     string
+	keyMaps string
 }
 
 // Open starts an engine.
@@ -76,7 +80,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("fold: %s: %w", s, err)
 		}
 	}
-	return &Engine{db: db, tmp: opts.TempDir}, nil
+	return &Engine{db: db, tmp: opts.TempDir, keyMaps: opts.KeyMapDir}, nil
 }
 
 // Close releases the database (its spill files go with it).

@@ -31,19 +31,22 @@ type PairResult struct {
 	UpsertBytes int64
 }
 
-// WritePair writes the delta pair of window w against the table file at
-// tableFile: to posdel the ascending row numbers of the table file whose key
-// changed in the window, to upserts the newest effect of every changed key
-// (bintrail_op u with the row, or d with the deleted row's last values) in
-// stream order. meta is the upserts file's footer. What it writes grows
-// with the keys changed in the window, never with the table or its chain;
-// the table file is read only for its key columns.
-func (e *Engine) WritePair(ctx context.Context, w *Window, tableFile string, meta snapshot.FooterMeta,
+// WritePair writes the delta pair of window w against the table file tf:
+// to posdel the ascending row numbers of the table file whose key changed
+// in the window (found through tf's key map when the engine keeps them and
+// tf has its digest, else by a DuckDB join with the table file's key
+// columns), to upserts the newest effect of every changed key (bintrail_op u
+// with the row, or d with the deleted row's last values) in stream order. meta is the upserts file's footer. What it writes grows
+// with the keys changed in the window, never with the table or its chain.
+func (e *Engine) WritePair(ctx context.Context, w *Window, tf TableFile, meta snapshot.FooterMeta,
 	posdel, upserts io.Writer, progress Progress) (PairResult, error) {
 	var res PairResult
 	var err error
 	if res.PosdelRows, res.PosdelBytes, err = e.writePosdel(posdel, progress, func(fn func(int64) error) error {
-		return e.staleRows(ctx, tableFile, w, fn)
+		if path := e.keyMapPath(tf); path != "" {
+			return e.staleRowsByMap(ctx, tf, path, w, fn)
+		}
+		return e.staleRows(ctx, tf.Path, w, fn)
 	}); err != nil {
 		return PairResult{}, fmt.Errorf("fold %s: posdel: %w", w.Table.QualifiedName(), err)
 	}

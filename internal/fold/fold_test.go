@@ -1,6 +1,9 @@
 package fold
 
 import (
+	"errors"
+	"crypto/sha256"
+	"encoding/hex"
 	"bytes"
 	"context"
 	"database/sql"
@@ -344,7 +347,7 @@ func diff(got, want []string) string {
 // write of the model has.
 func TestFoldModel(t *testing.T) {
 	ctx := context.Background()
-	e, err := Open(ctx, Options{TempDir: t.TempDir(), MemoryLimit: "128MB"})
+	e, err := Open(ctx, Options{TempDir: t.TempDir(), MemoryLimit: "128MB", KeyMapDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,16 +427,27 @@ func pair(t *testing.T, e *Engine, m *modelTable, st tableState, w *Window, stor
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.WritePair(context.Background(), w, st.file, snapshot.FooterMeta{}, pf, uf, nil)
+	// Every other pair finds its stale rows through the key map, the
+	// others by the DuckDB join.
+	tf := TableFile{Path: st.file}
+	if len(st.chain)%2 == 0 {
+		tf.SHA256 = fileSHA(t, st.file)
+	}
+	res, err := e.WritePair(context.Background(), w, tf, snapshot.FooterMeta{}, pf, uf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pf.Close()
 	uf.Close()
-	// A retry writes the same bytes (a retried activity must produce the
+	if tf.SHA256 != "" {
+		if _, err := os.Stat(e.keyMapPath(tf)); err != nil {
+			t.Fatalf("no key map after a pair through it: %v", err)
+		}
+	}
+	// A retry (here through the DuckDB join) writes the same bytes (a retried activity must produce the
 	// same snapshot).
 	var pd2, up2 bytes.Buffer
-	if _, err := e.WritePair(context.Background(), w, st.file, snapshot.FooterMeta{}, &pd2, &up2, nil); err != nil {
+	if _, err := e.WritePair(context.Background(), w, TableFile{Path: st.file}, snapshot.FooterMeta{}, &pd2, &up2, nil); err != nil {
 		t.Fatal(err)
 	}
 	for path, again := range map[string][]byte{ce.posdel: pd2.Bytes(), ce.upserts: up2.Bytes()} {
@@ -548,5 +562,48 @@ func checkRows(t *testing.T, e *Engine, m *modelTable, st tableState, step strin
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s: Rows of %s has %d rows, the model %d\n%s", step, m.def.Name, len(got), len(want), diff(got, want))
+	}
+}
+
+func fileSHA(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// TestKeyMapRefusesAlteredTableFile: a key map is built only from a table
+// file whose sha256 is the manifest's.
+func TestKeyMapRefusesAlteredTableFile(t *testing.T) {
+	m := intTable(t)
+	r := rand.New(rand.NewPCG(1, 1))
+	nextID, seq := 0, uint64(0)
+	m.window(t, r, 20, &nextID, &seq)
+	st := startChain(t, t.TempDir(), m, 0)
+	sum := fileSHA(t, st.file)
+	bad := strings.Repeat("0", 64)
+	var de *snapshot.DigestError
+	if err := buildKeyMap(TableFile{Path: st.file, SHA256: bad}, filepath.Join(t.TempDir(), "x.keys")); !errors.As(err, &de) {
+		t.Fatalf("altered file: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "ok.keys")
+	if err := buildKeyMap(TableFile{Path: st.file, SHA256: sum}, path); err != nil {
+		t.Fatal(err)
+	}
+	km, err := openKeyMap(TableFile{Path: st.file, SHA256: sum}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer km.unmap()
+	for i, k := range sortedKeys(m.rows) { // startChain writes rows in key order
+		if got := km.rows(nil, k); len(got) != 1 || got[0] != int64(i) {
+			t.Fatalf("key %s: rows %v, want [%d]", k, got, i)
+		}
+	}
+	if got := km.rows(nil, "[-1]"); len(got) != 0 {
+		t.Fatalf("absent key: %v", got)
 	}
 }

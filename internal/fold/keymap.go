@@ -1,0 +1,235 @@
+package fold
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// TableFile is a table file with the sha256 its manifest gives it.
+type TableFile struct {
+	Path   string
+	SHA256 string // "" when unknown: no key map is used
+}
+
+// A key map is a local index of one table file, from key to row numbers, so
+// that a delta pair finds the rows its changed keys make stale with a few
+// binary searches instead of a scan of the table file: the pair's cost then
+// follows the changed keys, not the table's size. It is a cache, outside
+// any snapshot: <KeyMapDir>/<sha256 of the table file>.keys, built from the
+// table file the first time a pair needs it (the build checks the file's
+// sha256 as it reads it), reused by every later pair of the same chain, and
+// rebuilt wherever it is missing.
+//
+// Format: the magic keyMapMagic, the row count (uint64, big endian), then
+// one 24-byte record per row sorted bytewise: the first 16 bytes of the
+// sha256 of the row's key string (types.Key form), and the row number
+// (uint64, big endian).
+const (
+	keyMapMagic  = "DBTKMAP1"
+	keyMapHeader = len(keyMapMagic) + 8
+	keyRecord    = 24
+)
+
+type keyRec [keyRecord]byte
+
+func keyHash(key string) [16]byte {
+	sum := sha256.Sum256([]byte(key))
+	var h [16]byte
+	copy(h[:], sum[:16])
+	return h
+}
+
+// keyMapPath returns where the key map of tf lives, or "" when tf has no
+// digest or the engine keeps no key maps.
+func (e *Engine) keyMapPath(tf TableFile) string {
+	if e.keyMaps == "" || len(tf.SHA256) != 64 {
+		return ""
+	}
+	if _, err := hex.DecodeString(tf.SHA256); err != nil {
+		return ""
+	}
+	return filepath.Join(e.keyMaps, tf.SHA256+".keys")
+}
+
+// buildKeyMap reads the table file (checking its sha256) and writes its key
+// map to path, crash-safely.
+func buildKeyMap(tf TableFile, path string) error {
+	f, err := os.Open(tf.Path)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	if got := hex.EncodeToString(h.Sum(nil)); got != tf.SHA256 {
+		return &snapshot.DigestError{File: tf.Path, WantSHA256: tf.SHA256, GotSHA256: got}
+	}
+	r, err := snapshot.OpenTableFile(tf.Path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	def := r.Table()
+	idx, err := def.KeyIndexes()
+	if err != nil {
+		return err
+	}
+	recs := make([]keyRec, 0, r.Footer().Rows)
+	var buf []byte
+	for row := uint64(0); ; row++ {
+		vals, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if buf, err = appendKey(buf[:0], def, idx, vals); err != nil {
+			return fmt.Errorf("%s row %d: %w", tf.Path, row, err)
+		}
+		var rec keyRec
+		sum := sha256.Sum256(buf)
+		copy(rec[:16], sum[:16])
+		binary.BigEndian.PutUint64(rec[16:], row)
+		recs = append(recs, rec)
+	}
+	slices.SortFunc(recs, func(a, b keyRec) int { return bytes.Compare(a[:], b[:]) })
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		hdr := binary.BigEndian.AppendUint64([]byte(keyMapMagic), uint64(len(recs)))
+		if _, err := w.Write(hdr); err != nil {
+			return err
+		}
+		for i := range recs {
+			if _, err := w.Write(recs[i][:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// appendKey appends the key string of a row in TableReader.Next's form:
+// types.Key's "[v1,v2]" of the canonical key values.
+func appendKey(dst []byte, def *schema.Table, idx []int, vals [][]byte) ([]byte, error) {
+	dst = append(dst, '[')
+	for n, j := range idx {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		if vals[j] == nil {
+			dst = append(dst, "null"...)
+			continue
+		}
+		var err error
+		if dst, err = types.AppendSQLValue(dst, &def.Columns[j], vals[j]); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// keyMap is an opened key map.
+type keyMap struct {
+	data  []byte // the mapped file
+	n     int
+	unmap func() error
+}
+
+// openKeyMap maps the key map at path, building it first when missing.
+func openKeyMap(tf TableFile, path string) (*keyMap, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := buildKeyMap(tf, path); err != nil {
+			return nil, fmt.Errorf("build key map of %s: %w", tf.Path, err)
+		}
+	}
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < keyMapHeader || string(data[:len(keyMapMagic)]) != keyMapMagic {
+		unmap()
+		return nil, fmt.Errorf("key map %s: bad header", path)
+	}
+	n := binary.BigEndian.Uint64(data[len(keyMapMagic):keyMapHeader])
+	if uint64(len(data)-keyMapHeader) != n*keyRecord {
+		unmap()
+		return nil, fmt.Errorf("key map %s: %d bytes for %d records", path, len(data), n)
+	}
+	return &keyMap{data: data, n: int(n), unmap: unmap}, nil
+}
+
+func (m *keyMap) rec(i int) []byte {
+	at := keyMapHeader + i*keyRecord
+	return m.data[at : at+keyRecord]
+}
+
+// rows appends the row numbers of key to dst.
+func (m *keyMap) rows(dst []int64, key string) []int64 {
+	h := keyHash(key)
+	i := sort.Search(m.n, func(i int) bool { return bytes.Compare(m.rec(i)[:16], h[:]) >= 0 })
+	for ; i < m.n && bytes.Equal(m.rec(i)[:16], h[:]); i++ {
+		dst = append(dst, int64(binary.BigEndian.Uint64(m.rec(i)[16:])))
+	}
+	return dst
+}
+
+// staleRowsByMap is staleRows through the table file's key map: the
+// distinct changed keys of the window, looked up one by one.
+func (e *Engine) staleRowsByMap(ctx context.Context, tf TableFile, path string, w *Window, fn func(int64) error) error {
+	m, err := openKeyMap(tf, path)
+	if err != nil {
+		return err
+	}
+	defer m.unmap()
+	eff, err := readParquet(w.File.Path, false)
+	if err != nil {
+		return err
+	}
+	rows, err := e.db.QueryContext(ctx, fmt.Sprintf("SELECT DISTINCT %s FROM %s", quoteIdent(w.File.KeyCol), eff))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var stale []int64
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		stale = m.rows(stale, k)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	slices.Sort(stale)
+	for i, r := range stale {
+		if i > 0 && stale[i-1] == r {
+			continue
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
