@@ -597,13 +597,13 @@ func TestKeyMapRefusesAlteredTableFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer km.unmap()
+	defer km.Close()
 	for i, k := range sortedKeys(m.rows) { // startChain writes rows in key order
-		if got := km.rows(nil, k); len(got) != 1 || got[0] != int64(i) {
-			t.Fatalf("key %s: rows %v, want [%d]", k, got, i)
+		if got, err := km.rows(nil, k); err != nil || len(got) != 1 || got[0] != int64(i) {
+			t.Fatalf("key %s: rows %v, want [%d] (%v)", k, got, i, err)
 		}
 	}
-	if got := km.rows(nil, "[-1]"); len(got) != 0 {
-		t.Fatalf("absent key: %v", got)
+	if got, err := km.rows(nil, "[-1]"); err != nil || len(got) != 0 {
+		t.Fatalf("absent key: %v %v", got, err)
 	}
 }

@@ -35,14 +35,17 @@ type TableFile struct {
 // sha256 as it reads it), reused by every later pair of the same chain, and
 // rebuilt wherever it is missing.
 //
-// Format: the magic keyMapMagic, the row count (uint64, big endian), then
-// one 24-byte record per row sorted bytewise: the first 16 bytes of the
-// sha256 of the row's key string (types.Key form), and the row number
-// (uint64, big endian).
+// Format: the magic keyMapMagic, the row count n and the block size b
+// (uint64 each, big endian); n 24-byte records sorted bytewise, one per
+// row: the first 16 bytes of the sha256 of the row's key string (types.Key
+// form) and the row number (uint64, big endian); then the fences: the hash
+// of the first record of every block of b records. A lookup reads the
+// fences once, then one block per key.
 const (
-	keyMapMagic  = "DBTKMAP1"
-	keyMapHeader = len(keyMapMagic) + 8
+	keyMapMagic  = "DBTKMAP2"
+	keyMapHeader = len(keyMapMagic) + 16
 	keyRecord    = 24
+	keyMapBlock  = 256
 )
 
 type keyRec [keyRecord]byte
@@ -117,11 +120,17 @@ func buildKeyMap(tf TableFile, path string) error {
 	}
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		hdr := binary.BigEndian.AppendUint64([]byte(keyMapMagic), uint64(len(recs)))
+		hdr = binary.BigEndian.AppendUint64(hdr, keyMapBlock)
 		if _, err := w.Write(hdr); err != nil {
 			return err
 		}
 		for i := range recs {
 			if _, err := w.Write(recs[i][:]); err != nil {
+				return err
+			}
+		}
+		for i := 0; i < len(recs); i += keyMapBlock {
+			if _, err := w.Write(recs[i][:16]); err != nil {
 				return err
 			}
 		}
@@ -149,49 +158,90 @@ func appendKey(dst []byte, def *schema.Table, idx []int, vals [][]byte) ([]byte,
 	return append(dst, ']'), nil
 }
 
-// keyMap is an opened key map.
+// keyMap is an opened key map: its fences in memory, its records read a
+// block at a time.
 type keyMap struct {
-	data  []byte // the mapped file
-	n     int
-	unmap func() error
+	f      *os.File
+	n      int
+	fences [][16]byte
+	block  []byte
 }
 
-// openKeyMap maps the key map at path, building it first when missing.
+// openKeyMap opens the key map at path, building it first when missing.
 func openKeyMap(tf TableFile, path string) (*keyMap, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		if err := buildKeyMap(tf, path); err != nil {
 			return nil, fmt.Errorf("build key map of %s: %w", tf.Path, err)
 		}
 	}
-	data, unmap, err := mapFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) < keyMapHeader || string(data[:len(keyMapMagic)]) != keyMapMagic {
-		unmap()
-		return nil, fmt.Errorf("key map %s: bad header", path)
+	m, err := readKeyMapIndex(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("key map %s: %w", path, err)
 	}
-	n := binary.BigEndian.Uint64(data[len(keyMapMagic):keyMapHeader])
-	if uint64(len(data)-keyMapHeader) != n*keyRecord {
-		unmap()
-		return nil, fmt.Errorf("key map %s: %d bytes for %d records", path, len(data), n)
-	}
-	return &keyMap{data: data, n: int(n), unmap: unmap}, nil
+	return m, nil
 }
 
-func (m *keyMap) rec(i int) []byte {
-	at := keyMapHeader + i*keyRecord
-	return m.data[at : at+keyRecord]
+// readKeyMapIndex checks the header and size and reads the fences.
+func readKeyMapIndex(f *os.File) (*keyMap, error) {
+	hdr := make([]byte, keyMapHeader)
+	if _, err := f.ReadAt(hdr, 0); err != nil || string(hdr[:len(keyMapMagic)]) != keyMapMagic {
+		return nil, fmt.Errorf("bad header (%v)", err)
+	}
+	n := binary.BigEndian.Uint64(hdr[len(keyMapMagic):])
+	b := binary.BigEndian.Uint64(hdr[len(keyMapMagic)+8:])
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if b != keyMapBlock {
+		return nil, fmt.Errorf("block size %d", b)
+	}
+	nf := (n + b - 1) / b
+	if uint64(st.Size()) != uint64(keyMapHeader)+n*keyRecord+nf*16 {
+		return nil, fmt.Errorf("%d bytes for %d records", st.Size(), n)
+	}
+	raw := make([]byte, nf*16)
+	if _, err := f.ReadAt(raw, int64(keyMapHeader)+int64(n)*keyRecord); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	m := &keyMap{f: f, n: int(n), fences: make([][16]byte, nf), block: make([]byte, keyMapBlock*keyRecord)}
+	for i := range m.fences {
+		copy(m.fences[i][:], raw[i*16:])
+	}
+	return m, nil
 }
 
-// rows appends the row numbers of key to dst.
-func (m *keyMap) rows(dst []int64, key string) []int64 {
+func (m *keyMap) Close() error { return m.f.Close() }
+
+// rows appends the row numbers of key to dst, reading the blocks that can
+// hold its hash.
+func (m *keyMap) rows(dst []int64, key string) ([]int64, error) {
 	h := keyHash(key)
-	i := sort.Search(m.n, func(i int) bool { return bytes.Compare(m.rec(i)[:16], h[:]) >= 0 })
-	for ; i < m.n && bytes.Equal(m.rec(i)[:16], h[:]); i++ {
-		dst = append(dst, int64(binary.BigEndian.Uint64(m.rec(i)[16:])))
+	// The first block whose fence is >= h; equal hashes may start in the
+	// block before it.
+	b := sort.Search(len(m.fences), func(i int) bool { return bytes.Compare(m.fences[i][:], h[:]) >= 0 })
+	for b = max(b-1, 0); b < len(m.fences); b++ {
+		first := b * keyMapBlock
+		cnt := min(keyMapBlock, m.n-first)
+		buf := m.block[:cnt*keyRecord]
+		if _, err := m.f.ReadAt(buf, int64(keyMapHeader)+int64(first)*keyRecord); err != nil && !errors.Is(err, io.EOF) {
+			return dst, err
+		}
+		for i := 0; i < cnt; i++ {
+			switch c := bytes.Compare(buf[i*keyRecord:i*keyRecord+16], h[:]); {
+			case c == 0:
+				dst = append(dst, int64(binary.BigEndian.Uint64(buf[i*keyRecord+16:])))
+			case c > 0:
+				return dst, nil
+			}
+		}
 	}
-	return dst
+	return dst, nil
 }
 
 // staleRowsByMap is staleRows through the table file's key map: the
@@ -201,7 +251,7 @@ func (e *Engine) staleRowsByMap(ctx context.Context, tf TableFile, path string, 
 	if err != nil {
 		return err
 	}
-	defer m.unmap()
+	defer m.Close()
 	eff, err := readParquet(w.File.Path, false)
 	if err != nil {
 		return err
@@ -217,7 +267,9 @@ func (e *Engine) staleRowsByMap(ctx context.Context, tf TableFile, path string, 
 		if err := rows.Scan(&k); err != nil {
 			return err
 		}
-		stale = m.rows(stale, k)
+		if stale, err = m.rows(stale, k); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
