@@ -1,12 +1,12 @@
 package fold
 
 import (
-	"errors"
-	"crypto/sha256"
-	"encoding/hex"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
