@@ -151,18 +151,54 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 		set(RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
 	}
 	switch tp.Action {
-	case foldplan.ActionLink, foldplan.ActionPair:
-		return a.linkOrPair(ctx, in, prev, mt, b, progress)
-	case foldplan.ActionRewrite:
-		return a.rewriteTable(ctx, in, prev, mt, b, progress)
+	case foldplan.ActionLink:
+		return a.linkOrPair(ctx, in, prev, mt, b, nil)
+	case foldplan.ActionPair, foldplan.ActionRewrite:
+		job, err := a.startFold(ctx, prev, mt, in, progress)
+		if err != nil {
+			return ConvertTableResult{}, err
+		}
+		var out ConvertTableResult
+		if tp.Action == foldplan.ActionPair {
+			out, err = a.linkOrPair(ctx, in, prev, mt, b, job)
+		} else {
+			out, err = a.rewriteTable(ctx, in, prev, mt, b, job)
+		}
+		job.release(err != nil)
+		return out, err
 	}
 	return ConvertTableResult{}, nonRetryable("BadPlan", fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
 }
 
-// linkOrPair links the table file and chain forward and, for a pair, writes
-// the window's pair after them.
+// foldJob is what folding one table needs: its definition, the footer of
+// the files written for it, an engine from the pool (release it with
+// whether the work failed) and the progress to report.
+type foldJob struct {
+	def      *schema.Table
+	meta     snapshot.FooterMeta
+	eng      *fold.Engine
+	release  func(failed bool)
+	progress fold.Progress
+}
+
+// startFold reads the table's definition and takes an engine.
+func (a *Activities) startFold(ctx context.Context, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
+	in RefreshTableInput, progress fold.Progress) (*foldJob, error) {
+	def, meta, err := tableMeta(prev, mt, in)
+	if err != nil {
+		return nil, err
+	}
+	eng, release, err := a.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &foldJob{def: def, meta: meta, eng: eng, release: release, progress: progress}, nil
+}
+
+// linkOrPair links the table file and chain forward and, for a pair (job
+// not nil), writes the window's pair after them.
 func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
-	b *snapshot.Builder, progress fold.Progress) (ConvertTableResult, error) {
+	b *snapshot.Builder, job *foldJob) (ConvertTableResult, error) {
 	tp := in.Table
 	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: mt.Rows,
 		Fingerprint: mt.Fingerprint.String(), Kind: tp.Kind, Origin: snapshot.OriginLinked}
@@ -183,24 +219,14 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 		}
 		out.Chain = append(out.Chain, ChainFile{Path: l.Dst, SHA256: l.Digest.SHA256, Size: l.Digest.Size})
 	}
-	if tp.Action == foldplan.ActionLink {
+	if job == nil {
 		return out, nil
 	}
 	out.Origin = snapshot.OriginPair
 	if tp.UseCompacted != nil {
 		out.Origin = snapshot.OriginCompactedPair
 	}
-	def, meta, err := tableMeta(prev, mt, in, false)
-	if err != nil {
-		return ConvertTableResult{}, err
-	}
-	eng, release, err := a.engine(ctx)
-	if err != nil {
-		return ConvertTableResult{}, err
-	}
-	failed := true
-	defer func() { release(failed) }()
-	w, err := eng.WriteWindow(def, scratchName(in), a.windowEvents(ctx, in, def))
+	w, err := job.eng.WriteWindow(job.def, scratchName(in), a.windowEvents(ctx, in, job.def))
 	if err != nil {
 		return ConvertTableResult{}, windowErr(err)
 	}
@@ -216,7 +242,7 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 		var err error
 		upDigest, err = b.WriteFile(upRel, func(uw io.Writer) error {
 			tf := fold.TableFile{Path: prev.Path(mt.File), SHA256: prev.Manifest.Files[mt.File].SHA256}
-			_, err := eng.WritePair(ctx, w, tf, meta, pw, uw, progress)
+			_, err := job.eng.WritePair(ctx, w, tf, job.meta, pw, uw, job.progress)
 			return err
 		})
 		return err
@@ -226,39 +252,23 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	}
 	out.Chain = append(out.Chain, ChainFile{Path: pdRel, SHA256: pdDigest.SHA256, Size: pdDigest.Size},
 		ChainFile{Path: upRel, SHA256: upDigest.SHA256, Size: upDigest.Size})
-	failed = false
 	return out, nil
 }
 
 // rewriteTable folds the previous table file, its chain and the window into
 // a new table file, then writes the empty chain start.
 func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
-	b *snapshot.Builder, progress fold.Progress) (ConvertTableResult, error) {
+	b *snapshot.Builder, job *foldJob) (ConvertTableResult, error) {
 	tp := in.Table
-	def, meta, err := tableMeta(prev, mt, in, true)
+	def := job.def
+	// Every row is read: every file's sha256 is checked first.
+	at, err := fold.SnapshotTable(prev, mt.Schema, mt.Table)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return ConvertTableResult{}, nonRetryable("BrokenSnapshot", err)
 	}
-	eng, release, err := a.engine(ctx)
-	if err != nil {
-		return ConvertTableResult{}, err
-	}
-	failed := true
-	defer func() { release(failed) }()
-	rin := fold.RewriteInput{Table: def, TableFile: prev.Path(mt.File), Meta: meta}
-	for _, rel := range mt.Chain {
-		if err := prev.Verify(rel); err != nil {
-			return ConvertTableResult{}, nonRetryable("BrokenSnapshot", err)
-		}
-		switch {
-		case strings.HasSuffix(rel, ".posdel"):
-			rin.Posdel = append(rin.Posdel, prev.Path(rel))
-		case strings.HasSuffix(rel, ".upserts"):
-			rin.Upserts = append(rin.Upserts, fold.Upserts(prev.Path(rel)))
-		}
-	}
+	rin := fold.RewriteInput{Table: def, TableFile: at.TableFile, Posdel: at.Posdel, Upserts: at.Upserts, Meta: job.meta}
 	if tp.Changes > 0 {
-		if rin.Window, err = eng.WriteWindow(def, scratchName(in), a.windowEvents(ctx, in, def)); err != nil {
+		if rin.Window, err = job.eng.WriteWindow(def, scratchName(in), a.windowEvents(ctx, in, def)); err != nil {
 			return ConvertTableResult{}, windowErr(err)
 		}
 		defer rin.Window.Remove()
@@ -266,13 +276,12 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(mt.File, func(w io.Writer) error {
 		var err error
-		res, err = eng.Rewrite(ctx, rin, w, progress)
+		res, err = job.eng.Rewrite(ctx, rin, w, job.progress)
 		return err
 	})
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	failed = false
 	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size,
 		Kind: tp.Kind, Origin: snapshot.OriginRewritten}
@@ -283,16 +292,11 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 }
 
 // tableMeta returns the table's definition (from its table file's footer)
-// and the footer of files the refresh writes for it. With verify the table
-// file's sha256 is checked first (a rewrite reads every row anyway); a pair,
-// which reads only its key columns, reuses the manifest's digest: the size
-// is checked (by Builder.Link), and the next full read verifies the content.
-func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput, verify bool) (*schema.Table, snapshot.FooterMeta, error) {
-	if verify {
-		if err := prev.Verify(mt.File); err != nil {
-			return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)
-		}
-	}
+// and the footer of files the refresh writes for it. It reads the footer
+// only: a pair reuses the manifest's digest of the table file (its size is
+// checked by Builder.Link, its key map is built from a digest-checked read),
+// and a rewrite checks every file before it reads them (fold.SnapshotTable).
+func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput) (*schema.Table, snapshot.FooterMeta, error) {
 	f, err := snapshot.ReadFooter(prev.Path(mt.File))
 	if err != nil {
 		return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)

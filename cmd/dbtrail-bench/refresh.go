@@ -144,7 +144,8 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	}
 	big := tables[mainN]
 
-	// The machine is noisy: every run is repeated three times, the rounds
+	// The machine is noisy (a pair of 1,000 changes is ~25 ms, much of it
+	// fsync): every run is repeated refreshRounds times, the rounds
 	// interleaved, and the best time of each counts.
 	type job struct {
 		tb     *refreshFixture
@@ -163,7 +164,7 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	}
 	best := make([]refreshRun, len(jobs))
 	first := make([]refreshRun, len(jobs)) // round 0: the pair builds the table file's key map
-	for round := range 3 {
+	for round := range refreshRounds {
 		for i, j := range jobs {
 			r, err := env.run(ctx, j.tb, j.k, j.action)
 			if err != nil {
@@ -198,11 +199,11 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	byteRatio := float64(one.bytes) / float64(rewrite.bytes)
 	out := []result{
 		{"refresh: table rows", strconv.Itoa(mainN), "", fmt.Sprintf("BIGINT key, VARCHAR(40), BIGINT, DOUBLE; table file %.1f MiB; FoldMemory %s", mib(big.size), refreshFoldMemory)},
-		{"refresh: full rewrite (1,000 changes)", fmtRun(rewrite), "", "RefreshTable rewrite: new table file + empty 000000 pair; best of 3"},
+		{"refresh: full rewrite (1,000 changes)", fmtRun(rewrite), "", "RefreshTable rewrite: new table file + empty 000000 pair; best of " + strconv.Itoa(refreshRounds)},
 	}
 	for _, k := range pairWindows {
 		out = append(out, result{fmt.Sprintf("refresh: pair, %s changed %s", thousands(k), plural(k, "row")), fmtRun(find(big, k, foldplan.ActionPair)), "",
-			"RefreshTable pair: links + new .posdel/.upserts; best of 3"})
+			"RefreshTable pair: links + new .posdel/.upserts; best of " + strconv.Itoa(refreshRounds)})
 	}
 	out = append(out,
 		result{"refresh: ratio time 1 row / rewrite", fmt.Sprintf("%.4f", timeRatio), "≤ 0.02", verdict(timeRatio <= 0.02)},
@@ -229,7 +230,7 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 		}
 	}
 	out = append(out,
-		result{"refresh: pair of 1,000 changes on " + names + " rows", parts, "", "best of 3, interleaved with the runs above"},
+		result{"refresh: pair of 1,000 changes on " + names + " rows", parts, "", "best of " + strconv.Itoa(refreshRounds) + ", interleaved with the runs above"},
 		result{fmt.Sprintf("refresh: first pair on the %s-row table file", thousands(largest)), fmtRun(cold), "",
 			"includes building the table file's key map (once per table file and worker; later pairs look keys up in it)"},
 		result{"refresh: ratio max / min of those", fmt.Sprintf("%.2f", flat), "≤ 1.20", verdict(flat <= 1.2)},
@@ -238,6 +239,9 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	)
 	return out, nil
 }
+
+// refreshRounds is how many times each refresh run is repeated.
+const refreshRounds = 5
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
