@@ -91,10 +91,20 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 	}
 	name := foldplan.Entry(from, to)
 	res := CompactTableResult{Range: name, MergedFiles: len(merge)}
-	if old, err := readDesc(dir, k); err == nil && sameRange(old, cr) {
+	old, err := readDesc(dir, k)
+	if err == nil && sameRange(old, cr) {
 		return res, nil
 	}
-	return a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res)
+	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res); err != nil {
+		return res, err
+	}
+	// A range the new one replaces, under other names, is no longer used.
+	for _, rel := range []string{old.Posdel, old.Upserts} {
+		if rel != cr.Posdel && rel != cr.Upserts {
+			removeCompacted(dir, rel)
+		}
+	}
+	return res, nil
 }
 
 // writeRange writes the range pair and, last, its descriptor.
@@ -152,6 +162,15 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
 	failed = false
 	return res, nil
+}
+
+// removeCompacted removes a range file named by a descriptor (relative to
+// .compact/; a name that leaves it is ignored).
+func removeCompacted(sourceDir, rel string) {
+	if rel == "" || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return
+	}
+	os.Remove(filepath.Join(sourceDir, compactDir, filepath.FromSlash(rel)))
 }
 
 func readDesc(sourceDir string, k foldplan.TableKey) (foldplan.CompactedRange, error) {
@@ -214,9 +233,7 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 		}
 		if err == nil {
 			for _, rel := range []string{cr.Posdel, cr.Upserts} {
-				if rel != "" {
-					os.Remove(filepath.Join(dir, compactDir, filepath.FromSlash(rel)))
-				}
+				removeCompacted(dir, rel)
 			}
 		}
 	}
