@@ -145,27 +145,36 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	big := tables[mainN]
 
 	// The machine is noisy (a pair of 1,000 changes is ~25 ms, much of it
-	// fsync): every run is repeated refreshRounds times, the rounds
-	// interleaved, and the best time of each counts.
+	// fsync, and varies by a few ms): every run is repeated, the rounds
+	// interleaved, and the best time of each counts; the short pairs
+	// compared across table sizes are repeated more.
 	type job struct {
 		tb     *refreshFixture
 		k      int
 		action foldplan.Action
+		rounds int
 	}
 	var jobs []job
 	for _, k := range pairWindows {
-		jobs = append(jobs, job{big, k, foldplan.ActionPair})
+		rounds := refreshRounds
+		if k == 1000 {
+			rounds = flatRounds
+		}
+		jobs = append(jobs, job{big, k, foldplan.ActionPair, rounds})
 	}
-	jobs = append(jobs, job{big, 1000, foldplan.ActionRewrite})
+	jobs = append(jobs, job{big, 1000, foldplan.ActionRewrite, refreshRounds})
 	for _, n := range sizes {
 		if n != mainN {
-			jobs = append(jobs, job{tables[n], 1000, foldplan.ActionPair})
+			jobs = append(jobs, job{tables[n], 1000, foldplan.ActionPair, flatRounds})
 		}
 	}
 	best := make([]refreshRun, len(jobs))
 	first := make([]refreshRun, len(jobs)) // round 0: the pair builds the table file's key map
-	for round := range refreshRounds {
+	for round := range max(refreshRounds, flatRounds) {
 		for i, j := range jobs {
+			if round >= j.rounds {
+				continue
+			}
 			r, err := env.run(ctx, j.tb, j.k, j.action)
 			if err != nil {
 				return nil, err
@@ -202,8 +211,12 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 		{"refresh: full rewrite (1,000 changes)", fmtRun(rewrite), "", "RefreshTable rewrite: new table file + empty 000000 pair; best of " + strconv.Itoa(refreshRounds)},
 	}
 	for _, k := range pairWindows {
+		rounds := refreshRounds
+		if k == 1000 {
+			rounds = flatRounds
+		}
 		out = append(out, result{fmt.Sprintf("refresh: pair, %s changed %s", thousands(k), plural(k, "row")), fmtRun(find(big, k, foldplan.ActionPair)), "",
-			"RefreshTable pair: links + new .posdel/.upserts; best of " + strconv.Itoa(refreshRounds)})
+			"RefreshTable pair: links + new .posdel/.upserts; best of " + strconv.Itoa(rounds)})
 	}
 	out = append(out,
 		result{"refresh: ratio time 1 row / rewrite", fmt.Sprintf("%.4f", timeRatio), "≤ 0.02", verdict(timeRatio <= 0.02)},
@@ -230,7 +243,7 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 		}
 	}
 	out = append(out,
-		result{"refresh: pair of 1,000 changes on " + names + " rows", parts, "", "best of " + strconv.Itoa(refreshRounds) + ", interleaved with the runs above"},
+		result{"refresh: pair of 1,000 changes on " + names + " rows", parts, "", "best of " + strconv.Itoa(flatRounds) + ", interleaved with the runs above"},
 		result{fmt.Sprintf("refresh: first pair on the %s-row table file", thousands(largest)), fmtRun(cold), "",
 			"includes building the table file's key map (once per table file and worker; later pairs look keys up in it)"},
 		result{"refresh: ratio max / min of those", fmt.Sprintf("%.2f", flat), "≤ 1.20", verdict(flat <= 1.2)},
@@ -240,8 +253,13 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	return out, nil
 }
 
-// refreshRounds is how many times each refresh run is repeated.
-const refreshRounds = 5
+// refreshRounds is how many times each refresh run is repeated, and
+// flatRounds how many times the pairs of 1,000 changes compared across
+// table sizes are.
+const (
+	refreshRounds = 5
+	flatRounds    = 15
+)
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
