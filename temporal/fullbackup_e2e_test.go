@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -214,32 +213,10 @@ func compareTable(t *testing.T, e *backupEnv, snap *snapshot.Snapshot, table str
 
 func liveRows(t *testing.T, e *backupEnv, def *schema.Table) map[string]bool {
 	t.Helper()
-	cols := make([]string, len(def.Columns))
-	for i, c := range def.Columns {
-		cols[i] = "`" + c.Name + "`"
-	}
-	rows, err := e.src.QueryContext(e.ctx, "SELECT "+strings.Join(cols, ",")+" FROM `"+def.Name+"`")
-	must(t, err)
-	defer rows.Close()
 	out := map[string]bool{}
-	for rows.Next() {
-		raw := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
-		must(t, rows.Scan(ptrs...))
-		vals := make([][]byte, len(raw))
-		for i, r := range raw {
-			if r != nil {
-				vals[i] = append([]byte{}, r...)
-			}
-		}
-		img, err := types.SQLImage(def, vals)
-		must(t, err)
-		out[string(img)] = true
+	for r := range liveCounts(t, e, def) {
+		out[r] = true
 	}
-	must(t, rows.Err())
 	return out
 }
 

@@ -162,20 +162,7 @@ func rewrite(t *testing.T, e *Engine, m *modelTable, st tableState, w *Window, s
 		t.Fatal("a second Rewrite of the same input wrote other bytes")
 	}
 	// The fingerprint of the model written in full.
-	var want snapshot.WriteResult
-	writeFile(t, filepath.Join(store, "model.parquet"), func(wr io.Writer) error {
-		tw, err := snapshot.NewTableWriter(wr, m.def, snapshot.FooterMeta{}, snapshot.WriterOptions{})
-		if err != nil {
-			return err
-		}
-		for _, k := range sortedKeys(m.rows) {
-			if err := tw.AppendImage(m.rows[k]); err != nil {
-				return err
-			}
-		}
-		want, err = tw.Close()
-		return err
-	})
+	want := m.writeTable(t, filepath.Join(store, "model.parquet"))
 	if res.Fingerprint != want.Fingerprint {
 		t.Fatalf("rewrite fingerprint %s, model %s", res.Fingerprint, want.Fingerprint)
 	}

@@ -186,7 +186,16 @@ func writeFile(t *testing.T, path string, write func(io.Writer) error) {
 // startChain writes a table file of the model's rows and an empty pair.
 func startChain(t *testing.T, store string, m *modelTable, gen int) tableState {
 	st := tableState{file: filepath.Join(store, fmt.Sprintf("%s.g%d.parquet", m.def.Name, gen))}
-	writeFile(t, st.file, func(w io.Writer) error {
+	m.writeTable(t, st.file)
+	st.chain = []chainEntry{emptyPair(t, store, m, gen)}
+	return st
+}
+
+// writeTable writes the model's rows, in key order, as a table file.
+func (m *modelTable) writeTable(t *testing.T, path string) snapshot.WriteResult {
+	t.Helper()
+	var res snapshot.WriteResult
+	writeFile(t, path, func(w io.Writer) error {
 		tw, err := snapshot.NewTableWriter(w, m.def, snapshot.FooterMeta{}, snapshot.WriterOptions{})
 		if err != nil {
 			return err
@@ -196,11 +205,10 @@ func startChain(t *testing.T, store string, m *modelTable, gen int) tableState {
 				return err
 			}
 		}
-		_, err = tw.Close()
+		res, err = tw.Close()
 		return err
 	})
-	st.chain = []chainEntry{emptyPair(t, store, m, gen)}
-	return st
+	return res
 }
 
 func emptyPair(t *testing.T, store string, m *modelTable, gen int) chainEntry {
