@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -47,14 +46,7 @@ func TestFoldModel(t *testing.T) {
 			var pairs, rewrites, compactions int
 			for step := 1; step <= 40; step++ {
 				evs := m.window(t, r, r.IntN(30), &nextID, &seq)
-				w, err := e.WriteWindow(m.def, fmt.Sprintf("w%d", step), func(fn func(index.Event) error) error {
-					for _, ev := range evs {
-						if err := fn(ev); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
+				w, err := e.WriteWindow(m.def, fmt.Sprintf("w%d", step), eventsOf(evs))
 				if err != nil {
 					t.Fatal(err)
 				}

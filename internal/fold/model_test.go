@@ -343,3 +343,15 @@ func diff(got, want []string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// eventsOf yields evs in order, as an index window read does.
+func eventsOf(evs []index.Event) Events {
+	return func(fn func(index.Event) error) error {
+		for _, ev := range evs {
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

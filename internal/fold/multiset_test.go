@@ -104,14 +104,7 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 			}
 			evs = append(evs, ev)
 		}
-		w, err := e.WriteWindow(def, fmt.Sprintf("k%d", step), func(fn func(index.Event) error) error {
-			for _, ev := range evs {
-				if err := fn(ev); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		w, err := e.WriteWindow(def, fmt.Sprintf("k%d", step), eventsOf(evs))
 		if err != nil {
 			t.Fatal(err)
 		}
