@@ -194,6 +194,4 @@ func snapshotDir(sourceDir, id string) string {
 
 // badInput marks an error a retry cannot cure (a malformed dump, a value
 // that cannot be stored).
-func badInput(err error) error {
-	return temporal.NewNonRetryableApplicationError(err.Error(), "BadInput", err)
-}
+func badInput(err error) error { return nonRetryable("BadInput", err) }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -87,27 +86,8 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 	sourceDir := filepath.Join(e.acts.BackupDir, "main")
 
 	// Watch current: every snapshot it ever names must be complete.
-	var stop atomic.Bool
-	var seen sync.Map
-	var watchErr atomic.Value
-	go func() {
-		for !stop.Load() {
-			if id, err := snapshot.ResolveCurrent(sourceDir); err == nil {
-				if _, done := seen.Load(id); !done {
-					snap, err := snapshot.OpenSnapshot(filepath.Join(sourceDir, snapshot.SnapshotsDir, id))
-					if err == nil {
-						err = snap.VerifyAll()
-					}
-					if err != nil {
-						watchErr.Store(err)
-					}
-					seen.Store(id, true)
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	defer stop.Store(true)
+	checkWatch := watchCurrent(t, sourceDir)
+	defer checkWatch()
 
 	w1 := startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
 	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
@@ -126,8 +106,7 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 	if err := run.Get(e.ctx, &res); err != nil {
 		t.Fatalf("FullBackup after the kill: %v", err)
 	}
-	stop.Store(true)
-	if err, _ := watchErr.Load().(error); err != nil {
+	if err := checkWatch(); err != nil {
 		t.Fatalf("current named an incomplete snapshot: %v", err)
 	}
 	snap, err := snapshot.OpenCurrent(sourceDir)

@@ -99,13 +99,21 @@ func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''"
 // rows is true. A path with glob characters is refused: DuckDB would expand
 // it.
 func readParquet(path string, rows bool) (string, error) {
-	if strings.ContainsAny(path, "*?[") {
-		return "", fmt.Errorf("fold: path %q holds a glob character", path)
+	if err := checkPath(path); err != nil {
+		return "", err
 	}
 	if rows {
 		return "read_parquet(" + quoteString(path) + ", file_row_number = true)", nil
 	}
 	return "read_parquet(" + quoteString(path) + ")", nil
+}
+
+// checkPath refuses a path DuckDB would expand as a glob.
+func checkPath(path string) error {
+	if strings.ContainsAny(path, "*?[") {
+		return fmt.Errorf("fold: path %q holds a glob character", path)
+	}
+	return nil
 }
 
 // streamInts runs q and calls fn with each row's single BIGINT, in the

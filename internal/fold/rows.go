@@ -60,8 +60,8 @@ func (e *Engine) deadRows(ctx context.Context, posdel []string, fn func(int64) e
 	}
 	list := make([]string, len(posdel))
 	for i, p := range posdel {
-		if strings.ContainsAny(p, "*?[") {
-			return fmt.Errorf("fold: path %q holds a glob character", p)
+		if err := checkPath(p); err != nil {
+			return err
 		}
 		list[i] = quoteString(p)
 	}
