@@ -248,7 +248,7 @@ func watchLease(ctx context.Context, lease *index.Lease) error {
 	}
 }
 
-// maintainPartitions keeps hourly partitions of the events table ahead of
+// maintainPartitions keeps hourly partitions of the index's events ahead of
 // the clock, so each hour's events land in their own partition for archive.
 func maintainPartitions(ctx context.Context, store *index.Store, log *slog.Logger) error {
 	t := time.NewTicker(10 * time.Minute)
@@ -256,7 +256,7 @@ func maintainPartitions(ctx context.Context, store *index.Store, log *slog.Logge
 	for {
 		if err := store.EnsurePartitions(ctx, time.Now(), index.DefaultAhead); err != nil && ctx.Err() == nil {
 			// Events still land in p_future; archive will wait. Not fatal.
-			log.Warn("cannot add future partitions to the events table", slog.String("error", err.Error()))
+			log.Warn("cannot add future partitions to event_chunks", slog.String("error", err.Error()))
 		}
 		select {
 		case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
@@ -19,7 +20,9 @@ import (
 // a checkpoint arrives, so a binlog transaction is never half-committed to
 // the index, however many batches it spans.
 type batch struct {
-	events  []index.Event
+	// events are packed for the index as soon as the batch is cut, so
+	// that the decoded events (and their images) are freed at once.
+	events  *index.Packed
 	schemas []index.SchemaVersion
 	// fill, when set, gives the end position to the earlier, streamed parts
 	// of a large transaction that this batch completes.
@@ -27,7 +30,6 @@ type batch struct {
 	// checkpoint, when set, ends the index transaction: it is the position
 	// just after the last complete binlog transaction in this batch.
 	checkpoint *index.Checkpoint
-	bytes      int
 }
 
 type endPosFill struct {
@@ -56,6 +58,7 @@ type decoder struct {
 	limits batchLimits
 	tables *tableTracker
 	out    func(*batch) error // hands a batch to the writer
+	arena  []byte             // where images are carved from (see image)
 
 	pos     binlogpos.Position // end of the last event read
 	lastSeq uint64
@@ -223,13 +226,13 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 	var err error
 	keyRow := after
 	if before != nil {
-		if ev.Before, err = types.Image(rt.def, before); err != nil {
+		if ev.Before, err = d.image(rt.def, before); err != nil {
 			return fmt.Errorf("before image at %s: %w", d.here(h), err)
 		}
 		keyRow = before
 	}
 	if after != nil {
-		if ev.After, err = types.Image(rt.def, after); err != nil {
+		if ev.After, err = d.image(rt.def, after); err != nil {
 			return fmt.Errorf("after image at %s: %w", d.here(h), err)
 		}
 		keyRow = after
@@ -310,14 +313,12 @@ func (d *decoder) flush(fill *endPosFill) error {
 	if d.checkpoint == nil {
 		return nil
 	}
-	b := &batch{events: d.pending[:d.committed:d.committed], schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
-	d.last = *d.checkpoint
-	rest := d.pending[d.committed:]
-	d.pending = append(make([]index.Event, 0, max(len(rest), 64)), rest...)
-	d.pendingBytes = 0
-	for _, ev := range d.pending {
-		d.pendingBytes += len(ev.Before) + len(ev.After) + len(ev.PK) + 64
+	packed, err := d.cut(d.committed)
+	if err != nil {
+		return err
 	}
+	b := &batch{events: packed, schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
+	d.last = *d.checkpoint
 	d.tx.startIdx -= d.committed
 	if d.tx.startIdx < 0 {
 		d.tx.startIdx = 0
@@ -327,6 +328,23 @@ func (d *decoder) flush(fill *endPosFill) error {
 	d.checkpoint = nil
 	d.firstPending = time.Now()
 	return d.out(b)
+}
+
+// cut packs the first n pending events for the index and drops them from
+// pending, keeping the rest (and the pending list's storage).
+func (d *decoder) cut(n int) (*index.Packed, error) {
+	packed, err := index.PackEvents(d.pending[:n])
+	if err != nil {
+		return nil, fmt.Errorf("capture at %s: %w", d.pos, err)
+	}
+	rest := copy(d.pending, d.pending[n:])
+	clear(d.pending[rest:]) // let the images of the packed events go
+	d.pending = d.pending[:rest]
+	d.pendingBytes = 0
+	for _, ev := range d.pending {
+		d.pendingBytes += len(ev.Before) + len(ev.After) + len(ev.PK) + 64
+	}
+	return packed, nil
 }
 
 // moveIdleCheckpoint, called when the stream is idle, moves the checkpoint
@@ -350,6 +368,27 @@ func (d *decoder) moveIdleCheckpoint() error {
 	return d.flush(nil)
 }
 
+// arenaBlock is the size of the buffers images are carved from.
+const arenaBlock = 1 << 20
+
+// image encodes row as a JSON image carved from a shared buffer, so that an
+// image costs no allocation of its own. Images are never written to after,
+// and a buffer lives as long as any event refers to it.
+func (d *decoder) image(t *schema.Table, row []any) ([]byte, error) {
+	if cap(d.arena)-len(d.arena) < 64*len(t.Columns)+64 {
+		d.arena = make([]byte, 0, arenaBlock)
+	}
+	start := len(d.arena)
+	out, err := types.AppendImage(d.arena, t, row)
+	if err != nil {
+		return nil, err
+	}
+	// If the image did not fit, out is a new array (the old images stay
+	// where they are); carry on in it.
+	d.arena = out
+	return out[start:len(out):len(out)], nil
+}
+
 // streamOpenTx hands the read part of a large open transaction to the writer
 // so memory stays bounded by the batch limits. Complete transactions before
 // it are flushed first with their checkpoint.
@@ -360,9 +399,11 @@ func (d *decoder) streamOpenTx() error {
 	if len(d.pending) == 0 {
 		return nil
 	}
-	b := &batch{events: d.pending, schemas: d.schemas}
-	d.pending = make([]index.Event, 0, len(b.events))
-	d.pendingBytes = 0
+	packed, err := d.cut(len(d.pending))
+	if err != nil {
+		return err
+	}
+	b := &batch{events: packed, schemas: d.schemas}
 	d.schemas = nil
 	d.tx.startIdx = 0
 	d.tx.streamed = true

@@ -37,11 +37,11 @@ func (w *writer) run(ctx context.Context, in <-chan *batch) (err error) {
 				return fmt.Errorf("begin index transaction: %w", err)
 			}
 		}
-		if len(b.events) > 0 {
-			if err := tx.InsertEvents(ctx, b.events); err != nil {
+		if b.events != nil {
+			if err := tx.InsertPacked(ctx, b.events); err != nil {
 				return err
 			}
-			uncommitted += len(b.events)
+			uncommitted += b.events.Events()
 		}
 		for _, v := range b.schemas {
 			if err := tx.PutSchemaVersion(ctx, v); err != nil {

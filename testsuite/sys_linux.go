@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -50,4 +53,38 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// CPUTime is the CPU time (user + system) the server's mariadbd has used so
+// far, from /proc/<pid>/stat; benchmarks take the difference of two reads.
+// Ticks are taken as 1/100 s, the Linux USER_HZ.
+func (s *Server) CPUTime() (time.Duration, error) {
+	pid, err := os.ReadFile(filepath.Join(s.Dir, "mariadbd.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of %s: %w", s.Addr(), err)
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of %s: %w", s.Addr(), err)
+	}
+	str := string(stat)
+	f := strings.Fields(str[strings.LastIndexByte(str, ')')+1:]) // fields from 3 (state) on
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cpu time of %s: short /proc stat %q", s.Addr(), str)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+	k, err2 := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("cpu time of %s: %w", s.Addr(), err)
+	}
+	return time.Duration(u+k) * 10 * time.Millisecond, nil
+}
+
+// ProcessCPUTime is the CPU time (user + system) of this process so far.
+func ProcessCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"syscall"
+	"time"
 )
 
 // errUnsupported is returned on platforms other than Linux: the harness
@@ -17,3 +18,9 @@ func sysProcAttr() *syscall.SysProcAttr { return nil }
 func lockFile(ctx context.Context, path string) (func(), error) {
 	return nil, errUnsupported
 }
+
+// CPUTime is not available off Linux.
+func (s *Server) CPUTime() (time.Duration, error) { return 0, errUnsupported }
+
+// ProcessCPUTime is not available off Linux; it returns 0.
+func ProcessCPUTime() time.Duration { return 0 }

@@ -42,7 +42,9 @@ func benchCapture(ctx context.Context, n int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
+	cpu0, idx0 := testsuite.ProcessCPUTime(), serverCPU(idx)
 	capRate, capEvents, bytesPerEvent, err := captureInto(ctx, src, idx, start, end)
+	capCPU, idxCPU := testsuite.ProcessCPUTime()-cpu0, serverCPU(idx)-idx0
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +62,22 @@ func benchCapture(ctx context.Context, n int) ([]result, error) {
 		{"capture: raw BinlogSyncer read+decode", fmt.Sprintf("%.0f events/s", rawRate), "", "best of 2 runs"},
 		{"capture: dbtrail capture into index", fmt.Sprintf("%.0f events/s", capRate), "", "binlog → images → index, checkpointed"},
 		{"capture: ratio capture / raw", fmt.Sprintf("%.2f", ratio), "≥ 0.60", verdict(ratio >= 0.6)},
-		{"capture: index bytes per event", fmt.Sprintf("%.0f B", bytesPerEvent), "", "data + indexes of the events table"},
+		{"capture: CPU per event, capture process / index server", fmt.Sprintf("%.2f µs / %.2f µs", perEvent(capCPU, capEvents), perEvent(idxCPU, capEvents)), "", "user + system; 2 cores shared by both"},
+		{"capture: index bytes per event", fmt.Sprintf("%.0f B", bytesPerEvent), "", "data + indexes of event_chunks, per event"},
 	}, nil
+}
+
+// serverCPU is srv's CPU time so far, 0 when it cannot be read.
+func serverCPU(srv *testsuite.Server) time.Duration {
+	d, err := srv.CPUTime()
+	if err != nil {
+		slog.Warn("benchmark cannot read server CPU time", slog.String("error", err.Error()))
+	}
+	return d
+}
+
+func perEvent(d time.Duration, n int64) float64 {
+	return float64(d.Nanoseconds()) / 1e3 / float64(max(n, 1))
 }
 
 func verdict(ok bool) string {
@@ -206,10 +222,10 @@ func captureInto(ctx context.Context, src, idx *testsuite.Server, start, end bin
 		return
 	}
 	var size int64
-	if _, err = store.DB().ExecContext(ctx, "ANALYZE TABLE events"); err != nil {
+	if _, err = store.DB().ExecContext(ctx, "ANALYZE TABLE event_chunks"); err != nil {
 		return
 	}
 	err = store.DB().QueryRowContext(ctx, `SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'events'`).Scan(&size)
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'event_chunks'`).Scan(&size)
 	return float64(events) / elapsed.Seconds(), events, float64(size) / float64(events), err
 }

@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 300000] [--only capture,convert,refresh]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh]
 package main
 
 import (
@@ -35,7 +35,7 @@ func main() {
 		return
 	}
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
-	events := flag.Int("events", 300000, "row events in the capture benchmark's binlog")
+	events := flag.Int("events", 1000000, "row events in the capture benchmark's binlog")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
 	only := flag.String("only", "capture,convert,refresh", "benchmarks to run, a comma list of capture, convert, refresh")

@@ -21,8 +21,12 @@ const (
 	blockEnd   = "========================================================================"
 )
 
-// newestQuery is the query of the newest changes that the block suggests.
-const newestQuery = "SELECT seq, commit_ts, schema_name, table_name, op, pk, after_image FROM events ORDER BY seq DESC LIMIT 10"
+// newestQuery is the query of the newest changes that the block suggests. It
+// unpacks only the newest chunks: the events view would unpack them all.
+const newestQuery = "SELECT j.seq, c.commit_ts, c.schema_name, c.table_name, j.op, j.pk, j.after_image " +
+	"FROM (SELECT * FROM event_chunks ORDER BY first_seq DESC LIMIT 10) c, " +
+	"JSON_TABLE(c.events, '$[*]' COLUMNS (seq BIGINT UNSIGNED PATH '$.s', op CHAR(1) PATH '$.o', " +
+	"pk JSON PATH '$.k', after_image JSON PATH '$.a')) j ORDER BY j.seq DESC LIMIT 10"
 
 // catchUpWarning is how long the demo waits for capture to catch up before
 // it says so (it keeps waiting).
@@ -159,7 +163,7 @@ func (w *watcher) caughtUp(ctx context.Context) (bool, error) {
 // is at the source's current position, and the traffic sent.
 func (w *watcher) progress(ctx context.Context, last *int64) {
 	var n int64
-	if err := w.idx.QueryRowContext(ctx, "SELECT COUNT(*) FROM events WHERE source = ?", sourceName).Scan(&n); err != nil {
+	if err := w.idx.QueryRowContext(ctx, "SELECT COALESCE(SUM(n), 0) FROM event_chunks WHERE source = ?", sourceName).Scan(&n); err != nil {
 		if ctx.Err() == nil {
 			say("progress: count events in index %s: %v", w.indexAddr, err)
 		}
@@ -264,7 +268,7 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 		fmt.Fprintf(&b, "   | %s\n", line)
 	}
 	fmt.Fprintf(&b, "\n The newest changes in the index:\n   mariadb --defaults-extra-file=%s %s -e \"%s\"\n\n",
-		display(w.files.Index), "dbtrail", newestQuery)
+		display(w.files.Index), "dbtrail", strings.ReplaceAll(newestQuery, "$", `\$`)) // inside "", the shell would expand $[...]
 	fmt.Fprintf(&b, " Make a change of your own on the source and find it with the query above:\n   mariadb --defaults-extra-file=%s shop -e \"UPDATE products SET price = price + 1 WHERE sku = 'SKU-001'\"\n\n",
 		display(w.files.Source))
 	fmt.Fprintf(&b, " The passwords are only in %s, %s and %s (mode 0600).\n",

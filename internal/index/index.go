@@ -122,8 +122,8 @@ var ErrLeaseLost = errors.New("index: capture lease lost")
 var ErrDuplicateSeq = errors.New("index: duplicate event seq")
 
 // sessionSQLMode is the sql_mode of every index connection. It must not contain
-// NO_BACKSLASH_ESCAPES (the insert builder escapes with backslashes) nor
-// ANSI_QUOTES.
+// NO_BACKSLASH_ESCAPES nor ANSI_QUOTES: statements are written for the
+// default quoting.
 const sessionSQLMode = "STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 
 // Store is the index database. It is safe for concurrent use.
@@ -137,8 +137,6 @@ type Store struct {
 
 	mu    sync.Mutex
 	stmts map[int]*sql.Stmt // prepared INSERTs by row count
-	// forceText makes InsertEvents use built text only (benchmark comparison).
-	forceText bool
 }
 
 // Pool limits of the Store's *sql.DB.

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,7 +38,7 @@ var t0 = time.Now().UTC().Truncate(time.Hour).Add(17*time.Minute + 123456*time.M
 
 func ev(seq uint64, table, pk string, op Op, img string) Event {
 	e := Event{Seq: seq, CommitTime: t0.Add(time.Duration(seq) * time.Microsecond), BinlogFile: "mariadb-bin.000003",
-		EndPos: 1000 + seq, GTID: fmt.Sprintf("0-1-%d", seq), Schema: "shop", Table: table, Op: op, PK: pk, SchemaVersion: 1}
+		EndPos: 1000 + seq, GTID: fmt.Sprintf("0-1-%d", seq), Schema: "shop", Table: table, Op: op, PK: key(pk), SchemaVersion: 1}
 	if op != OpInsert {
 		e.Before = []byte(`{"before":` + img + `}`)
 	}
@@ -45,6 +46,21 @@ func ev(seq uint64, table, pk string, op Op, img string) Event {
 		e.After = []byte(`{"after":` + img + `}`)
 	}
 	return e
+}
+
+// key is the canonical key text of a one-column key s.
+func key(s string) string {
+	b, _ := json.Marshal([]string{s})
+	return string(b)
+}
+
+// unkey is the inverse of key.
+func unkey(k string) string {
+	var v []string
+	if json.Unmarshal([]byte(k), &v) != nil || len(v) != 1 {
+		return "?" + k
+	}
+	return v[0]
 }
 
 func commitEvents(t *testing.T, s *Store, source string, evs ...Event) {
@@ -115,6 +131,99 @@ func TestStore(t *testing.T) {
 		}
 	})
 
+	t.Run("MigrateEventsToChunks", func(t *testing.T) {
+		// An index at schema version 3 (one row per event, hourly
+		// partitions) with events in it; Init packs them, keeps the
+		// partitions, and every reader sees the same events.
+		if err := srv.Exec(ctx, "DROP DATABASE IF EXISTS dbtrail_v3", "CREATE DATABASE dbtrail_v3"); err != nil {
+			t.Fatal(err)
+		}
+		db, err := srv.DB(ctx, "dbtrail_v3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		now := time.Now()
+		old := []string{migrationsDDL}
+		for _, m := range migrations[:3] {
+			old = append(old, m.stmts(now.Add(-2*time.Hour))...)
+		}
+		old = append(old, "INSERT INTO schema_migrations VALUES (1, 'a', NOW()), (2, 'b', NOW()), (3, 'c', NOW())",
+			`ALTER TABLE events REORGANIZE PARTITION p_future INTO (PARTITION `+PartitionName(HourID(now))+
+				` VALUES LESS THAN (`+fmt.Sprint(HourID(now)+1)+`), PARTITION p_future VALUES LESS THAN MAXVALUE)`)
+		for _, q := range old {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		evs := []Event{ev(1, "t", "a", OpInsert, `"x"`), ev(2, "t", "a", OpUpdate, `"y"`), ev(3, "u", "b", OpDelete, `"z"`)}
+		evs[1].PKBefore, evs[2].GTID = key("old"), ""
+		for _, e := range evs {
+			var before, after, pkb, gtid any
+			if e.Before != nil {
+				before = string(e.Before)
+			}
+			if e.After != nil {
+				after = string(e.After)
+			}
+			if e.PKBefore != "" {
+				pkb = e.PKBefore
+			}
+			if e.GTID != "" {
+				gtid = e.GTID
+			}
+			if _, err := db.ExecContext(ctx, `INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				"src", e.Seq, e.CommitTime, HourID(e.CommitTime), e.BinlogFile, e.EndPos, gtid, e.Schema, e.Table,
+				e.Op.String(), e.PK, pkb, e.SchemaVersion, before, after); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := Open(ctx, srv.DSN("dbtrail_v3"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		parts, err := st.Partitions(ctx)
+		if err != nil || parts[1].Name != PartitionName(HourID(now)) {
+			t.Fatalf("partitions after migration %+v %v", parts, err)
+		}
+		var got []Event
+		for _, table := range []string{"t", "u"} {
+			if err := st.WindowEvents(ctx, "src", "shop", table, 0, 10, func(e Event) error {
+				got = append(got, e)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var viewed []Event
+		if err := st.TableChanges(ctx, "src", "shop", "t", 0, 10, func(e Event) error {
+			viewed = append(viewed, e)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || len(viewed) != 2 {
+			t.Fatalf("%d events by window, %d by view", len(got), len(viewed))
+		}
+		for i, e := range evs {
+			g := got[i]
+			if g.Seq != e.Seq || g.PK != e.PK || g.PKBefore != e.PKBefore || string(g.Before) != string(e.Before) ||
+				string(g.After) != string(e.After) || g.GTID != e.GTID || !g.CommitTime.Equal(e.CommitTime) || g.EndPos != e.EndPos {
+				t.Fatalf("event %d after migration\n got %+v\nwant %+v", i, g, e)
+			}
+			if i < 2 && (viewed[i].PKBefore != e.PKBefore || string(viewed[i].After) != string(e.After)) {
+				t.Fatalf("view event %d: %+v", i, viewed[i])
+			}
+		}
+		if err := st.Init(ctx); err != nil {
+			t.Fatalf("second Init: %v", err)
+		}
+	})
+
 	t.Run("SessionIsUTC", func(t *testing.T) {
 		var tz, mode string
 		if err := s.DB().QueryRowContext(ctx, "SELECT @@session.time_zone, @@session.sql_mode").Scan(&tz, &mode); err != nil {
@@ -166,11 +275,11 @@ func TestStore(t *testing.T) {
 			t.Fatalf("events after split: %d %v", n, err)
 		}
 		var seq uint64
-		q := fmt.Sprintf("SELECT seq FROM events PARTITION (%s)", PartitionName(HourID(e2.CommitTime)))
+		q := fmt.Sprintf("SELECT first_seq FROM event_chunks PARTITION (%s)", PartitionName(HourID(e2.CommitTime)))
 		if err := st.DB().QueryRowContext(ctx, q).Scan(&seq); err != nil || seq != 2 {
 			t.Fatalf("event moved out of p_future: seq %d, %v", seq, err)
 		}
-		if err := st.DB().QueryRowContext(ctx, "SELECT seq FROM events PARTITION (p_before)").Scan(&seq); err != nil || seq != 3 {
+		if err := st.DB().QueryRowContext(ctx, "SELECT first_seq FROM event_chunks PARTITION (p_before)").Scan(&seq); err != nil || seq != 3 {
 			t.Fatalf("old event in p_before: seq %d, %v", seq, err)
 		}
 		// A reader holding the table's metadata lock makes the ALTER wait and
@@ -179,7 +288,7 @@ func TestStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := reader.QueryRowContext(ctx, "SELECT COUNT(*) FROM events").Scan(&seq); err != nil {
+		if err := reader.QueryRowContext(ctx, "SELECT COUNT(*) FROM event_chunks").Scan(&seq); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)

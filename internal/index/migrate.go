@@ -2,17 +2,20 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
 
-// migration is one numbered change of the index schema. Its statements are
-// DDL (each commits on its own), so each must be safe to run again after a
+// migration is one numbered change of the index schema: statements, or a
+// function for a change that must look at the index first. Both are DDL (each
+// statement commits on its own), so each must be safe to run again after a
 // crash half way through: CREATE ... IF NOT EXISTS and the like.
 type migration struct {
 	version int
 	name    string
 	stmts   func(now time.Time) []string
+	run     func(ctx context.Context, conn *sql.Conn, now time.Time) error
 }
 
 // migrations are applied in order, each once. Never edit or renumber a
@@ -20,13 +23,17 @@ type migration struct {
 var migrations = []migration{
 	{1, "create events, checkpoints, schema_history, capture_gaps", func(now time.Time) []string {
 		return []string{eventsDDL(HourID(now)), checkpointsDDL, schemaHistoryDDL, captureGapsDDL}
-	}},
-	{2, "create capture_starts", func(time.Time) []string { return []string{captureStartsDDL} }},
+	}, nil},
+	{2, "create capture_starts", func(time.Time) []string { return []string{captureStartsDDL} }, nil},
 	// A key-changing update keeps its old key, so the old key's history ends
 	// with it. No index: KeyChanges finds it within the table's range.
 	{3, "events.pk_before", func(time.Time) []string {
 		return []string{"ALTER TABLE events ADD COLUMN IF NOT EXISTS pk_before VARBINARY(3072) NULL AFTER pk"}
-	}},
+	}, nil},
+	// One InnoDB row per run of events instead of one per event: capture's
+	// insert cost was the index's three B-trees per event. `events` becomes
+	// a view with the same columns.
+	{4, "pack events into event_chunks; events becomes a view", nil, packEvents},
 }
 
 // captureStartsDDL records each point where capture of a source began with no
@@ -175,8 +182,17 @@ func (s *Store) migrate(ctx context.Context) error {
 		if applied[m.version] {
 			continue
 		}
-		for _, stmt := range m.stmts(time.Now()) {
+		var stmts []string
+		if m.stmts != nil {
+			stmts = m.stmts(time.Now())
+		}
+		for _, stmt := range stmts {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate index: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		if m.run != nil {
+			if err := m.run(ctx, conn, time.Now()); err != nil {
 				return fmt.Errorf("migrate index: migration %d (%s): %w", m.version, m.name, err)
 			}
 		}

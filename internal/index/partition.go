@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// The events table is partitioned by RANGE (hour_id), hour_id being the Unix
+// The event_chunks table is partitioned by RANGE (hour_id), hour_id being the Unix
 // hour of the commit time. Its partitions are, in order:
 //
 //	p_before                     everything older than the hour the table was created in
@@ -42,7 +42,7 @@ func HourTime(h uint32) time.Time { return time.Unix(int64(h)*3600, 0).UTC() }
 // pYYYYMMDDHH, UTC.
 func PartitionName(hour uint32) string { return "p" + HourTime(hour).Format("2006010215") }
 
-// Partition is one partition of the events table.
+// Partition is one partition of the event_chunks table.
 type Partition struct {
 	Name string
 	// Hour is the hour an hourly partition holds; 0 for p_before and p_future.
@@ -57,7 +57,7 @@ type Partition struct {
 // Hourly reports whether p holds exactly one hour.
 func (p Partition) Hourly() bool { return p.Name != PartitionBefore && p.Name != PartitionFuture }
 
-// Partitions lists the events table's partitions in range order.
+// Partitions lists the event_chunks table's partitions in range order.
 func (s *Store) Partitions(ctx context.Context) ([]Partition, error) {
 	return listPartitions(ctx, s.db)
 }
@@ -67,10 +67,15 @@ type queryer interface {
 }
 
 func listPartitions(ctx context.Context, q queryer) ([]Partition, error) {
+	return tablePartitions(ctx, q, chunksTable)
+}
+
+// tablePartitions lists the RANGE (hour_id) partitions of one index table.
+func tablePartitions(ctx context.Context, q queryer, table string) ([]Partition, error) {
 	rows, err := q.QueryContext(ctx, `SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS
 		FROM information_schema.PARTITIONS
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'events'
-		ORDER BY PARTITION_ORDINAL_POSITION`)
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+		ORDER BY PARTITION_ORDINAL_POSITION`, table)
 	if err != nil {
 		return nil, fmt.Errorf("list partitions: %w", err)
 	}
@@ -83,7 +88,7 @@ func listPartitions(ctx context.Context, q queryer) ([]Partition, error) {
 			return nil, fmt.Errorf("list partitions: %w", err)
 		}
 		if !name.Valid {
-			return nil, fmt.Errorf("list partitions: events table is not partitioned")
+			return nil, fmt.Errorf("list partitions: %s is not partitioned", table)
 		}
 		p := Partition{Name: name.String, Rows: n.Int64}
 		if desc.String != "MAXVALUE" {
@@ -125,7 +130,7 @@ func (s *Store) EnsurePartitions(ctx context.Context, now time.Time, ahead int) 
 		return fmt.Errorf("ensure partitions: %w", err)
 	}
 	if len(parts) == 0 {
-		return fmt.Errorf("ensure partitions: no events table (run Init)")
+		return fmt.Errorf("ensure partitions: no event_chunks table (run Init)")
 	}
 	if lastBound(parts) > target {
 		return nil
@@ -146,14 +151,14 @@ func (s *Store) EnsurePartitions(ctx context.Context, now time.Time, ahead int) 
 		return fmt.Errorf("ensure partitions: %w", err)
 	}
 	if len(parts) == 0 || parts[len(parts)-1].Name != PartitionFuture {
-		return fmt.Errorf("ensure partitions: events table has no %s partition", PartitionFuture)
+		return fmt.Errorf("ensure partitions: event_chunks table has no %s partition", PartitionFuture)
 	}
 	from := lastBound(parts)
 	if from > target {
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString("ALTER TABLE events REORGANIZE PARTITION " + PartitionFuture + " INTO (")
+	b.WriteString("ALTER TABLE " + chunksTable + " REORGANIZE PARTITION " + PartitionFuture + " INTO (")
 	for h := from; h <= target; h++ {
 		fmt.Fprintf(&b, "PARTITION %s VALUES LESS THAN (%d), ", PartitionName(h), h+1)
 	}

@@ -1,9 +1,11 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
@@ -129,39 +131,38 @@ func coveringStart(pos binlogpos.Position, starts []Start, gaps []Gap) (Start, e
 
 // lastSeqAtOrBefore walks back from upTo in seq order (positions grow with
 // seq) to the last event whose transaction ends at or before pos; floor is
-// returned when there is none after it.
+// returned when there is none after it. It reads chunks newest first, a page
+// at a time.
 func (s *Store) lastSeqAtOrBefore(ctx context.Context, source string, pos binlogpos.Position, floor, upTo uint64) (uint64, error) {
-	const page = 2000
-	for upTo > floor {
-		rows, err := s.db.QueryContext(ctx, `SELECT seq, binlog_file, end_pos FROM events
-			WHERE source = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`, source, floor, upTo, page)
+	const page = 20
+	before := upTo + 1 // chunks starting before this are still to read
+	for before > floor+1 {
+		var evs []Event
+		n := 0
+		err := s.scanChunks(ctx, func(e *Event) error {
+			if e.Seq > floor && e.Seq <= upTo {
+				evs = append(evs, *e)
+			}
+			return nil
+		}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq < ? ORDER BY first_seq DESC LIMIT ?`,
+			source, before, page)
 		if err != nil {
 			return 0, fmt.Errorf("map position %s to seq: %w", pos, err)
 		}
-		n := 0
-		for rows.Next() {
-			var seq uint64
-			var p binlogpos.Position
-			if err := rows.Scan(&seq, &p.File, &p.Pos); err != nil {
-				rows.Close()
-				return 0, err
-			}
+		// evs holds the page's chunks newest first, each in seq order.
+		for _, e := range evs {
 			n++
-			c, err := binlogpos.Compare(p, pos)
+			before = min(before, e.Seq)
+		}
+		slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(b.Seq, a.Seq) })
+		for _, e := range evs {
+			c, err := binlogpos.Compare(binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos}, pos)
 			if err != nil {
-				rows.Close()
 				return 0, err
 			}
 			if c <= 0 {
-				rows.Close()
-				return seq, nil
+				return e.Seq, nil
 			}
-			upTo = seq - 1
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return 0, err
 		}
 		if n == 0 {
 			break

@@ -145,8 +145,10 @@ func scanEvent(rows *sql.Rows, e *Event) error {
 
 // TableChanges calls fn with every change of one table of source with
 // afterSeq < seq <= uptoSeq, in key order (pk bytes, then seq): the last call
-// for a key is its newest change in the window. Rows are streamed, never all
-// held in memory. An error from fn stops the scan and is returned as is.
+// for a key is its newest change in the window. It reads the events view, so
+// the server unpacks and sorts (spilling to disk when it must); rows are
+// streamed, never all held in memory. An error from fn stops the scan and is
+// returned as is.
 func (s *Store) TableChanges(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(Event) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events
 		WHERE source = ? AND schema_name = ? AND table_name = ? AND seq > ? AND seq <= ?
@@ -170,61 +172,10 @@ func (s *Store) TableChanges(ctx context.Context, source, schemaName, table stri
 	return nil
 }
 
-// WindowEvents calls fn with every change of one table of source with
-// afterSeq < seq <= uptoSeq in stream (seq) order, streamed over the
-// by_table index without a sort: a refresh window. An error from fn stops
-// the scan and is returned as is.
-func (s *Store) WindowEvents(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(Event) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events FORCE INDEX (by_table)
-		WHERE source = ? AND schema_name = ? AND table_name = ? AND seq > ? AND seq <= ?
-		ORDER BY seq`, source, schemaName, table, afterSeq, uptoSeq)
-	if err != nil {
-		return fmt.Errorf("window events %s.%s (%d, %d]: %w", schemaName, table, afterSeq, uptoSeq, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var e Event
-		if err := scanEvent(rows, &e); err != nil {
-			return fmt.Errorf("window events %s.%s (%d, %d]: %w", schemaName, table, afterSeq, uptoSeq, err)
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("window events %s.%s (%d, %d]: %w", schemaName, table, afterSeq, uptoSeq, err)
-	}
-	return nil
-}
-
-// ChangeCounts returns how many events each table of source has with
-// afterSeq < seq <= uptoSeq; a table with none is absent.
-func (s *Store) ChangeCounts(ctx context.Context, source string, afterSeq, uptoSeq uint64) (map[[2]string]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT schema_name, table_name, COUNT(*) FROM events
-		WHERE source = ? AND seq > ? AND seq <= ? GROUP BY schema_name, table_name`, source, afterSeq, uptoSeq)
-	if err != nil {
-		return nil, fmt.Errorf("change counts %s (%d, %d]: %w", source, afterSeq, uptoSeq, err)
-	}
-	defer rows.Close()
-	out := map[[2]string]int64{}
-	for rows.Next() {
-		var k [2]string
-		var n int64
-		if err := rows.Scan(&k[0], &k[1], &n); err != nil {
-			return nil, fmt.Errorf("change counts %s: %w", source, err)
-		}
-		out[k] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("change counts %s: %w", source, err)
-	}
-	return out, nil
-}
-
 // KeyChanges returns every stored change of the row with key pk of one table
 // of source, oldest first, including an update that moved the row to another
-// key (its PKBefore is pk). The lookup by pk uses an index; the one by
-// pk_before scans the table's events, as key changes are rare.
+// key (its PKBefore is pk). It reads the events view: a scan of the table's
+// chunks (by_table), unpacked by the server.
 func (s *Store) KeyChanges(ctx context.Context, source, schemaName, table, pk string) ([]Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events
 		WHERE source = ? AND schema_name = ? AND table_name = ? AND pk = ?
@@ -248,13 +199,4 @@ func (s *Store) KeyChanges(ctx context.Context, source, schemaName, table, pk st
 		return nil, fmt.Errorf("key changes %s.%s %q: %w", schemaName, table, pk, err)
 	}
 	return out, nil
-}
-
-// CountEvents returns the exact number of events stored for source.
-func (s *Store) CountEvents(ctx context.Context, source string) (int64, error) {
-	var n int64
-	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM events WHERE source = ?", source).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count events %s: %w", source, err)
-	}
-	return n, nil
 }

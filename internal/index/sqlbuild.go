@@ -2,64 +2,21 @@ package index
 
 import (
 	"fmt"
-	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
-// The insert builder writes multi-row INSERT text itself: one COM_QUERY per
-// ~4 MiB, no prepare round trips, no per-value interface boxing. Literals are
-// escaped with backslashes like mysql_real_escape_string, which is correct
-// because every index connection runs with a sql_mode that has no
-// NO_BACKSLASH_ESCAPES (see sessionSQLMode).
+const insertChunksHead = "INSERT INTO event_chunks (source,first_seq,last_seq,hour_id,commit_ts,binlog_file,end_pos,gtid," +
+	"schema_name,table_name,schema_version,n,events) VALUES "
 
-const insertEventsHead = "INSERT INTO events (source,seq,commit_ts,hour_id,binlog_file,end_pos,gtid," +
-	"schema_name,table_name,op,pk,pk_before,schema_version,before_image,after_image) VALUES "
+// chunkCols is the number of columns of insertChunksHead.
+const chunkCols = 13
 
-// appendEscaped appends s quoted as a string literal: 'text'. binary prefixes
-// the _binary introducer, so bytes that are not UTF-8 reach a VARBINARY column
-// unchanged.
-func appendEscaped[T string | []byte](b []byte, s T, binary bool) []byte {
-	if binary {
-		b = append(b, "_binary'"...)
-	} else {
-		b = append(b, '\'')
-	}
-	start := 0
-	for i := 0; i < len(s); i++ {
-		var esc byte
-		switch s[i] {
-		case 0:
-			esc = '0'
-		case '\n':
-			esc = 'n'
-		case '\r':
-			esc = 'r'
-		case '\\':
-			esc = '\\'
-		case '\'':
-			esc = '\''
-		case '"':
-			esc = '"'
-		case '\032':
-			esc = 'Z'
-		default:
-			continue
-		}
-		b = append(b, s[start:i]...)
-		b = append(b, '\\', esc)
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '\'')
-}
-
-// appendDatetime appends t (taken in UTC) as a DATETIME(6) literal.
-func appendDatetime(b []byte, t time.Time) []byte {
+// appendDatetimeText appends t (taken in UTC) as "YYYY-MM-DD hh:mm:ss.ffffff".
+func appendDatetimeText(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
-	us := t.Nanosecond() / 1000
-	b = append(b, '\'')
 	b = appendPadded(b, y, 4)
 	b = append(b, '-')
 	b = appendPadded(b, int(mo), 2)
@@ -72,8 +29,7 @@ func appendDatetime(b []byte, t time.Time) []byte {
 	b = append(b, ':')
 	b = appendPadded(b, s, 2)
 	b = append(b, '.')
-	b = appendPadded(b, us, 6)
-	return append(b, '\'')
+	return appendPadded(b, t.Nanosecond()/1000, 6)
 }
 
 func appendPadded(b []byte, v, width int) []byte {
@@ -87,7 +43,9 @@ func appendPadded(b []byte, v, width int) []byte {
 	return append(b, tmp[i:]...)
 }
 
-// checkEvent validates what the database would not: op and image presence.
+// checkEvent validates what the database would not: op and image presence,
+// and what the chunk payload relies on (a key is a JSON array, an image a JSON
+// object, both valid UTF-8).
 func checkEvent(e *Event) error {
 	if e.CommitTime.IsZero() || e.CommitTime.Year() < 1970 || e.CommitTime.Year() > 9999 {
 		return fmt.Errorf("event seq %d: commit time %v out of range", e.Seq, e.CommitTime)
@@ -108,77 +66,32 @@ func checkEvent(e *Event) error {
 	default:
 		return fmt.Errorf("event seq %d: invalid op %q", e.Seq, byte(e.Op))
 	}
+	if !enclosed(e.PK, '[', ']') || (e.PKBefore != "" && !enclosed(e.PKBefore, '[', ']')) {
+		return fmt.Errorf("event seq %d: key %q is not a JSON array", e.Seq, e.PK)
+	}
+	if (e.Before != nil && !enclosed(e.Before, '{', '}')) || (e.After != nil && !enclosed(e.After, '{', '}')) {
+		return fmt.Errorf("event seq %d: an image is not a JSON object", e.Seq)
+	}
+	if !utf8.ValidString(e.PK) || !utf8.ValidString(e.PKBefore) || !utf8.Valid(e.Before) || !utf8.Valid(e.After) {
+		return fmt.Errorf("event seq %d: key or image is not valid UTF-8", e.Seq)
+	}
 	return nil
 }
 
-// appendEventRow appends the VALUES tuple of e for source (already escaped as
-// a literal in srcLit).
-func appendEventRow(b []byte, srcLit []byte, e *Event) []byte {
-	b = append(b, '(')
-	b = append(b, srcLit...)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, e.Seq, 10)
-	b = append(b, ',')
-	b = appendDatetime(b, e.CommitTime)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(HourID(e.CommitTime)), 10)
-	b = append(b, ',')
-	b = appendEscaped(b, e.BinlogFile, false)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, e.EndPos, 10)
-	b = append(b, ',')
-	if e.GTID == "" {
-		b = append(b, "NULL"...)
-	} else {
-		b = appendEscaped(b, e.GTID, false)
-	}
-	b = append(b, ',')
-	b = appendEscaped(b, e.Schema, false)
-	b = append(b, ',')
-	b = appendEscaped(b, e.Table, false)
-	b = append(b, ",'"...)
-	b = append(b, byte(e.Op))
-	b = append(b, "',"...)
-	b = appendEscaped(b, e.PK, true)
-	b = append(b, ',')
-	if e.PKBefore == "" {
-		b = append(b, "NULL"...)
-	} else {
-		b = appendEscaped(b, e.PKBefore, true)
-	}
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(e.SchemaVersion), 10)
-	b = append(b, ',')
-	b = appendImage(b, e.Before)
-	b = append(b, ',')
-	b = appendImage(b, e.After)
-	return append(b, ')')
+func enclosed[T string | []byte](s T, open, close byte) bool {
+	return len(s) >= 2 && s[0] == open && s[len(s)-1] == close
 }
 
-func appendImage(b []byte, img []byte) []byte {
-	if img == nil {
-		return append(b, "NULL"...)
-	}
-	return appendEscaped(b, img, false)
-}
+// insertLadder are the row counts of the prepared multi-row INSERTs of
+// chunks; any count is a sum of them.
+var insertLadder = [...]int{16, 4, 1}
 
-// eventRowSize is an upper bound of len(appendEventRow(...)) - len(srcLit).
-func eventRowSize(e *Event) int {
-	return 160 + 2*(len(e.BinlogFile)+len(e.GTID)+len(e.Schema)+len(e.Table)+len(e.PK)+len(e.PKBefore)+len(e.Before)+len(e.After))
-}
-
-// insertLadder are the row counts of the prepared multi-row INSERTs; a run
-// shorter than the smallest goes as one built text INSERT instead.
-var insertLadder = [...]int{256, 32}
-
-// nextChunk returns how many of evs go into the next statement: as many as fit
-// in maxStmt bytes, at most insertLadder[0] and at least one. prepared says the
-// count is a ladder size (use the prepared statement of that many rows);
-// otherwise the run goes as built text.
-func nextChunk(evs []Event, maxStmt int) (n int, prepared bool) {
-	size := len(insertEventsHead)
-	for n < len(evs) && n < insertLadder[0] {
-		sz := eventRowSize(&evs[n]) + 70 // + the escaped source
+// nextStmt returns how many of cs go into the next statement: the largest
+// ladder size whose chunks fit in maxStmt bytes, at least one.
+func nextStmt(cs []chunk, maxStmt int) int {
+	size, n := len(insertChunksHead), 0
+	for n < len(cs) && n < insertLadder[0] {
+		sz := len(cs[n].payload) + 400
 		if n > 0 && size+sz > maxStmt {
 			break
 		}
@@ -187,30 +100,17 @@ func nextChunk(evs []Event, maxStmt int) (n int, prepared bool) {
 	}
 	for _, l := range insertLadder {
 		if n >= l {
-			return l, true
+			return l
 		}
 	}
-	return n, false
+	return 1
 }
 
-// buildInsert appends the text INSERT of evs (all of source) to buf[:0].
-func buildInsert(buf []byte, source string, evs []Event) []byte {
-	buf = append(buf[:0], insertEventsHead...)
-	srcLit := appendEscaped(nil, source, false)
-	for i := range evs {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendEventRow(buf, srcLit, &evs[i])
-	}
-	return buf
-}
-
-// insertPlaceholders returns the prepared INSERT text of n rows.
+// insertPlaceholders returns the prepared INSERT text of n chunk rows.
 func insertPlaceholders(n int) string {
-	const row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-	b := make([]byte, 0, len(insertEventsHead)+n*(len(row)+1))
-	b = append(b, insertEventsHead...)
+	const row = "(?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	b := make([]byte, 0, len(insertChunksHead)+n*(len(row)+1))
+	b = append(b, insertChunksHead...)
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b = append(b, ',')
@@ -220,16 +120,14 @@ func insertPlaceholders(n int) string {
 	return string(b)
 }
 
-// appendEventArgs appends the 15 arguments of e's row, in insertEventsHead
-// order. NULLs are untyped nil or []byte(nil), which the driver sends as NULL.
-func appendEventArgs(args []any, source string, e *Event) []any {
-	var gtid, pkBefore any
-	if e.GTID != "" {
-		gtid = e.GTID
+// appendChunkArgs appends the chunkCols arguments of c's row, in
+// insertChunksHead order. NULL is an untyped nil.
+func appendChunkArgs(args []any, source string, c *chunk) []any {
+	h := c.head
+	var gtid any
+	if h.GTID != "" {
+		gtid = h.GTID
 	}
-	if e.PKBefore != "" {
-		pkBefore = e.PKBefore
-	}
-	return append(args, source, e.Seq, e.CommitTime.UTC(), uint64(HourID(e.CommitTime)), e.BinlogFile, e.EndPos,
-		gtid, e.Schema, e.Table, e.Op.String(), e.PK, pkBefore, uint64(e.SchemaVersion), e.Before, e.After)
+	return append(args, source, c.firstSeq, c.lastSeq, uint64(HourID(h.CommitTime)), h.CommitTime.UTC(), h.BinlogFile,
+		h.EndPos, gtid, h.Schema, h.Table, uint64(h.SchemaVersion), uint64(c.n), c.payload)
 }

@@ -2,49 +2,24 @@ package index
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestAppendEscaped(t *testing.T) {
-	cases := []struct {
-		in     string
-		binary bool
-		want   string
-	}{
-		{"", false, `''`},
-		{"plain", false, `'plain'`},
-		{"it's", false, `'it\'s'`},
-		{`a\b"c`, false, `'a\\b\"c'`},
-		{"nul\x00nl\ncr\rz\x1a", false, `'nul\0nl\ncr\rz\Z'`},
-		{"é€😀", false, "'é€😀'"},
-		{"k\xff\x00", true, `_binary'k` + "\xff" + `\0'`},
-	}
-	for _, c := range cases {
-		if got := string(appendEscaped(nil, c.in, c.binary)); got != c.want {
-			t.Errorf("appendEscaped(%q, %v) = %q, want %q", c.in, c.binary, got, c.want)
-		}
-		if got := string(appendEscaped(nil, []byte(c.in), c.binary)); got != c.want {
-			t.Errorf("appendEscaped([]byte %q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
-func TestAppendDatetime(t *testing.T) {
+func TestAppendDatetimeText(t *testing.T) {
 	loc := time.FixedZone("x", 5*3600)
 	for _, c := range []struct {
 		t    time.Time
 		want string
 	}{
-		{time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), `'2026-01-02 03:04:05.123456'`},
-		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), `'1970-01-01 00:00:00.000000'`},
-		{time.Date(2026, 12, 31, 23, 59, 59, 999999000, time.UTC), `'2026-12-31 23:59:59.999999'`},
-		{time.Date(2026, 6, 1, 2, 0, 0, 1000, loc), `'2026-05-31 21:00:00.000001'`},
+		{time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), `2026-01-02 03:04:05.123456`},
+		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), `1970-01-01 00:00:00.000000`},
+		{time.Date(2026, 12, 31, 23, 59, 59, 999999000, time.UTC), `2026-12-31 23:59:59.999999`},
+		{time.Date(2026, 6, 1, 2, 0, 0, 1000, loc), `2026-05-31 21:00:00.000001`},
 	} {
-		if got := string(appendDatetime(nil, c.t)); got != c.want {
-			t.Errorf("appendDatetime(%v) = %s, want %s", c.t, got, c.want)
+		if got := string(appendDatetimeText(nil, c.t)); got != c.want {
+			t.Errorf("appendDatetimeText(%v) = %s, want %s", c.t, got, c.want)
 		}
 	}
 }
@@ -119,7 +94,7 @@ func TestLeaseName(t *testing.T) {
 
 func testEvent(seq uint64, op Op, img string) Event {
 	e := Event{Seq: seq, CommitTime: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), BinlogFile: "bin.000001",
-		EndPos: 100 + seq, GTID: "0-1-" + string(rune('0'+seq%10)), Schema: "db", Table: "t", Op: op, PK: "1", SchemaVersion: 1}
+		EndPos: 100 + seq, GTID: "0-1-" + string(rune('0'+seq%10)), Schema: "db", Table: "t", Op: op, PK: "[1]", SchemaVersion: 1}
 	if op != OpInsert {
 		e.Before = []byte(img)
 	}
@@ -141,6 +116,10 @@ func TestCheckEvent(t *testing.T) {
 		func(e *Event) { e.Before = []byte("{}") }, // insert with before
 		func(e *Event) { e.After = nil },           // insert without after
 		func(e *Event) { e.CommitTime = time.Time{} },
+		func(e *Event) { e.PK = "1" },                 // not a JSON array
+		func(e *Event) { e.PKBefore = `{"a":1}` },     // not a JSON array
+		func(e *Event) { e.After = []byte(`"x"`) },    // not a JSON object
+		func(e *Event) { e.After = []byte(`{"a":1`) }, // not a JSON object
 	}
 	for i, f := range bad {
 		e := testEvent(1, OpInsert, "{}")
@@ -151,49 +130,36 @@ func TestCheckEvent(t *testing.T) {
 	}
 }
 
-func TestNextChunkAndBuild(t *testing.T) {
-	img := strings.Repeat("x", 300)
-	var evs []Event
-	for i := 1; i <= 1000; i++ {
-		evs = append(evs, testEvent(uint64(i), OpInsert, img))
+func TestNextStmtAndArgs(t *testing.T) {
+	cs := make([]chunk, 40)
+	for i := range cs {
+		e := testEvent(uint64(i+1), OpInsert, "{}")
+		cs[i] = chunk{head: &e, firstSeq: e.Seq, lastSeq: e.Seq, n: 1, payload: make([]byte, 100<<10)}
 	}
 	var plan []int
-	for i := 0; i < len(evs); {
-		n, prepared := nextChunk(evs[i:], 4<<20)
-		if !prepared {
-			n = -n
-		}
+	for i := 0; i < len(cs); {
+		n := nextStmt(cs[i:], 4<<20)
 		plan = append(plan, n)
-		i += max(n, -n)
+		i += n
 	}
-	if got := fmt.Sprint(plan); got != "[256 256 256 32 32 32 32 32 32 32 -8]" {
+	if got := fmt.Sprint(plan); got != "[16 16 4 4]" {
 		t.Fatalf("plan %s", got)
 	}
-	// Big rows: the byte limit decides, down to one text row.
-	big := []Event{testEvent(1, OpInsert, strings.Repeat("y", 10<<10)), testEvent(2, OpInsert, "{}")}
-	if n, prepared := nextChunk(big, 1<<10); n != 1 || prepared {
-		t.Fatalf("big row chunk %d %v", n, prepared)
+	if n := nextStmt(cs, 1<<10); n != 1 {
+		t.Fatalf("a chunk over the limit goes alone, got %d", n)
 	}
-	if n, prepared := nextChunk(evs, 40<<10); n != 32 || !prepared {
-		t.Fatalf("byte-limited chunk %d %v", n, prepared)
+	if n := nextStmt(cs, 700<<10); n != 4 {
+		t.Fatalf("byte-limited statement of %d chunks", n)
 	}
-
-	evs[0].PK = "a'b\\c"
-	stmt := string(buildInsert([]byte("garbage"), "src'1", evs[:2]))
-	want := insertEventsHead + `('src\'1',1,'2026-01-02 03:04:05.000006',` + strconv.Itoa(int(HourID(evs[0].CommitTime))) +
-		`,'bin.000001',101,'0-1-1','db','t','i',_binary'a\'b\\c',NULL,1,NULL,'xxx`
-	if !strings.HasPrefix(stmt, want) || !strings.HasSuffix(stmt, "xxx')") || strings.Count(stmt, "('src") != 2 {
-		t.Fatalf("statement\n%.300s\nwant prefix\n%s", stmt, want)
-	}
-	if ph := insertPlaceholders(2); ph != insertEventsHead+"(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?),(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" {
+	if ph := insertPlaceholders(2); ph != insertChunksHead+"(?,?,?,?,?,?,?,?,?,?,?,?,?),(?,?,?,?,?,?,?,?,?,?,?,?,?)" {
 		t.Fatalf("placeholders %s", ph)
 	}
-	args := appendEventArgs(nil, "s", &evs[1])
-	if len(args) != 15 || args[6] != "0-1-2" || args[11] != nil || args[13].([]byte) != nil || string(args[14].([]byte)) != img {
+	args := appendChunkArgs(nil, "s", &cs[1])
+	if len(args) != chunkCols || args[1] != uint64(2) || args[7] != "0-1-2" || args[11] != uint64(1) {
 		t.Fatalf("args %v", args)
 	}
-	evs[1].GTID = ""
-	if args := appendEventArgs(nil, "s", &evs[1]); args[6] != nil {
-		t.Fatalf("empty gtid sent as %v", args[6])
+	cs[1].head.GTID = ""
+	if args := appendChunkArgs(nil, "s", &cs[1]); args[7] != nil {
+		t.Fatalf("empty gtid sent as %v", args[7])
 	}
 }

@@ -19,14 +19,13 @@ type Tx struct {
 	tx     *sql.Tx
 	source string
 	fence  *Lease
-	buf    []byte
 	args   []any
 
 	// Seqs and hours of the events inserted so far in this Tx.
 	n                  int
 	firstSeq, lastSeq  uint64
 	minHour, maxHour   uint32
-	checkpointSeq      uint64
+	checkpointSeq      uint64 // the greater of the checkpoint's and the last stored seq
 	checkpointSeqKnown bool
 }
 
@@ -45,85 +44,129 @@ func (s *Store) Begin(ctx context.Context, source string, fence *Lease) (*Tx, er
 	return &Tx{s: s, tx: tx, source: source, fence: fence}, nil
 }
 
-// InsertEvents adds evs (of the Tx's source) with multi-row INSERTs of at most
-// ~4 MiB each: prepared statements of 256 or 32 rows, and one built text
-// statement for a shorter rest. Seqs must grow strictly within a Tx and lie
-// after the source's checkpoint; a seq already stored is never overwritten:
-// that, and any seq out of order, fails with an error wrapping
-// ErrDuplicateSeq. An event with an invalid op, a missing or extra image, or
-// an image that is not valid UTF-8 fails the call. After an error the Tx must
-// be rolled back.
-func (t *Tx) InsertEvents(ctx context.Context, evs []Event) error {
+// Packed is a run of events packed for storage by PackEvents: checked and
+// encoded, not yet stored. It may be built on another goroutine than the
+// Tx's, so that packing overlaps the index server's work.
+type Packed struct {
+	chunks           []chunk
+	events           int
+	firstSeq         uint64
+	lastSeq          uint64
+	minHour, maxHour uint32
+}
+
+// Events is how many events p holds.
+func (p *Packed) Events() int { return p.events }
+
+// PackEvents checks evs (one source's, seq order) and packs them into
+// event_chunks rows (see chunk.go). An event with an invalid op, a missing
+// or extra image, a key that is not a JSON array or an image that is not a
+// JSON object, or text that is not valid UTF-8 is an error, as are seqs that
+// do not grow strictly. The
+// packed form aliases nothing of evs: evs may be reused at once.
+func PackEvents(evs []Event) (*Packed, error) {
+	p := &Packed{events: len(evs)}
 	if len(evs) == 0 {
-		return nil
+		return p, nil
+	}
+	fail := func(err error) (*Packed, error) {
+		return nil, fmt.Errorf("pack events %d..%d: %w", evs[0].Seq, evs[len(evs)-1].Seq, err)
 	}
 	for i := range evs {
 		if err := checkEvent(&evs[i]); err != nil {
-			return fmt.Errorf("insert events %d..%d: %w", evs[0].Seq, evs[len(evs)-1].Seq, err)
+			return fail(err)
 		}
-	}
-	if err := t.checkSeqs(ctx, evs); err != nil {
-		return fmt.Errorf("insert events %d..%d: %w", evs[0].Seq, evs[len(evs)-1].Seq, err)
-	}
-	for i := 0; i < len(evs); {
-		n, prepared := nextChunk(evs[i:], t.s.maxStmt)
-		chunk := evs[i : i+n]
-		var err error
-		if prepared && !t.s.forceText {
-			err = t.execPrepared(ctx, chunk)
-		} else {
-			err = t.execText(ctx, chunk)
+		if i > 0 && evs[i].Seq <= evs[i-1].Seq {
+			return fail(fmt.Errorf("%w: seq %d follows seq %d", ErrDuplicateSeq, evs[i].Seq, evs[i-1].Seq))
 		}
-		if err != nil {
+		h := HourID(evs[i].CommitTime)
+		if i == 0 {
+			p.minHour, p.maxHour = h, h
+		}
+		p.minHour, p.maxHour = min(p.minHour, h), max(p.maxHour, h)
+	}
+	p.firstSeq, p.lastSeq = evs[0].Seq, evs[len(evs)-1].Seq
+	p.chunks, _ = packChunks(nil, evs)
+	for i := range p.chunks {
+		p.chunks[i].head = detachHead(p.chunks[i].head)
+	}
+	return p, nil
+}
+
+// detachHead copies the header fields of e that a chunk row needs, without
+// the images, so the packed form does not keep evs alive.
+func detachHead(e *Event) *Event {
+	return &Event{Seq: e.Seq, CommitTime: e.CommitTime, BinlogFile: e.BinlogFile, EndPos: e.EndPos, GTID: e.GTID,
+		Schema: e.Schema, Table: e.Table, SchemaVersion: e.SchemaVersion}
+}
+
+// InsertEvents adds evs (of the Tx's source): PackEvents, then InsertPacked.
+// After an error the Tx must be rolled back.
+func (t *Tx) InsertEvents(ctx context.Context, evs []Event) error {
+	p, err := PackEvents(evs)
+	if err != nil {
+		return fmt.Errorf("insert events: %w", err)
+	}
+	return t.InsertPacked(ctx, p)
+}
+
+// InsertPacked stores p with prepared multi-row INSERTs of at most ~4 MiB
+// each. Seqs must lie after this Tx's previous events, the source's
+// checkpoint and every stored event; a seq already stored is never
+// overwritten: that fails with an error wrapping ErrDuplicateSeq. After an
+// error the Tx must be rolled back.
+func (t *Tx) InsertPacked(ctx context.Context, p *Packed) error {
+	if p.events == 0 {
+		return nil
+	}
+	if err := t.checkSeqs(ctx, p.firstSeq); err != nil {
+		return fmt.Errorf("insert events %d..%d: %w", p.firstSeq, p.lastSeq, err)
+	}
+	for i := 0; i < len(p.chunks); {
+		n := nextStmt(p.chunks[i:], t.s.maxStmt)
+		part := p.chunks[i : i+n]
+		if err := t.execInsert(ctx, part); err != nil {
 			var me *mysql.MySQLError
 			if errors.As(err, &me) && me.Number == 1062 {
 				err = fmt.Errorf("%w: %w", ErrDuplicateSeq, err)
 			}
-			return fmt.Errorf("insert events %d..%d: %w", chunk[0].Seq, chunk[n-1].Seq, err)
+			return fmt.Errorf("insert events %d..%d: %w", part[0].firstSeq, part[n-1].lastSeq, err)
 		}
 		i += n
 	}
-	for i := range evs {
-		h := HourID(evs[i].CommitTime)
-		if t.n == 0 {
-			t.firstSeq, t.minHour, t.maxHour = evs[i].Seq, h, h
-		}
-		t.minHour, t.maxHour = min(t.minHour, h), max(t.maxHour, h)
-		t.lastSeq = evs[i].Seq
-		t.n++
+	if t.n == 0 {
+		t.firstSeq, t.minHour, t.maxHour = p.firstSeq, p.minHour, p.maxHour
 	}
+	t.minHour, t.maxHour = min(t.minHour, p.minHour), max(t.maxHour, p.maxHour)
+	t.lastSeq = p.lastSeq
+	t.n += p.events
 	return nil
 }
 
-func (t *Tx) execText(ctx context.Context, evs []Event) error {
-	t.buf = buildInsert(t.buf, t.source, evs)
-	if len(t.buf) > t.s.maxPacket-64 {
-		return fmt.Errorf("a %d-byte INSERT exceeds the index server's max_allowed_packet (%d)", len(t.buf), t.s.maxPacket)
+func (t *Tx) execInsert(ctx context.Context, cs []chunk) error {
+	size := len(insertChunksHead)
+	for i := range cs {
+		size += len(cs[i].payload) + 400
 	}
-	_, err := t.tx.ExecContext(ctx, string(t.buf))
-	if cap(t.buf) > 2*targetStmtBytes {
-		t.buf = nil // do not keep a buffer grown by one huge event
+	if size > t.s.maxPacket-64 {
+		return fmt.Errorf("a %d-byte INSERT exceeds the index server's max_allowed_packet (%d)", size, t.s.maxPacket)
 	}
-	return err
-}
-
-func (t *Tx) execPrepared(ctx context.Context, evs []Event) error {
-	st, err := t.s.insertStmt(ctx, len(evs))
+	st, err := t.s.insertStmt(ctx, len(cs))
 	if err != nil {
 		return err
 	}
 	ts := t.tx.StmtContext(ctx, st) // re-prepared only on a connection that lacks it
 	defer ts.Close()
 	t.args = t.args[:0]
-	for i := range evs {
-		t.args = appendEventArgs(t.args, t.source, &evs[i])
+	for i := range cs {
+		t.args = appendChunkArgs(t.args, t.source, &cs[i])
 	}
 	_, err = ts.ExecContext(ctx, t.args...)
-	clear(t.args) // drop references to the images
+	clear(t.args) // drop references to the payloads
 	return err
 }
 
-// insertStmt returns the Store's prepared INSERT of n rows.
+// insertStmt returns the Store's prepared INSERT of n chunk rows.
 func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,47 +175,71 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	}
 	st, err := s.db.PrepareContext(ctx, insertPlaceholders(n))
 	if err != nil {
-		return nil, fmt.Errorf("prepare insert of %d rows: %w", n, err)
+		return nil, fmt.Errorf("prepare insert of %d chunks: %w", n, err)
 	}
 	s.stmts[n] = st
 	return st, nil
 }
 
-// checkSeqs verifies seqs grow strictly, after this Tx's previous events and
-// after the source's checkpoint.
-func (t *Tx) checkSeqs(ctx context.Context, evs []Event) error {
-	prev := t.lastSeq
-	if t.n == 0 {
-		if !t.checkpointSeqKnown {
-			err := t.tx.QueryRowContext(ctx, "SELECT last_seq FROM checkpoints WHERE source = ?", t.source).Scan(&t.checkpointSeq)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("read checkpoint: %w", err)
-			}
-			t.checkpointSeqKnown = true
+// checkSeqs verifies that first comes after this Tx's previous events, the
+// source's checkpoint and every stored event of the source (a seq inside a
+// stored chunk is not caught by the primary key).
+func (t *Tx) checkSeqs(ctx context.Context, first uint64) error {
+	if t.n > 0 {
+		if first <= t.lastSeq {
+			return fmt.Errorf("%w: seq %d is not after seq %d of this transaction", ErrDuplicateSeq, first, t.lastSeq)
 		}
-		prev = t.checkpointSeq
-		if evs[0].Seq <= prev && prev > 0 {
-			return fmt.Errorf("%w: seq %d is not after checkpoint seq %d", ErrDuplicateSeq, evs[0].Seq, prev)
-		}
-	} else if evs[0].Seq <= prev {
-		return fmt.Errorf("%w: seq %d is not after seq %d of this transaction", ErrDuplicateSeq, evs[0].Seq, prev)
+		return nil
 	}
-	for i := 1; i < len(evs); i++ {
-		if evs[i].Seq <= evs[i-1].Seq {
-			return fmt.Errorf("%w: seq %d follows seq %d", ErrDuplicateSeq, evs[i].Seq, evs[i-1].Seq)
+	if !t.checkpointSeqKnown {
+		err := t.tx.QueryRowContext(ctx, "SELECT last_seq FROM checkpoints WHERE source = ?", t.source).Scan(&t.checkpointSeq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read checkpoint: %w", err)
 		}
+		var stored uint64
+		err = t.tx.QueryRowContext(ctx, "SELECT last_seq FROM event_chunks WHERE source = ? ORDER BY first_seq DESC LIMIT 1", t.source).Scan(&stored)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read last stored seq: %w", err)
+		}
+		t.checkpointSeq = max(t.checkpointSeq, stored)
+		t.checkpointSeqKnown = true
+	}
+	if prev := t.checkpointSeq; first <= prev && prev > 0 {
+		return fmt.Errorf("%w: seq %d is not after stored seq %d", ErrDuplicateSeq, first, prev)
 	}
 	return nil
 }
 
 // SetEndPos sets binlog file and end position of the events fromSeq..toSeq
 // (inclusive) of the Tx's source: the events of a large transaction inserted
-// before its end was known. Setting the same values again is harmless.
+// before its end was known. Such events are only in chunks whose header
+// end_pos is 0 (see chunk.go), so only those headers change; a chunk of
+// unknown end positions that reaches across fromSeq or toSeq is an error
+// (the range is not one transaction's). Setting the same values again is
+// harmless.
 func (t *Tx) SetEndPos(ctx context.Context, fromSeq, toSeq uint64, file string, endPos uint64) error {
 	if fromSeq > toSeq {
 		return fmt.Errorf("set end pos %d..%d: empty range", fromSeq, toSeq)
 	}
-	q := "UPDATE events SET binlog_file = ?, end_pos = ? WHERE source = ? AND seq BETWEEN ? AND ?"
+	for _, edge := range []struct {
+		op    string
+		at    uint64
+		cross func(last uint64) bool
+	}{
+		{"<", fromSeq, func(last uint64) bool { return last >= fromSeq }},
+		{"<=", toSeq, func(last uint64) bool { return last > toSeq }},
+	} {
+		var first, last, end uint64
+		err := t.tx.QueryRowContext(ctx, `SELECT first_seq, last_seq, end_pos FROM event_chunks
+			WHERE source = ? AND first_seq `+edge.op+` ? ORDER BY first_seq DESC LIMIT 1`, t.source, edge.at).Scan(&first, &last, &end)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("set end pos %d..%d: %w", fromSeq, toSeq, err)
+		}
+		if err == nil && end == 0 && edge.cross(last) {
+			return fmt.Errorf("set end pos %d..%d: events %d..%d, of unknown end position, reach outside the range", fromSeq, toSeq, first, last)
+		}
+	}
+	q := "UPDATE event_chunks SET binlog_file = ?, end_pos = ? WHERE source = ? AND first_seq BETWEEN ? AND ? AND end_pos = 0"
 	args := []any{file, endPos, t.source, fromSeq, toSeq}
 	if t.n > 0 && fromSeq >= t.firstSeq && toSeq <= t.lastSeq {
 		// All inserted by this Tx: touch only the partitions they went to.

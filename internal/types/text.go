@@ -1,6 +1,7 @@
 package types
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -36,6 +37,28 @@ func appendJSONBody(dst, b []byte) []byte {
 	return append(dst, b[start:]...)
 }
 
+// Bytes of a word, for plainASCII8.
+const (
+	lsb8 = 0x0101010101010101
+	msb8 = 0x8080808080808080
+)
+
+// plainASCII8 reports whether the 8 bytes of v are all ASCII that a JSON
+// string holds as they are: no byte >= 0x80, < 0x20, '"' or '\\' (the escapes
+// of jsonEscape). It tests the eight at once (SWAR: a byte is zero iff
+// (x-1) & ^x has its high bit set).
+func plainASCII8(v uint64) bool {
+	if v&msb8 != 0 {
+		return false
+	}
+	control := (v - 0x20*lsb8) & ^v & msb8
+	q := v ^ '"'*lsb8
+	quote := (q - lsb8) & ^q & msb8
+	s := v ^ '\\'*lsb8
+	slash := (s - lsb8) & ^s & msb8
+	return control|quote|slash == 0
+}
+
 // appendValidJSONString appends b as a JSON string, validating UTF-8 in the
 // same pass; it reports false (with dst's content undefined past its
 // original length) when b is not valid UTF-8.
@@ -43,6 +66,10 @@ func appendValidJSONString(dst, b []byte) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8 // eight bytes copied as they are
+			continue
+		}
 		ch := b[i]
 		if ch < utf8.RuneSelf {
 			if e := jsonEscape[ch]; e != "" {
