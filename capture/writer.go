@@ -42,6 +42,7 @@ func (w *writer) run(ctx context.Context, in <-chan *batch) (err error) {
 				return err
 			}
 			uncommitted += b.events.Events()
+			b.events.Release()
 		}
 		for _, v := range b.schemas {
 			if err := tx.PutSchemaVersion(ctx, v); err != nil {

@@ -32,10 +32,11 @@ import (
 //     carries its own "e": SetEndPos fixes the header alone.
 
 // Bounds of one chunk. Larger chunks mean fewer rows to insert; smaller ones
-// less to read for a window that starts inside one.
+// less to read for a window that starts inside one. A chunk of at most
+// chunkMaxBytes fits one INSERT within targetStmtBytes.
 const (
 	chunkMaxEvents = 1000
-	chunkMaxBytes  = 256 << 10
+	chunkMaxBytes  = 250 << 10
 )
 
 // chunk is one event_chunks row before it is stored.
@@ -62,7 +63,7 @@ func packChunks(buf []byte, evs []Event) ([]chunk, []byte) {
 		need += eventSize(&evs[i]) + 2
 	}
 	if cap(buf) < need {
-		buf = make([]byte, 0, need)
+		buf = make([]byte, 0, need+need/4)
 	}
 	buf = buf[:0]
 	var out []chunk

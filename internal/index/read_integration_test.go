@@ -177,6 +177,17 @@ func TestStoreReads(t *testing.T) {
 		if err := tx.SetEndPos(ctx, 2, 4, "mariadb-bin.000004", 777); err == nil {
 			t.Fatal("a range inside a chunk was accepted")
 		}
+		tx.Rollback()
+		// The same, stored by an earlier index transaction: checked by query.
+		commitEvents(t, s, "end3", evs...)
+		tx, _ = s.Begin(ctx, "end3", nil)
+		defer tx.Rollback()
+		if err := tx.SetEndPos(ctx, 2, 4, "mariadb-bin.000004", 777); err == nil {
+			t.Fatal("a range inside a stored chunk was accepted")
+		}
+		if err := tx.SetEndPos(ctx, 1, 5, "mariadb-bin.000004", 777); err != nil {
+			t.Fatalf("the whole stored chunk: %v", err)
+		}
 	})
 
 	t.Run("SchemaHistory", func(t *testing.T) {

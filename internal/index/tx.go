@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -27,6 +28,9 @@ type Tx struct {
 	minHour, maxHour   uint32
 	checkpointSeq      uint64 // the greater of the checkpoint's and the last stored seq
 	checkpointSeqKnown bool
+	// unknownEnd are the seq ranges of the chunks this Tx inserted with end
+	// position 0 and SetEndPos has not fixed yet.
+	unknownEnd [][2]uint64
 }
 
 // Begin starts an index transaction for source. When fence is not nil, Commit
@@ -48,6 +52,7 @@ func (s *Store) Begin(ctx context.Context, source string, fence *Lease) (*Tx, er
 // encoded, not yet stored. It may be built on another goroutine than the
 // Tx's, so that packing overlaps the index server's work.
 type Packed struct {
+	buf              []byte // the payloads' storage, for Release
 	chunks           []chunk
 	events           int
 	firstSeq         uint64
@@ -86,11 +91,36 @@ func PackEvents(evs []Event) (*Packed, error) {
 		p.minHour, p.maxHour = min(p.minHour, h), max(p.maxHour, h)
 	}
 	p.firstSeq, p.lastSeq = evs[0].Seq, evs[len(evs)-1].Seq
-	p.chunks, _ = packChunks(nil, evs)
+	var buf []byte
+	if b, ok := payloadPool.Get().(*[]byte); ok {
+		buf = *b
+	}
+	p.chunks, p.buf = packChunks(buf, evs)
 	for i := range p.chunks {
 		p.chunks[i].head = detachHead(p.chunks[i].head)
 	}
 	return p, nil
+}
+
+// payloadPool recycles the payload buffers of released Packed values: a
+// fresh multi-megabyte buffer per batch costs its zeroing and GC work.
+var payloadPool sync.Pool
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 32 << 20
+
+// Release hands p's storage back for reuse by PackEvents. p must not be used
+// after. Calling it is optional (the garbage collector frees what is not
+// released).
+func (p *Packed) Release() {
+	if p == nil || p.buf == nil {
+		return
+	}
+	if cap(p.buf) <= maxPooled {
+		b := p.buf[:0]
+		payloadPool.Put(&b)
+	}
+	p.buf, p.chunks = nil, nil
 }
 
 // detachHead copies the header fields of e that a chunk row needs, without
@@ -110,7 +140,7 @@ func (t *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 	return t.InsertPacked(ctx, p)
 }
 
-// InsertPacked stores p with prepared multi-row INSERTs of at most ~4 MiB
+// InsertPacked stores p with prepared multi-row INSERTs of at most ~255 KiB
 // each. Seqs must lie after this Tx's previous events, the source's
 // checkpoint and every stored event; a seq already stored is never
 // overwritten: that fails with an error wrapping ErrDuplicateSeq. After an
@@ -139,6 +169,11 @@ func (t *Tx) InsertPacked(ctx context.Context, p *Packed) error {
 	}
 	t.minHour, t.maxHour = min(t.minHour, p.minHour), max(t.maxHour, p.maxHour)
 	t.lastSeq = p.lastSeq
+	for i := range p.chunks {
+		if c := &p.chunks[i]; c.head.EndPos == 0 {
+			t.unknownEnd = append(t.unknownEnd, [2]uint64{c.firstSeq, c.lastSeq})
+		}
+	}
 	t.n += p.events
 	return nil
 }
@@ -221,33 +256,59 @@ func (t *Tx) SetEndPos(ctx context.Context, fromSeq, toSeq uint64, file string, 
 	if fromSeq > toSeq {
 		return fmt.Errorf("set end pos %d..%d: empty range", fromSeq, toSeq)
 	}
-	for _, edge := range []struct {
-		op    string
-		at    uint64
-		cross func(last uint64) bool
-	}{
-		{"<", fromSeq, func(last uint64) bool { return last >= fromSeq }},
-		{"<=", toSeq, func(last uint64) bool { return last > toSeq }},
-	} {
-		var first, last, end uint64
-		err := t.tx.QueryRowContext(ctx, `SELECT first_seq, last_seq, end_pos FROM event_chunks
-			WHERE source = ? AND first_seq `+edge.op+` ? ORDER BY first_seq DESC LIMIT 1`, t.source, edge.at).Scan(&first, &last, &end)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("set end pos %d..%d: %w", fromSeq, toSeq, err)
-		}
-		if err == nil && end == 0 && edge.cross(last) {
-			return fmt.Errorf("set end pos %d..%d: events %d..%d, of unknown end position, reach outside the range", fromSeq, toSeq, first, last)
-		}
+	mine := t.n > 0 && fromSeq >= t.firstSeq && toSeq <= t.lastSeq
+	if err := t.checkEndPosRange(ctx, fromSeq, toSeq, mine); err != nil {
+		return err
 	}
 	q := "UPDATE event_chunks SET binlog_file = ?, end_pos = ? WHERE source = ? AND first_seq BETWEEN ? AND ? AND end_pos = 0"
 	args := []any{file, endPos, t.source, fromSeq, toSeq}
-	if t.n > 0 && fromSeq >= t.firstSeq && toSeq <= t.lastSeq {
+	if mine {
 		// All inserted by this Tx: touch only the partitions they went to.
 		q += " AND hour_id BETWEEN ? AND ?"
 		args = append(args, t.minHour, t.maxHour)
 	}
 	if _, err := t.tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("set end pos %d..%d: %w", fromSeq, toSeq, err)
+	}
+	return nil
+}
+
+// checkEndPosRange fails when a chunk of unknown end positions reaches
+// across fromSeq or toSeq. mine says the range lies in what this Tx
+// inserted: then the Tx's own list of such chunks answers, without a query.
+func (t *Tx) checkEndPosRange(ctx context.Context, fromSeq, toSeq uint64, mine bool) error {
+	straddles := func(first, last uint64) bool {
+		return (first < fromSeq && last >= fromSeq) || (first <= toSeq && last > toSeq)
+	}
+	fail := func(first, last uint64) error {
+		return fmt.Errorf("set end pos %d..%d: events %d..%d, of unknown end position, reach outside the range", fromSeq, toSeq, first, last)
+	}
+	if mine {
+		kept := t.unknownEnd[:0]
+		for _, r := range t.unknownEnd {
+			if straddles(r[0], r[1]) {
+				return fail(r[0], r[1])
+			}
+			if r[0] > toSeq || r[1] < fromSeq {
+				kept = append(kept, r) // not in this range: still unknown
+			}
+		}
+		t.unknownEnd = kept
+		return nil
+	}
+	for _, edge := range []struct {
+		op string
+		at uint64
+	}{{"<", fromSeq}, {"<=", toSeq}} {
+		var first, last, end uint64
+		err := t.tx.QueryRowContext(ctx, `SELECT first_seq, last_seq, end_pos FROM event_chunks
+			WHERE source = ? AND first_seq `+edge.op+` ? ORDER BY first_seq DESC LIMIT 1`, t.source, edge.at).Scan(&first, &last, &end)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("set end pos %d..%d: %w", fromSeq, toSeq, err)
+		}
+		if err == nil && end == 0 && straddles(first, last) {
+			return fail(first, last)
+		}
 	}
 	return nil
 }
