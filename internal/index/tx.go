@@ -41,7 +41,7 @@ func (s *Store) Begin(ctx context.Context, source string, fence *Lease) (*Tx, er
 	if source == "" {
 		return nil, errors.New("begin index tx: empty source")
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin index tx: %w", err)
 	}
@@ -208,7 +208,7 @@ func (s *Store) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	if st := s.stmts[n]; st != nil {
 		return st, nil
 	}
-	st, err := s.db.PrepareContext(ctx, insertPlaceholders(n))
+	st, err := s.wdb.PrepareContext(ctx, insertPlaceholders(n))
 	if err != nil {
 		return nil, fmt.Errorf("prepare insert of %d chunks: %w", n, err)
 	}
