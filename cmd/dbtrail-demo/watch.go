@@ -25,7 +25,7 @@ const (
 // unpacks only the newest chunks: the events view would unpack them all.
 const newestQuery = "SELECT j.seq, c.commit_ts, c.schema_name, c.table_name, j.op, j.pk, j.after_image " +
 	"FROM (SELECT * FROM event_chunks ORDER BY first_seq DESC LIMIT 10) c, " +
-	"JSON_TABLE(c.events, '$[*]' COLUMNS (seq BIGINT UNSIGNED PATH '$.s', op CHAR(1) PATH '$.o', " +
+	"JSON_TABLE(CONVERT(c.events USING utf8mb4), '$[*]' COLUMNS (seq BIGINT UNSIGNED PATH '$.s', op CHAR(1) PATH '$.o', " +
 	"pk JSON PATH '$.k', after_image JSON PATH '$.a')) j ORDER BY j.seq DESC LIMIT 10"
 
 // catchUpWarning is how long the demo waits for capture to catch up before
