@@ -383,8 +383,13 @@ func (d *decoder) image(t *schema.Table, row []any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// If the image did not fit, out is a new array (the old images stay
-	// where they are); carry on in it.
+	if cap(out) != cap(d.arena) {
+		// It did not fit: out is a grown copy of the whole buffer. Keep
+		// the image alone; the buffer's free space serves the next ones.
+		img := make([]byte, len(out)-start)
+		copy(img, out[start:])
+		return img, nil
+	}
 	d.arena = out
 	return out[start:len(out):len(out)], nil
 }

@@ -138,8 +138,9 @@ func (s *Store) lastSeqAtOrBefore(ctx context.Context, source string, pos binlog
 	before := upTo + 1 // chunks starting before this are still to read
 	for before > floor+1 {
 		var evs []Event
-		n := 0
+		oldest := before
 		err := s.scanChunks(ctx, func(e *Event) error {
+			oldest = min(oldest, e.Seq) // a chunk's first event has its first_seq
 			if e.Seq > floor && e.Seq <= upTo {
 				evs = append(evs, *e)
 			}
@@ -149,11 +150,11 @@ func (s *Store) lastSeqAtOrBefore(ctx context.Context, source string, pos binlog
 		if err != nil {
 			return 0, fmt.Errorf("map position %s to seq: %w", pos, err)
 		}
-		// evs holds the page's chunks newest first, each in seq order.
-		for _, e := range evs {
-			n++
-			before = min(before, e.Seq)
+		if oldest == before {
+			break // no chunk left
 		}
+		before = oldest
+		// Newest first: the first whose transaction ends at or before pos.
 		slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(b.Seq, a.Seq) })
 		for _, e := range evs {
 			c, err := binlogpos.Compare(binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos}, pos)
@@ -163,9 +164,6 @@ func (s *Store) lastSeqAtOrBefore(ctx context.Context, source string, pos binlog
 			if c <= 0 {
 				return e.Seq, nil
 			}
-		}
-		if n == 0 {
-			break
 		}
 	}
 	return floor, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -273,4 +274,52 @@ func TestStoreReads(t *testing.T) {
 			t.Fatalf("gaps of another source %+v %v", none, err)
 		}
 	})
+}
+
+// TestSeqAtAcrossChunks maps positions to seqs over 3000 events packed in
+// chunks of several sizes and tables (more than one page of chunks), the
+// transactions 3 events each, ending at position 100*tx.
+func TestSeqAtAcrossChunks(t *testing.T) {
+	srv := testsuite.StartIndex(t)
+	s := openStore(t, srv, "dbtrail_seqat")
+	ctx := context.Background()
+	const n = 3000
+	tx, err := s.Begin(ctx, "p", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.RecordStart(ctx, Start{Seq: 0, Position: binlogpos.Position{File: "mariadb-bin.000003", Pos: 4}, Reason: "first start", StartedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	for from := uint64(1); from <= n; {
+		var evs []Event
+		for k := 0; k < 1+int(from%97) && from <= n; k++ {
+			e := ev(from, []string{"a", "b"}[from/250%2], fmt.Sprint(from), OpInsert, "1")
+			e.EndPos = 100 * ((from + 2) / 3)
+			evs = append(evs, e)
+			from++
+		}
+		if err := tx.InsertEvents(ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.SaveCheckpoint(ctx, Checkpoint{BinlogFile: "mariadb-bin.000003", BinlogPos: 100 * n / 3, LastSeq: n}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var chunks int
+	if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM event_chunks WHERE source = 'p'").Scan(&chunks); err != nil || chunks < 40 {
+		t.Fatalf("%d chunks (%v): the test wants more than two pages", chunks, err)
+	}
+	for _, c := range []struct{ pos, want uint64 }{
+		{100 * n / 3, n}, {100*n/3 - 1, n - 3}, {150, 3}, {100, 3}, {99, 0}, {5000, 150}, {5099, 150},
+	} {
+		got, err := s.SeqAt(ctx, "p", binlogpos.Position{File: "mariadb-bin.000003", Pos: c.pos})
+		if err != nil || got != c.want {
+			t.Errorf("SeqAt(%d) = %d, %v; want %d", c.pos, got, err, c.want)
+		}
+	}
 }
