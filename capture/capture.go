@@ -190,15 +190,20 @@ func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, ou
 func readLoop(ctx context.Context, cfg *Config, streamer *replication.BinlogStreamer, dec *decoder) error {
 	lag := cfg.Metrics.Lag.WithLabelValues(cfg.Source)
 	errs := cfg.Metrics.Errors
+	wait := &readDeadline{parent: ctx}
+	defer wait.reset()
+	lastEvent := time.Now()
 	for {
-		wait, cancel := context.WithTimeout(ctx, cfg.FlushInterval)
-		ev, err := streamer.GetEvent(wait)
-		cancel()
+		ev, err := streamer.GetEvent(wait.until(lastEvent.Add(cfg.FlushInterval)))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
+				wait.reset()
+				if time.Since(lastEvent) < cfg.FlushInterval {
+					continue // events came meanwhile: not idle
+				}
 				if !dec.tx.active {
 					lag.Set(0)
 				}
@@ -208,24 +213,52 @@ func readLoop(ctx context.Context, cfg *Config, streamer *replication.BinlogStre
 				if err := dec.moveIdleCheckpoint(); err != nil {
 					return err
 				}
+				lastEvent = time.Now() // look again one interval later
 				continue
 			}
 			errs.WithLabelValues(cfg.Source, "stream").Inc()
 			return &transientError{fmt.Errorf("read binlog after %s: %w", dec.pos, err)}
 		}
+		now := time.Now()
+		lastEvent = now
 		if err := dec.handle(ev); err != nil {
 			errs.WithLabelValues(cfg.Source, "decode").Inc()
 			return err
 		}
 		if ts := ev.Header.Timestamp; ts != 0 {
-			lag.Set(max(0, time.Since(time.Unix(int64(ts), 0)).Seconds()))
+			lag.Set(max(0, now.Sub(time.Unix(int64(ts), 0)).Seconds()))
 		}
-		if dec.due(time.Now()) {
+		if dec.due(now) {
 			if err := dec.flush(nil); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// readDeadline is one context with a deadline that serves every read until
+// it passes: a context per binlog event cost as much as decoding a one-row
+// transaction.
+type readDeadline struct {
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// until returns the current context, or a new one ending at deadline.
+func (r *readDeadline) until(deadline time.Time) context.Context {
+	if r.ctx == nil {
+		r.ctx, r.cancel = context.WithDeadline(r.parent, deadline)
+	}
+	return r.ctx
+}
+
+// reset ends the current context; the next until makes a new one.
+func (r *readDeadline) reset() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.ctx, r.cancel = nil, nil
 }
 
 // watchLease stops capture when the lease is lost (its connection died and

@@ -52,13 +52,14 @@ type openTx struct {
 // decoder turns binlog events into index events in stream order. It is
 // single-goroutine state: only the read loop touches it.
 type decoder struct {
-	source string
-	flavor string
-	log    *slog.Logger
-	limits batchLimits
-	tables *tableTracker
-	out    func(*batch) error // hands a batch to the writer
-	arena  []byte             // where images are carved from (see image)
+	source  string
+	flavor  string
+	log     *slog.Logger
+	limits  batchLimits
+	tables  *tableTracker
+	out     func(*batch) error // hands a batch to the writer
+	arena   []byte             // where images are carved from (see image)
+	scratch []byte             // where image encodes before it is carved
 
 	pos     binlogpos.Position // end of the last event read
 	lastSeq uint64
@@ -285,9 +286,11 @@ func (d *decoder) commit(h *replication.EventHeader) error {
 		}
 	}
 	d.lastCommit = d.tx.commitTime
+	// GTIDSet is filled in when the checkpoint is flushed: formatting the
+	// set at every commit cost more than a one-row transaction's decoding.
 	d.checkpoint = &index.Checkpoint{
 		Source: d.source, BinlogFile: d.pos.File, BinlogPos: end, GTID: d.tx.gtid,
-		GTIDSet: d.gtidSet.String(), LastSeq: d.lastSeq, LastCommit: d.tx.commitTime,
+		LastSeq: d.lastSeq, LastCommit: d.tx.commitTime,
 	}
 	d.committed = len(d.pending)
 	d.tx = openTx{}
@@ -316,6 +319,11 @@ func (d *decoder) flush(fill *endPosFill) error {
 	packed, err := d.cut(d.committed)
 	if err != nil {
 		return err
+	}
+	if d.checkpoint.GTIDSet == "" {
+		// The set holds every committed transaction, and no more: a GTID
+		// joins it at its commit.
+		d.checkpoint.GTIDSet = d.gtidSet.String()
 	}
 	b := &batch{events: packed, schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
 	d.last = *d.checkpoint
@@ -371,27 +379,29 @@ func (d *decoder) moveIdleCheckpoint() error {
 // arenaBlock is the size of the buffers images are carved from.
 const arenaBlock = 1 << 20
 
-// image encodes row as a JSON image carved from a shared buffer, so that an
-// image costs no allocation of its own. Images are never written to after,
-// and a buffer lives as long as any event refers to it.
+// image encodes row as a JSON image into a scratch buffer, then carves it
+// from a shared buffer, so that an image costs no allocation of its own.
+// Images are never written to after, and a buffer lives as long as any
+// event refers to it. An image over a quarter of a buffer gets its own.
 func (d *decoder) image(t *schema.Table, row []any) ([]byte, error) {
-	if cap(d.arena)-len(d.arena) < 64*len(t.Columns)+64 {
-		d.arena = make([]byte, 0, arenaBlock)
-	}
-	start := len(d.arena)
-	out, err := types.AppendImage(d.arena, t, row)
+	img, err := types.AppendImage(d.scratch[:0], t, row)
 	if err != nil {
 		return nil, err
 	}
-	if cap(out) != cap(d.arena) {
-		// It did not fit: out is a grown copy of the whole buffer. Keep
-		// the image alone; the buffer's free space serves the next ones.
-		img := make([]byte, len(out)-start)
-		copy(img, out[start:])
-		return img, nil
+	if cap(img) <= arenaBlock {
+		d.scratch = img[:0] // keep what it grew to, within bounds
 	}
-	d.arena = out
-	return out[start:len(out):len(out)], nil
+	if len(img) > arenaBlock/4 {
+		own := make([]byte, len(img))
+		copy(own, img)
+		return own, nil
+	}
+	if cap(d.arena)-len(d.arena) < len(img) {
+		d.arena = make([]byte, 0, arenaBlock)
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, img...)
+	return d.arena[start:len(d.arena):len(d.arena)], nil
 }
 
 // streamOpenTx hands the read part of a large open transaction to the writer
