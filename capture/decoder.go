@@ -258,7 +258,7 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 		d.firstPending = time.Now()
 	}
 	d.pending = append(d.pending, ev)
-	d.pendingBytes += len(ev.Before) + len(ev.After) + len(ev.PK) + 64
+	d.pendingBytes += heldBytes(&ev)
 	d.received(1)
 	if len(d.pending)-d.committed >= d.limits.rows || d.pendingBytes >= d.limits.bytes {
 		return d.streamOpenTx()
@@ -338,6 +338,10 @@ func (d *decoder) flush(fill *endPosFill) error {
 	return d.out(b)
 }
 
+// heldBytes is about how much memory a pending event holds, for the batch
+// byte limit.
+func heldBytes(ev *index.Event) int { return len(ev.Before) + len(ev.After) + len(ev.PK) + 64 }
+
 // cut packs the first n pending events for the index and drops them from
 // pending, keeping the rest (and the pending list's storage).
 func (d *decoder) cut(n int) (*index.Packed, error) {
@@ -349,8 +353,8 @@ func (d *decoder) cut(n int) (*index.Packed, error) {
 	clear(d.pending[rest:]) // let the images of the packed events go
 	d.pending = d.pending[:rest]
 	d.pendingBytes = 0
-	for _, ev := range d.pending {
-		d.pendingBytes += len(ev.Before) + len(ev.After) + len(ev.PK) + 64
+	for i := range d.pending {
+		d.pendingBytes += heldBytes(&d.pending[i])
 	}
 	return packed, nil
 }

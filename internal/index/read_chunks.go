@@ -35,22 +35,26 @@ func (s *Store) scanChunks(ctx context.Context, fn func(*Event) error, q string,
 	return rows.Err()
 }
 
-// chunkAt returns the first and last seq of the chunk of source with the
-// greatest first_seq <= seq, among the chunks of one table when table is not
-// empty; ok is false when there is none.
-func (s *Store) chunkAt(ctx context.Context, source, schemaName, table string, seq uint64) (first, last uint64, ok bool, err error) {
-	q := `SELECT first_seq, last_seq FROM event_chunks WHERE source = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1`
+// chunkSpan is where a stored chunk lies: its first and last seq, and its
+// header's end position (0 while a streamed transaction's end is unknown).
+type chunkSpan struct{ first, last, endPos uint64 }
+
+// chunkAt returns the chunk of source with the greatest first_seq <= seq,
+// among the chunks of one table when table is not empty; ok is false when
+// there is none. q is the Store's pool, or a Tx to see its own inserts.
+func chunkAt(ctx context.Context, q rowQueryer, source, schemaName, table string, seq uint64) (c chunkSpan, ok bool, err error) {
+	query := `SELECT first_seq, last_seq, end_pos FROM event_chunks WHERE source = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1`
 	args := []any{source, seq}
 	if table != "" {
-		q = `SELECT first_seq, last_seq FROM event_chunks FORCE INDEX (by_table)
+		query = `SELECT first_seq, last_seq, end_pos FROM event_chunks FORCE INDEX (by_table)
 			WHERE source = ? AND schema_name = ? AND table_name = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1`
 		args = []any{source, schemaName, table, seq}
 	}
-	err = s.db.QueryRowContext(ctx, q, args...).Scan(&first, &last)
+	err = q.QueryRowContext(ctx, query, args...).Scan(&c.first, &c.last, &c.endPos)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, false, nil
+		return chunkSpan{}, false, nil
 	}
-	return first, last, err == nil, err
+	return c, err == nil, err
 }
 
 // WindowEvents calls fn with every change of one table of source with
@@ -80,12 +84,12 @@ func (s *Store) windowEvents(ctx context.Context, source, schemaName, table stri
 		return nil
 	}
 	from := afterSeq + 1
-	first, last, ok, err := s.chunkAt(ctx, source, schemaName, table, afterSeq)
+	c, ok, err := chunkAt(ctx, s.db, source, schemaName, table, afterSeq)
 	if err != nil {
 		return err
 	}
-	if ok && last > afterSeq {
-		from = first
+	if ok && c.last > afterSeq {
+		from = c.first
 	}
 	return s.scanChunks(ctx, func(e *Event) error {
 		if e.Seq <= afterSeq || e.Seq > uptoSeq {
@@ -134,12 +138,12 @@ func (s *Store) ChangeCounts(ctx context.Context, source string, afterSeq, uptoS
 	// afterSeq, and the one holding uptoSeq if it ends after it.
 	var edges []uint64
 	for _, at := range []uint64{afterSeq, uptoSeq} {
-		first, last, ok, err := s.chunkAt(ctx, source, "", "", at)
+		c, ok, err := chunkAt(ctx, s.db, source, "", "", at)
 		if err != nil {
 			return fail(err)
 		}
-		if ok && last > at && (len(edges) == 0 || edges[0] != first) {
-			edges = append(edges, first)
+		if ok && c.last > at && (len(edges) == 0 || edges[0] != c.first) {
+			edges = append(edges, c.first)
 		}
 	}
 	for _, first := range edges {

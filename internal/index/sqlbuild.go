@@ -86,12 +86,25 @@ func enclosed[T string | []byte](s T, open, close byte) bool {
 // chunks; any count is a sum of them.
 var insertLadder = [...]int{16, 4, 1}
 
+// chunkRowBytes bounds what a chunk row adds to an INSERT packet besides its
+// payload: the other columns and their encoding.
+const chunkRowBytes = 400
+
+// stmtBytes bounds the packet of an INSERT of cs.
+func stmtBytes(cs []chunk) int {
+	size := len(insertChunksHead)
+	for i := range cs {
+		size += len(cs[i].payload) + chunkRowBytes
+	}
+	return size
+}
+
 // nextStmt returns how many of cs go into the next statement: the largest
-// ladder size whose chunks fit in maxStmt bytes, at least one.
+// ladder size whose chunks fit in maxStmt bytes (by stmtBytes), at least one.
 func nextStmt(cs []chunk, maxStmt int) int {
 	size, n := len(insertChunksHead), 0
 	for n < len(cs) && n < insertLadder[0] {
-		sz := len(cs[n].payload) + 400
+		sz := len(cs[n].payload) + chunkRowBytes
 		if n > 0 && size+sz > maxStmt {
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -96,11 +97,7 @@ func (t *Tx) InsertPacked(ctx context.Context, p *Packed) error {
 }
 
 func (t *Tx) execInsert(ctx context.Context, cs []chunk) error {
-	size := len(insertChunksHead)
-	for i := range cs {
-		size += len(cs[i].payload) + 400
-	}
-	if size > t.s.maxPacket-64 {
+	if size := stmtBytes(cs); size > t.s.maxPacket-64 {
 		return fmt.Errorf("a %d-byte INSERT exceeds the index server's max_allowed_packet (%d)", size, t.s.maxPacket)
 	}
 	st, err := t.s.insertStmt(ctx, len(cs))
@@ -148,12 +145,11 @@ func (t *Tx) checkSeqs(ctx context.Context, first uint64) error {
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read checkpoint: %w", err)
 		}
-		var stored uint64
-		err = t.tx.QueryRowContext(ctx, "SELECT last_seq FROM event_chunks WHERE source = ? ORDER BY first_seq DESC LIMIT 1", t.source).Scan(&stored)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		stored, _, err := chunkAt(ctx, t.tx, t.source, "", "", math.MaxUint64)
+		if err != nil {
 			return fmt.Errorf("read last stored seq: %w", err)
 		}
-		t.checkpointSeq = max(t.checkpointSeq, stored)
+		t.checkpointSeq = max(t.checkpointSeq, stored.last)
 		t.checkpointSeqKnown = true
 	}
 	if prev := t.checkpointSeq; first <= prev && prev > 0 {
@@ -213,18 +209,18 @@ func (t *Tx) checkEndPosRange(ctx context.Context, fromSeq, toSeq uint64, mine b
 		t.unknownEnd = kept
 		return nil
 	}
-	for _, edge := range []struct {
-		op string
-		at uint64
-	}{{"<", fromSeq}, {"<=", toSeq}} {
-		var first, last, end uint64
-		err := t.tx.QueryRowContext(ctx, `SELECT first_seq, last_seq, end_pos FROM event_chunks
-			WHERE source = ? AND first_seq `+edge.op+` ? ORDER BY first_seq DESC LIMIT 1`, t.source, edge.at).Scan(&first, &last, &end)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	// The chunks that could reach across: the last starting before fromSeq,
+	// and the last starting at or before toSeq.
+	for _, at := range []uint64{fromSeq - 1, toSeq} {
+		if at == math.MaxUint64 { // fromSeq 0: nothing starts before it
+			continue
+		}
+		c, ok, err := chunkAt(ctx, t.tx, t.source, "", "", at)
+		if err != nil {
 			return fmt.Errorf("set end pos %d..%d: %w", fromSeq, toSeq, err)
 		}
-		if err == nil && end == 0 && straddles(first, last) {
-			return fail(first, last)
+		if ok && c.endPos == 0 && straddles(c.first, c.last) {
+			return fail(c.first, c.last)
 		}
 	}
 	return nil
