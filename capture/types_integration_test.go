@@ -39,11 +39,9 @@ func liveImages(t *testing.T, e *env, def *schema.Table) map[string]string {
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		vals := make([][]byte, len(raw))
+		vals := make([]types.Cell, len(raw))
 		for i, r := range raw {
-			if r != nil {
-				vals[i] = bytes.Clone(r)
-			}
+			vals[i] = types.RawCell(bytes.Clone(r))
 		}
 		img, err := types.SQLImage(def, vals)
 		if err != nil {

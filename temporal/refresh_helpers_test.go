@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
@@ -80,7 +81,7 @@ func snapshotRows(t *testing.T, e *backupEnv, eng *fold.Engine, snap *snapshot.S
 	at, err := fold.SnapshotTable(snap, schemaName, table)
 	must(t, err)
 	got := map[string]int{}
-	must(t, eng.Rows(e.ctx, at, func(row [][]byte) error {
+	must(t, eng.Rows(e.ctx, at, func(row []types.Cell) error {
 		img, err := types.SQLImage(at.Table, row)
 		if err != nil {
 			return err
@@ -109,11 +110,9 @@ func liveCounts(t *testing.T, e *backupEnv, def *schema.Table) map[string]int {
 			ptrs[i] = &raw[i]
 		}
 		must(t, rows.Scan(ptrs...))
-		vals := make([][]byte, len(raw))
+		vals := make([]types.Cell, len(raw))
 		for i, r := range raw {
-			if r != nil {
-				vals[i] = append([]byte{}, r...)
-			}
+			vals[i] = types.RawCell(bytes.Clone(r))
 		}
 		img, err := types.SQLImage(def, vals)
 		must(t, err)

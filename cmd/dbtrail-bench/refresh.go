@@ -292,7 +292,7 @@ func refreshDefinition(dir string) (*schema.Table, string, error) {
 
 // refreshRow is row id of the table, in AppendSQL's form; version > 0 gives
 // the row as the version-th update left it.
-func refreshRow(buf []byte, id, version int) [][]byte {
+func refreshRow(buf []byte, id, version int) []types.Cell {
 	buf = buf[:0]
 	var ends [4]int
 	buf = strconv.AppendInt(buf, int64(id), 10)
@@ -307,7 +307,8 @@ func refreshRow(buf []byte, id, version int) [][]byte {
 	ends[2] = len(buf)
 	buf = strconv.AppendFloat(buf, float64(id)*1.5+float64(version)*0.25, 'g', -1, 64)
 	ends[3] = len(buf)
-	return [][]byte{buf[:ends[0]], buf[ends[0]:ends[1]], buf[ends[1]:ends[2]], buf[ends[2]:ends[3]]}
+	return []types.Cell{types.TextCell(buf[:ends[0]]), types.TextCell(buf[ends[0]:ends[1]]),
+		types.TextCell(buf[ends[1]:ends[2]]), types.TextCell(buf[ends[2]:ends[3]])}
 }
 
 // buildTable publishes source bench-<n>'s previous snapshot: a table file of
@@ -333,7 +334,7 @@ func (e *refreshEnv) buildTable(n int) (*refreshFixture, error) {
 		var buf []byte
 		for id := 1; id <= n; id++ {
 			row := refreshRow(buf, id, 0)
-			buf = row[0][:0]
+			buf = row[0].Text[:0]
 			if err := tw.AppendSQL(row); err != nil {
 				return err
 			}

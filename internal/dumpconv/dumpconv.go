@@ -69,14 +69,14 @@ func Convert(ctx context.Context, fsys fs.FS, dataFiles []string, def *schema.Ta
 
 type converter struct {
 	def  *schema.Table
-	vals [][]byte
+	vals []types.Cell
 	bufs [][]byte
 	cols []int // row value i → column cols[i]
 }
 
 func newConverter(def *schema.Table) *converter {
 	n := len(def.Columns)
-	return &converter{def: def, vals: make([][]byte, n), bufs: make([][]byte, n)}
+	return &converter{def: def, vals: make([]types.Cell, n), bufs: make([][]byte, n)}
 }
 
 func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snapshot.TableWriter, progress func(int64)) (int64, error) {
@@ -160,21 +160,22 @@ func (c *converter) mapColumns(row dumpfile.Row) error {
 	return nil
 }
 
-// value returns the SQL text form of one literal for column col.
-func (c *converter) value(i int, col *schema.Column, v dumpfile.Value) ([]byte, error) {
+// value returns the SQL text form of one literal for column col. NULL is
+// told by the literal's kind alone: an empty literal is an empty value.
+func (c *converter) value(i int, col *schema.Column, v dumpfile.Value) (types.Cell, error) {
 	if v.Kind == dumpfile.KindNull {
-		return nil, nil
+		return types.NullCell(), nil
 	}
 	switch {
 	case types.IsCharacter(col):
 		var err error
 		c.bufs[i], err = types.ToUTF8(c.bufs[i][:0], col, v.Raw)
-		return c.bufs[i], err
+		return types.TextCell(c.bufs[i]), err
 	case col.Type == "bit" && v.Kind == dumpfile.KindNumber:
 		// A BIT written as a number: its big-endian bytes.
 		n, err := strconv.ParseUint(string(v.Raw), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("BIT value %q: %w", v.Raw, err)
+			return types.Cell{}, fmt.Errorf("BIT value %q: %w", v.Raw, err)
 		}
 		w := (col.Length + 7) / 8
 		b := c.bufs[i][:0]
@@ -182,7 +183,7 @@ func (c *converter) value(i int, col *schema.Column, v dumpfile.Value) ([]byte, 
 			b = append(b, byte(n>>(8*k)))
 		}
 		c.bufs[i] = b
-		return b, nil
+		return types.TextCell(b), nil
 	}
-	return v.Raw, nil
+	return types.TextCell(v.Raw), nil
 }

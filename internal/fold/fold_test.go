@@ -199,7 +199,7 @@ func checkRows(t *testing.T, e *Engine, m *modelTable, st tableState, step strin
 		at.Upserts = append(at.Upserts, Upserts(c.upserts))
 	}
 	var got []string
-	err := e.Rows(context.Background(), at, func(row [][]byte) error {
+	err := e.Rows(context.Background(), at, func(row []types.Cell) error {
 		img, err := types.SQLImage(m.def, row)
 		if err != nil {
 			return err

@@ -140,15 +140,11 @@ func buildKeyMap(tf TableFile, path string) error {
 
 // appendKey appends the key string of a row in TableReader.Next's form:
 // types.Key's "[v1,v2]" of the canonical key values.
-func appendKey(dst []byte, def *schema.Table, idx []int, vals [][]byte) ([]byte, error) {
+func appendKey(dst []byte, def *schema.Table, idx []int, vals []types.Cell) ([]byte, error) {
 	dst = append(dst, '[')
 	for n, j := range idx {
 		if n > 0 {
 			dst = append(dst, ',')
-		}
-		if vals[j] == nil {
-			dst = append(dst, "null"...)
-			continue
 		}
 		var err error
 		if dst, err = types.AppendSQLValue(dst, &def.Columns[j], vals[j]); err != nil {

@@ -116,7 +116,7 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 		w.Remove()
 		file = next
 		var got []string
-		if err := e.Rows(ctx, TableAt{Table: def, TableFile: file}, func(row [][]byte) error {
+		if err := e.Rows(ctx, TableAt{Table: def, TableFile: file}, func(row []types.Cell) error {
 			im, err := types.SQLImage(def, row)
 			got = append(got, normJSON(t, im))
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TableAt is a table as a snapshot holds it: its table file and chain.
@@ -59,11 +60,11 @@ func SnapshotTable(snap *snapshot.Snapshot, schemaName, table string) (TableAt, 
 // table file's rows no .posdel names, in file order, then the newest version
 // of every key across the .upserts files unless it is a delete. It is what
 // the DuckDB views read, streamed with bounded memory.
-func (e *Engine) Rows(ctx context.Context, at TableAt, fn func(row [][]byte) error) error {
+func (e *Engine) Rows(ctx context.Context, at TableAt, fn func(row []types.Cell) error) error {
 	if err := e.liveRows(ctx, at.TableFile, at.Posdel, fn); err != nil {
 		return fmt.Errorf("read %s: %w", at.Table.QualifiedName(), err)
 	}
-	if err := e.copyNewest(ctx, at.Upserts, false, nil, func(row [][]byte, _, _ string) error { return fn(row) }); err != nil {
+	if err := e.copyNewest(ctx, at.Upserts, false, nil, func(row []types.Cell, _, _ string) error { return fn(row) }); err != nil {
 		return fmt.Errorf("read %s: upserts: %w", at.Table.QualifiedName(), err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // allTypes is a table with every MariaDB/MySQL column type dbtrail maps.
@@ -111,7 +112,7 @@ func writeFile(t testing.TB, dir, name string, tbl *schema.Table, rows [][][]byt
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if err := tw.AppendSQL(r); err != nil {
+		if err := tw.AppendSQL(types.RawCells(nil, r)); err != nil {
 			t.Fatal(err)
 		}
 	}

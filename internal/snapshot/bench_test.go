@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 const benchRows = 200_000
@@ -117,9 +118,11 @@ func BenchmarkTableWriter(b *testing.B) {
 			b.Fatal(err)
 		}
 		row := make([][]byte, rows.cols)
+		var cells []types.Cell
 		for i := range rows.len() {
 			rows.row(i, row)
-			if err := tw.AppendSQL(row); err != nil {
+			cells = types.RawCells(cells, row)
+			if err := tw.AppendSQL(cells); err != nil {
 				b.Fatal(err)
 			}
 		}

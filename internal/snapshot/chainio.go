@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // newStringColumns returns n non-nullable STRING columns for a TableWriter's
@@ -62,7 +63,7 @@ func NewKeyedWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 
 // AppendSQL appends a row in TableWriter.AppendSQL's form with its key and
 // op.
-func (k *KeyedWriter) AppendSQL(row [][]byte, key, op string) error {
+func (k *KeyedWriter) AppendSQL(row []types.Cell, key, op string) error {
 	if op != OpUpsert && op != OpDelete {
 		return fmt.Errorf("table %s: op %q", k.tw.t.QualifiedName(), op)
 	}

@@ -25,7 +25,7 @@ func (tw *TableWriter) AppendImage(image []byte) error {
 }
 
 // imageRow turns a canonical JSON image into AppendSQL's form.
-func (tw *TableWriter) imageRow(image []byte) ([][]byte, error) {
+func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
 	fields, err := types.DecodeImage(image)
 	if err != nil {
 		return nil, fmt.Errorf("table %s row %d: %w", tw.t.QualifiedName(), tw.fp.Rows+1, err)
@@ -33,8 +33,8 @@ func (tw *TableWriter) imageRow(image []byte) ([][]byte, error) {
 	if len(fields) != len(tw.cols) {
 		return nil, fmt.Errorf("table %s row %d: image has %d columns, table has %d", tw.t.QualifiedName(), tw.fp.Rows+1, len(fields), len(tw.cols))
 	}
-	row := make([][]byte, len(fields))
-	buf := make([]byte, 0, len(image)) // non-nil: an empty value is not NULL
+	row := make([]types.Cell, len(fields))
+	buf := make([]byte, 0, len(image))
 	ends := make([]int, len(fields))
 	for i, f := range fields {
 		c := &tw.t.Columns[i]
@@ -71,9 +71,10 @@ func (tw *TableWriter) imageRow(image []byte) ([][]byte, error) {
 	start := 0
 	for i, end := range ends {
 		if end < 0 {
+			row[i] = types.NullCell()
 			continue
 		}
-		row[i] = buf[start:end:end]
+		row[i] = types.TextCell(buf[start:end:end])
 		start = end
 	}
 	return row, nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 func mustTime(t testing.TB, s string) time.Time {
@@ -42,7 +44,7 @@ func build(t *testing.T, dir, id string, seq int64, rows [][][]byte) (*Builder, 
 			return err
 		}
 		for _, r := range rows {
-			if err := tw.AppendSQL(r); err != nil {
+			if err := tw.AppendSQL(types.RawCells(nil, r)); err != nil {
 				return err
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Snapshot is a published snapshot opened for reading.
@@ -124,8 +125,8 @@ type TableReader struct {
 	row    int
 	read   int64
 	footer FooterMeta
-	out    [][]byte
-	buf    []byte // non-nil, so that an empty value is not NULL
+	out    []types.Cell
+	buf    []byte
 	ends   []int
 	ncols  int // the table's columns; any after them are chain columns
 }
@@ -212,7 +213,7 @@ func newKeyedReader(f *os.File, extra []string) (*TableReader, error) {
 	if r.rr, err = fr.GetRecordReader(context.Background(), nil, nil); err != nil {
 		return nil, err
 	}
-	r.out = make([][]byte, want.NumFields())
+	r.out = make([]types.Cell, want.NumFields())
 	r.ends = make([]int, 0, want.NumFields())
 	r.buf = make([]byte, 0, 4096)
 	return r, nil
@@ -225,10 +226,10 @@ func (r *TableReader) Table() *schema.Table { return r.footer.Table }
 func (r *TableReader) Footer() FooterMeta { return r.footer }
 
 // Next returns the next row, one value per column in the SQL text form that
-// TableWriter.AppendSQL takes (nil = NULL; see appendSQLText), or io.EOF after
+// TableWriter.AppendSQL takes (see appendSQLText), or io.EOF after
 // the last row. The row and its slices are valid until the next call. At the
 // end the number of rows read must equal the footer's row count.
-func (r *TableReader) Next() ([][]byte, error) {
+func (r *TableReader) Next() ([]types.Cell, error) {
 	for r.rec == nil || r.row >= int(r.rec.NumRows()) {
 		if !r.rr.Next() {
 			if err := r.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
@@ -258,10 +259,10 @@ func (r *TableReader) Next() ([][]byte, error) {
 	start := 0
 	for c, end := range ends {
 		if end < 0 {
-			r.out[c] = nil
+			r.out[c] = types.NullCell()
 			continue
 		}
-		r.out[c] = buf[start:end:end]
+		r.out[c] = types.TextCell(buf[start:end:end])
 		start = end
 	}
 	r.buf = buf

@@ -163,15 +163,15 @@ func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions) (*pqarr
 }
 
 // AppendSQL appends one row given in the SQL text form of types.AppendSQLValue
-// (one value per column in table order, nil = NULL). Each value is first
+// (one types.Cell per column in table order; NULL only where Cell.Null). Each value is first
 // canonicalised with types.AppendSQLValue (which also feeds the row's
 // RowHash), then decoded into the column's Parquet type. A value that cannot
 // be converted is a *RowError and the row is not written; the writer stays
 // usable. The row's slices are not retained.
-func (tw *TableWriter) AppendSQL(row [][]byte) error { return tw.appendSQL(row, nil) }
+func (tw *TableWriter) AppendSQL(row []types.Cell) error { return tw.appendSQL(row, nil) }
 
 // appendSQL is AppendSQL with the values of the extra columns.
-func (tw *TableWriter) appendSQL(row [][]byte, extra []string) error {
+func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 	if len(extra) != len(tw.extra) {
 		return fmt.Errorf("table %s row %d: %d chain values for %d chain columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(extra), len(tw.extra))
 	}
@@ -185,8 +185,8 @@ func (tw *TableWriter) appendSQL(row [][]byte, extra []string) error {
 		return fmt.Errorf("table %s row %d: %d values for %d columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(row), len(tw.cols))
 	}
 	canon, scratch := tw.canon[:0], tw.scratch[:0]
-	for i, raw := range row {
-		if raw == nil {
+	for i, v := range row {
+		if v.Null {
 			canon = binary.LittleEndian.AppendUint32(canon, nullMarker)
 			tw.vals[i] = value{null: true}
 			continue
@@ -194,14 +194,14 @@ func (tw *TableWriter) appendSQL(row [][]byte, extra []string) error {
 		at := len(canon)
 		canon = append(canon, 0, 0, 0, 0)
 		var err error
-		if canon, err = types.AppendSQLValue(canon, tw.cols[i].col, raw); err == nil {
-			v := canon[at+4:]
-			binary.LittleEndian.PutUint32(canon[at:], uint32(len(v)))
-			err = tw.cols[i].parse(v, at+4, &scratch, &tw.vals[i])
+		if canon, err = types.AppendSQLValue(canon, tw.cols[i].col, v); err == nil {
+			c := canon[at+4:]
+			binary.LittleEndian.PutUint32(canon[at:], uint32(len(c)))
+			err = tw.cols[i].parse(c, at+4, &scratch, &tw.vals[i])
 		}
 		if err != nil {
 			tw.canon, tw.scratch = canon[:0], scratch[:0]
-			return tw.rowErr(i, raw, err)
+			return tw.rowErr(i, v.Text, err)
 		}
 	}
 	rowBytes := len(canon) + len(scratch) // bounds every column's share

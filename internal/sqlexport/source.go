@@ -9,6 +9,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // tableRows is one table to export: the footer of its table file (its
@@ -19,7 +20,7 @@ import (
 type tableRows struct {
 	footer snapshot.FooterMeta
 	note   string
-	each   func(fn func(row [][]byte) error) error
+	each   func(fn func(row []types.Cell) error) error
 }
 
 // fileRows is the table file r as it is, read to its end.
@@ -28,7 +29,7 @@ func fileRows(r *snapshot.TableReader) tableRows {
 	return tableRows{
 		footer: f,
 		note:   fmt.Sprintf("%d rows, fingerprint %s", f.Rows, f.Fingerprint),
-		each: func(fn func([][]byte) error) error {
+		each: func(fn func([]types.Cell) error) error {
 			for {
 				row, err := r.Next()
 				if errors.Is(err, io.EOF) {
@@ -95,7 +96,7 @@ func (c *chainReader) rows(ctx context.Context, snap *snapshot.Snapshot, mt snap
 		footer: foot,
 		note: fmt.Sprintf("at the snapshot, from a table file of %d rows (fingerprint %s) and %d chain files",
 			foot.Rows, foot.Fingerprint, len(mt.Chain)),
-		each: func(fn func([][]byte) error) error { return eng.Rows(ctx, at, fn) },
+		each: func(fn func([]types.Cell) error) error { return eng.Rows(ctx, at, fn) },
 	}, nil
 }
 

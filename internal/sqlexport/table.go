@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // table writes DROP TABLE, the stored CREATE TABLE and the rows of src as
@@ -31,7 +32,7 @@ func (e *exporter) table(src tableRows) error {
 	e.stmt = e.stmt[:0]
 	var n int64
 	var rowErr error // fn's error, already naming the table and row
-	err := src.each(func(row [][]byte) error {
+	err := src.each(func(row []types.Cell) error {
 		n++
 		rowErr = e.insertRow(t, kinds, prefix, n, row)
 		return rowErr
@@ -51,7 +52,7 @@ func (e *exporter) table(src tableRows) error {
 // insertRow renders row n (1-based) of t, whose columns are of kinds, and
 // adds it to the INSERT being built (starting with prefix), first writing
 // that statement when the row would take it over e.max.
-func (e *exporter) insertRow(t *schema.Table, kinds []literalKind, prefix string, n int64, row [][]byte) error {
+func (e *exporter) insertRow(t *schema.Table, kinds []literalKind, prefix string, n int64, row []types.Cell) error {
 	name := t.QualifiedName()
 	if len(row) != len(kinds) {
 		return fmt.Errorf("table %s row %d: %d values for %d columns", name, n, len(row), len(kinds))

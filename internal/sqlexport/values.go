@@ -36,7 +36,7 @@ func literalKindOf(c *schema.Column) (literalKind, error) {
 }
 
 // appendLiteral appends value v (the SQL text form a snapshot.TableReader
-// gives; nil is NULL) as a SQL literal that loads back into the column as the
+// gives) as a SQL literal that loads back into the column as the
 // same stored value, under the session settings of the export header:
 //
 //   - integers and YEAR: the digits (YEAR 0 is the number 0, which loads as
@@ -52,10 +52,11 @@ func literalKindOf(c *schema.Column) (literalKind, error) {
 //
 // Unquoted values are checked to hold only number characters, so a damaged
 // value can never become SQL.
-func appendLiteral(dst []byte, k literalKind, v []byte) ([]byte, error) {
-	if v == nil {
+func appendLiteral(dst []byte, k literalKind, c types.Cell) ([]byte, error) {
+	if c.Null {
 		return append(dst, "NULL"...), nil
 	}
+	v := c.Text
 	switch k {
 	case litInteger, litFloat:
 		if len(v) == 0 {

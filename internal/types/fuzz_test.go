@@ -62,7 +62,7 @@ func checkCanonical(t *testing.T, c *schema.Column, out []byte) {
 	if string(out) == "null" {
 		return
 	}
-	again, err := AppendSQLValue(nil, c, sqlRawOf(t, c, out))
+	again, err := AppendSQLValue(nil, c, TextCell(sqlRawOf(t, c, out)))
 	if err != nil || !bytes.Equal(again, out) {
 		t.Fatalf("%s: %s is not a fixpoint: %s, %v", c.Name, out, again, err)
 	}
@@ -78,7 +78,7 @@ func FuzzAppendSQLValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ci uint8, raw []byte) {
 		c := fuzzCol(ci)
-		out, err := AppendSQLValue([]byte("x"), c, raw)
+		out, err := AppendSQLValue([]byte("x"), c, TextCell(raw))
 		if err != nil {
 			if string(out) != "x" {
 				t.Fatalf("dst changed on error")

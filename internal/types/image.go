@@ -23,9 +23,9 @@ func AppendImage(dst []byte, t *schema.Table, row []any) ([]byte, error) {
 	return appendRow(dst, t, row, AppendValue)
 }
 
-// SQLImage is Image for a row read with database/sql: one []byte per column
-// (nil = NULL), converted with AppendSQLValue.
-func SQLImage(t *schema.Table, row [][]byte) ([]byte, error) {
+// SQLImage is Image for a row in the SQL text form (one Cell per column),
+// converted with AppendSQLValue.
+func SQLImage(t *schema.Table, row []Cell) ([]byte, error) {
 	return appendRow(make([]byte, 0, 24*len(t.Columns)+2), t, row, AppendSQLValue)
 }
 

@@ -55,7 +55,7 @@ func TestImage(t *testing.T) {
 	sqlRow := [][]byte{[]byte("18446744073709551615"), []byte("-7"), []byte("paid"), []byte("ann@example.com"),
 		[]byte("1234.50"), []byte("2026-11-29 08:00:00.123456"), []byte("2026-11-29 08:00:01"), []byte("255"),
 		[]byte("2.5"), []byte("line1\nline \"2\"")}
-	simg, err := SQLImage(tb, sqlRow)
+	simg, err := SQLImage(tb, RawCells(nil, sqlRow))
 	if err != nil || string(simg) != sampleImage {
 		t.Fatalf("SQLImage = %s, %v", simg, err)
 	}
@@ -93,11 +93,11 @@ func TestImageNullsAndErrors(t *testing.T) {
 	if _, err := Image(tb, row[:3]); err == nil || !strings.Contains(err.Error(), "shop.orders: row has 3 values for 10 columns") {
 		t.Fatalf("short row: %v", err)
 	}
-	if _, err := SQLImage(tb, [][]byte{nil}); err == nil {
+	if _, err := SQLImage(tb, []Cell{NullCell()}); err == nil {
 		t.Fatal("short SQL row accepted")
 	}
-	sqlRow := make([][]byte, 10)
-	sqlRow[0] = []byte("x")
+	sqlRow := make([]Cell, 10)
+	sqlRow[0] = TextCell([]byte("x"))
 	if _, err := SQLImage(tb, sqlRow); err == nil || !strings.HasPrefix(err.Error(), "column shop.orders.id (bigint): ") {
 		t.Fatalf("SQLImage err = %v", err)
 	}

@@ -7,10 +7,10 @@ import (
 )
 
 // AppendSQLValue does what AppendValue does for a value read by `SELECT`
-// through database/sql with go-sql-driver/mysql and parseTime=false: raw is
-// the column's text (sql.RawBytes or []byte), nil for NULL; an empty non-nil
-// slice is an empty value. A live row and a captured image of the same stored
-// row then encode to the same bytes.
+// through database/sql with go-sql-driver/mysql and parseTime=false: v is
+// the column's text, or NULL (see Cell: an empty text is an empty value,
+// never NULL; convert driver output with RawCell). A live row and a captured
+// image of the same stored row then encode to the same bytes.
 //
 // The connection must use charset utf8mb4 (character data of every charset
 // then arrives as UTF-8) and time_zone '+00:00' (TIMESTAMP is printed in the
@@ -23,10 +23,11 @@ import (
 //   - BIT, BINARY, VARBINARY, BLOB, GEOMETRY: the raw bytes;
 //   - uuid, inet6, inet4: the text MariaDB prints, re-formatted canonically;
 //   - everything else: the text, canonicalised as AppendValue does.
-func AppendSQLValue(dst []byte, c *schema.Column, raw []byte) ([]byte, error) {
-	if raw == nil {
+func AppendSQLValue(dst []byte, c *schema.Column, v Cell) ([]byte, error) {
+	if v.Null {
 		return append(dst, "null"...), nil
 	}
+	raw := v.Text
 	k, bits := kindOf(c)
 	n := len(dst)
 	out, err := appendSQLValue(dst, c, k, bits, raw)

@@ -75,7 +75,7 @@ func TestAppendSQLValue(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.col.Name = "c"
-			got, err := AppendSQLValue([]byte("PRE"), &tc.col, tc.raw)
+			got, err := AppendSQLValue([]byte("PRE"), &tc.col, RawCell(tc.raw))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "column c ("+tc.col.Type+")") {
 					t.Fatalf("got %s, %v; want error containing %q", got, err, tc.wantErr)
@@ -148,13 +148,37 @@ func TestBinlogAndSQLAgree(t *testing.T) {
 			t.Errorf("%s %#v: %v", p.col.Type, p.binlog, err)
 			continue
 		}
-		b, err := AppendSQLValue(nil, &p.col, []byte(p.sql))
+		b, err := AppendSQLValue(nil, &p.col, TextCell([]byte(p.sql)))
 		if err != nil {
 			t.Errorf("%s %q: %v", p.col.Type, p.sql, err)
 			continue
 		}
 		if string(a) != string(b) {
 			t.Errorf("%s: binlog %#v -> %s, SQL %q -> %s", p.col.Type, p.binlog, a, p.sql, b)
+		}
+	}
+}
+
+// TestAppendSQLValueEmptyIsNotNull: an empty value, given as a nil or an
+// empty slice, is the empty value of every column that has one; only a NULL
+// cell is null.
+func TestAppendSQLValueEmptyIsNotNull(t *testing.T) {
+	cols := []schema.Column{
+		{Name: "vc", Type: "varchar", Charset: "utf8mb4"}, {Name: "ch", Type: "char", Charset: "latin1"},
+		{Name: "tx", Type: "text", Charset: "utf8mb4"}, {Name: "e", Type: "enum", Elems: []string{"", "a"}},
+		{Name: "s", Type: "set", Elems: []string{"a", "b"}}, {Name: "vb", Type: "varbinary", Length: 4},
+		{Name: "bl", Type: "blob"},
+	}
+	for i := range cols {
+		c := &cols[i]
+		for _, text := range [][]byte{nil, {}} {
+			got, err := AppendSQLValue(nil, c, TextCell(text))
+			if err != nil || string(got) != `""` {
+				t.Errorf("%s: empty value (nil=%v) = %s, %v; want \"\"", c.Type, text == nil, got, err)
+			}
+		}
+		if got, err := AppendSQLValue(nil, c, NullCell()); err != nil || string(got) != "null" {
+			t.Errorf("%s: NULL = %s, %v", c.Type, got, err)
 		}
 	}
 }

@@ -53,21 +53,17 @@ func newHasher(t *schema.Table, keys map[string]*tally, live bool) *hasher {
 	return h
 }
 
-// add counts one row (one value per column in table order, nil = NULL).
-// Errors name the table, the row (1-based, in reading order) and the column.
-func (h *hasher) add(row [][]byte) error {
+// add counts one row (one value per column in table order). Errors name the
+// table, the row (1-based, in reading order) and the column.
+func (h *hasher) add(row []types.Cell) error {
 	h.rows++
 	if len(row) != len(h.t.Columns) {
 		return fmt.Errorf("table %s row %d: %d values for %d columns", h.t.QualifiedName(), h.rows, len(row), len(h.t.Columns))
 	}
 	buf := h.buf[:0]
-	for i, raw := range row {
-		if raw == nil {
-			h.ends[i] = -1
-			continue
-		}
+	for i, v := range row {
 		var err error
-		if buf, err = types.AppendSQLValue(buf, &h.t.Columns[i], raw); err != nil {
+		if buf, err = types.AppendSQLValue(buf, &h.t.Columns[i], v); err != nil { // NULL: null
 			return fmt.Errorf("table %s row %d: %w", h.t.QualifiedName(), h.rows, err)
 		}
 		h.ends[i] = len(buf)
@@ -75,10 +71,6 @@ func (h *hasher) add(row [][]byte) error {
 	h.buf = buf
 	start := 0
 	for i, end := range h.ends {
-		if end < 0 {
-			h.canon[i] = nil
-			continue
-		}
 		h.canon[i] = buf[start:end:end]
 		start = end
 	}

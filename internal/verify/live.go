@@ -10,6 +10,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Position is the binlog position of the consistent snapshot a live
@@ -103,7 +104,7 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Posi
 	defer rows.Close()
 	raw := make([]sql.RawBytes, len(t.Columns))
 	ptrs := make([]any, len(raw))
-	row := make([][]byte, len(raw))
+	row := make([]types.Cell, len(raw))
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
@@ -112,7 +113,7 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Posi
 			return pos, fmt.Errorf("table %s row %d: %w", t.QualifiedName(), h.rows+1, err)
 		}
 		for i, v := range raw {
-			row[i] = v // nil for NULL; the driver gives an empty value as non-nil
+			row[i] = types.RawCell(v)
 		}
 		if err := h.add(row); err != nil {
 			return pos, fmt.Errorf("live %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // side is the snapshot side of a comparison: one table as it is at the
@@ -84,7 +85,7 @@ func (s *chainSide) hash(ctx context.Context, h *hasher) (_ snapshot.Fingerprint
 		}
 	}()
 	var addErr error // h's error, already naming the table and row
-	err = e.Rows(ctx, s.at, func(row [][]byte) error {
+	err = e.Rows(ctx, s.at, func(row []types.Cell) error {
 		if addErr = h.add(row); addErr != nil {
 			addErr = fmt.Errorf("snapshot: %w", addErr)
 		}

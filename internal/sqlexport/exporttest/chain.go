@@ -21,19 +21,20 @@ import (
 // Change is one row of a chain pair's .upserts file: Op snapshot.OpUpsert
 // with the newest version of a changed or added row, or snapshot.OpDelete
 // with a deleted row's last values. Row is in the SQL text form of
-// snapshot.TableReader.Next (nil = NULL); Values builds one.
+// snapshot.TableReader.Next; Values builds one.
 type Change struct {
 	Op  string
-	Row [][]byte
+	Row []types.Cell
 }
 
 // Values returns a row in the SQL text form: nil is NULL, a string its
-// bytes.
-func Values(vals ...any) [][]byte {
-	row := make([][]byte, len(vals))
+// bytes (an empty string is the empty value).
+func Values(vals ...any) []types.Cell {
+	row := make([]types.Cell, len(vals))
 	for i, v := range vals {
+		row[i] = types.NullCell()
 		if s, ok := v.(string); ok {
-			row[i] = []byte(s)
+			row[i] = types.TextCell([]byte(s))
 		}
 	}
 	return row
@@ -41,14 +42,14 @@ func Values(vals ...any) [][]byte {
 
 // TableRows returns copies of the rows of the table file of schema.table in
 // snap, in file order.
-func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) [][][]byte {
+func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) [][]types.Cell {
 	t.Helper()
 	r, err := snap.OpenTable(schemaName, table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var rows [][][]byte
+	var rows [][]types.Cell
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -57,11 +58,9 @@ func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp := make([][]byte, len(row))
+		cp := make([]types.Cell, len(row))
 		for i, v := range row {
-			if v != nil {
-				cp[i] = append([]byte{}, v...)
-			}
+			cp[i] = types.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
 		}
 		rows = append(rows, cp)
 	}
@@ -139,7 +138,7 @@ func AddChainPair(t testing.TB, snap *snapshot.Snapshot, schemaName, table, entr
 }
 
 // rowKey is the key of row (SQL text form) of tbl, as types.Key gives it.
-func rowKey(t testing.TB, tbl *schema.Table, row [][]byte) string {
+func rowKey(t testing.TB, tbl *schema.Table, row []types.Cell) string {
 	t.Helper()
 	img, err := types.SQLImage(tbl, row)
 	if err != nil {
@@ -219,9 +218,9 @@ func Chain(t testing.TB, snap *snapshot.Snapshot) *snapshot.Snapshot {
 		{u, Values("new", "5", "again")},
 		{d, Values("😀", "2", nil)},
 	})
-	rows := map[string][][]byte{}
+	rows := map[string][]types.Cell{}
 	for _, row := range TableRows(t, snap, Schema, "alltypes") {
-		rows[string(row[0])] = row
+		rows[string(row[0].Text)] = row
 	}
 	foot, err := snapshot.ReadFooter(snap.Path(Schema + "/alltypes.parquet"))
 	if err != nil {
@@ -229,8 +228,8 @@ func Chain(t testing.TB, snap *snapshot.Snapshot) *snapshot.Snapshot {
 	}
 	vc := slices.Index(foot.Table.ColumnNames(), "vc")
 	updated := slices.Clone(rows["4"])
-	updated[vc] = []byte("chained")
+	updated[vc] = types.TextCell([]byte("chained"))
 	added := slices.Clone(rows["3"])
-	added[0] = []byte("6")
+	added[0] = types.TextCell([]byte("6"))
 	return AddChainPair(t, snap, Schema, "alltypes", "000001", []Change{{d, rows["1"]}, {u, updated}, {u, added}})
 }

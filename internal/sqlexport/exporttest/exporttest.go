@@ -21,6 +21,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -144,7 +145,7 @@ func BuildSnapshot(ctx context.Context, t testing.TB, db *sql.DB, backupDir, sou
 }
 
 // selectRows passes every row of tbl in the SQL text form to fn.
-func selectRows(ctx context.Context, conn *sql.Conn, tbl *schema.Table, fn func([][]byte) error) error {
+func selectRows(ctx context.Context, conn *sql.Conn, tbl *schema.Table, fn func([]types.Cell) error) error {
 	cols := make([]string, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		cols[i] = ident(c.Name)
@@ -162,13 +163,13 @@ func selectRows(ctx context.Context, conn *sql.Conn, tbl *schema.Table, fn func(
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	row := make([][]byte, len(cols))
+	row := make([]types.Cell, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
 		for i := range raw {
-			row[i] = raw[i]
+			row[i] = types.RawCell(raw[i])
 		}
 		if err := fn(row); err != nil {
 			return err
