@@ -94,7 +94,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 		if v.Seq >= prevSeq {
 			pin.Schemas = append(pin.Schemas, v)
 		}
-		pin.Current[foldplan.TableKey{Schema: v.Schema, Table: v.Table}] = v.Definition // nil: dropped
+		pin.Current[foldplan.TableKey{Schema: v.Schema, Table: v.Table}] = storedDef(v.Definition) // nil: dropped
 	}
 	pin.Gaps, err = a.Index.Gaps(ctx, source)
 	return err
@@ -331,4 +331,18 @@ func scratchName(in RefreshTableInput) string {
 
 func nonRetryable(kind string, err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
+}
+
+// storedDef is the definition a table file of def has (schema.Table.Stored),
+// so that the planner compares like with like. A definition that cannot be
+// stored is kept as it is: it differs from every table file, and the plan
+// refuses it with the columns that differ.
+func storedDef(def *schema.Table) *schema.Table {
+	if def == nil {
+		return nil
+	}
+	if s, err := def.Stored(); err == nil {
+		return s
+	}
+	return def
 }

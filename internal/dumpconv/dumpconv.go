@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"strconv"
+	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/schema"
@@ -21,7 +22,9 @@ import (
 )
 
 // Definition reads the table's CREATE TABLE from its schema file and
-// returns it with the definition it gives.
+// returns it with the definition a snapshot keeps of it
+// (schema.Table.Stored: generated columns, which mydumper leaves out of its
+// INSERTs, are not stored).
 func Definition(fsys fs.FS, schemaName, table, schemaFile string) (*schema.Table, string, error) {
 	f, err := fsys.Open(schemaFile)
 	if err != nil {
@@ -40,7 +43,11 @@ func Definition(fsys fs.FS, schemaName, table, schemaFile string) (*schema.Table
 	if !ok {
 		return nil, "", fmt.Errorf("schema file %s does not create %s.%s", schemaFile, schemaName, table)
 	}
-	return def, stmt, nil
+	stored, err := def.Stored()
+	if err != nil {
+		return nil, "", fmt.Errorf("schema file %s: %w", schemaFile, err)
+	}
+	return stored, stmt, nil
 }
 
 // Progress is called every progressRows rows and after each data file, with
@@ -145,12 +152,15 @@ func (c *converter) mapColumns(row dumpfile.Row) error {
 		return nil
 	}
 	if len(row.Columns) != len(c.def.Columns) {
-		return fmt.Errorf("INSERT lists %d columns, the table has %d", len(row.Columns), len(c.def.Columns))
+		return fmt.Errorf("INSERT lists %d columns, the table stores %d (%s)", len(row.Columns), len(c.def.Columns), strings.Join(c.def.ColumnNames(), ", "))
 	}
 	c.cols = c.cols[:0]
 	seen := make([]bool, len(c.def.Columns))
 	for _, name := range row.Columns {
 		j := c.def.ColumnIndex(name)
+		if j < 0 && c.def.IsDerived(name) {
+			return fmt.Errorf("INSERT gives a value to the generated column %q", name)
+		}
 		if j < 0 || seen[j] {
 			return fmt.Errorf("INSERT column %q is not a column of the table (or is listed twice)", name)
 		}

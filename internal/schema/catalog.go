@@ -155,7 +155,16 @@ func SameShape(a, b *Table) bool {
 		x, y := a.Columns[i], b.Columns[i]
 		if x.Name != y.Name || x.Type != y.Type || x.Unsigned != y.Unsigned || x.Length != y.Length ||
 			x.Precision != y.Precision || x.Scale != y.Scale || x.FSP != y.FSP ||
-			x.Charset != y.Charset || x.Nullable != y.Nullable || !slices.Equal(x.Elems, y.Elems) {
+			x.Charset != y.Charset || x.Nullable != y.Nullable || !slices.Equal(x.Elems, y.Elems) ||
+			x.Generated != y.Generated {
+			return false
+		}
+	}
+	if len(a.Derived) != len(b.Derived) {
+		return false
+	}
+	for i := range a.Derived {
+		if !strings.EqualFold(a.Derived[i].Name, b.Derived[i].Name) || a.Derived[i].Generated != b.Derived[i].Generated {
 			return false
 		}
 	}

@@ -148,3 +148,59 @@ func TestSchemaFilterAndVersioning(t *testing.T) {
 		t.Errorf("implicit row end %q", got)
 	}
 }
+
+func TestGeneratedColumns(t *testing.T) {
+	cat := NewCatalog()
+	if _, err := ApplyDDL(cat, "app", "CREATE TABLE g (id INT PRIMARY KEY, a INT, s INT AS (a*2) STORED, "+
+		"p INT AS (a*3) PERSISTENT, v INT GENERATED ALWAYS AS (a+1) VIRTUAL, w VARCHAR(10) AS (CONCAT('x',a)), b INT)"); err != nil {
+		t.Fatal(err)
+	}
+	def, _ := cat.Get("app", "g")
+	var kinds []string
+	for _, c := range def.Columns {
+		kinds = append(kinds, c.Name+":"+c.Generated)
+	}
+	if got := strings.Join(kinds, " "); got != "id: a: s:stored p:stored v:virtual w:virtual b:" {
+		t.Fatalf("generated kinds %s", got)
+	}
+	st, err := def.Stored()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(st.ColumnNames(), ","); got != "id,a,b" || len(st.Derived) != 4 || !st.IsDerived("V") || st.IsDerived("a") {
+		t.Fatalf("stored %s, derived %+v", got, st.Derived)
+	}
+	if len(def.Columns) != 7 {
+		t.Fatal("Stored changed its receiver")
+	}
+	if SameShape(def, st) {
+		t.Fatal("a definition and its stored form have the same shape")
+	}
+	again, _ := def.Stored()
+	if !SameShape(st, again) {
+		t.Fatal("Stored is not deterministic")
+	}
+	// A key on a generated column cannot be stored; a keyless table's key
+	// becomes its stored columns.
+	if _, err := ApplyDDL(cat, "app", "CREATE TABLE gk (a INT NOT NULL, u INT AS (a+1) STORED NOT NULL, UNIQUE KEY (u))"); err != nil {
+		t.Fatal(err)
+	}
+	gk, _ := cat.Get("app", "gk")
+	if _, err := gk.Stored(); gk.KeyKind == KeyUnique && (err == nil || !strings.Contains(err.Error(), `key column "u" is a generated column`)) {
+		t.Fatalf("key on a generated column: %v", err)
+	}
+	if _, err := ApplyDDL(cat, "app", "CREATE TABLE gr (a INT, u INT AS (a+1) VIRTUAL)"); err != nil {
+		t.Fatal(err)
+	}
+	gr, _ := cat.Get("app", "gr")
+	sr, err := gr.Stored()
+	if err != nil || gr.KeyKind != KeyRow || strings.Join(sr.Key, ",") != "a" {
+		t.Fatalf("keyless: %+v %v", sr, err)
+	}
+	for extra, want := range map[string]string{"VIRTUAL GENERATED": GeneratedVirtual, "STORED GENERATED": GeneratedStored,
+		"PERSISTENT GENERATED": GeneratedStored, "auto_increment": "", "": "", "DEFAULT_GENERATED": ""} {
+		if got := generatedFromExtra(extra); got != want {
+			t.Errorf("EXTRA %q: %q, want %q", extra, got, want)
+		}
+	}
+}

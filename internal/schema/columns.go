@@ -35,6 +35,11 @@ func columnFromDef(def *ast.ColumnDef, tableCharset string) (Column, inlineKeys,
 			collation = o.StrValue
 		case ast.ColumnOptionCheck:
 			jsonCheck = jsonCheck || isJSONValid(o.Expr, col.Name)
+		case ast.ColumnOptionGenerated:
+			col.Generated = GeneratedVirtual
+			if o.Stored {
+				col.Generated = GeneratedStored
+			}
 		case ast.ColumnOptionComment:
 			if v, ok := o.Expr.(ast.ValueExpr); ok {
 				if s, ok := v.GetValue().(string); ok && strings.HasPrefix(s, markerPrefix) {

@@ -56,7 +56,7 @@ func LoadFromServer(ctx context.Context, db *sql.DB, schemas []string) (*Catalog
 		return nil, err
 	}
 	if err := eachRow(ctx, conn, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
-		CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME
+		CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, EXTRA
 		FROM information_schema.COLUMNS WHERE `+where+` ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`, args,
 		func(r []sql.NullString) error {
 			t := tables[tableKey{r[0].String, r[1].String}]
@@ -219,7 +219,7 @@ func versioningEnd(create string) string {
 
 // columnFromInfoSchema maps a COLUMNS row: COLUMN_NAME, DATA_TYPE,
 // COLUMN_TYPE, IS_NULLABLE, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION,
-// NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME.
+// NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, EXTRA.
 func columnFromInfoSchema(r []sql.NullString) (Column, error) {
 	num := func(v sql.NullString) int { n, _ := strconv.Atoi(v.String); return n }
 	colType := strings.ToLower(r[2].String)
@@ -253,6 +253,9 @@ func columnFromInfoSchema(r []sql.NullString) (Column, error) {
 	if !strings.Contains("|decimal|float|double|tinyint|smallint|mediumint|int|bigint|", "|"+col.Type+"|") {
 		col.Unsigned = false
 	}
+	if len(r) > 9 {
+		col.Generated = generatedFromExtra(r[9].String)
+	}
 	return col, nil
 }
 
@@ -285,4 +288,20 @@ func ParseEnumLabels(columnType string) ([]string, error) {
 		}
 	}
 	return nil, fmt.Errorf("column type %q is not terminated", columnType)
+}
+
+// generatedFromExtra reads COLUMNS.EXTRA: MariaDB says "VIRTUAL GENERATED",
+// "STORED GENERATED" (or "PERSISTENT GENERATED" before 10.2), MySQL
+// "VIRTUAL GENERATED" or "STORED GENERATED".
+func generatedFromExtra(extra string) string {
+	e := strings.ToUpper(extra)
+	switch {
+	case !strings.Contains(e, "GENERATED"):
+		return ""
+	case strings.Contains(e, "VIRTUAL"):
+		return GeneratedVirtual
+	case strings.Contains(e, "STORED"), strings.Contains(e, "PERSISTENT"):
+		return GeneratedStored
+	}
+	return ""
 }

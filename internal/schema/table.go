@@ -49,7 +49,18 @@ type Column struct {
 	// Charset of character columns ("utf8mb4", "latin1", "binary", ...).
 	Charset  string `json:"charset,omitempty"`
 	Nullable bool   `json:"nullable,omitempty"`
+	// Generated is GeneratedStored or GeneratedVirtual for a generated
+	// column (GENERATED ALWAYS AS, PERSISTENT, VIRTUAL), "" otherwise. Row
+	// images carry generated columns' values (MariaDB logs both kinds with
+	// binlog_row_image=FULL); snapshots leave them out: see Table.Stored.
+	Generated string `json:"generated,omitempty"`
 }
+
+// Kinds of generated columns.
+const (
+	GeneratedStored  = "stored"
+	GeneratedVirtual = "virtual"
+)
 
 // Table is the definition of one table at one position of the stream.
 type Table struct {
@@ -68,6 +79,9 @@ type Table struct {
 	// They are kept so the key can be chosen again after DDL (KeyKind rules)
 	// and unnamed indexes get the names the server gives them.
 	Indexes []Index `json:"indexes,omitempty"`
+	// Derived are the generated columns that Stored moved out of Columns,
+	// in table order. Only a snapshot's definition has them.
+	Derived []Column `json:"derived,omitempty"`
 }
 
 // Index is one index of a table.
@@ -129,6 +143,7 @@ func (t *Table) Clone() *Table {
 		c.Columns[i] = col
 	}
 	c.Key = append([]string(nil), t.Key...)
+	c.Derived = append([]Column(nil), t.Derived...)
 	if t.Indexes != nil {
 		c.Indexes = make([]Index, len(t.Indexes))
 		for i, ix := range t.Indexes {
@@ -137,4 +152,65 @@ func (t *Table) Clone() *Table {
 		}
 	}
 	return &c
+}
+
+// Stored returns the definition a snapshot keeps of t: its columns without
+// the generated ones, which move to Derived. A generated column's value is a
+// function of the row's other columns, which the server computes again when
+// the row is loaded (a .sql export may not give it a value, and mydumper
+// leaves it out of its INSERTs), so a snapshot stores only what the server
+// cannot compute, and the dump path and the binlog path agree. t is returned
+// as it is when it has no generated column. A table whose key includes a
+// generated column cannot be stored without it: that is an error naming the
+// table and the column. For a table keyed by all its columns (KeyRow) the
+// key becomes the stored columns, which identify the row as well.
+func (t *Table) Stored() (*Table, error) {
+	if !t.hasGenerated() {
+		return t, nil
+	}
+	s := t.Clone()
+	s.Columns, s.Derived = s.Columns[:0], nil
+	for _, c := range t.Columns {
+		if c.Generated == "" {
+			s.Columns = append(s.Columns, c)
+			continue
+		}
+		s.Derived = append(s.Derived, c)
+		if t.KeyKind != KeyRow && containsFold(t.Key, c.Name) {
+			return nil, fmt.Errorf("table %s: key column %q is a generated column: a snapshot cannot store the key without it", t.QualifiedName(), c.Name)
+		}
+	}
+	if t.KeyKind == KeyRow {
+		s.Key = s.ColumnNames()
+	}
+	return s, nil
+}
+
+func (t *Table) hasGenerated() bool {
+	for _, c := range t.Columns {
+		if c.Generated != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// IsDerived reports whether name is one of the generated columns Stored
+// moved out of Columns.
+func (t *Table) IsDerived(name string) bool {
+	for _, c := range t.Derived {
+		if strings.EqualFold(c.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsFold(names []string, name string) bool {
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -15,7 +15,9 @@ import (
 // binary columns as the bytes, null as NULL) and appended with AppendSQL, so
 // an image and the SELECT of the same row give the same Parquet values and
 // the same RowHash. Column names are matched to the table's in order,
-// case-insensitively; a missing, extra or misplaced column is an error.
+// case-insensitively; a missing, extra or misplaced column is an error,
+// except that the values of the table's generated columns (Table.Derived),
+// which images carry and table files do not, are skipped.
 func (tw *TableWriter) AppendImage(image []byte) error {
 	row, err := tw.imageRow(image)
 	if err != nil {
@@ -30,8 +32,8 @@ func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table %s row %d: %w", tw.t.QualifiedName(), tw.fp.Rows+1, err)
 	}
-	if len(fields) != len(tw.cols) {
-		return nil, fmt.Errorf("table %s row %d: image has %d columns, table has %d", tw.t.QualifiedName(), tw.fp.Rows+1, len(fields), len(tw.cols))
+	if fields, err = tw.dropDerived(fields); err != nil {
+		return nil, err
 	}
 	row := make([]types.Cell, len(fields))
 	buf := make([]byte, 0, len(image))
@@ -78,4 +80,22 @@ func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
 		start = end
 	}
 	return row, nil
+}
+
+// dropDerived removes the fields of generated columns from an image's
+// fields and checks that the rest are as many as the table's columns.
+func (tw *TableWriter) dropDerived(fields []types.Field) ([]types.Field, error) {
+	if len(fields) != len(tw.cols) && len(tw.t.Derived) > 0 {
+		kept := fields[:0:0]
+		for _, f := range fields {
+			if !tw.t.IsDerived(f.Name) {
+				kept = append(kept, f)
+			}
+		}
+		fields = kept
+	}
+	if len(fields) != len(tw.cols) {
+		return nil, fmt.Errorf("table %s row %d: image has %d columns, table has %d", tw.t.QualifiedName(), tw.fp.Rows+1, len(fields), len(tw.cols))
+	}
+	return fields, nil
 }

@@ -172,7 +172,9 @@ func checkColumns(ctx context.Context, conn *sql.Conn, t *schema.Table) error {
 		if err := rows.Scan(&n); err != nil {
 			return fmt.Errorf("table %s: read its columns: %w", t.QualifiedName(), err)
 		}
-		live = append(live, n)
+		if !t.IsDerived(n) { // generated: not stored, not compared
+			live = append(live, n)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("table %s: read its columns: %w", t.QualifiedName(), err)

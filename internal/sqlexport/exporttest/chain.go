@@ -204,7 +204,7 @@ SET SESSION sql_log_bin = 1`
 //   - fx.ckey 000001: key ["b'q",0] deleted, ["a",1] updated, ["new",5]
 //     added; 000002: ["new",5] updated again, ["😀",2] deleted (3 rows at
 //     the snapshot, 4 in the table file);
-//   - fx.alltypes 000001: id 1 (all NULL) deleted, id 4 updated (vc), id 6
+//   - fx.alltypes 000001: id 1 (empty values) deleted, id 4 updated (vc), id 6
 //     added as a copy of id 3 (5 rows).
 func Chain(t testing.TB, snap *snapshot.Snapshot) *snapshot.Snapshot {
 	t.Helper()
