@@ -1,16 +1,10 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -47,7 +41,7 @@ Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
 			out := cmd.ErrOrStderr()
 			fmt.Fprintf(out, "FullBackup %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.FullBackupResult
-			if err := waitWithProgress(ctx, c, run, out, &res); err != nil {
+			if err := newWaiter(out).wait(ctx, run, queryProgress(c, run, fullBackupProgress), &res); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "snapshot %s published: %d tables, %d rows, position %s:%d seq %d\n",
@@ -66,52 +60,8 @@ Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
 	return cmd
 }
 
-// waitWithProgress waits for run, drawing its "progress" query as a bar on
-// out once a second.
-func waitWithProgress(ctx context.Context, c client.Client, run client.WorkflowRun, out io.Writer, result any) error {
-	return waitRendering(ctx, c, run, out, result, func(v converter.EncodedValue) (string, error) {
-		var p workflows.FullBackupProgress
-		if err := v.Get(&p); err != nil {
-			return "", err
-		}
-		return progressLine(p), nil
-	})
-}
-
-// waitRendering waits for run, drawing the line render makes of its
-// "progress" query on out once a second.
-func waitRendering(ctx context.Context, c client.Client, run client.WorkflowRun, out io.Writer, result any,
-	render func(converter.EncodedValue) (string, error)) error {
-	done := make(chan error, 1)
-	go func() { done <- run.Get(ctx, result) }()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			fmt.Fprintln(out)
-			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-				return fmt.Errorf("stopped waiting; %s keeps running (see the Temporal UI)", run.GetID())
-			}
-			return err
-		case <-tick.C:
-			v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
-			if err != nil {
-				continue
-			}
-			if line, err := render(v); err == nil {
-				fmt.Fprintf(out, "\r%s", line)
-			}
-		}
-	}
-}
-
-func progressLine(p workflows.FullBackupProgress) string {
-	const width = 30
-	filled := 0
-	if p.TablesTotal > 0 {
-		filled = width * p.TablesDone / p.TablesTotal
-	}
-	return fmt.Sprintf("[%s%s] %d/%d tables, %d rows — %-45s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		p.TablesDone, p.TablesTotal, p.Rows, p.Phase)
+// fullBackupProgress shows a FullBackup's progress: a bar of its tables.
+func fullBackupProgress(p workflows.FullBackupProgress) progress {
+	return progress{phase: p.Phase, counts: fmt.Sprintf("%d/%d tables, %d rows", p.TablesDone, p.TablesTotal, p.Rows),
+		bar: tablesBar(p.TablesDone, p.TablesTotal)}
 }

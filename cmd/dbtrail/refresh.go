@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -108,7 +107,7 @@ Ctrl-C stops waiting, not the refresh.`,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "Refresh %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.RefreshResult
-			if err := waitRendering(ctx, c, run, cmd.ErrOrStderr(), &res, refreshLine); err != nil {
+			if err := newWaiter(cmd.ErrOrStderr()).wait(ctx, run, queryProgress(c, run, refreshProgress), &res); err != nil {
 				return err
 			}
 			printRefresh(cmd.OutOrStdout(), res)
@@ -123,12 +122,9 @@ Ctrl-C stops waiting, not the refresh.`,
 	return cmd
 }
 
-func refreshLine(v converter.EncodedValue) (string, error) {
-	var p workflows.RefreshProgress
-	if err := v.Get(&p); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d/%d tables — %-45s", p.TablesDone, p.TablesTotal, p.Phase), nil
+// refreshProgress shows a Refresh's progress: its tables, without a bar.
+func refreshProgress(p workflows.RefreshProgress) progress {
+	return progress{phase: p.Phase, counts: fmt.Sprintf("%d/%d tables", p.TablesDone, p.TablesTotal)}
 }
 
 // printRefresh reports a refresh's result.
