@@ -17,17 +17,21 @@ func newBackupCmd(g *globals) *cobra.Command {
 }
 
 func newBackupFullCmd(g *globals) *cobra.Command {
-	var addr, namespace, source string
+	var tf temporalFlags
+	var source string
 	var parallel int
 	cmd := &cobra.Command{
 		Use:   "full",
 		Short: "Take a full backup: mydumper → Parquet snapshot, published as current",
 		Long: `full starts the FullBackup workflow of a source (one at a time per source:
-a second start while one runs is refused) and waits for it, showing progress.
-Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
+a second start while one runs is refused) and waits for it, showing progress:
+a bar on a terminal, else (a log, a pipe) a line per phase and every 10 s at
+most. A failed backup's root cause is the error. Ctrl-C stops waiting, not the
+backup: the CLI prints where to follow or cancel it (the Temporal UI, the
+temporal CLI).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c, err := temporal.Dial(ctx, addr, namespace, g.log)
+			c, err := temporal.Dial(ctx, tf.addr, tf.namespace, g.log)
 			if err != nil {
 				return err
 			}
@@ -41,7 +45,7 @@ Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
 			out := cmd.ErrOrStderr()
 			fmt.Fprintf(out, "FullBackup %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.FullBackupResult
-			if err := newWaiter(out).wait(ctx, run, queryProgress(c, run, fullBackupProgress), &res); err != nil {
+			if err := newWaiter(out, tf.location()).wait(ctx, "FullBackup", run, queryProgress(c, run, fullBackupProgress), &res); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "snapshot %s published: %d tables, %d rows, position %s:%d seq %d\n",
@@ -53,8 +57,7 @@ Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
-	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
+	tf.register(f)
 	f.StringVar(&source, "source", "main", "source to back up")
 	f.IntVar(&parallel, "parallel", 2, "tables converted at once")
 	return cmd
