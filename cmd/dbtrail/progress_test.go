@@ -40,7 +40,7 @@ func (r *fakeRun) Get(ctx context.Context, _ any) error {
 	}
 }
 
-func (r *fakeRun) GetID() string    { return "backup-main" }
+func (r *fakeRun) GetID() string    { return "fullbackup-main" }
 func (r *fakeRun) GetRunID() string { return "run-1" }
 
 // devLocation is where dbtrail dev's runs are followed.
@@ -163,8 +163,8 @@ func TestIsTerminal(t *testing.T) {
 }
 
 // devFollow is what writeFollow writes for devLocation and fakeRun.
-const devFollow = `  Temporal UI   http://127.0.0.1:8233/namespaces/default/workflows/backup-main/run-1/history
-  Temporal CLI  temporal workflow describe --address 127.0.0.1:7233 --namespace default --workflow-id backup-main --run-id run-1
+const devFollow = `  Temporal UI   http://127.0.0.1:8233/namespaces/default/workflows/fullbackup-main/run-1/history
+  Temporal CLI  temporal workflow describe --address 127.0.0.1:7233 --namespace default --workflow-id fullbackup-main --run-id run-1
 `
 
 // TestWaitStopsSayingWhyAndWhereToFollow is Ctrl-C during a wait: the
@@ -180,11 +180,11 @@ func TestWaitStopsSayingWhyAndWhereToFollow(t *testing.T) {
 	if !errors.As(err, &stopped) {
 		t.Fatalf("got %v, want a *stoppedWaitingError", err)
 	}
-	if got, want := err.Error(), "stopped waiting for FullBackup backup-main (interrupt signal received); the run goes on"; got != want {
+	if got, want := err.Error(), "stopped waiting for FullBackup fullbackup-main (interrupt signal received); the run goes on"; got != want {
 		t.Errorf("error %q, want %q", got, want)
 	}
-	want := "FullBackup backup-main (run run-1) keeps running; follow it with:\n" + devFollow +
-		"  to cancel it  temporal workflow cancel --address 127.0.0.1:7233 --namespace default --workflow-id backup-main --run-id run-1\n"
+	want := "FullBackup fullbackup-main (run run-1) keeps running; follow it with:\n" + devFollow +
+		"  to cancel it  temporal workflow cancel --address 127.0.0.1:7233 --namespace default --workflow-id fullbackup-main --run-id run-1\n"
 	if got := out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
@@ -237,14 +237,14 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	if !errors.As(err, &failed) {
 		t.Fatalf("got %v, want a *runFailedError", err)
 	}
-	if got, want := err.Error(), "FullBackup backup-main failed: ConvertTable: "+cause; got != want {
+	if got, want := err.Error(), "FullBackup fullbackup-main failed: ConvertTable: "+cause; got != want {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
 	var app *sdktemporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != "BadInput" {
 		t.Errorf("the SDK's error is not kept: %v", err)
 	}
-	if got, want := out.String(), "FullBackup backup-main (run run-1) did not complete; its history:\n"+devFollow; got != want {
+	if got, want := out.String(), "FullBackup fullbackup-main (run run-1) did not complete; its history:\n"+devFollow; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
 }
