@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -81,7 +80,8 @@ func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshCo
 }
 
 func newRefreshCmd(g *globals) *cobra.Command {
-	var addr, namespace, source string
+	var tf temporalFlags
+	var source string
 	var rc refreshConfig
 	cmd := &cobra.Command{
 		Use:   "refresh",
@@ -91,11 +91,12 @@ progress. It folds the current snapshot and the index's changes since it into a
 new snapshot (unchanged tables linked, changed ones as delta pairs or rewritten),
 without reading the source. A refused refresh (a schema change, a capture gap,
 no previous snapshot) publishes nothing and runs a full backup in its place.
-Ctrl-C stops waiting, not the refresh.`,
+Progress is a bar on a terminal, else a line per phase and every 10 s at most.
+Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			rc.deltas.warn(g.log)
-			c, err := temporal.Dial(ctx, addr, namespace, g.log)
+			c, err := temporal.Dial(ctx, tf.addr, tf.namespace, g.log)
 			if err != nil {
 				return err
 			}
@@ -108,7 +109,7 @@ Ctrl-C stops waiting, not the refresh.`,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "Refresh %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.RefreshResult
-			if err := waitRendering(ctx, c, run, cmd.ErrOrStderr(), &res, refreshLine); err != nil {
+			if err := newWaiter(cmd.ErrOrStderr(), tf.location()).wait(ctx, "Refresh", run, queryProgress(c, run, refreshProgress), &res); err != nil {
 				return err
 			}
 			printRefresh(cmd.OutOrStdout(), res)
@@ -116,19 +117,15 @@ Ctrl-C stops waiting, not the refresh.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
-	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
+	tf.register(f)
 	f.StringVar(&source, "source", "main", "source to refresh")
 	rc.register(f)
 	return cmd
 }
 
-func refreshLine(v converter.EncodedValue) (string, error) {
-	var p workflows.RefreshProgress
-	if err := v.Get(&p); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%d/%d tables — %-45s", p.TablesDone, p.TablesTotal, p.Phase), nil
+// refreshProgress shows a Refresh's progress: its tables, without a bar.
+func refreshProgress(p workflows.RefreshProgress) progress {
+	return progress{phase: p.Phase, counts: fmt.Sprintf("%d/%d tables", p.TablesDone, p.TablesTotal)}
 }
 
 // printRefresh reports a refresh's result.
