@@ -16,7 +16,7 @@ import (
 )
 
 // newViewsCmd is `dbtrail views`: write <backup dir>/<source>/views.sql, the
-// DuckDB views over current/ (DESIGN.md "Snapshot layout"). The columns come
+// DuckDB views over current/ (see docs/snapshot-format.md). The columns come
 // from the snapshot current points at; the file is replaced atomically.
 func newViewsCmd(g *globals) *cobra.Command {
 	var backupDir, source, out string

@@ -1,5 +1,5 @@
 // Package foldplan decides what a refresh does with every table before
-// anything is executed (DESIGN.md "Refresh", "Compaction"), the way restic's
+// anything is executed (see docs/workflows.md), the way restic's
 // ApplyPolicy or Litestream's CalcRestorePlan do: Make is a pure function of
 // its Input (no I/O, no clock but Input.Now), deterministic (tables sorted,
 // no map order leaks), and every decision carries a human-readable reason

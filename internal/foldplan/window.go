@@ -88,8 +88,8 @@ func (w window) globalRewrites(in Input) []string {
 // to > prev, so a gap that ends at the previous snapshot or starts at the
 // cut only touches it.
 //
-// The refresh issue asks for a full rewrite across a gap; DESIGN.md
-// ("Capture") for a full backup. A rewrite folds the previous snapshot with
+// The refresh issue asks for a full rewrite across a gap; the contract
+// (docs/workflows.md) for a full backup. A rewrite folds the previous snapshot with
 // the index, which lacks exactly the gap's changes, so it would publish a
 // wrong table as if it were right: only a full backup (a refusal here, which
 // the Refresh workflow turns into a FullBackup) reads them back.

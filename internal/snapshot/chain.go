@@ -11,7 +11,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-// Column names of the chain files (DESIGN.md "Snapshot layout").
+// Column names of the chain files (see docs/snapshot-format.md).
 const (
 	ColRow = "row"         // .posdel: row number in the table file
 	ColPK  = "bintrail_pk" // .upserts: the key as one string (types.Key)

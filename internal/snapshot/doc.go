@@ -1,5 +1,5 @@
 // Package snapshot writes, publishes and reads dbtrail's Parquet snapshots
-// (see DESIGN.md "Snapshot layout", "Types" and "Verify").
+// (see docs/snapshot-format.md, docs/types.md and docs/verify.md).
 //
 // Layout under a source folder:
 //

@@ -13,7 +13,7 @@ import (
 // No canonical value is 4 GiB long, so it cannot collide with a length.
 const nullMarker = 0xFFFFFFFF
 
-// RowHash is the per-row hash of DESIGN.md "Verify": XXH64 (seed 0, as
+// RowHash is the per-row hash of docs/verify.md: XXH64 (seed 0, as
 // github.com/cespare/xxhash/v2 computes it) over the row's columns in table
 // order, each framed as
 //

@@ -19,7 +19,7 @@ const MetaMySQLType = "dbtrail.mysql_type"
 // ArrowSchema returns the Arrow schema of a table file: one field per column,
 // in table order, named as the column, always nullable, with the column's
 // MySQL type in the field metadata under MetaMySQLType. This is the one type
-// mapping of DESIGN.md "Types" for snapshot files:
+// mapping of docs/types.md for snapshot files:
 //
 //	tinyint            INT8    (unsigned: UINT8)
 //	smallint           INT16   (unsigned: UINT16)

@@ -1,5 +1,5 @@
 // Package sqlexport writes a `.sql` backup regenerated from the rows of a
-// snapshot (DESIGN.md "Rebuilding a moment"): the stored CREATE TABLE plus
+// snapshot (see docs/types.md for its literals): the stored CREATE TABLE plus
 // multi-row INSERT statements that the mysql/mariadb client loads.
 //
 // A file is:
@@ -18,8 +18,8 @@
 // loading client and server need a max_allowed_packet at least
 // Stats.LargestStatement.
 //
-// Snapshot exports every table as it is at the snapshot (DESIGN.md "Snapshot
-// layout"): a table whose chain holds no changes (EmptyChain) from its table
+// Snapshot exports every table as it is at the snapshot (see
+// docs/snapshot-format.md): a table whose chain holds no changes (EmptyChain) from its table
 // file alone; any other from its table file minus the rows its .posdel files
 // name plus the newest version of every key in its .upserts files, read with
 // internal/fold (DuckDB, spilling to a scratch folder under Options.TempDir).

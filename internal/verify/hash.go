@@ -16,7 +16,7 @@ import (
 )
 
 // hasher turns rows in the SQL text form into the table fingerprint of
-// DESIGN.md "Verify", exactly as snapshot.TableWriter.AppendSQL computes it:
+// docs/verify.md, exactly as snapshot.TableWriter.AppendSQL computes it:
 // each value canonicalised with types.AppendSQLValue (nil stays NULL), the
 // row hashed with snapshot.RowHash, the hashes added to a Fingerprint. With
 // keys set it also keeps, per row key (types.KeyFromImage over the row's

@@ -1,5 +1,5 @@
-// Package verify compares a live table with a snapshot of it (DESIGN.md
-// "Verify"): a fingerprint per table, the per-row hash over the canonical
+// Package verify compares a live table with a snapshot of it (see
+// docs/verify.md): a fingerprint per table, the per-row hash over the canonical
 // values (snapshot.RowHash over types.AppendSQLValue), rows combined by a
 // wrapping 64-bit sum, plus a row count. The same function runs over the live
 // table, inside a consistent-snapshot transaction (LiveFingerprint), and over
@@ -23,8 +23,8 @@
 // binlog (a replica, a restore target with log_bin) gives verdicts that only
 // mean something when its coordinates are the source's.
 //
-// The snapshot side is the table as it is at the snapshot (DESIGN.md
-// "Snapshot layout"): for a table whose chain holds no changes
+// The snapshot side is the table as it is at the snapshot (see
+// docs/snapshot-format.md): for a table whose chain holds no changes
 // (sqlexport.EmptyChain) its table file, whose rows must also give its
 // footer's fingerprint; for any other the table file minus the rows its
 // .posdel files name plus the newest version of every key in its .upserts

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// openTestDB opens an in-memory DuckDB with the bounds DESIGN.md asks for.
+// openTestDB opens an in-memory DuckDB with the bounds docs/architecture.md asks for.
 func openTestDB(t *testing.T) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")

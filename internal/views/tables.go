@@ -145,7 +145,7 @@ func describe(db *sql.DB, path string) ([]string, error) {
 	return names, nil
 }
 
-// openDuckDB opens an in-memory DuckDB bounded as DESIGN.md asks (memory
+// openDuckDB opens an in-memory DuckDB bounded as docs/architecture.md asks (memory
 // limit, threads, a temp directory of its own) and returns it with the
 // function that closes it and removes the temp directory.
 func openDuckDB() (*sql.DB, func(), error) {

@@ -1,6 +1,6 @@
 // Package views writes views.sql: one DuckDB view per table over the newest
-// snapshot of a source, read through its current symlink (DESIGN.md
-// "Snapshot layout", "How readers find the newest snapshot").
+// snapshot of a source, read through its current symlink (see
+// docs/snapshot-format.md, "views.sql").
 //
 // The file is generated once. Every path in it goes through
 // <source dir>/current and every chain is read through a glob, so the same
