@@ -3,7 +3,7 @@ package types
 // Cell is one column value in the SQL text form: what `SELECT` returns for
 // it through database/sql with parseTime=false (see AppendSQLValue). NULL is
 // told by Null alone, never by the slice: an empty Text is the empty value
-// (” or an empty BLOB) whether or not the slice is nil. This is the form a
+// (an empty string or BLOB) whether or not the slice is nil. This is the form a
 // row takes wherever it crosses a function boundary inside dbtrail (dump
 // conversion, images, table files and chains, exports, verify).
 type Cell struct {
