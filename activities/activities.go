@@ -47,7 +47,7 @@ func (a *Activities) source(name string) (Source, error) {
 	s, ok := a.Sources[name]
 	if !ok {
 		return Source{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("source %q is not configured on this worker", name), "UnknownSource", nil)
+			fmt.Sprintf("source %q is not configured on this worker", name), ErrUnknownSource, nil)
 	}
 	return s, nil
 }
@@ -77,7 +77,7 @@ func (a *Activities) MapPosition(ctx context.Context, in MapPositionInput) (MapP
 			out.Seq = seq
 			return MapPositionResult{Position: out}, nil
 		case errors.As(err, &nc):
-			return MapPositionResult{}, temporal.NewNonRetryableApplicationError(nc.Error(), "PositionNotCovered", err)
+			return MapPositionResult{}, temporal.NewNonRetryableApplicationError(nc.Error(), ErrPositionNotCovered, err)
 		case !errors.Is(err, index.ErrNotCaughtUp):
 			return MapPositionResult{}, err
 		}
@@ -93,7 +93,7 @@ func (a *Activities) MapPosition(ctx context.Context, in MapPositionInput) (MapP
 // RemoveDump deletes a dump folder; a folder already gone is success.
 func (a *Activities) RemoveDump(ctx context.Context, in RemoveDumpInput) error {
 	if in.Dir == "" || !isWithin(a.WorkDir, in.Dir) {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("refusing to remove %q outside the work folder %s", in.Dir, a.WorkDir), "BadPath", nil)
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("refusing to remove %q outside the work folder %s", in.Dir, a.WorkDir), ErrBadPath, nil)
 	}
 	if err := os.RemoveAll(in.Dir); err != nil {
 		return fmt.Errorf("remove dump %s: %w", in.Dir, err)

@@ -62,7 +62,7 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
 	snap, err := snapshot.OpenSnapshot(snapshotDir(dir, in.SnapshotID))
 	if err != nil {
-		return CompactTableResult{}, nonRetryable("SnapshotGone", err)
+		return CompactTableResult{}, nonRetryable(ErrSnapshotGone, err)
 	}
 	mt, ok := snap.Manifest.Table(in.Schema, in.Table)
 	if !ok || mt.Kind != snapshot.KindDelta || len(mt.Chain) < 6 {
@@ -72,7 +72,7 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 	from, _, _, ok1 := foldplan.ParseChainEntry(merge[0])
 	_, to, _, ok2 := foldplan.ParseChainEntry(merge[len(merge)-1])
 	if !ok1 || !ok2 || from != 0 {
-		return CompactTableResult{}, nonRetryable("BrokenSnapshot", fmt.Errorf("compact %s: chain %v does not start at 000000", k, merge))
+		return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("compact %s: chain %v does not start at 000000", k, merge))
 	}
 	cr := foldplan.CompactedRange{From: from, To: to,
 		TableFile: foldplan.SourceFile{Path: mt.File, SHA256: snap.Manifest.Files[mt.File].SHA256}}
@@ -80,7 +80,7 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 	var upserts []fold.Keyed
 	for i, rel := range merge {
 		if err := snap.Verify(rel); err != nil {
-			return CompactTableResult{}, nonRetryable("BrokenSnapshot", err)
+			return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
 		}
 		cr.Merged = append(cr.Merged, foldplan.SourceFile{Path: rel, SHA256: snap.Manifest.Files[rel].SHA256})
 		if i%2 == 0 {
@@ -114,7 +114,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
 	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
 	if err != nil {
-		return CompactTableResult{}, nonRetryable("BrokenSnapshot", err)
+		return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
 	eng, release, err := a.engine(ctx)
 	if err != nil {
@@ -125,7 +125,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	pdRel, err1 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "posdel")
 	upRel, err2 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "upserts")
 	if err := errors.Join(err1, err2); err != nil {
-		return CompactTableResult{}, nonRetryable("BadInput", err)
+		return CompactTableResult{}, nonRetryable(ErrBadInput, err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: foot.CreateTable, Position: foot.Position, SnapshotID: in.SnapshotID, Source: in.Source}
 	set, stop := keepAlive(ctx)

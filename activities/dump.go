@@ -47,7 +47,7 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) error {
 	cfg, err := driver.ParseDSN(src.DSN)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), "BadConfig", nil)
+		return temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), ErrBadConfig, nil)
 	}
 	host, port, ok := strings.Cut(cfg.Addr, ":")
 	if !ok {
@@ -106,14 +106,14 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 	defer f.Close()
 	md, err := dumpfile.ParseMetadata(f)
 	if err != nil {
-		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), "BadDump", err)
+		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), ErrBadDump, err)
 	}
 	if md.Finished.IsZero() {
 		return DumpResult{}, errors.New("dump did not finish")
 	}
 	tables, views, err := dumpfile.ListTables(os.DirFS(dir))
 	if err != nil {
-		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), "BadDump", err)
+		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), ErrBadDump, err)
 	}
 	res := DumpResult{Dir: dir, Position: Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
 	for _, t := range tables {

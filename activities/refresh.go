@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
@@ -60,7 +58,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 		out.PrevSeq = uint64(m.Position.Seq)
 	}
 	if pin.Footers, err = readFooters(prev); err != nil {
-		return PlanRefreshResult{}, nonRetryable("BrokenSnapshot", err)
+		return PlanRefreshResult{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
 	if err := a.planIndexInputs(ctx, in.Source, out.PrevSeq, &pin); err != nil {
 		return PlanRefreshResult{}, err
@@ -139,7 +137,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	}
 	mt, ok := prev.Manifest.Table(tp.Key.Schema, tp.Key.Table)
 	if !ok {
-		return ConvertTableResult{}, nonRetryable("BrokenSnapshot", fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
+		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
 	}
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {
@@ -167,7 +165,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 		job.release(err != nil)
 		return out, err
 	}
-	return ConvertTableResult{}, nonRetryable("BadPlan", fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
+	return ConvertTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
 }
 
 // foldJob is what folding one table needs: its definition, the footer of
@@ -235,7 +233,7 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	pdRel, err1 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "posdel")
 	upRel, err2 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "upserts")
 	if err := errors.Join(err1, err2); err != nil {
-		return ConvertTableResult{}, nonRetryable("BadInput", err)
+		return ConvertTableResult{}, nonRetryable(ErrBadInput, err)
 	}
 	var upDigest snapshot.FileDigest
 	pdDigest, err := b.WriteFile(pdRel, func(pw io.Writer) error {
@@ -264,7 +262,7 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	// Every row is read: every file's sha256 is checked first.
 	at, err := fold.SnapshotTable(prev, mt.Schema, mt.Table)
 	if err != nil {
-		return ConvertTableResult{}, nonRetryable("BrokenSnapshot", err)
+		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
 	rin := fold.RewriteInput{Table: def, TableFile: at.TableFile, Posdel: at.Posdel, Upserts: at.Upserts, Meta: job.meta}
 	if tp.Changes > 0 {
@@ -299,7 +297,7 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput) (*schema.Table, snapshot.FooterMeta, error) {
 	f, err := snapshot.ReadFooter(prev.Path(mt.File))
 	if err != nil {
-		return nil, snapshot.FooterMeta{}, nonRetryable("BrokenSnapshot", err)
+		return nil, snapshot.FooterMeta{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: f.CreateTable, SnapshotID: in.SnapshotID, Source: in.Source,
 		Position: snapshot.Position{File: in.Cut.File, Pos: in.Cut.Pos, GTID: in.Cut.GTID, Seq: int64(in.Cut.Seq)}}
@@ -317,8 +315,8 @@ func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def
 // image of another shape) as bad input: a retry reads the same event.
 func windowErr(err error) error {
 	var row *snapshot.RowError
-	if errors.As(err, &row) || strings.Contains(err.Error(), "event seq") {
-		return nonRetryable("BadInput", err)
+	if errors.As(err, &row) || fold.IsBadEvent(err) {
+		return nonRetryable(ErrBadInput, err)
 	}
 	return err
 }
@@ -327,10 +325,6 @@ func windowErr(err error) error {
 // and table, so engines shared between activities never mix them.
 func scratchName(in RefreshTableInput) string {
 	return "window-" + in.SnapshotID + "-" + in.Table.Key.Schema + "." + in.Table.Key.Table
-}
-
-func nonRetryable(kind string, err error) error {
-	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
 }
 
 // storedDef is the definition a table file of def has (schema.Table.Stored),

@@ -3,7 +3,6 @@ package activities
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
-	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -69,10 +67,8 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 		return err
 	})
 	if err != nil {
-		var syn *dumpfile.SyntaxError
-		var row *snapshot.RowError
-		if errors.As(err, &syn) || errors.As(err, &row) {
-			return ConvertTableResult{}, badInput(err)
+		if dumpconv.IsBadInput(err) {
+			return ConvertTableResult{}, badInput(fmt.Errorf("convert table %s.%s: %w", t.Schema, t.Table, err))
 		}
 		return ConvertTableResult{}, err
 	}
@@ -120,7 +116,7 @@ func (a *Activities) publish(in PublishInput, expect string, fill func(*snapshot
 		}
 		if cur != expect && cur != in.SnapshotID {
 			return PublishResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"snapshot %s was folded from %s, but %s was published meanwhile: not published", in.SnapshotID, expect, cur), "CurrentMoved", nil)
+				"snapshot %s was folded from %s, but %s was published meanwhile: not published", in.SnapshotID, expect, cur), ErrCurrentMoved, nil)
 		}
 	}
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
@@ -191,7 +187,3 @@ func addEmptyChain(b *snapshot.Builder, def *schema.Table, out *ConvertTableResu
 func snapshotDir(sourceDir, id string) string {
 	return filepath.Join(sourceDir, snapshot.SnapshotsDir, id)
 }
-
-// badInput marks an error a retry cannot cure (a malformed dump, a value
-// that cannot be stored).
-func badInput(err error) error { return nonRetryable("BadInput", err) }

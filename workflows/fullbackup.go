@@ -6,7 +6,6 @@ package workflows
 import (
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -61,15 +60,8 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
-	})
-	long := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 12 * time.Hour,
-		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 2 * time.Minute},
-	})
+	short := workflow.WithActivityOptions(ctx, shortOptions(5*time.Minute))
+	long := workflow.WithActivityOptions(ctx, longOptions(12*time.Hour, 30*time.Second, 2*time.Minute))
 
 	var alloc activities.AllocateSnapshotResult
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {

@@ -63,7 +63,7 @@ func TestFullBackupPublishesNothingWhenATableFails(t *testing.T) {
 	env := fullBackupEnv(t)
 	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
 		if in.Table.Table == "b" {
-			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("app.b.00000.sql:7: unterminated string", "BadDump", nil)
+			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("app.b.00000.sql:7: unterminated string", activities.ErrBadDump, nil)
 		}
 		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 1}, nil
 	})
@@ -78,7 +78,7 @@ func TestFullBackupPublishesNothingWhenATableFails(t *testing.T) {
 		t.Fatalf("a failed table must fail the backup before publish; err %v published %v", err, published)
 	}
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != "BadDump" {
+	if !errors.As(err, &app) || app.Type() != activities.ErrBadDump {
 		t.Fatalf("the table's error must surface, got %v", err)
 	}
 }

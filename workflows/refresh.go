@@ -42,14 +42,6 @@ type RefreshInput struct {
 	NoFullBackup bool
 }
 
-// refreshActivityOptions are the options of the refresh's and compaction's
-// heartbeating activities.
-var refreshActivityOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 6 * time.Hour,
-	HeartbeatTimeout:    5 * activities.HeartbeatEvery,
-	RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
-}
-
 // RefreshResult is what the refresh did.
 type RefreshResult struct {
 	SnapshotID string // "" when nothing was published by the refresh itself
@@ -93,10 +85,7 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	// Every refresh activity heartbeats (activities.HeartbeatEvery): a
 	// worker killed at any step is noticed within the heartbeat timeout.
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
-	})
+	short := workflow.WithActivityOptions(ctx, shortOptions(time.Minute))
 	log := workflow.GetLogger(ctx)
 	var plan activities.PlanRefreshResult
 	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{

@@ -113,7 +113,7 @@ func TestRefreshFailedTablePublishesNothing(t *testing.T) {
 	env := refreshEnv(t, plan)
 	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.RefreshTableInput) (activities.ConvertTableResult, error) {
 		if in.Table.Key == tA {
-			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("event seq 44: malformed image", "BadInput", nil)
+			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("event seq 44: malformed image", activities.ErrBadInput, nil)
 		}
 		return activities.ConvertTableResult{}, nil
 	})
@@ -124,7 +124,7 @@ func TestRefreshFailedTablePublishesNothing(t *testing.T) {
 	})
 	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
 	var app *temporal.ApplicationError
-	if err := env.GetWorkflowError(); err == nil || published || !errors.As(err, &app) || app.Type() != "BadInput" {
+	if err := env.GetWorkflowError(); err == nil || published || !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
 		t.Fatalf("err %v published %v", err, published)
 	}
 }

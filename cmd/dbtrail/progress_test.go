@@ -224,7 +224,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	env.OnActivity(acts.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Tables: []activities.TableRef{{Schema: "d", Table: "t"}}}, nil)
 	env.OnActivity(acts.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)
 	env.OnActivity(acts.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{},
-		sdktemporal.NewNonRetryableApplicationError(cause, "BadInput", errors.New(cause)))
+		sdktemporal.NewNonRetryableApplicationError(cause, activities.ErrBadInput, errors.New(cause)))
 	env.ExecuteWorkflow(workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
 	runErr := env.GetWorkflowError()
 	if runErr == nil {
@@ -241,7 +241,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
 	var app *sdktemporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != "BadInput" {
+	if !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
 		t.Errorf("the SDK's error is not kept: %v", err)
 	}
 	if got, want := out.String(), "FullBackup fullbackup-main (run run-1) did not complete; its history:\n"+devFollow; got != want {
@@ -255,7 +255,7 @@ func TestFailureMessage(t *testing.T) {
 		want string
 	}{
 		{sdktemporal.NewApplicationErrorWithCause("publish", "Publish", errors.New("disk full")), "publish: disk full"},
-		{sdktemporal.NewNonRetryableApplicationError("dump x: no rows", "BadDump", errors.New("no rows")), "dump x: no rows"},
+		{sdktemporal.NewNonRetryableApplicationError("dump x: no rows", activities.ErrBadDump, errors.New("no rows")), "dump x: no rows"},
 		{sdktemporal.NewApplicationErrorWithCause("", "Wrapped", errors.New("disk full")), "disk full"},
 		{errors.New("plain"), "plain"},
 		{nil, "no reason given"},

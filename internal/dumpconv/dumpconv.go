@@ -50,6 +50,35 @@ func Definition(fsys fs.FS, schemaName, table, schemaFile string) (*schema.Table
 	return stored, stmt, nil
 }
 
+// InputError is a row of a data file that does not fit its table: a
+// column list or value count that differs from the table's, a value its
+// column cannot hold. It is deterministic: converting the same dump again
+// fails the same way. (Malformed statements are *dumpfile.SyntaxError and
+// values the Parquet writer refuses *snapshot.RowError; both are as
+// deterministic.)
+type InputError struct {
+	File  string
+	Line  int
+	Table string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%s:%d: table %s: %v", e.File, e.Line, e.Table, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// IsBadInput reports whether err is one of the deterministic errors of a
+// conversion (*InputError, *dumpfile.SyntaxError, *snapshot.RowError),
+// which no retry can cure.
+func IsBadInput(err error) bool {
+	var in *InputError
+	var syn *dumpfile.SyntaxError
+	var row *snapshot.RowError
+	return errors.As(err, &in) || errors.As(err, &syn) || errors.As(err, &row)
+}
+
 // Progress is called every progressRows rows and after each data file, with
 // the index of the data file and the rows written so far.
 type Progress func(file int, rows int64)
@@ -111,7 +140,7 @@ func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snaps
 			return n, err
 		}
 		if err := c.row(row); err != nil {
-			return n, fmt.Errorf("%s:%d: table %s: %w", name, row.Line, c.def.QualifiedName(), err)
+			return n, &InputError{File: name, Line: row.Line, Table: c.def.QualifiedName(), Err: err}
 		}
 		if err := tw.AppendSQL(c.vals); err != nil {
 			return n, fmt.Errorf("%s:%d: %w", name, row.Line, err)

@@ -2,10 +2,13 @@ package fold
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
@@ -81,14 +84,43 @@ func (e *Engine) WriteWindow(t *schema.Table, name string, events Events) (*Wind
 	return w, nil
 }
 
+// EventError is an event of a window that cannot be folded into its table:
+// an event of another table, a missing or malformed image, an image of
+// another shape. Reading the same event again fails the same way, unless
+// Err is an I/O error of the scratch file (see IsBadEvent).
+type EventError struct {
+	Seq uint64
+	Op  index.Op
+	PK  string
+	Err error
+}
+
+func (e *EventError) Error() string {
+	if e.Op == 0 {
+		return fmt.Sprintf("event seq %d: %v", e.Seq, e.Err)
+	}
+	return fmt.Sprintf("event seq %d (%s of key %s): %v", e.Seq, e.Op, e.PK, e.Err)
+}
+
+func (e *EventError) Unwrap() error { return e.Err }
+
+// IsBadEvent reports whether err is an *EventError that no retry can cure:
+// one that is not an I/O error of the file being written.
+func IsBadEvent(err error) bool {
+	var ev *EventError
+	var pe *fs.PathError
+	var errno syscall.Errno
+	return errors.As(err, &ev) && !errors.As(err, &pe) && !errors.As(err, &errno)
+}
+
 // addEffects appends one event's effects.
 func addEffects(kw *snapshot.KeyedWriter, t *schema.Table, ev index.Event) error {
 	if ev.Schema != t.Schema || ev.Table != t.Name {
-		return fmt.Errorf("event seq %d is of %s.%s", ev.Seq, ev.Schema, ev.Table)
+		return &EventError{Seq: ev.Seq, Err: fmt.Errorf("an event of %s.%s in the window of %s", ev.Schema, ev.Table, t.QualifiedName())}
 	}
 	wrap := func(err error) error {
 		if err != nil {
-			return fmt.Errorf("event seq %d (%s of key %s): %w", ev.Seq, ev.Op, ev.PK, err)
+			return &EventError{Seq: ev.Seq, Op: ev.Op, PK: ev.PK, Err: err}
 		}
 		return nil
 	}

@@ -1,0 +1,45 @@
+package activities
+
+import "go.temporal.io/sdk/temporal"
+
+// Types of the non-retryable application errors activities return. A
+// workflow, the CLI or a test tells them apart with
+// temporal.ApplicationError.Type(), never by their message. Every other
+// error is retried, up to the workflow's attempt limit.
+const (
+	// ErrBadInput: the input itself is wrong (a malformed dump, a value its
+	// column cannot hold, an event that cannot be folded); the message names
+	// file and line, or table, key and position.
+	ErrBadInput = "BadInput"
+	// ErrBadConfig: the worker's configuration cannot work (a DSN that does
+	// not parse).
+	ErrBadConfig = "BadConfig"
+	// ErrBadDump: mydumper's output is unusable (no metadata, unknown files).
+	ErrBadDump = "BadDump"
+	// ErrUnknownSource: the source is not configured on this worker.
+	ErrUnknownSource = "UnknownSource"
+	// ErrPositionNotCovered: the index cannot cover a dump's position
+	// (capture started after it, or a capture gap covers it).
+	ErrPositionNotCovered = "PositionNotCovered"
+	// ErrBadPath: a path outside the folder it must be in.
+	ErrBadPath = "BadPath"
+	// ErrCurrentMoved: a refresh's previous snapshot is no longer current.
+	ErrCurrentMoved = "CurrentMoved"
+	// ErrBrokenSnapshot: a published snapshot fails its digests or lacks a
+	// file its manifest lists.
+	ErrBrokenSnapshot = "BrokenSnapshot"
+	// ErrSnapshotGone: the snapshot a step needs was pruned.
+	ErrSnapshotGone = "SnapshotGone"
+	// ErrBadPlan: a plan asks for an action that cannot be executed (a bug).
+	ErrBadPlan = "BadPlan"
+)
+
+// nonRetryable wraps err as a non-retryable application error of type kind,
+// its message err's.
+func nonRetryable(kind string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
+}
+
+// badInput marks an error a retry cannot cure (a malformed dump, a value
+// that cannot be stored).
+func badInput(err error) error { return nonRetryable(ErrBadInput, err) }

@@ -1,0 +1,66 @@
+package temporal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/workers"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// TestFullBackupBadInputFailsAtOnce: a dump whose data file does not fit its
+// table (real mydumper output, its column list altered afterwards by a wrapper, an error that was retried forever before) fails
+// the FullBackup at its first attempt, non-retryable, with an error naming
+// the file, the line and the table, instead of retrying forever.
+func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
+	e := newBackupEnv(t, withoutWorker())
+	for _, q := range []string{
+		"CREATE TABLE bad (id INT PRIMARY KEY, name VARCHAR(10))",
+		"INSERT INTO bad VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+	} {
+		_, err := e.src.ExecContext(e.ctx, q)
+		must(t, err)
+	}
+	wrapper := filepath.Join(t.TempDir(), "mydumper")
+	script := "#!/bin/sh\nmydumper \"$@\" || exit $?\n" +
+		"while [ $# -gt 0 ]; do [ \"$1\" = --outputdir ] && dir=$2; shift; done\n" +
+		"find \"$dir\" -name 'app.bad*.sql' ! -name '*-schema*' -exec sed -i 's/`name`/`nome`/' {} +\n"
+	must(t, os.WriteFile(wrapper, []byte(script), 0o755))
+	e.acts.Mydumper = wrapper
+	w := worker.New(e.c, workflows.TaskQueue, worker.Options{})
+	workers.RegisterAll(w, e.acts)
+	must(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	start := time.Now()
+	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != activities.ErrBadInput || app.NonRetryable() != true {
+		t.Fatalf("FullBackup error %v, want a non-retryable %s", err, activities.ErrBadInput)
+	}
+	for _, want := range []string{"app.bad.", ".sql:", "table app.bad"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("the run took %s to fail: retried?", d)
+	}
+	desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
+	must(t, err)
+	if n := len(desc.PendingActivities); n != 0 {
+		t.Errorf("%d activities still pending", n)
+	}
+}
