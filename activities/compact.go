@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
@@ -50,13 +51,16 @@ func readCompacted(sourceDir string, m snapshot.Manifest) (map[foldplan.TableKey
 	return out, nil
 }
 
-// CompactTable merges all but the last entry of a table's chain in snapshot
-// in.SnapshotID into one range pair under .compact/ (every dead row number;
+// CompactTable merges the chain entries in.Merge names (the first entries of
+// the table's chain in snapshot in.SnapshotID, as the refresh's plan chose
+// them) into one range pair under .compact/ (every dead row number;
 // the newest version of every key, delete markers kept), then writes the
 // range's descriptor. The snapshot and its table file are not touched; the
 // next refresh links the range in place of the entries it merged, if they
 // are still the chain's first. A range already written for the same files is
-// kept (idempotent); a chain with fewer than two entries to merge is left.
+// kept (idempotent); fewer than two entries to merge are left as they are. A
+// Merge that is not the start of the snapshot's chain is refused: the plan
+// and the snapshot disagree.
 func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (CompactTableResult, error) {
 	dir := a.sourceDir(in.Source)
 	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
@@ -65,10 +69,14 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 		return CompactTableResult{}, nonRetryable(ErrSnapshotGone, err)
 	}
 	mt, ok := snap.Manifest.Table(in.Schema, in.Table)
-	if !ok || mt.Kind != snapshot.KindDelta || len(mt.Chain) < 6 {
-		return CompactTableResult{}, nil // nothing to merge: fewer than two entries before the last
+	if !ok || mt.Kind != snapshot.KindDelta || len(in.Merge) < 4 {
+		return CompactTableResult{}, nil // nothing to merge: fewer than two entries
 	}
-	merge := mt.Chain[:len(mt.Chain)-2]
+	merge := in.Merge
+	if len(merge)%2 != 0 || len(merge) > len(mt.Chain) || !slices.Equal(merge, mt.Chain[:len(merge)]) {
+		return CompactTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("compact %s: the plan merges %v, the chain of snapshot %s starts otherwise (%v)",
+			k, merge, in.SnapshotID, mt.Chain))
+	}
 	from, _, _, ok1 := foldplan.ParseChainEntry(merge[0])
 	_, to, _, ok2 := foldplan.ParseChainEntry(merge[len(merge)-1])
 	if !ok1 || !ok2 || from != 0 {

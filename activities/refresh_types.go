@@ -53,13 +53,15 @@ type PublishRefreshInput struct {
 	Prev string
 }
 
-// CompactTableInput merges all but the last entry of a table's chain in
-// snapshot SnapshotID into a range pair under .compact/.
+// CompactTableInput merges the chain files Merge (the plan's choice: the
+// first entries of the table's chain in snapshot SnapshotID, from 000000)
+// into a range pair under .compact/.
 type CompactTableInput struct {
 	Source     string
 	SnapshotID string
 	Schema     string
 	Table      string
+	Merge      []string
 }
 
 // CompactTableResult is the range written ("" Range when there was nothing

@@ -181,7 +181,7 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 	var drop []foldplan.TableKey
 	for _, t := range p.Tables {
-		if t.UseCompacted != nil || strings.Contains(t.CompactNote, "ignored") {
+		if t.DropCompacted {
 			drop = append(drop, t.Key)
 		}
 	}
@@ -196,20 +196,20 @@ func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 // startCompact starts the Compact workflow of the published snapshot as an
 // abandoned child (it outlives the refresh) and waits only for its start. A
 // compaction already running is left alone: the next refresh asks again.
-func startCompact(ctx workflow.Context, source, id string, tables []foldplan.TableKey) []string {
+func startCompact(ctx workflow.Context, source, id string, jobs []foldplan.CompactJob) []string {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            CompactWorkflowID(source),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	})
-	f := workflow.ExecuteChildWorkflow(cctx, Compact, CompactInput{Source: source, SnapshotID: id, Tables: tables})
+	f := workflow.ExecuteChildWorkflow(cctx, Compact, CompactInput{Source: source, SnapshotID: id, Tables: jobs})
 	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("compaction not started", "source", source, "error", err)
 		return nil
 	}
 	var names []string
-	for _, k := range tables {
-		names = append(names, k.String())
+	for _, j := range jobs {
+		names = append(names, j.Key.String())
 	}
 	return names
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -131,7 +132,7 @@ func TestRefreshFailedTablePublishesNothing(t *testing.T) {
 
 func TestRefreshStartsCompactionAfterPublish(t *testing.T) {
 	plan := foldplan.Plan{Cut: 50, Tables: []foldplan.TablePlan{{Key: tA, Action: foldplan.ActionPair, NeedsCompaction: true}},
-		Compact: []foldplan.TableKey{tA}}
+		Compact: []foldplan.CompactJob{{Key: tA, Merge: []string{"app/a.000000.posdel", "app/a.000000.upserts", "app/a.000001.posdel", "app/a.000001.upserts"}}}}
 	env := refreshEnv(t, plan)
 	order := []string{}
 	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{}, nil)
@@ -141,7 +142,7 @@ func TestRefreshStartsCompactionAfterPublish(t *testing.T) {
 	})
 	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(activities.PruneResult{}, nil)
 	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CompactTableInput) (activities.CompactTableResult, error) {
-		order = append(order, "compact "+in.SnapshotID+" "+in.Schema+"."+in.Table)
+		order = append(order, "compact "+in.SnapshotID+" "+in.Schema+"."+in.Table+" "+strings.Join(in.Merge, ","))
 		return activities.CompactTableResult{Range: "000000-000014"}, nil
 	})
 	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
@@ -152,7 +153,7 @@ func TestRefreshStartsCompactionAfterPublish(t *testing.T) {
 	if len(res.Compact) != 1 || len(order) < 1 || order[0] != "publish" {
 		t.Fatalf("result %+v order %v", res, order)
 	}
-	if len(order) == 2 && order[1] != "compact 20261129T090500Z app.a" {
+	if len(order) == 2 && order[1] != "compact 20261129T090500Z app.a app/a.000000.posdel,app/a.000000.upserts,app/a.000001.posdel,app/a.000001.upserts" {
 		t.Fatalf("order %v", order)
 	}
 }
@@ -167,7 +168,7 @@ func TestCompactMergesEachTable(t *testing.T) {
 		}
 		return activities.CompactTableResult{Range: "000000-000014"}, nil
 	})
-	env.ExecuteWorkflow(Compact, CompactInput{Source: "main", SnapshotID: "20261129T090500Z", Tables: []foldplan.TableKey{tA, tB}})
+	env.ExecuteWorkflow(Compact, CompactInput{Source: "main", SnapshotID: "20261129T090500Z", Tables: []foldplan.CompactJob{{Key: tA}, {Key: tB}}})
 	var res CompactResult
 	if err := env.GetWorkflowResult(&res); err != nil || len(res.Ranges) != 1 || res.Ranges[0] != "app.a 000000-000014" {
 		t.Fatalf("%+v %v", res, err)

@@ -45,7 +45,12 @@ func TestCompactionTrigger(t *testing.T) {
 			f.in.Changes[kA] = tc.changes
 			p := f.plan(t)
 			tp := tableOf(t, p, kA)
-			if tp.NeedsCompaction != tc.want || slices.Equal(p.Compact, []TableKey{kA}) != tc.want {
+			merge := tp.Chain
+			if tp.Action == ActionLink {
+				merge = merge[:len(merge)-2]
+			}
+			wantJob := []CompactJob{{Key: kA, Merge: merge}}
+			if tp.NeedsCompaction != tc.want || slices.EqualFunc(p.Compact, wantJob, sameJob) != tc.want {
 				t.Fatalf("needs compaction %v, compact %v; want %v (%s)", tp.NeedsCompaction, p.Compact, tc.want, tp.Reason)
 			}
 			if tc.want && !strings.Contains(tp.Reason, "entries (a compaction follows at 16)") {
@@ -73,7 +78,7 @@ func TestCompactedRangeUsed(t *testing.T) {
 		if !slices.Equal(tp.Chain, want) || tp.UseCompacted == nil || tp.UseCompacted.To != 14 || tp.NeedsCompaction {
 			t.Fatalf("%+v", tp)
 		}
-		if tp.CompactNote != "compacted range 000000-000014 from .compact/ replaces 15 chain entries" {
+		if !tp.DropCompacted || tp.CompactNote != "compacted range 000000-000014 from .compact/ replaces 15 chain entries" {
 			t.Fatal(tp.CompactNote)
 		}
 		if l := tp.Links[1]; !l.FromCompact || l.Src != cr.Posdel || l.Dst != want[0] || l.Digest != cr.PosdelDigest {
@@ -139,7 +144,7 @@ func TestCompactedRangeIgnored(t *testing.T) {
 			tc.mutate(f, &cr)
 			f.in.Compacted[kA] = cr
 			tp := expect(t, f.plan(t), kA, ActionLink)
-			if tp.UseCompacted != nil || !strings.HasPrefix(tp.CompactNote, "compacted range in .compact/ ignored: ") ||
+			if tp.UseCompacted != nil || !tp.DropCompacted || !strings.HasPrefix(tp.CompactNote, "compacted range in .compact/ ignored: ") ||
 				!strings.Contains(tp.CompactNote, tc.want) || !slices.Equal(tp.Chain, f.in.Prev.Tables[0].Chain) {
 				t.Fatalf("%+v", tp)
 			}
@@ -153,7 +158,13 @@ func TestCompactedRangeIgnored(t *testing.T) {
 	f.in.Compacted[kA] = compactedFor(f, kA, 0, 14)
 	f.in.PrevLocal = false
 	tp := expect(t, f.plan(t), kA, ActionRewrite)
-	if tp.UseCompacted != nil || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is rewritten in full" {
+	if tp.UseCompacted != nil || !tp.DropCompacted || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is rewritten in full" {
 		t.Fatalf("%+v", tp)
 	}
+}
+
+// sameJob compares compaction jobs; Merge must be the chain before the new
+// pair and start at entry 000000.
+func sameJob(a, b CompactJob) bool {
+	return a.Key == b.Key && slices.Equal(a.Merge, b.Merge) && len(a.Merge) >= 4 && strings.Contains(a.Merge[0], ".000000")
 }

@@ -159,7 +159,7 @@ func TestRefusedTableIgnoresCompacted(t *testing.T) {
 	f.in.Compacted[kA] = compactedFor(f, kA, 0, 14)
 	f.in.Schemas = []index.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA))}
 	tp := expect(t, f.plan(t), kA, ActionRefuse)
-	if tp.UseCompacted != nil || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is refused" {
+	if tp.UseCompacted != nil || !tp.DropCompacted || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is refused" {
 		t.Fatalf("%+v", tp)
 	}
 }

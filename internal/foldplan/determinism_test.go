@@ -71,7 +71,7 @@ func TestDeterministic(t *testing.T) {
 	delete(in.Current, TableKey{"a", "new"})
 	delete(in.Current, TableKey{"b", "new"})
 	p := Make(in)
-	if p.Refused || len(p.Compact) == 0 || !slices.IsSortedFunc(p.Compact, cmpKey) {
+	if p.Refused || len(p.Compact) == 0 || !slices.IsSortedFunc(p.Compact, func(a, b CompactJob) int { return cmpKey(a.Key, b.Key) }) {
 		t.Fatalf("%+v", p)
 	}
 	for _, tp := range p.Tables {

@@ -135,9 +135,22 @@ type TablePlan struct {
 	Links []Link
 	// UseCompacted is the waiting range linked in place of the pairs it
 	// merged; CompactNote says why a waiting range was used or ignored.
-	UseCompacted    *CompactedRange
-	CompactNote     string
+	UseCompacted *CompactedRange
+	CompactNote  string
+	// DropCompacted: the table's waiting range in .compact/ is no longer of
+	// use (linked by this refresh, or ignored) and is removed after publish.
+	DropCompacted   bool
 	NeedsCompaction bool
+}
+
+// CompactJob is one table's compaction after a refresh: Merge are the chain
+// files of the published snapshot to merge into one range pair (posdel,
+// upserts, … in chain order, starting at entry 000000), which must be the
+// first entries of that snapshot's chain. It is every entry but the last:
+// the one a pair added, or the newest one linked forward.
+type CompactJob struct {
+	Key   TableKey
+	Merge []string
 }
 
 // String is the table's line for a log.
@@ -156,7 +169,7 @@ type Plan struct {
 	Refused bool
 	Reasons []string    // every refusal, with table names
 	Tables  []TablePlan // sorted by schema, table
-	Compact []TableKey  // tables to compact after the refresh is published
+	Compact []CompactJob // tables to compact after the refresh is published
 }
 
 func (p *Plan) refuse(reason string) {
@@ -215,7 +228,7 @@ func Make(in Input) Plan {
 			p.refuse(t.Key.String() + ": " + strings.TrimPrefix(t.Reason, "refused: "))
 		}
 		if t.NeedsCompaction {
-			p.Compact = append(p.Compact, t.Key)
+			p.Compact = append(p.Compact, CompactJob{Key: t.Key, Merge: t.compactMerge()})
 		}
 	}
 	if p.Refused {
@@ -231,4 +244,13 @@ func sortedKeys[V any](m map[TableKey]V) []TableKey {
 	}
 	slices.SortFunc(keys, cmpKey)
 	return keys
+}
+
+// compactMerge is the chain files a compaction after t merges: all but the
+// published chain's last entry.
+func (t TablePlan) compactMerge() []string {
+	if t.Action == ActionPair {
+		return slices.Clone(t.Chain)
+	}
+	return slices.Clone(t.Chain[:max(len(t.Chain)-2, 0)])
 }

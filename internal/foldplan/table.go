@@ -31,6 +31,7 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 		tp.Action, tp.Reason = ActionRefuse, "refused: "+why
 		if waiting {
 			tp.CompactNote = fmt.Sprintf("compacted range %s in .compact/ ignored: the table is refused", Entry(cr.From, cr.To))
+			tp.DropCompacted = true
 		}
 		return tp
 	}
@@ -42,10 +43,11 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 	} else if waiting {
 		if sub, err := matchCompacted(cr, mt, es, in.Prev.Files); err != nil {
 			tp.CompactNote = "compacted range in .compact/ ignored: " + err.Error()
+			tp.DropCompacted = true
 		} else {
 			tp.CompactNote = fmt.Sprintf("compacted range %s from .compact/ replaces %d chain entries",
 				Entry(cr.From, cr.To), len(es)-len(sub)+1)
-			es, tp.UseCompacted = sub, &cr
+			es, tp.UseCompacted, tp.DropCompacted = sub, &cr, true
 		}
 	}
 	links, chainBytes, missing := linksOf(mt, es, in.Prev.Files, tp.UseCompacted)
@@ -63,6 +65,7 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 		if tp.UseCompacted != nil {
 			tp.UseCompacted = nil
 			tp.CompactNote = fmt.Sprintf("compacted range %s in .compact/ ignored: the table is rewritten in full", Entry(cr.From, cr.To))
+			tp.DropCompacted = true
 		}
 		return tp
 	}
