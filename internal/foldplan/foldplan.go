@@ -167,8 +167,8 @@ func (t TablePlan) String() string {
 type Plan struct {
 	Cut     uint64
 	Refused bool
-	Reasons []string    // every refusal, with table names
-	Tables  []TablePlan // sorted by schema, table
+	Reasons []string     // every refusal, with table names
+	Tables  []TablePlan  // sorted by schema, table
 	Compact []CompactJob // tables to compact after the refresh is published
 }
 
