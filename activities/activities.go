@@ -40,7 +40,11 @@ type Activities struct {
 	// table (default fold.DefaultMemoryLimit); beyond it DuckDB spills to
 	// the work folder.
 	FoldMemory string
-	Log        *slog.Logger
+	// Engines is the worker's pool of fold engines (NewEnginePool over
+	// WorkDir and FoldMemory), closed by the worker when it stops; nil opens
+	// an engine per activity.
+	Engines *EnginePool
+	Log     *slog.Logger
 }
 
 func (a *Activities) source(name string) (Source, error) {

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,38 +11,50 @@ import (
 	"github.com/dbtrail/dbtrail/internal/fold"
 )
 
-// maxIdleEngines bounds the DuckDB engines kept open between activities.
+// maxIdleEngines bounds the DuckDB engines a pool keeps open between
+// activities.
 const maxIdleEngines = 2
 
-// enginePool keeps fold engines open between activities of one worker:
-// opening DuckDB costs tens of milliseconds, a large share of a small
-// refresh. Each engine has its own spill folder; an engine is used by one
-// activity at a time.
-type enginePool struct {
-	mu   sync.Mutex
-	idle []*fold.Engine
-	n    int
+// EnginePool keeps fold engines (DuckDB) open between the activities of one
+// worker: opening DuckDB costs tens of milliseconds, a large share of a
+// small refresh. It belongs to the worker that created it (NewEnginePool)
+// and is closed when that worker stops (Close). Each engine has its own
+// spill folder under <work dir>/fold; an engine is used by one activity at
+// a time. Safe for concurrent use.
+type EnginePool struct {
+	workDir, memory string
+	maxIdle         int
+
+	mu     sync.Mutex
+	idle   []*fold.Engine
+	n      int
+	closed bool
 }
 
-// engines is the pool of every Activities value in the process, keyed by
-// work folder (and memory limit), so Activities stays a plain struct that
-// can be copied.
-var engines = struct {
-	mu    sync.Mutex
-	pools map[string]*enginePool
-}{pools: map[string]*enginePool{}}
+// NewEnginePool returns the pool of a worker whose activities use workDir
+// and foldMemory (Activities.WorkDir, Activities.FoldMemory). It removes
+// the engine folders that killed worker processes left there.
+func NewEnginePool(workDir, foldMemory string) *EnginePool {
+	removeDeadEngines(filepath.Join(workDir, "fold"))
+	return &EnginePool{workDir: workDir, memory: foldMemory, maxIdle: maxIdleEngines}
+}
 
-func (a *Activities) pool() *enginePool {
-	key := a.WorkDir + "\x00" + a.FoldMemory
-	engines.mu.Lock()
-	defer engines.mu.Unlock()
-	p := engines.pools[key]
-	if p == nil {
-		p = &enginePool{}
-		engines.pools[key] = p
-		removeDeadEngines(filepath.Join(a.WorkDir, "fold"))
+// Close closes the idle engines and removes their folders; engines in use
+// are closed when they are released. It is idempotent.
+func (p *EnginePool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	var errs []error
+	for _, e := range p.idle {
+		errs = append(errs, closeEngine(e))
 	}
-	return p
+	p.idle = nil
+	return errors.Join(errs...)
+}
+
+func closeEngine(e *fold.Engine) error {
+	return errors.Join(e.Close(), os.RemoveAll(e.TempDir()))
 }
 
 // removeDeadEngines removes the engine folders (spill and scratch files)
@@ -66,10 +79,18 @@ func removeDeadEngines(dir string) {
 // keyMapDir caches the key maps of table files (fold.TableFile).
 func (a *Activities) keyMapDir() string { return filepath.Join(a.WorkDir, "keymaps") }
 
-// engine takes an engine from the pool or opens one; release returns it
-// (or closes it when it failed, since its state is then unknown).
+// engine takes an engine from the worker's pool (Activities.Engines) or
+// opens one; release returns it (or closes it when it failed, since its
+// state is then unknown). Without a pool every engine is closed on release.
 func (a *Activities) engine(ctx context.Context) (e *fold.Engine, release func(failed bool), err error) {
-	p := a.pool()
+	p := a.Engines
+	if p == nil {
+		p = &EnginePool{workDir: a.WorkDir, memory: a.FoldMemory}
+	}
+	return p.get(ctx, a.keyMapDir())
+}
+
+func (p *EnginePool) get(ctx context.Context, keyMaps string) (e *fold.Engine, release func(failed bool), err error) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		e = p.idle[n-1]
@@ -80,22 +101,24 @@ func (a *Activities) engine(ctx context.Context) (e *fold.Engine, release func(f
 	id := p.n
 	p.mu.Unlock()
 	if e == nil {
-		dir := filepath.Join(a.WorkDir, "fold", fmt.Sprintf("engine-%d-%d", os.Getpid(), id))
+		dir := filepath.Join(p.workDir, "fold", fmt.Sprintf("engine-%d-%d", os.Getpid(), id))
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, nil, err
 		}
-		if e, err = fold.Open(ctx, fold.Options{TempDir: dir, MemoryLimit: a.FoldMemory, KeyMapDir: a.keyMapDir()}); err != nil {
+		if e, err = fold.Open(ctx, fold.Options{TempDir: dir, MemoryLimit: p.memory, KeyMapDir: keyMaps}); err != nil {
 			return nil, nil, err
 		}
 	}
-	return e, func(failed bool) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if failed || len(p.idle) >= maxIdleEngines {
-			e.Close()
-			os.RemoveAll(e.TempDir())
-			return
-		}
-		p.idle = append(p.idle, e)
-	}, nil
+	return e, func(failed bool) { p.put(e, failed) }, nil
+}
+
+// put returns an engine to the pool, or closes it.
+func (p *EnginePool) put(e *fold.Engine, failed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if failed || p.closed || len(p.idle) >= p.maxIdle {
+		closeEngine(e)
+		return
+	}
+	p.idle = append(p.idle, e)
 }

@@ -15,7 +15,7 @@ func TestEnginePool(t *testing.T) {
 	if err := os.MkdirAll(dead, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := &Activities{WorkDir: work}
+	a := &Activities{WorkDir: work, Engines: NewEnginePool(work, "")}
 	ctx := context.Background()
 	e1, release1, err := a.engine(ctx)
 	if err != nil {
@@ -40,8 +40,24 @@ func TestEnginePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release3(true)
 	if e3 == e2 {
 		t.Fatal("a failed engine was reused")
+	}
+	release3(false)
+	if err := a.Engines.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e3.TempDir()); !os.IsNotExist(err) {
+		t.Fatalf("an idle engine's folder is still there after Close: %v", err)
+	}
+	// Without a pool, an engine is closed when released.
+	b := &Activities{WorkDir: work}
+	e4, release4, err := b.engine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release4(false)
+	if _, err := os.Stat(e4.TempDir()); !os.IsNotExist(err) {
+		t.Fatalf("an engine without a pool was kept: %v", err)
 	}
 }

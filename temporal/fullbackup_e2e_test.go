@@ -97,7 +97,9 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 		Index:     e.store,
 		BackupDir: filepath.Join(e.dir, "backups"),
 		WorkDir:   filepath.Join(e.dir, "work"),
+		Engines:   activities.NewEnginePool(filepath.Join(e.dir, "work"), ""),
 	}
+	t.Cleanup(func() { e.acts.Engines.Close() })
 	if o.noWorker {
 		return e
 	}

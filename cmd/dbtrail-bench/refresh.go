@@ -112,7 +112,8 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 	}
 	env := &refreshEnv{store: store, dsn: dsn, def: def, create: create,
 		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
-			WorkDir: filepath.Join(dir, "work"), FoldMemory: refreshFoldMemory}}
+			WorkDir: filepath.Join(dir, "work"), FoldMemory: refreshFoldMemory,
+			Engines: activities.NewEnginePool(filepath.Join(dir, "work"), refreshFoldMemory)}}
 
 	capRows := func(n int) int { return min(n, maxRows) }
 	mainN := capRows(1000000)

@@ -45,6 +45,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 				return err
 			}
 			defer store.Close()
+			defer acts.Engines.Close()
 			var jobs []devJob
 			if withCapture {
 				job, err := captureJob(cmd, g, wc, store, metricsAddr)

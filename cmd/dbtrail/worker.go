@@ -33,6 +33,7 @@ Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`
 				return err
 			}
 			defer store.Close()
+			defer acts.Engines.Close()
 			c, err := temporal.Dial(cmd.Context(), addr, namespace, g.log)
 			if err != nil {
 				return err

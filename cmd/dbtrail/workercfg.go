@@ -37,7 +37,8 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 }
 
 // activities opens the index and returns the activities with their
-// dependencies; close releases them.
+// dependencies, among them the worker's engine pool; the caller closes the
+// store and acts.Engines when the worker stops.
 func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activities.Activities, store *index.Store, err error) {
 	dsn, err := w.sourceDSN.resolve(g.fromArgs)
 	if err != nil {
@@ -66,6 +67,7 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		WorkDir:    work,
 		Mydumper:   w.mydumper,
 		FoldMemory: w.foldMemory,
+		Engines:    activities.NewEnginePool(work, w.foldMemory),
 		Log:        g.log,
 	}, store, nil
 }
