@@ -55,6 +55,9 @@ Ctrl-C stops waiting, not the backup: follow or cancel it in the Temporal UI.`,
 			for _, s := range res.Skipped {
 				fmt.Fprintf(cmd.OutOrStdout(), "  skipped %s\n", s)
 			}
+			for _, s := range res.FloatsAsDumped {
+				fmt.Fprintf(cmd.OutOrStdout(), "  FLOAT values as dumped: %s\n", s)
+			}
 			return nil
 		},
 	}
