@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	driver "github.com/go-sql-driver/mysql"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
@@ -53,6 +52,8 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 	if err != nil || len(tables) == 0 {
 		return out, err
 	}
+	set, stop := keepAlive(ctx) // also through the merge of a big table's fix file
+	defer stop()
 	dir := filepath.Join(in.DumpDir, exactFloatsDir)
 	if err := os.RemoveAll(dir); err != nil {
 		return out, fmt.Errorf("clear %s: %w", dir, err)
@@ -86,7 +87,7 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 		return out, err
 	}
 	for _, t := range tables {
-		file, err := a.fixTable(ctx, conn, in, t, upto, dir)
+		file, err := a.fixTable(ctx, conn, in, t, upto, dir, set)
 		var uf *exactfloat.UnfixableError
 		var shape *verify.ShapeError
 		switch {
@@ -128,8 +129,9 @@ func floatTables(in ExactFloatsInput, out *ExactFloatsResult) ([]floatTable, err
 
 // fixTable writes t's fix file into dir and returns its path relative to
 // the dump folder, or "" when no value needs a fix. conn is in the
-// consistent snapshot; upto is the seq of its position.
-func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloatsInput, t floatTable, upto uint64, dir string) (string, error) {
+// consistent snapshot; upto is the seq of its position; progress takes
+// heartbeat details.
+func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloatsInput, t floatTable, upto uint64, dir string, progress func(any)) (string, error) {
 	if err := verify.CheckColumns(ctx, conn, t.def); err != nil {
 		return "", err
 	}
@@ -148,7 +150,7 @@ func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloat
 		return "", err
 	}
 	rows, err := exactfloat.ReadSource(ctx, conn, t.def, t.plan, w, func(n int64) {
-		activity.RecordHeartbeat(ctx, fmt.Sprintf("reading exact FLOAT values of %s: %d rows", name, n))
+		progress(fmt.Sprintf("reading exact FLOAT values of %s: %d rows", name, n))
 	})
 	if err != nil {
 		return "", err
