@@ -44,8 +44,16 @@ func floatTables(t *testing.T, e *backupEnv) {
 func TestFullBackupExactFloat(t *testing.T) {
 	e := newBackupEnv(t)
 	floatTables(t, e)
+	for _, q := range []string{
+		`CREATE TABLE flk (a INT, f FLOAT)`,
+		`INSERT INTO flk SELECT seq, seq * 1.1111111 FROM seq_1_to_20`,
+		`INSERT INTO flk VALUES (21, 0.5), (22, 2.2222222), (22, 2.2222222)`,
+	} {
+		_, err := e.src.ExecContext(e.ctx, q)
+		must(t, err)
+	}
 	res := e.fullBackup(t)
-	if res.Rows != 3003+500 {
+	if res.Rows != 3003+500+23 || len(res.FloatsAsDumped) != 1 || !strings.Contains(res.FloatsAsDumped[0], "app.flk") {
 		t.Fatalf("result %+v", res)
 	}
 	snap, err := snapshot.OpenCurrent(filepath.Join(e.acts.BackupDir, "main"))
@@ -59,6 +67,21 @@ func TestFullBackupExactFloat(t *testing.T) {
 			t.Fatalf("verify app.%s: %s (%s) %v", table, v.Verdict, v.Reason, v.Diff)
 		}
 	}
+	// The table without a key keeps the dump's digits: verify --explain
+	// names the cause of each differing row.
+	v, err := verify.Table(e.ctx, e.src, snap, "app", "flk", verify.Options{Explain: true})
+	must(t, err)
+	// 9 and 18 times 1.1111111 are float32 10 and 20, 0.5 is exact: 19
+	// keys (a key being the whole row, the rows equal twice are one).
+	if v.Verdict != verify.Mismatch || v.DiffTotal != 19 {
+		t.Fatalf("verify app.flk: %s (%s), %d differing keys %v; want a mismatch in 19 keys", v.Verdict, v.Reason, v.DiffTotal, v.Diff)
+	}
+	for _, d := range v.Diff {
+		if d.Live != d.Snap || d.Cause != "FLOAT column f: "+verify.FloatCause {
+			t.Fatalf("verify app.flk: %s, want the FLOAT cause", d)
+		}
+	}
+	t.Logf("verify app.flk: %s; %s", v.Reason, v.Diff[len(v.Diff)-1])
 	replay(t, e, "fullbackup-main")
 }
 
