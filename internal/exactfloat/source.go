@@ -103,7 +103,8 @@ func NewChanges(t *schema.Table, plan Plan, w *Writer) *Changes {
 // Keys returns how many keys changed.
 func (c *Changes) Keys() int { return len(c.seen) }
 
-// Add takes the next event of the table (seq order, after the dump).
+// Add takes the next event of the table (seq order, after the dump). An
+// image without one of the table's FLOAT columns is an *UnfixableError.
 func (c *Changes) Add(e index.Event) error {
 	switch e.Op {
 	case index.OpInsert:
@@ -145,8 +146,8 @@ func (c *Changes) first(key string, before []byte) error {
 				break
 			}
 		}
-		if f < 0 {
-			return fmt.Errorf("table %s key %s: before image has no column %s", c.t.QualifiedName(), key, name)
+		if f < 0 { // a DDL since the dump: images of another shape
+			return &UnfixableError{Table: c.t.QualifiedName(), Reason: fmt.Sprintf("the before image of key %s in the index has no column %s", key, name)}
 		}
 		c.vals[i] = nil
 		if raw := fields[f].Raw; string(raw) != "null" {
