@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
@@ -72,23 +73,35 @@ func (a *Activities) log(ctx context.Context) *slog.Logger {
 // cannot cover the position (capture started after it, or a gap covers it)
 // the backup is refused for good.
 func (a *Activities) MapPosition(ctx context.Context, in MapPositionInput) (MapPositionResult, error) {
+	seq, err := a.waitSeqAt(ctx, in.Source, in.Position.Binlog())
+	if err != nil {
+		return MapPositionResult{}, err
+	}
+	out := in.Position
+	out.Seq = seq
+	return MapPositionResult{Position: out}, nil
+}
+
+// waitSeqAt returns the seq of the last captured transaction at or before
+// pos (index.Store.SeqAt), waiting, heartbeating, while capture has not
+// passed it. A position the index cannot cover is a non-retryable
+// PositionNotCovered error.
+func (a *Activities) waitSeqAt(ctx context.Context, source string, pos binlogpos.Position) (uint64, error) {
 	for {
-		seq, err := a.Index.SeqAt(ctx, in.Source, in.Position.Binlog())
+		seq, err := a.Index.SeqAt(ctx, source, pos)
 		var nc *index.NotCoveredError
 		switch {
 		case err == nil:
-			out := in.Position
-			out.Seq = seq
-			return MapPositionResult{Position: out}, nil
+			return seq, nil
 		case errors.As(err, &nc):
-			return MapPositionResult{}, temporal.NewNonRetryableApplicationError(nc.Error(), ErrPositionNotCovered, err)
+			return 0, temporal.NewNonRetryableApplicationError(nc.Error(), ErrPositionNotCovered, err)
 		case !errors.Is(err, index.ErrNotCaughtUp):
-			return MapPositionResult{}, err
+			return 0, err
 		}
-		activity.RecordHeartbeat(ctx, "waiting for capture to reach "+in.Position.Binlog().String())
+		activity.RecordHeartbeat(ctx, "waiting for capture to reach "+pos.String())
 		select {
 		case <-ctx.Done():
-			return MapPositionResult{}, ctx.Err()
+			return 0, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}

@@ -57,7 +57,12 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 		if err != nil {
 			return err
 		}
-		err = dumpconv.Convert(ctx, fsys, t.DataFiles, def, tw, func(file int, rows int64) {
+		sink, done, err := floatSink(in, def, tw)
+		if err != nil {
+			return err
+		}
+		defer done()
+		err = dumpconv.Convert(ctx, fsys, t.DataFiles, def, sink, func(file int, rows int64) {
 			activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, File: file, Rows: rows})
 		})
 		if err != nil {

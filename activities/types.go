@@ -75,6 +75,29 @@ type ConvertTableInput struct {
 	DumpDir    string
 	Table      TableRef
 	Position   Position
+	// Floats is the table's fix file of exact FLOAT values, relative to
+	// DumpDir (ExactFloatsResult.Files); empty: the values stay as dumped.
+	Floats string `json:",omitempty"`
+}
+
+// ExactFloatsInput asks for the exact FLOAT values of a dump's tables at
+// the dump's position (MapPosition's, with its seq).
+type ExactFloatsInput struct {
+	Source   string
+	DumpDir  string
+	Tables   []TableRef
+	Position Position
+}
+
+// ExactFloatsResult names a fix file per table of the input.
+type ExactFloatsResult struct {
+	// Files is, per table of ExactFloatsInput.Tables (same order), its fix
+	// file relative to the dump folder, or "" when the table has no FLOAT
+	// value to fix or its values stay as dumped.
+	Files []string
+	// AsDumped names the tables with FLOAT columns whose values stay as
+	// dumped (6 significant digits), with the reason.
+	AsDumped []string `json:",omitempty"`
 }
 
 // ConvertTableResult describes the written table file.

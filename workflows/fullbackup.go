@@ -6,6 +6,7 @@ package workflows
 import (
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -32,6 +33,9 @@ type FullBackupResult struct {
 	Tables     int
 	Rows       int64
 	Skipped    []string
+	// FloatsAsDumped names the tables whose FLOAT values keep the dump's 6
+	// significant digits, with the reason (activities.ExactFloats).
+	FloatsAsDumped []string `json:",omitempty"`
 }
 
 // FullBackupProgress is what the "progress" query returns.
@@ -77,9 +81,13 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if err := workflow.ExecuteActivity(long, a.MapPosition, activities.MapPositionInput{Source: in.Source, Position: dump.Position}).Get(ctx, &mapped); err != nil {
 		return FullBackupResult{}, err
 	}
+	floats, err := exactFloats(ctx, long, in, dump, mapped.Position, &progress)
+	if err != nil {
+		return FullBackupResult{}, err
+	}
 	progress.Phase = "converting tables"
 	progress.TablesTotal = len(dump.Tables)
-	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, &progress)
+	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, floats.Files, &progress)
 	if err != nil {
 		return FullBackupResult{}, err
 	}
@@ -95,17 +103,34 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	}
 	progress.Phase = "done"
 	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
-		Rows: progress.Rows, Skipped: dump.SkippedViews}, nil
+		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped}, nil
+}
+
+// exactFloats runs ExactFloats on the dump (histories from before it
+// existed replay without it: no fix files).
+func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities.DumpResult, pos activities.Position,
+	progress *FullBackupProgress) (activities.ExactFloatsResult, error) {
+	out := activities.ExactFloatsResult{Files: make([]string, len(dump.Tables))}
+	if workflow.GetVersion(ctx, "exact-floats", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return out, nil
+	}
+	progress.Phase = "reading exact FLOAT values"
+	err := workflow.ExecuteActivity(long, a.ExactFloats, activities.ExactFloatsInput{
+		Source: in.Source, DumpDir: dump.Dir, Tables: dump.Tables, Position: pos}).Get(ctx, &out)
+	if err == nil && len(out.Files) != len(dump.Tables) {
+		err = temporal.NewNonRetryableApplicationError("ExactFloats returned a fix file list of another length", activities.ErrBadPlan, nil)
+	}
+	return out, err
 }
 
 // convertAll converts every table with at most in.Parallel at once; results
 // keep the dump's table order so the manifest does not depend on timing.
 func convertAll(ctx workflow.Context, in FullBackupInput, id string, dump activities.DumpResult,
-	pos activities.Position, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
+	pos activities.Position, floats []string, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
 	results := make([]activities.ConvertTableResult, len(dump.Tables))
 	err := bounded(ctx, len(dump.Tables), in.Parallel, func(i int) workflow.Future {
 		return workflow.ExecuteActivity(ctx, a.ConvertTable, activities.ConvertTableInput{
-			Source: in.Source, SnapshotID: id, DumpDir: dump.Dir, Table: dump.Tables[i], Position: pos})
+			Source: in.Source, SnapshotID: id, DumpDir: dump.Dir, Table: dump.Tables[i], Position: pos, Floats: floats[i]})
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {
 			return err

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -26,6 +27,12 @@ func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		p.Seq = 42
 		return activities.MapPositionResult{Position: p}, nil
 	})
+	env.OnActivity(a.ExactFloats, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ExactFloatsInput) (activities.ExactFloatsResult, error) {
+		if in.Position.Seq != 42 || len(in.Tables) != 3 {
+			return activities.ExactFloatsResult{}, errors.New("ExactFloats got the wrong position or tables")
+		}
+		return activities.ExactFloatsResult{Files: []string{"", ".exactfloats/1.floats", ""}}, nil
+	})
 	return env
 }
 
@@ -34,6 +41,9 @@ func TestFullBackupConvertsEveryTableAndPublishesInOrder(t *testing.T) {
 	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
 		if in.Position.Seq != 42 || in.SnapshotID != "20261129T090000Z" {
 			return activities.ConvertTableResult{}, errors.New("convert got the wrong position or snapshot")
+		}
+		if want := map[string]string{"b": ".exactfloats/1.floats"}[in.Table.Table]; in.Floats != want {
+			return activities.ConvertTableResult{}, fmt.Errorf("convert of %s got fix file %q, want %q", in.Table.Table, in.Floats, want)
 		}
 		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
 	})

@@ -53,6 +53,9 @@ temporal CLI).`,
 			for _, s := range res.Skipped {
 				fmt.Fprintf(cmd.OutOrStdout(), "  skipped %s\n", s)
 			}
+			for _, s := range res.FloatsAsDumped {
+				fmt.Fprintf(cmd.OutOrStdout(), "  FLOAT values as dumped: %s\n", s)
+			}
 			return nil
 		},
 	}

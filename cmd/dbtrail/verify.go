@@ -49,7 +49,9 @@ changes of later refreshes applied). Prints one line per table:
                 file that fails its manifest digest)
 
 --explain lists the differing keys (at most --max-keys) and holds one entry
-per live row in memory while a table is compared. A table with a chain is read
+per live row in memory while a table is compared. A key whose rows differ only
+in FLOAT digits a dump did not carry (a table whose FLOAT values a full backup
+could not make exact) is marked with that cause. A table with a chain is read
 with DuckDB, which spills to a scratch folder made (and removed) under
 --work-dir.
 

@@ -86,7 +86,7 @@ type Progress func(file int, rows int64)
 const progressRows = 1 << 17 // a multiple of the 4096-row check interval
 
 // Convert appends every row of the table's data files, in order, to tw.
-func Convert(ctx context.Context, fsys fs.FS, dataFiles []string, def *schema.Table, tw *snapshot.TableWriter, progress Progress) error {
+func Convert(ctx context.Context, fsys fs.FS, dataFiles []string, def *schema.Table, tw Sink, progress Progress) error {
 	c := newConverter(def)
 	if progress == nil {
 		progress = func(int, int64) {}
@@ -115,7 +115,7 @@ func newConverter(def *schema.Table) *converter {
 	return &converter{def: def, vals: make([]types.Cell, n), bufs: make([][]byte, n)}
 }
 
-func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw *snapshot.TableWriter, progress func(int64)) (int64, error) {
+func (c *converter) file(ctx context.Context, fsys fs.FS, name string, tw Sink, progress func(int64)) (int64, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("open data file %s: %w", name, err)

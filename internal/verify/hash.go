@@ -33,6 +33,7 @@ type hasher struct {
 	names [][]byte          // `"name":` of each column, for images
 	keys  map[string]*tally // nil unless explaining; shared by both sides
 	live  bool              // which side this hasher counts for
+	fl    *floatRounder     // explaining a table with FLOAT columns
 }
 
 // tally is what one key holds on both sides: row counts and the live hash
@@ -40,11 +41,13 @@ type hasher struct {
 type tally struct {
 	live, snap int64
 	sum        uint64
+	floats     *floatTally // with a floatRounder
 }
 
 func newHasher(t *schema.Table, keys map[string]*tally, live bool) *hasher {
 	h := &hasher{t: t, keys: keys, live: live, canon: make([][]byte, len(t.Columns)), ends: make([]int, len(t.Columns))}
 	if keys != nil {
+		h.fl = newFloatRounder(t)
 		for _, c := range t.Columns {
 			n, _ := json.Marshal(c.Name)
 			h.names = append(h.names, append(n, ':'))
@@ -84,8 +87,12 @@ func (h *hasher) add(row []types.Cell) error {
 
 // addKey records the row's hash under its key.
 func (h *hasher) addKey(hash uint64) error {
+	canon := h.canon
+	if h.fl != nil {
+		canon = h.fl.round(h.canon) // a row keyed by its FLOAT values pairs with its rounded copy
+	}
 	img := append(h.img[:0], '{')
-	for i, v := range h.canon {
+	for i, v := range canon {
 		if i > 0 {
 			img = append(img, ',')
 		}
@@ -111,6 +118,9 @@ func (h *hasher) addKey(hash uint64) error {
 	} else {
 		tl.snap++
 		tl.sum -= hash
+	}
+	if h.fl != nil {
+		h.fl.count(tl, h.canon, canon, h.live)
 	}
 	return nil
 }
@@ -152,10 +162,15 @@ type KeyDiff struct {
 	Key  string `json:"key"` // types.Key form, e.g. [42] or [7,"abc"]
 	Live int64  `json:"live"`
 	Snap int64  `json:"snap"`
+	// Cause explains values that differ when it is known: FLOAT digits the
+	// dump did not carry ("FLOAT column f: " + FloatCause).
+	Cause string `json:"cause,omitempty"`
 }
 
 func (d KeyDiff) String() string {
 	switch {
+	case d.Live == d.Snap && d.Cause != "":
+		return d.Key + " values differ: " + d.Cause
 	case d.Live == d.Snap:
 		return d.Key + " values differ"
 	case d.Snap == 0 && d.Live == 1:

@@ -71,30 +71,12 @@ func LiveFingerprint(ctx context.Context, db *sql.DB, t *schema.Table) (snapshot
 }
 
 func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Position, error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return Position{}, fmt.Errorf("table %s: connect: %w", t.QualifiedName(), err)
-	}
-	defer func() {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discard, do not pool
-		conn.Close()
-	}()
-	for _, stmt := range []string{
-		"SET NAMES utf8mb4",
-		"SET time_zone = '+00:00'",
-		"SET SESSION sql_mode = ''",
-		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-		"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
-	} {
-		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			return Position{}, fmt.Errorf("table %s: %s: %w", t.QualifiedName(), stmt, err)
-		}
-	}
-	pos, err := snapshotPosition(ctx, conn)
+	conn, pos, release, err := ConsistentSnapshot(ctx, db)
 	if err != nil {
 		return Position{}, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
 	}
-	if err := checkColumns(ctx, conn, t); err != nil {
+	defer release()
+	if err := CheckColumns(ctx, conn, t); err != nil {
 		return pos, err
 	}
 	rows, err := conn.QueryContext(ctx, selectSQL(t))
@@ -123,6 +105,40 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Posi
 		return pos, fmt.Errorf("table %s: select after row %d: %w", t.QualifiedName(), h.rows, err)
 	}
 	return pos, nil
+}
+
+// ConsistentSnapshot takes one connection of db and starts on it the read
+// LiveFingerprint computes in: NAMES utf8mb4, time_zone '+00:00', an empty
+// sql_mode, REPEATABLE READ, START TRANSACTION WITH CONSISTENT SNAPSHOT,
+// READ ONLY. It returns the connection, the snapshot's binlog position and
+// release, which discards the connection (it is never returned to the pool
+// with those settings). On error the connection is already released.
+func ConsistentSnapshot(ctx context.Context, db *sql.DB) (conn *sql.Conn, pos Position, release func(), err error) {
+	conn, err = db.Conn(ctx)
+	if err != nil {
+		return nil, Position{}, nil, fmt.Errorf("connect: %w", err)
+	}
+	release = func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discard, do not pool
+		conn.Close()
+	}
+	for _, stmt := range []string{
+		"SET NAMES utf8mb4",
+		"SET time_zone = '+00:00'",
+		"SET SESSION sql_mode = ''",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			release()
+			return nil, Position{}, nil, fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	if pos, err = snapshotPosition(ctx, conn); err != nil {
+		release()
+		return nil, Position{}, nil, err
+	}
+	return conn, pos, release, nil
 }
 
 // snapshotPosition reads binlog_snapshot_file and binlog_snapshot_position.
@@ -159,8 +175,10 @@ func snapshotPosition(ctx context.Context, conn *sql.Conn) (Position, error) {
 	return p, nil
 }
 
-// checkColumns compares the live table's column names with t's.
-func checkColumns(ctx context.Context, conn *sql.Conn, t *schema.Table) error {
+// CheckColumns compares the live table's column names with t's
+// (information_schema, hidden columns included, case-insensitively): other
+// names or another order is a *ShapeError, a missing table too.
+func CheckColumns(ctx context.Context, conn *sql.Conn, t *schema.Table) error {
 	rows, err := conn.QueryContext(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", t.Schema, t.Name)
 	if err != nil {
 		return fmt.Errorf("table %s: read its columns: %w", t.QualifiedName(), err)

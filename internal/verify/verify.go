@@ -141,6 +141,7 @@ func Table(ctx context.Context, db *sql.DB, snap *snapshot.Snapshot, schemaName,
 			maxKeys = DefaultMaxKeys
 		}
 		res.Diff, res.DiffTotal = diffs(keys, maxKeys)
+		floatCauses(t, keys, res.Diff)
 	}
 	return res, nil
 }

@@ -1,0 +1,208 @@
+package activities
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	driver "github.com/go-sql-driver/mysql"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/dumpconv"
+	"github.com/dbtrail/dbtrail/internal/exactfloat"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/verify"
+)
+
+// exactFloatsDir is the folder of fix files inside a dump folder (the dump's
+// table listing skips folders).
+const exactFloatsDir = ".exactfloats"
+
+// floatTable is one dumped table whose FLOAT values are to be fixed.
+type floatTable struct {
+	i    int // position in ExactFloatsInput.Tables
+	def  *schema.Table
+	plan exactfloat.Plan
+}
+
+// ExactFloats makes the FLOAT values of a dump exact (see package
+// exactfloat): mydumper writes them with 6 significant digits. For every
+// dumped table with FLOAT columns and a primary or unique key it reads the
+// exact values in one consistent snapshot of the source taken now, at
+// binlog position P; waits for capture to pass P; takes the values at the
+// dump of the rows changed between the dump and P from the index (the before
+// image of each key's first change); and writes the table's fix file under
+// the dump folder. ConvertTable then puts the exact values in place.
+//
+// A table it cannot fix keeps its dumped values and is listed in AsDumped:
+// no key, a FLOAT key column, a live table of another shape, a change the
+// index holds in another shape; all of them when the source does not
+// report the binlog position of a consistent snapshot (MySQL). A retry
+// starts over.
+func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (ExactFloatsResult, error) {
+	out := ExactFloatsResult{Files: make([]string, len(in.Tables))}
+	tables, err := floatTables(in, &out)
+	if err != nil || len(tables) == 0 {
+		return out, err
+	}
+	set, stop := keepAlive(ctx) // also through the merge of a big table's fix file
+	defer stop()
+	dir := filepath.Join(in.DumpDir, exactFloatsDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return out, fmt.Errorf("clear %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return out, fmt.Errorf("create %s: %w", dir, err)
+	}
+	db, err := a.openSource(in.Source)
+	if err != nil {
+		return out, err
+	}
+	defer db.Close()
+	conn, pos, release, err := verify.ConsistentSnapshot(ctx, db)
+	if err != nil {
+		return out, fmt.Errorf("source %s: %w", in.Source, err)
+	}
+	defer release()
+	if !pos.Reported || pos.File == "" {
+		for _, t := range tables {
+			out.AsDumped = append(out.AsDumped, t.def.QualifiedName()+": the source does not report the binlog position of a consistent snapshot")
+		}
+		a.log(ctx).Warn("FLOAT values stay as dumped: the source does not report the binlog position of a consistent snapshot", "source", in.Source)
+		return out, nil
+	}
+	at := binlogpos.Position{File: pos.File, Pos: pos.Pos}
+	if c, err := binlogpos.Compare(at, in.Position.Binlog()); err != nil || c < 0 {
+		return out, fmt.Errorf("source %s: consistent snapshot at %s is not after the dump's %s (%v)", in.Source, at, in.Position.Binlog(), err)
+	}
+	upto, err := a.waitSeqAt(ctx, in.Source, at)
+	if err != nil {
+		return out, err
+	}
+	for _, t := range tables {
+		file, err := a.fixTable(ctx, conn, in, t, upto, dir, set)
+		var uf *exactfloat.UnfixableError
+		var shape *verify.ShapeError
+		switch {
+		case errors.As(err, &uf) || errors.As(err, &shape):
+			out.AsDumped = append(out.AsDumped, err.Error())
+			a.log(ctx).Warn("FLOAT values stay as dumped", "table", t.def.QualifiedName(), "error", err)
+		case err != nil:
+			return out, err
+		default:
+			out.Files[t.i] = file
+		}
+	}
+	return out, nil
+}
+
+// floatTables returns the tables of in with FLOAT columns to fix, and lists
+// in out.AsDumped those that cannot be.
+func floatTables(in ExactFloatsInput, out *ExactFloatsResult) ([]floatTable, error) {
+	fsys := os.DirFS(in.DumpDir)
+	var tables []floatTable
+	for i, t := range in.Tables {
+		def, _, err := dumpconv.Definition(fsys, t.Schema, t.Table, t.SchemaFile)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		plan, err := exactfloat.NewPlan(def)
+		var uf *exactfloat.UnfixableError
+		switch {
+		case errors.As(err, &uf):
+			out.AsDumped = append(out.AsDumped, uf.Error())
+		case err != nil:
+			return nil, badInput(err)
+		case len(plan.Floats) > 0:
+			tables = append(tables, floatTable{i: i, def: def, plan: plan})
+		}
+	}
+	return tables, nil
+}
+
+// fixTable writes t's fix file into dir and returns its path relative to
+// the dump folder, or "" when no value needs a fix. conn is in the
+// consistent snapshot; upto is the seq of its position; progress takes
+// heartbeat details.
+func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloatsInput, t floatTable, upto uint64, dir string, progress func(any)) (string, error) {
+	if err := verify.CheckColumns(ctx, conn, t.def); err != nil {
+		return "", err
+	}
+	scratch, err := os.MkdirTemp(dir, "runs")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(scratch)
+	w := exactfloat.NewWriter(scratch, len(t.plan.Floats))
+	name := t.def.QualifiedName()
+	changes := exactfloat.NewChanges(t.def, t.plan, w)
+	err = a.Index.WindowEvents(ctx, in.Source, t.def.Schema, t.def.Name, in.Position.Seq, upto, func(e index.Event) error {
+		return changes.Add(e)
+	})
+	if err != nil {
+		return "", err
+	}
+	rows, err := exactfloat.ReadSource(ctx, conn, t.def, t.plan, w, func(n int64) {
+		progress(fmt.Sprintf("reading exact FLOAT values of %s: %d rows", name, n))
+	})
+	if err != nil {
+		return "", err
+	}
+	rel := filepath.Join(exactFloatsDir, strconv.Itoa(t.i)+".floats")
+	n, err := w.Finish(filepath.Join(in.DumpDir, rel))
+	if err != nil {
+		return "", fmt.Errorf("table %s: %w", name, err)
+	}
+	a.log(ctx).Info("exact FLOAT values read", "table", name, "rows", rows, "changed_keys", changes.Keys(), "fixes", n)
+	if n == 0 {
+		return "", nil
+	}
+	return rel, nil
+}
+
+// openSource opens a pool on the source that reads values as the server
+// prints them (parseTime off).
+func (a *Activities) openSource(name string) (*sql.DB, error) {
+	src, err := a.source(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := driver.ParseDSN(src.DSN)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), "BadConfig", nil)
+	}
+	cfg.ParseTime = false
+	c, err := driver.NewConnector(cfg)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), "BadConfig", nil)
+	}
+	return sql.OpenDB(c), nil
+}
+
+// floatSink returns what ConvertTable appends the rows of def to: tw, or,
+// when the table has a fix file, an exactfloat.Sink in front of tw. done
+// closes the fix file.
+func floatSink(in ConvertTableInput, def *schema.Table, tw *snapshot.TableWriter) (sink dumpconv.Sink, done func(), err error) {
+	if in.Floats == "" {
+		return tw, func() {}, nil
+	}
+	if !filepath.IsLocal(in.Floats) {
+		return nil, nil, badInput(fmt.Errorf("fix file %q is not inside the dump folder", in.Floats))
+	}
+	plan, err := exactfloat.NewPlan(def)
+	if err != nil {
+		return nil, nil, badInput(err)
+	}
+	fixes, err := exactfloat.Open(filepath.Join(in.DumpDir, in.Floats), len(plan.Floats))
+	if err != nil {
+		return nil, nil, err
+	}
+	return exactfloat.NewSink(def, plan, fixes, tw), func() { fixes.Close() }, nil
+}
