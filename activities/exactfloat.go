@@ -176,12 +176,12 @@ func (a *Activities) openSource(name string) (*sql.DB, error) {
 	}
 	cfg, err := driver.ParseDSN(src.DSN)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), "BadConfig", nil)
+		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), ErrBadConfig, nil)
 	}
 	cfg.ParseTime = false
 	c, err := driver.NewConnector(cfg)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), "BadConfig", nil)
+		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), ErrBadConfig, nil)
 	}
 	return sql.OpenDB(c), nil
 }
