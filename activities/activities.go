@@ -73,7 +73,7 @@ func (a *Activities) log(ctx context.Context) *slog.Logger {
 // cannot cover the position (capture started after it, or a gap covers it)
 // the backup is refused for good.
 func (a *Activities) MapPosition(ctx context.Context, in MapPositionInput) (MapPositionResult, error) {
-	seq, err := a.waitSeqAt(ctx, in.Source, in.Position.Binlog())
+	seq, err := a.waitSeqAt(ctx, in.Source, in.Position.Coords())
 	if err != nil {
 		return MapPositionResult{}, err
 	}

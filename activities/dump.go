@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
 // Dump runs mydumper against the source into <WorkDir>/<source>/<snapshot>.
@@ -72,7 +73,7 @@ func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) er
 	if cfg.DBName != "" {
 		args = append(args, "--database", cfg.DBName)
 	} else {
-		args = append(args, "--regex", `^(?!(mysql|sys|performance_schema|information_schema)\.)`)
+		args = append(args, "--regex", `^(?!(`+strings.Join(schema.SystemSchemas(), "|")+`)\.)`)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out strings.Builder
@@ -117,7 +118,7 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 	}
 	res := DumpResult{Dir: dir, Position: Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
 	for _, t := range tables {
-		if t.IsView || systemSchema[t.Schema] {
+		if t.IsView || schema.IsSystemSchema(t.Schema) {
 			continue
 		}
 		res.Tables = append(res.Tables, TableRef{Schema: t.Schema, Table: t.Table, SchemaFile: t.SchemaFile, DataFiles: t.DataFiles})
@@ -134,6 +135,3 @@ func tail(s string, n int) string {
 	}
 	return "…" + s[len(s)-n:]
 }
-
-// systemSchema are server schemas never backed up as tables.
-var systemSchema = map[string]bool{"mysql": true, "sys": true, "performance_schema": true, "information_schema": true}

@@ -79,8 +79,8 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 		return out, nil
 	}
 	at := binlogpos.Position{File: pos.File, Pos: pos.Pos}
-	if c, err := binlogpos.Compare(at, in.Position.Binlog()); err != nil || c < 0 {
-		return out, fmt.Errorf("source %s: consistent snapshot at %s is not after the dump's %s (%v)", in.Source, at, in.Position.Binlog(), err)
+	if c, err := binlogpos.Compare(at, in.Position.Coords()); err != nil || c < 0 {
+		return out, fmt.Errorf("source %s: consistent snapshot at %s is not after the dump's %s (%v)", in.Source, at, in.Position.Coords(), err)
 	}
 	upto, err := a.waitSeqAt(ctx, in.Source, at)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
@@ -40,7 +39,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 		return out, nil
 	}
 	out.Cut = Position{File: cp.BinlogFile, Pos: cp.BinlogPos, GTID: cp.GTID, Seq: cp.LastSeq}
-	pin := foldplan.Input{Cut: cp.LastSeq, CutPos: out.Cut.Binlog(), PrevLocal: true, Now: time.Now().UTC(),
+	pin := foldplan.Input{Cut: cp.LastSeq, CutPos: out.Cut.Coords(), PrevLocal: true, Now: time.Now().UTC(),
 		TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}
 	dir := a.sourceDir(in.Source)
 	prev, err := snapshot.OpenCurrent(dir)
@@ -55,7 +54,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 	pin.Prev = &m
 	out.Prev = m.SnapshotID
 	if m.Position.Seq > 0 {
-		out.PrevSeq = uint64(m.Position.Seq)
+		out.PrevSeq = m.Position.Seq
 	}
 	if pin.Footers, err = readFooters(prev); err != nil {
 		return PlanRefreshResult{}, nonRetryable(ErrBrokenSnapshot, err)
@@ -86,7 +85,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 	}
 	pin.Current = map[foldplan.TableKey]*schema.Table{}
 	for _, v := range hist {
-		if systemSchema[strings.ToLower(v.Schema)] || !atOrBefore(v, pin.Cut, pin.CutPos) {
+		if schema.IsSystemSchema(v.Schema) || !atOrBefore(v, pin.Cut, pin.CutPos) {
 			continue
 		}
 		if v.Seq >= prevSeq {
@@ -300,7 +299,7 @@ func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTab
 		return nil, snapshot.FooterMeta{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: f.CreateTable, SnapshotID: in.SnapshotID, Source: in.Source,
-		Position: snapshot.Position{File: in.Cut.File, Pos: in.Cut.Pos, GTID: in.Cut.GTID, Seq: int64(in.Cut.Seq)}}
+		Position: in.Cut}
 	return f.Table, meta, nil
 }
 

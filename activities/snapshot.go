@@ -50,7 +50,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 		return ConvertTableResult{}, badInput(err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source,
-		Position: snapshot.Position{File: in.Position.File, Pos: in.Position.Pos, GTID: in.Position.GTID, Seq: int64(in.Position.Seq)}}
+		Position: in.Position}
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(rel, func(w io.Writer) error {
 		tw, err := snapshot.NewTableWriter(w, def, meta, snapshot.WriterOptions{})
@@ -147,7 +147,7 @@ func (a *Activities) publish(in PublishInput, expect string, fill func(*snapshot
 // manifestOf lists the tables and files of a publish.
 func manifestOf(in PublishInput) (snapshot.Manifest, error) {
 	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source, Kind: snapshot.SnapshotFull,
-		Position: snapshot.Position{File: in.Position.File, Pos: in.Position.Pos, GTID: in.Position.GTID, Seq: int64(in.Position.Seq)},
+		Position: in.Position,
 		Files:    map[string]snapshot.FileDigest{}}
 	for _, t := range in.Tables {
 		fp, err := snapshot.ParseFingerprint(t.Fingerprint)

@@ -12,15 +12,7 @@ import (
 
 // Position is a snapshot's place in the stream: binlog coordinates, GTID and
 // the seq of the last captured transaction it contains.
-type Position struct {
-	File string `json:"file"`
-	Pos  uint64 `json:"pos"`
-	GTID string `json:"gtid,omitempty"`
-	Seq  uint64 `json:"seq"`
-}
-
-// Binlog returns the binlog coordinates.
-func (p Position) Binlog() binlogpos.Position { return binlogpos.Position{File: p.File, Pos: p.Pos} }
+type Position = binlogpos.Position
 
 // TableRef names one table of a dump and its files.
 type TableRef struct {

@@ -164,7 +164,7 @@ func bootstrap(ctx context.Context, cfg *Config, store *index.Store, src *source
 	defer tx.Rollback()
 	note := fmt.Sprintf("-- read from the source's information_schema when capture started at %s", start)
 	for _, t := range cat.Tables() {
-		if systemSchemas[t.Schema] {
+		if schema.IsSystemSchema(t.Schema) {
 			continue
 		}
 		v := tables.record(t.Schema, t.Name, t, note, start, cp.LastSeq)

@@ -13,9 +13,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-// systemSchemas are never captured: their changes are server bookkeeping.
-var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
-
 // SchemaMismatchError is a table map event whose columns disagree with the
 // schema history: capture stops rather than label values with wrong names.
 type SchemaMismatchError struct {
@@ -129,7 +126,7 @@ func (t *tableTracker) applyDDL(defaultSchema, stmt string, at binlogpos.Positio
 	}
 	var out []index.SchemaVersion
 	for _, tc := range change.Tables {
-		if systemSchemas[tc.Schema] {
+		if schema.IsSystemSchema(tc.Schema) {
 			continue
 		}
 		if tc.OldName != "" && (tc.OldName != tc.Name || tc.OldSchema != tc.Schema) {
@@ -145,7 +142,7 @@ func (t *tableTracker) applyDDL(defaultSchema, stmt string, at binlogpos.Positio
 // has not seen is defined from the event's metadata.
 func (t *tableTracker) resolve(tm *replication.TableMapEvent, at binlogpos.Position, seq uint64) (*resolvedTable, error) {
 	schemaName, table := string(tm.Schema), string(tm.Table)
-	if systemSchemas[schemaName] {
+	if schema.IsSystemSchema(schemaName) {
 		return nil, nil
 	}
 	k := tableKey(schemaName, table)
@@ -187,7 +184,7 @@ func (t *tableTracker) forRows(tm *replication.TableMapEvent, at binlogpos.Posit
 	if tm == nil {
 		return nil, fmt.Errorf("rows event at %s without a table map", at)
 	}
-	if systemSchemas[string(tm.Schema)] {
+	if schema.IsSystemSchema(string(tm.Schema)) {
 		return nil, nil
 	}
 	rt := t.current[tableKey(string(tm.Schema), string(tm.Table))]

@@ -23,6 +23,9 @@ func RefreshWorkflowID(source string) string { return "refresh-" + source }
 // CompactWorkflowID is the fixed id of a source's compaction.
 func CompactWorkflowID(source string) string { return "compact-" + source }
 
+// DefaultRefreshEvery is the interval of a source's refresh schedule.
+const DefaultRefreshEvery = 5 * time.Minute
+
 // DefaultKeepSnapshots is how many local snapshots retention keeps when the
 // input leaves it 0 (a day of 5-minute refreshes is 288).
 const DefaultKeepSnapshots = 36

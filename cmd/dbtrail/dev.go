@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // devJob is a long-running part of "dbtrail dev" beside the Temporal server:
@@ -66,7 +67,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&cfg.FrontendAddr, "frontend-addr", temporal.DefaultFrontendAddr, "Temporal frontend (gRPC) listen address")
 	f.StringVar(&cfg.UIAddr, "ui-addr", temporal.DefaultUIAddr, "Temporal web UI listen address (empty: no UI)")
 	f.StringVar(&cfg.Namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace (created if missing)")
-	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue of the worker")
+	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker")
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of capture's Prometheus /metrics endpoint (empty: off)")
 	wc.register(f)

@@ -223,6 +223,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	env.OnActivity(acts.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
 	env.OnActivity(acts.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Tables: []activities.TableRef{{Schema: "d", Table: "t"}}}, nil)
 	env.OnActivity(acts.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)
+	env.OnActivity(acts.ExactFloats, mock.Anything, mock.Anything).Return(activities.ExactFloatsResult{Files: []string{""}}, nil)
 	env.OnActivity(acts.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{},
 		sdktemporal.NewNonRetryableApplicationError(cause, activities.ErrBadInput, errors.New(cause)))
 	env.ExecuteWorkflow(workflows.FullBackup, workflows.FullBackupInput{Source: "main"})

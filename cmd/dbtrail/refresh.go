@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
+	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -61,7 +62,7 @@ type refreshConfig struct {
 func (r *refreshConfig) register(f *pflag.FlagSet) {
 	r.deltas.on = true
 	f.Var(&r.deltas, "table-deltas", "write per-table delta pairs; false rewrites every changed table in full")
-	f.DurationVar(&r.maxChainAge, "max-chain-age", 24*time.Hour, "rewrite a table whose chain is this old")
+	f.DurationVar(&r.maxChainAge, "max-chain-age", foldplan.DefaultMaxChainAge, "rewrite a table whose chain is this old")
 	f.IntVar(&r.keep, "keep-snapshots", workflows.DefaultKeepSnapshots, "local snapshots kept by retention (the current one always; negative keeps all)")
 	f.BoolVar(&r.noFull, "no-full-backup", false, "when a refresh is refused, only report it (no full backup in its place)")
 }
@@ -159,7 +160,7 @@ type scheduleConfig struct {
 }
 
 func (s *scheduleConfig) register(f *pflag.FlagSet) {
-	f.DurationVar(&s.refreshEvery, "refresh-every", 5*time.Minute, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
+	f.DurationVar(&s.refreshEvery, "refresh-every", workflows.DefaultRefreshEvery, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
 	s.refresh.register(f)
 }
 

@@ -12,10 +12,8 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workers"
+	"github.com/dbtrail/dbtrail/workflows"
 )
-
-// defaultTaskQueue is the task queue dbtrail's workflows run on.
-const defaultTaskQueue = "dbtrail"
 
 func newWorkerCmd(g *globals) *cobra.Command {
 	var addr, namespace, taskQueue string
@@ -52,7 +50,7 @@ Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`
 	f := cmd.Flags()
 	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
 	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
-	f.StringVar(&taskQueue, "task-queue", defaultTaskQueue, "task queue to poll")
+	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
 	wc.register(f)
 	sched.register(f)
 	return cmd

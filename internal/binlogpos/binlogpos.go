@@ -1,6 +1,8 @@
-// Package binlogpos orders binlog coordinates the way the server does: by the
-// numeric sequence of the file name's extension, then by byte offset. File
-// names are never compared as text and times are never used.
+// Package binlogpos is dbtrail's one type for a point of a source's binlog
+// stream, and its ordering rule: binlog coordinates are ordered the way the
+// server orders them, by the numeric sequence of the file name's extension,
+// then by byte offset. File names are never compared as text, and times are
+// never used. See docs/positions.md.
 package binlogpos
 
 import (
@@ -9,12 +11,22 @@ import (
 	"strings"
 )
 
-// Position is a point in a server's binlog: the file and the byte offset of
-// the end of an event in it.
+// Position is a point of a source's binlog stream: the file and the byte
+// offset of the end of an event in it, and where dbtrail knows them, the
+// GTID of the transaction that ends there (a GTID set for a dump's position)
+// and the capture seq of the last event at or before it. A snapshot's
+// position, a dump's, a refresh's cut and a capture checkpoint are all
+// Positions. Compare orders positions by their coordinates alone; within
+// one source, seq grows with them.
 type Position struct {
 	File string `json:"file"`
 	Pos  uint64 `json:"pos"`
+	GTID string `json:"gtid,omitempty"`
+	Seq  uint64 `json:"seq,omitempty"`
 }
+
+// Coords returns p's binlog coordinates alone (no GTID, no seq).
+func (p Position) Coords() Position { return Position{File: p.File, Pos: p.Pos} }
 
 func (p Position) String() string { return fmt.Sprintf("%s:%d", p.File, p.Pos) }
 

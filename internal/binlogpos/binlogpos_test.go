@@ -7,10 +7,10 @@ func TestCompareUsesFileSequenceNotText(t *testing.T) {
 		a, b Position
 		want int
 	}{
-		{Position{"binlog.000009", 900}, Position{"binlog.000010", 4}, -1},
-		{Position{"binlog.999999", 4}, Position{"binlog.1000000", 4}, -1},
-		{Position{"binlog.000010", 500}, Position{"binlog.000010", 400}, 1},
-		{Position{"binlog.000010", 500}, Position{"binlog.000010", 500}, 0},
+		{Position{File: "binlog.000009", Pos: 900}, Position{File: "binlog.000010", Pos: 4}, -1},
+		{Position{File: "binlog.999999", Pos: 4}, Position{File: "binlog.1000000", Pos: 4}, -1},
+		{Position{File: "binlog.000010", Pos: 500}, Position{File: "binlog.000010", Pos: 400}, 1},
+		{Position{File: "binlog.000010", Pos: 500}, Position{File: "binlog.000010", Pos: 500}, 0},
 	}
 	for _, c := range cases {
 		got, err := Compare(c.a, c.b)
@@ -18,7 +18,7 @@ func TestCompareUsesFileSequenceNotText(t *testing.T) {
 			t.Errorf("Compare(%v, %v) = %d, %v; want %d", c.a, c.b, got, err, c.want)
 		}
 	}
-	if _, err := Compare(Position{"binlog", 4}, Position{"binlog.000001", 4}); err == nil {
+	if _, err := Compare(Position{File: "binlog", Pos: 4}, Position{File: "binlog.000001", Pos: 4}); err == nil {
 		t.Error("a file without numeric extension must be an error")
 	}
 }

@@ -21,7 +21,7 @@ func newWindow(in Input) window {
 	w := window{toSeq: in.Cut, to: in.CutPos,
 		from: binlogpos.Position{File: in.Prev.Position.File, Pos: in.Prev.Position.Pos}}
 	if in.Prev.Position.Seq > 0 {
-		w.fromSeq = uint64(in.Prev.Position.Seq)
+		w.fromSeq = in.Prev.Position.Seq
 	}
 	return w
 }

@@ -10,8 +10,22 @@ import (
 	"strings"
 )
 
-// systemSchemas are never loaded.
-var systemSchemas = []string{"mysql", "information_schema", "performance_schema", "sys"}
+// SystemSchemas returns the server's own schemas, which dbtrail never
+// loads, captures or backs up: their changes are server bookkeeping.
+func SystemSchemas() []string {
+	return []string{"mysql", "information_schema", "performance_schema", "sys"}
+}
+
+// IsSystemSchema reports whether name is one of SystemSchemas (compared
+// case-insensitively).
+func IsSystemSchema(name string) bool {
+	for _, s := range SystemSchemas() {
+		if strings.EqualFold(s, name) {
+			return true
+		}
+	}
+	return false
+}
 
 // LoadFromServer reads the definitions of the base tables of schemas (all
 // user schemas when empty; mysql, information_schema, performance_schema and
@@ -117,7 +131,7 @@ func schemaFilter(col string, schemas []string) (string, []any) {
 	list := schemas
 	op := "IN"
 	if len(schemas) == 0 {
-		list, op = systemSchemas, "NOT IN"
+		list, op = SystemSchemas(), "NOT IN"
 	}
 	args := make([]any, len(list))
 	for i, s := range list {

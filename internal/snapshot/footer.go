@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -26,14 +27,10 @@ const (
 	KeyTable         = "dbtrail.table"          // JSON of schema.Table
 )
 
-// Position is a point of the binlog stream: the binlog coordinates and GTID
-// of the last transaction a snapshot contains and its capture seq.
-type Position struct {
-	File string `json:"file"`
-	Pos  uint64 `json:"pos"`
-	GTID string `json:"gtid"`
-	Seq  int64  `json:"seq"`
-}
+// Position is a snapshot's point of the binlog stream: the binlog
+// coordinates and GTID of the last transaction it contains and its capture
+// seq.
+type Position = binlogpos.Position
 
 // FooterMeta is the footer metadata of a table file. NewTableWriter takes
 // CreateTable, Position, SnapshotID, Source and WriterVersion from its

@@ -24,7 +24,7 @@ func mustTime(t testing.TB, s string) time.Time {
 
 // build stages snapshot id with the all-types table (rows) and its empty
 // chain start, and returns the builder and the manifest to publish.
-func build(t *testing.T, dir, id string, seq int64, rows [][][]byte) (*Builder, Manifest) {
+func build(t *testing.T, dir, id string, seq uint64, rows [][][]byte) (*Builder, Manifest) {
 	t.Helper()
 	b, err := NewBuilder(dir, id)
 	if err != nil {

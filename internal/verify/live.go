@@ -8,16 +8,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
-// Position is the binlog position of the consistent snapshot a live
+// LivePosition is the binlog position of the consistent snapshot a live
 // fingerprint was computed in.
-type Position struct {
-	File string `json:"file"`
-	Pos  uint64 `json:"pos"`
+type LivePosition struct {
+	binlogpos.Position
 	// Reported is false when the server does not report the binlog position
 	// of a consistent snapshot (status binlog_snapshot_file: MariaDB and
 	// Percona Server have it, MySQL does not). With Reported true, an empty
@@ -25,7 +25,7 @@ type Position struct {
 	Reported bool `json:"reported"`
 }
 
-func (p Position) String() string {
+func (p LivePosition) String() string {
 	switch {
 	case !p.Reported:
 		return "unknown"
@@ -64,16 +64,16 @@ func (e *ShapeError) Error() string {
 // db must be a go-sql-driver/mysql pool with parseTime=false (the default).
 // A live table of another shape is a *ShapeError, returned with the position.
 // Value errors name the table, the row (in SELECT order) and the column.
-func LiveFingerprint(ctx context.Context, db *sql.DB, t *schema.Table) (snapshot.Fingerprint, Position, error) {
+func LiveFingerprint(ctx context.Context, db *sql.DB, t *schema.Table) (snapshot.Fingerprint, LivePosition, error) {
 	h := newHasher(t, nil, true)
 	pos, err := liveScan(ctx, db, t, h)
 	return h.fp, pos, err
 }
 
-func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Position, error) {
+func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (LivePosition, error) {
 	conn, pos, release, err := ConsistentSnapshot(ctx, db)
 	if err != nil {
-		return Position{}, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
+		return LivePosition{}, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
 	}
 	defer release()
 	if err := CheckColumns(ctx, conn, t); err != nil {
@@ -113,10 +113,10 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Posi
 // READ ONLY. It returns the connection, the snapshot's binlog position and
 // release, which discards the connection (it is never returned to the pool
 // with those settings). On error the connection is already released.
-func ConsistentSnapshot(ctx context.Context, db *sql.DB) (conn *sql.Conn, pos Position, release func(), err error) {
+func ConsistentSnapshot(ctx context.Context, db *sql.DB) (conn *sql.Conn, pos LivePosition, release func(), err error) {
 	conn, err = db.Conn(ctx)
 	if err != nil {
-		return nil, Position{}, nil, fmt.Errorf("connect: %w", err)
+		return nil, LivePosition{}, nil, fmt.Errorf("connect: %w", err)
 	}
 	release = func() {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discard, do not pool
@@ -131,46 +131,46 @@ func ConsistentSnapshot(ctx context.Context, db *sql.DB) (conn *sql.Conn, pos Po
 	} {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			release()
-			return nil, Position{}, nil, fmt.Errorf("%s: %w", stmt, err)
+			return nil, LivePosition{}, nil, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
 	if pos, err = snapshotPosition(ctx, conn); err != nil {
 		release()
-		return nil, Position{}, nil, err
+		return nil, LivePosition{}, nil, err
 	}
 	return conn, pos, release, nil
 }
 
 // snapshotPosition reads binlog_snapshot_file and binlog_snapshot_position.
-func snapshotPosition(ctx context.Context, conn *sql.Conn) (Position, error) {
+func snapshotPosition(ctx context.Context, conn *sql.Conn) (LivePosition, error) {
 	rows, err := conn.QueryContext(ctx, "SHOW STATUS LIKE 'binlog_snapshot_%'")
 	if err != nil {
-		return Position{}, fmt.Errorf("read the consistent snapshot's binlog position: %w", err)
+		return LivePosition{}, fmt.Errorf("read the consistent snapshot's binlog position: %w", err)
 	}
 	defer rows.Close()
-	var p Position
+	var p LivePosition
 	var file, pos bool
 	for rows.Next() {
 		var name, value string
 		if err := rows.Scan(&name, &value); err != nil {
-			return Position{}, err
+			return LivePosition{}, err
 		}
 		switch strings.ToLower(name) {
 		case "binlog_snapshot_file":
 			p.File, file = value, true
 		case "binlog_snapshot_position":
 			if p.Pos, err = strconv.ParseUint(value, 10, 64); err != nil {
-				return Position{}, fmt.Errorf("binlog_snapshot_position %q: %w", value, err)
+				return LivePosition{}, fmt.Errorf("binlog_snapshot_position %q: %w", value, err)
 			}
 			pos = true
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Position{}, err
+		return LivePosition{}, err
 	}
 	p.Reported = file && pos
 	if !p.Reported {
-		return Position{}, nil
+		return LivePosition{}, nil
 	}
 	return p, nil
 }

@@ -81,7 +81,7 @@ type Result struct {
 	// LivePos is the live consistent snapshot's binlog position, SnapPos the
 	// snapshot's (its manifest's: a table file linked forward unchanged is
 	// valid at the manifest's position, not only at its footer's).
-	LivePos Position          `json:"live_pos"`
+	LivePos LivePosition      `json:"live_pos"`
 	SnapPos snapshot.Position `json:"snap_pos"`
 	// Diff lists differing keys (with Options.Explain), sorted, at most
 	// MaxKeys; DiffTotal counts all of them.
@@ -164,7 +164,7 @@ func (res *Result) decide(what string) {
 		res.Reason = what + "; the snapshot records no binlog position to compare with"
 		return
 	}
-	cmp, err := binlogpos.Compare(binlogpos.Position{File: lp.File, Pos: lp.Pos}, binlogpos.Position{File: sp.File, Pos: sp.Pos})
+	cmp, err := binlogpos.Compare(lp.Position, sp)
 	switch {
 	case err != nil:
 		res.Reason = fmt.Sprintf("%s; the live position %s cannot be compared with the snapshot's %s: %v", what, lp, snapAt, err)
