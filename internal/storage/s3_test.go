@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"strings"
 	"sync"
@@ -186,8 +187,18 @@ func TestS3VersionedDelete(t *testing.T) {
 	put("free", 1)
 	put("free", 2)
 	put("free", 3)
+	put("free", 3) // the same content again: no new version
 	if n := len(versionsOf(t, s, "free")); n != 3 {
 		t.Fatalf("%d versions of free, want 3", n)
+	}
+	if err := s.Copy(ctx, "free", "free-copy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Copy(ctx, "free", "free-copy"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(versionsOf(t, s, "free-copy")); n != 1 {
+		t.Fatalf("%d versions of a copy made twice, want 1", n)
 	}
 	if err := s.Delete(ctx, "free"); err != nil {
 		t.Fatal(err)
@@ -226,5 +237,69 @@ func TestS3VersionedDelete(t *testing.T) {
 	}
 	if !bytes.Equal(read("oldest"), latest) {
 		t.Fatal("the object changed content")
+	}
+}
+
+// TestS3RefusedUploadAborted checks that a multipart upload whose content
+// does not match its digest is aborted: no upload stays open, no object
+// appears.
+func TestS3RefusedUploadAborted(t *testing.T) {
+	srv := testsuite.StartS3(t)
+	s := openS3(t, srv, "abort", nil)
+	ctx := testCtx(t)
+	b, d := content(3*DefaultPartSize, 4)
+	b[len(b)/2] ^= 1
+	err := s.Put(ctx, "x", bytes.NewReader(b), d)
+	var de *DigestError
+	if !errors.As(err, &de) {
+		t.Fatalf("Put = %v, want a *DigestError", err)
+	}
+	out, err := s.client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &s.cfg.Bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 0 {
+		t.Fatalf("%d multipart uploads left open", len(out.Uploads))
+	}
+	if _, err := s.Stat(ctx, "x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Stat after a refused upload: %v", err)
+	}
+}
+
+// TestS3ConditionalWrites checks what SwapPointer relies on: the server
+// refuses a PutObject whose If-Match names an ETag the object no longer
+// has, and one with If-None-Match: * on an existing object (versitygw
+// v1.8.0 does both, with 412).
+func TestS3ConditionalWrites(t *testing.T) {
+	srv := testsuite.StartS3(t)
+	s := openS3(t, srv, "cond", nil)
+	ctx := testCtx(t)
+	if err := s.SwapPointer(ctx, "current", "", "snapshots/1"); err != nil {
+		t.Fatal(err)
+	}
+	_, stale, err := s.readPointer(ctx, "current")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SwapPointer(ctx, "current", "snapshots/1", "snapshots/2"); err != nil {
+		t.Fatal(err)
+	}
+	write := func(cond func(*s3.PutObjectInput)) error {
+		in := &s3.PutObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key("current")),
+			Body: bytes.NewReader([]byte("snapshots/3"))}
+		cond(in)
+		_, err := s.client.PutObject(ctx, in)
+		return err
+	}
+	err = write(func(in *s3.PutObjectInput) { in.IfMatch = stale })
+	if httpStatus(err) != http.StatusPreconditionFailed {
+		t.Fatalf("PutObject If-Match on a stale ETag: %v, want 412", err)
+	}
+	err = write(func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") })
+	if httpStatus(err) != http.StatusPreconditionFailed {
+		t.Fatalf("PutObject If-None-Match: * on an existing object: %v, want 412", err)
+	}
+	if v, err := s.ReadPointer(ctx, "current"); err != nil || v != "snapshots/2" {
+		t.Fatalf("pointer = %q, %v after refused writes; want snapshots/2", v, err)
 	}
 }
