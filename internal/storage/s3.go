@@ -23,7 +23,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 )
 
-// S3Config configures an S3 store. ParseURL fills it from an s3:// URL.
+// S3Config configures an S3 store. ParseS3URL fills it from an s3:// URL.
 type S3Config struct {
 	Bucket string
 	// Prefix is prepended to every name, with a '/' between: the object
