@@ -1,20 +1,63 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what dbtrail's real-server tests and demo need:
-# MariaDB server and client, mydumper and sysbench, from Debian's packages.
+# MariaDB server and client, mydumper and sysbench, from Debian's packages;
+# and versitygw (an S3 server for the object storage tests), built from its
+# Go module.
 #
 # Contract:
 #   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper and
-#     sysbench are all present it does nothing (no apt-get update) and exits 0
-#     quickly.
+#     sysbench are all present no package is touched (no apt-get update);
+#     when versitygw of the pinned version is installed it is not built
+#     again. With everything present it exits 0 quickly.
 #   - Otherwise it runs `apt-get update` once and installs the packages
 #     non-interactively, using sudo only when not already root.
 #   - The Debian mariadb-server package normally starts a system server on
 #     port 3306. dbtrail never uses it, so the install runs under a
 #     policy-rc.d that forbids service starts, and a system service that the
 #     install enabled is stopped and disabled afterwards.
+#   - versitygw is built with `go install` into $(go env GOBIN), or the bin
+#     folder of $(go env GOPATH), from the Go module proxy. A binary built
+#     that way reports no version of its own (--version says "git"), so the
+#     version is read from its build information (`go version -m`).
 set -euo pipefail
 
 PACKAGES=(mariadb-server mariadb-client mydumper sysbench)
+VERSITYGW_MODULE=github.com/versity/versitygw
+VERSITYGW_VERSION=v1.8.0
+
+# go_bin_dir prints the folder `go install` writes to.
+go_bin_dir() {
+	local gobin gopath
+	gobin=$(go env GOBIN)
+	if [ -n "$gobin" ]; then
+		echo "$gobin"
+		return
+	fi
+	gopath=$(go env GOPATH)
+	echo "${gopath%%:*}/bin"
+}
+
+# install_versitygw builds versitygw unless the pinned version is there.
+install_versitygw() {
+	if ! command -v go >/dev/null 2>&1; then
+		echo "install-deps: go not found; it is needed to install versitygw" >&2
+		exit 1
+	fi
+	local bin
+	bin="$(go_bin_dir)/versitygw"
+	if [ -x "$bin" ] && go version -m "$bin" 2>/dev/null |
+		awk -v m="$VERSITYGW_MODULE" -v v="$VERSITYGW_VERSION" '$1 == "mod" && $2 == m && $3 == v { found = 1 } END { exit !found }'; then
+		return
+	fi
+	echo "install-deps: installing versitygw $VERSITYGW_VERSION into $(go_bin_dir)" >&2
+	(cd / && go install "$VERSITYGW_MODULE/cmd/versitygw@$VERSITYGW_VERSION")
+	if ! [ -x "$bin" ]; then
+		echo "install-deps: versitygw still missing at $bin after go install" >&2
+		exit 1
+	fi
+}
+
+install_versitygw
 
 have() {
 	# mariadbd lives in /usr/sbin, which is not on every user's PATH.

@@ -21,7 +21,8 @@ import (
 // errPortInUse marks a start that failed because the port was taken.
 var errPortInUse = errors.New("port already in use")
 
-// process is one mariadbd run. done is closed once Wait returned.
+// process is one run of a server program (mariadbd, versitygw). done is
+// closed once Wait returned.
 type process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -52,7 +53,7 @@ func (p *process) stop(timeout time.Duration) error {
 	case <-p.done:
 		return p.err
 	case <-timer.C:
-		slog.Warn("testsuite: mariadbd ignored SIGTERM; killing", "pid", p.cmd.Process.Pid, "timeout", timeout)
+		slog.Warn("testsuite: process ignored SIGTERM; killing", "program", p.cmd.Path, "pid", p.cmd.Process.Pid, "timeout", timeout)
 		_ = p.kill()
 		return fmt.Errorf("pid %d did not exit within %s of SIGTERM; killed", p.cmd.Process.Pid, timeout)
 	}

@@ -15,7 +15,8 @@
 //     with sql_log_bin=0, so it never shows up in the source's binlog.
 //
 // Install makes sure the programs exist; testing.go has the testing.TB
-// helpers (StartSource, StartIndex, ...).
+// helpers (StartSource, StartIndex, ...). s3.go starts an S3 server
+// (versitygw) the same way; s3_testing.go has StartS3.
 package testsuite
 
 import (

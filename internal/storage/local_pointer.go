@@ -1,0 +1,98 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+)
+
+// ReadPointer reads the symbolic link name.
+func (l *Local) ReadPointer(ctx context.Context, name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", fmt.Errorf("read pointer %s: %w", name, err)
+	}
+	v, err := readLink(l.path(name))
+	if err != nil {
+		return "", fmt.Errorf("read pointer %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// readLink returns the value of the pointer p: the target of a symbolic
+// link, or the content of a small regular file (as S3 would read it). A
+// missing p or a folder is an error wrapping fs.ErrNotExist.
+func readLink(p string) (string, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		return os.Readlink(p)
+	case st.IsDir():
+		return "", fmt.Errorf("%s is a folder: %w", p, fs.ErrNotExist)
+	case !st.Mode().IsRegular() || st.Size() == 0 || st.Size() > maxPointerLen:
+		return "", fmt.Errorf("%s is not a pointer", p)
+	}
+	b, err := os.ReadFile(p)
+	return string(b), err
+}
+
+// SwapPointer replaces the symbolic link name under the flock of
+// .<name>.lock: a new link at a temporary name is renamed over it and the
+// folder fsynced.
+func (l *Local) SwapPointer(ctx context.Context, name, old, next string) error {
+	if err := l.swapPointer(ctx, name, old, next); err != nil {
+		return fmt.Errorf("swap pointer %s: %w", name, err)
+	}
+	return nil
+}
+
+func (l *Local) swapPointer(ctx context.Context, name, old, next string) error {
+	if err := checkWritable(name); err != nil {
+		return err
+	}
+	if err := checkPointerValue(next); err != nil {
+		return err
+	}
+	p := l.path(name)
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, "."+filepath.Base(p)+".lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := readLink(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		cur, err = "", nil
+	}
+	if err != nil {
+		return err
+	}
+	if cur == next {
+		return nil
+	}
+	if cur != old {
+		return &PointerMovedError{Name: name, Want: old, Got: cur}
+	}
+	tmp, err := tempName(p)
+	if err != nil {
+		return err
+	}
+	if err := os.Symlink(next, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return atomicfile.SyncDir(dir)
+}

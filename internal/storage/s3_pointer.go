@@ -1,0 +1,134 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// swapAttempts bounds the read-and-conditional-write rounds of one
+// SwapPointer when the server reports a conflict that is not a lost race.
+const swapAttempts = 8
+
+// ReadPointer gets the pointer object.
+func (s *S3) ReadPointer(ctx context.Context, name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", fmt.Errorf("read pointer %s: %w", name, err)
+	}
+	v, _, err := s.readPointer(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("read pointer %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// readPointer returns the pointer's value and ETag.
+func (s *S3) readPointer(ctx context.Context, name string) (string, *string, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(name))})
+	if err != nil {
+		return "", nil, notExist(err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Body, maxPointerLen+1))
+	if err != nil {
+		return "", nil, err
+	}
+	if len(b) == 0 || len(b) > maxPointerLen {
+		return "", nil, fmt.Errorf("not a pointer: %d bytes", aws.ToInt64(out.ContentLength))
+	}
+	return string(b), out.ETag, nil
+}
+
+// SwapPointer reads the pointer and its ETag, compares the value with old,
+// and writes next with If-Match on that ETag, or If-None-Match: * when old
+// is "" (the pointer must not exist). The server applies the write only if
+// the pointer is still the one read, so of two concurrent swaps one gets
+// 412 Precondition Failed; SwapPointer then reads again and reports the
+// winner's value in a *PointerMovedError. A 409 (a conflicting conditional
+// write in flight) or a 404 (the pointer deleted meanwhile) is followed by
+// another round as well.
+func (s *S3) SwapPointer(ctx context.Context, name, old, next string) error {
+	if err := s.swapPointer(ctx, name, old, next); err != nil {
+		return fmt.Errorf("swap pointer %s: %w", name, err)
+	}
+	return nil
+}
+
+func (s *S3) swapPointer(ctx context.Context, name, old, next string) error {
+	if err := checkWritable(name); err != nil {
+		return err
+	}
+	if err := checkPointerValue(next); err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(next))
+	hexSum := hex.EncodeToString(sum[:])
+	for attempt := 1; ; attempt++ {
+		cur, etag, err := s.readPointer(ctx, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			cur, err = "", nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur == next {
+			return nil
+		}
+		if cur != old {
+			return &PointerMovedError{Name: name, Want: old, Got: cur}
+		}
+		in := &s3.PutObjectInput{
+			Bucket:         &s.cfg.Bucket,
+			Key:            aws.String(s.key(name)),
+			Body:           bytes.NewReader([]byte(next)),
+			ContentLength:  aws.Int64(int64(len(next))),
+			ChecksumSHA256: aws.String(checksumSHA256(hexSum)),
+			Metadata:       map[string]string{metaSHA256: hexSum},
+		}
+		if old == "" {
+			in.IfNoneMatch = aws.String("*")
+		} else {
+			in.IfMatch = etag
+		}
+		_, err = s.client.PutObject(ctx, in)
+		if err == nil {
+			return nil
+		}
+		if !conditionFailed(err) {
+			return err
+		}
+		if attempt == swapAttempts {
+			return fmt.Errorf("gave up after %d conflicting rounds: %w", attempt, err)
+		}
+		s.log.Debug("pointer swap conflict; reading again", "key", s.key(name), "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
+}
+
+// conditionFailed reports whether a conditional PutObject was refused
+// because the object was not in the state the condition named.
+func conditionFailed(err error) bool {
+	switch httpStatus(err) {
+	case http.StatusPreconditionFailed, http.StatusConflict, http.StatusNotFound:
+		return true
+	}
+	switch apiCode(err) {
+	case "PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey":
+		return true
+	}
+	return false
+}
