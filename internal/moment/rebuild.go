@@ -71,13 +71,30 @@ func OpenSnapshotTable(eng *fold.Engine, snap *snapshot.Snapshot, schemaName, ta
 	if err != nil {
 		return nil, err
 	}
-	mt, _ := snap.Manifest.Table(schemaName, table)
-	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
+	return CheckedTable(eng, snap, at)
+}
+
+// CheckedTable is OpenSnapshotTable for a table whose files a caller
+// already checked with fold.SnapshotTable (at): it reads the table file's
+// footer only.
+func CheckedTable(eng *fold.Engine, snap *snapshot.Snapshot, at fold.TableAt) (*Table, error) {
+	foot, err := snapshot.ReadFooter(at.TableFile)
 	if err != nil {
 		return nil, err
 	}
 	return &Table{Footer: foot, Snapshot: snap, at: at, engine: eng}, nil
 }
+
+// SnapshotError is a table of a snapshot that cannot be read: a file that
+// fails its digest (*snapshot.DigestError), a footer that disagrees with
+// the manifest, a table the snapshot does not hold.
+type SnapshotError struct {
+	ID  string
+	Err error
+}
+
+func (e *SnapshotError) Error() string { return e.Err.Error() }
+func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // Rebuilder opens the tables of a Plan: the seam every reader of a table at
 // a moment goes through.
@@ -99,7 +116,7 @@ func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progre
 	}
 	t, err := OpenSnapshotTable(r.Engine, snap, tp.Schema, tp.Table)
 	if err != nil {
-		return nil, err
+		return nil, &SnapshotError{ID: tp.Snapshot, Err: err}
 	}
 	if tp.Upto <= tp.After {
 		return t, nil
