@@ -20,14 +20,20 @@ import (
 // from the snapshot current points at; the file is replaced atomically.
 func newViewsCmd(g *globals) *cobra.Command {
 	var backupDir, source, out string
+	var at viewsAt
 	cmd := &cobra.Command{
 		Use:   "views",
 		Short: "Write views.sql: DuckDB views over the newest snapshot of a source",
 		Long: "Write views.sql, one DuckDB view per table reading <backup dir>/<source>/current.\n" +
 			"The views follow current as refreshes publish and chains grow; run this again\n" +
-			"only after tables are added or dropped or a table's columns change.",
+			"only after tables are added or dropped or a table's columns change.\n\n" +
+			"With --at T it exports the tables as they were at moment T (see dbtrail export\n" +
+			"parquet --help) into a new folder --export-dir and writes views.sql there.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if at.at != "" {
+				return at.run(cmd, g, source)
+			}
 			if backupDir == "" {
 				return fmt.Errorf("--backup-dir (or %s) is required", envName("backup-dir"))
 			}
@@ -64,6 +70,7 @@ func newViewsCmd(g *globals) *cobra.Command {
 	f.StringVar(&backupDir, "backup-dir", "", "backup folder holding <source>/snapshots and <source>/current")
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&out, "out", "", "file to write (default <backup dir>/<source>/views.sql)")
+	at.register(f)
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // zone names in moments work without the host's zone database
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
