@@ -109,3 +109,50 @@ func TestChangesWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestReadChanges reads back what TestChangesWriter's writer writes.
+func TestReadChanges(t *testing.T) {
+	tbl := changesTable()
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 5000, time.UTC)
+	in := []Change{
+		{Seq: 1, Op: 'i', CommitTime: t0, GTID: "0-1-1", BinlogFile: "binlog.000001", EndPos: 10, PK: "[1]",
+			After: []byte(`{"id":1,"price":"9.90","note":"x","at":"2026-11-29 08:00:00.000001","raw":"AAE=","f":1.5}`)},
+		{Seq: 2, Op: 'u', CommitTime: t0, BinlogFile: "binlog.000001", EndPos: 20, PK: "[2]", PKBefore: "[1]",
+			Before: []byte(`{"id":1,"price":"9.90","note":"x","at":"2026-11-29 08:00:00.000001","raw":"AAE=","f":1.5}`),
+			After:  []byte(`{"id":2,"price":null,"note":"","at":null,"raw":"","f":null}`)},
+		{Seq: 3, Op: 'd', CommitTime: t0, GTID: "0-1-3", BinlogFile: "binlog.000001", EndPos: 30, PK: "[2]",
+			Before: []byte(`{"id":2,"price":null,"note":"","at":null,"raw":"","f":null}`)},
+	}
+	var buf bytes.Buffer
+	w, err := NewChangesWriter(&buf, tbl, ChangesMeta{Source: "main"}, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range in {
+		if err := w.Append(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []Change
+	if _, err := ReadChanges(path, func(c Change) error { got = append(got, c); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(in) {
+		t.Fatalf("%d changes, want %d", len(got), len(in))
+	}
+	for i := range in {
+		g, w := got[i], in[i]
+		if g.Seq != w.Seq || g.Op != w.Op || !g.CommitTime.Equal(w.CommitTime.Truncate(time.Microsecond)) || g.GTID != w.GTID ||
+			g.BinlogFile != w.BinlogFile || g.EndPos != w.EndPos || g.PK != w.PK || g.PKBefore != w.PKBefore ||
+			!bytes.Equal(g.Before, w.Before) || !bytes.Equal(g.After, w.After) || (g.Before == nil) != (w.Before == nil) {
+			t.Errorf("change %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+}
