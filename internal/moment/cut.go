@@ -33,6 +33,18 @@ func (c Cut) Position() binlogpos.Position {
 	return p
 }
 
+// schemaPos is the binlog position schema changes are placed against: a
+// binlog position asked for itself (a DDL between the cut's transaction
+// and it is in), else the cut transaction's end (a DDL after the last row
+// change before a time, seq or GTID is not: DDL statements have no events,
+// so nothing tells when they committed).
+func (c Cut) schemaPos() binlogpos.Position {
+	if c.At.Kind == KindPos {
+		return c.At.Pos.Coords()
+	}
+	return c.Txn.Position.Coords()
+}
+
 // String names the transaction the cut landed on: GTID, binlog position,
 // commit time and seq.
 func (c Cut) String() string {

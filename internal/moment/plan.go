@@ -146,7 +146,7 @@ func cutAfter(cut Cut, g index.Gap, starts []index.Start) bool {
 // the plan: a moment is rebuilt whole or not at all.
 func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 	at := in.Cut.At.String()
-	cutPos := in.Cut.Txn.Position.Coords()
+	cutPos := in.Cut.schemaPos()
 	p := Plan{Source: in.Source, Cut: in.Cut, Base: base.SnapshotID, BasePosition: base.Position}
 	defs := map[TableKey]*schema.Table{} // every table at the cut
 	for _, v := range in.History {
