@@ -148,13 +148,7 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 	at := in.Cut.At.String()
 	cutPos := in.Cut.schemaPos()
 	p := Plan{Source: in.Source, Cut: in.Cut, Base: base.SnapshotID, BasePosition: base.Position}
-	defs := map[TableKey]*schema.Table{} // every table at the cut
-	for _, v := range in.History {
-		if schema.IsSystemSchema(v.Schema) || !atOrBefore(v, in.Cut.Seq, cutPos) {
-			continue
-		}
-		defs[TableKey{v.Schema, v.Table}] = v.Definition // nil: dropped
-	}
+	defs := tablesAt(in.Cut, in.History)
 	keys, err := selectTables(at, defs, in.Select)
 	if err != nil {
 		return Plan{}, err
@@ -177,6 +171,20 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 		return Plan{}, &RefusedError{At: at, Code: code, Reason: strings.Join(why, "; ")}
 	}
 	return p, nil
+}
+
+// tablesAt is the definition of every table at the cut (nil: dropped), by
+// table, from the schema history.
+func tablesAt(cut Cut, hist []index.SchemaVersion) map[TableKey]*schema.Table {
+	pos := cut.schemaPos()
+	defs := map[TableKey]*schema.Table{}
+	for _, v := range hist {
+		if schema.IsSystemSchema(v.Schema) || !atOrBefore(v, cut.Seq, pos) {
+			continue
+		}
+		defs[TableKey{v.Schema, v.Table}] = v.Definition
+	}
+	return defs
 }
 
 // selectTables returns the tables of sel that exist at the cut (defs), or

@@ -28,6 +28,14 @@ func PlanAt(ctx context.Context, ix Index, hist History, cat Catalog, source str
 	if err != nil {
 		return Plan{}, err
 	}
+	h, err := hist.SchemaHistory(ctx, source)
+	if err != nil {
+		return Plan{}, err
+	}
+	// An unknown table is refused before anything else is read.
+	if _, err := selectTables(cut.At.String(), tablesAt(cut, h), sel); err != nil {
+		return Plan{}, err
+	}
 	snaps, err := cat.Manifests(ctx)
 	if err != nil {
 		return Plan{}, err
@@ -37,10 +45,6 @@ func PlanAt(ctx context.Context, ix Index, hist History, cat Catalog, source str
 		return Plan{}, err
 	}
 	foot, err := readFooters(ctx, cat, base)
-	if err != nil {
-		return Plan{}, err
-	}
-	h, err := hist.SchemaHistory(ctx, source)
 	if err != nil {
 		return Plan{}, err
 	}
