@@ -123,3 +123,17 @@ func liveCountsDB(t *testing.T, e *backupEnv, db *sql.DB, def *schema.Table) map
 	must(t, rows.Err())
 	return out
 }
+
+// openDuck opens an in-memory DuckDB with bounded memory.
+func openDuck(t *testing.T) *sql.DB {
+	t.Helper()
+	duck, err := sql.Open("duckdb", "")
+	must(t, err)
+	t.Cleanup(func() { duck.Close() })
+	duck.SetMaxOpenConns(1)
+	for _, q := range []string{"SET memory_limit='512MB'", "SET threads=2"} {
+		_, err := duck.Exec(q)
+		must(t, err)
+	}
+	return duck
+}
