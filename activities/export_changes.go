@@ -162,6 +162,9 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 			err = cur.file.Commit()
 		}
 		if err != nil {
+			cur.w.Abort()
+		}
+		if err != nil {
 			cur.file.Abort()
 			return err
 		}
@@ -190,6 +193,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 	}
 	defer func() {
 		if cur != nil {
+			cur.w.Abort()
 			cur.file.Abort()
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
@@ -156,7 +157,9 @@ func (ic *imageCols) put() {
 }
 
 // ChangesWriter writes a changes file: one row per change of one table
-// shape, streamed, one row group in memory. Not safe for concurrent use.
+// shape, streamed. A row group is encoded and compressed by a goroutine of
+// the writer while the next one is filled, so at most two row groups are in
+// memory. Not safe for concurrent use.
 type ChangesWriter struct {
 	t      *schema.Table
 	meta   ChangesMeta
@@ -164,7 +167,8 @@ type ChangesWriter struct {
 	sc     *arrow.Schema
 	cw     *countingWriter
 	fw     *pqarrow.FileWriter
-	head   []column // seq, op, commit_time, gtid, binlog_file, end_pos, pk, pk_before
+	sets   [2]*changesCols // the row group being filled, and the one written
+	cur    int
 	before imageCols
 	after  imageCols
 	rows   int64
@@ -175,6 +179,27 @@ type ChangesWriter struct {
 	last   Change
 	err    error
 	closed bool
+	// The row group writer: jobs takes a row group to write, done answers
+	// for each; busy is set while one is written.
+	jobs chan *arrow.RecordBatch
+	done chan error
+	busy bool
+}
+
+// changesCols is one row group's column buffers.
+type changesCols struct {
+	head          []column // seq, op, commit_time, gtid, binlog_file, end_pos, pk, pk_before
+	before, after []column
+}
+
+func (cc *changesCols) all() []*column {
+	out := make([]*column, 0, len(cc.head)+len(cc.before)+len(cc.after))
+	for _, cols := range [][]column{cc.head, cc.before, cc.after} {
+		for i := range cols {
+			out = append(out, &cols[i])
+		}
+	}
+	return out
 }
 
 // NewChangesWriter starts a changes file of t (a stored definition: its
@@ -191,24 +216,44 @@ func NewChangesWriter(w io.Writer, t *schema.Table, meta ChangesMeta, opts Write
 		opts.RowGroupBytes = DefaultRowGroupBytes
 	}
 	cw := &countingWriter{w: w}
-	fw, err := newParquetWriter(sc, cw, opts)
+	// seq, end_pos and the keys are (nearly) unique per change: a
+	// dictionary of them costs time and saves nothing.
+	fw, err := newParquetWriter(sc, cw, opts, parquet.WithDictionaryFor(ChangesColSeq, false),
+		parquet.WithDictionaryFor(ChangesColEndPos, false), parquet.WithDictionaryFor(ChangesColPK, false),
+		parquet.WithDictionaryFor(ChangesColPKBefore, false))
 	if err != nil {
 		return nil, fmt.Errorf("changes of %s: %w", t.QualifiedName(), err)
 	}
-	c := &ChangesWriter{t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw}
-	for i := 0; i < 8; i++ {
-		f := sc.Field(i)
-		width := 0
-		if fwt, ok := f.Type.(arrow.FixedWidthDataType); ok {
-			width = fwt.BitWidth() / 8
-		}
-		c.head = append(c.head, column{dt: f.Type, width: width, offs: []int32{0}})
-	}
+	c := &ChangesWriter{t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
+		jobs: make(chan *arrow.RecordBatch), done: make(chan error)}
 	tbl := arrow.NewSchema(sc.Fields()[8:8+len(t.Columns)], nil)
-	for _, ic := range []*imageCols{&c.before, &c.after} {
-		ic.t, ic.cols, ic.vals = t, newColumns(t, tbl), make([]value, len(t.Columns))
+	for i := range c.sets {
+		cc := &changesCols{before: newColumns(t, tbl), after: newColumns(t, tbl)}
+		for j := 0; j < 8; j++ {
+			f := sc.Field(j)
+			width := 0
+			if fwt, ok := f.Type.(arrow.FixedWidthDataType); ok {
+				width = fwt.BitWidth() / 8
+			}
+			cc.head = append(cc.head, column{dt: f.Type, width: width, offs: []int32{0}})
+		}
+		c.sets[i] = cc
 	}
+	for _, ic := range []*imageCols{&c.before, &c.after} {
+		ic.t, ic.vals = t, make([]value, len(t.Columns))
+	}
+	c.before.cols, c.after.cols = c.sets[0].before, c.sets[0].after
+	go c.writeGroups()
 	return c, nil
+}
+
+// writeGroups writes the row groups jobs hands it, answering on done.
+func (c *ChangesWriter) writeGroups() {
+	for rec := range c.jobs {
+		err := c.fw.Write(*rec)
+		(*rec).Release()
+		c.done <- err
+	}
 }
 
 // opNames are the op column's values.
@@ -250,7 +295,7 @@ func (c *ChangesWriter) Append(ch Change) error {
 		}
 	}
 	ne := binary.NativeEndian
-	h := c.head
+	h := c.sets[c.cur].head
 	putU64 := func(col *column, v uint64) {
 		c.validBit(col)
 		col.fixed = ne.AppendUint64(col.fixed, v)
@@ -304,24 +349,16 @@ func (c *ChangesWriter) validBit(col *column) {
 // Rows returns the changes appended so far.
 func (c *ChangesWriter) Rows() int64 { return c.rows }
 
-func (c *ChangesWriter) allColumns() []*column {
-	out := make([]*column, 0, len(c.head)+2*len(c.t.Columns))
-	for i := range c.head {
-		out = append(out, &c.head[i])
-	}
-	for _, ic := range []*imageCols{&c.before, &c.after} {
-		for i := range ic.cols {
-			out = append(out, &ic.cols[i])
-		}
-	}
-	return out
-}
-
+// flush hands the filled row group to the writer goroutine and switches to
+// the other column buffers, after the goroutine finished writing them.
 func (c *ChangesWriter) flush() error {
 	if c.groupN == 0 {
 		return nil
 	}
-	cols := c.allColumns()
+	if err := c.wait(); err != nil {
+		return err
+	}
+	cols := c.sets[c.cur].all()
 	arrs := make([]arrow.Array, len(cols))
 	for i, col := range cols {
 		arrs[i] = col.newArray()
@@ -330,18 +367,50 @@ func (c *ChangesWriter) flush() error {
 	for _, a := range arrs {
 		a.Release()
 	}
-	err := c.fw.Write(rec)
-	rec.Release()
-	if err != nil {
-		c.err = fmt.Errorf("changes of %s: write row group: %w", c.t.QualifiedName(), err)
-		return c.err
-	}
-	for _, col := range cols {
+	c.jobs <- &rec
+	c.busy = true
+	c.cur = 1 - c.cur
+	next := c.sets[c.cur]
+	for _, col := range next.all() {
 		col.reset()
 	}
+	c.before.cols, c.after.cols = next.before, next.after
 	c.groups++
 	c.groupN, c.groupB = 0, 0
 	return nil
+}
+
+// wait waits for the row group being written, if any.
+func (c *ChangesWriter) wait() error {
+	if !c.busy {
+		return nil
+	}
+	c.busy = false
+	if err := <-c.done; err != nil {
+		c.err = fmt.Errorf("changes of %s: write row group: %w", c.t.QualifiedName(), err)
+		return c.err
+	}
+	return nil
+}
+
+// stop ends the writer goroutine after the row group in flight.
+func (c *ChangesWriter) stop() error {
+	err := c.wait()
+	if c.jobs != nil {
+		close(c.jobs)
+		c.jobs = nil
+	}
+	return err
+}
+
+// Abort stops the writer without finishing the file (what was written is
+// not a valid file); Close must not be called after it.
+func (c *ChangesWriter) Abort() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.stop()
 }
 
 // Close flushes the last row group and writes the footer: the keys of
@@ -353,9 +422,14 @@ func (c *ChangesWriter) Close() (WriteResult, error) {
 	}
 	c.closed = true
 	if c.err != nil {
+		c.stop()
 		return WriteResult{}, c.err
 	}
-	if err := c.flush(); err != nil {
+	err := c.flush()
+	if serr := c.stop(); err == nil {
+		err = serr
+	}
+	if err != nil {
 		return WriteResult{}, err
 	}
 	tbl, err := json.Marshal(c.t)
