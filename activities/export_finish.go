@@ -98,6 +98,14 @@ func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (Fi
 // finishSQL composes the .sql file from the staged table files.
 func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables []ExportTableResult) (FinishExportResult, error) {
 	sp := in.Spec
+	if done, n := finishedBy(sp, in.RunID); done {
+		// An earlier attempt wrote the file and died removing the staging
+		// folder.
+		if err := os.RemoveAll(in.Staging); err != nil {
+			a.log(ctx).Warn("export staging folder not removed", "staging", in.Staging, "error", err)
+		}
+		return FinishExportResult{Out: sp.Out, Bytes: n}, nil
+	}
 	var paths []string
 	for _, t := range tables {
 		for _, f := range t.Files {
