@@ -103,25 +103,38 @@ func footer(t *testing.T, path string) snapshot.FooterMeta {
 	return f
 }
 
-// waitExporting waits until ExportTable of table reports progress in its
-// heartbeat: the worker is then in the middle of rebuilding it.
+// waitExporting waits until ExportTable of table is running and has been
+// for a second (tables are exported one at a time in name order, so the
+// first ExportTable is the first table's): the worker is then in the middle
+// of rebuilding it. Heartbeat details are not awaited: the SDK sends them
+// at most every few seconds.
 func waitExporting(t *testing.T, e *backupEnv, run client.WorkflowRun, table string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
+	var since time.Time
 	for time.Now().Before(deadline) {
 		desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
 		must(t, err)
+		running := false
 		for _, pa := range desc.PendingActivities {
-			if pa.GetActivityType().GetName() != "ExportTable" || pa.GetHeartbeatDetails() == nil {
-				continue
+			if pa.GetActivityType().GetName() == "ExportTable" && pa.GetLastStartedTime() != nil {
+				running = true
+				var p activities.ExportProgress
+				if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Table != "" && p.Table != table {
+					t.Fatalf("ExportTable of %s runs first, want %s", p.Table, table)
+				}
 			}
-			var p activities.ExportProgress
-			if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err == nil && p.Table == table && p.Rows > 0 {
-				t.Logf("ExportTable of %s at %s, %d rows", table, p.Stage, p.Rows)
-				return
-			}
+		}
+		switch {
+		case running && since.IsZero():
+			since = time.Now()
+		case running && time.Since(since) > time.Second:
+			t.Logf("ExportTable of %s running for %s", table, time.Since(since).Round(time.Millisecond))
+			return
+		case !running && !since.IsZero():
+			t.Fatalf("ExportTable of %s finished within a second: nothing to interrupt", table)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("ExportTable of %s never reported progress", table)
+	t.Fatalf("ExportTable of %s never ran", table)
 }
