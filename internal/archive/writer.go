@@ -18,8 +18,8 @@ import (
 // DefaultRowGroupBytes of their variable-length fields, whichever comes
 // first.
 const (
-	DefaultRowGroupRows  = 128 * 1024
-	DefaultRowGroupBytes = 32 << 20
+	DefaultRowGroupRows  = 64 * 1024
+	DefaultRowGroupBytes = 16 << 20
 )
 
 // WriterOptions tune a Writer. The zero value is the default. The same
