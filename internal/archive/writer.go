@@ -180,30 +180,31 @@ func (w *Writer) check(e *index.Event) (newTable bool, err error) {
 	case e.CommitTime.Nanosecond()%1000 != 0:
 		return fail("commit time %s is finer than a microsecond", e.CommitTime.UTC().Format(time.RFC3339Nano))
 	}
-	if !w.g.knownText(e) {
-		for _, f := range []struct {
-			name string
-			ok   bool
-		}{
-			{"binlog file", utf8.ValidString(e.BinlogFile)}, {"gtid", utf8.ValidString(e.GTID)},
-		} {
-			if !f.ok {
-				return fail("%s is not UTF-8", f.name)
-			}
-		}
-	}
-	for _, f := range []struct {
-		name string
-		ok   bool
-	}{
-		{"pk", utf8.ValidString(e.PK)}, {"pk_before", utf8.ValidString(e.PKBefore)},
-		{"before image", utf8.Valid(e.Before)}, {"after image", utf8.Valid(e.After)},
-	} {
-		if !f.ok {
-			return fail("%s is not UTF-8", f.name)
-		}
+	if name := invalidText(e, w.g.knownText(e)); name != "" {
+		return fail("%s is not UTF-8", name)
 	}
 	return newTable, nil
+}
+
+// invalidText names the first text of e that is not UTF-8, "" when all
+// are. The binlog file and GTID are skipped when known: those of the
+// previous row, already checked.
+func invalidText(e *index.Event, known bool) string {
+	switch {
+	case !known && !utf8.ValidString(e.BinlogFile):
+		return "binlog file"
+	case !known && !utf8.ValidString(e.GTID):
+		return "gtid"
+	case !utf8.ValidString(e.PK):
+		return "pk"
+	case !utf8.ValidString(e.PKBefore):
+		return "pk_before"
+	case !utf8.Valid(e.Before):
+		return "before image"
+	case !utf8.Valid(e.After):
+		return "after image"
+	}
+	return ""
 }
 
 // eventBytes is what an event adds to a row group's byte bound.
