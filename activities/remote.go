@@ -145,8 +145,41 @@ func currentMissing(dir string) (bool, error) {
 func transferErr(err error) error {
 	var sde *storage.DigestError
 	var de *snapshot.DigestError
-	if errors.As(err, &sde) || errors.As(err, &de) {
+	switch {
+	case errors.As(err, &sde) || errors.As(err, &de):
 		return nonRetryable(ErrBrokenSnapshot, err)
+	case errors.Is(err, remote.ErrConflict):
+		return nonRetryable(ErrRemoteConflict, err)
 	}
 	return err
+}
+
+// remoteTaken returns an exists function for snapshot.NewSnapshotID that
+// also refuses ids the remote store holds objects of, so that a source
+// folder that was lost (ids are times, allocated from what is on disk)
+// never reuses the id of a snapshot on the store. A store that does not
+// answer is logged and ignored: a backup does not wait for it.
+func (a *Activities) remoteTaken(ctx context.Context, source string, local func(string) bool) func(string) bool {
+	if a.Remote == nil {
+		return local
+	}
+	m, err := a.mirror(ctx, source)
+	if err != nil {
+		return local
+	}
+	failed := false
+	return func(id string) bool {
+		if local(id) {
+			return true
+		}
+		if failed {
+			return false
+		}
+		taken, err := m.Taken(ctx, id)
+		if err != nil {
+			failed = true
+			a.log(ctx).Warn("cannot check the remote store for the new snapshot id", "snapshot", id, "error", err)
+		}
+		return taken
+	}
 }

@@ -183,6 +183,26 @@ func (m *Mirror) List(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// ErrConflict is matched (errors.Is) by the error of an upload whose
+// snapshot id already holds another snapshot on the store (a manifest with
+// other bytes): nothing is written over it.
+var ErrConflict = errors.New("the store holds another snapshot with this id")
+
+// errFound stops a listing at its first object.
+var errFound = errors.New("found")
+
+// Taken reports whether the store holds any object of snapshot id (a
+// complete snapshot or the start of an upload): a new snapshot must not get
+// that id. AllocateSnapshot asks, so that a source folder that was lost
+// never reuses an id the store has.
+func (m *Mirror) Taken(ctx context.Context, id string) (bool, error) {
+	err := m.Store.List(ctx, m.SnapshotName(id, "")+"/", func(storage.Info) error { return errFound })
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
 // marker is the content of <source dir>/.remote/<id>.ok.
 type marker struct {
 	Location       string `json:"location"`

@@ -320,3 +320,37 @@ func TestDownloadInstallsAndChecksDigests(t *testing.T) {
 		t.Fatalf("download of a snapshot that is not there: %v", err)
 	}
 }
+
+func TestUploadRefusesAnotherSnapshotUnderTheSameID(t *testing.T) {
+	f := newFixture(t)
+	f.publish(ids[0], "", 10, "table", "pd0", "up0")
+	if taken, err := f.m.Taken(f.ctx, ids[0]); err != nil || taken {
+		t.Fatalf("taken %v (%v) before the upload", taken, err)
+	}
+	f.upload(ids[0])
+	if taken, err := f.m.Taken(f.ctx, ids[0]); err != nil || !taken {
+		t.Fatalf("taken %v (%v) after the upload", taken, err)
+	}
+	if taken, _ := f.m.Taken(f.ctx, ids[1]); taken {
+		t.Fatal("an id never uploaded is taken")
+	}
+	// The folder is lost and a new snapshot gets the same id.
+	g := newFixture(t)
+	g.store = f.store
+	g.m, _ = New(f.store, "main", g.dir, quiet())
+	g.publish(ids[0], "", 30, "other table", "pd", "up")
+	_, err := g.m.Upload(g.ctx, ids[0], nil)
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("upload over another snapshot: %v", err)
+	}
+	f.checkRemote(snapshotAt(t, f.dir, ids[0]))
+}
+
+func snapshotAt(t *testing.T, dir, id string) *snapshot.Snapshot {
+	t.Helper()
+	s, err := snapshot.OpenSnapshot(filepath.Join(dir, snapshot.SnapshotsDir, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

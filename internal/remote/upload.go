@@ -78,6 +78,9 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 	if man.SnapshotID != id {
 		return UploadStats{}, fmt.Errorf("local manifest is for snapshot %s", man.SnapshotID)
 	}
+	if err := m.checkNoConflict(ctx, id, mb); err != nil {
+		return UploadStats{}, err
+	}
 	prev, err := m.remotePrev(ctx, man.Prev)
 	if err != nil {
 		return UploadStats{}, err
@@ -112,6 +115,22 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 		"uploaded", st.Uploaded, "copied", st.Copied, "skipped", st.Skipped,
 		"bytes_uploaded", st.BytesUploaded, "bytes_copied", st.BytesCopied, "remote_current", st.Current)
 	return st, nil
+}
+
+// checkNoConflict fails with ErrConflict when the store already has a
+// manifest of id with other bytes than mb (another snapshot that got the
+// same id); the same bytes are a repeated upload.
+func (m *Mirror) checkNoConflict(ctx context.Context, id string, mb []byte) error {
+	_, rb, err := m.ReadManifest(ctx, id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !bytes.Equal(rb, mb):
+		return fmt.Errorf("%w: %s has a manifest that differs from the local one", ErrConflict, m.SnapshotName(id, snapshot.ManifestName))
+	}
+	return nil
 }
 
 // remotePrev returns the files of the remote manifest of prev, the snapshot
