@@ -79,9 +79,9 @@ type RefreshProgress struct {
 // still current), uploads it to the remote store, prunes old snapshots, and
 // hands chains of CompactAt entries to a Compact workflow that runs after
 // it. A source folder without its current snapshot first gets the remote
-// one (DownloadCurrent). A refused plan publishes
-// nothing: a FullBackup child runs in its place when a dump is configured,
-// otherwise the refresh ends with the reasons (visible in the Temporal UI).
+// one (DownloadCurrent). A refused plan publishes nothing: a FullBackup
+// child runs in its place when a dump is configured, otherwise the refresh
+// ends with the reasons (visible in the Temporal UI).
 func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	progress := RefreshProgress{Phase: "planning"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
