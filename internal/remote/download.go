@@ -75,7 +75,7 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, err
 	}
-	var total int64
+	total := int64(len(mb))
 	rels := make([]string, 0, len(man.Files))
 	for rel, d := range man.Files {
 		rels = append(rels, rel)
@@ -122,7 +122,7 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 	if err != nil {
 		return st, err
 	}
-	report(false, 0)
+	report(false, int64(len(mb)))
 	if err := snapshot.Install(m.Dir, id); err != nil {
 		return st, err
 	}
