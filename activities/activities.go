@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // Source is one captured server as the activities see it.
@@ -45,7 +46,11 @@ type Activities struct {
 	// WorkDir and FoldMemory), closed by the worker when it stops; nil opens
 	// an engine per activity.
 	Engines *EnginePool
-	Log     *slog.Logger
+	// Remote is the object store that keeps a copy of every published
+	// snapshot (--archive-url; package remote has the layout); nil keeps
+	// snapshots in BackupDir only.
+	Remote storage.Store
+	Log    *slog.Logger
 }
 
 func (a *Activities) source(name string) (Source, error) {

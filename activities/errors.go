@@ -32,6 +32,9 @@ const (
 	ErrSnapshotGone = "SnapshotGone"
 	// ErrBadPlan: a plan asks for an action that cannot be executed (a bug).
 	ErrBadPlan = "BadPlan"
+	// ErrRemoteConflict: the remote store already holds another snapshot
+	// under the id being uploaded; nothing is written over it.
+	ErrRemoteConflict = "RemoteConflict"
 )
 
 // nonRetryable wraps err as a non-retryable application error of type kind,

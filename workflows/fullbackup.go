@@ -36,6 +36,9 @@ type FullBackupResult struct {
 	// FloatsAsDumped names the tables whose FLOAT values keep the dump's 6
 	// significant digits, with the reason (activities.ExactFloats).
 	FloatsAsDumped []string `json:",omitempty"`
+	// Upload is what went to the remote store (nil for runs from before
+	// the step; Location "" on a worker without a remote store).
+	Upload *activities.UploadSnapshotResult `json:",omitempty"`
 }
 
 // FullBackupProgress is what the "progress" query returns.
@@ -54,8 +57,9 @@ const ProgressQuery = "progress"
 var a *activities.Activities
 
 // FullBackup dumps the source with mydumper, maps the dump's binlog position
-// to the index's seq, converts every table to Parquet and publishes the
-// snapshot (manifest last, then the current pointer).
+// to the index's seq, converts every table to Parquet, publishes the
+// snapshot (manifest last, then the current pointer) and uploads it to the
+// worker's remote store, if any.
 func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, error) {
 	progress := FullBackupProgress{Phase: "allocating snapshot"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (FullBackupProgress, error) { return progress, nil }); err != nil {
@@ -101,9 +105,13 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if err := workflow.ExecuteActivity(short, a.RemoveDump, activities.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("dump folder not removed", "dir", dump.Dir, "error", err)
 	}
+	upload, err := uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase)
+	if err != nil {
+		return FullBackupResult{}, err
+	}
 	progress.Phase = "done"
 	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
-		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped}, nil
+		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped, Upload: upload}, nil
 }
 
 // exactFloats runs ExactFloats on the dump (histories from before it

@@ -58,6 +58,12 @@ type RefreshResult struct {
 	Tables     []string // one line per table: its decision and reason
 	Compact    []string // tables handed to a Compact workflow
 	Pruned     []string
+	// Downloaded is the previous snapshot fetched from the remote store
+	// because the source folder had no current snapshot.
+	Downloaded string `json:",omitempty"`
+	// Upload is what went to the remote store (nil when nothing was
+	// published, and for runs from before the step).
+	Upload *activities.UploadSnapshotResult `json:",omitempty"`
 }
 
 // RefreshProgress is what the "progress" query of a refresh returns.
@@ -70,10 +76,12 @@ type RefreshProgress struct {
 // Refresh plans the next snapshot of a source from the previous one and the
 // index (foldplan), executes each table's decision as an activity (link,
 // pair, rewrite), publishes the snapshot (only while the previous one is
-// still current), prunes old snapshots, and hands chains of CompactAt
-// entries to a Compact workflow that runs after it. A refused plan publishes
-// nothing: a FullBackup child runs in its place when a dump is configured,
-// otherwise the refresh ends with the reasons (visible in the Temporal UI).
+// still current), uploads it to the remote store, prunes old snapshots, and
+// hands chains of CompactAt entries to a Compact workflow that runs after
+// it. A source folder without its current snapshot first gets the remote
+// one (DownloadCurrent). A refused plan publishes nothing: a FullBackup
+// child runs in its place when a dump is configured, otherwise the refresh
+// ends with the reasons (visible in the Temporal UI).
 func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	progress := RefreshProgress{Phase: "planning"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
@@ -90,12 +98,18 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	short := workflow.WithActivityOptions(ctx, shortOptions(time.Minute))
 	log := workflow.GetLogger(ctx)
+	downloaded, err := downloadCurrent(ctx, in.Source, &progress.Phase)
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	progress.Phase = "planning"
 	var plan activities.PlanRefreshResult
 	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{
 		Source: in.Source, TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}).Get(ctx, &plan); err != nil {
 		return RefreshResult{}, err
 	}
-	res := RefreshResult{Prev: plan.Prev, Position: plan.Cut, Refused: plan.Plan.Refused, Reasons: plan.Plan.Reasons}
+	res := RefreshResult{Prev: plan.Prev, Position: plan.Cut, Refused: plan.Plan.Refused, Reasons: plan.Plan.Reasons,
+		Downloaded: downloaded}
 	for _, t := range plan.Plan.Tables {
 		res.Tables = append(res.Tables, t.String())
 	}
@@ -121,6 +135,9 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 		return RefreshResult{}, err
 	}
 	res.SnapshotID = pub.SnapshotID
+	if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
+		return RefreshResult{}, err
+	}
 	progress.Phase = "pruning"
 	res.Pruned = prune(long, in, plan.Plan)
 	if len(plan.Plan.Compact) > 0 {
