@@ -111,7 +111,7 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	if o.noWorker {
 		return e
 	}
-	w := worker.New(e.c, workflows.TaskQueue, worker.Options{})
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)

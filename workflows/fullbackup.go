@@ -59,7 +59,9 @@ var a *activities.Activities
 // FullBackup dumps the source with mydumper, maps the dump's binlog position
 // to the index's seq, converts every table to Parquet, publishes the
 // snapshot (manifest last, then the current pointer) and uploads it to the
-// worker's remote store, if any.
+// worker's remote store, if any. Every step runs on one worker (a session,
+// onOneHost): when that worker dies, the backup starts over under a new
+// snapshot id on another worker.
 func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, error) {
 	progress := FullBackupProgress{Phase: "allocating snapshot"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (FullBackupProgress, error) { return progress, nil }); err != nil {
@@ -68,6 +70,23 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
+	var res FullBackupResult
+	_, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+		progress = FullBackupProgress{Phase: "allocating snapshot"}
+		var err error
+		res, err = fullBackupOnHost(sctx, in, &progress)
+		return err
+	})
+	if err != nil {
+		return FullBackupResult{}, err
+	}
+	progress.Phase = "done"
+	return res, nil
+}
+
+// fullBackupOnHost runs the steps of FullBackup, every one on the worker of
+// ctx's session (they hand each other the dump and staging folders).
+func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBackupProgress) (FullBackupResult, error) {
 	short := workflow.WithActivityOptions(ctx, shortOptions(5*time.Minute))
 	long := workflow.WithActivityOptions(ctx, longOptions(12*time.Hour, 30*time.Second, 2*time.Minute))
 
@@ -85,13 +104,13 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if err := workflow.ExecuteActivity(long, a.MapPosition, activities.MapPositionInput{Source: in.Source, Position: dump.Position}).Get(ctx, &mapped); err != nil {
 		return FullBackupResult{}, err
 	}
-	floats, err := exactFloats(ctx, long, in, dump, mapped.Position, &progress)
+	floats, err := exactFloats(ctx, long, in, dump, mapped.Position, progress)
 	if err != nil {
 		return FullBackupResult{}, err
 	}
 	progress.Phase = "converting tables"
 	progress.TablesTotal = len(dump.Tables)
-	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, floats.Files, &progress)
+	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, floats.Files, progress)
 	if err != nil {
 		return FullBackupResult{}, err
 	}
@@ -109,7 +128,6 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if err != nil {
 		return FullBackupResult{}, err
 	}
-	progress.Phase = "done"
 	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
 		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped, Upload: upload}, nil
 }

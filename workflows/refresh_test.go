@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -18,6 +19,7 @@ import (
 func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.RegisterWorkflow(FullBackup)
 	env.RegisterWorkflow(Compact)
@@ -161,6 +163,7 @@ func TestRefreshStartsCompactionAfterPublish(t *testing.T) {
 func TestCompactMergesEachTable(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CompactTableInput) (activities.CompactTableResult, error) {
 		if in.Table == "b" {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
@@ -21,6 +22,7 @@ func TestRefreshDownloadsFirstAndUploadsBeforePrune(t *testing.T) {
 	plan := foldplan.Plan{Cut: 50, Tables: []foldplan.TablePlan{{Key: tA, Action: foldplan.ActionLink}}}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
 	var order []string

@@ -57,17 +57,18 @@ Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`
 }
 
 // runWorker runs a worker with every dbtrail workflow and activity on
-// taskQueue until ctx ends (nil) or the worker fails for good (its error).
+// taskQueue, sessions on (workers.Options), until ctx ends (nil) or the
+// worker fails for good (its error).
 func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, log *slog.Logger) error {
 	fatal := make(chan error, 1)
-	w := worker.New(c, taskQueue, worker.Options{
-		OnFatalError: func(err error) {
-			select {
-			case fatal <- err:
-			default:
-			}
-		},
-	})
+	opts := workers.Options()
+	opts.OnFatalError = func(err error) {
+		select {
+		case fatal <- err:
+		default:
+		}
+	}
+	w := worker.New(c, taskQueue, opts)
 	workers.RegisterAll(w, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", taskQueue, err)
