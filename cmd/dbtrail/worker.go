@@ -24,7 +24,10 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Short: "Run dbtrail's workflows and activities against a Temporal server (long-running)",
 		Long: `worker polls a Temporal task queue and runs dbtrail's workflows and activities.
 Any Temporal works: the one inside "dbtrail dev", a self-hosted cluster or Temporal
-Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`,
+Cloud. Run as many as you like, on as many machines: Temporal spreads the work.
+Give each worker its own --backup-dir and --work-dir and the same --archive-url:
+a backup's steps run on one worker (a Temporal session) and snapshots are
+shared through the store (docs/workflows.md, "Workers on several machines").`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			acts, store, err := wc.activities(cmd, g)
 			if err != nil {
