@@ -50,9 +50,11 @@ func (m *machine) start(t *testing.T, bin string, e *backupEnv) {
 // machines) and one S3 store. A full backup and refreshes run while the
 // worker of the run's session is killed in the middle of a step: the run
 // notices (session heartbeat), runs its steps again in a new session on
-// the other machine (the killed one restarts only after the run), and
-// every published snapshot, read back from the store's current pointer,
-// equals the live tables.
+// the other machine (the killed one restarts only after the run). Between
+// those, a refresh runs while the machine that published last is down, so
+// the other one refreshes from what it has or downloads. Every published
+// snapshot, read back from the store's current pointer, equals the live
+// tables.
 func TestWorkersOnTwoMachines(t *testing.T) {
 	bin := buildDbtrail(t)
 	srv := testsuite.StartS3(t)
@@ -93,13 +95,18 @@ func TestWorkersOnTwoMachines(t *testing.T) {
 	checkPublished(t, e, eng, fb.SnapshotID, "full backup")
 	victim.start(t, bin, e)
 
-	effective := 0
+	effective, last := 0, hosts[1]
 	const rounds = 6
 	for round := 1; round <= rounds; round++ {
+		var idle *machine
 		w.step(t, e, 6)
 		w.exec(t, e, "UPDATE big SET n = n + 1 WHERE id % 97 = ?", round%97)
 		e.waitCaughtUp(t)
 		in := workflows.RefreshInput{Source: "main", TableDeltas: round%2 == 0}
+		if in.TableDeltas { // the machine that published last is down: the other one refreshes
+			idle = last
+			idle.proc.kill(t)
+		}
 		run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
 			workflows.Refresh, in)
 		must(t, err)
@@ -116,15 +123,20 @@ func TestWorkersOnTwoMachines(t *testing.T) {
 			t.Fatalf("round %d: refused or nothing published: %+v", round, res)
 		}
 		hosts := sessionHosts(t, e, run, machines)
-		published[hosts[len(hosts)-1].name]++
-		if victim != nil {
+		last = hosts[len(hosts)-1]
+		published[last.name]++
+		if idle != nil {
+			if len(hosts) != 1 || hosts[0] == idle {
+				t.Fatalf("round %d: sessions on %v while %s was down", round, names(hosts), idle.name)
+			}
+			t.Logf("round %d: %s down; session on %v; downloaded %q", round, idle.name, names(hosts), res.Downloaded)
+			idle.start(t, bin, e)
+		} else if victim != nil {
 			if len(hosts) == 2 && hosts[0] == victim && hosts[1] != victim {
 				effective++
 			}
 			t.Logf("round %d: killed machine %s; sessions on %v; downloaded %q", round, victim.name, names(hosts), res.Downloaded)
 			victim.start(t, bin, e)
-		} else {
-			t.Logf("round %d: session on %v; downloaded %q", round, names(hosts), res.Downloaded)
 		}
 		checkPublished(t, e, eng, res.SnapshotID, fmt.Sprintf("round %d", round))
 	}

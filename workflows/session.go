@@ -31,8 +31,8 @@ const MaxSessionAttempts = 3
 
 // SessionHeartbeatTimeout is how long a session's worker may stay silent
 // before the session counts as lost (the worker heartbeats every third of
-// it).
-const SessionHeartbeatTimeout = 20 * time.Second
+// it): the heartbeat timeout of the refresh's activities.
+const SessionHeartbeatTimeout = 5 * activities.HeartbeatEvery
 
 // sessionOptions are the options of a session: it may live as long as the
 // longest step (a dump of 12 hours, then the conversion), and waits up to
