@@ -26,6 +26,7 @@ func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		p.Seq = 42
 		return activities.MapPositionResult{Position: p}, nil
 	})
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
 	return env
 }
 

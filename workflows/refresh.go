@@ -129,6 +129,7 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 		return RefreshResult{}, err
 	}
 	res.SnapshotID = pub.SnapshotID
+	writeViews(ctx, in.Source)
 	progress.Phase = "pruning"
 	res.Pruned = prune(long, in, plan.Plan)
 	if len(plan.Plan.Compact) > 0 {
