@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,6 +105,10 @@ func (s *Session) Tables() []TableRef { return s.tables }
 func (s *Session) Reload(ctx context.Context) (bool, error) {
 	id := s.opt.Snapshot
 	if id == "" {
+		cur := s.opt.SnapshotDir()
+		if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("views: %s has no published snapshot (%s does not exist): run a backup first", s.opt.SourceDir, cur)
+		}
 		var err error
 		if id, err = snapshot.ResolveCurrent(s.opt.SourceDir); err != nil {
 			return false, fmt.Errorf("views: %w", err)
