@@ -108,7 +108,7 @@ func (sh *shell) result(err error) error {
 	switch {
 	case !errors.Is(err, io.EOF):
 		return fmt.Errorf("read statements: %w", err)
-	case sh.failed:
+	case sh.failed && !sh.interactive:
 		return errors.New("a statement failed")
 	}
 	return nil
@@ -154,9 +154,14 @@ func (sh *shell) runAll(ctx context.Context, interrupts <-chan os.Signal, stmts 
 			}
 		}()
 		err := sh.statement(sctx, stmt)
+		interrupted := sctx.Err() != nil && ctx.Err() == nil
 		close(stop)
 		cancel()
-		if err != nil {
+		switch {
+		case err != nil && interrupted:
+			sh.failed = true
+			fmt.Fprintln(sh.errOut, "Error: interrupted")
+		case err != nil:
 			sh.failed = true
 			fmt.Fprintln(sh.errOut, "Error:", err)
 		}
