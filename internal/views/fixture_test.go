@@ -146,6 +146,9 @@ func rowsOf(t *testing.T, db queryer, query string) []string {
 		}
 		parts := make([]string, len(vals))
 		for i, v := range vals {
+			if b, ok := v.([]byte); ok { // MariaDB's text protocol
+				v = string(b)
+			}
 			parts[i] = fmt.Sprint(v)
 		}
 		out = append(out, strings.Join(parts, "|"))
