@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
@@ -114,7 +115,7 @@ func writeCSV(w io.Writer, r *result) (int, error) {
 func writeJSON(w io.Writer, r *result) (int, error) {
 	keys := make([][]byte, len(r.cols))
 	for i, c := range r.cols {
-		keys[i], _ = json.Marshal(c)
+		keys[i] = appendJSONString(nil, c)
 	}
 	vals := make([]any, len(r.cols))
 	var b []byte
@@ -184,23 +185,30 @@ func appendJSON(b []byte, v any, typ string) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			kb, _ := json.Marshal(k)
-			b = append(b, kb...)
+			b = appendJSONString(b, k)
 			b = append(b, ':')
 			b = appendJSON(b, x[k], "")
 		}
 		return append(b, '}')
 	}
-	s, _ := json.Marshal(text(v, typ))
-	return append(b, s...)
+	return appendJSONString(b, text(v, typ))
+}
+
+// appendJSONString appends s as a JSON string, without escaping <, > and &
+// as HTML would need.
+func appendJSONString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // appendJSONFloat appends a finite float as a number, NaN and ±Inf as the
 // strings DuckDB prints.
 func appendJSONFloat(b []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		s, _ := json.Marshal(text(f, ""))
-		return append(b, s...)
+		return appendJSONString(b, text(f, ""))
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
 }
@@ -224,6 +232,11 @@ func text(v any, typ string) string {
 	case string:
 		return x
 	case []byte:
+		if typ == "UUID" && len(x) == 16 {
+			var u duckdb.UUID
+			copy(u[:], x)
+			return u.String()
+		}
 		return blobText(x)
 	case bool:
 		return strconv.FormatBool(x)
@@ -252,6 +265,13 @@ func text(v any, typ string) string {
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = "'" + k + "': " + nestedText(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case duckdb.OrderedMap:
+		keys, values := x.Keys(), x.Values()
+		parts := make([]string, len(keys))
+		for i := range keys {
+			parts[i] = nestedText(keys[i]) + "=" + nestedText(values[i])
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}

@@ -203,3 +203,28 @@ func TestSplitStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryValueTypes: values of DuckDB types the views do not produce
+// (a user's expressions) print as DuckDB prints them.
+func TestQueryValueTypes(t *testing.T) {
+	dir := queryFixture(t)
+	const q = `SELECT true AS b, 170141183460469231731687303715884105727::HUGEINT AS h, [1, 2] AS l,
+  {'a': 1, 'b': 'x'} AS s, MAP {'k': 'v'} AS m, '\x00ab\x5C'::BLOB AS bl, TIME '01:02:03.5' AS tm,
+  TIMESTAMPTZ '2026-01-01 00:00:00+00' AS tz, '123e4567-e89b-12d3-a456-426614174000'::UUID AS u,
+  'nan'::DOUBLE AS nan, INTERVAL '1 month 2 days 3 hours' AS iv, 1.5::FLOAT AS f, '<&>' AS html`
+	out, _, err := runQuery(t, "", "--backup-dir", dir, "--format", "csv", q)
+	want := `b,h,l,s,m,bl,tm,tz,u,nan,iv,f,html
+true,170141183460469231731687303715884105727,"[1, 2]","{'a': 1, 'b': 'x'}",{'k'='v'},\x00ab\x5C,01:02:03.5,2026-01-01 00:00:00+00,123e4567-e89b-12d3-a456-426614174000,nan,1 month 2 days 03:00:00,1.5,<&>
+`
+	if err != nil || out != want {
+		t.Fatalf("csv: %v\n got %q\nwant %q", err, out, want)
+	}
+	out, _, err = runQuery(t, "", "--backup-dir", dir, "--format", "json", q)
+	want = `[
+{"b":true,"h":170141183460469231731687303715884105727,"l":[1,2],"s":{"a":1,"b":"x"},"m":"{'k'='v'}","bl":"\\x00ab\\x5C","tm":"01:02:03.5","tz":"2026-01-01 00:00:00+00","u":"123e4567-e89b-12d3-a456-426614174000","nan":"nan","iv":"1 month 2 days 03:00:00","f":1.5,"html":"<&>"}
+]
+`
+	if err != nil || out != want {
+		t.Fatalf("json: %v\n got %q\nwant %q", err, out, want)
+	}
+}
