@@ -52,6 +52,11 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 	if o.MemoryLimit == "" || o.Threads < 1 {
 		return nil, fmt.Errorf("views: session needs a memory limit and at least one thread (got %q, %d)", o.MemoryLimit, o.Threads)
 	}
+	if o.Snapshot != "" {
+		if _, err := snapshot.ParseSnapshotID(o.Snapshot); err != nil {
+			return nil, fmt.Errorf("views: %w", err)
+		}
+	}
 	s := &Session{opt: o}
 	defer func() {
 		if err != nil {

@@ -100,6 +100,9 @@ func TestSessionFollowsShape(t *testing.T) {
 	if _, err := OpenSession(ctx, SessionOptions{Options: Options{SourceDir: src, Snapshot: "20200101T000000Z"}, MemoryLimit: "64MB", Threads: 1}); err == nil {
 		t.Fatal("a session on a missing snapshot opened")
 	}
+	if _, err := OpenSession(ctx, SessionOptions{Options: Options{SourceDir: src, Snapshot: "../snapshots/" + first}, MemoryLimit: "64MB", Threads: 1}); err == nil {
+		t.Fatal("a session on a snapshot id that is a path opened")
+	}
 	if _, err := OpenSession(ctx, SessionOptions{Options: Options{SourceDir: filepath.Join(src, "nothing")}, MemoryLimit: "64MB", Threads: 1}); err == nil {
 		t.Fatal("a session on a source without snapshots opened")
 	}
