@@ -135,6 +135,7 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 		return RefreshResult{}, err
 	}
 	res.SnapshotID = pub.SnapshotID
+	writeViews(ctx, in.Source)
 	if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
 		return RefreshResult{}, err
 	}

@@ -6,9 +6,9 @@
 // server (history in <dir>/dev, kept between runs) with its web UI, a worker
 // with the real activities, and capture. It sends a little steady traffic to
 // the source and, once capture has caught up, takes one full backup
-// (`dbtrail backup full`, into <dir>/backups) and writes its DuckDB views
-// (`dbtrail views`). Then it prints what to look at, and a progress line
-// every 10 seconds.
+// (`dbtrail backup full`, into <dir>/backups; the worker writes its DuckDB
+// views.sql) and queries it (`dbtrail query`). Then it prints what to look
+// at, and a progress line every 10 seconds.
 //
 // Usage:
 //
