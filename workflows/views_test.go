@@ -26,7 +26,9 @@ func TestPublishThenWriteViews(t *testing.T) {
 		env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Dir: "/w/d",
 			Tables: []activities.TableRef{{Schema: "app", Table: "a"}}}, nil)
 		env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)
+		env.OnActivity(a.ExactFloats, mock.Anything, mock.Anything).Return(activities.ExactFloatsResult{Files: []string{""}}, nil)
 		env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{Schema: "app", Table: "a"}, nil)
+		env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(activities.UploadSnapshotResult{}, nil)
 		env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
 			record("Publish")
 			return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
