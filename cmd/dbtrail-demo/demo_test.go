@@ -49,8 +49,8 @@ func TestDemoSmoke(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	ports := freePorts(t, 5)
-	sourcePort, indexPort, metricsPort, frontendPort, uiPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	ports := freePorts(t, 6)
+	sourcePort, indexPort, metricsPort, frontendPort, uiPort, s3Port := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	uiURL := "http://127.0.0.1:" + strconv.Itoa(uiPort) + "/namespaces/default/workflows"
 	current := filepath.Join(dir, "backups", "main", "current")
 	viewsFile := filepath.Join(dir, "backups", "main", "views.sql")
@@ -62,7 +62,7 @@ func TestDemoSmoke(t *testing.T) {
 			"--source-port", strconv.Itoa(sourcePort), "--index-port", strconv.Itoa(indexPort),
 			"--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort),
 			"--frontend-addr", "127.0.0.1:"+strconv.Itoa(frontendPort),
-			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort))
+			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort), "--s3-port", strconv.Itoa(s3Port))
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.WaitDelay = 10 * time.Second
@@ -116,6 +116,7 @@ func TestDemoSmoke(t *testing.T) {
 			t.Errorf("dbtrail-demo --duration %s: the metrics endpoint or the Temporal UI did not answer", duration)
 		}
 		checkSnapshot(t, current)
+		checkRemoteCopy(t, dir, current)
 		if _, err := os.Stat(viewsFile); err != nil {
 			t.Errorf("views file: %v", err)
 		}
@@ -375,4 +376,22 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// checkRemoteCopy requires the demo's S3 server (a posix folder) to hold the
+// manifest of the snapshot current names, and a current pointer.
+func checkRemoteCopy(t *testing.T, dir, current string) {
+	t.Helper()
+	target, err := os.Readlink(current)
+	if err != nil {
+		t.Fatalf("current: %v", err)
+	}
+	id := filepath.Base(target)
+	prefix := filepath.Join(dir, "s3", "data", "dbtrail-demo", "backups", "main")
+	if _, err := os.Stat(filepath.Join(prefix, "snapshots", id, "manifest.json")); err != nil {
+		t.Errorf("snapshot %s has no manifest on the demo's S3 server: %v", id, err)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "current")); err != nil {
+		t.Errorf("no current pointer on the demo's S3 server: %v", err)
+	}
 }
