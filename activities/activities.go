@@ -38,6 +38,10 @@ type Activities struct {
 	WorkDir string
 	// Mydumper is the mydumper binary ("mydumper" on PATH when empty).
 	Mydumper string
+	// DumpStall is how long mydumper may make no progress (no output, no
+	// dump bytes) before Dump kills it and fails the attempt (0:
+	// DefaultDumpStall).
+	DumpStall time.Duration
 	// FoldMemory is DuckDB's memory limit for a refresh or compaction of one
 	// table (default fold.DefaultMemoryLimit); beyond it DuckDB spills to
 	// the work folder.

@@ -104,6 +104,7 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 		Index:     e.store,
 		BackupDir: filepath.Join(e.dir, "backups"),
 		WorkDir:   filepath.Join(e.dir, "work"),
+		DumpStall: 2 * time.Minute, // mydumper 0.10 has been seen to hang at start on a loaded machine
 		Engines:   activities.NewEnginePool(filepath.Join(e.dir, "work"), ""),
 		Remote:    o.remote,
 	}

@@ -121,6 +121,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 	}).Get(ctx, &pub); err != nil {
 		return FullBackupResult{}, err
 	}
+	writeViews(ctx, in.Source)
 	if err := workflow.ExecuteActivity(short, a.RemoveDump, activities.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("dump folder not removed", "dir", dump.Dir, "error", err)
 	}

@@ -35,6 +35,7 @@ func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		}
 		return activities.ExactFloatsResult{Files: []string{"", ".exactfloats/1.floats", ""}}, nil
 	})
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
 	return env
 }
 

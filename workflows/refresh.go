@@ -167,6 +167,7 @@ func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgr
 		return res, plan, err
 	}
 	res.SnapshotID = pub.SnapshotID
+	writeViews(ctx, in.Source)
 	if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
 		return res, plan, err
 	}

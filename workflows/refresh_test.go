@@ -27,6 +27,7 @@ func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnviron
 		Prev: "20261129T090000Z", PrevSeq: 40, Cut: activities.Position{File: "binlog.000003", Pos: 900, Seq: 50},
 		Plan: plan, DumpConfigured: true}, nil)
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
 	return env
 }
 

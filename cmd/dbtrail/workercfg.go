@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,6 +25,7 @@ type workerConfig struct {
 	mydumper  string
 	// foldMemory is DuckDB's memory limit per refreshed table.
 	foldMemory string
+	dumpStall  time.Duration
 	// archiveURL is the remote store of snapshots ("" : local only).
 	archiveURL string
 }
@@ -38,6 +40,7 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&w.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder: <dir>/<source>/snapshots, current, views.sql")
 	f.StringVar(&w.workDir, "work-dir", "", "scratch folder for dumps (default <backup-dir>/.work)")
 	f.StringVar(&w.mydumper, "mydumper", "mydumper", "mydumper binary")
+	f.DurationVar(&w.dumpStall, "dump-stall", activities.DefaultDumpStall, "kill and retry a mydumper that makes no progress (no output, no dump bytes) this long")
 	f.StringVar(&w.foldMemory, "fold-memory", "256MB", "DuckDB memory limit of a refresh or compaction of one table (it spills to the work folder beyond it)")
 	registerArchiveURL(f, &w.archiveURL, "object storage that keeps a copy of every published snapshot, under <prefix>/<source>/snapshots/<id>/; a lost backup folder is refreshed from it")
 }
@@ -96,6 +99,7 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		BackupDir:  backup,
 		WorkDir:    work,
 		Mydumper:   w.mydumper,
+		DumpStall:  w.dumpStall,
 		FoldMemory: w.foldMemory,
 		Engines:    activities.NewEnginePool(work, w.foldMemory),
 		Remote:     archive,
