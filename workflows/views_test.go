@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
 )
@@ -19,6 +20,7 @@ func TestPublishThenWriteViews(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
+		env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 		env.RegisterActivity(&activities.Activities{})
 		var order []string
 		record := func(name string) { order = append(order, name) }
