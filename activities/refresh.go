@@ -13,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -257,23 +258,23 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
 	b *snapshot.Builder, job *foldJob) (ConvertTableResult, error) {
 	tp := in.Table
-	def := job.def
-	// Every row is read: every file's sha256 is checked first.
-	at, err := fold.SnapshotTable(prev, mt.Schema, mt.Table)
+	// The table at the cut, through the moment seam: the previous
+	// snapshot's files (every sha256 checked first) and the window.
+	tw := moment.TablePlan{Schema: mt.Schema, Table: mt.Table, Snapshot: in.Prev, After: in.PrevSeq, Upto: in.Cut.Seq}
+	if tp.Changes == 0 {
+		tw.Upto = tw.After
+	}
+	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(), Catalog: a.catalog(in.Source)}
+	t, err := rb.Open(ctx, tw, job.progress)
 	if err != nil {
-		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
+		return ConvertTableResult{}, momentErr(err)
 	}
-	rin := fold.RewriteInput{Table: def, TableFile: at.TableFile, Posdel: at.Posdel, Upserts: at.Upserts, Meta: job.meta}
-	if tp.Changes > 0 {
-		if rin.Window, err = job.eng.WriteWindow(def, scratchName(in), a.windowEvents(ctx, in, def)); err != nil {
-			return ConvertTableResult{}, windowErr(err)
-		}
-		defer rin.Window.Remove()
-	}
+	defer t.Close()
+	def := t.Footer.Table
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(mt.File, func(w io.Writer) error {
 		var err error
-		res, err = job.eng.Rewrite(ctx, rin, w, job.progress)
+		res, err = t.Write(ctx, job.meta, w, job.progress)
 		return err
 	})
 	if err != nil {
@@ -303,10 +304,11 @@ func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTab
 	return f.Table, meta, nil
 }
 
-// windowEvents reads the table's changes in the window (PrevSeq, Cut.Seq].
+// windowEvents reads the table's changes in the window (PrevSeq, Cut.Seq]
+// from the moment seam's events source.
 func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def *schema.Table) fold.Events {
 	return func(fn func(index.Event) error) error {
-		return a.Index.WindowEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
+		return a.events().TableEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
 	}
 }
 

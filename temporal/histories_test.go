@@ -35,6 +35,7 @@ func newReplayer() worker.WorkflowReplayer {
 	r.RegisterWorkflow(workflows.FullBackup)
 	r.RegisterWorkflow(workflows.Refresh)
 	r.RegisterWorkflow(workflows.Compact)
+	r.RegisterWorkflow(workflows.Export)
 	return r
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -150,6 +151,13 @@ func TestRecordHistories(t *testing.T) {
 	w.exec(t, e, "UPDATE items SET n = 0 WHERE id = 2")
 	rec.refresh(t, "refresh-uses-compacted", workflows.RefreshInput{TableDeltas: true}, "app.items: pair:")
 
+	// Export: a moment as Parquet (with views) and as .sql, the changes of
+	// a range.
+	out := t.TempDir()
+	rec.export(t, "export-parquet", activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Views: true, Out: filepath.Join(out, "p")})
+	rec.export(t, "export-sql", activities.ExportSpec{Format: activities.ExportSQL, At: "latest", Tables: []string{"app.items"}, Out: filepath.Join(out, "x.sql")})
+	rec.export(t, "export-changes", activities.ExportSpec{Format: activities.ExportChanges, From: "seq:1", Until: "latest", Out: filepath.Join(out, "c")})
+
 	must(t, os.MkdirAll(historiesDir, 0o755))
 	must(t, os.Rename(staging, final))
 	for _, f := range rec.files {
@@ -196,6 +204,22 @@ func (r *historyRecorder) refresh(t *testing.T, name string, in workflows.Refres
 	}
 	r.save(t, name, id, runID)
 	return res
+}
+
+// export runs an Export to its end and saves its history as name.
+func (r *historyRecorder) export(t *testing.T, name string, spec activities.ExportSpec) {
+	t.Helper()
+	r.e.waitCaughtUp(t)
+	spec.Source = "main"
+	id := workflows.ExportWorkflowID("main", spec.Out)
+	run, err := StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		workflows.Export, workflows.ExportInput{ExportSpec: spec})
+	must(t, err)
+	var res workflows.ExportResult
+	if err := run.Get(r.e.ctx, &res); err != nil {
+		t.Fatalf("%s: Export: %v", name, err)
+	}
+	r.save(t, name, id, run.GetRunID())
 }
 
 // child returns the run id of the child of workflow type wfType the last

@@ -14,5 +14,6 @@ func RegisterAll(w worker.Worker, acts *activities.Activities) {
 	w.RegisterWorkflow(workflows.FullBackup)
 	w.RegisterWorkflow(workflows.Refresh)
 	w.RegisterWorkflow(workflows.Compact)
+	w.RegisterWorkflow(workflows.Export)
 	w.RegisterActivity(acts)
 }

@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh,moment]
 package main
 
 import (
@@ -27,6 +27,13 @@ type result struct {
 }
 
 func main() {
+	if cfg := os.Getenv(momentChildEnv); cfg != "" {
+		if err := runMomentChild(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "dbtrail-bench moment child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if cfg := os.Getenv(rssChildEnv); cfg != "" {
 		if err := runRSSChild(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "dbtrail-bench child:", err)
@@ -38,7 +45,7 @@ func main() {
 	events := flag.Int("events", 1000000, "row events in the capture benchmark's binlog")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
-	only := flag.String("only", "capture,convert,refresh", "benchmarks to run, a comma list of capture, convert, refresh")
+	only := flag.String("only", "capture,convert,refresh,moment", "benchmarks to run, a comma list of capture, convert, refresh, moment")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -56,8 +63,8 @@ func main() {
 	run := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
-		if name != "capture" && name != "convert" && name != "refresh" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh)\n", name)
+		if name != "capture" && name != "convert" && name != "refresh" && name != "moment" {
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -71,6 +78,7 @@ func main() {
 		{"capture", func() ([]result, error) { return benchCapture(ctx, *events) }},
 		{"convert", func() ([]result, error) { return benchConvert(ctx, *convRows) }},
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
+		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},
 	} {
 		if !run[b.name] || err != nil {
 			continue

@@ -18,8 +18,8 @@ import (
 
 // newExportCmd is `dbtrail export`: write a snapshot in another format.
 func newExportCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "export", Short: "Export a snapshot in another format"}
-	cmd.AddCommand(newExportSQLCmd(g))
+	cmd := &cobra.Command{Use: "export", Short: "Export a snapshot, a moment or a range of changes in another format"}
+	cmd.AddCommand(newExportSQLCmd(g), newExportParquetCmd(g), newExportChangesCmd(g))
 	return cmd
 }
 
@@ -29,7 +29,8 @@ func newExportSQLCmd(g *globals) *cobra.Command {
 	var backupDir, source, snapID, out string
 	var tables []string
 	var maxBytes int
-	var workDir string
+	var workDir, at string
+	var m momentFlags
 	cmd := &cobra.Command{
 		Use:   "sql",
 		Short: "Write a .sql backup (CREATE TABLE + INSERT) of a snapshot, loadable with the mysql/mariadb client",
@@ -45,11 +46,25 @@ chain of changes of later refreshes applied, read with DuckDB, which spills to
 a scratch folder made (and removed) under --work-dir. A table file or chain
 file that fails its manifest digest stops the export.
 With --out FILE the file is written atomically (temporary file, fsync, rename);
-a file is complete when its last line starts with "` + sqlexport.CompleteMarker + `".`,
+a file is complete when its last line starts with "` + sqlexport.CompleteMarker + `".
+
+With --at T the tables are exported as they were at moment T (a time, seq:N,
+file:pos, GTID or latest; see dbtrail export parquet --help): the Export
+workflow rebuilds each from the newest snapshot at or before T and the
+index's changes up to T, on a worker that writes --out (a path on its
+machine), and the file names the transaction the cut landed on.`,
 		Example: "  dbtrail export sql --backup-dir /backups --source main --out main.sql\n" +
-			"  dbtrail export sql --backup-dir /backups --snapshot 20261129T061500Z --table shop.orders --out - | mariadb shop",
+			"  dbtrail export sql --backup-dir /backups --snapshot 20261129T061500Z --table shop.orders --out - | mariadb shop\n" +
+			"  dbtrail export sql --at '2026-11-29 08:00:00' --schema shop --out /exports/shop-0800.sql",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if at != "" {
+				m.source, m.tables = source, tables
+				return runExportSQLAt(cmd, g, &m, at, out, maxBytes)
+			}
+			if len(m.schemas) > 0 {
+				return fmt.Errorf("--schema needs --at (name a snapshot's tables with --table)")
+			}
 			snap, err := openBackupSnapshot(backupDir, source, snapID)
 			if err != nil {
 				return err
@@ -89,6 +104,10 @@ a file is complete when its last line starts with "` + sqlexport.CompleteMarker 
 	f.StringArrayVar(&tables, "table", nil, "export only this table, as schema.table (repeatable; default every table)")
 	f.IntVar(&maxBytes, "max-statement-bytes", sqlexport.DefaultMaxStatementBytes, "longest INSERT statement in bytes (keep it below the loader's max_allowed_packet)")
 	f.StringVar(&workDir, "work-dir", "", "scratch folder for reading tables with a chain (default the system temp folder)")
+	f.StringVar(&at, "at", "", "export the tables as they were at moment T (time, seq:N, file:pos, GTID or latest) through the Export workflow")
+	f.StringArrayVar(&m.schemas, "schema", nil, "with --at: only the tables of this schema (repeatable)")
+	f.IntVar(&m.parallel, "parallel", 2, "with --at: tables rebuilt at once")
+	m.tf.register(f)
 	return cmd
 }
 

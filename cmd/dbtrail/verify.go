@@ -26,7 +26,7 @@ var verifyExit = os.Exit
 // newVerifyCmd is `dbtrail verify`: compare live tables of the source with a
 // snapshot by fingerprint (see internal/verify).
 func newVerifyCmd(g *globals) *cobra.Command {
-	var backupDir, source, snapID string
+	var backupDir, source, snapID, at string
 	var tables []string
 	var opts verify.Options
 	src := dsnFlag{name: "source-dsn"}
@@ -61,27 +61,42 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 			"  dbtrail verify --backup-dir /backups --source-dsn 'dbtrail@tcp(db1:3306)/' --source-password-file pw --table shop.orders --explain",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			snap, err := openBackupSnapshot(backupDir, source, snapID)
-			if err != nil {
-				return err
-			}
-			sel, err := sqlexport.SelectTables(snap.Manifest, tables)
-			if err != nil {
-				return err
-			}
-			dsn, err := src.resolve(g.fromArgs)
-			if err != nil {
-				return err
-			}
-			bad, inconclusive, err := runVerify(cmd.Context(), cmd.OutOrStdout(), dsn, snap, sel, opts)
-			if err != nil {
-				return err
+			var bad, inconclusive int
+			if at != "" {
+				dsn, err := src.resolve(g.fromArgs)
+				if err != nil {
+					return err
+				}
+				store, err := openIndex(cmd, g)
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				if bad, inconclusive, err = verifyAt(cmd.Context(), cmd.OutOrStdout(), store, backupDir, source, at, tables, dsn, opts); err != nil {
+					return err
+				}
+			} else {
+				snap, err := openBackupSnapshot(backupDir, source, snapID)
+				if err != nil {
+					return err
+				}
+				sel, err := sqlexport.SelectTables(snap.Manifest, tables)
+				if err != nil {
+					return err
+				}
+				dsn, err := src.resolve(g.fromArgs)
+				if err != nil {
+					return err
+				}
+				if bad, inconclusive, err = runVerify(cmd.Context(), cmd.OutOrStdout(), dsn, snap, sel, opts); err != nil {
+					return err
+				}
 			}
 			if bad > 0 {
-				return fmt.Errorf("verify: %d of %d tables mismatched or could not be verified", bad, len(sel))
+				return fmt.Errorf("verify: %d tables mismatched or could not be verified", bad)
 			}
 			if inconclusive > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d of %d tables inconclusive, none mismatched (exit status %d)\n", inconclusive, len(sel), verifyExitInconclusive)
+				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d tables inconclusive, none mismatched (exit status %d)\n", inconclusive, verifyExitInconclusive)
 				verifyExit(verifyExitInconclusive)
 			}
 			return nil
@@ -92,6 +107,7 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&snapID, "snapshot", "current", "snapshot id (e.g. 20261129T061500Z) or current")
 	f.StringArrayVar(&tables, "table", nil, "verify only this table, as schema.table (repeatable; default every table)")
+	f.StringVar(&at, "at", "", "verify against the tables rebuilt at moment T (time, seq:N, file:pos, GTID or latest) from the snapshots and the index (--index-dsn), e.g. a server a .sql export of T was loaded into")
 	f.BoolVar(&opts.Explain, "explain", false, "list the keys whose rows differ")
 	f.IntVar(&opts.MaxKeys, "max-keys", verify.DefaultMaxKeys, "most differing keys listed per table with --explain")
 	f.StringVar(&opts.TempDir, "work-dir", "", "scratch folder for reading tables with a chain (default the system temp folder)")
@@ -103,44 +119,62 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 // differing keys) to out. It returns how many tables mismatched or failed
 // and how many were inconclusive; err is for the connection only.
 func runVerify(ctx context.Context, out io.Writer, dsn string, snap *snapshot.Snapshot, tables []snapshot.ManifestTable, opts verify.Options) (bad, inconclusive int, err error) {
+	db, addr, err := openSource(ctx, dsn)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	fmt.Fprintf(out, "verifying %d tables of snapshot %s (binlog %s:%d) against %s\n", len(tables), snap.Manifest.SnapshotID,
+		snap.Manifest.Position.File, snap.Manifest.Position.Pos, addr)
+	for _, mt := range tables {
+		res, err := verify.Table(ctx, db, snap, mt.Schema, mt.Table, opts)
+		b, i := printVerdict(out, res, err)
+		bad, inconclusive = bad+b, inconclusive+i
+	}
+	return bad, inconclusive, nil
+}
+
+// openSource connects to the live server of dsn for verify, values as the
+// server prints them; addr is its address for messages.
+func openSource(ctx context.Context, dsn string) (db *sql.DB, addr string, err error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return 0, 0, fmt.Errorf("source DSN %s: %w", index.RedactDSN(dsn), err)
+		return nil, "", fmt.Errorf("source DSN %s: %w", index.RedactDSN(dsn), err)
 	}
 	cfg.ParseTime = false // values must arrive as the server prints them
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return 0, 0, fmt.Errorf("source DSN %s: %w", index.RedactDSN(dsn), err)
+		return nil, "", fmt.Errorf("source DSN %s: %w", index.RedactDSN(dsn), err)
 	}
-	db := sql.OpenDB(conn)
-	defer db.Close()
+	db = sql.OpenDB(conn)
 	if err := db.PingContext(ctx); err != nil {
-		return 0, 0, fmt.Errorf("connect to source %s: %w", index.RedactDSN(dsn), err)
+		db.Close()
+		return nil, "", fmt.Errorf("connect to source %s: %w", index.RedactDSN(dsn), err)
 	}
-	fmt.Fprintf(out, "verifying %d tables of snapshot %s (binlog %s:%d) against %s\n", len(tables), snap.Manifest.SnapshotID,
-		snap.Manifest.Position.File, snap.Manifest.Position.Pos, cfg.Addr)
-	for _, mt := range tables {
-		res, err := verify.Table(ctx, db, snap, mt.Schema, mt.Table, opts)
-		switch {
-		case err != nil:
-			bad++
-			fmt.Fprintf(out, "%-13s %s  %v\n", "ERROR", res.Table, err)
-			continue
-		case res.Verdict == verify.Match:
-			fmt.Fprintf(out, "%-13s %s  %s\n", "match", res.Table, res.Reason)
-		case res.Verdict == verify.Mismatch:
-			bad++
-			fmt.Fprintf(out, "%-13s %s  %s\n", "MISMATCH", res.Table, res.Reason)
-		default:
-			inconclusive++
-			fmt.Fprintf(out, "%-13s %s  %s\n", "inconclusive", res.Table, res.Reason)
-		}
-		for _, d := range res.Diff {
-			fmt.Fprintf(out, "    %s\n", d)
-		}
-		if res.DiffTotal > len(res.Diff) {
-			fmt.Fprintf(out, "    … and %d more differing keys\n", res.DiffTotal-len(res.Diff))
-		}
+	return db, cfg.Addr, nil
+}
+
+// printVerdict prints one table's verdict (and its differing keys); it
+// returns 1, 0 for a mismatch or error, 0, 1 for an inconclusive one.
+func printVerdict(out io.Writer, res verify.Result, err error) (bad, inconclusive int) {
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "%-13s %s  %v\n", "ERROR", res.Table, err)
+		return 1, 0
+	case res.Verdict == verify.Match:
+		fmt.Fprintf(out, "%-13s %s  %s\n", "match", res.Table, res.Reason)
+	case res.Verdict == verify.Mismatch:
+		bad = 1
+		fmt.Fprintf(out, "%-13s %s  %s\n", "MISMATCH", res.Table, res.Reason)
+	default:
+		inconclusive = 1
+		fmt.Fprintf(out, "%-13s %s  %s\n", "inconclusive", res.Table, res.Reason)
 	}
-	return bad, inconclusive, nil
+	for _, d := range res.Diff {
+		fmt.Fprintf(out, "    %s\n", d)
+	}
+	if res.DiffTotal > len(res.Diff) {
+		fmt.Fprintf(out, "    … and %d more differing keys\n", res.DiffTotal-len(res.Diff))
+	}
+	return bad, inconclusive
 }

@@ -16,6 +16,7 @@ import (
 func newViewsCmd(g *globals) *cobra.Command {
 	var backupDir, source, out string
 	var raw bool
+	var at viewsAt
 	cmd := &cobra.Command{
 		Use:   "views",
 		Short: "Write views.sql: DuckDB views over the newest snapshot of a source",
@@ -25,9 +26,14 @@ func newViewsCmd(g *globals) *cobra.Command {
 			"columns, in the form the file holds. The views are typed: DECIMAL, DATE, DATETIME and\n" +
 			"TIMESTAMP (UTC), TIME read as DuckDB DECIMAL, DATE, TIMESTAMP and INTERVAL, and a value\n" +
 			"the type cannot hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL; --raw\n" +
-			"keeps the stored text. `dbtrail query` needs no views.sql: it loads the views itself.",
+			"keeps the stored text. `dbtrail query` needs no views.sql: it loads the views itself.\n\n" +
+			"With --at T it exports the tables as they were at moment T (see dbtrail export\n" +
+			"parquet --help) into a new folder --export-dir and writes views.sql there.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if at.at != "" {
+				return at.run(cmd, g, source)
+			}
 			if backupDir == "" {
 				return fmt.Errorf("--backup-dir (or %s) is required", envName("backup-dir"))
 			}
@@ -60,6 +66,7 @@ func newViewsCmd(g *globals) *cobra.Command {
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&out, "out", "", "file to write (default <backup dir>/<source>/views.sql)")
 	f.BoolVar(&raw, "raw", false, "keep DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their stored text")
+	at.register(f)
 	return cmd
 }
 

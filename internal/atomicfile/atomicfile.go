@@ -52,3 +52,61 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// File is a file being written crash-safely: its bytes go to a temporary
+// file in the target's folder, and Commit moves them under the target's
+// name (fsync, rename, fsync the folder). Abort, or a crash, leaves the
+// target untouched. Use Write when one callback writes the whole file.
+type File struct {
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+	done bool
+}
+
+// Create starts writing path with mode perm.
+func Create(path string, perm os.FileMode) (*File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &File{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Write writes to the temporary file.
+func (a *File) Write(p []byte) (int, error) { return a.bw.Write(p) }
+
+// Commit makes the written bytes the file at the target path.
+func (a *File) Commit() error {
+	if a.done {
+		return fmt.Errorf("write %s: already committed or aborted", a.path)
+	}
+	a.done = true
+	for _, step := range []func() error{a.bw.Flush, a.f.Sync, a.f.Close} {
+		if err := step(); err != nil {
+			a.f.Close()
+			os.Remove(a.f.Name())
+			return fmt.Errorf("write %s: %w", a.path, err)
+		}
+	}
+	if err := os.Rename(a.f.Name(), a.path); err != nil {
+		os.Remove(a.f.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return SyncDir(filepath.Dir(a.path))
+}
+
+// Abort removes the temporary file; after Commit it does nothing.
+func (a *File) Abort() {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.f.Close()
+	os.Remove(a.f.Name())
+}

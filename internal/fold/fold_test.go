@@ -153,6 +153,7 @@ func rewrite(t *testing.T, e *Engine, m *modelTable, st tableState, w *Window, s
 	if first, _ := os.ReadFile(out.file); !bytes.Equal(first, again.Bytes()) {
 		t.Fatal("a second Rewrite of the same input wrote other bytes")
 	}
+	checkRowsAt(t, e, in, out.file)
 	// The fingerprint of the model written in full.
 	want := m.writeTable(t, filepath.Join(store, "model.parquet"))
 	if res.Fingerprint != want.Fingerprint {

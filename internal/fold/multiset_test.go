@@ -113,6 +113,7 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 			_, err := e.Rewrite(ctx, RewriteInput{Table: def, TableFile: file, Window: w}, out, nil)
 			return err
 		})
+		checkRowsAt(t, e, RewriteInput{Table: def, TableFile: file, Window: w}, next)
 		w.Remove()
 		file = next
 		var got []string

@@ -3,7 +3,9 @@ package snapshot
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -44,7 +46,24 @@ type FooterMeta struct {
 	Rows          int64
 	Fingerprint   Fingerprint
 	Table         *schema.Table
+	// Extra are more footer pairs, written after the keys above in this
+	// order; ReadFooter returns every other pair of the file here. An
+	// export at a moment names its moment in them (docs/time-travel.md).
+	Extra [][2]string
 }
+
+// ExtraValue returns the value of extra footer key key.
+func (m FooterMeta) ExtraValue(key string) (string, bool) {
+	for _, e := range m.Extra {
+		if e[0] == key {
+			return e[1], true
+		}
+	}
+	return "", false
+}
+
+// fixedKeys are the footer keys FooterMeta has fields for.
+var fixedKeys = []string{KeyCreateTable, KeyPosition, KeySnapshotID, KeySource, KeyWriterVersion, KeyRowCount, KeyFingerprint, KeyTable}
 
 // keyValues returns the footer pairs in a fixed order.
 func (m FooterMeta) keyValues() ([][2]string, error) {
@@ -60,7 +79,7 @@ func (m FooterMeta) keyValues() ([][2]string, error) {
 	if wv == "" {
 		wv = WriterVersion
 	}
-	return [][2]string{
+	kv := [][2]string{
 		{KeyCreateTable, m.CreateTable},
 		{KeyPosition, string(pos)},
 		{KeySnapshotID, m.SnapshotID},
@@ -69,7 +88,14 @@ func (m FooterMeta) keyValues() ([][2]string, error) {
 		{KeyRowCount, strconv.FormatInt(m.Rows, 10)},
 		{KeyFingerprint, m.Fingerprint.String()},
 		{KeyTable, string(tbl)},
-	}, nil
+	}
+	for _, e := range m.Extra {
+		if slices.Contains(fixedKeys, e[0]) || e[0] == "ARROW:schema" {
+			return nil, fmt.Errorf("footer: extra key %s is reserved", e[0])
+		}
+		kv = append(kv, e)
+	}
+	return kv, nil
 }
 
 // ReadFooter reads the footer metadata of the table file at path without
@@ -126,6 +152,12 @@ func footerFrom(kv metadata.KeyValueMetadata) (FooterMeta, error) {
 	m.Table = new(schema.Table)
 	if err := json.Unmarshal([]byte(tbl), m.Table); err != nil {
 		return FooterMeta{}, fmt.Errorf("footer %s: %w", KeyTable, err)
+	}
+	keys, vals := kv.Keys(), kv.Values()
+	for i, k := range keys {
+		if strings.HasPrefix(k, "dbtrail.") && !slices.Contains(fixedKeys, k) {
+			m.Extra = append(m.Extra, [2]string{k, vals[i]})
+		}
 	}
 	return m, nil
 }

@@ -3,8 +3,10 @@ package snapshot
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
@@ -28,20 +30,39 @@ func (tw *TableWriter) AppendImage(image []byte) error {
 
 // imageRow turns a canonical JSON image into AppendSQL's form.
 func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
+	var d imageDecoder
+	return d.decode(tw.t, tw.fp.Rows+1, image)
+}
+
+// imageDecoder turns canonical JSON images of a table into AppendSQL's
+// form, reusing its buffers from one image to the next: a row it returns
+// is valid until the next decode.
+type imageDecoder struct {
+	row  []types.Cell
+	buf  []byte
+	ends []int
+}
+
+// decode decodes image, row n of t's file (for errors). The image's
+// columns are matched to t's in order, case-insensitively; a missing,
+// extra or misplaced column is an error, except the values of t's
+// generated columns (Table.Derived), which are skipped.
+func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]types.Cell, error) {
 	fields, err := types.DecodeImage(image)
 	if err != nil {
-		return nil, fmt.Errorf("table %s row %d: %w", tw.t.QualifiedName(), tw.fp.Rows+1, err)
+		return nil, fmt.Errorf("table %s row %d: %w", t.QualifiedName(), n, err)
 	}
-	if fields, err = tw.dropDerived(fields); err != nil {
+	if fields, err = dropDerived(t, n, fields); err != nil {
 		return nil, err
 	}
-	row := make([]types.Cell, len(fields))
-	buf := make([]byte, 0, len(image))
-	ends := make([]int, len(fields))
+	d.row = slices.Grow(d.row[:0], len(fields))[:len(fields)]
+	d.ends = slices.Grow(d.ends[:0], len(fields))[:len(fields)]
+	buf := slices.Grow(d.buf[:0], len(image))
+	row, ends := d.row, d.ends
 	for i, f := range fields {
-		c := &tw.t.Columns[i]
+		c := &t.Columns[i]
 		if !strings.EqualFold(f.Name, c.Name) {
-			return nil, fmt.Errorf("table %s row %d: image column %d is %q, table has %q", tw.t.QualifiedName(), tw.fp.Rows+1, i+1, f.Name, c.Name)
+			return nil, fmt.Errorf("table %s row %d: image column %d is %q, table has %q", t.QualifiedName(), n, i+1, f.Name, c.Name)
 		}
 		raw := []byte(f.Raw)
 		if string(raw) == "null" {
@@ -66,7 +87,7 @@ func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
 			err = fmt.Errorf("JSON value of the wrong kind for a %s column", c.Type)
 		}
 		if err != nil {
-			return nil, &RowError{Table: tw.t.QualifiedName(), Column: c.Name, Row: tw.fp.Rows + 1, Value: abbreviate(raw), Err: fmt.Errorf("malformed image value: %w", err)}
+			return nil, &RowError{Table: t.QualifiedName(), Column: c.Name, Row: n, Value: abbreviate(raw), Err: fmt.Errorf("malformed image value: %w", err)}
 		}
 		ends[i] = len(buf)
 	}
@@ -79,23 +100,24 @@ func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
 		row[i] = types.TextCell(buf[start:end:end])
 		start = end
 	}
+	d.buf = buf
 	return row, nil
 }
 
-// dropDerived removes the fields of generated columns from an image's
-// fields and checks that the rest are as many as the table's columns.
-func (tw *TableWriter) dropDerived(fields []types.Field) ([]types.Field, error) {
-	if len(fields) != len(tw.cols) && len(tw.t.Derived) > 0 {
+// dropDerived removes the fields of t's generated columns from an image's
+// fields and checks that the rest are as many as t's columns.
+func dropDerived(t *schema.Table, n int64, fields []types.Field) ([]types.Field, error) {
+	if len(fields) != len(t.Columns) && len(t.Derived) > 0 {
 		kept := fields[:0:0]
 		for _, f := range fields {
-			if !tw.t.IsDerived(f.Name) {
+			if !t.IsDerived(f.Name) {
 				kept = append(kept, f)
 			}
 		}
 		fields = kept
 	}
-	if len(fields) != len(tw.cols) {
-		return nil, fmt.Errorf("table %s row %d: image has %d columns, table has %d", tw.t.QualifiedName(), tw.fp.Rows+1, len(fields), len(tw.cols))
+	if len(fields) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s row %d: image has %d columns, table has %d", t.QualifiedName(), n, len(fields), len(t.Columns))
 	}
 	return fields, nil
 }

@@ -146,12 +146,12 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 
 // newParquetWriter opens a zstd Parquet writer that stores the Arrow schema
 // (so field metadata survives).
-func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions) (*pqarrow.FileWriter, error) {
-	pp := []parquet.WriterProperty{
+func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions, more ...parquet.WriterProperty) (*pqarrow.FileWriter, error) {
+	pp := append([]parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(int64(max(opts.RowGroupRows, 1))),
 		parquet.WithCreatedBy("dbtrail " + WriterVersion),
-	}
+	}, more...)
 	if opts.ZstdLevel != 0 {
 		pp = append(pp, parquet.WithCompressionLevel(opts.ZstdLevel))
 	}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -65,62 +65,40 @@ func (e *exporter) snapshotTable(ctx context.Context, snap *snapshot.Snapshot, m
 	return e.table(fileRows(r))
 }
 
-// chainReader reads tables with a chain at their snapshot through one fold
-// engine, opened at first use in a new scratch folder under dir
-// (os.TempDir() when empty). Close closes the engine and removes the folder;
-// it may be called more than once.
+// chainReader reads tables with a chain at their snapshot through the
+// moment seam (moment.OpenSnapshotTable), with one fold engine opened at
+// first use in a new scratch folder under dir (os.TempDir() when empty).
+// Close closes the engine and removes the folder; it may be called more
+// than once.
 type chainReader struct {
 	dir    string
-	tmp    string
 	engine *fold.Engine
+	done   func() error
 }
 
-// rows returns mt of snap at the snapshot (fold.Engine.Rows), after checking
-// the digests of its table file and of every chain file against the manifest
-// (fold.SnapshotTable: a *snapshot.DigestError refuses the table).
+// rows returns mt of snap at the snapshot, after checking the digests of
+// its table file and of every chain file against the manifest (a
+// *snapshot.DigestError refuses the table).
 func (c *chainReader) rows(ctx context.Context, snap *snapshot.Snapshot, mt snapshot.ManifestTable) (tableRows, error) {
 	name := mt.Schema + "." + mt.Table
-	at, err := fold.SnapshotTable(snap, mt.Schema, mt.Table)
+	if c.engine == nil {
+		eng, done, err := moment.OpenScratch(ctx, c.dir, "dbtrail-export-")
+		if err != nil {
+			return tableRows{}, fmt.Errorf("table %s: %w", name, err)
+		}
+		c.engine, c.done = eng, done
+	}
+	t, err := moment.OpenSnapshotTable(c.engine, snap, mt.Schema, mt.Table)
 	if err != nil {
 		return tableRows{}, fmt.Errorf("table %s: refused: %w", name, err)
 	}
-	foot, err := snapshot.ReadFooter(at.TableFile)
-	if err != nil {
-		return tableRows{}, fmt.Errorf("table %s: %w", name, err)
-	}
-	eng, err := c.open(ctx)
-	if err != nil {
-		return tableRows{}, fmt.Errorf("table %s: %w", name, err)
-	}
+	foot := t.Footer
 	return tableRows{
 		footer: foot,
 		note: fmt.Sprintf("at the snapshot, from a table file of %d rows (fingerprint %s) and %d chain files",
 			foot.Rows, foot.Fingerprint, len(mt.Chain)),
-		each: func(fn func([]types.Cell) error) error { return eng.Rows(ctx, at, fn) },
+		each: func(fn func([]types.Cell) error) error { return t.Rows(ctx, fn) },
 	}, nil
-}
-
-// open returns the engine, opening it the first time.
-func (c *chainReader) open(ctx context.Context) (*fold.Engine, error) {
-	if c.engine != nil {
-		return c.engine, nil
-	}
-	if c.dir != "" {
-		if err := os.MkdirAll(c.dir, 0o700); err != nil {
-			return nil, fmt.Errorf("export temp dir: %w", err)
-		}
-	}
-	tmp, err := os.MkdirTemp(c.dir, "dbtrail-export-")
-	if err != nil {
-		return nil, fmt.Errorf("export temp dir: %w", err)
-	}
-	eng, err := fold.Open(ctx, fold.Options{TempDir: tmp, MemoryLimit: fold.DefaultMemoryLimit})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	c.tmp, c.engine = tmp, eng
-	return eng, nil
 }
 
 // Close closes the engine, if open, and removes its scratch folder.
@@ -128,10 +106,7 @@ func (c *chainReader) Close() error {
 	if c.engine == nil {
 		return nil
 	}
-	err := c.engine.Close()
-	if rerr := os.RemoveAll(c.tmp); err == nil && rerr != nil {
-		err = fmt.Errorf("export temp dir: %w", rerr)
-	}
-	c.engine, c.tmp = nil, ""
+	err := c.done()
+	c.engine, c.done = nil, nil
 	return err
 }

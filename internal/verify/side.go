@@ -3,9 +3,9 @@ package verify
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
@@ -32,11 +32,12 @@ type side interface {
 // *snapshot.DigestError).
 func openSide(snap *snapshot.Snapshot, mt snapshot.ManifestTable, tempDir string) (side, error) {
 	if !sqlexport.EmptyChain(mt) {
+		// Every file's digest is checked before the live side is read.
 		at, err := fold.SnapshotTable(snap, mt.Schema, mt.Table)
 		if err != nil {
 			return nil, err
 		}
-		return &chainSide{at: at, tempDir: tempDir}, nil
+		return &chainSide{snap: snap, at: at, tempDir: tempDir}, nil
 	}
 	r, err := snap.OpenTable(mt.Schema, mt.Table)
 	if err != nil {
@@ -62,9 +63,10 @@ func (s fileSide) fingerprint(context.Context) (snapshot.Fingerprint, error) {
 func (s fileSide) close() { s.r.Close() }
 
 // chainSide is a table file with a chain of changes, read at the snapshot
-// with fold.Engine.Rows.
+// through the moment seam (moment.OpenSnapshotTable).
 type chainSide struct {
-	at      fold.TableAt
+	snap    *snapshot.Snapshot
+	at      fold.TableAt // its files' digests checked
 	tempDir string
 }
 
@@ -75,7 +77,7 @@ func (s *chainSide) table() *schema.Table { return s.at.Table }
 // engine and removes the folder.
 func (s *chainSide) hash(ctx context.Context, h *hasher) (_ snapshot.Fingerprint, err error) {
 	name := s.at.Table.QualifiedName()
-	e, done, err := openEngine(ctx, s.tempDir)
+	e, done, err := moment.OpenScratch(ctx, s.tempDir, "dbtrail-verify-")
 	if err != nil {
 		return h.fp, fmt.Errorf("table %s: %w", name, err)
 	}
@@ -84,8 +86,23 @@ func (s *chainSide) hash(ctx context.Context, h *hasher) (_ snapshot.Fingerprint
 			err = fmt.Errorf("table %s: %w", name, derr)
 		}
 	}()
+	t, err := moment.CheckedTable(e, s.snap, s.at)
+	if err != nil {
+		return h.fp, fmt.Errorf("table %s: %w", name, err)
+	}
+	return hashRows(ctx, t, h)
+}
+
+func (s *chainSide) fingerprint(ctx context.Context) (snapshot.Fingerprint, error) {
+	return s.hash(ctx, newHasher(s.at.Table, nil, false))
+}
+
+func (s *chainSide) close() {}
+
+// hashRows streams the rows of t through h.
+func hashRows(ctx context.Context, t *moment.Table, h *hasher) (snapshot.Fingerprint, error) {
 	var addErr error // h's error, already naming the table and row
-	err = e.Rows(ctx, s.at, func(row []types.Cell) error {
+	err := t.Rows(ctx, func(row []types.Cell) error {
 		if addErr = h.add(row); addErr != nil {
 			addErr = fmt.Errorf("snapshot: %w", addErr)
 		}
@@ -95,40 +112,22 @@ func (s *chainSide) hash(ctx context.Context, h *hasher) (_ snapshot.Fingerprint
 	case addErr != nil:
 		return h.fp, addErr
 	case err != nil:
-		return h.fp, fmt.Errorf("table %s: snapshot after row %d: %w", name, h.rows, err)
+		return h.fp, fmt.Errorf("table %s: snapshot after row %d: %w", t.Name(), h.rows, err)
 	}
 	return h.fp, nil
 }
 
-func (s *chainSide) fingerprint(ctx context.Context) (snapshot.Fingerprint, error) {
-	return s.hash(ctx, newHasher(s.at.Table, nil, false))
+// momentSide is a table rebuilt at a moment, opened by the caller.
+type momentSide struct{ t *moment.Table }
+
+func (s momentSide) table() *schema.Table { return s.t.Footer.Table }
+
+func (s momentSide) hash(ctx context.Context, h *hasher) (snapshot.Fingerprint, error) {
+	return hashRows(ctx, s.t, h)
 }
 
-func (s *chainSide) close() {}
-
-// openEngine opens a fold engine in a new scratch folder under dir
-// (os.TempDir() when empty; created if missing). done closes the engine and
-// removes the folder.
-func openEngine(ctx context.Context, dir string) (e *fold.Engine, done func() error, err error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("verify temp dir: %w", err)
-		}
-	}
-	tmp, err := os.MkdirTemp(dir, "dbtrail-verify-")
-	if err != nil {
-		return nil, nil, fmt.Errorf("verify temp dir: %w", err)
-	}
-	e, err = fold.Open(ctx, fold.Options{TempDir: tmp, MemoryLimit: fold.DefaultMemoryLimit})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, nil, err
-	}
-	return e, func() error {
-		err := e.Close()
-		if rerr := os.RemoveAll(tmp); err == nil && rerr != nil {
-			err = fmt.Errorf("verify temp dir: %w", rerr)
-		}
-		return err
-	}, nil
+func (s momentSide) fingerprint(ctx context.Context) (snapshot.Fingerprint, error) {
+	return hashRows(ctx, s.t, newHasher(s.t.Footer.Table, nil, false))
 }
+
+func (s momentSide) close() {}

@@ -39,6 +39,7 @@ import (
 	"fmt"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -107,12 +108,28 @@ func Table(ctx context.Context, db *sql.DB, snap *snapshot.Snapshot, schemaName,
 		return res, fmt.Errorf("table %s: refused: %w", res.Table, err)
 	}
 	defer side.close()
+	return compare(ctx, db, side, res, opts)
+}
+
+// Moment verifies the live table of db against t, a table rebuilt at a
+// moment through the moment seam (moment.Rebuilder.Open), whose position
+// is pos (the cut's). The verdicts are Table's, with pos in place of a
+// snapshot's position: a server a .sql export of that moment was loaded
+// into (no binlog) must match it.
+func Moment(ctx context.Context, db *sql.DB, t *moment.Table, pos snapshot.Position, opts Options) (Result, error) {
+	res := Result{Table: t.Name(), SnapPos: pos}
+	return compare(ctx, db, momentSide{t}, res, opts)
+}
+
+// compare fingerprints the live table and side and decides the verdict.
+func compare(ctx context.Context, db *sql.DB, side side, res Result, opts Options) (Result, error) {
 	t := side.table()
 	var keys map[string]*tally
 	if opts.Explain {
 		keys = map[string]*tally{}
 	}
 	live := newHasher(t, keys, true)
+	var err error
 	res.LivePos, err = liveScan(ctx, db, t, live)
 	var shape *ShapeError
 	if errors.As(err, &shape) {

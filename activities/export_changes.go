@@ -1,0 +1,287 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// KeyShape is the footer key of a changes file's shape number: 1 for the
+// table's shape at the range's start, one more after each schema change
+// that changed its columns.
+const KeyShape = "dbtrail.shape"
+
+// planChanges cuts the range [From, Until) and lists the tables to write:
+// those of sel with changes in the range, and every table sel names.
+func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.Selection) (*ChangesRange, []ExportTableInput, error) {
+	from, err1 := moment.ParseAt(sp.From)
+	until, err2 := moment.ParseAt(sp.Until)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, nil, nonRetryable(ErrBadInput, err)
+	}
+	f, err := moment.ReadFacts(ctx, a.Index, sp.Source)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := moment.ResolveRange(ctx, a.Index, f, from, until)
+	if err != nil {
+		return nil, nil, momentErr(err)
+	}
+	hist, err := a.Index.SchemaHistory(ctx, sp.Source)
+	if err != nil {
+		return nil, nil, err
+	}
+	known := map[moment.TableKey]bool{} // tables defined at some point up to the range's end
+	for _, v := range hist {
+		if v.Definition != nil && v.Seq <= r.Upto() && !schema.IsSystemSchema(v.Schema) {
+			known[moment.TableKey{Schema: v.Schema, Table: v.Table}] = true
+		}
+	}
+	named := map[moment.TableKey]bool{}
+	for _, n := range sp.Tables {
+		s, t, ok := strings.Cut(n, ".")
+		k := moment.TableKey{Schema: s, Table: t}
+		if !ok || !known[k] {
+			return nil, nil, nonRetryable(ErrBadInput, fmt.Errorf("changes export: unknown table %q (name it as schema.table; it must exist before --until)", n))
+		}
+		named[k] = true
+	}
+	for _, s := range sp.Schemas {
+		if !slices.ContainsFunc(keysOf(known), func(k moment.TableKey) bool { return k.Schema == s }) {
+			return nil, nil, nonRetryable(ErrBadInput, fmt.Errorf("changes export: unknown schema %q (no table of it before --until)", s))
+		}
+	}
+	counts, err := a.Index.ChangeCounts(ctx, sp.Source, r.After(), r.Upto())
+	if err != nil {
+		return nil, nil, err
+	}
+	pick := func(k moment.TableKey) bool {
+		if len(sp.Schemas) == 0 && len(sp.Tables) == 0 {
+			return !schema.IsSystemSchema(k.Schema)
+		}
+		return named[k] || slices.Contains(sp.Schemas, k.Schema)
+	}
+	var keys []moment.TableKey
+	for k := range counts {
+		if tk := (moment.TableKey{Schema: k[0], Table: k[1]}); pick(tk) {
+			keys = append(keys, tk)
+		}
+	}
+	for k := range named {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b moment.TableKey) int {
+		return strings.Compare(a.String(), b.String())
+	})
+	cr := &ChangesRange{From: r.From, Until: r.Until}
+	var jobs []ExportTableInput
+	for _, k := range keys {
+		jobs = append(jobs, ExportTableInput{Source: sp.Source, Format: ExportChanges, Schema: k.Schema, Name: k.Table,
+			Range: cr, Always: named[k], Spec: ExportSpecHeader{From: sp.From, Until: sp.Until}})
+	}
+	return cr, jobs, nil
+}
+
+func keysOf(m map[moment.TableKey]bool) []moment.TableKey {
+	out := make([]moment.TableKey, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// shapeWriter is the open changes file of one shape.
+type shapeWriter struct {
+	n    int
+	def  *schema.Table
+	rel  string
+	file *atomicfile.File
+	hc   *hashCounter
+	w    *snapshot.ChangesWriter
+}
+
+// exportChanges writes the changes of one table in the range, streamed
+// from the events seam: one file per shape (a schema change that changes
+// the stored columns starts the next file), <schema>/<table>.<n>.parquet
+// with n = 000001, 000002, … in stream order. A retry redoes the table.
+func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set func(any)) (ExportTableResult, error) {
+	k := moment.TableKey{Schema: in.Schema, Table: in.Name}
+	res := ExportTableResult{Schema: in.Schema, Table: in.Name}
+	base, err := snapshot.TableFile(in.Schema, in.Name)
+	if err != nil {
+		return res, nonRetryable(ErrBadInput, err)
+	}
+	dir := filepath.Join(in.Staging, in.Schema)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, err
+	}
+	// Files of an earlier attempt are written again.
+	stale, _ := filepath.Glob(filepath.Join(dir, globQuote(in.Name)+".[0-9]*.parquet"))
+	for _, p := range stale {
+		os.Remove(p)
+	}
+	hist, err := a.Index.SchemaHistory(ctx, in.Source)
+	if err != nil {
+		return res, err
+	}
+	versions := map[uint32]index.SchemaVersion{}
+	var last *index.SchemaVersion // the table's version at the range's end
+	for i, v := range hist {
+		if v.Schema == k.Schema && v.Table == k.Table {
+			versions[v.Version] = v
+			if v.Seq <= in.Range.Until.Seq && v.Definition != nil {
+				last = &hist[i]
+			}
+		}
+	}
+	rangeJSON, err := json.Marshal(map[string]any{"from": in.Range.From, "until": in.Range.Until})
+	if err != nil {
+		return res, err
+	}
+	var cur *shapeWriter
+	closeCur := func() error {
+		if cur == nil {
+			return nil
+		}
+		wr, err := cur.w.Close()
+		if err == nil {
+			err = cur.file.Commit()
+		}
+		if err != nil {
+			cur.w.Abort()
+		}
+		if err != nil {
+			cur.file.Abort()
+			return err
+		}
+		res.Files = append(res.Files, ExportFile{Path: cur.rel, Rows: wr.Rows, SHA256: cur.hc.sum(), Size: cur.hc.n})
+		cur = nil
+		return nil
+	}
+	open := func(v index.SchemaVersion, stored *schema.Table) error {
+		n := len(res.Files) + 1
+		rel := strings.TrimSuffix(base, ".parquet") + fmt.Sprintf(".%06d.parquet", n)
+		file, err := atomicfile.Create(filepath.Join(in.Staging, filepath.FromSlash(rel)), 0o644)
+		if err != nil {
+			return err
+		}
+		hc := &hashCounter{h: newSHA256()}
+		meta := snapshot.ChangesMeta{Source: in.Source, CreateTable: a.createTableOf(ctx, in.Source, v, stored),
+			Extra: [][2]string{{KeyFrom, in.Spec.From}, {KeyUntil, in.Spec.Until}, {KeyRange, string(rangeJSON)},
+				{KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}, {KeyShape, fmt.Sprint(n)}}}
+		w, err := snapshot.NewChangesWriter(teeWriter{file, hc}, stored, meta, snapshot.WriterOptions{})
+		if err != nil {
+			file.Abort()
+			return nonRetryable(ErrBadInput, err)
+		}
+		cur = &shapeWriter{n: n, def: stored, rel: rel, file: file, hc: hc, w: w}
+		return nil
+	}
+	defer func() {
+		if cur != nil {
+			cur.w.Abort()
+			cur.file.Abort()
+		}
+	}()
+	name := k.String()
+	err = a.events().TableEvents(ctx, in.Source, in.Schema, in.Name, in.Range.From.Seq, in.Range.Until.Seq, func(e index.Event) error {
+		v, ok := versions[e.SchemaVersion]
+		if !ok || v.Definition == nil {
+			return nonRetryable(ErrBadInput, fmt.Errorf("changes of %s: event seq %d follows schema version %d, which the schema history does not define", name, e.Seq, e.SchemaVersion))
+		}
+		stored, err := v.Definition.Stored()
+		if err != nil {
+			return nonRetryable(ErrBadInput, err)
+		}
+		if cur == nil || !schema.SameShape(cur.def, stored) {
+			if err := closeCur(); err != nil {
+				return err
+			}
+			if err := open(v, stored); err != nil {
+				return err
+			}
+		}
+		if err := cur.w.Append(changeOf(e)); err != nil {
+			var re *snapshot.RowError
+			if errors.As(err, &re) {
+				return nonRetryable(ErrBadInput, err)
+			}
+			return err
+		}
+		res.Events++
+		if res.Events%65536 == 0 {
+			set(ExportProgress{Table: name, Stage: "changes", Rows: res.Events})
+		}
+		return nil
+	})
+	if err != nil {
+		return ExportTableResult{}, err
+	}
+	if res.Events == 0 && in.Always && last != nil {
+		stored, err := last.Definition.Stored()
+		if err != nil {
+			return ExportTableResult{}, nonRetryable(ErrBadInput, err)
+		}
+		if err := open(*last, stored); err != nil {
+			return ExportTableResult{}, err
+		}
+	}
+	if err := closeCur(); err != nil {
+		return ExportTableResult{}, err
+	}
+	res.Rows = res.Events
+	a.log(ctx).Info("table changes exported", "table", name, "changes", res.Events, "files", len(res.Files))
+	return res, nil
+}
+
+// changeOf is an index event as a changes file row.
+func changeOf(e index.Event) snapshot.Change {
+	return snapshot.Change{Seq: e.Seq, Op: byte(e.Op), CommitTime: e.CommitTime, GTID: e.GTID, BinlogFile: e.BinlogFile,
+		EndPos: e.EndPos, PK: e.PK, PKBefore: e.PKBefore, Before: e.Before, After: e.After}
+}
+
+// createTableOf is the CREATE TABLE of a table's shape: the one in the
+// footer of a snapshot's table file of that shape (the dump's), else the
+// schema change's own CREATE TABLE statement, else one rendered from the
+// definition (snapshot.CreateTableSQL).
+func (a *Activities) createTableOf(ctx context.Context, source string, v index.SchemaVersion, stored *schema.Table) string {
+	if ms, err := a.catalog(source).Manifests(ctx); err == nil {
+		for i := len(ms) - 1; i >= 0; i-- {
+			mt, ok := ms[i].Table(v.Schema, v.Table)
+			if !ok {
+				continue
+			}
+			snap, err := a.catalog(source).Open(ctx, ms[i].SnapshotID)
+			if err != nil {
+				continue
+			}
+			if f, err := snapshot.ReadFooter(snap.Path(mt.File)); err == nil && schema.SameShape(f.Table, stored) {
+				return f.CreateTable
+			}
+		}
+	}
+	u := strings.ToUpper(strings.Join(strings.Fields(v.DDL), " "))
+	if strings.HasPrefix(u, "CREATE TABLE") && !strings.Contains(u, " LIKE ") && !strings.Contains(u, " SELECT ") && !strings.Contains(u, " AS ") {
+		return v.DDL
+	}
+	return snapshot.CreateTableSQL(stored)
+}
+
+// globQuote escapes glob characters of a file name.
+func globQuote(s string) string {
+	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]", "\\", "\\\\").Replace(s)
+}

@@ -1,0 +1,331 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+)
+
+// Txn is one captured transaction, named by its last event: the point a
+// cut lands on. All events of a transaction share its commit time, binlog
+// file, end position and GTID, and have consecutive seqs.
+type Txn struct {
+	// Position is the transaction's binlog file and end position, its GTID
+	// ("" when the source has none) and the seq of its last event.
+	Position   binlogpos.Position
+	CommitTime time.Time
+}
+
+// The lookups below find a transaction by a key that grows with seq
+// (binlog position, commit time, a GTID domain's sequence number) with a
+// binary search over seq: each probe reads the header of the one chunk that
+// holds a seq (an index seek, no payload), so a lookup costs a few dozen
+// seeks whatever the size of the index, and unpacks one chunk at the end.
+// Chunks of a source tile the seq line without overlap, and a chunk's
+// header carries its first event's commit time, end position and GTID.
+
+// chunkHeader is a stored chunk's seq range and its first event's keys.
+type chunkHeader struct {
+	first, last uint64
+	commit      time.Time
+	file        string
+	endPos      uint64
+	gtid        string
+}
+
+// headerAt returns the header of the chunk of source holding seq (the one
+// with the greatest first_seq <= seq); ok is false when there is none.
+func (s *Store) headerAt(ctx context.Context, source string, seq uint64) (h chunkHeader, ok bool, err error) {
+	var gtid sql.NullString
+	err = s.db.QueryRowContext(ctx, `SELECT first_seq, last_seq, commit_ts, binlog_file, end_pos, gtid FROM event_chunks
+		WHERE source = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1`, source, seq).
+		Scan(&h.first, &h.last, &h.commit, &h.file, &h.endPos, &gtid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return chunkHeader{}, false, nil
+	}
+	h.gtid = gtid.String
+	return h, err == nil, err
+}
+
+// searchChunks returns the last chunk with events in (floor, upto] whose
+// header satisfies le, for an le that holds for a prefix of the chunks in
+// seq order and fails for the rest; ok is false when le holds for none.
+func (s *Store) searchChunks(ctx context.Context, source string, floor, upto uint64, le func(chunkHeader) (bool, error)) (best chunkHeader, ok bool, err error) {
+	lo, hi := floor+1, upto
+	for lo <= hi && hi > floor {
+		mid := lo + (hi-lo)/2
+		h, found, err := s.headerAt(ctx, source, mid)
+		if err != nil {
+			return chunkHeader{}, false, err
+		}
+		if !found || h.last < mid {
+			// No chunk holds mid (the index starts later, or events were
+			// removed): look right of it.
+			lo = mid + 1
+			continue
+		}
+		yes, err := le(h)
+		if err != nil {
+			return chunkHeader{}, false, err
+		}
+		if yes {
+			best, ok = h, true
+			lo = h.last + 1
+		} else {
+			if h.first == 0 {
+				break
+			}
+			hi = h.first - 1
+		}
+	}
+	return best, ok, nil
+}
+
+// lastInChunk returns the last event of the chunk starting at first, with
+// floor < seq <= upto, for which keep holds.
+func (s *Store) lastInChunk(ctx context.Context, source string, first, floor, upto uint64, keep func(*Event) (bool, error)) (Txn, bool, error) {
+	var out Txn
+	found := false
+	err := s.scanChunks(ctx, func(e *Event) error {
+		if e.Seq <= floor || e.Seq > upto {
+			return nil
+		}
+		yes, err := keep(e)
+		if err != nil {
+			return err
+		}
+		if yes {
+			out, found = txnOf(e), true
+		}
+		return nil
+	}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq = ?`, source, first)
+	return out, found, err
+}
+
+func txnOf(e *Event) Txn {
+	return Txn{Position: binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos, GTID: e.GTID, Seq: e.Seq}, CommitTime: e.CommitTime}
+}
+
+// TxnAtPos returns the last captured transaction of source among the seqs
+// (floor, upto] whose end position is at or before pos (a transaction is
+// named by its last event). ok is false when there is none. Positions grow
+// with seq, so the answer is exact.
+func (s *Store) TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (Txn, bool, error) {
+	le := func(file string, end uint64) (bool, error) {
+		c, err := binlogpos.Compare(binlogpos.Position{File: file, Pos: end}, pos)
+		return c <= 0, err
+	}
+	h, ok, err := s.searchChunks(ctx, source, floor, upto, func(h chunkHeader) (bool, error) { return le(h.file, h.endPos) })
+	if err != nil || !ok {
+		return Txn{}, false, wrapLookup("position "+pos.String(), err)
+	}
+	t, ok, err := s.lastInChunk(ctx, source, h.first, floor, upto, func(e *Event) (bool, error) { return le(e.BinlogFile, e.EndPos) })
+	return t, ok, wrapLookup("position "+pos.String(), err)
+}
+
+// TxnAtTime returns the last captured transaction of source among the seqs
+// (floor, upto] whose commit time is at or before t. ok is false when there
+// is none. Commit times are the source's clock: the search takes them as
+// not decreasing in stream order, and where the source's clock went back
+// it lands on the last transaction before the first one committed after t
+// that the search meets.
+func (s *Store) TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (Txn, bool, error) {
+	h, ok, err := s.searchChunks(ctx, source, floor, upto, func(h chunkHeader) (bool, error) { return !h.commit.After(t), nil })
+	if err != nil || !ok {
+		return Txn{}, false, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
+	}
+	txn, ok, err := s.lastInChunk(ctx, source, h.first, floor, upto, func(e *Event) (bool, error) { return !e.CommitTime.After(t), nil })
+	return txn, ok, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
+}
+
+// TxnOfSeq returns the transaction holding event seq of source (named by
+// its last event), looked up among the seqs (floor, upto]. ok is false when
+// no stored event has that seq.
+func (s *Store) TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (Txn, bool, error) {
+	if seq <= floor || seq > upto {
+		return Txn{}, false, nil
+	}
+	h, found, err := s.headerAt(ctx, source, seq)
+	if err != nil || !found || h.last < seq {
+		return Txn{}, false, wrapLookup(fmt.Sprintf("seq %d", seq), err)
+	}
+	ev, ok, err := s.lastInChunk(ctx, source, h.first, seq-1, seq, func(*Event) (bool, error) { return true, nil })
+	if err != nil || !ok {
+		return Txn{}, false, wrapLookup(fmt.Sprintf("seq %d", seq), err)
+	}
+	return s.TxnAtPos(ctx, source, ev.Position.Coords(), floor, upto)
+}
+
+// FirstSeqOf returns the seq of the first event of txn (a transaction named
+// by its last event): the events before it with the same end position.
+func (s *Store) FirstSeqOf(ctx context.Context, source string, txn Txn, floor uint64) (uint64, error) {
+	before := txn.Position.Coords()
+	if before.Pos == 0 {
+		return txn.Position.Seq, nil
+	}
+	before.Pos--
+	prev, ok, err := s.TxnAtPos(ctx, source, before, floor, txn.Position.Seq)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return floor + 1, nil
+	}
+	return prev.Position.Seq + 1, nil
+}
+
+// GTIDKey splits a GTID into its domain and its sequence number: MariaDB's
+// domain-server-seq gives the domain ("0") and seq; MySQL's uuid:n (or
+// uuid:tag:n) gives everything before the last colon and n. Within one
+// domain, sequence numbers grow in stream order.
+func GTIDKey(gtid string) (domain string, n uint64, err error) {
+	if i := strings.LastIndexByte(gtid, ':'); i >= 0 {
+		n, err = strconv.ParseUint(gtid[i+1:], 10, 64)
+		if err != nil || i == 0 {
+			return "", 0, fmt.Errorf("GTID %q: want uuid:n", gtid)
+		}
+		return strings.ToLower(gtid[:i]), n, nil
+	}
+	parts := strings.Split(gtid, "-")
+	if len(parts) != 3 {
+		return "", 0, fmt.Errorf("GTID %q: want domain-server-seq (MariaDB) or uuid:n (MySQL)", gtid)
+	}
+	for _, p := range parts[:2] {
+		if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+			return "", 0, fmt.Errorf("GTID %q: want domain-server-seq of numbers", gtid)
+		}
+	}
+	if n, err = strconv.ParseUint(parts[2], 10, 64); err != nil {
+		return "", 0, fmt.Errorf("GTID %q: want domain-server-seq of numbers", gtid)
+	}
+	return parts[0], n, nil
+}
+
+// gtidScanLimit bounds the chunk headers read while looking for one of a
+// GTID's domain, and the events unpacked while looking for the GTID itself.
+const gtidScanLimit = 1 << 20
+
+// TxnOfGTID returns the transaction of source with GTID gtid (named by its
+// last event) among the seqs (floor, upto]; ok is false when no captured
+// event carries it (a transaction without row changes, such as DDL, has no
+// events). It searches the chunks whose header GTID is of gtid's domain by
+// its sequence number, then unpacks forward from the last one at or before
+// it.
+func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (Txn, bool, error) {
+	dom, n, err := GTIDKey(gtid)
+	if err != nil {
+		return Txn{}, false, err
+	}
+	// Chunk headers of another domain say nothing: the probe moves to the
+	// next header of the domain (reading headers only), or counts as "after"
+	// when there is none before upto.
+	var ofDomain func(h chunkHeader) (chunkHeader, bool, error)
+	ofDomain = func(h chunkHeader) (chunkHeader, bool, error) {
+		for read := 0; read < gtidScanLimit; {
+			if d, _, err := GTIDKey(h.gtid); err == nil && d == dom {
+				return h, true, nil
+			}
+			rows, err := s.db.QueryContext(ctx, `SELECT first_seq, last_seq, commit_ts, binlog_file, end_pos, gtid FROM event_chunks
+				WHERE source = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq LIMIT 500`, source, h.first, upto)
+			if err != nil {
+				return chunkHeader{}, false, err
+			}
+			var next []chunkHeader
+			for rows.Next() {
+				var c chunkHeader
+				var g sql.NullString
+				if err := rows.Scan(&c.first, &c.last, &c.commit, &c.file, &c.endPos, &g); err != nil {
+					rows.Close()
+					return chunkHeader{}, false, err
+				}
+				c.gtid = g.String
+				next = append(next, c)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return chunkHeader{}, false, err
+			}
+			for _, c := range next {
+				if d, _, err := GTIDKey(c.gtid); err == nil && d == dom {
+					return c, true, nil
+				}
+			}
+			if len(next) < 500 {
+				return chunkHeader{}, false, nil
+			}
+			h = next[len(next)-1]
+			read += len(next)
+		}
+		return chunkHeader{}, false, fmt.Errorf("no chunk of GTID domain %s among %d chunk headers", dom, gtidScanLimit)
+	}
+	start, ok, err := s.searchChunks(ctx, source, floor, upto, func(h chunkHeader) (bool, error) {
+		d, found, err := ofDomain(h)
+		if err != nil || !found {
+			return false, err
+		}
+		_, m, _ := GTIDKey(d.gtid)
+		return m <= n, nil
+	})
+	if err != nil {
+		return Txn{}, false, wrapLookup("GTID "+gtid, err)
+	}
+	from := floor + 1
+	if ok {
+		if d, found, err := ofDomain(start); err != nil {
+			return Txn{}, false, wrapLookup("GTID "+gtid, err)
+		} else if found {
+			from = max(from, d.first)
+		}
+	}
+	// Unpack forward to the GTID, stopping at a later GTID of the domain.
+	var hit *Event
+	stop := errors.New("stop")
+	seen := 0
+	err = s.scanChunks(ctx, func(e *Event) error {
+		seen++
+		if e.Seq <= floor || e.Seq > upto {
+			return nil
+		}
+		if e.GTID == gtid {
+			c := *e
+			hit = &c
+			return stop
+		}
+		if d, m, err := GTIDKey(e.GTID); err == nil && d == dom && m > n {
+			return stop
+		}
+		if seen > gtidScanLimit {
+			return fmt.Errorf("GTID %s not found within %d events of the search's start", gtid, gtidScanLimit)
+		}
+		return nil
+	}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq >= ? AND first_seq <= ? ORDER BY first_seq LIMIT ?`,
+		source, s.chunkStart(ctx, source, from), upto, gtidScanLimit/chunkMaxEvents+1)
+	if err != nil && !errors.Is(err, stop) {
+		return Txn{}, false, wrapLookup("GTID "+gtid, err)
+	}
+	if hit == nil {
+		return Txn{}, false, nil
+	}
+	return s.TxnAtPos(ctx, source, binlogpos.Position{File: hit.BinlogFile, Pos: hit.EndPos}, floor, upto)
+}
+
+// chunkStart is the first seq of the chunk holding seq, or seq itself.
+func (s *Store) chunkStart(ctx context.Context, source string, seq uint64) uint64 {
+	if h, ok, err := s.headerAt(ctx, source, seq); err == nil && ok && h.last >= seq {
+		return h.first
+	}
+	return seq
+}
+
+func wrapLookup(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("find the transaction at %s: %w", what, err)
+}

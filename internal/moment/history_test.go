@@ -1,0 +1,89 @@
+package moment
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/schema"
+)
+
+func TestParseKey(t *testing.T) {
+	one := &schema.Table{Schema: "s", Name: "t", Key: []string{"id"}, KeyKind: schema.KeyPrimary,
+		Columns: []schema.Column{{Name: "id", Type: "bigint"}, {Name: "v", Type: "varchar", Charset: "utf8mb4", Length: 9}}}
+	two := &schema.Table{Schema: "s", Name: "c", Key: []string{"a", "b", "at"}, KeyKind: schema.KeyPrimary,
+		Columns: []schema.Column{{Name: "a", Type: "int"}, {Name: "b", Type: "varchar", Charset: "utf8mb4", Length: 9},
+			{Name: "at", Type: "datetime", FSP: 3}, {Name: "bin", Type: "varbinary", Charset: "binary", Length: 4}}}
+	bin := &schema.Table{Schema: "s", Name: "b", Key: []string{"bin"}, KeyKind: schema.KeyPrimary, Columns: two.Columns[3:]}
+	for _, c := range []struct {
+		t    *schema.Table
+		in   string
+		want string
+	}{
+		{one, "42", "[42]"},
+		{one, "[42]", "[42]"},
+		{one, `["-7"]`, "[-7]"},
+		{two, `[7,"a\"b","2026-11-29 08:00:00"]`, `[7,"a\"b","2026-11-29 08:00:00.000"]`},
+		{bin, "0x00ff", `["AP8="]`},
+	} {
+		got, err := ParseKey(c.t, c.in)
+		if err != nil || got != c.want {
+			t.Errorf("%s %q: %q %v, want %q", c.t.Name, c.in, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		t  *schema.Table
+		in string
+	}{
+		{one, "abc"}, {one, "[1,2]"}, {one, "[null]"}, {one, "[{}]"}, {two, "7"}, {two, `[7,"x"]`}, {two, `[7,"x","yesterday"]`},
+		{one, "99999999999999999999"}, {bin, "0xzz"}, {one, "[1"},
+	} {
+		if _, err := ParseKey(c.t, c.in); err == nil {
+			t.Errorf("%s %q: no error", c.t.Name, c.in)
+		} else if _, ok := err.(*KeyError); !ok {
+			t.Errorf("%s %q: %T %v, want a *KeyError", c.t.Name, c.in, err, err)
+		}
+	}
+}
+
+func TestRowHistory(t *testing.T) {
+	e := func(seq uint64, op index.Op, pk, before string) index.Event {
+		return index.Event{Seq: seq, Schema: "a", Table: "t", Op: op, PK: pk, PKBefore: before}
+	}
+	// Row [1] is inserted, updated, moved to [2], updated, moved to [3];
+	// another row takes key [1] later. Row [9] was moved to [1] before it
+	// all and deleted... no: [9] moved to [1] at 2 (so [1]'s earlier life
+	// was [9]'s).
+	l := listEvents{
+		e(1, index.OpInsert, "[9]", ""),
+		e(2, index.OpUpdate, "[1]", "[9]"),
+		e(3, index.OpUpdate, "[1]", ""),
+		e(4, index.OpInsert, "[5]", ""),
+		e(5, index.OpUpdate, "[2]", "[1]"),
+		e(6, index.OpUpdate, "[2]", ""),
+		e(7, index.OpUpdate, "[3]", "[2]"),
+		e(8, index.OpInsert, "[2]", ""), // a new row under [2]
+		e(9, index.OpDelete, "[3]", ""),
+		e(10, index.OpInsert, "[1]", ""), // key [1] again
+	}
+	hist := func(key string) []uint64 {
+		var got []uint64
+		if err := RowHistory(context.Background(), l, "main", "a", "t", key, func(ev index.Event) error {
+			got = append(got, ev.Seq)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := hist("[1]"); !slices.Equal(got, []uint64{1, 2, 3, 5, 6, 7, 9, 10}) {
+		t.Fatalf("[1]: %v", got)
+	}
+	if got := hist("[3]"); !slices.Equal(got, []uint64{1, 2, 3, 5, 6, 7, 9}) {
+		t.Fatalf("[3]: %v", got)
+	}
+	if got := hist("[5]"); !slices.Equal(got, []uint64{4}) {
+		t.Fatalf("[5]: %v", got)
+	}
+}

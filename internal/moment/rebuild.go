@@ -1,0 +1,168 @@
+package moment
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// Table is one table opened at its moment: the table file and chain of a
+// snapshot, their digests checked, and the window of events folded after
+// them, staged in a scratch file of the engine. Close removes the scratch
+// file.
+type Table struct {
+	// Footer is the snapshot's table file footer: the definition every row
+	// follows (Footer.Table) and the CREATE TABLE.
+	Footer   snapshot.FooterMeta
+	Snapshot *snapshot.Snapshot
+	// Events is the number of events in the window.
+	Events int64
+	at     fold.TableAt
+	window *fold.Window
+	engine *fold.Engine
+}
+
+// Name is schema.table.
+func (t *Table) Name() string { return t.at.Table.QualifiedName() }
+
+// Close removes the window's scratch file.
+func (t *Table) Close() error {
+	if t.window == nil {
+		return nil
+	}
+	err := t.window.Remove()
+	t.window = nil
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Rows passes every row of the table at its moment to fn in the SQL text
+// form (valid only during the call): the fold the refresh's rewrite does
+// (fold.Engine.RowsAt), streamed with DuckDB's memory bounded.
+func (t *Table) Rows(ctx context.Context, fn func(row []types.Cell) error) error {
+	return t.engine.RowsAt(ctx, t.at, t.window, fn)
+}
+
+// Write writes the table at its moment as a table file (the snapshot
+// format, its footer from meta) to w: fold.Engine.Rewrite, the refresh's
+// rewrite.
+func (t *Table) Write(ctx context.Context, meta snapshot.FooterMeta, w io.Writer, progress fold.Progress) (snapshot.WriteResult, error) {
+	in := fold.RewriteInput{Table: t.at.Table, TableFile: t.at.TableFile, Posdel: t.at.Posdel, Upserts: t.at.Upserts,
+		Window: t.window, Meta: meta}
+	return t.engine.Rewrite(ctx, in, w, progress)
+}
+
+// OpenSnapshotTable opens schema.table as it is at snap (no window): every
+// file's digest is checked against the manifest first (a
+// *snapshot.DigestError refuses it). It is how `export sql`, `verify` and
+// the refresh read a table at a snapshot.
+func OpenSnapshotTable(eng *fold.Engine, snap *snapshot.Snapshot, schemaName, table string) (*Table, error) {
+	at, err := fold.SnapshotTable(snap, schemaName, table)
+	if err != nil {
+		return nil, err
+	}
+	return CheckedTable(eng, snap, at)
+}
+
+// CheckedTable is OpenSnapshotTable for a table whose files a caller
+// already checked with fold.SnapshotTable (at): it reads the table file's
+// footer only.
+func CheckedTable(eng *fold.Engine, snap *snapshot.Snapshot, at fold.TableAt) (*Table, error) {
+	foot, err := snapshot.ReadFooter(at.TableFile)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{Footer: foot, Snapshot: snap, at: at, engine: eng}, nil
+}
+
+// SnapshotError is a table of a snapshot that cannot be read: a file that
+// fails its digest (*snapshot.DigestError), a footer that disagrees with
+// the manifest, a table the snapshot does not hold.
+type SnapshotError struct {
+	ID  string
+	Err error
+}
+
+func (e *SnapshotError) Error() string { return e.Err.Error() }
+func (e *SnapshotError) Unwrap() error { return e.Err }
+
+// Rebuilder opens the tables of a Plan: the seam every reader of a table at
+// a moment goes through.
+type Rebuilder struct {
+	Source  string
+	Engine  *fold.Engine
+	Events  Events
+	Catalog Catalog
+}
+
+// Open opens tp at its moment: its snapshot's files (digest-checked), then
+// its window's events (After, Upto] from r.Events, staged as the window's
+// effects in a scratch file of the engine. progress, when set, is told the
+// events staged. Close the table when done.
+func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progress) (*Table, error) {
+	snap, err := r.Catalog.Open(ctx, tp.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	t, err := OpenSnapshotTable(r.Engine, snap, tp.Schema, tp.Table)
+	if err != nil {
+		return nil, &SnapshotError{ID: tp.Snapshot, Err: err}
+	}
+	if tp.Upto <= tp.After {
+		return t, nil
+	}
+	name := "moment-" + tp.Schema + "." + tp.Table + "-" + rand.Text()
+	var n int64
+	t.window, err = r.Engine.WriteWindow(t.at.Table, name, func(fn func(index.Event) error) error {
+		return r.Events.TableEvents(ctx, r.Source, tp.Schema, tp.Table, tp.After, tp.Upto, func(e index.Event) error {
+			n++
+			if progress != nil && n%(64*1024) == 0 {
+				progress("events", n)
+			}
+			return fn(e)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Events = t.window.Events
+	return t, nil
+}
+
+// OpenScratch opens a fold engine in a new folder under dir (os.TempDir()
+// when empty; created if missing) for a process that reads tables outside
+// a worker (the CLI's export and verify). done closes the engine and
+// removes the folder.
+func OpenScratch(ctx context.Context, dir, prefix string) (e *fold.Engine, done func() error, err error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("scratch folder: %w", err)
+		}
+	}
+	tmp, err := os.MkdirTemp(dir, prefix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scratch folder: %w", err)
+	}
+	e, err = fold.Open(ctx, fold.Options{TempDir: tmp, MemoryLimit: fold.DefaultMemoryLimit})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	return e, func() error {
+		err := e.Close()
+		if rerr := os.RemoveAll(tmp); err == nil && rerr != nil {
+			err = fmt.Errorf("scratch folder: %w", rerr)
+		}
+		return err
+	}, nil
+}

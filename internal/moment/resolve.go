@@ -1,0 +1,105 @@
+package moment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
+)
+
+// Index is what resolving a moment reads of the index; *index.Store has it.
+type Index interface {
+	LoadCheckpoint(ctx context.Context, source string) (index.Checkpoint, bool, error)
+	Starts(ctx context.Context, source string) ([]index.Start, error)
+	Gaps(ctx context.Context, source string) ([]index.Gap, error)
+	TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (index.Txn, bool, error)
+	TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (index.Txn, bool, error)
+	TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (index.Txn, bool, error)
+	TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (index.Txn, bool, error)
+	FirstSeqOf(ctx context.Context, source string, txn index.Txn, floor uint64) (uint64, error)
+}
+
+var _ Index = (*index.Store)(nil)
+
+// ReadFacts reads the checkpoint, capture starts and gaps of source.
+func ReadFacts(ctx context.Context, ix Index, source string) (Facts, error) {
+	f := Facts{Source: source}
+	var err error
+	if f.Checkpoint, f.Captured, err = ix.LoadCheckpoint(ctx, source); err != nil {
+		return Facts{}, err
+	}
+	if f.Starts, err = ix.Starts(ctx, source); err != nil {
+		return Facts{}, err
+	}
+	if f.Gaps, err = ix.Gaps(ctx, source); err != nil {
+		return Facts{}, err
+	}
+	return f, nil
+}
+
+// Resolve makes the cut of at (or, with before, the cut just before it; see
+// Decide) from f and the index. A moment that cannot be cut is a
+// *RefusedError; any other error is the index's.
+func Resolve(ctx context.Context, ix Index, f Facts, at At, before bool) (Cut, error) {
+	floor, upto, err := Bounds(at, f)
+	if err != nil {
+		return Cut{}, err
+	}
+	txn, found, err := lookup(ctx, ix, f, at, before, floor, upto)
+	if _, ok := IsRefused(err); ok {
+		return Cut{}, err
+	}
+	if err != nil {
+		return Cut{}, fmt.Errorf("resolve moment %s: %w", at, err)
+	}
+	return Decide(at, before, f, floor, txn, found)
+}
+
+// lookup finds the transaction Decide cuts at in (floor, upto].
+func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, upto uint64) (index.Txn, bool, error) {
+	src := f.Source
+	// prior is the transaction before txn, for a cut before it.
+	prior := func(txn index.Txn, found bool, err error) (index.Txn, bool, error) {
+		if err != nil || !before {
+			return txn, found, err
+		}
+		if !found { // the seq or GTID itself is unknown: refused as for a cut at it
+			_, err := Decide(at, false, f, floor, txn, false)
+			return index.Txn{}, false, err
+		}
+		first, err := ix.FirstSeqOf(ctx, src, txn, floor)
+		if err != nil || first <= floor+1 {
+			return index.Txn{}, false, err
+		}
+		return ix.TxnOfSeq(ctx, src, first-1, floor, upto)
+	}
+	switch at.Kind {
+	case KindTime:
+		t := at.Time
+		if before {
+			t = t.Add(-time.Nanosecond)
+		}
+		return ix.TxnAtTime(ctx, src, t, floor, upto)
+	case KindPos:
+		p := at.Pos.Coords()
+		if before {
+			if p.Pos == 0 {
+				return index.Txn{}, false, nil
+			}
+			p.Pos--
+		}
+		return ix.TxnAtPos(ctx, src, p, floor, upto)
+	case KindSeq:
+		return prior(ix.TxnOfSeq(ctx, src, at.Seq, floor, upto))
+	case KindGTID:
+		return prior(ix.TxnOfGTID(ctx, src, at.GTID, floor, upto))
+	case KindLatest:
+		if f.Checkpoint.LastSeq == 0 {
+			return index.Txn{}, false, nil
+		}
+		return ix.TxnOfSeq(ctx, src, f.Checkpoint.LastSeq, floor, upto)
+	}
+	return index.Txn{}, false, fmt.Errorf("unknown kind of moment %q", at.Kind)
+}
