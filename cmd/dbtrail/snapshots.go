@@ -112,7 +112,7 @@ func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
 	cur, err := snapshot.ResolveCurrent(srcDir)
 	if err != nil && len(ids) > 0 {
 		if _, lerr := os.Lstat(filepath.Join(srcDir, snapshot.CurrentLink)); !errors.Is(lerr, fs.ErrNotExist) {
-			log.Warn("current does not resolve", "source_dir", srcDir, "err", err)
+			log.Warn("current does not resolve", "source_dir", srcDir, "error", err)
 		}
 	}
 	list := make([]snapshotEntry, 0, len(ids))
