@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // Source is one captured server as the activities see it.
@@ -37,6 +38,10 @@ type Activities struct {
 	WorkDir string
 	// Mydumper is the mydumper binary ("mydumper" on PATH when empty).
 	Mydumper string
+	// DumpStall is how long mydumper may make no progress (no output, no
+	// dump bytes) before Dump kills it and fails the attempt (0:
+	// DefaultDumpStall).
+	DumpStall time.Duration
 	// FoldMemory is DuckDB's memory limit for a refresh or compaction of one
 	// table (default fold.DefaultMemoryLimit); beyond it DuckDB spills to
 	// the work folder.
@@ -45,7 +50,11 @@ type Activities struct {
 	// WorkDir and FoldMemory), closed by the worker when it stops; nil opens
 	// an engine per activity.
 	Engines *EnginePool
-	Log     *slog.Logger
+	// Remote is the object store that keeps a copy of every published
+	// snapshot (--archive-url; package remote has the layout); nil keeps
+	// snapshots in BackupDir only.
+	Remote storage.Store
+	Log    *slog.Logger
 }
 
 func (a *Activities) source(name string) (Source, error) {

@@ -229,7 +229,10 @@ func (c countWriter) Write(p []byte) (int, error) {
 }
 
 // Prune applies retention (snapshot.Prune: keep the newest in.Keep and the
-// current one) and removes the .compact/ ranges of in.DropCompacted.
+// current one) and removes the .compact/ ranges of in.DropCompacted. With a
+// remote store, a snapshot whose remote copy is not confirmed (no valid
+// .remote/<id>.ok marker) is kept whatever its age, and the markers of
+// removed snapshots are dropped.
 func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
@@ -248,14 +251,49 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 	if in.Keep <= 0 {
 		return PruneResult{}, nil
 	}
-	res, err := snapshot.Prune(dir, in.Keep, a.log(ctx))
+	held, forget, err := a.remoteHold(ctx, in.Source)
 	if err != nil {
 		return PruneResult{}, err
+	}
+	res, err := snapshot.PruneHeld(dir, in.Keep, held, a.log(ctx))
+	if err != nil {
+		return PruneResult{}, err
+	}
+	for _, id := range res.Removed {
+		forget(id)
 	}
 	if err := a.pruneKeyMaps(); err != nil {
 		a.log(ctx).Warn("key maps not pruned", "error", err)
 	}
-	return PruneResult{Removed: res.Removed}, nil
+	return PruneResult{Removed: res.Removed, Held: res.Held}, nil
+}
+
+// remoteHold returns what retention needs from the remote store: held
+// reports a snapshot whose remote copy is not confirmed (an unreadable
+// marker holds too), forget drops a removed snapshot's marker. Without a
+// remote store nothing is held.
+func (a *Activities) remoteHold(ctx context.Context, source string) (held func(string) bool, forget func(string), err error) {
+	if a.Remote == nil {
+		return nil, func(string) {}, nil
+	}
+	m, err := a.mirror(ctx, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	log := a.log(ctx)
+	held = func(id string) bool {
+		ok, err := m.Confirmed(id)
+		if err != nil {
+			log.Warn("remote confirmation unreadable; snapshot kept", "snapshot", id, "error", err)
+		}
+		return !ok
+	}
+	forget = func(id string) {
+		if err := m.Forget(id); err != nil {
+			log.Warn("confirmation marker not removed", "snapshot", id, "error", err)
+		}
+	}
+	return held, forget, nil
 }
 
 // pruneKeyMaps removes the cached key maps of table files no published

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	driver "github.com/go-sql-driver/mysql"
@@ -76,15 +79,26 @@ func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) er
 		args = append(args, "--regex", `^(?!(`+strings.Join(schema.SystemSchemas(), "|")+`)\.)`)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start mydumper: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	tick := time.NewTicker(10 * time.Second)
+	return a.watchMydumper(ctx, cmd, done, out, dir)
+}
+
+// watchMydumper heartbeats while mydumper runs and kills it when it makes
+// no progress (no output line, no byte added to the dump folder) for
+// a.dumpStall(): a mydumper that hangs (waiting for a lock on the source,
+// or stuck) fails the attempt with what it printed, and Temporal retries,
+// instead of a backup that waits forever without saying why.
+func (a *Activities) watchMydumper(ctx context.Context, cmd *exec.Cmd, done <-chan error, out *syncBuffer, dir string) error {
+	stall := a.dumpStall()
+	tick := time.NewTicker(min(10*time.Second, stall/2))
 	defer tick.Stop()
+	last, lastChange := int64(-1), time.Now()
 	for {
 		select {
 		case err := <-done:
@@ -94,8 +108,65 @@ func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) er
 			return nil
 		case <-tick.C:
 			activity.RecordHeartbeat(ctx, "dumping into "+dir)
+			if n := int64(out.Len()) + dirBytes(dir); n != last {
+				last, lastChange = n, time.Now()
+				continue
+			}
+			if time.Since(lastChange) >= stall {
+				cmd.Process.Kill()
+				<-done
+				return fmt.Errorf("mydumper into %s made no progress for %s (no output, no dump bytes): killed; it printed: %s",
+					dir, stall, tail(out.String(), 2000))
+			}
 		}
 	}
+}
+
+// DefaultDumpStall is how long mydumper may make no progress before the
+// Dump activity kills it (Activities.DumpStall 0).
+const DefaultDumpStall = 5 * time.Minute
+
+func (a *Activities) dumpStall() time.Duration { return cmp.Or(a.DumpStall, DefaultDumpStall) }
+
+// dirBytes is the size of the files in dir (not recursive: mydumper writes
+// one folder); errors count as 0.
+func dirBytes(dir string) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// syncBuffer is a bytes.Buffer safe for a writing process and a reading
+// watcher.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
 }
 
 // readDump reads a finished dump's metadata and lists its tables.

@@ -32,6 +32,13 @@ const (
 	ErrSnapshotGone = "SnapshotGone"
 	// ErrBadPlan: a plan asks for an action that cannot be executed (a bug).
 	ErrBadPlan = "BadPlan"
+	// ErrRemoteConflict: the remote store already holds another snapshot
+	// under the id being uploaded; nothing is written over it.
+	ErrRemoteConflict = "RemoteConflict"
+	// ErrSessionsExhausted: the workers of every session a run opened for
+	// its on-host steps died (workflows.MaxSessionAttempts); the message
+	// names each lost session and its host.
+	ErrSessionsExhausted = "SessionsExhausted"
 )
 
 // nonRetryable wraps err as a non-retryable application error of type kind,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/remote"
 )
 
 // PlanRefreshInput asks for the plan of a source's next refresh.
@@ -81,7 +82,48 @@ type PruneInput struct {
 	DropCompacted []foldplan.TableKey
 }
 
-// PruneResult lists the removed snapshots.
+// PruneResult lists the removed snapshots, and those retention would have
+// removed but kept because their remote copy is not confirmed yet.
 type PruneResult struct {
 	Removed []string
+	Held    []string `json:",omitempty"`
+}
+
+// UploadSnapshotInput uploads a source's published snapshots up to
+// SnapshotID (the one just published) that are not on the remote store yet.
+type UploadSnapshotInput struct {
+	Source     string
+	SnapshotID string
+}
+
+// UploadSnapshotResult is what went up: one entry per snapshot uploaded,
+// oldest first, and the totals. Location is "" when the worker has no
+// remote store (nothing was done).
+type UploadSnapshotResult struct {
+	Location  string               `json:",omitempty"`
+	Snapshots []remote.UploadStats `json:",omitempty"`
+	// Current is the snapshot the remote current pointer names after the
+	// last upload.
+	Current       string `json:",omitempty"`
+	FilesUploaded int
+	FilesCopied   int
+	FilesSkipped  int
+	BytesUploaded int64 // read from local files and sent
+	BytesCopied   int64 // copied inside the store, not sent
+	BytesSkipped  int64 // already on the store
+}
+
+// DownloadCurrentInput asks for the remote current snapshot when the source
+// folder has none.
+type DownloadCurrentInput struct {
+	Source string
+}
+
+// DownloadCurrentResult names the snapshot downloaded and made current, or
+// says why nothing was ("" SnapshotID and a Reason).
+type DownloadCurrentResult struct {
+	Location   string `json:",omitempty"`
+	SnapshotID string `json:",omitempty"`
+	Reason     string `json:",omitempty"`
+	Stats      remote.DownloadStats
 }

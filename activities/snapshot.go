@@ -17,12 +17,12 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
-// AllocateSnapshot picks a snapshot id no snapshot of the source has used
-// and starts its staging folder (removing what a crashed attempt of the
-// same id left).
+// AllocateSnapshot picks a snapshot id no snapshot of the source has used,
+// locally or on the remote store, and starts its staging folder (removing
+// what a crashed attempt of the same id left).
 func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotInput) (AllocateSnapshotResult, error) {
 	dir := a.sourceDir(in.Source)
-	id := snapshot.NewSnapshotID(time.Now(), snapshot.ExistsIn(dir))
+	id := snapshot.NewSnapshotID(time.Now(), a.remoteTaken(ctx, in.Source, snapshot.ExistsIn(dir)))
 	if _, err := snapshot.NewBuilder(dir, id); err != nil {
 		return AllocateSnapshotResult{}, err
 	}

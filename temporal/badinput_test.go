@@ -36,7 +36,7 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 		"find \"$dir\" -name 'app.bad*.sql' ! -name '*-schema*' -exec sed -i 's/`name`/`nome`/' {} +\n"
 	must(t, os.WriteFile(wrapper, []byte(script), 0o755))
 	e.acts.Mydumper = wrapper
-	w := worker.New(e.c, workflows.TaskQueue, worker.Options{})
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -58,9 +58,15 @@ func buildDbtrail(t *testing.T) string {
 
 func startWorkerProc(t *testing.T, bin, frontend string, e *backupEnv, indexDSN string) *workerProc {
 	t.Helper()
+	return startWorkerCmd(t, bin, frontend, e, indexDSN, "--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
+}
+
+// startWorkerCmd starts `dbtrail worker` for the env's source with the
+// folder (and other) flags of args.
+func startWorkerCmd(t *testing.T, bin, frontend string, e *backupEnv, indexDSN string, args ...string) *workerProc {
+	t.Helper()
 	p := &workerProc{out: &lockedBuffer{}}
-	p.cmd = exec.Command(bin, "worker", "--temporal-addr", frontend, "--source", "main", "--refresh-every", "0",
-		"--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
+	p.cmd = exec.Command(bin, append([]string{"worker", "--temporal-addr", frontend, "--source", "main", "--refresh-every", "0"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_INDEX_DSN="+indexDSN)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

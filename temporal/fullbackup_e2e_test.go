@@ -21,6 +21,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
@@ -44,10 +45,16 @@ type backupEnv struct {
 
 type envOption func(*envOptions)
 
-type envOptions struct{ noWorker bool }
+type envOptions struct {
+	noWorker bool
+	remote   storage.Store
+}
 
 // withoutWorker leaves running a worker to the test (e.g. as a process).
 func withoutWorker() envOption { return func(o *envOptions) { o.noWorker = true } }
+
+// withRemote gives the worker a remote store (as --archive-url does).
+func withRemote(s storage.Store) envOption { return func(o *envOptions) { o.remote = s } }
 
 func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	t.Helper()
@@ -97,13 +104,15 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 		Index:     e.store,
 		BackupDir: filepath.Join(e.dir, "backups"),
 		WorkDir:   filepath.Join(e.dir, "work"),
+		DumpStall: 2 * time.Minute, // mydumper 0.10 has been seen to hang at start on a loaded machine
 		Engines:   activities.NewEnginePool(filepath.Join(e.dir, "work"), ""),
+		Remote:    o.remote,
 	}
 	t.Cleanup(func() { e.acts.Engines.Close() })
 	if o.noWorker {
 		return e
 	}
-	w := worker.New(e.c, workflows.TaskQueue, worker.Options{})
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)

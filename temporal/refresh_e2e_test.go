@@ -27,7 +27,7 @@ func startShadow(t *testing.T, e *backupEnv) *activities.Activities {
 	acts := *e.acts
 	acts.BackupDir = filepath.Join(e.dir, "shadow-backups")
 	acts.WorkDir = filepath.Join(e.dir, "shadow-work")
-	w := worker.New(e.c, shadowQueue, worker.Options{})
+	w := worker.New(e.c, shadowQueue, workers.Options())
 	workers.RegisterAll(w, &acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)

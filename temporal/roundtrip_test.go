@@ -19,16 +19,17 @@ import (
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// checkViews generates views.sql for the backup and reads every table
-// through DuckDB: row counts, and for the tables given every row as text,
-// must equal the live source.
+// checkViews generates the raw views (the stored text forms) for the backup
+// and reads every table through DuckDB: row counts, and for the tables given
+// every row as text, must equal the live source. The typed views are
+// checked against the source in internal/views.
 func checkViews(t *testing.T, e *backupEnv, snap *snapshot.Snapshot, exact map[string]string) {
 	t.Helper()
 	sourceDir := filepath.Join(e.acts.BackupDir, "main")
 	refs, err := views.TablesFromSnapshot(snap.Dir)
 	must(t, err)
 	var buf strings.Builder
-	must(t, views.Generate(&buf, sourceDir, refs))
+	must(t, views.Write(&buf, views.Options{SourceDir: sourceDir, Raw: true}, refs))
 	duck, err := sql.Open("duckdb", "")
 	must(t, err)
 	defer duck.Close()

@@ -280,7 +280,7 @@ func (s *Server) startUI(ctx context.Context, addr string, log *slog.Logger) err
 	}))
 	go func() {
 		if err := s.ui.Start(); err != nil {
-			log.Error("Temporal UI stopped", "err", err)
+			log.Error("Temporal UI stopped", "error", err)
 		}
 	}()
 	s.uiURL = "http://" + joinHostPort(ip, port)

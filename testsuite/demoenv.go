@@ -166,7 +166,7 @@ func readPasswords(path string) map[string]string {
 	vars, err := ReadEnvFile(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			slog.Warn("testsuite: cannot read previous env file; new passwords", "path", path, "err", err)
+			slog.Warn("testsuite: cannot read previous env file; new passwords", "path", path, "error", err)
 		}
 		return out
 	}

@@ -47,7 +47,7 @@ func runInstall(ctx context.Context) error {
 		if missing := missingTools(); len(missing) > 0 {
 			return fmt.Errorf("install dependencies: %w (missing %s)", err, strings.Join(missing, ", "))
 		}
-		slog.Warn("testsuite: install script not found; tools already present", "err", err)
+		slog.Warn("testsuite: install script not found; tools already present", "error", err)
 		return nil
 	}
 	script := filepath.Join(root, installScript)

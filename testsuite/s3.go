@@ -64,6 +64,7 @@ type S3Server struct {
 
 	opts S3Options
 	bin  string
+	keep bool // Stop keeps Dir (StartPersistentS3)
 
 	mu      sync.Mutex
 	proc    *process // nil when not running
@@ -102,19 +103,12 @@ func StartS3Server(ctx context.Context, opts S3Options) (*S3Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start versitygw: %w", err)
 	}
-	if s.AccessKey, err = randomPassword(); err != nil {
-		return fail(err)
-	}
-	if s.SecretKey, err = randomPassword(); err != nil {
-		return fail(err)
-	}
 	for _, d := range []string{s.dataDir(), s.versionsDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fail(err)
 		}
 	}
-	creds := fmt.Sprintf("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", s.AccessKey, s.SecretKey)
-	if err := os.WriteFile(s.CredentialsFile(), []byte(creds), 0o600); err != nil {
+	if err := s.makeKeys(); err != nil {
 		return fail(err)
 	}
 	for attempt := 1; ; attempt++ {
@@ -320,6 +314,9 @@ func (s *S3Server) Stop() error {
 			errs = append(errs, fmt.Errorf("stop versitygw on port %d: %w", s.Port, err))
 		}
 		s.proc = nil
+	}
+	if s.keep {
+		return errors.Join(errs...)
 	}
 	if keepDataDirs() {
 		slog.Info("testsuite: versitygw folder kept (DBTRAIL_KEEP_DATADIR=1)", "dir", s.Dir)

@@ -64,18 +64,36 @@ func Export(ctx workflow.Context, in ExportInput) (ExportResult, error) {
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
-	long := workflow.WithActivityOptions(ctx, exportActivityOptions)
 	runID := workflow.GetInfo(ctx).WorkflowExecution.RunID
 	staging := activities.StagingDir(in.Out, runID)
-	res := ExportResult{Out: in.Out}
-	fail := func(err error) (ExportResult, error) {
+	var res ExportResult
+	// Every step reads or writes the staging folder on the worker's disk:
+	// they run on one host, again from the start on another if it dies.
+	_, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+		res = ExportResult{Out: in.Out}
+		progress = ExportProgress{Phase: "planning"}
+		return exportSteps(sctx, in, staging, runID, &res, &progress)
+	})
+	if err != nil {
+		return res, err
+	}
+	progress.Phase = "done"
+	return res, nil
+}
+
+// exportSteps plans the export, writes every table into staging and moves
+// the complete export into place, all with ctx's worker; a failure removes
+// the staging folder.
+func exportSteps(ctx workflow.Context, in ExportInput, staging, runID string, res *ExportResult, progress *ExportProgress) error {
+	long := workflow.WithActivityOptions(ctx, exportActivityOptions)
+	fail := func(err error) error {
 		dctx, cancel := workflow.NewDisconnectedContext(ctx)
 		defer cancel()
 		dctx = workflow.WithActivityOptions(dctx, shortOptions(time.Minute))
 		if rerr := workflow.ExecuteActivity(dctx, a.RemoveExportStaging, activities.RemoveStagingInput{Staging: staging}).Get(dctx, nil); rerr != nil {
 			workflow.GetLogger(ctx).Warn("export staging folder not removed", "staging", staging, "error", rerr)
 		}
-		return res, err
+		return err
 	}
 	if err := workflow.ExecuteActivity(long, a.PlanExport, activities.PlanExportInput{Spec: in.ExportSpec, Staging: staging}).Get(ctx, &res.Plan); err != nil {
 		return fail(err)
@@ -105,6 +123,5 @@ func Export(ctx workflow.Context, in ExportInput) (ExportResult, error) {
 		RunID: runID, Plan: res.Plan, Tables: res.Tables}).Get(ctx, &res.Finish); err != nil {
 		return fail(err)
 	}
-	progress.Phase = "done"
-	return res, nil
+	return nil
 }

@@ -36,6 +36,9 @@ type FullBackupResult struct {
 	// FloatsAsDumped names the tables whose FLOAT values keep the dump's 6
 	// significant digits, with the reason (activities.ExactFloats).
 	FloatsAsDumped []string `json:",omitempty"`
+	// Upload is what went to the remote store (nil for runs from before
+	// the step; Location "" on a worker without a remote store).
+	Upload *activities.UploadSnapshotResult `json:",omitempty"`
 }
 
 // FullBackupProgress is what the "progress" query returns.
@@ -54,8 +57,11 @@ const ProgressQuery = "progress"
 var a *activities.Activities
 
 // FullBackup dumps the source with mydumper, maps the dump's binlog position
-// to the index's seq, converts every table to Parquet and publishes the
-// snapshot (manifest last, then the current pointer).
+// to the index's seq, converts every table to Parquet, publishes the
+// snapshot (manifest last, then the current pointer) and uploads it to the
+// worker's remote store, if any. Every step runs on one worker (a session,
+// onOneHost): when that worker dies, the backup starts over under a new
+// snapshot id on another worker.
 func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, error) {
 	progress := FullBackupProgress{Phase: "allocating snapshot"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (FullBackupProgress, error) { return progress, nil }); err != nil {
@@ -64,6 +70,23 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
+	var res FullBackupResult
+	_, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+		progress = FullBackupProgress{Phase: "allocating snapshot"}
+		var err error
+		res, err = fullBackupOnHost(sctx, in, &progress)
+		return err
+	})
+	if err != nil {
+		return FullBackupResult{}, err
+	}
+	progress.Phase = "done"
+	return res, nil
+}
+
+// fullBackupOnHost runs the steps of FullBackup, every one on the worker of
+// ctx's session (they hand each other the dump and staging folders).
+func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBackupProgress) (FullBackupResult, error) {
 	short := workflow.WithActivityOptions(ctx, shortOptions(5*time.Minute))
 	long := workflow.WithActivityOptions(ctx, longOptions(12*time.Hour, 30*time.Second, 2*time.Minute))
 
@@ -81,13 +104,13 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if err := workflow.ExecuteActivity(long, a.MapPosition, activities.MapPositionInput{Source: in.Source, Position: dump.Position}).Get(ctx, &mapped); err != nil {
 		return FullBackupResult{}, err
 	}
-	floats, err := exactFloats(ctx, long, in, dump, mapped.Position, &progress)
+	floats, err := exactFloats(ctx, long, in, dump, mapped.Position, progress)
 	if err != nil {
 		return FullBackupResult{}, err
 	}
 	progress.Phase = "converting tables"
 	progress.TablesTotal = len(dump.Tables)
-	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, floats.Files, &progress)
+	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, floats.Files, progress)
 	if err != nil {
 		return FullBackupResult{}, err
 	}
@@ -98,12 +121,16 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	}).Get(ctx, &pub); err != nil {
 		return FullBackupResult{}, err
 	}
+	writeViews(ctx, in.Source)
 	if err := workflow.ExecuteActivity(short, a.RemoveDump, activities.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("dump folder not removed", "dir", dump.Dir, "error", err)
 	}
-	progress.Phase = "done"
+	upload, err := uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase)
+	if err != nil {
+		return FullBackupResult{}, err
+	}
 	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
-		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped}, nil
+		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped, Upload: upload}, nil
 }
 
 // exactFloats runs ExactFloats on the dump (histories from before it

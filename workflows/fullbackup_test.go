@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
 )
@@ -16,6 +17,7 @@ import (
 func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
 	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{
@@ -33,6 +35,7 @@ func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		}
 		return activities.ExactFloatsResult{Files: []string{"", ".exactfloats/1.floats", ""}}, nil
 	})
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
 	return env
 }
 
@@ -96,6 +99,7 @@ func TestFullBackupPublishesNothingWhenATableFails(t *testing.T) {
 func TestFullBackupRefusedWhenIndexCannotCoverTheDump(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "x"}, nil)
 	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Dir: "/w/x"}, nil)

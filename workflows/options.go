@@ -39,3 +39,10 @@ func longOptions(timeout, heartbeat, maxInterval time.Duration) workflow.Activit
 // refreshActivityOptions are the options of the refresh's and compaction's
 // heartbeating activities.
 var refreshActivityOptions = longOptions(6*time.Hour, 5*activities.HeartbeatEvery, time.Minute)
+
+// transferOptions are the options of the snapshot upload and download: they
+// heartbeat like the refresh's activities, with a shorter maximum retry
+// interval (10 s), so an object store that stays unreachable fails the run
+// within a couple of minutes, naming the store; the local snapshot is kept
+// and the next run uploads what is missing.
+var transferOptions = longOptions(12*time.Hour, 5*activities.HeartbeatEvery, 10*time.Second)

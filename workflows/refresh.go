@@ -58,6 +58,12 @@ type RefreshResult struct {
 	Tables     []string // one line per table: its decision and reason
 	Compact    []string // tables handed to a Compact workflow
 	Pruned     []string
+	// Downloaded is the previous snapshot fetched from the remote store
+	// because the source folder had no current snapshot.
+	Downloaded string `json:",omitempty"`
+	// Upload is what went to the remote store (nil when nothing was
+	// published, and for runs from before the step).
+	Upload *activities.UploadSnapshotResult `json:",omitempty"`
 }
 
 // RefreshProgress is what the "progress" query of a refresh returns.
@@ -70,10 +76,15 @@ type RefreshProgress struct {
 // Refresh plans the next snapshot of a source from the previous one and the
 // index (foldplan), executes each table's decision as an activity (link,
 // pair, rewrite), publishes the snapshot (only while the previous one is
-// still current), prunes old snapshots, and hands chains of CompactAt
-// entries to a Compact workflow that runs after it. A refused plan publishes
-// nothing: a FullBackup child runs in its place when a dump is configured,
-// otherwise the refresh ends with the reasons (visible in the Temporal UI).
+// still current), uploads it to the remote store, prunes old snapshots, and
+// hands chains of CompactAt entries to a Compact workflow that runs after
+// it. A source folder without its current snapshot first gets the remote
+// one (DownloadCurrent). A refused plan publishes nothing: a FullBackup
+// child runs in its place when a dump is configured, otherwise the refresh
+// ends with the reasons (visible in the Temporal UI). The steps from the
+// download to the pruning run on one worker (a session, onOneHost): when
+// that worker dies they start over on another; the Compact child asks for
+// the same worker first.
 func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	progress := RefreshProgress{Phase: "planning"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
@@ -85,50 +96,84 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	if in.Keep == 0 {
 		in.Keep = DefaultKeepSnapshots
 	}
+	var (
+		res  RefreshResult
+		plan activities.PlanRefreshResult
+	)
+	host, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+		progress = RefreshProgress{Phase: "planning"}
+		var err error
+		res, plan, err = refreshOnHost(sctx, in, &progress)
+		return err
+	})
+	if err != nil {
+		return RefreshResult{}, err
+	}
+	if plan.Plan.Refused {
+		return refused(ctx, in, plan, res, &progress)
+	}
+	if len(plan.Plan.Compact) > 0 {
+		progress.Phase = "starting compaction"
+		res.Compact = startCompact(ctx, in.Source, res.SnapshotID, plan.Plan.Compact, host)
+	}
+	progress.Phase = "done"
+	return res, nil
+}
+
+// refreshOnHost runs the steps of Refresh that hand each other local
+// snapshots, every one on the worker of ctx's session: the download of a
+// missing previous snapshot, the plan and, unless it is refused, the
+// tables, the publish, the upload and the pruning.
+func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgress) (RefreshResult, activities.PlanRefreshResult, error) {
 	// Every refresh activity heartbeats (activities.HeartbeatEvery): a
 	// worker killed at any step is noticed within the heartbeat timeout.
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	short := workflow.WithActivityOptions(ctx, shortOptions(time.Minute))
 	log := workflow.GetLogger(ctx)
 	var plan activities.PlanRefreshResult
+	downloaded, err := downloadCurrent(ctx, in.Source, &progress.Phase)
+	if err != nil {
+		return RefreshResult{}, plan, err
+	}
+	progress.Phase = "planning"
 	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{
 		Source: in.Source, TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}).Get(ctx, &plan); err != nil {
-		return RefreshResult{}, err
+		return RefreshResult{}, plan, err
 	}
-	res := RefreshResult{Prev: plan.Prev, Position: plan.Cut, Refused: plan.Plan.Refused, Reasons: plan.Plan.Reasons}
+	res := RefreshResult{Prev: plan.Prev, Position: plan.Cut, Refused: plan.Plan.Refused, Reasons: plan.Plan.Reasons,
+		Downloaded: downloaded}
 	for _, t := range plan.Plan.Tables {
 		res.Tables = append(res.Tables, t.String())
 	}
 	if plan.Plan.Refused {
 		log.Warn("refresh refused", "source", in.Source, "reasons", strings.Join(plan.Plan.Reasons, "; "))
-		return refused(ctx, in, plan, res, &progress)
+		return res, plan, nil
 	}
 	progress.Phase = "allocating snapshot"
 	var alloc activities.AllocateSnapshotResult
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
-		return RefreshResult{}, err
+		return res, plan, err
 	}
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
-	tables, err := refreshAll(long, in, alloc.SnapshotID, plan, &progress)
+	tables, err := refreshAll(long, in, alloc.SnapshotID, plan, progress)
 	if err != nil {
-		return RefreshResult{}, err
+		return res, plan, err
 	}
 	progress.Phase = "publishing"
 	var pub activities.PublishResult
 	if err := workflow.ExecuteActivity(long, a.PublishRefresh, activities.PublishRefreshInput{Prev: plan.Prev,
 		PublishInput: activities.PublishInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Position: plan.Cut, Tables: tables},
 	}).Get(ctx, &pub); err != nil {
-		return RefreshResult{}, err
+		return res, plan, err
 	}
 	res.SnapshotID = pub.SnapshotID
+	writeViews(ctx, in.Source)
+	if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
+		return res, plan, err
+	}
 	progress.Phase = "pruning"
 	res.Pruned = prune(long, in, plan.Plan)
-	if len(plan.Plan.Compact) > 0 {
-		progress.Phase = "starting compaction"
-		res.Compact = startCompact(ctx, in.Source, pub.SnapshotID, plan.Plan.Compact)
-	}
-	progress.Phase = "done"
-	return res, nil
+	return res, plan, nil
 }
 
 // refused ends a refused refresh: a FullBackup child in its place when a
@@ -199,13 +244,16 @@ func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 // startCompact starts the Compact workflow of the published snapshot as an
 // abandoned child (it outlives the refresh) and waits only for its start. A
 // compaction already running is left alone: the next refresh asks again.
-func startCompact(ctx workflow.Context, source, id string, jobs []foldplan.CompactJob) []string {
+// host is the recreate token of the session that published the snapshot
+// (nil for histories from before the sessions): Compact asks for that
+// worker first, as the snapshot is on its disk.
+func startCompact(ctx workflow.Context, source, id string, jobs []foldplan.CompactJob, host []byte) []string {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            CompactWorkflowID(source),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	})
-	f := workflow.ExecuteChildWorkflow(cctx, Compact, CompactInput{Source: source, SnapshotID: id, Tables: jobs})
+	f := workflow.ExecuteChildWorkflow(cctx, Compact, CompactInput{Source: source, SnapshotID: id, Tables: jobs, Host: host})
 	if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("compaction not started", "source", source, "error", err)
 		return nil

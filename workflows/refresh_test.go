@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -18,6 +19,7 @@ import (
 func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.RegisterWorkflow(FullBackup)
 	env.RegisterWorkflow(Compact)
@@ -25,6 +27,7 @@ func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnviron
 		Prev: "20261129T090000Z", PrevSeq: 40, Cut: activities.Position{File: "binlog.000003", Pos: 900, Seq: 50},
 		Plan: plan, DumpConfigured: true}, nil)
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
 	return env
 }
 
@@ -161,6 +164,7 @@ func TestRefreshStartsCompactionAfterPublish(t *testing.T) {
 func TestCompactMergesEachTable(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CompactTableInput) (activities.CompactTableResult, error) {
 		if in.Table == "b" {

@@ -251,7 +251,11 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 		result{fmt.Sprintf("refresh: peak RSS, pair of %s changed rows", thousands(rssWindow)), fmt.Sprintf("%.0f MiB", mib(rss)), "≤ 1 GB",
 			fmt.Sprintf("%s; child process ru_maxrss; pair took %s", verdict(rss <= 1<<30), fmtRun(child))},
 	)
-	return out, nil
+	up, err := env.benchUpload(ctx, big, 1)
+	if err != nil {
+		return nil, fmt.Errorf("upload bench: %w", err)
+	}
+	return append(out, up...), nil
 }
 
 // refreshRounds is how many times each refresh run is repeated, and

@@ -20,7 +20,8 @@ type backupResult struct {
 	summary  string        // what backup full printed on stdout: the snapshot published
 	took     time.Duration // backup full's run time
 	err      error         // backup full failed, timed out or was interrupted
-	viewsErr error         // dbtrail views failed (only run after a backup)
+	query    string        // what the example `dbtrail query` printed (only run after a backup)
+	queryErr error         // the example `dbtrail query` failed
 }
 
 // alreadyRunning is in what `dbtrail backup full` says when the source's
@@ -33,7 +34,8 @@ const alreadyRunning = "is already running"
 const retryWait = 5 * time.Second
 
 // takeBackup runs `dbtrail backup full` against dev's Temporal frontend and
-// waits for it, forwarding its output and progress, then `dbtrail views`.
+// waits for it, forwarding its output and progress, then the example
+// `dbtrail query` the block shows (the worker has written views.sql).
 // When a FullBackup of the source is already running it waits for that one
 // to end and starts its own. ctx's end stops the waiting (SIGTERM), not the
 // workflow.
@@ -89,13 +91,26 @@ func (w *watcher) takeBackup(ctx context.Context) backupResult {
 	}
 	say("full backup done in %s", r.took.Round(100*time.Millisecond))
 
-	args = []string{"views", "--backup-dir", w.backupDir, "--source", sourceName}
-	say("writing the DuckDB views: %s %s", display(w.bin), strings.Join(args, " "))
-	if err := runChild(ctx, w.bin, w.env, args...); err != nil {
-		r.viewsErr = err
-		say("DuckDB views: %v", err)
+	say("querying the snapshot: %s", w.queryCommand())
+	r.query, r.queryErr = output(ctx, w.bin, w.env, w.queryArgs()...)
+	if r.queryErr != nil {
+		say("dbtrail query: %v", r.queryErr)
 	}
 	return r
+}
+
+// demoQuery is the example query of the snapshot: the DECIMAL sum is exact
+// in the typed views.
+const demoQuery = "SELECT status, count(*) AS orders, sum(total) AS total FROM shop.orders GROUP BY status ORDER BY status"
+
+// queryArgs are the arguments of the example `dbtrail query`.
+func (w *watcher) queryArgs() []string {
+	return []string{"query", "--backup-dir", w.backupDir, "--source", sourceName, demoQuery}
+}
+
+// queryCommand is the example `dbtrail query` as the user types it.
+func (w *watcher) queryCommand() string {
+	return fmt.Sprintf("%s query --backup-dir %s %q", display(w.bin), display(w.backupDir), demoQuery)
 }
 
 // safeBuffer is a bytes.Buffer that two goroutines may write.

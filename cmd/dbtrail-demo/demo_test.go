@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -48,8 +49,8 @@ func TestDemoSmoke(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	ports := freePorts(t, 5)
-	sourcePort, indexPort, metricsPort, frontendPort, uiPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	ports := freePorts(t, 6)
+	sourcePort, indexPort, metricsPort, frontendPort, uiPort, s3Port := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	uiURL := "http://127.0.0.1:" + strconv.Itoa(uiPort) + "/namespaces/default/workflows"
 	current := filepath.Join(dir, "backups", "main", "current")
 	viewsFile := filepath.Join(dir, "backups", "main", "views.sql")
@@ -61,7 +62,7 @@ func TestDemoSmoke(t *testing.T) {
 			"--source-port", strconv.Itoa(sourcePort), "--index-port", strconv.Itoa(indexPort),
 			"--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort),
 			"--frontend-addr", "127.0.0.1:"+strconv.Itoa(frontendPort),
-			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort))
+			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort), "--s3-port", strconv.Itoa(s3Port))
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.WaitDelay = 10 * time.Second
@@ -96,7 +97,9 @@ func TestDemoSmoke(t *testing.T) {
 			current,
 			viewsFile,
 			"duckdb -init " + viewsFile,
-			"SELECT * FROM shop.orders LIMIT 5",
+			filepath.Join(bin, "dbtrail") + " query --backup-dir " + filepath.Join(dir, "backups") + ` "SELECT status, count(*) AS orders, sum(total) AS total FROM shop.orders`,
+			"| orders | total",
+			filepath.Join(bin, "dbtrail") + " query --backup-dir " + filepath.Join(dir, "backups") + "\n",
 			"set -a; . " + filepath.Join(dir, "env") + "; set +a; " + filepath.Join(bin, "dbtrail") + " backup full --temporal-addr 127.0.0.1:" + strconv.Itoa(frontendPort),
 			"http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics",
 			"set -a; . " + filepath.Join(dir, "env") + "; set +a; " + filepath.Join(bin, "dbtrail") + " status",
@@ -106,10 +109,14 @@ func TestDemoSmoke(t *testing.T) {
 				t.Errorf("dbtrail-demo --duration %s: the block lacks %q", duration, want)
 			}
 		}
+		if strings.Contains(block, "FAILED") {
+			t.Errorf("dbtrail-demo --duration %s: something failed in the block", duration)
+		}
 		if strings.Contains(block, "not answering right now") {
 			t.Errorf("dbtrail-demo --duration %s: the metrics endpoint or the Temporal UI did not answer", duration)
 		}
 		checkSnapshot(t, current)
+		checkRemoteCopy(t, dir, current)
 		if _, err := os.Stat(viewsFile); err != nil {
 			t.Errorf("views file: %v", err)
 		}
@@ -169,6 +176,7 @@ func TestDemoSmoke(t *testing.T) {
 	if n == 0 {
 		t.Fatal("the index holds no events of schema shop")
 	}
+	checkQueryFormats(ctx, t, filepath.Join(bin, "dbtrail"), filepath.Join(dir, "backups"), env)
 	// The client command of the block works as printed, without a password
 	// on the command line.
 	client := exec.CommandContext(ctx, "mariadb", "--defaults-extra-file="+filepath.Join(dir, "index.cnf"), "dbtrail", "-e", newestQuery)
@@ -176,6 +184,82 @@ func TestDemoSmoke(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "shop") {
 		t.Errorf("mariadb --defaults-extra-file=index.cnf: %v\n%s", err, out)
 	}
+}
+
+// checkQueryFormats runs `dbtrail query` on the demo's backup in each
+// format and wants the sample products (whose sku, title and price the
+// traffic never changes) as the source has them.
+func checkQueryFormats(ctx context.Context, t *testing.T, dbtrail, backupDir string, env *testsuite.Env) {
+	t.Helper()
+	src, err := env.Source.DB(ctx, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	const q = "SELECT sku, title, price FROM shop.products ORDER BY sku"
+	rows, err := src.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live [][3]string
+	for rows.Next() {
+		var r [3]string
+		if err := rows.Scan(&r[0], &r[1], &r[2]); err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, r)
+	}
+	if err := rows.Close(); err != nil || len(live) == 0 {
+		t.Fatalf("products on the source: %d rows, %v", len(live), err)
+	}
+	for _, format := range []string{"table", "csv", "json"} {
+		out, err := exec.CommandContext(ctx, dbtrail, "query", "--backup-dir", backupDir, "--format", format, q).Output()
+		if err != nil {
+			t.Errorf("dbtrail query --format %s: %v", format, err)
+			continue
+		}
+		if want := productsOutput(format, live); string(out) != want {
+			t.Errorf("dbtrail query --format %s:\n got:\n%s\nwant:\n%s", format, out, want)
+		}
+	}
+}
+
+// productsOutput is how `dbtrail query` prints the products in format.
+func productsOutput(format string, rows [][3]string) string {
+	var b strings.Builder
+	switch format {
+	case "csv":
+		b.WriteString("sku,title,price\n")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "%s,%s,%s\n", r[0], r[1], r[2])
+		}
+	case "json":
+		for i, r := range rows {
+			sep := ",\n"
+			if i == 0 {
+				sep = "[\n"
+			}
+			sku, _ := json.Marshal(r[0])
+			title, _ := json.Marshal(r[1])
+			fmt.Fprintf(&b, `%s{"sku":%s,"title":%s,"price":%s}`, sep, sku, title, r[2])
+		}
+		b.WriteString("\n]\n")
+	default:
+		w := [3]int{3, 5, 5}
+		for _, r := range rows {
+			for i := range r {
+				w[i] = max(w[i], utf8.RuneCountInString(r[i]))
+			}
+		}
+		pad := func(s string, n int) string { return strings.Repeat(" ", n-utf8.RuneCountInString(s)) }
+		fmt.Fprintf(&b, " sku%s | title%s | price\n", pad("sku", w[0]), pad("title", w[1]))
+		fmt.Fprintf(&b, "%s+%s+%s\n", strings.Repeat("-", w[0]+2), strings.Repeat("-", w[1]+2), strings.Repeat("-", w[2]+2))
+		for _, r := range rows {
+			fmt.Fprintf(&b, " %s%s | %s%s | %s%s\n", r[0], pad(r[0], w[0]), r[1], pad(r[1], w[1]), pad(r[2], w[2]), r[2])
+		}
+		fmt.Fprintf(&b, "(%d rows)\n", len(rows))
+	}
+	return b.String()
 }
 
 // readEnvPasswords returns the two passwords of the env file, joined.
@@ -292,4 +376,22 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// checkRemoteCopy requires the demo's S3 server (a posix folder) to hold the
+// manifest of the snapshot current names, and a current pointer.
+func checkRemoteCopy(t *testing.T, dir, current string) {
+	t.Helper()
+	target, err := os.Readlink(current)
+	if err != nil {
+		t.Fatalf("current: %v", err)
+	}
+	id := filepath.Base(target)
+	prefix := filepath.Join(dir, "s3", "data", "dbtrail-demo", "backups", "main")
+	if _, err := os.Stat(filepath.Join(prefix, "snapshots", id, "manifest.json")); err != nil {
+		t.Errorf("snapshot %s has no manifest on the demo's S3 server: %v", id, err)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "current")); err != nil {
+		t.Errorf("no current pointer on the demo's S3 server: %v", err)
+	}
 }

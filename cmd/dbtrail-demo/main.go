@@ -6,9 +6,9 @@
 // server (history in <dir>/dev, kept between runs) with its web UI, a worker
 // with the real activities, and capture. It sends a little steady traffic to
 // the source and, once capture has caught up, takes one full backup
-// (`dbtrail backup full`, into <dir>/backups) and writes its DuckDB views
-// (`dbtrail views`). Then it prints what to look at, and a progress line
-// every 10 seconds.
+// (`dbtrail backup full`, into <dir>/backups; the worker writes its DuckDB
+// views.sql) and queries it (`dbtrail query`). Then it prints what to look
+// at, and a progress line every 10 seconds.
 //
 // Usage:
 //
@@ -68,6 +68,7 @@ type config struct {
 	duration     time.Duration
 	sourcePort   int
 	indexPort    int
+	s3Port       int // versitygw, the demo's object storage; 0: none
 	metricsAddr  string
 	frontendAddr string // Temporal frontend (gRPC) of dbtrail dev
 	uiAddr       string // Temporal web UI of dbtrail dev
@@ -99,6 +100,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.DurationVar(&c.duration, "duration", 0, "stop after the traffic has run this long (0: until Ctrl-C)")
 	fs.IntVar(&c.sourcePort, "source-port", 33061, "TCP port of the source server on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&c.indexPort, "index-port", 33062, "TCP port of the index server on 127.0.0.1 (0: any free port)")
+	fs.IntVar(&c.s3Port, "s3-port", 33063, "TCP port of the S3 server (versitygw) on 127.0.0.1 that holds the snapshots' remote copies (0: no object storage)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "loopback address of capture's Prometheus /metrics endpoint")
 	fs.StringVar(&c.frontendAddr, "frontend-addr", defaultFrontendAddr, "loopback address of the embedded Temporal frontend (gRPC)")
 	fs.StringVar(&c.uiAddr, "ui-addr", "127.0.0.1:8233", "loopback address of the Temporal web UI")
@@ -117,6 +119,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("--source-port %d / --index-port %d: want 0..65535", c.sourcePort, c.indexPort)
 	case c.sourcePort != 0 && c.sourcePort == c.indexPort:
 		return c, fmt.Errorf("--source-port and --index-port are both %d", c.sourcePort)
+	case c.s3Port < 0 || c.s3Port > 65535 || c.s3Port != 0 && (c.s3Port == c.sourcePort || c.s3Port == c.indexPort):
+		return c, fmt.Errorf("--s3-port %d: want 0..65535, not a MariaDB port", c.s3Port)
 	}
 	seen := map[string]string{}
 	for _, a := range []struct{ flag, addr, example string }{
@@ -200,6 +204,20 @@ func run(cfg config) (err error) {
 	devArgs := []string{"dev", "--data-dir", filepath.Join(dir, "dev"), "--backup-dir", backupDir,
 		"--source", sourceName, "--metrics-addr", cfg.metricsAddr, "--refresh-every", "1m",
 		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr}
+	if cfg.s3Port != 0 {
+		s3srv, err := testsuite.StartPersistentS3(ctx, filepath.Join(dir, "s3"), cfg.s3Port, "dbtrail-demo")
+		if err != nil {
+			return fmt.Errorf("start the demo's object storage: %w", err)
+		}
+		defer func() {
+			say("stopping the S3 server (objects kept in %s)", s3srv.Dir)
+			err = errors.Join(err, s3srv.Stop())
+		}()
+		archiveURL := s3srv.URL("backups")
+		say("S3 server (versitygw) on %s, bucket %s: every published snapshot is copied there (--archive-url %s)",
+			s3srv.Endpoint, s3srv.Bucket, archiveURL)
+		devArgs = append(devArgs, "--archive-url", archiveURL)
+	}
 	say("starting %s %s", bin, strings.Join(devArgs, " "))
 	dev, err := startChild(bin, childEnv, devArgs...)
 	if err != nil {

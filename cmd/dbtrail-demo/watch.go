@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -195,9 +194,6 @@ func (w *watcher) progress(ctx context.Context, last *int64) {
 		time.Now().Format("15:04:05"), n, delta, state, w.traffic.sent.Load(), w.traffic.failed.Load())
 }
 
-// duckdbQuery is the query of the snapshot that the block suggests.
-const duckdbQuery = "SELECT * FROM shop.orders LIMIT 5;"
-
 // uiURL is the Temporal web UI's list of workflows.
 func (w *watcher) uiURL() string {
 	return "http://" + w.cfg.uiAddr + "/namespaces/default/workflows"
@@ -237,17 +233,7 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 		}
 		fmt.Fprintf(&b, " Snapshot folder (Parquet files and manifest.json%s):\n   %s\n", earlier, display(current))
 	}
-	if r.viewsErr != nil {
-		fmt.Fprintf(&b, " Writing the DuckDB views failed: %v\n", r.viewsErr)
-	}
-	if fileExists(viewsFile) {
-		fmt.Fprintf(&b, " DuckDB views over the snapshot:\n   %s\n", display(viewsFile))
-		if _, err := exec.LookPath("duckdb"); err == nil {
-			fmt.Fprintf(&b, "   duckdb -init %s\n   then, at its prompt:  %s\n", display(viewsFile), duckdbQuery)
-		} else {
-			fmt.Fprintf(&b, "   DuckDB is not installed here (no duckdb on PATH). Where it is, run\n   duckdb -init %s\n   then, at its prompt:  %s\n", display(viewsFile), duckdbQuery)
-		}
-	}
+	w.writeQuery(&b, r, viewsFile)
 	b.WriteString("\n")
 	temporalAddr := ""
 	if w.cfg.frontendAddr != defaultFrontendAddr {
@@ -255,7 +241,6 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	}
 	fmt.Fprintf(&b, " Take another backup by hand (in another terminal, from this folder, while the demo runs):\n")
 	fmt.Fprintf(&b, "   set -a; . %s; set +a; %s backup full%s\n", display(w.envFile), display(w.bin), temporalAddr)
-	fmt.Fprintf(&b, "   %s views --backup-dir %s\n", display(w.bin), display(w.backupDir))
 	fmt.Fprintf(&b, " A Refresh runs every minute (schedule refresh-%s in the UI): it folds the index's changes\n", sourceName)
 	fmt.Fprintf(&b, " into a new snapshot without reading the source. Run one now, and list the snapshots:\n")
 	fmt.Fprintf(&b, "   set -a; . %s; set +a; %s refresh%s\n", display(w.envFile), display(w.bin), temporalAddr)
@@ -276,6 +261,29 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	fmt.Fprintf(&b, " Ctrl-C stops the traffic, dbtrail dev and both servers; their data, the backups and\n Temporal's history stay in %s and the next run carries on from there.\n", display(filepath.Dir(w.envFile)))
 	fmt.Fprintf(&b, "%s\n\n", blockEnd)
 	fmt.Print(b.String())
+}
+
+// writeQuery writes the block's part on querying the snapshot: the example
+// `dbtrail query` with what it printed, the interactive shell, and
+// views.sql for a DuckDB CLI.
+func (w *watcher) writeQuery(b *strings.Builder, r backupResult, viewsFile string) {
+	fmt.Fprintf(b, " Query the snapshot with the DuckDB built into dbtrail (one typed view per table, schema.table):\n")
+	fmt.Fprintf(b, "   %s\n", w.queryCommand())
+	if r.queryErr != nil {
+		fmt.Fprintf(b, "   (it FAILED just now: %v)\n", r.queryErr)
+	}
+	for _, line := range strings.Split(strings.TrimRight(r.query, "\n"), "\n") {
+		if line != "" {
+			fmt.Fprintf(b, "   | %s\n", line)
+		}
+	}
+	fmt.Fprintf(b, "   %s query --backup-dir %s\n", display(w.bin), display(w.backupDir))
+	fmt.Fprintf(b, "   is an interactive shell: statements end with ';', .tables, .schema shop.orders, .quit;\n")
+	fmt.Fprintf(b, "   --format csv or json, --snapshot ID for an older snapshot.\n")
+	if fileExists(viewsFile) {
+		fmt.Fprintf(b, " The worker keeps the same views in %s for a DuckDB CLI (duckdb -init %s).\n",
+			display(viewsFile), display(viewsFile))
+	}
 }
 
 // notAnswering is "" when url answers with status 200, otherwise a line of

@@ -50,7 +50,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err := up(*dir, *sourcePort, *indexPort); err != nil {
-		slog.Error("dbtrail-testenv failed", "err", err)
+		slog.Error("dbtrail-testenv failed", "error", err)
 		os.Exit(1)
 	}
 }

@@ -56,6 +56,7 @@ temporal CLI).`,
 			for _, s := range res.FloatsAsDumped {
 				fmt.Fprintf(cmd.OutOrStdout(), "  FLOAT values as dumped: %s\n", s)
 			}
+			printUpload(cmd.OutOrStdout(), res.Upload)
 			return nil
 		},
 	}

@@ -111,6 +111,9 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 	fmt.Fprintf(out, "  Temporal frontend  %s  (namespace %s, task queue %s)\n", srv.FrontendAddr(), srv.Namespace(), taskQueue)
 	fmt.Fprintf(out, "  history            %s\n", filepath.Join(cfg.DataDir, temporal.DBFile))
 	fmt.Fprintf(out, "  backups            %s\n", acts.BackupDir)
+	if acts.Remote != nil {
+		fmt.Fprintf(out, "  remote snapshots   %s\n", acts.Remote.Location())
+	}
 	return runJobs(ctx, jobs)
 }
 

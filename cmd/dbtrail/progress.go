@@ -160,10 +160,11 @@ func newWaiter(out io.Writer, where runLocation) *waiter {
 	}
 }
 
-// isTerminal reports whether w is a character device: a terminal (or
-// /dev/null, where a bar harms nobody). Pipes, files and buffers are not.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether s (a reader or writer) is a character device:
+// a terminal (or /dev/null, where a bar harms nobody). Pipes, files and
+// buffers are not.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	if !ok {
 		return false
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -218,6 +219,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	const cause = "dump.t.00000.sql:12: table d.t: INSERT lists 37 columns, the table has 38"
 	var s sdktestsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(workers.Options())
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)

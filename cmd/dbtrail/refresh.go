@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
+	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -148,9 +149,28 @@ func printRefresh(w io.Writer, res workflows.RefreshResult) {
 	if len(res.Compact) > 0 {
 		fmt.Fprintf(w, "  compaction started for %s\n", strings.Join(res.Compact, ", "))
 	}
+	if res.Downloaded != "" {
+		fmt.Fprintf(w, "  previous snapshot %s downloaded from the remote store\n", res.Downloaded)
+	}
+	printUpload(w, res.Upload)
 	if len(res.Pruned) > 0 {
 		fmt.Fprintf(w, "  pruned %s\n", strings.Join(res.Pruned, ", "))
 	}
+}
+
+// printUpload reports what a run uploaded to the remote store (nothing
+// without one).
+func printUpload(w io.Writer, up *activities.UploadSnapshotResult) {
+	if up == nil || up.Location == "" {
+		return
+	}
+	ids := make([]string, len(up.Snapshots))
+	for i, s := range up.Snapshots {
+		ids[i] = s.SnapshotID
+	}
+	fmt.Fprintf(w, "  uploaded %s to %s: %d files sent (%s), %d copied in the store (%s), %d already there; remote current %s\n",
+		strings.Join(ids, ", "), up.Location, up.FilesUploaded, sizeText(up.BytesUploaded), up.FilesCopied, sizeText(up.BytesCopied),
+		up.FilesSkipped, up.Current)
 }
 
 // scheduleConfig is the schedules a long-running dev or worker keeps.

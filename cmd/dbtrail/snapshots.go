@@ -23,15 +23,19 @@ import (
 // Kind and Origin are normalized: an empty manifest Kind is "full", an empty
 // table Origin "dump".
 type snapshotEntry struct {
-	ID        string            `json:"id"`
-	Current   bool              `json:"current"`
-	Kind      string            `json:"kind"`
-	Prev      string            `json:"prev,omitempty"`
-	Position  snapshot.Position `json:"position"`
-	CreatedAt time.Time         `json:"created_at"`
-	Bytes     int64             `json:"bytes"`     // sum of the manifest's file sizes
-	NewBytes  int64             `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
-	Tables    []snapshotTable   `json:"tables"`
+	ID      string `json:"id"`
+	Current bool   `json:"current"`
+	// Where is local, remote or both (with --archive-url; "" without).
+	Where string `json:"where,omitempty"`
+	// RemoteCurrent: the remote current pointer names this snapshot.
+	RemoteCurrent bool              `json:"remote_current,omitempty"`
+	Kind          string            `json:"kind"`
+	Prev          string            `json:"prev,omitempty"`
+	Position      snapshot.Position `json:"position"`
+	CreatedAt     time.Time         `json:"created_at"`
+	Bytes         int64             `json:"bytes"`     // sum of the manifest's file sizes
+	NewBytes      int64             `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
+	Tables        []snapshotTable   `json:"tables"`
 }
 
 // snapshotTable is one table of a snapshotEntry. Bytes and NewBytes count the
@@ -50,7 +54,7 @@ type snapshotTable struct {
 // newSnapshotsCmd is `dbtrail snapshots`: list the published snapshots of a
 // source, oldest first, with how much each one wrote anew.
 func newSnapshotsCmd(g *globals) *cobra.Command {
-	var backupDir, source string
+	var backupDir, source, archiveURL string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "snapshots",
@@ -66,6 +70,9 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 			srcDir := filepath.Join(backupDir, source)
 			list, err := loadSnapshots(srcDir, g.log)
 			if err != nil {
+				return err
+			}
+			if list, err = addRemote(cmd.Context(), list, archiveURL, source, srcDir, g.log); err != nil {
 				return err
 			}
 			g.log.Debug("snapshots listed", "source_dir", srcDir, "snapshots", len(list))
@@ -89,6 +96,7 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 	f.StringVar(&backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
 	f.StringVar(&source, "source", "main", "source name")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	registerArchiveURL(f, &archiveURL, "object storage of the worker's snapshots, to say for each snapshot whether it is local, remote or both")
 	return cmd
 }
 
@@ -104,7 +112,7 @@ func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
 	cur, err := snapshot.ResolveCurrent(srcDir)
 	if err != nil && len(ids) > 0 {
 		if _, lerr := os.Lstat(filepath.Join(srcDir, snapshot.CurrentLink)); !errors.Is(lerr, fs.ErrNotExist) {
-			log.Warn("current does not resolve", "source_dir", srcDir, "err", err)
+			log.Warn("current does not resolve", "source_dir", srcDir, "error", err)
 		}
 	}
 	list := make([]snapshotEntry, 0, len(ids))
@@ -121,15 +129,14 @@ func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
 		if prev != "" {
 			prevDir = filepath.Join(srcDir, snapshot.SnapshotsDir, prev)
 		}
-		list = append(list, summarize(s, prevDir, id == cur))
+		list = append(list, summarize(s.Manifest, id == cur, func(rel string) bool { return sharedWithPrev(s, prevDir, rel) }))
 	}
 	return list, nil
 }
 
-// summarize builds the entry of s; prevDir is the previous snapshot's folder
-// ("" or absent: every file counts as new).
-func summarize(s *snapshot.Snapshot, prevDir string, current bool) snapshotEntry {
-	m := s.Manifest
+// summarize builds the entry of the snapshot of manifest m; shared reports
+// the files it shares with the previous snapshot (not new).
+func summarize(m snapshot.Manifest, current bool, shared func(rel string) bool) snapshotEntry {
 	e := snapshotEntry{ID: m.SnapshotID, Current: current, Kind: m.Kind, Prev: m.Prev,
 		Position: m.Position, CreatedAt: m.CreatedAt}
 	if e.Kind == "" {
@@ -137,7 +144,7 @@ func summarize(s *snapshot.Snapshot, prevDir string, current bool) snapshotEntry
 	}
 	isNew := make(map[string]bool, len(m.Files))
 	for rel, d := range m.Files {
-		isNew[rel] = !sharedWithPrev(s, prevDir, rel)
+		isNew[rel] = !shared(rel)
 		e.Bytes += d.Size
 		if isNew[rel] {
 			e.NewBytes += d.Size
@@ -187,12 +194,19 @@ func writeSnapshots(w io.Writer, list []snapshotEntry) error {
 		if e.Current {
 			mark = "  [current]"
 		}
+		if e.RemoteCurrent {
+			mark += "  [remote current]"
+		}
+		kind := e.Kind
+		if e.Where != "" {
+			kind += "  " + e.Where
+		}
 		tables := "tables"
 		if len(e.Tables) == 1 {
 			tables = "table"
 		}
 		fmt.Fprintf(tw, "%s  %s  %s:%d seq %d  created %s  %d %s  %s, %s new%s\n",
-			e.ID, e.Kind, e.Position.File, e.Position.Pos, e.Position.Seq,
+			e.ID, kind, e.Position.File, e.Position.Pos, e.Position.Seq,
 			e.CreatedAt.UTC().Format(time.RFC3339), len(e.Tables), tables, sizeText(e.Bytes), sizeText(e.NewBytes), mark)
 		if len(e.Tables) == 0 {
 			continue

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -20,13 +15,18 @@ import (
 // from the snapshot current points at; the file is replaced atomically.
 func newViewsCmd(g *globals) *cobra.Command {
 	var backupDir, source, out string
+	var raw bool
 	var at viewsAt
 	cmd := &cobra.Command{
 		Use:   "views",
 		Short: "Write views.sql: DuckDB views over the newest snapshot of a source",
 		Long: "Write views.sql, one DuckDB view per table reading <backup dir>/<source>/current.\n" +
-			"The views follow current as refreshes publish and chains grow; run this again\n" +
-			"only after tables are added or dropped or a table's columns change.\n\n" +
+			"The views follow current as refreshes publish and chains grow, and the worker rewrites\n" +
+			"<backup dir>/<source>/views.sql after a publish that adds or drops a table or changes\n" +
+			"columns, in the form the file holds. The views are typed: DECIMAL, DATE, DATETIME and\n" +
+			"TIMESTAMP (UTC), TIME read as DuckDB DECIMAL, DATE, TIMESTAMP and INTERVAL, and a value\n" +
+			"the type cannot hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL; --raw\n" +
+			"keeps the stored text. `dbtrail query` needs no views.sql: it loads the views itself.\n\n" +
 			"With --at T it exports the tables as they were at moment T (see dbtrail export\n" +
 			"parquet --help) into a new folder --export-dir and writes views.sql there.",
 		Args: cobra.NoArgs,
@@ -42,27 +42,22 @@ func newViewsCmd(g *globals) *cobra.Command {
 			}
 			srcDir := filepath.Join(backupDir, source)
 			if out == "" {
-				out = filepath.Join(srcDir, "views.sql")
+				out = filepath.Join(srcDir, views.FileName)
 			}
-			cur := filepath.Join(srcDir, "current")
-			if _, err := os.Stat(cur); errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("source %s has no published snapshot (%s does not exist): run a backup first", source, cur)
-			}
-			tables, err := views.TablesFromSnapshot(cur)
+			o := views.Options{SourceDir: srcDir, Raw: raw}
+			tables, err := views.WriteFile(out, o)
 			if err != nil {
 				return err
 			}
-			if len(tables) == 0 {
-				return fmt.Errorf("the snapshot at %s holds no table", cur)
+			g.log.Debug("views written", "file", out, "tables", len(tables), "raw", raw)
+			form := "typed"
+			if raw {
+				form = "raw"
 			}
-			if err := writeViews(out, srcDir, tables); err != nil {
-				return err
-			}
-			g.log.Debug("views written", "file", out, "tables", len(tables))
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "wrote %s: views of %d tables over %s\n", out, len(tables), cur)
-			fmt.Fprintf(w, "query them:\n  duckdb -init %s\nor, inside duckdb:\n  .read %s\n", shellQuote(out), shellQuote(out))
-			fmt.Fprintf(w, "The views follow current as new snapshots are published; run dbtrail views again after tables are added or dropped or their columns change.\n")
+			fmt.Fprintf(w, "wrote %s: %s views of %d tables over %s\n", out, form, len(tables), o.SnapshotDir())
+			fmt.Fprintf(w, "query them:\n  dbtrail query --backup-dir %s --source %s\nor with a DuckDB CLI:\n  duckdb -init %s\n",
+				shellQuote(backupDir), shellQuote(source), shellQuote(out))
 			return nil
 		},
 	}
@@ -70,13 +65,9 @@ func newViewsCmd(g *globals) *cobra.Command {
 	f.StringVar(&backupDir, "backup-dir", "", "backup folder holding <source>/snapshots and <source>/current")
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&out, "out", "", "file to write (default <backup dir>/<source>/views.sql)")
+	f.BoolVar(&raw, "raw", false, "keep DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their stored text")
 	at.register(f)
 	return cmd
-}
-
-// writeViews writes views.sql to path crash-safely.
-func writeViews(path, srcDir string, tables []views.TableRef) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return views.Generate(w, srcDir, tables) })
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe

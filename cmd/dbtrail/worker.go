@@ -24,7 +24,10 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Short: "Run dbtrail's workflows and activities against a Temporal server (long-running)",
 		Long: `worker polls a Temporal task queue and runs dbtrail's workflows and activities.
 Any Temporal works: the one inside "dbtrail dev", a self-hosted cluster or Temporal
-Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`,
+Cloud. Run as many as you like, on as many machines: Temporal spreads the work.
+Give each worker its own --backup-dir and --work-dir and the same --archive-url:
+a backup's steps run on one worker (a Temporal session) and snapshots are
+shared through the store (docs/workflows.md, "Workers on several machines").`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			acts, store, err := wc.activities(cmd, g)
 			if err != nil {
@@ -57,17 +60,18 @@ Cloud. Run as many as you like, on as many machines: Temporal spreads the work.`
 }
 
 // runWorker runs a worker with every dbtrail workflow and activity on
-// taskQueue until ctx ends (nil) or the worker fails for good (its error).
+// taskQueue, sessions on (workers.Options), until ctx ends (nil) or the
+// worker fails for good (its error).
 func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, log *slog.Logger) error {
 	fatal := make(chan error, 1)
-	w := worker.New(c, taskQueue, worker.Options{
-		OnFatalError: func(err error) {
-			select {
-			case fatal <- err:
-			default:
-			}
-		},
-	})
+	opts := workers.Options()
+	opts.OnFatalError = func(err error) {
+		select {
+		case fatal <- err:
+		default:
+		}
+	}
+	w := worker.New(c, taskQueue, opts)
 	workers.RegisterAll(w, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", taskQueue, err)

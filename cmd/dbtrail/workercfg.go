@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // workerConfig is what a worker's activities need: the source, the index
@@ -21,6 +25,9 @@ type workerConfig struct {
 	mydumper  string
 	// foldMemory is DuckDB's memory limit per refreshed table.
 	foldMemory string
+	dumpStall  time.Duration
+	// archiveURL is the remote store of snapshots ("" : local only).
+	archiveURL string
 }
 
 func newWorkerConfig() *workerConfig {
@@ -33,7 +40,29 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&w.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder: <dir>/<source>/snapshots, current, views.sql")
 	f.StringVar(&w.workDir, "work-dir", "", "scratch folder for dumps (default <backup-dir>/.work)")
 	f.StringVar(&w.mydumper, "mydumper", "mydumper", "mydumper binary")
+	f.DurationVar(&w.dumpStall, "dump-stall", activities.DefaultDumpStall, "kill and retry a mydumper that makes no progress (no output, no dump bytes) this long")
 	f.StringVar(&w.foldMemory, "fold-memory", "256MB", "DuckDB memory limit of a refresh or compaction of one table (it spills to the work folder beyond it)")
+	registerArchiveURL(f, &w.archiveURL, "object storage that keeps a copy of every published snapshot, under <prefix>/<source>/snapshots/<id>/; a lost backup folder is refreshed from it")
+}
+
+// registerArchiveURL registers --archive-url (DBTRAIL_ARCHIVE_URL).
+func registerArchiveURL(f *pflag.FlagSet, v *string, what string) {
+	f.StringVar(v, "archive-url", "", what+": s3://bucket/prefix?endpoint=...&region=... or a folder (docs/storage.md; keys from the environment or credentials-file=, never in the URL); empty: none")
+}
+
+// openArchive opens the store --archive-url names, checked to be usable
+// (a missing bucket, wrong keys or an unreachable endpoint fail here,
+// naming the bucket and endpoint), or returns nil for "".
+func openArchive(ctx context.Context, url string, log *slog.Logger) (storage.Store, error) {
+	if url == "" {
+		return nil, nil
+	}
+	s, err := storage.Open(ctx, url, storage.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--archive-url: %w", err)
+	}
+	log.Info("remote store opened", "location", s.Location())
+	return s, nil
 }
 
 // activities opens the index and returns the activities with their
@@ -41,6 +70,10 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 // store and acts.Engines when the worker stops.
 func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activities.Activities, store *index.Store, err error) {
 	dsn, err := w.sourceDSN.resolve(g.fromArgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	archive, err := openArchive(cmd.Context(), w.archiveURL, g.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,8 +99,10 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		BackupDir:  backup,
 		WorkDir:    work,
 		Mydumper:   w.mydumper,
+		DumpStall:  w.dumpStall,
 		FoldMemory: w.foldMemory,
 		Engines:    activities.NewEnginePool(work, w.foldMemory),
+		Remote:     archive,
 		Log:        g.log,
 	}, store, nil
 }

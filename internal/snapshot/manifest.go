@@ -141,6 +141,14 @@ func readManifest(dir string) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
+	return ParseManifest(b)
+}
+
+// ParseManifest decodes the bytes of a manifest.json (read from disk or
+// from object storage) and checks them as a reader does: a supported
+// version, a well-formed id, clean relative paths, and every table's file
+// and chain entries listed in Files.
+func ParseManifest(b []byte) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Manifest{}, fmt.Errorf("%s: %w", ManifestName, err)

@@ -14,10 +14,12 @@ import (
 const TrashDir = ".trash"
 
 // PruneResult is what Prune did: the ids it removed and the ids of the
-// published snapshots it kept, both oldest first.
+// published snapshots it kept, both oldest first. Held lists the kept ids
+// that retention alone would have removed (PruneHeld).
 type PruneResult struct {
 	Removed []string
 	Kept    []string
+	Held    []string
 }
 
 // Prune applies local retention to the source folder sourceDir.
@@ -43,6 +45,14 @@ type PruneResult struct {
 // another. Prune must not run concurrently with another Prune of the same
 // source.
 func Prune(sourceDir string, keep int, log *slog.Logger) (PruneResult, error) {
+	return PruneHeld(sourceDir, keep, nil, log)
+}
+
+// PruneHeld is Prune with one more reason to keep a snapshot: held(id) is
+// true (its remote copy is not confirmed yet). A held snapshot is kept and
+// listed in Kept and Held; held is asked only about snapshots retention
+// would remove. nil holds nothing.
+func PruneHeld(sourceDir string, keep int, held func(id string) bool, log *slog.Logger) (PruneResult, error) {
 	if keep < 1 {
 		return PruneResult{}, fmt.Errorf("prune snapshots: keep %d: want at least 1", keep)
 	}
@@ -64,6 +74,12 @@ func Prune(sourceDir string, keep int, log *slog.Logger) (PruneResult, error) {
 	for i, id := range ids {
 		if i >= len(ids)-keep || (cur != "" && id >= cur) {
 			res.Kept = append(res.Kept, id)
+			continue
+		}
+		if held != nil && held(id) {
+			res.Kept = append(res.Kept, id)
+			res.Held = append(res.Held, id)
+			log.Info("snapshot kept: held", "source_dir", sourceDir, "snapshot", id)
 			continue
 		}
 		if err := trashSnapshot(sourceDir, id); err != nil {

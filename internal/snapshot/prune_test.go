@@ -218,3 +218,26 @@ func TestPruneRefusesBadKeepAndBrokenCurrent(t *testing.T) {
 	}
 	checkPruned(t, dir, res, pruneIDs[:3], pruneIDs[3:])
 }
+
+func TestPruneHeldKeepsHeldSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	buildChain(t, dir)
+	// The second snapshot is held (say, not yet confirmed on object
+	// storage): retention removes the first only.
+	var asked []string
+	res, err := PruneHeld(dir, 1, func(id string) bool {
+		asked = append(asked, id)
+		return id == pruneIDs[1]
+	}, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPruned(t, dir, res, []string{pruneIDs[0], pruneIDs[2]}, []string{pruneIDs[1], pruneIDs[3]})
+	if !slices.Equal(res.Held, []string{pruneIDs[1]}) {
+		t.Fatalf("held %v", res.Held)
+	}
+	if !slices.Equal(asked, pruneIDs[:3]) {
+		t.Fatalf("held asked about %v, want only what retention would remove", asked)
+	}
+	checkReadable(t, dir, pruneIDs[1])
+}

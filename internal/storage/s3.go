@@ -248,7 +248,7 @@ func (s *S3) check(ctx context.Context) error {
 	v, err := s.client.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &s.cfg.Bucket})
 	if err != nil {
 		s.log.Warn("cannot read the bucket's versioning state; deletes remove the current version only",
-			"bucket", s.cfg.Bucket, "err", err)
+			"bucket", s.cfg.Bucket, "error", err)
 	} else {
 		s.versioned = v.Status != ""
 	}

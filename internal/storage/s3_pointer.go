@@ -110,7 +110,7 @@ func (s *S3) swapPointer(ctx context.Context, name, old, next string) error {
 		if attempt == swapAttempts {
 			return fmt.Errorf("gave up after %d conflicting rounds: %w", attempt, err)
 		}
-		s.log.Debug("pointer swap conflict; reading again", "key", s.key(name), "attempt", attempt, "err", err)
+		s.log.Debug("pointer swap conflict; reading again", "key", s.key(name), "attempt", attempt, "error", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -158,7 +158,7 @@ func (s *S3) copyParts(ctx context.Context, source, dst string, size int64, src 
 		if _, err := s.client.AbortMultipartUpload(actx, &s3.AbortMultipartUploadInput{
 			Bucket: &s.cfg.Bucket, Key: aws.String(s.key(dst)), UploadId: up.UploadId,
 		}); err != nil {
-			s.log.Warn("abort multipart copy", "key", s.key(dst), "upload_id", aws.ToString(up.UploadId), "err", err)
+			s.log.Warn("abort multipart copy", "key", s.key(dst), "upload_id", aws.ToString(up.UploadId), "error", err)
 		}
 		return notExist(cause)
 	}

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io/fs"
@@ -125,9 +126,9 @@ func publish(t *testing.T, src, id string) {
 
 // rowsOf runs query and returns its rows as "v1|v2|..." (NULL as <nil>),
 // sorted.
-func rowsOf(t *testing.T, db *sql.DB, query string) []string {
+func rowsOf(t *testing.T, db queryer, query string) []string {
 	t.Helper()
-	rows, err := db.Query(query)
+	rows, err := db.QueryContext(context.Background(), query)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
@@ -145,6 +146,9 @@ func rowsOf(t *testing.T, db *sql.DB, query string) []string {
 		}
 		parts := make([]string, len(vals))
 		for i, v := range vals {
+			if b, ok := v.([]byte); ok { // MariaDB's text protocol
+				v = string(b)
+			}
 			parts[i] = fmt.Sprint(v)
 		}
 		out = append(out, strings.Join(parts, "|"))
@@ -158,7 +162,7 @@ func rowsOf(t *testing.T, db *sql.DB, query string) []string {
 
 // wantRows checks that query returns exactly want (any order, duplicates
 // counted).
-func wantRows(t *testing.T, db *sql.DB, query string, want ...string) {
+func wantRows(t *testing.T, db queryer, query string, want ...string) {
 	t.Helper()
 	got := rowsOf(t, db, query)
 	want = slices.Clone(want)

@@ -2,7 +2,9 @@ package views
 
 import (
 	"cmp"
+	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
@@ -23,23 +28,35 @@ var chainStart = regexp.MustCompile(`^\.000000(-[0-9]+)?\.(posdel|upserts)$`)
 // TablesFromSnapshot lists the tables of the snapshot folder snapshotDir
 // (a snapshots/<id> folder, or current): every <schema>/<table>.parquet,
 // sorted by schema then table, with its columns read from the file's Parquet
-// schema by DuckDB DESCRIBE. manifest.json, chain files and anything else
-// not ending in .parquet are ignored.
+// schema by DuckDB DESCRIBE and their definitions (TableRef.Defs) from
+// dbtrail's footer. manifest.json, chain files and anything else not ending
+// in .parquet are ignored. A file without dbtrail's footer gets no Defs; a
+// footer whose columns are not the file's is an error.
 //
 // Every table has to have its chain start (<table>.000000.posdel and
 // .upserts, or a range 000000-<n> pair) unless it has a reserved column name
 // (and so no chain): the views' globs need at least one file to match, and a
 // table without it is an error naming the table.
 func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
-	schemas, err := os.ReadDir(snapshotDir)
-	if err != nil {
-		return nil, fmt.Errorf("views: list snapshot: %w", err)
-	}
 	db, cleanup, err := openDuckDB()
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
+	return tablesFrom(context.Background(), db, snapshotDir)
+}
+
+// queryer runs a query: a *sql.DB or *sql.Conn of DuckDB.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// tablesFrom is TablesFromSnapshot on an open DuckDB.
+func tablesFrom(ctx context.Context, db queryer, snapshotDir string) ([]TableRef, error) {
+	schemas, err := os.ReadDir(snapshotDir)
+	if err != nil {
+		return nil, fmt.Errorf("views: list snapshot: %w", err)
+	}
 	var out []TableRef
 	for _, s := range schemas {
 		if !s.IsDir() {
@@ -60,11 +77,19 @@ func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
 				continue
 			}
 			ref := TableRef{Schema: s.Name(), Table: table}
-			if ref.Columns, err = describe(db, filepath.Join(dir, f.Name())); err != nil {
+			path := filepath.Join(dir, f.Name())
+			if ref.Columns, err = describe(ctx, db, path); err != nil {
 				return nil, err
 			}
-			if foot, err := snapshot.ReadFooter(filepath.Join(dir, f.Name())); err == nil && foot.Table != nil {
-				ref.Full = snapshot.FullOnly(foot.Table)
+			def, err := footerTable(path)
+			if err != nil {
+				return nil, err
+			}
+			if def != nil {
+				if ref.Defs, err = defsOf(def, ref.Columns, path); err != nil {
+					return nil, err
+				}
+				ref.Full = snapshot.FullOnly(def)
 			}
 			if !ref.fullOnly() && !hasChainStart(names, table) {
 				return nil, fmt.Errorf("views: table %q.%q has no chain start (%s.000000.posdel and %s.000000.upserts) in %s: "+
@@ -79,6 +104,38 @@ func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
 		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table))
 	})
 	return out, nil
+}
+
+// footerTable returns the table definition in the footer of the Parquet file
+// at path (snapshot.KeyTable), or nil when the file has none.
+func footerTable(path string) (*schema.Table, error) {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("views: read footer of %s: %w", path, err)
+	}
+	defer r.Close()
+	v := r.MetaData().KeyValueMetadata().FindValue(snapshot.KeyTable)
+	if v == nil {
+		return nil, nil
+	}
+	var def schema.Table
+	if err := json.Unmarshal([]byte(*v), &def); err != nil {
+		return nil, fmt.Errorf("views: footer %s of %s: %w", snapshot.KeyTable, path, err)
+	}
+	return &def, nil
+}
+
+// defsOf returns the definitions of def's columns, which must be cols in
+// order.
+func defsOf(def *schema.Table, cols []string, path string) ([]schema.Column, error) {
+	names := make([]string, len(def.Columns))
+	for i, c := range def.Columns {
+		names[i] = c.Name
+	}
+	if !slices.Equal(names, cols) {
+		return nil, fmt.Errorf("views: %s: footer columns %q, file columns %q", path, names, cols)
+	}
+	return def.Columns, nil
 }
 
 // hasChainStart reports whether the file names of a schema folder hold both
@@ -99,13 +156,13 @@ func hasChainStart(names map[string]bool, table string) bool {
 }
 
 // describe returns the column names of the Parquet file at path, in order.
-func describe(db *sql.DB, path string) ([]string, error) {
+func describe(ctx context.Context, db queryer, path string) ([]string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
 	q := "DESCRIBE SELECT * FROM read_parquet(" + quoteString(globEscape(filepath.ToSlash(abs))) + ")"
-	rows, err := db.Query(q)
+	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("views: read columns of %s: %w", path, err)
 	}

@@ -1,12 +1,17 @@
-// Package views writes views.sql: one DuckDB view per table over the newest
-// snapshot of a source, read through its current symlink (see
-// docs/snapshot-format.md, "views.sql").
+// Package views writes DuckDB views over the snapshots of a source: one view
+// per table, the table file with its delta chain applied (see
+// docs/snapshot-format.md, "views.sql"). They are written to views.sql for a
+// DuckDB CLI and loaded by `dbtrail query`.
 //
-// The file is generated once. Every path in it goes through
-// <source dir>/current and every chain is read through a glob, so the same
-// views see the next snapshot after `current` is swapped and see chains grow
-// and get compacted, without being regenerated. Only a change of a table's
-// column set (or a new or dropped table) needs `dbtrail views` again.
+// Views over <source dir>/current read every path through it and every
+// chain through a glob, so the same views see the next snapshot after
+// `current` is swapped and see chains grow and get compacted, without being
+// regenerated. Only a change of the set of tables or of a table's columns
+// needs new views: the worker rewrites views.sql after a publish that makes
+// one (SyncFile).
+//
+// The views are typed (typed.go) unless Options.Raw asks for the stored
+// text forms.
 package views
 
 import (
@@ -15,6 +20,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
 // TableRef names one table of a snapshot and the columns its view exposes,
@@ -23,6 +31,10 @@ type TableRef struct {
 	Schema  string
 	Table   string
 	Columns []string
+	// Defs are the columns' definitions from the table file's footer, one
+	// per column of Columns and in its order; nil for a file without
+	// dbtrail's footer, whose columns the view presents as stored.
+	Defs []schema.Column
 	// Full marks a table always written in full without a chain for another
 	// reason than a reserved column name (no primary or unique key); its
 	// view reads the table file alone.
@@ -51,38 +63,69 @@ func (t TableRef) fullOnly() bool {
 	return false
 }
 
-// Generate writes views.sql for the source folder sourceDir (the folder
-// holding snapshots/ and current): for every table, CREATE SCHEMA IF NOT
-// EXISTS and CREATE OR REPLACE VIEW "<schema>"."<table>", in the order given.
+// Options say what the views read and how they present columns.
+type Options struct {
+	// SourceDir is the source folder, holding snapshots/ and current.
+	SourceDir string
+	// Snapshot pins the views to snapshots/<Snapshot>; "" reads through
+	// current, so the views follow it as snapshots are published.
+	Snapshot string
+	// Raw presents every column as stored (DECIMAL, DATE, DATETIME,
+	// TIMESTAMP and TIME as their lossless text) instead of typed.
+	Raw bool
+}
+
+// Mode lines of a views file's header: which of the two forms it holds.
+const (
+	modeTyped = "-- views: typed"
+	modeRaw   = "-- views: raw"
+)
+
+// Generate writes the typed views over <sourceDir>/current: Write with
+// Options{SourceDir: sourceDir}.
+func Generate(w io.Writer, sourceDir string, tables []TableRef) error {
+	return Write(w, Options{SourceDir: sourceDir}, tables)
+}
+
+// Write writes the views of tables (views.sql): for every table, CREATE
+// SCHEMA IF NOT EXISTS and CREATE OR REPLACE VIEW "<schema>"."<table>", in
+// the order given. The text depends only on o and tables (no time stamp), so
+// two writes of the same shape are byte for byte equal.
 //
-// A view reads <sourceDir>/current/<schema>/<table>.parquet with its row
-// numbers, drops the rows named by any <table>.<n>.posdel under current/, and
-// adds the newest version (highest chain number; a range a-b counts as b) of
-// every key in the <table>.<n>.upserts files unless it is a delete marker. It
-// selects exactly tables[i].Columns, so no technical column shows.
+// A view reads <dir>/<schema>/<table>.parquet with its row numbers, where
+// dir is <SourceDir>/current or <SourceDir>/snapshots/<Snapshot>; drops the
+// rows named by any <table>.<n>.posdel in dir, and adds the newest version
+// (highest chain number; a range a-b counts as b) of every key in the
+// <table>.<n>.upserts files unless it is a delete marker. It selects exactly
+// tables[i].Columns, so no technical column shows, typed as typed.go says
+// unless o.Raw.
 //
 // Assumption: every table with a chain has its chain start (the 000000 pair,
 // or a compacted range 000000-<n> that replaced it) in every snapshot,
 // because DuckDB's read_parquet fails on a glob that matches no file.
-// TablesFromSnapshot checks it; Generate does not read the disk.
+// TablesFromSnapshot checks it; Write does not read the disk.
 //
-// sourceDir is made absolute so the file works from any directory. It is an
-// error for a table to have no columns, for a name not to be one path
-// component, and for sourceDir to hold a backslash or NUL (DuckDB's glob
-// cannot match a path with a backslash).
-func Generate(w io.Writer, sourceDir string, tables []TableRef) error {
-	abs, err := filepath.Abs(sourceDir)
+// SourceDir is made absolute so the file works from any directory. It is an
+// error for a table to have no columns or Defs of another length, for a name
+// not to be one path component, for Snapshot not to be a snapshot id, and
+// for the folder read to hold a backslash or NUL (DuckDB's glob cannot match
+// a path with a backslash).
+func Write(w io.Writer, o Options, tables []TableRef) error {
+	dir, err := readDir(o)
 	if err != nil {
-		return fmt.Errorf("views: source dir %q: %w", sourceDir, err)
-	}
-	cur := filepath.ToSlash(filepath.Join(abs, "current"))
-	if strings.ContainsAny(cur, "\\\x00") {
-		return fmt.Errorf("views: source dir %q: DuckDB cannot read a path holding a backslash or NUL", abs)
+		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- DuckDB views over %s (generated by dbtrail views; do not edit).\n", comment(cur))
-	b.WriteString("-- Load with `duckdb -init views.sql` or `.read views.sql`. The views follow\n")
-	b.WriteString("-- `current` as it moves; regenerate only when a table's columns change.\n")
+	fmt.Fprintf(&b, "-- DuckDB views over %s (generated by dbtrail; do not edit).\n", comment(dir))
+	b.WriteString("-- Load with `duckdb -init views.sql` or `.read views.sql`, or run `dbtrail query`.\n")
+	if o.Snapshot == "" {
+		b.WriteString("-- The views follow `current` as it moves; the worker rewrites this file when tables or columns change.\n")
+	}
+	if o.Raw {
+		b.WriteString(modeRaw + " (DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their lossless text)\n")
+	} else {
+		b.WriteString(modeTyped + " (DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot hold reads as NULL)\n")
+	}
 	schemas := map[string]bool{}
 	for _, t := range tables {
 		if err := checkRef(t); err != nil {
@@ -93,10 +136,30 @@ func Generate(w io.Writer, sourceDir string, tables []TableRef) error {
 			fmt.Fprintf(&b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(t.Schema))
 		}
 		b.WriteString("\n")
-		b.WriteString(viewSQL(cur, t))
+		b.WriteString(viewSQL(dir, t, o.Raw))
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// readDir returns the slash-separated absolute folder the views of o read.
+func readDir(o Options) (string, error) {
+	abs, err := filepath.Abs(o.SourceDir)
+	if err != nil {
+		return "", fmt.Errorf("views: source dir %q: %w", o.SourceDir, err)
+	}
+	dir := filepath.Join(abs, snapshot.CurrentLink)
+	if o.Snapshot != "" {
+		if _, err := snapshot.ParseSnapshotID(o.Snapshot); err != nil {
+			return "", fmt.Errorf("views: %w", err)
+		}
+		dir = filepath.Join(abs, snapshot.SnapshotsDir, o.Snapshot)
+	}
+	dir = filepath.ToSlash(dir)
+	if strings.ContainsAny(dir, "\\\x00") {
+		return "", fmt.Errorf("views: source dir %q: DuckDB cannot read a path holding a backslash or NUL", abs)
+	}
+	return dir, nil
 }
 
 // checkRef refuses a TableRef that cannot name files of a snapshot.
@@ -110,6 +173,9 @@ func checkRef(t TableRef) error {
 	if len(t.Columns) == 0 {
 		return fmt.Errorf("views: table %q.%q: no columns", t.Schema, t.Table)
 	}
+	if t.Defs != nil && len(t.Defs) != len(t.Columns) {
+		return fmt.Errorf("views: table %q.%q: %d column definitions for %d columns", t.Schema, t.Table, len(t.Defs), len(t.Columns))
+	}
 	for _, c := range t.Columns {
 		if c == "" || strings.ContainsRune(c, 0) {
 			return fmt.Errorf("views: table %q.%q: bad column name %q", t.Schema, t.Table, c)
@@ -119,20 +185,25 @@ func checkRef(t TableRef) error {
 }
 
 // viewSQL returns the CREATE OR REPLACE VIEW statement of t, reading under
-// the slash-separated absolute path cur (<source dir>/current).
-func viewSQL(cur string, t TableRef) string {
+// the slash-separated absolute snapshot folder dir; raw leaves every column
+// as stored.
+func viewSQL(dir string, t TableRef, raw bool) string {
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
-	dir := globEscape(cur) + "/" + globEscape(t.Schema) + "/"
+	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
 	tableFile := quoteString(dir + globEscape(t.Table) + ".parquet")
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = quoteIdent(c)
 	}
 	list := strings.Join(cols, ", ")
+	shown := list
+	if !raw {
+		shown = typedList(t)
+	}
 	if t.fullOnly() {
 		return fmt.Sprintf("-- %s has a column named bintrail_pk, bintrail_op, filename or file_row_number,\n"+
 			"-- or no primary or unique key: it is always written in full, without a chain.\n"+
-			"CREATE OR REPLACE VIEW %s AS\nSELECT %s FROM read_parquet(%s);\n", comment(name), name, list, tableFile)
+			"CREATE OR REPLACE VIEW %s AS\nSELECT %s FROM read_parquet(%s);\n", comment(name), name, shown, tableFile)
 	}
 	// The glob "<table>.[0-9]*.<suffix>" needs at least one file (the chain
 	// start); it can also match chain files of another table whose name is
@@ -154,12 +225,14 @@ WITH dbtrail_dead AS (
     WHERE regexp_full_match(parse_filename(filename), %[6]s)
     QUALIFY row_number() OVER (PARTITION BY bintrail_pk
         ORDER BY CAST(regexp_extract(parse_filename(filename), '([0-9]+)\.upserts$', 1) AS BIGINT) DESC) = 1
+), dbtrail_rows AS (
+    SELECT %[7]s FROM read_parquet(%[2]s, file_row_number = true) AS dbtrail_base
+    WHERE NOT EXISTS (SELECT 1 FROM dbtrail_dead WHERE dbtrail_dead."row" = dbtrail_base.file_row_number)
+    UNION ALL
+    SELECT %[7]s FROM dbtrail_newest WHERE bintrail_op = 'u'
 )
-SELECT %[7]s FROM read_parquet(%[2]s, file_row_number = true) AS dbtrail_base
-WHERE NOT EXISTS (SELECT 1 FROM dbtrail_dead WHERE dbtrail_dead."row" = dbtrail_base.file_row_number)
-UNION ALL
-SELECT %[7]s FROM dbtrail_newest WHERE bintrail_op = 'u';
-`, name, tableFile, pdGlob, pdMatch, upGlob, upMatch, list)
+SELECT %[8]s FROM dbtrail_rows;
+`, name, tableFile, pdGlob, pdMatch, upGlob, upMatch, list, shown)
 }
 
 // quoteIdent quotes a DuckDB identifier: double quotes, inner ones doubled.

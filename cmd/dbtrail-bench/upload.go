@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/testsuite"
+)
+
+// benchUpload measures what a refresh sends to object storage: tb's
+// previous snapshot goes up to a real S3 server (versitygw on loopback) with
+// the UploadSnapshot activity, then a pair of window k is published as the
+// next snapshot and uploaded. The measure is the bytes the second upload
+// read from local files and sent, against the table file's bytes: files the
+// previous snapshot holds are copied inside the bucket. It publishes into
+// tb's source folder (current moves), so it runs after every other run on tb.
+func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int) ([]result, error) {
+	dir, err := os.MkdirTemp("", "dbtrail-bench-s3-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	store, err := storage.Open(ctx, srv.URL("bench"), storage.Options{})
+	if err != nil {
+		return nil, err
+	}
+	acts := *e.acts
+	acts.Remote = store
+	began := time.Now()
+	first, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
+	if err != nil {
+		return nil, fmt.Errorf("upload the previous snapshot: %w", err)
+	}
+	firstTime := time.Since(began)
+	id := e.nextID()
+	in := e.input(tb, k, foldplan.ActionPair, id)
+	if err := executePublishedPair(&acts, in); err != nil {
+		return nil, err
+	}
+	began = time.Now()
+	up, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
+	if err != nil {
+		return nil, fmt.Errorf("upload the refresh: %w", err)
+	}
+	elapsed := time.Since(began)
+	if len(up.Snapshots) != 1 || up.Snapshots[0].SnapshotID != id {
+		return nil, fmt.Errorf("upload of %s uploaded %+v", id, up.Snapshots)
+	}
+	st := up.Snapshots[0]
+	ratio := float64(st.BytesUploaded) / float64(tb.size)
+	return []result{
+		{"upload: previous snapshot to S3", fmt.Sprintf("%.3f s, %.1f MiB sent", firstTime.Seconds(), mib(first.BytesUploaded)), "",
+			"UploadSnapshot of the table file and its 000000 pair; versitygw on loopback"},
+		{fmt.Sprintf("upload: refresh of %s changed %s", thousands(k), plural(k, "row")),
+			fmt.Sprintf("%.3f s, %.1f KiB sent, %.1f MiB copied in the bucket", elapsed.Seconds(), float64(st.BytesUploaded)/1024, mib(st.BytesCopied)), "",
+			fmt.Sprintf("%d objects sent (the pair and the manifest), %d copied server-side", st.Uploaded, st.Copied)},
+		{"upload: ratio bytes sent 1 row / table file", fmt.Sprintf("%.5f", ratio), "≤ 0.01", verdict(ratio <= 0.01)},
+	}, nil
+}
+
+// executeUpload runs the UploadSnapshot activity in Temporal's test activity
+// environment.
+func executeUpload(acts *activities.Activities, in activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
+	env := newActivityEnv()
+	env.RegisterActivity(acts)
+	val, err := env.ExecuteActivity(acts.UploadSnapshot, in)
+	if err != nil {
+		return activities.UploadSnapshotResult{}, err
+	}
+	var res activities.UploadSnapshotResult
+	return res, val.Get(&res)
+}
+
+// executePublishedPair stages and runs the pair in, then publishes it with
+// PublishRefresh as the snapshot after in.Prev.
+func executePublishedPair(acts *activities.Activities, in activities.RefreshTableInput) error {
+	if _, err := snapshot.NewBuilder(filepath.Join(acts.BackupDir, in.Source), in.SnapshotID); err != nil {
+		return err
+	}
+	env := newActivityEnv()
+	env.RegisterActivity(acts)
+	val, err := env.ExecuteActivity(acts.RefreshTable, in)
+	if err != nil {
+		return err
+	}
+	var table activities.ConvertTableResult
+	if err := val.Get(&table); err != nil {
+		return err
+	}
+	env = newActivityEnv()
+	env.RegisterActivity(acts)
+	_, err = env.ExecuteActivity(acts.PublishRefresh, activities.PublishRefreshInput{Prev: in.Prev, PublishInput: activities.PublishInput{
+		Source: in.Source, SnapshotID: in.SnapshotID, Position: in.Cut, Tables: []activities.ConvertTableResult{table}}})
+	return err
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/views"
+)
+
+// queryConfig is what `dbtrail query` reads and how it prints.
+type queryConfig struct {
+	backupDir, source, snapshot string
+	format                      string
+	raw                         bool
+	memoryLimit                 string
+	threads                     int
+	tempDir                     string
+}
+
+// newQueryCmd is `dbtrail query`: SQL over a snapshot with the DuckDB built
+// into dbtrail, the views of every table loaded.
+func newQueryCmd(g *globals) *cobra.Command {
+	var c queryConfig
+	cmd := &cobra.Command{
+		Use:   "query [SQL]",
+		Short: "Query a snapshot with DuckDB: every table is a view (schema.table)",
+		Long: "Open DuckDB (in memory, bounded by --memory-limit and --threads, spilling to --temp-dir)\n" +
+			"with one view per table of the current snapshot (or --snapshot ID), generated from that\n" +
+			"snapshot's files. With SQL, run it and print the result; without, read statements ending\n" +
+			"with ';' from the terminal (or standard input): an interactive shell with .tables,\n" +
+			".schema [table], .format table|csv|json, .help and .quit.\n\n" +
+			"Only read statements run: SELECT (with WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE) and\n" +
+			"EXPLAIN of one; the settings are locked. The views are typed: DECIMAL, DATE, DATETIME and\n" +
+			"TIMESTAMP (UTC), TIME as DuckDB DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot\n" +
+			"hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL. --raw shows the stored text.\n" +
+			"The session's time zone is UTC.",
+		Example: "  dbtrail query --backup-dir /backups \"SELECT status, count(*), sum(total) FROM shop.orders GROUP BY ALL\"\n" +
+			"  dbtrail query --format csv \"SELECT * FROM shop.customers WHERE created_at > now() - INTERVAL 1 DAY\" > new.csv\n" +
+			"  dbtrail query --snapshot 20261129T061500Z \"SELECT count(*) FROM shop.orders\"\n" +
+			"  dbtrail query            # interactive",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.check(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := views.OpenSession(ctx, c.sessionOptions())
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			g.log.Debug("query session open", "snapshot", s.Snapshot(), "tables", len(s.Tables()), "raw", c.raw)
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if len(args) == 1 {
+				return runScript(ctx, s, args[0], c.format, out)
+			}
+			sh := &shell{s: s, format: c.format, out: out, errOut: errOut}
+			return sh.run(ctx, cmd.InOrStdin())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
+	f.StringVar(&c.source, "source", "main", "source name")
+	f.StringVar(&c.snapshot, "snapshot", "", "snapshot id to query (default: the one current names)")
+	f.StringVar(&c.format, "format", formatTable, "output format: table (aligned), csv or json")
+	f.BoolVar(&c.raw, "raw", false, "show DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their stored text")
+	f.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit; beyond it DuckDB spills to --temp-dir")
+	f.IntVar(&c.threads, "threads", 2, "DuckDB threads")
+	f.StringVar(&c.tempDir, "temp-dir", "", "folder DuckDB spills to (default: a new folder under the system's temp folder, removed at the end)")
+	return cmd
+}
+
+// check validates the flags.
+func (c *queryConfig) check() error {
+	if c.backupDir == "" {
+		return fmt.Errorf("--backup-dir (or %s) is required", envName("backup-dir"))
+	}
+	if c.source == "" || c.source == "." || c.source == ".." || strings.ContainsAny(c.source, `/\`) {
+		return fmt.Errorf("--source %q: want a source name (one folder name)", c.source)
+	}
+	if c.threads < 1 {
+		return fmt.Errorf("--threads %d: want at least 1", c.threads)
+	}
+	if c.memoryLimit == "" {
+		return fmt.Errorf("--memory-limit is required")
+	}
+	return checkFormat(c.format)
+}
+
+// sessionOptions are the views session of c.
+func (c *queryConfig) sessionOptions() views.SessionOptions {
+	return views.SessionOptions{
+		Options:     views.Options{SourceDir: filepath.Join(c.backupDir, c.source), Snapshot: c.snapshot, Raw: c.raw},
+		MemoryLimit: c.memoryLimit, Threads: c.threads, TempDir: c.tempDir,
+	}
+}
+
+// runScript runs every statement of text in order and prints each result;
+// the first error stops it.
+func runScript(ctx context.Context, s *views.Session, text, format string, out io.Writer) error {
+	stmts, rest, pending := splitStatements(text)
+	if pending { // the last statement needs no ';'
+		stmts = append(stmts, strings.TrimSpace(rest))
+	}
+	if len(stmts) == 0 {
+		return fmt.Errorf("no SQL statement given")
+	}
+	for i, stmt := range stmts {
+		if i > 0 && format == formatTable {
+			fmt.Fprintln(out)
+		}
+		if err := runStatement(ctx, s, stmt, format, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runStatement runs one read-only statement and prints its result in
+// format; the plan of an EXPLAIN prints as DuckDB draws it.
+func runStatement(ctx context.Context, s *views.Session, stmt, format string, out io.Writer) error {
+	rows, explain, err := s.Query(ctx, stmt)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	r, err := newResult(rows)
+	if err != nil {
+		return err
+	}
+	if explain && format == formatTable {
+		return writeExplain(out, r)
+	}
+	if _, err := writeResult(out, format, r); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// writeExplain prints the last column of each row of an EXPLAIN as is.
+func writeExplain(w io.Writer, r *result) error {
+	vals := make([]any, len(r.cols))
+	for {
+		ok, err := r.next(vals)
+		if err != nil || !ok {
+			return err
+		}
+		if v := vals[len(vals)-1]; v != nil {
+			if _, err := fmt.Fprintln(w, text(v, r.types[len(vals)-1])); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package views
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// SessionOptions are what a query session reads and its bounds.
+type SessionOptions struct {
+	Options
+	// MemoryLimit is DuckDB's memory_limit, e.g. "1GB" (required).
+	MemoryLimit string
+	// Threads is DuckDB's threads (at least 1).
+	Threads int
+	// TempDir is where DuckDB spills (temp_directory): "" makes a folder
+	// under os.TempDir that Close removes.
+	TempDir string
+}
+
+// Session is an in-memory DuckDB with the views of one snapshot loaded, for
+// read-only queries (`dbtrail query`). Its views are generated in memory
+// from the snapshot's files and footers, never read from views.sql. Its
+// settings (memory_limit, threads, temp_directory, TimeZone UTC, no
+// extension installs) are locked once the views are loaded.
+//
+// A Session is not safe for concurrent use.
+type Session struct {
+	opt    SessionOptions
+	db     *sql.DB
+	conn   *sql.Conn
+	tmp    string // temp folder to remove, or ""
+	loaded string // snapshot id whose shape the views have
+	text   []byte // the views' SQL as loaded
+	tables []TableRef
+}
+
+// OpenSession opens the session of o: it checks the snapshot to read
+// exists, opens DuckDB with o's bounds and loads the views.
+func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) {
+	if o.MemoryLimit == "" || o.Threads < 1 {
+		return nil, fmt.Errorf("views: session needs a memory limit and at least one thread (got %q, %d)", o.MemoryLimit, o.Threads)
+	}
+	if o.Snapshot != "" {
+		if _, err := snapshot.ParseSnapshotID(o.Snapshot); err != nil {
+			return nil, fmt.Errorf("views: %w", err)
+		}
+	}
+	s := &Session{opt: o}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	tmp := o.TempDir
+	if tmp == "" {
+		if tmp, err = os.MkdirTemp("", "dbtrail-query-"); err != nil {
+			return nil, fmt.Errorf("views: duckdb temp dir: %w", err)
+		}
+		s.tmp = tmp
+	}
+	if s.db, err = sql.Open("duckdb", ""); err != nil {
+		return nil, fmt.Errorf("views: open duckdb: %w", err)
+	}
+	if s.conn, err = s.db.Conn(ctx); err != nil {
+		return nil, fmt.Errorf("views: open duckdb: %w", err)
+	}
+	for _, set := range []string{
+		"SET memory_limit=" + quoteString(o.MemoryLimit),
+		"SET threads=" + strconv.Itoa(o.Threads),
+		"SET temp_directory=" + quoteString(filepath.ToSlash(tmp)),
+		"SET TimeZone='UTC'",
+		"SET autoinstall_known_extensions=false",
+	} {
+		if _, err := s.conn.ExecContext(ctx, set); err != nil {
+			return nil, fmt.Errorf("views: duckdb %s: %w", set, err)
+		}
+	}
+	if _, err := s.Reload(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.conn.ExecContext(ctx, "SET lock_configuration=true"); err != nil {
+		return nil, fmt.Errorf("views: duckdb lock configuration: %w", err)
+	}
+	return s, nil
+}
+
+// Snapshot returns the id of the snapshot whose shape the views have.
+func (s *Session) Snapshot() string { return s.loaded }
+
+// Tables returns the tables of the loaded views.
+func (s *Session) Tables() []TableRef { return s.tables }
+
+// Reload brings the views up to the snapshot the session reads: when it is
+// current and current has moved to a snapshot of another shape, the views
+// are replaced (views of tables gone are dropped). It reports whether the
+// views changed. The views read through current either way; only their
+// columns need reloading.
+func (s *Session) Reload(ctx context.Context) (bool, error) {
+	id := s.opt.Snapshot
+	if id == "" {
+		cur := s.opt.SnapshotDir()
+		if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("views: %s has no published snapshot (%s does not exist): run a backup first", s.opt.SourceDir, cur)
+		}
+		var err error
+		if id, err = snapshot.ResolveCurrent(s.opt.SourceDir); err != nil {
+			return false, fmt.Errorf("views: %w", err)
+		}
+	}
+	if id == s.loaded {
+		return false, nil
+	}
+	dir := s.opt.SnapshotDir()
+	if _, err := os.Stat(filepath.Join(dir, snapshot.ManifestName)); err != nil {
+		return false, fmt.Errorf("views: snapshot %s: %w", id, err)
+	}
+	tables, err := tablesFrom(ctx, s.conn, dir)
+	if err != nil {
+		return false, err
+	}
+	if len(tables) == 0 {
+		return false, fmt.Errorf("views: snapshot %s holds no table", id)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, s.opt.Options, tables); err != nil {
+		return false, err
+	}
+	changed := !bytes.Equal(b.Bytes(), s.text)
+	if changed {
+		if err := s.replace(ctx, tables, b.Bytes()); err != nil {
+			return false, err
+		}
+	}
+	s.loaded = id
+	return changed, nil
+}
+
+// replace drops the views of tables no longer present and loads text.
+func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte) error {
+	keep := map[[2]string]bool{}
+	for _, t := range tables {
+		keep[[2]string{t.Schema, t.Table}] = true
+	}
+	for _, t := range s.tables {
+		if !keep[[2]string{t.Schema, t.Table}] {
+			q := "DROP VIEW IF EXISTS " + quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
+			if _, err := s.conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("views: %s: %w", q, err)
+			}
+		}
+	}
+	if _, err := s.conn.ExecContext(ctx, string(text)); err != nil {
+		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
+	}
+	s.tables, s.text = tables, text
+	return nil
+}
+
+// ErrNotReadOnly is returned for a statement a session refuses.
+var ErrNotReadOnly = errors.New("only read-only statements are allowed: SELECT (with WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE) and EXPLAIN of one")
+
+// explainPrefix matches EXPLAIN and its options before the statement it
+// explains.
+var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^)]*\)\s*)*`)
+
+// Query runs one read-only statement and returns its rows and whether it is
+// an EXPLAIN. Anything but SELECT (in all its forms, DESCRIBE, SHOW and
+// SUMMARIZE included) and EXPLAIN of a SELECT is refused with
+// ErrNotReadOnly before it runs, as is more than one statement.
+func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, explain bool, err error) {
+	typ, err := s.statementType(stmt)
+	if err != nil {
+		return nil, false, err
+	}
+	switch typ {
+	case duckdb.STATEMENT_TYPE_SELECT:
+	case duckdb.STATEMENT_TYPE_EXPLAIN:
+		// EXPLAIN ANALYZE runs the statement it explains.
+		inner := explainPrefix.ReplaceAllString(stmt, "")
+		if t, err := s.statementType(inner); err != nil || t != duckdb.STATEMENT_TYPE_SELECT {
+			return nil, false, ErrNotReadOnly
+		}
+		explain = true
+	default:
+		return nil, false, ErrNotReadOnly
+	}
+	rows, err = s.conn.QueryContext(ctx, stmt)
+	return rows, explain, err
+}
+
+// statementType prepares stmt, which must be one statement, and returns its
+// type without running it.
+func (s *Session) statementType(stmt string) (duckdb.StmtType, error) {
+	var typ duckdb.StmtType
+	err := s.conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("views: unexpected driver connection %T", dc)
+		}
+		// Conn.Prepare takes exactly one statement (PrepareContext would
+		// run all but the last).
+		st, err := c.Prepare(stmt)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		ds, ok := st.(*duckdb.Stmt)
+		if !ok {
+			return fmt.Errorf("views: unexpected driver statement %T", st)
+		}
+		typ, err = ds.StatementType()
+		return err
+	})
+	return typ, err
+}
+
+// Close closes DuckDB and removes the temp folder the session made.
+func (s *Session) Close() error {
+	var errs []error
+	if s.conn != nil {
+		errs = append(errs, s.conn.Close())
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	if s.tmp != "" {
+		errs = append(errs, os.RemoveAll(s.tmp))
+	}
+	return errors.Join(errs...)
+}

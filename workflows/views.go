@@ -1,0 +1,32 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+)
+
+// writeViewsChange is the workflow version that added WriteViews after a
+// publish; histories from before it replay without the activity.
+const writeViewsChange = "write-views-after-publish"
+
+// writeViews runs WriteViews after a publish of source: views.sql gets the
+// published shape. A failure is logged, not returned: the snapshot is
+// published, and `dbtrail query` generates its views from the snapshot
+// itself.
+func writeViews(ctx workflow.Context, source string) {
+	if workflow.GetVersion(ctx, writeViewsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
+	})
+	var res activities.WriteViewsResult
+	if err := workflow.ExecuteActivity(actx, a.WriteViews, activities.WriteViewsInput{Source: source}).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("views.sql not updated", "source", source, "error", err)
+	}
+}
