@@ -56,7 +56,11 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 		if err != nil {
 			return PlanExportResult{}, nonRetryable(ErrBadInput, err)
 		}
-		plan, err := moment.PlanAt(ctx, a.Index, a.Index, a.catalog(sp.Source), sp.Source, at, sel)
+		cat, err := a.catalog(ctx, sp.Source)
+		if err != nil {
+			return PlanExportResult{}, err
+		}
+		plan, err := moment.PlanAt(ctx, a.Index, a.Index, cat, sp.Source, at, sel)
 		if err != nil {
 			return PlanExportResult{}, momentErr(err)
 		}
@@ -144,7 +148,11 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	failed := true
 	defer func() { release(failed) }()
 	progress := func(stage string, rows int64) { set(ExportProgress{Table: name, Stage: stage, Rows: rows}) }
-	rb := moment.Rebuilder{Source: in.Source, Engine: eng, Events: a.events(), Catalog: a.catalog(in.Source)}
+	cat, err := a.catalog(ctx, in.Source)
+	if err != nil {
+		return ExportTableResult{}, err
+	}
+	rb := moment.Rebuilder{Source: in.Source, Engine: eng, Events: a.events(), Catalog: cat}
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
 		return ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))

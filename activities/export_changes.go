@@ -255,17 +255,18 @@ func changeOf(e index.Event) snapshot.Change {
 }
 
 // createTableOf is the CREATE TABLE of a table's shape: the one in the
-// footer of a snapshot's table file of that shape (the dump's), else the
+// footer of a local snapshot's table file of that shape (the dump's), else the
 // schema change's own CREATE TABLE statement, else one rendered from the
 // definition (snapshot.CreateTableSQL).
 func (a *Activities) createTableOf(ctx context.Context, source string, v index.SchemaVersion, stored *schema.Table) string {
-	if ms, err := a.catalog(source).Manifests(ctx); err == nil {
+	local := moment.LocalCatalog{SourceDir: a.sourceDir(source)}
+	if ms, err := local.Manifests(ctx); err == nil {
 		for i := len(ms) - 1; i >= 0; i-- {
 			mt, ok := ms[i].Table(v.Schema, v.Table)
 			if !ok {
 				continue
 			}
-			snap, err := a.catalog(source).Open(ctx, ms[i].SnapshotID)
+			snap, err := local.Open(ctx, ms[i].SnapshotID)
 			if err != nil {
 				continue
 			}

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"errors"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -16,10 +17,19 @@ func (a *Activities) events() moment.Events {
 	return moment.IndexEvents{Store: a.Index}
 }
 
-// catalog is where activities find a source's snapshots: its local folder.
-// A catalog of snapshots on object storage plugs in here.
-func (a *Activities) catalog(source string) moment.Catalog {
-	return moment.LocalCatalog{SourceDir: a.sourceDir(source)}
+// catalog is where activities find a source's snapshots: its local folder
+// and, with a remote store (--archive-url), the snapshots there, a remote
+// one downloaded when a rebuild starts from it.
+func (a *Activities) catalog(ctx context.Context, source string) (moment.Catalog, error) {
+	local := moment.LocalCatalog{SourceDir: a.sourceDir(source)}
+	if a.Remote == nil {
+		return local, nil
+	}
+	m, err := a.mirror(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	return moment.MirrorCatalog{Local: local, Mirror: m}, nil
 }
 
 // momentErr classifies an error of the moment seam: a moment or table it

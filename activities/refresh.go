@@ -264,7 +264,9 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	if tp.Changes == 0 {
 		tw.Upto = tw.After
 	}
-	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(), Catalog: a.catalog(in.Source)}
+	// The previous snapshot is local (DownloadCurrent brought it when it
+	// was not).
+	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(), Catalog: moment.LocalCatalog{SourceDir: a.sourceDir(in.Source)}}
 	t, err := rb.Open(ctx, tw, job.progress)
 	if err != nil {
 		return ConvertTableResult{}, momentErr(err)

@@ -3,7 +3,9 @@ package temporal
 import (
 	"bytes"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -136,4 +139,21 @@ func openDuck(t *testing.T) *sql.DB {
 		must(t, err)
 	}
 	return duck
+}
+
+// readImages reads a table file to its end as canonical images with their
+// copies.
+func readImages(t *testing.T, r *snapshot.TableReader) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		must(t, err)
+		img, err := types.SQLImage(r.Table(), row)
+		must(t, err)
+		out[string(img)]++
+	}
 }
