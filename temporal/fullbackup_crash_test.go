@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
+	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -94,7 +96,7 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
 	must(t, err)
 	waitPhase(t, e, run, "converting tables", w1)
-	time.Sleep(1500 * time.Millisecond)
+	waitConverting(t, e, run, "app.big")
 	must(t, w1.cmd.Process.Signal(syscall.SIGKILL))
 	w1.cmd.Wait()
 	t.Logf("worker killed while converting")
@@ -127,6 +129,30 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 			t.Fatalf("%s.%s: interrupted backup %v/%d, uninterrupted %v/%d", tb.Schema, tb.Table, tb.Fingerprint, tb.Rows, t2.Fingerprint, t2.Rows)
 		}
 	}
+}
+
+// waitConverting waits until ConvertTable of table reports rows written and
+// not done in its heartbeat: the worker is then in the middle of writing
+// the table file, whatever the machine's speed.
+func waitConverting(t *testing.T, e *backupEnv, run client.WorkflowRun, table string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
+		must(t, err)
+		for _, pa := range desc.PendingActivities {
+			if pa.GetActivityType().GetName() != "ConvertTable" || pa.GetHeartbeatDetails() == nil {
+				continue
+			}
+			var p activities.ConvertProgress
+			if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err == nil &&
+				p.Table == table && p.Rows > 0 && !p.Done {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("ConvertTable of %s never reported progress", table)
 }
 
 // waitPhase waits until the workflow's progress query reports phase.

@@ -1,0 +1,18 @@
+// Package archive is the codec of dbtrail's hourly archive files: one
+// Parquet file holds the events one source committed in one UTC hour, as
+// the index stores them, so that the hour's partition can later be dropped
+// from the index. The package does no I/O of its own: a Writer writes to an
+// io.Writer, a Reader reads from an io.ReaderAt. Where files go, when an hour
+// is archived and when its partition is dropped is the caller's business.
+//
+// The format (docs/archive-format.md): the columns of index.Event, rows
+// ordered by (schema_name, table_name, seq), one table per row group so a
+// reader of one table skips the others by their statistics, zstd, and a
+// footer that names the source, the hour, the counts per table and a digest
+// of every row group. The same events always give the same bytes.
+//
+// Events reach the Writer in file order from index.Store.HourEvents, which
+// reads the hour table by table over the index's by_table index: the
+// order costs neither a sort nor temporary files, and the Writer holds one
+// row group at a time.
+package archive

@@ -1,0 +1,162 @@
+package archive
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/testsuite"
+)
+
+// TestIndexToArchive stores random events of the test hour and the next in
+// a real index, archives the test hour from index.Store.HourEvents and reads
+// the file back: the same events, byte for byte, and the footer's tables
+// are the index's HourTables.
+func TestIndexToArchive(t *testing.T) {
+	srv := testsuite.StartIndex(t)
+	ctx := context.Background()
+	if err := srv.Exec(ctx, "DROP DATABASE IF EXISTS dbtrail_archive", "CREATE DATABASE dbtrail_archive"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := index.Open(ctx, srv.DSN("dbtrail_archive"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(17, 17))
+	evs := randomEvents(rng, 3000, len(testTables))
+	for i := range evs {
+		e := &evs[i]
+		// The index stores images as JSON text: an empty image is not one.
+		if e.Before != nil && len(e.Before) == 0 {
+			e.Before = []byte(`{}`)
+		}
+		if e.After != nil && len(e.After) == 0 {
+			e.After = []byte(`{}`)
+		}
+		if i%5 == 0 { // some of the next hour, which the file must not hold
+			e.CommitTime = e.CommitTime.Add(time.Hour)
+		}
+	}
+	bySeq := slices.Clone(evs)
+	slices.SortFunc(bySeq, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i := 0; i < len(bySeq); i += 400 {
+		tx, err := s.Begin(ctx, "main", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.InsertEvents(ctx, bySeq[i:min(i+400, len(bySeq))]); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	hour := index.HourID(testHour)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, "main", testHour, WriterOptions{RowGroupRows: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.HourEvents(ctx, "main", hour, func(e index.Event) error { return w.Append(&e) }); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []index.Event
+	for _, e := range evs {
+		if index.HourID(e.CommitTime) == hour {
+			want = append(want, e)
+		}
+	}
+	got, err := readAll(openFile(t, buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sameEvents(got, want); d != "" {
+		t.Fatal(d)
+	}
+	checkFooter(t, res.Footer, want)
+	tables, err := s.HourTables(ctx, "main", hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != len(res.Footer.Tables) {
+		t.Fatalf("index has %d tables in the hour, the file %d", len(tables), len(res.Footer.Tables))
+	}
+	for i, ht := range tables {
+		ft := res.Footer.Tables[i]
+		if ht.Schema != ft.Schema || ht.Table != ft.Table || ht.Events != ft.Events || ht.FirstSeq != ft.FirstSeq || ht.LastSeq != ft.LastSeq {
+			t.Fatalf("table %d: index %+v, file %+v", i, ht, ft)
+		}
+	}
+}
+
+// BenchmarkIndexHour archives an hour from a real index: HourEvents into a
+// Writer, the file discarded. The hour holds DBTRAIL_ARCHIVE_BENCH_EVENTS
+// events (default 200,000) of the capture benchmark's shape over 20 tables.
+func BenchmarkIndexHour(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("DBTRAIL_ARCHIVE_BENCH_EVENTS"))
+	if n <= 0 {
+		n = 200_000
+	}
+	srv := testsuite.StartIndex(b)
+	ctx := context.Background()
+	if err := srv.Exec(ctx, "DROP DATABASE IF EXISTS dbtrail_archive_bench", "CREATE DATABASE dbtrail_archive_bench"); err != nil {
+		b.Fatal(err)
+	}
+	s, err := index.Open(ctx, srv.DSN("dbtrail_archive_bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Init(ctx); err != nil {
+		b.Fatal(err)
+	}
+	evs, err := BenchEvents(n, 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.SortFunc(evs, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i := 0; i < len(evs); i += 5000 {
+		tx, err := s.Begin(ctx, "main", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.InsertEvents(ctx, evs[i:min(i+5000, len(evs))]); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	evs = nil
+	for b.Loop() {
+		w, err := NewWriter(io.Discard, "main", benchHour(), WriterOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.HourEvents(ctx, "main", index.HourID(benchHour()), func(e index.Event) error { return w.Append(&e) }); err != nil {
+			b.Fatal(err)
+		}
+		res, err := w.Close()
+		if err != nil || res.Footer.Events != int64(n) {
+			b.Fatal(err, res.Footer.Events)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
