@@ -225,3 +225,13 @@ func recordArchive(ctx context.Context, q interface {
 		nullTime(a.ConfirmedAt), nullTime(a.DroppedAt))
 	return err
 }
+
+// CaptureRunning reports whether some process holds source's capture lease
+// on this index.
+func (s *Store) CaptureRunning(ctx context.Context, source string) (bool, error) {
+	var holder sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", leaseName(source)).Scan(&holder); err != nil {
+		return false, fmt.Errorf("capture lease of %s: %w", source, err)
+	}
+	return holder.Valid, nil
+}
