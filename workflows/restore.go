@@ -76,7 +76,7 @@ func RestoreIndex(ctx workflow.Context, in RestoreIndexInput) (RestoreIndexResul
 		var appErr *temporal.ApplicationError
 		switch {
 		case errors.As(err, &appErr) && appErr.Type() == activities.ErrBrokenArchive:
-			res.Failed = append(res.Failed, appErr.Error())
+			res.Failed = append(res.Failed, appErr.Message())
 		case err != nil:
 			return res, err
 		}
