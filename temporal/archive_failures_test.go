@@ -23,16 +23,19 @@ import (
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// bulkHours fills n stamped past hours from base with rows big enough that
-// an hour's file takes a moment to write and upload: rows of the keyed
-// test tables, then perHour rows of 500 random bytes each in table bulk.
-func bulkHours(t *testing.T, e *archiveEnv, w *workload, base time.Time, n, perHour int) {
+// bulkHours fills n stamped past hours, base plus first hours onwards,
+// with rows big enough that an hour's file takes a moment to write and
+// upload: steps of the workload, then perHour rows of 500 random bytes each
+// in table bulk. With first 0 it creates the tables first (stamped base).
+func bulkHours(t *testing.T, e *archiveEnv, w *workload, base time.Time, first, n, perHour int) {
 	t.Helper()
-	e.stampHour(t, base, 0)
-	w.setup(t, e.backupEnv, 20)
-	_, err := e.src.ExecContext(e.ctx, "CREATE TABLE bulk (id INT PRIMARY KEY, pad VARBINARY(600))")
-	must(t, err)
-	for k := range n {
+	if first == 0 {
+		e.stampHour(t, base, 0)
+		w.setup(t, e.backupEnv, 20)
+		_, err := e.src.ExecContext(e.ctx, "CREATE TABLE bulk (id INT PRIMARY KEY, pad VARBINARY(600))")
+		must(t, err)
+	}
+	for k := first; k < first+n; k++ {
 		hour := base.Add(time.Duration(k) * time.Hour)
 		e.pastTraffic(t, w, hour, 10)
 		e.stampHour(t, hour, 3000)
@@ -84,7 +87,7 @@ func TestArchiveS3Down(t *testing.T) {
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-30 * time.Hour)
 	must(t, e.store.SplitPartitions(e.ctx, index.HourID(base)))
-	bulkHours(t, e, newWorkload(31), base, 4, 20000)
+	bulkHours(t, e, newWorkload(31), base, 0, 4, 20000)
 	orig := indexEvents(t, e.ctx, e.store, "main")
 
 	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: workflows.TaskQueue},
@@ -139,7 +142,7 @@ func TestArchiveS3Down(t *testing.T) {
 func TestRestoreIndexBadInput(t *testing.T) {
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-30 * time.Hour)
-	bulkHours(t, e, newWorkload(41), base, 4, 2000)
+	bulkHours(t, e, newWorkload(41), base, 0, 4, 2000)
 	orig := indexEvents(t, e.ctx, e.store, "main")
 	if res := e.runArchive(t, 24); len(res.Hours) != 4 {
 		t.Fatalf("archived %+v", res.Hours)
