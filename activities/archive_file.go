@@ -125,14 +125,15 @@ func (a *Activities) writeHourFile(ctx context.Context, source string, hour uint
 	if err := os.MkdirAll(a.archiveWorkDir(source), 0o750); err != nil {
 		return f, err
 	}
-	if stored == nil {
-		stored = func(func(index.Event) error) error { return nil }
-	}
-	fromIndex := func(fn func(index.Event) error) error {
+	fromIndex := prefetch(func(fn func(index.Event) error) error {
 		return a.Index.HourEvents(ctx, source, hour, func(e index.Event) error {
 			f.indexEvents++
 			return fn(e)
 		})
+	})
+	events := fromIndex
+	if stored != nil {
+		events = func(fn func(index.Event) error) error { return archive.MergeFileOrder(stored, fromIndex, fn) }
 	}
 	var res archive.WriteResult
 	h := sha256.New()
@@ -141,7 +142,7 @@ func (a *Activities) writeHourFile(ctx context.Context, source string, hour uint
 		if err != nil {
 			return err
 		}
-		if err := archive.MergeFileOrder(stored, fromIndex, func(e index.Event) error {
+		if err := events(func(e index.Event) error {
 			if err := aw.Append(&e); err != nil {
 				return err
 			}
@@ -236,3 +237,59 @@ func hashObject(ctx context.Context, st storage.Store, name string) (string, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// prefetchBatch is how many events prefetch hands over at once.
+const prefetchBatch = 4096
+
+// prefetch runs scan in a goroutine of its own, a few batches ahead of
+// its consumer: reading the index (the server's work and the unpacking of
+// chunks) overlaps with writing the file. The events must not alias
+// memory scan reuses (HourEvents' do not). The returned Scan may be run
+// once; when its fn fails, the goroutine is stopped before it returns.
+func prefetch(scan archive.Scan) archive.Scan {
+	return func(fn func(index.Event) error) error {
+		batches := make(chan []index.Event, 4)
+		done := make(chan struct{})
+		errc := make(chan error, 1)
+		go func() {
+			defer close(batches)
+			batch := make([]index.Event, 0, prefetchBatch)
+			send := func() bool {
+				select {
+				case batches <- batch:
+					batch = make([]index.Event, 0, prefetchBatch)
+					return true
+				case <-done:
+					return false
+				}
+			}
+			err := scan(func(e index.Event) error {
+				if batch = append(batch, e); len(batch) == prefetchBatch && !send() {
+					return errPrefetchStopped
+				}
+				return nil
+			})
+			if err == nil && len(batch) > 0 {
+				send()
+			}
+			errc <- err
+		}()
+		for b := range batches {
+			for _, e := range b {
+				if err := fn(e); err != nil {
+					close(done)
+					for range batches { // let the goroutine end
+					}
+					return err
+				}
+			}
+		}
+		if err := <-errc; err != nil && !errors.Is(err, errPrefetchStopped) {
+			return err
+		}
+		return nil
+	}
+}
+
+// errPrefetchStopped ends a prefetched scan whose consumer stopped.
+var errPrefetchStopped = errors.New("prefetch stopped")
