@@ -17,7 +17,8 @@ import (
 // the index still holds are every captured event exactly once, images
 // byte-equal, in seq order. An event that lands in an archived hour
 // afterwards is archived by the next run, with the hour's other events,
-// and is not lost. The history file holds the schema history.
+// and is not lost. The history file holds the schema history. Without an
+// archive location a run archives and drops nothing.
 func TestArchiveRoundTrip(t *testing.T) {
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-40 * time.Hour)
@@ -41,6 +42,16 @@ func TestArchiveRoundTrip(t *testing.T) {
 			t.Fatalf("no event stamped in hour %s: %v", base.Add(time.Duration(k)*time.Hour), perHour)
 		}
 	}
+
+	// Without an archive location nothing is archived or dropped.
+	e.acts.Remote = nil
+	if res := e.runArchive(t, 24); res.Location != "" || len(res.Hours) != 0 || res.Reason == "" {
+		t.Fatalf("archive without a location: %+v", res)
+	}
+	if n, err := e.store.CountEvents(e.ctx, "main"); err != nil || n != int64(len(orig)) {
+		t.Fatalf("%d events left without an archive location, %d captured", n, len(orig))
+	}
+	e.acts.Remote = e.remote
 
 	res := e.runArchive(t, 24)
 	t.Logf("archived %d hours, %d events, %d bytes; %d events captured", len(res.Hours), res.Events, res.Bytes, len(orig))

@@ -180,8 +180,31 @@ func TestRestoreIndexBadInput(t *testing.T) {
 		t.Fatalf("checkpoint %+v after %+v", cp, res)
 	}
 
-	// The CLI checks the location before it starts anything.
+	// status and archives show what is archived; archives --archive-url
+	// finds the truncated file changed in the store.
 	bin := buildDbtrail(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"status"}, []string{"index size", "archived    4 hours"}},
+		{[]string{"archives", "--archive-url", e.url}, []string{"4 hours archived", "differs", " ok ", truncated}},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("dbtrail %v: %v\n%s", c.args, err, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Fatalf("dbtrail %v does not say %q:\n%s", c.args, w, out)
+			}
+		}
+		t.Logf("dbtrail %v:\n%s", c.args, out)
+	}
+
+	// The CLI checks the location before it starts anything.
 	creds := filepath.Join(t.TempDir(), "credentials")
 	must(t, os.WriteFile(creds, []byte("[default]\naws_access_key_id = "+e.s3.AccessKey+"\naws_secret_access_key = wrong\n"), 0o600))
 	wrongKeys := withCredentials(t, e.url, creds)

@@ -31,9 +31,10 @@ type archiveEntry struct {
 	Object    string    `json:"object"`
 	Confirmed time.Time `json:"confirmed_at"` // zero: not confirmed
 	Dropped   time.Time `json:"dropped_at"`   // zero: never left the index
-	// Stored is what --archive-url found: "ok", "missing", "differs", or ""
-	// when not checked; "unrecorded" for a file in the store the index
-	// does not know.
+	// Stored is what --archive-url found: "ok" (size and sha256), "size
+	// ok" (the store keeps no sha256), "missing", "differs", or "" when not
+	// checked; "unrecorded" for a file in the store the index does not
+	// know.
 	Stored string `json:"stored,omitempty"`
 }
 
@@ -133,6 +134,8 @@ func checkStored(ctx context.Context, st storage.Store, source string, list []ar
 			return nil, fmt.Errorf("look up %s in %s: %w", e.Object, st.Location(), err)
 		case info.Size != e.Bytes || (info.SHA256 != "" && info.SHA256 != e.SHA256):
 			e.Stored = "differs"
+		case info.SHA256 == "":
+			e.Stored = "size ok" // the store keeps no sha256 to compare
 		default:
 			e.Stored = "ok"
 		}
