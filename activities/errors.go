@@ -50,3 +50,27 @@ func nonRetryable(kind string, err error) error {
 // badInput marks an error a retry cannot cure (a malformed dump, a value
 // that cannot be stored).
 func badInput(err error) error { return nonRetryable(ErrBadInput, err) }
+
+// Types of the archive's and restore-index's non-retryable errors.
+const (
+	// ErrNoArchiveLocation: the worker has no archive location
+	// (--archive-url) and none was given.
+	ErrNoArchiveLocation = "NoArchiveLocation"
+	// ErrBrokenArchive: an archive or history file fails its checks
+	// (truncated, altered, of another source or hour); the message names
+	// it. Nothing is overwritten or dropped because of it.
+	ErrBrokenArchive = "BrokenArchive"
+	// ErrArchiveConflict: a stored archive file and the index disagree
+	// about an event; the file is not overwritten, the hour not dropped.
+	ErrArchiveConflict = "ArchiveConflict"
+	// ErrIndexNotEmpty: restore-index into an index that already holds
+	// something of the source.
+	ErrIndexNotEmpty = "IndexNotEmpty"
+	// ErrNoArchives: restore-index found no archive of the source at the
+	// location.
+	ErrNoArchives = "NoArchives"
+)
+
+// ErrCaptureRunning: restore-index while capture of the source holds its
+// lease on the index.
+const ErrCaptureRunning = "CaptureRunning"

@@ -15,5 +15,7 @@ func RegisterAll(w worker.Worker, acts *activities.Activities) {
 	w.RegisterWorkflow(workflows.Refresh)
 	w.RegisterWorkflow(workflows.Compact)
 	w.RegisterWorkflow(workflows.Export)
+	w.RegisterWorkflow(workflows.Archive)
+	w.RegisterWorkflow(workflows.RestoreIndex)
 	w.RegisterActivity(acts)
 }

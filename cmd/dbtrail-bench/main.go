@@ -2,7 +2,9 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh,moment]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh,moment,archive]
+//
+// A run of some benchmarks keeps the rows of the others in the results file.
 package main
 
 import (
@@ -45,7 +47,7 @@ func main() {
 	events := flag.Int("events", 1000000, "row events in the capture benchmark's binlog")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
-	only := flag.String("only", "capture,convert,refresh,moment", "benchmarks to run, a comma list of capture, convert, refresh, moment")
+	only := flag.String("only", "capture,convert,refresh,moment,archive", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -63,8 +65,8 @@ func main() {
 	run := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
-		if name != "capture" && name != "convert" && name != "refresh" && name != "moment" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment)\n", name)
+		if rowPrefix[name] == "" {
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -79,6 +81,7 @@ func main() {
 		{"convert", func() ([]result, error) { return benchConvert(ctx, *convRows) }},
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
 		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},
+		{"archive", func() ([]result, error) { return benchArchive(ctx, *events) }},
 	} {
 		if !run[b.name] || err != nil {
 			continue
@@ -92,6 +95,7 @@ func main() {
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+	results = append(keptRows(*out, run), results...)
 	if err := write(*out, results); err != nil {
 		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
 		os.Exit(1)
@@ -115,4 +119,35 @@ func write(path string, rs []result) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(table(rs)), 0o644)
+}
+
+// rowPrefix is how the rows of each benchmark's results begin.
+var rowPrefix = map[string]string{"capture": "capture: ", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: "}
+
+// keptRows returns the rows of path's results table that belong to
+// benchmarks not in run, so that a run of some benchmarks keeps the others'
+// figures. A missing or unreadable file keeps nothing.
+func keptRows(path string, run map[string]bool) []result {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []result
+	for _, line := range strings.Split(string(b), "\n") {
+		inner, ok := strings.CutPrefix(line, "| ")
+		if inner, ok = strings.CutSuffix(inner, " |"); !ok {
+			continue
+		}
+		cells := strings.Split(inner, " | ")
+		if len(cells) != 4 {
+			continue
+		}
+		r := result{cells[0], cells[1], cells[2], cells[3]}
+		for name, prefix := range rowPrefix {
+			if !run[name] && strings.HasPrefix(r.name, prefix) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }

@@ -177,24 +177,32 @@ func printUpload(w io.Writer, up *activities.UploadSnapshotResult) {
 type scheduleConfig struct {
 	refreshEvery time.Duration
 	refresh      refreshConfig
+	indexHours   int
 }
 
 func (s *scheduleConfig) register(f *pflag.FlagSet) {
 	f.DurationVar(&s.refreshEvery, "refresh-every", workflows.DefaultRefreshEvery, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
 	s.refresh.register(f)
+	f.IntVar(&s.indexHours, "index-hours", activities.DefaultIndexHours, "hours of events the index keeps; the hourly archive moves older hours to the archive location (without one nothing is dropped)")
 }
 
-// specs returns the schedules to ensure for source.
+// specs returns the schedules to ensure for source: the refresh schedule
+// (unless --refresh-every is 0) and the hourly archive schedule.
 func (s *scheduleConfig) specs(source, taskQueue string, log *slog.Logger) ([]temporal.ScheduleSpec, error) {
 	s.refresh.deltas.warn(log)
-	if s.refreshEvery == 0 {
-		return nil, nil
+	if s.indexHours < 1 {
+		return nil, fmt.Errorf("--index-hours %d: the index keeps at least 1 hour", s.indexHours)
 	}
-	spec, err := refreshSchedule(source, taskQueue, s.refreshEvery, &s.refresh)
-	if err != nil {
-		return nil, err
+	var specs []temporal.ScheduleSpec
+	if s.refreshEvery != 0 {
+		spec, err := refreshSchedule(source, taskQueue, s.refreshEvery, &s.refresh)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
 	}
-	return []temporal.ScheduleSpec{spec}, nil
+	return append(specs, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
+		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}}), nil
 }
 
 // ensureSchedules creates or updates every schedule of specs.

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/index"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -42,6 +46,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(out, "source %s\n  checkpoint  %s:%d  seq %d\n  gtid set    %s\n  last commit %s\n  updated     %s (%s ago)\n  events      %d\n",
 				source, cp.BinlogFile, cp.BinlogPos, cp.LastSeq, gtids,
 				lastCommit, cp.UpdatedAt.Format(time.RFC3339), time.Since(cp.UpdatedAt).Round(time.Second), n)
+			if err := writeArchiveStatus(ctx, out, store, source); err != nil {
+				return err
+			}
 			gaps, err := store.Gaps(ctx, source)
 			if err != nil {
 				return err
@@ -54,4 +61,35 @@ func newStatusCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&source, "source", "main", "source name")
 	return cmd
+}
+
+// writeArchiveStatus prints the index's size and what of source is
+// archived.
+func writeArchiveStatus(ctx context.Context, out io.Writer, store *index.Store, source string) error {
+	size, err := store.Size(ctx)
+	if err != nil {
+		return err
+	}
+	recs, err := store.Archives(ctx, source)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  index size  %s (event_chunks, every source)\n", sizeText(size))
+	if len(recs) == 0 {
+		fmt.Fprintln(out, "  archived    nothing: the index keeps every hour (the archive needs an archive location, --archive-url)")
+		return nil
+	}
+	var events, bytes int64
+	unconfirmed := 0
+	for _, r := range recs {
+		events += r.Events
+		bytes += r.Size
+		if !r.Confirmed() {
+			unconfirmed++
+		}
+	}
+	last := recs[len(recs)-1]
+	fmt.Fprintf(out, "  archived    %d hours, %d events, %s, up to hour %s at %s; %d not confirmed (dbtrail archives)\n",
+		len(recs), events, sizeText(bytes), index.HourTime(last.Hour).Format("2006-01-02 15:00"), last.Location, unconfirmed)
+	return nil
 }

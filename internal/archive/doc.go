@@ -15,4 +15,11 @@
 // reads the hour table by table over the index's by_table index: the
 // order costs neither a sort nor temporary files, and the Writer holds one
 // row group at a time.
+//
+// Besides the codec: the names of a source's archive files and history file
+// in a store (names.go), the history file's codec (History: schema history,
+// capture gaps and starts, what restore-index needs beside the events), and
+// two merges (merge.go): SeqOrder reads a file in the index's seq order for
+// restore-index, MergeFileOrder joins a stored file with events that landed
+// in its hour later.
 package archive

@@ -24,7 +24,10 @@ import (
 //
 // Invariants the readers rely on:
 //   - chunks of a source never overlap in seq: each is a run of consecutive
-//     events, and seqs grow;
+//     events whose seqs follow each other without a hole (a chunk [a, b]
+//     holds every seq from a to b), and seqs grow. Capture's batches have
+//     no holes; restore-index packs one hour at a time, whose seqs may
+//     skip those of other hours, so a hole ends a chunk;
 //   - a chunk holds one table, one schema version, one hour (partition) and
 //     one binlog file;
 //   - an event whose end position is not known yet (0, a streamed
@@ -76,7 +79,7 @@ func packChunks(buf []byte, evs []Event) ([]chunk, []byte) {
 		open = -1
 	}
 	for i := range evs {
-		if open >= 0 && (!sameRun(&evs[open], &evs[i]) || i-open >= chunkMaxEvents ||
+		if open >= 0 && (!sameRun(&evs[open], &evs[i]) || evs[i].Seq != evs[i-1].Seq+1 || i-open >= chunkMaxEvents ||
 			len(buf)-offs[len(offs)-1]+eventSize(&evs[i]) > chunkMaxBytes) {
 			end(i)
 		}

@@ -34,6 +34,9 @@ var migrations = []migration{
 	// insert cost was the index's three B-trees per event. `events` becomes
 	// a view with the same columns.
 	{4, "pack events into event_chunks; events becomes a view", nil, packEvents},
+	// The archive's bookkeeping: which hours are on object storage, and a
+	// restore-index in progress.
+	{5, "create archives, restores", func(time.Time) []string { return []string{archivesDDL, restoresDDL} }, nil},
 }
 
 // captureStartsDDL records each point where capture of a source began with no
@@ -47,6 +50,40 @@ const captureStartsDDL = `CREATE TABLE IF NOT EXISTS capture_starts (
   reason VARCHAR(255) NOT NULL,
   started_at DATETIME(6) NOT NULL,
   PRIMARY KEY (source, seq, binlog_file, binlog_pos)
+)` + tableOptions
+
+// archivesDDL records, per source and hour, the archive file of the hour's
+// events on object storage: written before the upload (confirmed_at NULL)
+// and confirmed once the stored object's size, sha256 and footer count were
+// read back. dropped_at is when the hour's events last left the index.
+const archivesDDL = `CREATE TABLE IF NOT EXISTS archives (
+  source VARCHAR(64) NOT NULL,
+  hour DATETIME NOT NULL,
+  object VARCHAR(1024) NOT NULL,
+  location VARCHAR(1024) NOT NULL,
+  size BIGINT UNSIGNED NOT NULL,
+  sha256 CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  events BIGINT UNSIGNED NOT NULL,
+  first_seq BIGINT UNSIGNED NOT NULL,
+  last_seq BIGINT UNSIGNED NOT NULL,
+  confirmed_at DATETIME(6) NULL,
+  dropped_at DATETIME(6) NULL,
+  PRIMARY KEY (source, hour)
+)` + tableOptions
+
+// restoresDDL records a restore-index of a source: started, and finished
+// with what it restored. An unfinished row lets a new run go on.
+const restoresDDL = `CREATE TABLE IF NOT EXISTS restores (
+  source VARCHAR(64) NOT NULL PRIMARY KEY,
+  location VARCHAR(1024) NOT NULL,
+  started_at DATETIME(6) NOT NULL,
+  finished_at DATETIME(6) NULL,
+  hours INT UNSIGNED NOT NULL DEFAULT 0,
+  events BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  first_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  last_seq BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  failed LONGTEXT NULL,
+  outcome TEXT NULL
 )` + tableOptions
 
 const tableOptions = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC"

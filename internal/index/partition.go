@@ -19,9 +19,10 @@ import (
 //	pYYYYMMDDHH ...              one per hour, VALUES LESS THAN (hour+1)
 //	p_future                     VALUES LESS THAN MAXVALUE, so an insert never fails
 //
-// EnsurePartitions splits hourly partitions off p_future. Dropping an hourly
-// partition once its hour is safely archived is the archive workflow's job,
-// which is not built yet (see docs/index-schema.md).
+// EnsurePartitions splits hourly partitions off p_future. DropPartition
+// drops an hourly partition once its hour is safely archived (the archive
+// workflow), SplitPartitions splits past hours off p_before (restore-index);
+// see partition_drop.go.
 
 // Names of the two open-ended partitions.
 const (

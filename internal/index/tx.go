@@ -70,6 +70,13 @@ func (t *Tx) InsertPacked(ctx context.Context, p *Packed) error {
 	if err := t.checkSeqs(ctx, p.firstSeq); err != nil {
 		return fmt.Errorf("insert events %d..%d: %w", p.firstSeq, p.lastSeq, err)
 	}
+	return t.insertChunks(ctx, p)
+}
+
+// insertChunks stores p's chunks, without InsertPacked's check that they
+// come after every stored event (restore-index inserts hours whose seqs
+// interleave); the primary key still refuses a chunk stored twice.
+func (t *Tx) insertChunks(ctx context.Context, p *Packed) error {
 	for i := 0; i < len(p.chunks); {
 		n := nextStmt(p.chunks[i:], t.s.maxStmt)
 		part := p.chunks[i : i+n]

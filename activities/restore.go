@@ -1,0 +1,286 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
+)
+
+// restore-index rebuilds an empty index from a source's archives
+// (docs/archive.md): PrepareRestore checks and begins, RestoreHour restores
+// one archive file per call, FinishRestore writes the history and the
+// checkpoint.
+
+// maxHistorySize bounds a history file read into memory.
+const maxHistorySize = 1 << 30
+
+// restoreStore returns the store to restore from: the one url names, else
+// the worker's archive location.
+func (a *Activities) restoreStore(ctx context.Context, url string) (storage.Store, error) {
+	if url == "" {
+		if a.Remote == nil {
+			return nil, nonRetryable(ErrNoArchiveLocation, errors.New("no archive location: give one (--archive-url) or configure the worker's"))
+		}
+		return a.Remote, nil
+	}
+	st, err := storage.Open(ctx, url, storage.Options{Logger: a.Log})
+	if err != nil {
+		return nil, fmt.Errorf("open archive location: %w", err)
+	}
+	return st, nil
+}
+
+// PrepareRestore checks that the restore can run, then begins it: capture
+// of the source must not be running, the location must hold archive files
+// and a history file of the source, and the index must hold nothing of the
+// source, or an unfinished restore of it from the same location (which
+// then goes on). It records the restore as begun and gives the hours
+// without a partition of their own one (index.Store.SplitPartitions). It
+// lists the archive files, oldest hour first.
+func (a *Activities) PrepareRestore(ctx context.Context, in PrepareRestoreInput) (PrepareRestoreResult, error) {
+	st, err := a.restoreStore(ctx, in.ArchiveURL)
+	if err != nil {
+		return PrepareRestoreResult{}, err
+	}
+	res := PrepareRestoreResult{Location: st.Location()}
+	if running, err := a.Index.CaptureRunning(ctx, in.Source); err != nil || running {
+		if err == nil {
+			err = nonRetryable(ErrCaptureRunning, fmt.Errorf("capture of source %s is running against this index: stop it before restore-index", in.Source))
+		}
+		return res, err
+	}
+	if err := st.List(ctx, archive.ArchivesPrefix(in.Source), func(info storage.Info) error {
+		if h, ok := archive.ParseObjectName(in.Source, info.Name); ok {
+			res.Hours = append(res.Hours, RestoreHourPlan{Hour: h, Object: info.Name, Size: info.Size})
+		}
+		return nil
+	}); err != nil {
+		return res, fmt.Errorf("list archives of %s in %s: %w", in.Source, st.Location(), err)
+	}
+	if len(res.Hours) == 0 {
+		return res, nonRetryable(ErrNoArchives, fmt.Errorf("no archive files of source %s in %s", in.Source, st.Location()))
+	}
+	if _, err := readHistory(ctx, st, in.Source); err != nil {
+		return res, err
+	}
+	if res.Resumed, err = a.Index.BeginRestore(ctx, in.Source, st.Location()); err != nil {
+		var ne *index.NotEmptyError
+		if errors.As(err, &ne) {
+			return res, nonRetryable(ErrIndexNotEmpty, err)
+		}
+		return res, err
+	}
+	if err := a.Index.SplitPartitions(ctx, index.HourID(res.Hours[0].Hour)); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// readHistory reads and parses the source's history file from st. A
+// missing file is NoArchives, one that does not parse BrokenArchive.
+func readHistory(ctx context.Context, st storage.Store, source string) (archive.History, error) {
+	name := archive.HistoryName(source)
+	where := name + " in " + st.Location()
+	rc, err := st.Open(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return archive.History{}, nonRetryable(ErrNoArchives, fmt.Errorf("no history file %s: schema history and capture gaps of the archived hours are unknown", where))
+	}
+	if err != nil {
+		return archive.History{}, fmt.Errorf("read %s: %w", where, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxHistorySize+1))
+	if err != nil {
+		return archive.History{}, fmt.Errorf("read %s: %w", where, err)
+	}
+	h, err := archive.ParseHistory(b, source, where)
+	if err != nil {
+		return archive.History{}, nonRetryable(ErrBrokenArchive, err)
+	}
+	return h, nil
+}
+
+// RestoreHour restores one archive file into the index: it downloads it to
+// the work folder (checking the sha256 the store keeps, where it keeps
+// one), checks it is the source's file of that hour, and stores its events
+// in seq order, packed as capture packs them, with the hour's archive
+// record, in one index transaction (index.Store.RestoreHour): an hour is
+// restored wholly or not at all, and once. A file that fails any check is
+// BrokenArchive, naming it; nothing of it is stored. It heartbeats
+// RestoreProgress.
+func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (RestoreHourResult, error) {
+	hour := index.HourID(in.Hour)
+	res := RestoreHourResult{Hour: index.HourTime(hour)}
+	if rec, found, err := a.Index.ArchiveOf(ctx, in.Source, hour); err != nil || found {
+		res.Events, res.FirstSeq, res.LastSeq = rec.Events, rec.FirstSeq, rec.LastSeq
+		return res, err
+	}
+	st, err := a.restoreStore(ctx, in.ArchiveURL)
+	if err != nil {
+		return res, err
+	}
+	set, stop := keepAlive(ctx)
+	defer stop()
+	set(RestoreProgress{Hour: res.Hour, Step: "download"})
+	where := in.Object + " in " + st.Location()
+	path, d, err := a.download(ctx, st, in.Source, in.Object)
+	if err != nil {
+		return res, err
+	}
+	defer os.Remove(path)
+	broken := func(err error) error { return nonRetryable(ErrBrokenArchive, err) }
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	open := func() (*archive.Reader, error) {
+		r, f, err := openArchiveFile(path, where)
+		if f != nil {
+			files = append(files, f)
+		}
+		return r, err
+	}
+	r, err := open()
+	var ce *archive.CorruptError
+	if errors.As(err, &ce) {
+		return res, broken(err)
+	}
+	if err != nil {
+		return res, err
+	}
+	ft := r.Footer()
+	if ft.Source != in.Source || !ft.Hour.Equal(res.Hour) {
+		return res, broken(fmt.Errorf("archive %s holds source %s hour %s", where, ft.Source, ft.Hour.Format(time.RFC3339)))
+	}
+	rec := index.Archive{Source: in.Source, Hour: hour, Object: in.Object, Location: st.Location(), Size: d.Size, SHA256: d.SHA256,
+		Events: ft.Events, FirstSeq: ft.FirstSeq, LastSeq: ft.LastSeq, ConfirmedAt: time.Now()}
+	set(RestoreProgress{Hour: res.Hour, Step: "restore"})
+	var n int64
+	res.Done, err = a.Index.RestoreHour(ctx, rec, func(yield func(*index.Event) error) error {
+		return archive.SeqOrder(open, func(e index.Event) error {
+			if n++; n%65536 == 0 {
+				set(RestoreProgress{Hour: res.Hour, Step: "restore", Events: n})
+			}
+			return yield(&e)
+		})
+	})
+	if errors.As(err, &ce) {
+		return res, broken(err)
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Events, res.FirstSeq, res.LastSeq = ft.Events, ft.FirstSeq, ft.LastSeq
+	a.log(ctx).Info("archive restored", "source", in.Source, "object", in.Object, "events", ft.Events)
+	return res, nil
+}
+
+// openArchiveFile opens a local archive file and a Reader of it; the
+// caller closes the file.
+func openArchiveFile(path, name string) (*archive.Reader, *os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, f, err
+	}
+	r, err := archive.NewReader(f, fi.Size(), name)
+	return r, f, err
+}
+
+// download copies the object name to the restore folder crash-safely and
+// returns its path and digest. Where the store keeps the object's sha256,
+// a copy that differs from it is BrokenArchive.
+func (a *Activities) download(ctx context.Context, st storage.Store, source, name string) (string, storage.Digest, error) {
+	where := name + " in " + st.Location()
+	info, err := st.Stat(ctx, name)
+	if err != nil {
+		return "", storage.Digest{}, fmt.Errorf("stat archive %s: %w", where, err)
+	}
+	dir := filepath.Join(a.WorkDir, source, "restore")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", storage.Digest{}, err
+	}
+	path := filepath.Join(dir, filepath.Base(filepath.Dir(name))+"-"+filepath.Base(name))
+	h := sha256.New()
+	var n int64
+	err = atomicfile.Write(path, 0o640, func(w io.Writer) error {
+		rc, err := st.Open(ctx, name)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		n, err = io.Copy(io.MultiWriter(w, h), rc)
+		return err
+	})
+	if err != nil {
+		return "", storage.Digest{}, fmt.Errorf("download archive %s: %w", where, err)
+	}
+	d := storage.Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}
+	if info.SHA256 != "" && info.SHA256 != d.SHA256 || n != info.Size {
+		os.Remove(path)
+		return "", d, nonRetryable(ErrBrokenArchive, fmt.Errorf("archive %s: %d bytes with sha256 %s read, the store says %d bytes with sha256 %s",
+			where, n, d.SHA256, info.Size, info.SHA256))
+	}
+	return path, d, nil
+}
+
+// restoredHistory keeps of h what applies at or before the checkpoint cp
+// (the end of the last restored transaction): capture reads the rest again
+// from the binlog, and would record it a second time.
+func restoredHistory(h archive.History, cp index.Checkpoint) (archive.History, error) {
+	at := binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}
+	before := func(seq uint64, p binlogpos.Position) (bool, error) {
+		if seq != cp.LastSeq {
+			return seq < cp.LastSeq, nil
+		}
+		c, err := binlogpos.Compare(p, at)
+		return c <= 0, err
+	}
+	out := archive.History{Source: h.Source}
+	for _, v := range h.Schemas {
+		ok, err := before(v.Seq, binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos})
+		if err != nil {
+			return out, fmt.Errorf("schema version %s.%s v%d: %w", v.Schema, v.Table, v.Version, err)
+		}
+		if ok {
+			out.Schemas = append(out.Schemas, v)
+		}
+	}
+	for _, g := range h.Gaps {
+		c, err := binlogpos.Compare(binlogpos.Position{File: g.FromFile, Pos: g.FromPos}, at)
+		if err != nil {
+			return out, fmt.Errorf("capture gap from %s:%d: %w", g.FromFile, g.FromPos, err)
+		}
+		if c <= 0 {
+			out.Gaps = append(out.Gaps, g)
+		}
+	}
+	for _, st := range h.Starts {
+		ok, err := before(st.Seq, st.Position)
+		if err != nil {
+			return out, fmt.Errorf("capture start at %s: %w", st.Position, err)
+		}
+		if ok {
+			out.Starts = append(out.Starts, st)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/testsuite"
+)
+
+// benchArchive writes the capture benchmark's workload of n row events on
+// a real source, all committed in one past hour (SET TIMESTAMP), captures
+// it into a fresh index (capture's rate on these events), then runs the
+// ArchiveHour activity on that hour (index → Parquet → a local folder
+// store, confirmed, partition dropped) and the RestoreHour activity of its
+// file into an empty index, and compares their rates with capture's. The
+// read of one table of twenty is archive.Bench's.
+func benchArchive(ctx context.Context, n int) ([]result, error) {
+	if err := testsuite.Install(ctx); err != nil {
+		return nil, err
+	}
+	src, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Stop()
+	idx, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex})
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Stop()
+	hour := time.Now().UTC().Truncate(time.Hour).Add(-48 * time.Hour)
+	start, end, err := writeHourWorkload(ctx, src, n, hour)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "dbtrail-bench-archive-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// Capture, archive and restore take turns, three rounds, and the best
+	// of each is compared: this machine's speed drifts by tens of percent
+	// within a minute (see benchCapture).
+	var capRate, restRate float64
+	var capEvents int64
+	var ar archiveRun
+	var capRates, archRates []string
+	for round := range 3 {
+		r, events, _, err := captureInto(ctx, src, idx, start, end)
+		if err != nil {
+			return nil, err
+		}
+		capRate, capEvents = max(capRate, r), events
+		dir := filepath.Join(tmp, fmt.Sprint(round))
+		a, err := archiveOnce(ctx, idx, src, dir, hour)
+		if err != nil {
+			return nil, err
+		}
+		if a.events != events {
+			return nil, fmt.Errorf("archive wrote %d events of the hour, capture indexed %d", a.events, events)
+		}
+		if a.rate > ar.rate {
+			ar = a
+		}
+		rr, err := restoreOnce(ctx, idx, src, dir, hour)
+		if err != nil {
+			return nil, err
+		}
+		restRate = max(restRate, rr)
+		capRates, archRates = append(capRates, fmt.Sprintf("%.0f", r)), append(archRates, fmt.Sprintf("%.0f", a.rate))
+	}
+	cb, err := archive.Bench(n, 20, 3)
+	if err != nil {
+		return nil, err
+	}
+	archRatio, restRatio := ar.rate/capRate, restRate/capRate
+	perEvent := float64(ar.bytes) / float64(ar.events)
+	return []result{
+		{"archive: row events in the hour", fmt.Sprint(capEvents), "", "capture benchmark's workload, committed in one past hour (SET TIMESTAMP)"},
+		{"archive: capture into index", fmt.Sprintf("%.0f events/s", capRate), "", "the same events; best of 3 (" + strings.Join(capRates, ", ") + "), taking turns with archive and restore"},
+		{"archive: ArchiveHour activity", fmt.Sprintf("%.0f events/s", ar.rate), "", "index → Parquet file → local folder store, confirmed, partition dropped; " +
+			sizeText(ar.bytes) + "; best of 3 (" + strings.Join(archRates, ", ") + ")"},
+		{"archive: ratio archive / capture", fmt.Sprintf("%.2f", archRatio), "≥ 1.0", verdict(archRatio >= 1)},
+		{"archive: Parquet bytes per event", fmt.Sprintf("%.1f B", perEvent), "≤ 40", verdict(perEvent <= 40)},
+		{"archive: RestoreHour activity", fmt.Sprintf("%.0f events/s", restRate), "", "archive file → seq order → packed chunks in an empty index, one transaction; best of 3"},
+		{"archive: ratio restore-index / capture", fmt.Sprintf("%.2f", restRatio), "≥ 1.0", verdict(restRatio >= 1)},
+		{"archive: read one of 20 equally busy tables / whole file", fmt.Sprintf("%.3f", cb.ReadRatio), "≤ 0.15",
+			verdict(cb.ReadRatio <= 0.15) + fmt.Sprintf("; %s / %s, %d events (archive.Bench, best of 3)", cb.ReadOne.Round(time.Millisecond), cb.ReadAll.Round(time.Millisecond), cb.Events)},
+	}, nil
+}
+
+// writeHourWorkload is writeWorkload on one connection whose statements
+// all commit at hour plus one minute.
+func writeHourWorkload(ctx context.Context, src *testsuite.Server, n int, hour time.Time) (start, end binlogpos.Position, err error) {
+	if err = src.Exec(ctx, "CREATE DATABASE bench", `CREATE TABLE bench.t (
+		id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(100), c DATETIME(6), d DECIMAL(12,2), e DOUBLE, f VARCHAR(200))`); err != nil {
+		return
+	}
+	db, err := src.DB(ctx, "bench")
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	if _, err = db.ExecContext(ctx, "SET TIMESTAMP = ?", hour.Unix()+60); err != nil {
+		return
+	}
+	if start, err = masterPos(ctx, src); err != nil {
+		return
+	}
+	inserts := n / 2
+	const chunk = 5000
+	for i := 0; i < inserts; i += chunk {
+		if _, err = db.ExecContext(ctx, `INSERT INTO t SELECT seq, seq % 1000, CONCAT('name-', seq), '2026-11-29 08:00:00.123456' + INTERVAL seq SECOND,
+			seq / 7, seq * 1.5, REPEAT('f', 20 + seq % 80) FROM seq_1_to_1000000 WHERE seq > ? AND seq <= ?`, i, min(i+chunk, inserts)); err != nil {
+			return
+		}
+	}
+	updates := n / 3
+	for i := 0; i < updates; i += chunk {
+		if _, err = db.ExecContext(ctx, "UPDATE t SET a = a + 1, b = CONCAT(b, 'u') WHERE id > ? AND id <= ?", i, min(i+chunk, updates)); err != nil {
+			return
+		}
+	}
+	deletes := n - inserts - updates
+	if _, err = db.ExecContext(ctx, "DELETE FROM t WHERE id > ?", inserts-deletes); err != nil {
+		return
+	}
+	end, err = masterPos(ctx, src)
+	return
+}
+
+// archiveRun is one ArchiveHour run's figures.
+type archiveRun struct {
+	events, bytes int64
+	rate          float64
+}
+
+// archiveOnce gives the hour captured into bench_index a partition of its
+// own and runs ArchiveHour on it, timing the activity alone.
+func archiveOnce(ctx context.Context, idx, src *testsuite.Server, dir string, hour time.Time) (archiveRun, error) {
+	store, err := index.Open(ctx, idx.DSN("bench_index"))
+	if err != nil {
+		return archiveRun{}, err
+	}
+	defer store.Close()
+	if err := store.SplitPartitions(ctx, index.HourID(hour)); err != nil {
+		return archiveRun{}, err
+	}
+	acts, err := benchActivities(store, src, dir)
+	if err != nil {
+		return archiveRun{}, err
+	}
+	warmUp()
+	env := newActivityEnv()
+	env.RegisterActivity(acts)
+	began := time.Now()
+	val, err := env.ExecuteActivity(acts.ArchiveHour, activities.ArchiveHourInput{Source: "main", Hour: hour})
+	elapsed := time.Since(began)
+	if err != nil {
+		return archiveRun{}, err
+	}
+	var res activities.ArchiveHourResult
+	if err := val.Get(&res); err != nil {
+		return archiveRun{}, err
+	}
+	if res.Partition == "" || res.Kept != "" {
+		return archiveRun{}, fmt.Errorf("archive of the hour did not drop its partition: %+v", res)
+	}
+	env = newActivityEnv()
+	env.RegisterActivity(acts)
+	if _, err := env.ExecuteActivity(acts.ArchiveHistory, activities.ArchiveHistoryInput{Source: "main"}); err != nil {
+		return archiveRun{}, err
+	}
+	return archiveRun{events: res.Events, bytes: res.Bytes, rate: float64(res.Events) / elapsed.Seconds()}, nil
+}
+
+// restoreOnce restores the archived hour into the empty index bench_restore
+// (PrepareRestore, then RestoreHour, timed alone) and returns its rate.
+func restoreOnce(ctx context.Context, idx, src *testsuite.Server, dir string, hour time.Time) (float64, error) {
+	if err := idx.Exec(ctx, "DROP DATABASE IF EXISTS bench_restore", "CREATE DATABASE bench_restore"); err != nil {
+		return 0, err
+	}
+	store, err := index.Open(ctx, idx.DSN("bench_restore"))
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	if err := store.Init(ctx); err != nil {
+		return 0, err
+	}
+	acts, err := benchActivities(store, src, dir)
+	if err != nil {
+		return 0, err
+	}
+	env := newActivityEnv()
+	env.RegisterActivity(acts)
+	val, err := env.ExecuteActivity(acts.PrepareRestore, activities.PrepareRestoreInput{Source: "main"})
+	if err != nil {
+		return 0, err
+	}
+	var prep activities.PrepareRestoreResult
+	if err := val.Get(&prep); err != nil {
+		return 0, err
+	}
+	if len(prep.Hours) != 1 {
+		return 0, fmt.Errorf("restore found %d archive files", len(prep.Hours))
+	}
+	env = newActivityEnv()
+	env.RegisterActivity(acts)
+	began := time.Now()
+	val, err = env.ExecuteActivity(acts.RestoreHour, activities.RestoreHourInput{Source: "main", Hour: hour, Object: prep.Hours[0].Object})
+	elapsed := time.Since(began)
+	if err != nil {
+		return 0, err
+	}
+	var res activities.RestoreHourResult
+	if err := val.Get(&res); err != nil {
+		return 0, err
+	}
+	if n, err := store.CountEvents(ctx, "main"); err != nil || n != res.Events || !res.Done {
+		return 0, fmt.Errorf("restored %d events of %d (done %v): %v", n, res.Events, res.Done, err)
+	}
+	return float64(res.Events) / elapsed.Seconds(), nil
+}
+
+// benchActivities are activities on store with a local folder store under
+// dir as the archive location.
+func benchActivities(store *index.Store, src *testsuite.Server, dir string) (*activities.Activities, error) {
+	remote, err := storage.NewLocal(filepath.Join(dir, "store"))
+	if err != nil {
+		return nil, err
+	}
+	return &activities.Activities{Sources: map[string]activities.Source{"main": {Name: "main", DSN: src.DSN("")}},
+		Index: store, WorkDir: filepath.Join(dir, "work"), BackupDir: filepath.Join(dir, "backups"), Remote: remote}, nil
+}
+
+func sizeText(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// warmUp runs a first activity in this process: it hashes the executable
+// (Temporal's binary checksum), a cost of starting a worker.
+func warmUp() {
+	warmTemporal.Do(func() {
+		noop := func(context.Context) error { return nil }
+		env := newActivityEnv()
+		env.RegisterActivity(noop)
+		env.ExecuteActivity(noop)
+	})
+}

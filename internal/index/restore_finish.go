@@ -1,0 +1,142 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RestoreFinish is what FinishRestore writes.
+type RestoreFinish struct {
+	// Checkpoint is where capture resumes: after the last restored
+	// transaction.
+	Checkpoint Checkpoint
+	// Schemas, Gaps and Starts are the history rows that apply at or before
+	// the checkpoint, in their order; Gaps also those the restore found.
+	Schemas []SchemaVersion
+	Gaps    []Gap
+	Starts  []Start
+	// The restore's report: hours and events restored, their seq range,
+	// the archives that could not be read, and where capture resumes.
+	Hours             int
+	Events            int64
+	FirstSeq, LastSeq uint64
+	Failed            []string
+	Outcome           string
+}
+
+// FinishRestore ends source's unfinished restore: schema history, gaps,
+// starts, the checkpoint and the restore's report commit in one index
+// transaction. A restore already finished is left as it is (done false).
+func (s *Store) FinishRestore(ctx context.Context, source string, f RestoreFinish) (done bool, err error) {
+	fail := func(err error) (bool, error) { return false, fmt.Errorf("finish restore of %s: %w", source, err) }
+	tx, err := s.Begin(ctx, source, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	var finished sql.NullTime
+	err = tx.tx.QueryRowContext(ctx, `SELECT finished_at FROM restores WHERE source = ? FOR UPDATE`, source).Scan(&finished)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fail(errors.New("no restore of the source was begun"))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if finished.Valid {
+		return false, nil
+	}
+	for _, v := range f.Schemas {
+		if err := tx.PutSchemaVersion(ctx, v); err != nil {
+			return fail(err)
+		}
+	}
+	for _, g := range f.Gaps {
+		if _, err := tx.tx.ExecContext(ctx, `INSERT INTO capture_gaps
+			(source, from_file, from_pos, from_gtid, to_file, to_pos, reason, detected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			source, g.FromFile, g.FromPos, nullString(g.FromGTID), g.ToFile, g.ToPos, g.Reason, g.DetectedAt.UTC()); err != nil {
+			return fail(fmt.Errorf("gap %s:%d..%s:%d: %w", g.FromFile, g.FromPos, g.ToFile, g.ToPos, err))
+		}
+	}
+	for _, st := range f.Starts {
+		if err := tx.RecordStart(ctx, st); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.SaveCheckpoint(ctx, f.Checkpoint); err != nil {
+		return fail(err)
+	}
+	if _, err := tx.tx.ExecContext(ctx, `UPDATE restores SET finished_at = ?, hours = ?, events = ?, first_seq = ?, last_seq = ?,
+		failed = ?, outcome = ? WHERE source = ?`, time.Now().UTC(), f.Hours, f.Events, f.FirstSeq, f.LastSeq,
+		nullString(strings.Join(f.Failed, "\n")), nullString(f.Outcome), source); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return true, nil
+}
+
+// SeqRun is a run of consecutive seqs the index holds, First..Last.
+type SeqRun struct{ First, Last uint64 }
+
+// SeqRuns returns the runs of consecutive seqs the stored events of source
+// cover, in seq order: one run when they have no hole. It reads chunk
+// headers in primary key order (a chunk holds every seq of its range).
+func (s *Store) SeqRuns(ctx context.Context, source string) ([]SeqRun, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT first_seq, last_seq FROM event_chunks WHERE source = ? ORDER BY first_seq`, source)
+	if err != nil {
+		return nil, fmt.Errorf("seq runs of %s: %w", source, err)
+	}
+	defer rows.Close()
+	var out []SeqRun
+	for rows.Next() {
+		var r SeqRun
+		if err := rows.Scan(&r.First, &r.Last); err != nil {
+			return nil, fmt.Errorf("seq runs of %s: %w", source, err)
+		}
+		if n := len(out); n > 0 && r.First <= out[n-1].Last+1 {
+			out[n-1].Last = max(out[n-1].Last, r.Last)
+			continue
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("seq runs of %s: %w", source, err)
+	}
+	return out, nil
+}
+
+// EventAt returns the stored event of source with seq; found is false when
+// the index does not hold it.
+func (s *Store) EventAt(ctx context.Context, source string, seq uint64) (e Event, found bool, err error) {
+	c, ok, err := chunkAt(ctx, s.db, source, "", "", seq)
+	if err != nil || !ok || c.last < seq {
+		if err != nil {
+			err = fmt.Errorf("event %d of %s: %w", seq, source, err)
+		}
+		return Event{}, false, err
+	}
+	err = s.scanChunks(ctx, func(ev *Event) error {
+		if ev.Seq == seq {
+			e, found = *ev, true
+			e.PK, e.PKBefore = strings.Clone(e.PK), strings.Clone(e.PKBefore)
+			e.Before, e.After = cloneBytes(e.Before), cloneBytes(e.After)
+		}
+		return nil
+	}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq = ?`, source, c.first)
+	if err != nil {
+		return Event{}, false, fmt.Errorf("event %d of %s: %w", seq, source, err)
+	}
+	return e, found, nil
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
