@@ -176,5 +176,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-
