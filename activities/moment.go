@@ -6,6 +6,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // events is where activities read row changes: the moment seam's events
@@ -14,7 +15,36 @@ import (
 // moment.ArchiveEvents{Store: …} here through moment.Merge, and every
 // reader (refresh windows, exports, history) reads archived hours too.
 func (a *Activities) events() moment.Events {
-	return moment.IndexEvents{Store: a.Index}
+	ix := moment.IndexEvents{Store: a.Index}
+	if a.Remote == nil {
+		return ix
+	}
+	return moment.Merge(ix, moment.ArchiveEvents{Store: a.archiveFiles()})
+}
+
+// archiveFiles lists a source's confirmed hourly archives from the index's
+// bookkeeping and opens them on the worker's store: hours that left the
+// index are read from there (each file's footer checked against the
+// listing, each row group against its digest).
+func (a *Activities) archiveFiles() moment.ArchiveFiles {
+	return moment.ArchiveFiles{
+		List: func(ctx context.Context, source string) ([]moment.ArchiveHour, error) {
+			recs, err := a.Index.Archives(ctx, source)
+			if err != nil {
+				return nil, err
+			}
+			var out []moment.ArchiveHour
+			for _, r := range recs {
+				if r.Confirmed() {
+					out = append(out, moment.ArchiveHour{Source: source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq})
+				}
+			}
+			return out, nil
+		},
+		OpenFile: func(ctx context.Context, h moment.ArchiveHour) (storage.ReaderAt, error) {
+			return a.Remote.OpenReaderAt(ctx, h.Name)
+		},
+	}
 }
 
 // catalog is where activities find a source's snapshots: its local folder

@@ -67,7 +67,32 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 		return PlanRefreshResult{}, err
 	}
 	out.Plan = foldplan.Make(pin)
+	if why, err := a.droppedInWindow(ctx, in.Source, out.PrevSeq); err != nil {
+		return PlanRefreshResult{}, err
+	} else if why != "" && !out.Plan.Refused {
+		out.Plan.Refused, out.Plan.Reasons, out.Plan.Compact = true, append(out.Plan.Reasons, why), nil
+	}
 	return out, nil
+}
+
+// droppedInWindow says why a refresh from prevSeq cannot fold from the
+// index: an archived hour holding events after prevSeq has left it (the
+// previous snapshot is older than what the index keeps, e.g. a machine
+// whose own snapshot is stale). The refresh is then refused, and a full
+// backup runs in its place, like across a capture gap. "" when the index
+// holds the whole window.
+func (a *Activities) droppedInWindow(ctx context.Context, source string, prevSeq uint64) (string, error) {
+	recs, err := a.Index.Archives(ctx, source)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range recs {
+		if !r.DroppedAt.IsZero() && r.LastSeq > prevSeq {
+			return fmt.Sprintf("the events after the previous snapshot (seq %d) reach archived hour %s (seqs %d..%d), which has left the index: take a full backup",
+				prevSeq, index.HourTime(r.Hour).Format("2006-01-02T15Z"), r.FirstSeq, r.LastSeq), nil
+		}
+	}
+	return "", nil
 }
 
 // planIndexInputs fills the plan's inputs that come from the index.
