@@ -78,6 +78,7 @@ func (s *Server) args() []string {
 		"--datadir=" + s.Dir,
 		"--socket=" + s.Socket,
 		"--pid-file=" + filepath.Join(s.Dir, "mariadbd.pid"),
+		"--tmpdir=" + s.tmpDir(),
 		"--log-error=" + s.ErrorLog(),
 		"--init-file=" + s.initFile(),
 		"--bind-address=127.0.0.1",
@@ -144,6 +145,9 @@ func (s *Server) writeInitFile() error {
 // the process is killed and the error holds the error log's tail.
 func (s *Server) launch(ctx context.Context) error {
 	start := time.Now()
+	if err := os.MkdirAll(s.tmpDir(), 0o700); err != nil {
+		return fmt.Errorf("start mariadb on port %d: %w", s.Port, err)
+	}
 	if err := s.writeInitFile(); err != nil {
 		return fmt.Errorf("start mariadb on port %d: %w", s.Port, err)
 	}
@@ -234,3 +238,8 @@ func (s *Server) logTail(offset int64) string {
 	b, _ := io.ReadAll(f)
 	return tail(b, 30)
 }
+
+// tmpDir is the server's own temporary folder, beside its datadir (not in
+// it, where it would be a database): internal temporary tables and sort
+// files never share /tmp with other processes, which may clean it.
+func (s *Server) tmpDir() string { return s.Dir + ".tmp" }

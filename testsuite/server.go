@@ -145,6 +145,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.removeSockDir()
 		if created && !s.keep {
 			_ = os.RemoveAll(s.Dir)
+			_ = os.RemoveAll(s.tmpDir())
 		}
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (s *Server) Stop() error {
 		if !s.opts.Keep {
 			slog.Info("testsuite: datadir kept (DBTRAIL_KEEP_DATADIR=1)", "role", s.Role, "dir", s.Dir)
 		}
-	} else if err := os.RemoveAll(s.Dir); err != nil {
+	} else if err := errors.Join(os.RemoveAll(s.Dir), os.RemoveAll(s.tmpDir())); err != nil {
 		errs = append(errs, fmt.Errorf("remove datadir of mariadb on port %d: %w", s.Port, err))
 	}
 	return errors.Join(errs...)
