@@ -183,6 +183,9 @@ func (a *Activities) restoreReport(in FinishRestoreInput, runs []index.SeqRun, c
 	if purged != nil {
 		res.Outcome = fmt.Sprintf("capture gap recorded at %s:%d (seq %d): %s; capture stops there until restarted with --continue-past-gap",
 			cp.BinlogFile, cp.BinlogPos, cp.LastSeq, purged.Reason)
+	} else if len(gaps) > 0 {
+		res.Outcome = fmt.Sprintf("capture resumes at %s:%d after seq %d (the source still has that binlog); %d capture gap(s) recorded where restored seqs are missing",
+			cp.BinlogFile, cp.BinlogPos, cp.LastSeq, len(gaps))
 	} else {
 		res.Outcome = fmt.Sprintf("capture resumes at %s:%d after seq %d with no gap: the source still has that binlog",
 			cp.BinlogFile, cp.BinlogPos, cp.LastSeq)

@@ -14,10 +14,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -135,16 +133,18 @@ func TestArchiveS3Down(t *testing.T) {
 }
 
 // TestRestoreIndexBadInput: of four archived hours, one file is truncated
-// and one altered in the store; restore-index names both, restores the two
-// others, records the missing seqs as a gap, and fails. A missing bucket
-// or wrong keys make the CLI fail at start with a clear message, with no
-// run started.
+// and one altered in the store; `dbtrail restore-index` names both,
+// restores the two others, records the missing seqs as a gap, and exits
+// non-zero. A missing bucket or wrong keys make it fail at start with a
+// clear message, with no run started. status and archives show what is
+// archived.
 func TestRestoreIndexBadInput(t *testing.T) {
-	e := newArchiveEnv(t)
+	e := newArchiveEnv(t, withoutWorker())
+	e.queueWorker(t, e.store, "archive-a")
 	base := time.Now().UTC().Truncate(time.Hour).Add(-30 * time.Hour)
 	bulkHours(t, e, newWorkload(41), base, 0, 4, 2000)
 	orig := indexEvents(t, e.ctx, e.store, "main")
-	if res := e.runArchive(t, 24); len(res.Hours) != 4 {
+	if res := e.runArchiveOn(t, "archive-a", 24); len(res.Hours) != 4 {
 		t.Fatalf("archived %+v", res.Hours)
 	}
 	truncated := archive.ObjectName("main", base.Add(time.Hour))
@@ -152,15 +152,22 @@ func TestRestoreIndexBadInput(t *testing.T) {
 	e.damage(t, truncated, func(b []byte) []byte { return b[:len(b)*2/3] })
 	e.damage(t, altered, func(b []byte) []byte { b[len(b)/3] ^= 0x40; return b })
 
+	// The worker of the CLI's task queue has an empty index.
 	storeB := e.otherIndex(t)
-	e.queueWorker(t, storeB, "restore-bad")
-	res, err := e.restoreIndex(t, "restore-bad", e.url)
-	if !isAppErr(err, activities.ErrBrokenArchive) || !strings.Contains(err.Error(), truncated) || !strings.Contains(err.Error(), altered) {
-		t.Fatalf("restore with damaged archives: %v", err)
+	e.queueWorker(t, storeB, workflows.TaskQueue)
+	bin := buildDbtrail(t)
+	cmd := exec.Command(bin, "restore-index", "--temporal-addr", e.frontend, "--archive-url", e.url)
+	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
+	out, err := cmd.CombinedOutput()
+	t.Logf("dbtrail restore-index:\n%s", out)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+		t.Fatalf("restore-index with damaged archives: %v", err)
 	}
-	t.Logf("restore failed as it should: %v", err)
-	if res.Hours != 2 || len(res.Failed) != 2 || len(res.Gaps) != 1 {
-		t.Fatalf("result %+v", res)
+	for _, w := range []string{"restored 2 hours", "GAP ", "NOT RESTORED archive " + truncated, "NOT RESTORED restore", altered, "capture gap(s) recorded"} {
+		if !strings.Contains(string(out), w) {
+			t.Fatalf("restore-index does not say %q", w)
+		}
 	}
 	restored := indexEvents(t, e.ctx, storeB, "main")
 	for seq, ev := range restored {
@@ -176,13 +183,16 @@ func TestRestoreIndexBadInput(t *testing.T) {
 	if len(gaps) != 1 || !strings.Contains(gaps[0].Reason, "no archive file") {
 		t.Fatalf("gaps %+v", gaps)
 	}
-	if cp, ok, _ := storeB.LoadCheckpoint(e.ctx, "main"); !ok || cp.LastSeq != res.LastSeq {
-		t.Fatalf("checkpoint %+v after %+v", cp, res)
+	var last uint64
+	for seq := range restored {
+		last = max(last, seq)
+	}
+	if cp, ok, _ := storeB.LoadCheckpoint(e.ctx, "main"); !ok || cp.LastSeq != last || cp.BinlogPos != restored[last].EndPos {
+		t.Fatalf("checkpoint %+v, last restored event %+v", cp, restored[last])
 	}
 
 	// status and archives show what is archived; archives --archive-url
 	// finds the truncated file changed in the store.
-	bin := buildDbtrail(t)
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -205,6 +215,9 @@ func TestRestoreIndexBadInput(t *testing.T) {
 	}
 
 	// The CLI checks the location before it starts anything.
+	before, err := e.c.DescribeWorkflowExecution(e.ctx, workflows.RestoreIndexWorkflowID("main"), "")
+	must(t, err)
+	firstRun := before.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	creds := filepath.Join(t.TempDir(), "credentials")
 	must(t, os.WriteFile(creds, []byte("[default]\naws_access_key_id = "+e.s3.AccessKey+"\naws_secret_access_key = wrong\n"), 0o600))
 	wrongKeys := withCredentials(t, e.url, creds)
@@ -221,10 +234,10 @@ func TestRestoreIndexBadInput(t *testing.T) {
 		}
 		t.Logf("restore-index refused at start: %s", strings.TrimSpace(string(out)))
 	}
-	_, err = e.c.DescribeWorkflowExecution(e.ctx, workflows.RestoreIndexWorkflowID("main"), "")
-	var nf *serviceerror.NotFound
-	if !errors.As(err, &nf) {
-		t.Fatalf("a restore run was started: %v", err)
+	after, err := e.c.DescribeWorkflowExecution(e.ctx, workflows.RestoreIndexWorkflowID("main"), "")
+	must(t, err)
+	if got := after.GetWorkflowExecutionInfo().GetExecution().GetRunId(); got != firstRun {
+		t.Fatalf("a restore run was started: %s", got)
 	}
 }
 

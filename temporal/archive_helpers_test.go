@@ -74,7 +74,13 @@ func (e *archiveEnv) pastTraffic(t *testing.T, w *workload, hour time.Time, step
 // runArchive runs one Archive to its end.
 func (e *archiveEnv) runArchive(t *testing.T, indexHours int) workflows.ArchiveResult {
 	t.Helper()
-	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+	return e.runArchiveOn(t, workflows.TaskQueue, indexHours)
+}
+
+// runArchiveOn runs one Archive on queue to its end.
+func (e *archiveEnv) runArchiveOn(t *testing.T, queue string, indexHours int) workflows.ArchiveResult {
+	t.Helper()
+	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: queue},
 		workflows.Archive, workflows.ArchiveInput{Source: "main", IndexHours: indexHours})
 	must(t, err)
 	var res workflows.ArchiveResult
