@@ -4,7 +4,7 @@ GO    ?= go
 BIN   := bin
 # Integration tests start real MariaDB servers; on 2 cores one package at a time
 # keeps them from starving each other.
-TEST_FLAGS ?= -count=1 -p 1 -timeout 60m
+TEST_FLAGS ?= -count=1 -p 1 -timeout 75m
 
 .PHONY: all deps build test vet demo bench clean
 
