@@ -50,7 +50,7 @@ func TestHelperArchiveWorker(t *testing.T) {
 		Remote:    remote,
 		Log:       log,
 	}
-	w := worker.New(c, workflows.TaskQueue, worker.Options{})
+	w := worker.New(c, workflows.TaskQueue, workers.Options())
 	workers.RegisterAll(w, acts)
 	must(t, w.Start())
 	log.Info("helper worker started")

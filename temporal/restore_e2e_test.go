@@ -45,7 +45,7 @@ func (e *archiveEnv) queueWorker(t *testing.T, store *index.Store, queue string)
 	acts := &activities.Activities{Sources: e.acts.Sources, Index: store, BackupDir: e.acts.BackupDir, WorkDir: work,
 		Engines: activities.NewEnginePool(work, ""), Remote: e.remote}
 	t.Cleanup(func() { acts.Engines.Close() })
-	w := worker.New(e.c, queue, worker.Options{})
+	w := worker.New(e.c, queue, workers.Options())
 	workers.RegisterAll(w, acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
