@@ -1,13 +1,10 @@
 package temporal
 
 import (
-	"bytes"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -95,31 +92,7 @@ func snapshotRows(t *testing.T, e *backupEnv, eng *fold.Engine, snap *snapshot.S
 // liveCounts reads the live table as canonical images, with their copies.
 func liveCounts(t *testing.T, e *backupEnv, def *schema.Table) map[string]int {
 	t.Helper()
-	cols := make([]string, len(def.Columns))
-	for i, c := range def.Columns {
-		cols[i] = "`" + c.Name + "`"
-	}
-	rows, err := e.src.QueryContext(e.ctx, "SELECT "+strings.Join(cols, ",")+" FROM `"+def.Schema+"`.`"+def.Name+"`")
-	must(t, err)
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		raw := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
-		must(t, rows.Scan(ptrs...))
-		vals := make([]types.Cell, len(raw))
-		for i, r := range raw {
-			vals[i] = types.RawCell(bytes.Clone(r))
-		}
-		img, err := types.SQLImage(def, vals)
-		must(t, err)
-		out[string(img)]++
-	}
-	must(t, rows.Err())
-	return out
+	return liveCountsDB(t, e, e.src, def)
 }
 
 // checkLive requires every table of snap, read through its chain, to equal
