@@ -27,46 +27,14 @@ func hourEvents(h uint32, first uint64, n int, table string) []Event {
 	return out
 }
 
-// TestArchiveBookkeeping: migration 5 on an index at version 4 keeps its
-// events and adds the archives and restores tables; records are written,
+// TestArchiveBookkeeping: migrations 5 and 6 on an index at version 4 keep
+// its events and adds the archives and restores tables; records are written,
 // confirmed only for the content they name, and listed.
 func TestArchiveBookkeeping(t *testing.T) {
 	srv := testsuite.StartIndex(t)
 	ctx := context.Background()
-	if err := srv.Exec(ctx, "DROP DATABASE IF EXISTS dbtrail_v4", "CREATE DATABASE dbtrail_v4"); err != nil {
-		t.Fatal(err)
-	}
-	db, err := srv.DB(ctx, "dbtrail_v4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
-	if _, err := conn.ExecContext(ctx, migrationsDDL); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:4] {
-		if m.stmts != nil {
-			for _, q := range m.stmts(now) {
-				if _, err := conn.ExecContext(ctx, q); err != nil {
-					t.Fatalf("migration %d: %v", m.version, err)
-				}
-			}
-		}
-		if m.run != nil {
-			if err := m.run(ctx, conn, now); err != nil {
-				t.Fatalf("migration %d: %v", m.version, err)
-			}
-		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (?, ?, NOW())", m.version, m.name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conn.Close()
+	db := migratedTo(t, srv, "dbtrail_v4", 4, now)
 	s, err := Open(ctx, srv.DSN("dbtrail_v4"))
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +43,7 @@ func TestArchiveBookkeeping(t *testing.T) {
 	if err := s.EnsurePartitions(ctx, now, DefaultAhead); err != nil {
 		t.Fatal(err)
 	}
-	commitEvents(t, s, "main", hourEvents(HourID(now), 1, 5, "t")...)
+	insertOlderChunks(t, db, "main", hourEvents(HourID(now), 1, 5, "t"))
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +51,11 @@ func TestArchiveBookkeeping(t *testing.T) {
 		t.Fatalf("second Init: %v", err)
 	}
 	var version int
-	if err := s.DB().QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err != nil || version != 5 {
+	if err := s.DB().QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err != nil || version != SchemaVersionLatest() {
 		t.Fatalf("schema version %d %v", version, err)
 	}
 	if n, err := s.CountEvents(ctx, "main"); err != nil || n != 5 {
-		t.Fatalf("events after migration 5: %d %v", n, err)
+		t.Fatalf("events after migrations 5 and 6: %d %v", n, err)
 	}
 	hour := HourID(now) - 30
 	a := Archive{Source: "main", Hour: hour, Object: "main/archives/x.parquet", Location: "s3://b/p", Size: 10,

@@ -7,32 +7,46 @@ import (
 	"time"
 )
 
-// The index stores events packed: one row of event_chunks holds a run of
-// consecutive events (by seq) of one table, so capture inserts one InnoDB row
-// per run instead of one per event. The view `events` unpacks them again
-// with JSON_TABLE, one row per event, for plain SQL.
+// The index stores events packed: one row of event_chunks holds events of
+// one table from one capture batch (packed per table, not per run of
+// consecutive events, so interleaved multi-table transactions still make
+// large chunks), so capture inserts one InnoDB row per table and batch
+// instead of one per event. The view `events` unpacks them again with
+// JSON_TABLE, one row per event, for plain SQL.
 //
-// A chunk's header columns are those of its first event. Its `events` column
-// is a JSON array with one object per event, keys in this order:
+// A chunk's header columns are those of its first event. Its column_names
+// column is the JSON array of the names of its images' columns, in column
+// order; its `events` column a JSON array with one object per event, keys in
+// this order:
 //
-//	{"s":seq,"t":"commit time","g":"gtid","e":end_pos,"o":"op","k":key,"kb":old key,"b":before,"a":after}
+//	{"s":seq,"t":µs,"g":"gtid","e":end_pos,"o":"op","k":key,"kb":old key,"b":[before],"a":[after]}
 //
 // "t", "g" and "e" are present only when they differ from the chunk's
-// header; "kb", "b" and "a" only when the event has them. "k" and "kb" are
-// the canonical key text (a JSON array), "b" and "a" the JSON images, stored
-// as they are, not re-encoded.
+// header; "t" is then the event's commit time minus the header's, in
+// microseconds (negative when the source's clock went back). "kb", "b" and
+// "a" only when the event has them. "k" and "kb" are the canonical key text
+// (a JSON array); "b" and "a" the images' values in column order, each the
+// JSON text of the image, not re-encoded (an update's before image that
+// names other columns than its after image stays a JSON object).
+//
+// Chunks written before column_names existed (it is NULL) have images as
+// JSON objects and "t" as a "YYYY-MM-DD hh:mm:ss.ffffff" string; readers
+// take both.
 //
 // Invariants the readers rely on:
-//   - chunks of a source never overlap in seq: each is a run of consecutive
-//     events whose seqs follow each other without a hole (a chunk [a, b]
-//     holds every seq from a to b), and seqs grow. Capture's batches have
-//     no holes; restore-index packs one hour at a time, whose seqs may
-//     skip those of other hours, so a hole ends a chunk;
-//   - a chunk holds one table, one schema version, one hour (partition) and
-//     one binlog file;
+//   - every seq of a source is in at most one chunk, and the seqs inside a
+//     chunk grow;
+//   - chunks of one table never overlap in seq: a chunk of table T holds
+//     every event of T with a seq from its first to its last (a hole in a
+//     pack's seqs ends its chunks). Chunks of different tables interleave;
+//   - a chunk spans fewer than chunkMaxSpan seqs (last_seq - first_seq), so
+//     the chunks that may hold a seq s are those with first_seq in
+//     (s - chunkMaxSpan, s]: readers bound their range scans with it;
+//   - a chunk holds one table, one schema version, one column list, one hour
+//     (partition) and one binlog file;
 //   - an event whose end position is not known yet (0, a streamed
-//     transaction) is only in a chunk whose header end_pos is 0, and never
-//     carries its own "e": SetEndPos fixes the header alone.
+//     transaction) is only in a chunk whose events all have it unknown, and
+//     never carries its own "e": SetEndPos fixes the header alone.
 
 // Bounds of one chunk. Larger chunks mean fewer rows to insert; smaller ones
 // less to read for a window that starts inside one. A chunk of at most
@@ -40,6 +54,7 @@ import (
 const (
 	chunkMaxEvents = 1000
 	chunkMaxBytes  = 250 << 10
+	chunkMaxSpan   = 8192
 )
 
 // chunk is one event_chunks row before it is stored.
@@ -48,59 +63,156 @@ type chunk struct {
 	firstSeq uint64
 	lastSeq  uint64
 	n        int
-	payload  []byte // the JSON array
+	columns  []byte // column_names: JSON array of the images' column names
+	payload  []byte // the JSON array of events
 }
 
-// sameRun reports whether e may join a chunk whose first event is head.
-func sameRun(head, e *Event) bool {
-	return e.Table == head.Table && e.Schema == head.Schema && e.SchemaVersion == head.SchemaVersion &&
-		e.BinlogFile == head.BinlogFile && HourID(e.CommitTime) == HourID(head.CommitTime) &&
-		(e.EndPos != 0 || head.EndPos == 0)
+// chunkKey is what the events of one chunk share.
+type chunkKey struct {
+	schema, table string
+	version       uint32
+	file          string
+	hour          uint32
+	unknownEnd    bool
+	columns       string
 }
 
-// packChunks splits evs (seq order, all checked) into chunks. The payloads
-// share one buffer, buf's storage reused (the grown buffer is returned).
-func packChunks(buf []byte, evs []Event) ([]chunk, []byte) {
-	need := 2
-	for i := range evs {
-		need += eventSize(&evs[i]) + 2
+// packing is PackEvents' work area: the images in stored form, and which
+// events go to which chunk.
+type packing struct {
+	evs     []Event
+	arena   []byte   // stored images (value arrays) and column lists
+	stored  [][2]int // per event: arena offsets of before and after (-1: none)
+	ends    [][2]int
+	columns []string // per event: its column list (interned)
+	members [][]int  // per chunk: its events, in seq order
+	bytes   []int    // per chunk: payload bytes so far (an upper bound)
+}
+
+// packChunks splits evs (seq order, all checked) into chunks, one table's
+// events of evs at a time. The payloads share one buffer, buf's storage
+// reused (the grown buffer is returned).
+func packChunks(buf []byte, evs []Event) ([]chunk, []byte, error) {
+	p := &packing{evs: evs}
+	if err := p.storeImages(); err != nil {
+		return nil, buf, err
+	}
+	out := p.assign()
+	need := 0
+	for i := range out {
+		need += len(out[i].columns) + 2
+		for _, m := range p.members[i] {
+			need += eventSize(&evs[m]) + 2
+		}
 	}
 	if cap(buf) < need {
 		buf = make([]byte, 0, need+need/4)
 	}
 	buf = buf[:0]
-	var out []chunk
-	var offs []int // where each chunk's payload starts in buf
-	open := -1     // index in evs of the open chunk's first event
-	end := func(i int) {
-		buf = append(buf, ']')
-		c := &out[len(out)-1]
-		c.lastSeq, c.n = evs[i-1].Seq, i-open
-		open = -1
-	}
-	for i := range evs {
-		if open >= 0 && (!sameRun(&evs[open], &evs[i]) || evs[i].Seq != evs[i-1].Seq+1 || i-open >= chunkMaxEvents ||
-			len(buf)-offs[len(offs)-1]+eventSize(&evs[i]) > chunkMaxBytes) {
-			end(i)
-		}
-		if open < 0 {
-			open = i
-			out = append(out, chunk{head: &evs[i], firstSeq: evs[i].Seq})
-			offs = append(offs, len(buf))
-			buf = append(buf, '[')
-		} else {
-			buf = append(buf, ',')
-		}
-		buf = appendEventJSON(buf, &evs[open], &evs[i])
-	}
-	if open >= 0 {
-		end(len(evs))
-	}
-	offs = append(offs, len(buf))
 	for i := range out {
-		out[i].payload = buf[offs[i]:offs[i+1]:offs[i+1]]
+		c := &out[i]
+		start := len(buf)
+		buf = append(buf, c.columns...)
+		c.columns = buf[start:len(buf):len(buf)]
+		start = len(buf)
+		buf = append(buf, '[')
+		for j, m := range p.members[i] {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf = p.appendEvent(buf, c.head, m)
+		}
+		buf = append(buf, ']')
+		c.payload = buf[start:len(buf):len(buf)]
 	}
-	return out, buf
+	return out, buf, nil
+}
+
+// storeImages converts every image to its stored form (a value array) and
+// records each event's column list: its after image's names, or its before
+// image's for a delete. An update whose before image names other columns
+// (never so from capture: both images follow one schema version) keeps that
+// image as an object, which readers take as it is.
+func (p *packing) storeImages() error {
+	intern := map[string]string{}
+	p.stored = make([][2]int, len(p.evs))
+	p.ends = make([][2]int, len(p.evs))
+	p.columns = make([]string, len(p.evs))
+	var names []byte
+	for i := range p.evs {
+		e := &p.evs[i]
+		cols := ""
+		for _, side := range [2]int{1, 0} {
+			img := e.After
+			if side == 0 {
+				img = e.Before
+			}
+			p.stored[i][side] = -1
+			if img == nil {
+				continue
+			}
+			start := len(p.arena)
+			var err error
+			p.arena, names, err = splitImage(p.arena, names[:0], img)
+			if err != nil {
+				return fmt.Errorf("event seq %d: %w", e.Seq, err)
+			}
+			switch {
+			case cols == "":
+				if c, ok := intern[string(names)]; ok {
+					cols = c
+				} else {
+					cols = string(names)
+					intern[cols] = cols
+				}
+			case cols != string(names):
+				p.arena = append(p.arena[:start], img...)
+			}
+			p.stored[i][side], p.ends[i][side] = start, len(p.arena)
+		}
+		p.columns[i] = cols
+	}
+	return nil
+}
+
+// assign puts every event in a chunk: its table's open chunk, unless that
+// has another key (then it is closed: one table's chunks never overlap), is
+// full or would span chunkMaxSpan seqs. A hole in evs' seqs closes every
+// chunk: restore-index packs an hour at a time, and the missing seqs may be
+// in another hour's chunks of the same table. Chunks come out in order of their
+// first seq.
+func (p *packing) assign() []chunk {
+	var out []chunk
+	var keys []chunkKey
+	open := map[[2]string]int{}
+	for i := range p.evs {
+		e := &p.evs[i]
+		if i > 0 && e.Seq != p.evs[i-1].Seq+1 {
+			clear(open) // a hole: the missing seqs may be another pack's
+		}
+		k := chunkKey{schema: e.Schema, table: e.Table, version: e.SchemaVersion, file: e.BinlogFile,
+			hour: HourID(e.CommitTime), unknownEnd: e.EndPos == 0, columns: p.columns[i]}
+		size := eventSize(e) + 2
+		at, ok := open[[2]string{e.Schema, e.Table}]
+		if ok {
+			c := &out[at]
+			ok = keys[at] == k && c.n < chunkMaxEvents && p.bytes[at]+size <= chunkMaxBytes && e.Seq-c.firstSeq < chunkMaxSpan
+		}
+		if !ok {
+			at = len(out)
+			open[[2]string{e.Schema, e.Table}] = at
+			out = append(out, chunk{head: e, firstSeq: e.Seq, columns: []byte(p.columns[i])})
+			keys = append(keys, k)
+			p.members = append(p.members, nil)
+			p.bytes = append(p.bytes, len(p.columns[i]))
+		}
+		c := &out[at]
+		c.lastSeq = e.Seq
+		c.n++
+		p.members[at] = append(p.members[at], i)
+		p.bytes[at] += size
+	}
+	return out
 }
 
 // eventSize is at least how many payload bytes e takes, with the brackets
@@ -109,14 +221,14 @@ func eventSize(e *Event) int {
 	return 160 + 2*len(e.GTID) + len(e.PK) + len(e.PKBefore) + len(e.Before) + len(e.After)
 }
 
-// appendEventJSON appends e's object; head is its chunk's first event.
-func appendEventJSON(b []byte, head, e *Event) []byte {
+// appendEvent appends event i's object; head is its chunk's first event.
+func (p *packing) appendEvent(b []byte, head *Event, i int) []byte {
+	e := &p.evs[i]
 	b = append(b, `{"s":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
-	if !e.CommitTime.Equal(head.CommitTime) {
-		b = append(b, `,"t":"`...)
-		b = appendDatetimeText(b, e.CommitTime)
-		b = append(b, '"')
+	if d := e.CommitTime.Sub(head.CommitTime).Microseconds(); d != 0 {
+		b = append(b, `,"t":`...)
+		b = strconv.AppendInt(b, d, 10)
 	}
 	if e.GTID != head.GTID {
 		b = append(b, `,"g":`...)
@@ -134,13 +246,13 @@ func appendEventJSON(b []byte, head, e *Event) []byte {
 		b = append(b, `,"kb":`...)
 		b = append(b, e.PKBefore...)
 	}
-	if e.Before != nil {
+	if at := p.stored[i][0]; at >= 0 {
 		b = append(b, `,"b":`...)
-		b = append(b, e.Before...)
+		b = append(b, p.arena[at:p.ends[i][0]]...)
 	}
-	if e.After != nil {
+	if at := p.stored[i][1]; at >= 0 {
 		b = append(b, `,"a":`...)
-		b = append(b, e.After...)
+		b = append(b, p.arena[at:p.ends[i][1]]...)
 	}
 	return append(b, '}')
 }
@@ -156,14 +268,25 @@ type chunkHead struct {
 	Schema     string
 	Table      string
 	Version    uint32
+	// Columns is the chunk's column_names, nil for a chunk written before
+	// they existed (its images are objects).
+	Columns []byte
 }
 
-// unpackChunk calls fn with each event of a stored chunk, in seq order. The
-// events' images and keys alias payload.
+// unpackChunk calls fn with each event of a stored chunk, in seq order, its
+// images as JSON objects. The events' keys alias payload; their images alias
+// payload or buffers of this call's, valid as long as payload.
 func unpackChunk(h *chunkHead, payload []byte, fn func(*Event) error) error {
-	p := chunkParser{b: payload}
+	p := chunkParser{b: payload, head: h}
 	fail := func(err error) error {
 		return fmt.Errorf("event chunk of %s.%s at seq %d: byte %d: %w", h.Schema, h.Table, h.FirstSeq, p.i, err)
+	}
+	if h.Columns != nil {
+		names, err := parseColumnNames(h.Columns)
+		if err != nil {
+			return fmt.Errorf("event chunk of %s.%s at seq %d: %w", h.Schema, h.Table, h.FirstSeq, err)
+		}
+		p.names, p.arrays = names, true
 	}
 	if err := p.expect('['); err != nil {
 		return fail(err)
@@ -199,8 +322,35 @@ func unpackChunk(h *chunkHead, payload []byte, fn func(*Event) error) error {
 // chunkParser reads the payload format appendEventJSON writes. It is strict
 // about that format (no white space) but skips values by JSON's rules.
 type chunkParser struct {
-	b []byte
-	i int
+	b      []byte
+	i      int
+	head   *chunkHead
+	arrays bool // images are stored as value arrays (the chunk has column names)
+	names  columnNames
+	arena  []byte // object images built from stored value arrays
+}
+
+// image returns the object form of the stored image v: v itself when it is
+// an object (a chunk without column names, or an image whose columns are
+// not the chunk's).
+func (p *chunkParser) image(v []byte) ([]byte, error) {
+	if !p.arrays || (len(v) > 0 && v[0] == '{') {
+		return v, nil
+	}
+	need := len(v) + 2
+	for _, n := range p.names {
+		need += len(n) + 2
+	}
+	if cap(p.arena)-len(p.arena) < need {
+		p.arena = make([]byte, 0, max(need, 64<<10))
+	}
+	start := len(p.arena)
+	out, err := joinImage(p.arena, p.names, v)
+	if err != nil {
+		return nil, err
+	}
+	p.arena = out
+	return out[start:len(out):len(out)], nil
 }
 
 func (p *chunkParser) peek() byte {
@@ -235,7 +385,7 @@ func (p *chunkParser) event(e *Event) error {
 			return fmt.Errorf("value of %q: %w", key, err)
 		}
 		p.i = end
-		if err := setField(e, key, p.b[start:end]); err != nil {
+		if err := p.setField(e, key, p.b[start:end]); err != nil {
 			return err
 		}
 		seen = seen || key == "s"
@@ -268,7 +418,7 @@ func (p *chunkParser) key() (string, error) {
 	return k, nil
 }
 
-func setField(e *Event, key string, v []byte) error {
+func (p *chunkParser) setField(e *Event, key string, v []byte) error {
 	var err error
 	switch key {
 	case "s":
@@ -276,7 +426,13 @@ func setField(e *Event, key string, v []byte) error {
 	case "e":
 		e.EndPos, err = strconv.ParseUint(string(v), 10, 64)
 	case "t":
-		e.CommitTime, err = time.Parse(datetimeLayout, unquoteSimple(v))
+		if !p.arrays {
+			e.CommitTime, err = time.Parse(datetimeLayout, unquoteSimple(v))
+			break
+		}
+		var us int64
+		us, err = strconv.ParseInt(string(v), 10, 64)
+		e.CommitTime = p.head.CommitTime.Add(time.Duration(us) * time.Microsecond)
 	case "g":
 		e.GTID, err = strconv.Unquote(string(v))
 	case "o":
@@ -290,9 +446,9 @@ func setField(e *Event, key string, v []byte) error {
 	case "kb":
 		e.PKBefore = string(v)
 	case "b":
-		e.Before = v
+		e.Before, err = p.image(v)
 	case "a":
-		e.After = v
+		e.After, err = p.image(v)
 	default:
 		err = fmt.Errorf("unknown key %q", key)
 	}

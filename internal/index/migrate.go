@@ -37,6 +37,11 @@ var migrations = []migration{
 	// The archive's bookkeeping: which hours are on object storage, and a
 	// restore-index in progress.
 	{5, "create archives, restores", func(time.Time) []string { return []string{archivesDDL, restoresDDL} }, nil},
+	// Images stored as value arrays, the names once per chunk: chunks
+	// written before keep NULL and object images; the view reads both.
+	{6, "event_chunks.column_names; the events view rebuilds object images", func(time.Time) []string {
+		return []string{"ALTER TABLE event_chunks ADD COLUMN IF NOT EXISTS column_names MEDIUMBLOB NULL AFTER n", eventsViewDDL}
+	}, nil},
 }
 
 // captureStartsDDL records each point where capture of a source began with no

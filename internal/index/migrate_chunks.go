@@ -40,8 +40,40 @@ func chunksDDL(partitions string) string {
 // eventsViewDDL is the view with one row per event, the columns of the
 // events table it replaced. Filter it on source, schema_name and table_name
 // (pushed down to event_chunks); seq, op and pk come out of JSON_TABLE, so a
-// filter on them reads every chunk that passes the others.
+// filter on them reads every chunk that passes the others. Images stored as
+// value arrays are rebuilt as objects from the chunk's column names (keys in
+// column order, ", " between members); a chunk without column names
+// (written before migration 6) stores objects and "t" as text. Before
+// migration 6, the view of migration 4 read only that older form.
 const eventsViewDDL = `CREATE OR REPLACE SQL SECURITY INVOKER VIEW events AS
+SELECT c.source, j.seq,
+  IF(c.column_names IS NULL, COALESCE(CAST(j.t AS DATETIME(6)), c.commit_ts),
+    c.commit_ts + INTERVAL COALESCE(CAST(j.t AS SIGNED), 0) MICROSECOND) AS commit_ts,
+  c.hour_id, c.binlog_file,
+  COALESCE(j.end_pos, c.end_pos) AS end_pos, COALESCE(j.gtid, c.gtid) AS gtid, c.schema_name, c.table_name,
+  j.op, j.pk, j.pk_before, c.schema_version,
+  IF(c.column_names IS NULL OR j.before_image IS NULL OR JSON_TYPE(j.before_image) = 'OBJECT', j.before_image,
+    COALESCE((SELECT JSON_OBJECTAGG(n.name, JSON_EXTRACT(j.before_image, CONCAT('$[', n.o - 1, ']')))
+     FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
+       o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT())) AS before_image,
+  IF(c.column_names IS NULL OR j.after_image IS NULL OR JSON_TYPE(j.after_image) = 'OBJECT', j.after_image,
+    COALESCE((SELECT JSON_OBJECTAGG(n.name, JSON_EXTRACT(j.after_image, CONCAT('$[', n.o - 1, ']')))
+     FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
+       o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT())) AS after_image
+FROM event_chunks c, JSON_TABLE(CONVERT(c.events USING utf8mb4), '$[*]' COLUMNS (
+  seq BIGINT UNSIGNED PATH '$.s',
+  t VARCHAR(40) CHARACTER SET ascii PATH '$.t',
+  gtid VARCHAR(100) PATH '$.g',
+  end_pos BIGINT UNSIGNED PATH '$.e',
+  op CHAR(1) CHARACTER SET ascii PATH '$.o',
+  pk JSON PATH '$.k',
+  pk_before JSON PATH '$.kb',
+  before_image JSON PATH '$.b',
+  after_image JSON PATH '$.a')) AS j`
+
+// eventsViewDDL4 is the view as migration 4 created it (before
+// column_names): released migrations never change.
+const eventsViewDDL4 = `CREATE OR REPLACE SQL SECURITY INVOKER VIEW events AS
 SELECT c.source, j.seq, COALESCE(j.commit_ts, c.commit_ts) AS commit_ts, c.hour_id, c.binlog_file,
   COALESCE(j.end_pos, c.end_pos) AS end_pos, COALESCE(j.gtid, c.gtid) AS gtid, c.schema_name, c.table_name,
   j.op, j.pk, j.pk_before, c.schema_version, j.before_image, j.after_image
@@ -91,7 +123,7 @@ func packEvents(ctx context.Context, conn *sql.Conn, now time.Time) error {
 	} else if _, err := conn.ExecContext(ctx, chunksDDL(partitionsClause(defaultPartitions(HourID(now))))); err != nil {
 		return fmt.Errorf("create event_chunks: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, eventsViewDDL); err != nil {
+	if _, err := conn.ExecContext(ctx, eventsViewDDL4); err != nil {
 		return fmt.Errorf("create the events view: %w", err)
 	}
 	return nil

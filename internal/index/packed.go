@@ -53,7 +53,10 @@ func PackEvents(evs []Event) (*Packed, error) {
 	if b, ok := payloadPool.Get().(*[]byte); ok {
 		buf = *b
 	}
-	p.chunks, p.buf = packChunks(buf, evs)
+	var err error
+	if p.chunks, p.buf, err = packChunks(buf, evs); err != nil {
+		return fail(err)
+	}
 	for i := range p.chunks {
 		p.chunks[i].head = detachHead(p.chunks[i].head)
 	}

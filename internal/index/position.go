@@ -1,11 +1,9 @@
 package index
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
@@ -129,42 +127,16 @@ func coveringStart(pos binlogpos.Position, starts []Start, gaps []Gap) (Start, e
 	return *base, nil
 }
 
-// lastSeqAtOrBefore walks back from upTo in seq order (positions grow with
-// seq) to the last event whose transaction ends at or before pos; floor is
-// returned when there is none after it. It reads chunks newest first, a page
-// at a time.
+// lastSeqAtOrBefore returns the seq of the last event in (floor, upTo]
+// whose transaction ends at or before pos (positions grow with seq), or
+// floor when there is none.
 func (s *Store) lastSeqAtOrBefore(ctx context.Context, source string, pos binlogpos.Position, floor, upTo uint64) (uint64, error) {
-	const page = 20
-	before := upTo + 1 // chunks starting before this are still to read
-	for before > floor+1 {
-		var evs []Event
-		oldest := before
-		err := s.scanChunks(ctx, func(e *Event) error {
-			oldest = min(oldest, e.Seq) // a chunk's first event has its first_seq
-			if e.Seq > floor && e.Seq <= upTo {
-				evs = append(evs, *e)
-			}
-			return nil
-		}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq < ? ORDER BY first_seq DESC LIMIT ?`,
-			source, before, page)
-		if err != nil {
-			return 0, fmt.Errorf("map position %s to seq: %w", pos, err)
-		}
-		if oldest == before {
-			break // no chunk left
-		}
-		before = oldest
-		// Newest first: the first whose transaction ends at or before pos.
-		slices.SortFunc(evs, func(a, b Event) int { return cmp.Compare(b.Seq, a.Seq) })
-		for _, e := range evs {
-			c, err := binlogpos.Compare(binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos}, pos)
-			if err != nil {
-				return 0, err
-			}
-			if c <= 0 {
-				return e.Seq, nil
-			}
-		}
+	t, ok, err := s.TxnAtPos(ctx, source, pos, floor, upTo)
+	if err != nil {
+		return 0, fmt.Errorf("map position %s to seq: %w", pos, err)
 	}
-	return floor, nil
+	if !ok {
+		return floor, nil
+	}
+	return t.Position.Seq, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // chunkHeadCols are the columns scanChunks reads, in chunkHead order, then
 // the payload.
-const chunkHeadCols = `source, first_seq, commit_ts, binlog_file, end_pos, gtid, schema_name, table_name, schema_version, events`
+const chunkHeadCols = `source, first_seq, commit_ts, binlog_file, end_pos, gtid, schema_name, table_name, schema_version, column_names, events`
 
 // scanChunks runs q (selecting chunkHeadCols) and calls fn with every event
 // of every chunk it returns, in row order. An error from fn is returned as is.
@@ -24,7 +24,7 @@ func (s *Store) scanChunks(ctx context.Context, fn func(*Event) error, q string,
 		var h chunkHead
 		var gtid sql.NullString
 		if err := rows.Scan(&h.Source, &h.FirstSeq, &h.CommitTime, &h.BinlogFile, &h.EndPos, &gtid,
-			&h.Schema, &h.Table, &h.Version, &payload); err != nil {
+			&h.Schema, &h.Table, &h.Version, &h.Columns, &payload); err != nil {
 			return err
 		}
 		h.GTID = gtid.String
@@ -106,8 +106,8 @@ func (s *Store) windowEvents(ctx context.Context, source, schemaName, table stri
 
 // ChangeCounts returns how many events each table of source has with
 // afterSeq < seq <= uptoSeq; a table with none is absent. Chunks wholly in
-// the window count by their header; the at most two that straddle an end
-// are unpacked.
+// the window count by their header; those that straddle an end are
+// unpacked.
 func (s *Store) ChangeCounts(ctx context.Context, source string, afterSeq, uptoSeq uint64) (map[[2]string]int64, error) {
 	out := map[[2]string]int64{}
 	if uptoSeq <= afterSeq {
@@ -134,16 +134,20 @@ func (s *Store) ChangeCounts(ctx context.Context, source string, afterSeq, uptoS
 	if err := rows.Err(); err != nil {
 		return fail(err)
 	}
-	// Straddlers: the chunk holding afterSeq+1 if it starts at or before
-	// afterSeq, and the one holding uptoSeq if it ends after it.
+	// Straddlers: the chunks holding seqs on both sides of afterSeq or of
+	// uptoSeq; the header count above left them out.
 	var edges []uint64
+	seen := map[uint64]bool{}
 	for _, at := range []uint64{afterSeq, uptoSeq} {
-		c, ok, err := chunkAt(ctx, s.db, source, "", "", at)
+		cs, err := chunksAcross(ctx, s.db, source, at)
 		if err != nil {
 			return fail(err)
 		}
-		if ok && c.last > at && (len(edges) == 0 || edges[0] != c.first) {
-			edges = append(edges, c.first)
+		for _, c := range cs {
+			if !seen[c.first] {
+				seen[c.first] = true
+				edges = append(edges, c.first)
+			}
 		}
 	}
 	for _, first := range edges {

@@ -85,27 +85,53 @@ type SeqRun struct{ First, Last uint64 }
 
 // SeqRuns returns the runs of consecutive seqs the stored events of source
 // cover, in seq order: one run when they have no hole. It reads chunk
-// headers in primary key order (a chunk holds every seq of its range).
+// headers in primary key order and merges their ranges; a merged range
+// whose chunks hold fewer events than it spans (chunks of different tables
+// interleave, so a hole can hide under another chunk's range) is unpacked
+// to find its holes.
 func (s *Store) SeqRuns(ctx context.Context, source string) ([]SeqRun, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT first_seq, last_seq FROM event_chunks WHERE source = ? ORDER BY first_seq`, source)
+	fail := func(err error) ([]SeqRun, error) { return nil, fmt.Errorf("seq runs of %s: %w", source, err) }
+	rows, err := s.db.QueryContext(ctx, `SELECT first_seq, last_seq, n FROM event_chunks WHERE source = ? ORDER BY first_seq`, source)
 	if err != nil {
-		return nil, fmt.Errorf("seq runs of %s: %w", source, err)
+		return fail(err)
 	}
-	defer rows.Close()
-	var out []SeqRun
+	var merged []SeqRun
+	var counts []uint64
 	for rows.Next() {
 		var r SeqRun
-		if err := rows.Scan(&r.First, &r.Last); err != nil {
-			return nil, fmt.Errorf("seq runs of %s: %w", source, err)
+		var n uint64
+		if err := rows.Scan(&r.First, &r.Last, &n); err != nil {
+			rows.Close()
+			return fail(err)
 		}
-		if n := len(out); n > 0 && r.First <= out[n-1].Last+1 {
-			out[n-1].Last = max(out[n-1].Last, r.Last)
+		if k := len(merged); k > 0 && r.First <= merged[k-1].Last+1 {
+			merged[k-1].Last = max(merged[k-1].Last, r.Last)
+			counts[k-1] += n
 			continue
 		}
-		out = append(out, r)
+		merged, counts = append(merged, r), append(counts, n)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("seq runs of %s: %w", source, err)
+		return fail(err)
+	}
+	var out []SeqRun
+	for i, r := range merged {
+		if counts[i] == r.Last-r.First+1 {
+			out = append(out, r)
+			continue
+		}
+		err := s.scanSeqs(ctx, source, r.First, r.Last, func(e *Event) error {
+			if k := len(out); k > 0 && out[k-1].Last+1 == e.Seq {
+				out[k-1].Last = e.Seq
+			} else {
+				out = append(out, SeqRun{e.Seq, e.Seq})
+			}
+			return nil
+		})
+		if err != nil {
+			return fail(err)
+		}
 	}
 	return out, nil
 }
@@ -113,21 +139,12 @@ func (s *Store) SeqRuns(ctx context.Context, source string) ([]SeqRun, error) {
 // EventAt returns the stored event of source with seq; found is false when
 // the index does not hold it.
 func (s *Store) EventAt(ctx context.Context, source string, seq uint64) (e Event, found bool, err error) {
-	c, ok, err := chunkAt(ctx, s.db, source, "", "", seq)
-	if err != nil || !ok || c.last < seq {
-		if err != nil {
-			err = fmt.Errorf("event %d of %s: %w", seq, source, err)
-		}
-		return Event{}, false, err
-	}
-	err = s.scanChunks(ctx, func(ev *Event) error {
-		if ev.Seq == seq {
-			e, found = *ev, true
-			e.PK, e.PKBefore = strings.Clone(e.PK), strings.Clone(e.PKBefore)
-			e.Before, e.After = cloneBytes(e.Before), cloneBytes(e.After)
-		}
+	err = s.scanSeqs(ctx, source, seq, seq, func(ev *Event) error {
+		e, found = *ev, true
+		e.PK, e.PKBefore = strings.Clone(e.PK), strings.Clone(e.PKBefore)
+		e.Before, e.After = cloneBytes(e.Before), cloneBytes(e.After)
 		return nil
-	}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq = ?`, source, c.first)
+	})
 	if err != nil {
 		return Event{}, false, fmt.Errorf("event %d of %s: %w", seq, source, err)
 	}

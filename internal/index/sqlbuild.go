@@ -7,10 +7,10 @@ import (
 )
 
 const insertChunksHead = "INSERT INTO event_chunks (source,first_seq,last_seq,hour_id,commit_ts,binlog_file,end_pos,gtid," +
-	"schema_name,table_name,schema_version,n,events) VALUES "
+	"schema_name,table_name,schema_version,n,column_names,events) VALUES "
 
 // chunkCols is the number of columns of insertChunksHead.
-const chunkCols = 13
+const chunkCols = 14
 
 // appendDatetimeText appends t (taken in UTC) as "YYYY-MM-DD hh:mm:ss.ffffff".
 func appendDatetimeText(b []byte, t time.Time) []byte {
@@ -94,7 +94,7 @@ const chunkRowBytes = 400
 func stmtBytes(cs []chunk) int {
 	size := len(insertChunksHead)
 	for i := range cs {
-		size += len(cs[i].payload) + chunkRowBytes
+		size += len(cs[i].payload) + len(cs[i].columns) + chunkRowBytes
 	}
 	return size
 }
@@ -104,7 +104,7 @@ func stmtBytes(cs []chunk) int {
 func nextStmt(cs []chunk, maxStmt int) int {
 	size, n := len(insertChunksHead), 0
 	for n < len(cs) && n < insertLadder[0] {
-		sz := len(cs[n].payload) + chunkRowBytes
+		sz := len(cs[n].payload) + len(cs[n].columns) + chunkRowBytes
 		if n > 0 && size+sz > maxStmt {
 			break
 		}
@@ -121,7 +121,7 @@ func nextStmt(cs []chunk, maxStmt int) int {
 
 // insertPlaceholders returns the prepared INSERT text of n chunk rows.
 func insertPlaceholders(n int) string {
-	const row = "(?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	const row = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 	b := make([]byte, 0, len(insertChunksHead)+n*(len(row)+1))
 	b = append(b, insertChunksHead...)
 	for i := 0; i < n; i++ {
@@ -142,5 +142,5 @@ func appendChunkArgs(args []any, source string, c *chunk) []any {
 		gtid = h.GTID
 	}
 	return append(args, source, c.firstSeq, c.lastSeq, uint64(HourID(h.CommitTime)), h.CommitTime.UTC(), h.BinlogFile,
-		h.EndPos, gtid, h.Schema, h.Table, uint64(h.SchemaVersion), uint64(c.n), c.payload)
+		h.EndPos, gtid, h.Schema, h.Table, uint64(h.SchemaVersion), uint64(c.n), c.columns, c.payload)
 }

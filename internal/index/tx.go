@@ -152,11 +152,11 @@ func (t *Tx) checkSeqs(ctx context.Context, first uint64) error {
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read checkpoint: %w", err)
 		}
-		stored, _, err := chunkAt(ctx, t.tx, t.source, "", "", math.MaxUint64)
+		stored, err := maxStoredSeq(ctx, t.tx, t.source)
 		if err != nil {
 			return fmt.Errorf("read last stored seq: %w", err)
 		}
-		t.checkpointSeq = max(t.checkpointSeq, stored.last)
+		t.checkpointSeq = max(t.checkpointSeq, stored)
 		t.checkpointSeqKnown = true
 	}
 	if prev := t.checkpointSeq; first <= prev && prev > 0 {
@@ -216,18 +216,20 @@ func (t *Tx) checkEndPosRange(ctx context.Context, fromSeq, toSeq uint64, mine b
 		t.unknownEnd = kept
 		return nil
 	}
-	// The chunks that could reach across: the last starting before fromSeq,
-	// and the last starting at or before toSeq.
+	// The chunks that could reach across: those holding seqs on both sides
+	// of fromSeq-1|fromSeq or of toSeq|toSeq+1.
 	for _, at := range []uint64{fromSeq - 1, toSeq} {
 		if at == math.MaxUint64 { // fromSeq 0: nothing starts before it
 			continue
 		}
-		c, ok, err := chunkAt(ctx, t.tx, t.source, "", "", at)
+		cs, err := chunksAcross(ctx, t.tx, t.source, at)
 		if err != nil {
 			return fmt.Errorf("set end pos %d..%d: %w", fromSeq, toSeq, err)
 		}
-		if ok && c.endPos == 0 && straddles(c.first, c.last) {
-			return fail(c.first, c.last)
+		for _, c := range cs {
+			if c.endPos == 0 && straddles(c.first, c.last) {
+				return fail(c.first, c.last)
+			}
 		}
 	}
 	return nil

@@ -24,11 +24,13 @@ type Txn struct {
 
 // The lookups below find a transaction by a key that grows with seq
 // (binlog position, commit time, a GTID domain's sequence number) with a
-// binary search over seq: each probe reads the header of the one chunk that
-// holds a seq (an index seek, no payload), so a lookup costs a few dozen
-// seeks whatever the size of the index, and unpacks one chunk at the end.
-// Chunks of a source tile the seq line without overlap, and a chunk's
-// header carries its first event's commit time, end position and GTID.
+// binary search over the chunks' first events: each probe reads the header
+// of the chunk with the greatest first_seq at or before a seq (an index
+// seek, no payload), which carries its first event's commit time, end
+// position and GTID. Those first events are events of the stream in seq
+// order, so the key grows along them too. A lookup costs a few dozen seeks
+// whatever the size of the index, then unpacks the chunks overlapping the
+// seqs between the last first event that matched and the next first event.
 
 // chunkHeader is a stored chunk's seq range and its first event's keys.
 type chunkHeader struct {
@@ -39,8 +41,8 @@ type chunkHeader struct {
 	gtid        string
 }
 
-// headerAt returns the header of the chunk of source holding seq (the one
-// with the greatest first_seq <= seq); ok is false when there is none.
+// headerAt returns the header of the chunk of source with the greatest
+// first_seq <= seq; ok is false when there is none.
 func (s *Store) headerAt(ctx context.Context, source string, seq uint64) (h chunkHeader, ok bool, err error) {
 	var gtid sql.NullString
 	err = s.db.QueryRowContext(ctx, `SELECT first_seq, last_seq, commit_ts, binlog_file, end_pos, gtid FROM event_chunks
@@ -53,21 +55,20 @@ func (s *Store) headerAt(ctx context.Context, source string, seq uint64) (h chun
 	return h, err == nil, err
 }
 
-// searchChunks returns the last chunk with events in (floor, upto] whose
-// header satisfies le, for an le that holds for a prefix of the chunks in
-// seq order and fails for the rest; ok is false when le holds for none.
+// searchChunks returns the last chunk that may hold events in (floor, upto]
+// whose header satisfies le, for an le that holds for a prefix of the
+// chunks in seq order and fails for the rest; ok is false when le holds for
+// none (then it holds for no event in (floor, upto] either).
 func (s *Store) searchChunks(ctx context.Context, source string, floor, upto uint64, le func(chunkHeader) (bool, error)) (best chunkHeader, ok bool, err error) {
-	lo, hi := floor+1, upto
-	for lo <= hi && hi > floor {
+	lo, hi := spanFloor(floor+1), upto
+	for lo <= hi {
 		mid := lo + (hi-lo)/2
 		h, found, err := s.headerAt(ctx, source, mid)
 		if err != nil {
 			return chunkHeader{}, false, err
 		}
-		if !found || h.last < mid {
-			// No chunk holds mid (the index starts later, or events were
-			// removed): look right of it.
-			lo = mid + 1
+		if !found || h.first < lo {
+			lo = mid + 1 // no chunk starts in [lo, mid]
 			continue
 		}
 		yes, err := le(h)
@@ -76,7 +77,7 @@ func (s *Store) searchChunks(ctx context.Context, source string, floor, upto uin
 		}
 		if yes {
 			best, ok = h, true
-			lo = h.last + 1
+			lo = mid + 1
 		} else {
 			if h.first == 0 {
 				break
@@ -87,15 +88,25 @@ func (s *Store) searchChunks(ctx context.Context, source string, floor, upto uin
 	return best, ok, nil
 }
 
-// lastInChunk returns the last event of the chunk starting at first, with
-// floor < seq <= upto, for which keep holds.
-func (s *Store) lastInChunk(ctx context.Context, source string, first, floor, upto uint64, keep func(*Event) (bool, error)) (Txn, bool, error) {
+// lastAfterHeader returns the last event with floor < seq <= upto, at or
+// after the first event of chunk h and before the next chunk's first event,
+// for which keep holds (keep holds for a prefix of them).
+func (s *Store) lastAfterHeader(ctx context.Context, source string, h chunkHeader, floor, upto uint64, keep func(*Event) (bool, error)) (Txn, bool, error) {
+	var next sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MIN(first_seq) FROM event_chunks WHERE source = ? AND first_seq > ?`,
+		source, h.first).Scan(&next); err != nil {
+		return Txn{}, false, err
+	}
+	lo, hi := max(h.first, floor+1), upto
+	if next.Valid && uint64(next.Int64) <= hi {
+		hi = uint64(next.Int64) - 1
+	}
 	var out Txn
 	found := false
-	err := s.scanChunks(ctx, func(e *Event) error {
-		if e.Seq <= floor || e.Seq > upto {
-			return nil
-		}
+	if lo > hi {
+		return out, false, nil
+	}
+	err := s.scanSeqs(ctx, source, lo, hi, func(e *Event) error {
 		yes, err := keep(e)
 		if err != nil {
 			return err
@@ -104,7 +115,11 @@ func (s *Store) lastInChunk(ctx context.Context, source string, first, floor, up
 			out, found = txnOf(e), true
 		}
 		return nil
-	}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq = ?`, source, first)
+	})
+	var fnErr callbackError
+	if errors.As(err, &fnErr) {
+		err = fnErr.err
+	}
 	return out, found, err
 }
 
@@ -125,7 +140,7 @@ func (s *Store) TxnAtPos(ctx context.Context, source string, pos binlogpos.Posit
 	if err != nil || !ok {
 		return Txn{}, false, wrapLookup("position "+pos.String(), err)
 	}
-	t, ok, err := s.lastInChunk(ctx, source, h.first, floor, upto, func(e *Event) (bool, error) { return le(e.BinlogFile, e.EndPos) })
+	t, ok, err := s.lastAfterHeader(ctx, source, h, floor, upto, func(e *Event) (bool, error) { return le(e.BinlogFile, e.EndPos) })
 	return t, ok, wrapLookup("position "+pos.String(), err)
 }
 
@@ -140,7 +155,7 @@ func (s *Store) TxnAtTime(ctx context.Context, source string, t time.Time, floor
 	if err != nil || !ok {
 		return Txn{}, false, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
 	}
-	txn, ok, err := s.lastInChunk(ctx, source, h.first, floor, upto, func(e *Event) (bool, error) { return !e.CommitTime.After(t), nil })
+	txn, ok, err := s.lastAfterHeader(ctx, source, h, floor, upto, func(e *Event) (bool, error) { return !e.CommitTime.After(t), nil })
 	return txn, ok, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
 }
 
@@ -151,15 +166,11 @@ func (s *Store) TxnOfSeq(ctx context.Context, source string, seq, floor, upto ui
 	if seq <= floor || seq > upto {
 		return Txn{}, false, nil
 	}
-	h, found, err := s.headerAt(ctx, source, seq)
-	if err != nil || !found || h.last < seq {
-		return Txn{}, false, wrapLookup(fmt.Sprintf("seq %d", seq), err)
-	}
-	ev, ok, err := s.lastInChunk(ctx, source, h.first, seq-1, seq, func(*Event) (bool, error) { return true, nil })
+	e, ok, err := s.EventAt(ctx, source, seq)
 	if err != nil || !ok {
 		return Txn{}, false, wrapLookup(fmt.Sprintf("seq %d", seq), err)
 	}
-	return s.TxnAtPos(ctx, source, ev.Position.Coords(), floor, upto)
+	return s.TxnAtPos(ctx, source, txnOf(&e).Position.Coords(), floor, upto)
 }
 
 // FirstSeqOf returns the seq of the first event of txn (a transaction named
@@ -287,11 +298,8 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 	var hit *Event
 	stop := errors.New("stop")
 	seen := 0
-	err = s.scanChunks(ctx, func(e *Event) error {
+	err = s.scanSeqs(ctx, source, from, upto, func(e *Event) error {
 		seen++
-		if e.Seq <= floor || e.Seq > upto {
-			return nil
-		}
 		if e.GTID == gtid {
 			c := *e
 			hit = &c
@@ -304,8 +312,11 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 			return fmt.Errorf("GTID %s not found within %d events of the search's start", gtid, gtidScanLimit)
 		}
 		return nil
-	}, `SELECT `+chunkHeadCols+` FROM event_chunks WHERE source = ? AND first_seq >= ? AND first_seq <= ? ORDER BY first_seq LIMIT ?`,
-		source, s.chunkStart(ctx, source, from), upto, gtidScanLimit/chunkMaxEvents+1)
+	})
+	var fnErr callbackError
+	if errors.As(err, &fnErr) {
+		err = fnErr.err
+	}
 	if err != nil && !errors.Is(err, stop) {
 		return Txn{}, false, wrapLookup("GTID "+gtid, err)
 	}
@@ -313,14 +324,6 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 		return Txn{}, false, nil
 	}
 	return s.TxnAtPos(ctx, source, binlogpos.Position{File: hit.BinlogFile, Pos: hit.EndPos}, floor, upto)
-}
-
-// chunkStart is the first seq of the chunk holding seq, or seq itself.
-func (s *Store) chunkStart(ctx context.Context, source string, seq uint64) uint64 {
-	if h, ok, err := s.headerAt(ctx, source, seq); err == nil && ok && h.last >= seq {
-		return h.first
-	}
-	return seq
 }
 
 func wrapLookup(what string, err error) error {

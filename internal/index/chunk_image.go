@@ -1,0 +1,114 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Images are stored as JSON arrays of their values in column order (see
+// chunk.go); the chunk row's column_names holds the names once, as a JSON
+// array of strings. These functions move between the two forms without
+// re-encoding a value: names and values are copied as the JSON text they are.
+
+// splitImage appends the values of the object image img to vals as a JSON
+// array and its keys to names as a JSON array of strings (when names is not
+// nil, names is appended to only). It returns both grown slices.
+func splitImage(vals, names, img []byte) ([]byte, []byte, error) {
+	if !enclosed(img, '{', '}') {
+		return nil, nil, errors.New("an image is not a JSON object")
+	}
+	vals = append(vals, '[')
+	names = append(names, '[')
+	for i, first := 1, true; i < len(img)-1; first = false {
+		if !first {
+			if img[i] != ',' {
+				return nil, nil, fmt.Errorf("image byte %d: want , between fields", i)
+			}
+			i++
+			vals = append(vals, ',')
+			names = append(names, ',')
+		}
+		if i >= len(img) || img[i] != '"' {
+			return nil, nil, fmt.Errorf("image byte %d: want a field name", i)
+		}
+		end, err := skipString(img, i)
+		if err != nil || end >= len(img) || img[end] != ':' {
+			return nil, nil, fmt.Errorf("image byte %d: malformed field name", i)
+		}
+		names = append(names, img[i:end]...)
+		vEnd, err := skipValue(img, end+1)
+		if err != nil {
+			return nil, nil, fmt.Errorf("image byte %d: %w", end+1, err)
+		}
+		vals = append(vals, img[end+1:vEnd]...)
+		i = vEnd
+	}
+	return append(vals, ']'), append(names, ']'), nil
+}
+
+// columnNames is a chunk's column_names, parsed: each name as its JSON
+// string token, quotes included.
+type columnNames [][]byte
+
+// parseColumnNames reads the JSON array of strings text (as splitImage
+// writes it). The tokens alias text.
+func parseColumnNames(text []byte) (columnNames, error) {
+	if !enclosed(text, '[', ']') {
+		return nil, errors.New("column names are not a JSON array")
+	}
+	var out columnNames
+	for i := 1; i < len(text)-1; {
+		if len(out) > 0 {
+			if text[i] != ',' {
+				return nil, fmt.Errorf("column names byte %d: want ,", i)
+			}
+			i++
+		}
+		if i >= len(text) || text[i] != '"' {
+			return nil, fmt.Errorf("column names byte %d: want a string", i)
+		}
+		end, err := skipString(text, i)
+		if err != nil {
+			return nil, fmt.Errorf("column names byte %d: %w", i, err)
+		}
+		out = append(out, text[i:end])
+		i = end
+	}
+	return out, nil
+}
+
+// joinImage appends the object image of the value array vals, keyed by
+// names, to dst. A count of values other than len(names) is an error.
+func joinImage(dst []byte, names columnNames, vals []byte) ([]byte, error) {
+	if !enclosed(vals, '[', ']') {
+		return nil, errors.New("stored image is not a JSON array")
+	}
+	dst = append(dst, '{')
+	n := 0
+	for i := 1; i < len(vals)-1; n++ {
+		if n > 0 {
+			if vals[i] != ',' {
+				return nil, fmt.Errorf("stored image byte %d: want ,", i)
+			}
+			i++
+		}
+		end, err := skipValue(vals, i)
+		if err != nil {
+			return nil, fmt.Errorf("stored image byte %d: %w", i, err)
+		}
+		if n >= len(names) {
+			return nil, fmt.Errorf("stored image has more values than the chunk's %d columns", len(names))
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, names[n]...)
+		dst = append(dst, ':')
+		dst = append(dst, vals[i:end]...)
+		i = end
+	}
+	if n != len(names) {
+		return nil, fmt.Errorf("stored image has %d values for the chunk's %d columns", n, len(names))
+	}
+	return append(dst, '}'), nil
+}
