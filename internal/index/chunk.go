@@ -138,6 +138,11 @@ func (p *packing) storeImages() error {
 	p.stored = make([][2]int, len(p.evs))
 	p.ends = make([][2]int, len(p.evs))
 	p.columns = make([]string, len(p.evs))
+	size := 0
+	for i := range p.evs {
+		size += len(p.evs[i].Before) + len(p.evs[i].After)
+	}
+	p.arena = make([]byte, 0, size)
 	var names []byte
 	for i := range p.evs {
 		e := &p.evs[i]

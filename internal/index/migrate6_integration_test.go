@@ -244,7 +244,8 @@ func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
 			}
 		}
 	}
-	// The events view: the same events, images as objects.
+	// The events view: the same events, images as the objects stored,
+	// byte for byte.
 	rows, err := s.DB().QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE source = ? ORDER BY seq`, source)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +259,8 @@ func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
 		}
 		want := bySeq[e.Seq]
 		if !e.CommitTime.Equal(want.CommitTime) || e.EndPos != want.EndPos || e.GTID != want.GTID || e.Op != want.Op ||
-			e.Table != want.Table || !sameJSON(e.Before, want.Before) || !sameJSON(e.After, want.After) {
+			e.Table != want.Table || (e.Before == nil) != (want.Before == nil) || string(e.Before) != string(want.Before) ||
+			(e.After == nil) != (want.After == nil) || string(e.After) != string(want.After) {
 			t.Fatalf("events view seq %d:\n got %+v\nwant %+v", e.Seq, e, want)
 		}
 		n++
@@ -266,46 +268,4 @@ func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
 	if err := rows.Err(); err != nil || n != len(evs) {
 		t.Fatalf("events view: %d rows of %d (%v)", n, len(evs), err)
 	}
-}
-
-// sameJSON reports whether a and b are the same JSON object with the keys
-// in the same order (nil equals nil only).
-func sameJSON(a, b []byte) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	keys := func(img []byte) ([]string, map[string]any) {
-		var m map[string]any
-		if json.Unmarshal(img, &m) != nil {
-			return nil, nil
-		}
-		var order []string
-		dec := json.NewDecoder(strings.NewReader(string(img)))
-		depth := 0
-		for {
-			tok, err := dec.Token()
-			if err != nil {
-				break
-			}
-			switch v := tok.(type) {
-			case json.Delim:
-				if v == '{' || v == '[' {
-					depth++
-				} else {
-					depth--
-				}
-			case string:
-				if depth == 1 && dec.More() {
-					order = append(order, v)
-					if _, err := dec.Token(); err != nil {
-						return nil, nil
-					}
-				}
-			}
-		}
-		return order, m
-	}
-	ka, ma := keys(a)
-	kb, mb := keys(b)
-	return ma != nil && reflect.DeepEqual(ka, kb) && reflect.DeepEqual(ma, mb)
 }
