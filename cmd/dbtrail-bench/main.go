@@ -44,7 +44,7 @@ func main() {
 		return
 	}
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
-	events := flag.Int("events", 1000000, "row events in the capture benchmark's binlog")
+	events := flag.Int("events", 1000000, "row events of the capture benchmark's batch workload (and of the archive benchmark's)")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
 	only := flag.String("only", "capture,convert,refresh,moment,archive", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive")
@@ -121,8 +121,9 @@ func write(path string, rs []result) error {
 	return os.WriteFile(path, []byte(table(rs)), 0o644)
 }
 
-// rowPrefix is how the rows of each benchmark's results begin.
-var rowPrefix = map[string]string{"capture": "capture: ", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: "}
+// rowPrefix is how the rows of each benchmark's results begin; capture's
+// rows begin "capture (batch): " (and "capture: " in older files).
+var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: "}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
