@@ -45,10 +45,12 @@ type binlogRange struct {
 	written    time.Duration
 }
 
-// benchCapture measures capture on the batch workload of batchEvents row
-// events (bulk statements on one table) written on a real source. A
-// workload of 0 events is skipped.
-func benchCapture(ctx context.Context, batchEvents int) ([]result, error) {
+// benchCapture measures capture on two workloads written on one real
+// source: the batch workload of batchEvents row events (bulk statements on
+// one table) and the interleaved OLTP workload of oltpEvents (short
+// transactions switching between nine tables). A workload of 0 events is
+// skipped.
+func benchCapture(ctx context.Context, batchEvents, oltpEvents int) ([]result, error) {
 	if err := testsuite.Install(ctx); err != nil {
 		return nil, err
 	}
@@ -65,6 +67,9 @@ func benchCapture(ctx context.Context, batchEvents int) ([]result, error) {
 	var workloads []captureWorkload
 	if batchEvents > 0 {
 		workloads = append(workloads, batchWorkload(batchEvents))
+	}
+	if oltpEvents > 0 {
+		workloads = append(workloads, oltpWorkload(oltpEvents))
 	}
 	var out []result
 	for _, w := range workloads {
