@@ -16,7 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// benchArchive writes the capture benchmark's workload of n row events on
+// benchArchive writes the capture benchmark's batch workload of n row events on
 // a real source, all committed in one past hour (SET TIMESTAMP), captures
 // it into a fresh index (capture's rate on these events), then runs the
 // ArchiveHour activity on that hour (index → Parquet → a local folder
@@ -55,10 +55,11 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 	var ar archiveRun
 	var capRates, archRates []string
 	for round := range 3 {
-		r, events, _, err := captureInto(ctx, src, idx, start, end)
+		run, err := captureInto(ctx, src, idx, start, end)
 		if err != nil {
 			return nil, err
 		}
+		r, events := run.rate, run.events
 		capRate, capEvents = max(capRate, r), events
 		dir := filepath.Join(tmp, fmt.Sprint(round))
 		a, err := archiveOnce(ctx, idx, src, dir, hour)
@@ -98,7 +99,7 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 	}, nil
 }
 
-// writeHourWorkload is writeWorkload on one connection whose statements
+// writeHourWorkload is writeBatchWorkload on one connection whose statements
 // all commit at hour plus one minute.
 func writeHourWorkload(ctx context.Context, src *testsuite.Server, n int, hour time.Time) (start, end binlogpos.Position, err error) {
 	if err = src.Exec(ctx, "CREATE DATABASE bench", `CREATE TABLE bench.t (

@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh,moment,archive]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--oltp-events 1000000] [--only capture,convert,refresh,moment,archive]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -44,7 +44,8 @@ func main() {
 		return
 	}
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
-	events := flag.Int("events", 1000000, "row events in the capture benchmark's binlog")
+	events := flag.Int("events", 1000000, "row events of the capture benchmark's batch workload (and of the archive benchmark's)")
+	oltpEvents := flag.Int("oltp-events", 1000000, "row events of the capture benchmark's interleaved OLTP workload, 0 to skip it")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
 	only := flag.String("only", "capture,convert,refresh,moment,archive", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive")
@@ -77,7 +78,7 @@ func main() {
 		name string
 		fn   func() ([]result, error)
 	}{
-		{"capture", func() ([]result, error) { return benchCapture(ctx, *events) }},
+		{"capture", func() ([]result, error) { return benchCapture(ctx, *events, *oltpEvents) }},
 		{"convert", func() ([]result, error) { return benchConvert(ctx, *convRows) }},
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
 		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},
@@ -121,8 +122,10 @@ func write(path string, rs []result) error {
 	return os.WriteFile(path, []byte(table(rs)), 0o644)
 }
 
-// rowPrefix is how the rows of each benchmark's results begin.
-var rowPrefix = map[string]string{"capture": "capture: ", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: "}
+// rowPrefix is how the rows of each benchmark's results begin; capture's
+// rows begin "capture (batch): " and "capture (interleaved): " (and
+// "capture: " in files written before the interleaved workload).
+var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: "}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
