@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh,moment,archive]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--only capture,convert,refresh,moment,archive,scale]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -47,7 +47,9 @@ func main() {
 	events := flag.Int("events", 1000000, "row events in the capture benchmark's binlog")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
-	only := flag.String("only", "capture,convert,refresh,moment,archive", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive")
+	scaleTables := flag.Int("scale-tables", 20, "changed tables of the scale benchmark's refresh")
+	scaleRows := flag.Int("scale-rows", 200000, "rows of each table of the scale benchmark")
+	only := flag.String("only", "capture,convert,refresh,moment,archive,scale", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, scale")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -66,7 +68,7 @@ func main() {
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
 		if rowPrefix[name] == "" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive)\n", name)
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, scale)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -82,6 +84,7 @@ func main() {
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
 		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},
 		{"archive", func() ([]result, error) { return benchArchive(ctx, *events) }},
+		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows) }},
 	} {
 		if !run[b.name] || err != nil {
 			continue
@@ -122,7 +125,7 @@ func write(path string, rs []result) error {
 }
 
 // rowPrefix is how the rows of each benchmark's results begin.
-var rowPrefix = map[string]string{"capture": "capture: ", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: "}
+var rowPrefix = map[string]string{"capture": "capture: ", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "scale": "scale: "}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
