@@ -49,6 +49,7 @@ func main() {
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
 	scaleTables := flag.Int("scale-tables", 20, "changed tables of the scale benchmark's refresh")
 	scaleRows := flag.Int("scale-rows", 200000, "rows of each table of the scale benchmark")
+	scaleRounds := flag.Int("scale-rounds", 3, "change + refresh rounds of the scale benchmark (the best of each configuration counts)")
 	only := flag.String("only", "capture,convert,refresh,moment,archive,scale", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, scale")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
@@ -84,7 +85,7 @@ func main() {
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
 		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},
 		{"archive", func() ([]result, error) { return benchArchive(ctx, *events) }},
-		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows) }},
+		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows, *scaleRounds) }},
 	} {
 		if !run[b.name] || err != nil {
 			continue

@@ -33,16 +33,15 @@ import (
 // its own, as in temporal's TestWorkersOnTwoMachines).
 const (
 	scaleMaxWorkers = 3
-	// scaleRounds is how many change + refresh rounds each configuration
-	// runs; the best counts.
-	scaleRounds = 3
 	// scaleUpdateEvery: a change batch updates one row in scaleUpdateEvery
 	// (2%) of every table, and deletes and inserts one in 1,000.
 	scaleUpdateEvery = 50
 	scaleSource      = "main"
 	// sessionCreationActivity is the SDK's activity that holds a session
-	// open on its worker; its start in a history names the worker.
+	// open on its worker; its start in a history names the worker. The
+	// SDK's session activities all begin with sessionActivityPrefix.
 	sessionCreationActivity = "internalSessionCreationActivity"
+	sessionActivityPrefix   = "internalSession"
 )
 
 // scaleEnv is what every configuration shares: the source with the tables,
@@ -58,6 +57,7 @@ type scaleEnv struct {
 	dir      string
 	tables   int
 	rows     int
+	rounds   int // change + refresh rounds; the best of each configuration counts
 	batches  int // change batches written so far
 }
 
@@ -94,6 +94,7 @@ type scaleRun struct {
 	machine      cpuSample     // every process of the machine
 	host         string        // worker that held the session
 	active       []string      // workers that ran activities
+	steps        []scaleStep   // the run's activity types, in order
 	downloaded   string
 	// stale: the refresh started from an older snapshot than the one the
 	// configuration published last (its worker's folder was behind).
@@ -103,19 +104,20 @@ type scaleRun struct {
 
 // benchScale measures a Refresh of tables changed tables of rows rows each
 // with 1, 2 and 3 worker processes on the same task queue. Each
-// configuration takes a full backup of the same data, then scaleRounds
+// configuration takes a full backup of the same data, then rounds
 // times the tables change (one batch of updates, inserts and deletes,
 // captured into the index) and every configuration refreshes it in turn,
 // the order rotating per round; the best time of each counts.
-func benchScale(ctx context.Context, tables, rows int) ([]result, error) {
-	if tables < 1 || rows < 1000 {
-		return nil, fmt.Errorf("scale: --scale-tables %d, --scale-rows %d: at least 1 table of 1,000 rows", tables, rows)
+func benchScale(ctx context.Context, tables, rows, rounds int) ([]result, error) {
+	if tables < 1 || rows < 1000 || rounds < 1 {
+		return nil, fmt.Errorf("scale: --scale-tables %d, --scale-rows %d, --scale-rounds %d: at least 1 table of 1,000 rows and 1 round", tables, rows, rounds)
 	}
 	e, err := startScaleEnv(ctx, tables, rows)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
+	e.rounds = rounds
 	defer e.startCapture(ctx)()
 	var cfgs []*scaleConfig
 	defer func() {
@@ -141,7 +143,7 @@ func benchScale(ctx context.Context, tables, rows int) ([]result, error) {
 		}
 		fmt.Fprintf(os.Stderr, "scale: full backup with %d %s: %s\n", len(cfg.workers), plural(len(cfg.workers), "worker"), cfg.fullDur.Round(time.Millisecond))
 	}
-	for round := range scaleRounds {
+	for round := range e.rounds {
 		if err := e.change(ctx); err != nil {
 			return nil, err
 		}
@@ -549,7 +551,7 @@ func (e *scaleEnv) refresh(ctx context.Context, cfg *scaleConfig, round int) (sc
 			r.rewritten++
 		}
 	}
-	if r.host, r.active, err = e.hosts(ctx, cfg, run); err != nil {
+	if err := e.readHistory(ctx, cfg, run, &r); err != nil {
 		return scaleRun{}, err
 	}
 	return r, nil
@@ -605,32 +607,80 @@ func (r scaleRun) measuredCPU() time.Duration {
 	return r.workersCPU() + r.indexCPU + r.sourceCPU + r.s3CPU + r.benchCPU
 }
 
-// hosts reads the run's history: the worker whose session ran the steps
-// (the last session's, when one was lost) and every worker that ran one of
-// its activities.
-func (e *scaleEnv) hosts(ctx context.Context, cfg *scaleConfig, run client.WorkflowRun) (host string, active []string, err error) {
-	session := map[int64]bool{}
+// scaleStep is the time from the first start to the last completion of
+// one activity type in a run, and how many ran.
+type scaleStep struct {
+	name        string
+	n           int
+	first, last time.Time
+}
+
+// readHistory reads the run's history into r: the worker whose session ran
+// the steps (the last session's, when one was lost), every worker that ran
+// one of its activities, and the span of each activity type but the
+// session's.
+func (e *scaleEnv) readHistory(ctx context.Context, cfg *scaleConfig, run client.WorkflowRun, r *scaleRun) error {
+	types := map[int64]string{} // scheduled event id: activity type
+	var active []string
 	it := e.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return "", nil, fmt.Errorf("history of %s: %w", run.GetID(), err)
+			return fmt.Errorf("history of %s: %w", run.GetID(), err)
 		}
-		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == sessionCreationActivity {
-			session[ev.GetEventId()] = true
-		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+		at := ev.GetEventTime().AsTime()
+		switch {
+		case ev.GetActivityTaskScheduledEventAttributes() != nil:
+			types[ev.GetEventId()] = ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+		case ev.GetActivityTaskStartedEventAttributes() != nil:
+			a := ev.GetActivityTaskStartedEventAttributes()
 			w := cfg.workerOf(a.GetIdentity())
-			if session[a.GetScheduledEventId()] {
-				host = w
+			name := types[a.GetScheduledEventId()]
+			if name == sessionCreationActivity {
+				r.host = w
+			}
+			if strings.HasPrefix(name, sessionActivityPrefix) {
+				continue
 			}
 			if !slices.Contains(active, w) {
 				active = append(active, w)
 			}
+			i := slices.IndexFunc(r.steps, func(s scaleStep) bool { return s.name == name })
+			if i < 0 {
+				r.steps = append(r.steps, scaleStep{name: name, first: at})
+				i = len(r.steps) - 1
+			}
+			r.steps[i].n++
+		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+			name := types[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]
+			for i := range r.steps {
+				if r.steps[i].name == name {
+					r.steps[i].last = at
+				}
+			}
 		}
 	}
 	slices.Sort(active)
-	return host, active, nil
+	r.active = active
+	return nil
+}
+
+// stepsText is "PlanRefresh 0.12, RefreshTable ×20 1.50, ..., other 0.40"
+// (seconds): each step's span, and the rest of the run's time (workflow
+// tasks, opening and closing the session, scheduling).
+func stepsText(r scaleRun) string {
+	var parts []string
+	other := r.elapsed
+	for _, s := range r.steps {
+		name := s.name
+		if s.n > 1 {
+			name += fmt.Sprintf(" ×%d", s.n)
+		}
+		span := s.last.Sub(s.first)
+		other -= span
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, span.Seconds()))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("other %.2f", other.Seconds())), ", ")
 }
 
 // cpuSample is the machine's CPU time from /proc/stat, in ticks summed
@@ -699,7 +749,7 @@ func (e *scaleEnv) results(cfgs []*scaleConfig) []result {
 	cores := runtime.NumCPU()
 	out := []result{{"scale: tables × rows", fmt.Sprintf("%d × %s", e.tables, thousands(e.rows)), "",
 		fmt.Sprintf("each round: per table %s updates (%d%%), %s deletes, %s inserts, captured; then a Refresh (table deltas, Parallel 2) per configuration, order rotating; best of %d",
-			thousands(e.rows/scaleUpdateEvery), 100/scaleUpdateEvery, thousands(max(e.rows/1000, 1)), thousands(max(e.rows/1000, 1)), scaleRounds)}}
+			thousands(e.rows/scaleUpdateEvery), 100/scaleUpdateEvery, thousands(max(e.rows/1000, 1)), thousands(max(e.rows/1000, 1)), e.rounds)}}
 	for _, cfg := range cfgs {
 		k := len(cfg.workers)
 		b := cfg.best()
@@ -735,10 +785,10 @@ func (cfg *scaleConfig) note(b scaleRun, cores int) string {
 	}
 	var per []string
 	for i, d := range b.workerCPU {
-		per = append(per, fmt.Sprintf("%s %.1f", cfg.workers[i].name, d.Seconds()))
+		per = append(per, fmt.Sprintf("%s %.2f", cfg.workers[i].name, d.Seconds()))
 	}
-	s := fmt.Sprintf("runs %s s; session on %s; best: CPU s workers %.1f (%s), index %.1f, source %.1f, S3 %.1f, Temporal+capture %.1f; ",
-		strings.Join(times, " / "), strings.Join(hosts, ", "), b.workersCPU().Seconds(), strings.Join(per, ", "),
+	s := fmt.Sprintf("runs %s s; session on %s; best: steps s %s; CPU s workers %.2f (%s), index %.2f, source %.2f, S3 %.2f, Temporal+capture %.2f; ",
+		strings.Join(times, " / "), strings.Join(hosts, ", "), stepsText(b), b.workersCPU().Seconds(), strings.Join(per, ", "),
 		b.indexCPU.Seconds(), b.sourceCPU.Seconds(), b.s3CPU.Seconds(), b.benchCPU.Seconds())
 	s += fmt.Sprintf("%s; workers wrote %.0f MiB", boundBy(b, cores), mib(b.workerWrites))
 	if downloads > 0 {
@@ -766,8 +816,10 @@ func boundBy(r scaleRun, cores int) string {
 	}
 	what := "neither CPU nor disk saturated: the run waits on its own steps"
 	switch {
-	case busy >= 0.8 || mBusy >= 0.9:
-		what = "CPU-bound"
+	case busy >= 0.8:
+		what = "CPU-bound by the measured processes"
+	case mBusy >= 0.9:
+		what = fmt.Sprintf("the cores were full, %.0f%% of them with processes outside the benchmark (shared machine)", (mBusy-busy)*100)
 	case mWait >= 0.25:
 		what = "disk-bound"
 	}
@@ -783,7 +835,13 @@ func scaleWhy(cfg *scaleConfig, b scaleRun, cores int) string {
 			idle = append(idle, fmt.Sprintf("%s %.2f s", w.name, b.workerCPU[i].Seconds()))
 		}
 	}
-	s := fmt.Sprintf("one refresh runs in one session on one worker (%s; activities on %s; CPU of the others %s); ",
+	s := fmt.Sprintf("one refresh runs in one session on one worker (%s; activities on %s; CPU of the others %s)",
 		b.host, strings.Join(b.active, ", "), strings.Join(idle, ", "))
-	return s + boundBy(b, cores)
+	switch {
+	case b.downloaded != "":
+		s += "; that worker first downloaded the previous snapshot"
+	case b.stale:
+		s += "; that worker's folder was behind: it refreshed from an older snapshot (a longer window)"
+	}
+	return s + "; " + boundBy(b, cores)
 }
