@@ -57,25 +57,54 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 
 // CPUTime is the CPU time (user + system) the server's mariadbd has used so
 // far, from /proc/<pid>/stat; benchmarks take the difference of two reads.
-// Ticks are taken as 1/100 s, the Linux USER_HZ.
 func (s *Server) CPUTime() (time.Duration, error) {
 	pid, err := os.ReadFile(filepath.Join(s.Dir, "mariadbd.pid"))
 	if err != nil {
 		return 0, fmt.Errorf("cpu time of %s: %w", s.Addr(), err)
 	}
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of %s: pid file: %w", s.Addr(), err)
+	}
+	d, err := PIDCPUTime(n)
 	if err != nil {
 		return 0, fmt.Errorf("cpu time of %s: %w", s.Addr(), err)
+	}
+	return d, nil
+}
+
+// CPUTime is the CPU time (user + system) the gateway process has used so
+// far; an error when it is not running.
+func (s *S3Server) CPUTime() (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0, fmt.Errorf("cpu time of versitygw on port %d: not running", s.Port)
+	}
+	d, err := PIDCPUTime(s.proc.cmd.Process.Pid)
+	if err != nil {
+		return 0, fmt.Errorf("cpu time of versitygw on port %d: %w", s.Port, err)
+	}
+	return d, nil
+}
+
+// PIDCPUTime is the CPU time (user + system, every thread; not that of
+// its children) process pid has used so far, from /proc/<pid>/stat.
+// Ticks are taken as 1/100 s, the Linux USER_HZ.
+func PIDCPUTime(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
 	}
 	str := string(stat)
 	f := strings.Fields(str[strings.LastIndexByte(str, ')')+1:]) // fields from 3 (state) on
 	if len(f) < 13 {
-		return 0, fmt.Errorf("cpu time of %s: short /proc stat %q", s.Addr(), str)
+		return 0, fmt.Errorf("short /proc stat of pid %d: %q", pid, str)
 	}
 	u, err1 := strconv.ParseInt(f[11], 10, 64) // utime, field 14
 	k, err2 := strconv.ParseInt(f[12], 10, 64) // stime, field 15
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("cpu time of %s: %w", s.Addr(), err)
+		return 0, fmt.Errorf("/proc stat of pid %d: %w", pid, err)
 	}
 	return time.Duration(u+k) * 10 * time.Millisecond, nil
 }

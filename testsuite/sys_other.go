@@ -22,5 +22,11 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 // CPUTime is not available off Linux.
 func (s *Server) CPUTime() (time.Duration, error) { return 0, errUnsupported }
 
+// CPUTime is not available off Linux.
+func (s *S3Server) CPUTime() (time.Duration, error) { return 0, errUnsupported }
+
+// PIDCPUTime is not available off Linux.
+func PIDCPUTime(pid int) (time.Duration, error) { return 0, errUnsupported }
+
 // ProcessCPUTime is not available off Linux; it returns 0.
 func ProcessCPUTime() time.Duration { return 0 }

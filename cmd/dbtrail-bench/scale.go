@@ -1,0 +1,847 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/dbtrail/dbtrail/capture"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/testsuite"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// The scale benchmark: configurations of 1 to scaleMaxWorkers `dbtrail
+// worker` processes, each configuration with its own task queue and its own
+// prefix of one S3 store (so configurations take turns without stopping
+// workers), every worker with its own backup and work folders (a machine of
+// its own, as in temporal's TestWorkersOnTwoMachines).
+const (
+	scaleMaxWorkers = 3
+	// scaleUpdateEvery: a change batch updates one row in scaleUpdateEvery
+	// (2%) of every table, and deletes and inserts one in 1,000.
+	scaleUpdateEvery = 50
+	scaleSource      = "main"
+	// sessionCreationActivity is the SDK's activity that holds a session
+	// open on its worker; its start in a history names the worker. The
+	// SDK's session activities all begin with sessionActivityPrefix.
+	sessionCreationActivity = "internalSessionCreationActivity"
+	sessionActivityPrefix   = "internalSession"
+)
+
+// scaleEnv is what every configuration shares: the source with the tables,
+// the index with capture running into it, the S3 store, the embedded
+// Temporal server and the dbtrail binary.
+type scaleEnv struct {
+	src, idx *testsuite.Server
+	s3       *testsuite.S3Server
+	store    *index.Store
+	srv      *temporal.Server
+	c        client.Client
+	bin      string
+	dir      string
+	tables   int
+	rows     int
+	rounds   int // change + refresh rounds; the best of each configuration counts
+	batches  int // change batches written so far
+}
+
+// scaleConfig is one configuration: its workers poll queue and publish
+// under prefix of the S3 store.
+type scaleConfig struct {
+	workers []*scaleWorker
+	queue   string
+	fullDur time.Duration // its full backup
+	// published is the snapshot the configuration published last.
+	published string
+	runs      []scaleRun
+}
+
+// scaleWorker is one `dbtrail worker` process.
+type scaleWorker struct {
+	name string
+	cmd  *exec.Cmd
+	log  string // its stdout and stderr
+	done chan struct{}
+}
+
+// scaleRun is one measured Refresh: its wall time, the CPU time each
+// process used during it, the machine's CPU and iowait over it, and where
+// it ran.
+type scaleRun struct {
+	elapsed      time.Duration
+	workerCPU    []time.Duration // per worker of the configuration
+	workerWrites int64           // bytes the workers wrote to disk
+	indexCPU     time.Duration
+	sourceCPU    time.Duration
+	s3CPU        time.Duration
+	benchCPU     time.Duration // this process: Temporal server, capture, client
+	machine      cpuSample     // every process of the machine
+	host         string        // worker that held the session
+	active       []string      // workers that ran activities
+	steps        []scaleStep   // the run's activity types, in order
+	downloaded   string
+	// stale: the refresh started from an older snapshot than the one the
+	// configuration published last (its worker's folder was behind).
+	stale     bool
+	rewritten int // tables rewritten rather than paired
+}
+
+// benchScale measures a Refresh of tables changed tables of rows rows each
+// with 1, 2 and 3 worker processes on the same task queue. Each
+// configuration takes a full backup of the same data, then rounds
+// times the tables change (one batch of updates, inserts and deletes,
+// captured into the index) and every configuration refreshes it in turn,
+// the order rotating per round; the best time of each counts.
+func benchScale(ctx context.Context, tables, rows, rounds int) ([]result, error) {
+	if tables < 1 || rows < 1000 || rounds < 1 {
+		return nil, fmt.Errorf("scale: --scale-tables %d, --scale-rows %d, --scale-rounds %d: at least 1 table of 1,000 rows and 1 round", tables, rows, rounds)
+	}
+	e, err := startScaleEnv(ctx, tables, rows)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	e.rounds = rounds
+	defer e.startCapture(ctx)()
+	var cfgs []*scaleConfig
+	defer func() {
+		for _, cfg := range cfgs {
+			cfg.stop()
+		}
+	}()
+	for k := 1; k <= scaleMaxWorkers; k++ {
+		cfg, err := e.startConfig(ctx, k)
+		if cfg != nil {
+			cfgs = append(cfgs, cfg)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := e.waitCaughtUp(ctx); err != nil {
+		return nil, err
+	}
+	for _, cfg := range cfgs {
+		if err := e.fullBackup(ctx, cfg); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "scale: full backup with %d %s: %s\n", len(cfg.workers), plural(len(cfg.workers), "worker"), cfg.fullDur.Round(time.Millisecond))
+	}
+	for round := range e.rounds {
+		if err := e.change(ctx); err != nil {
+			return nil, err
+		}
+		if err := e.waitCaughtUp(ctx); err != nil {
+			return nil, err
+		}
+		for i := range cfgs {
+			cfg := cfgs[(i+round)%len(cfgs)]
+			r, err := e.refresh(ctx, cfg, round)
+			if err != nil {
+				return nil, err
+			}
+			cfg.runs = append(cfg.runs, r)
+			fmt.Fprintf(os.Stderr, "scale: round %d, %d %s: %s on %s\n", round+1, len(cfg.workers),
+				plural(len(cfg.workers), "worker"), r.elapsed.Round(time.Millisecond), r.host)
+		}
+	}
+	return e.results(cfgs), nil
+}
+
+// startScaleEnv starts the source (with the tables loaded), the index, the
+// S3 store and the Temporal server, and builds the dbtrail binary. On error
+// nothing is left running.
+func startScaleEnv(ctx context.Context, tables, rows int) (e *scaleEnv, err error) {
+	if err := testsuite.Install(ctx); err != nil {
+		return nil, err
+	}
+	e = &scaleEnv{tables: tables, rows: rows}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	if e.dir, err = os.MkdirTemp("", "dbtrail-bench-scale-"); err != nil {
+		return nil, err
+	}
+	if e.bin, err = buildDbtrail(ctx, e.dir); err != nil {
+		return nil, err
+	}
+	if e.src, err = testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource}); err != nil {
+		return nil, err
+	}
+	if e.idx, err = testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex}); err != nil {
+		return nil, err
+	}
+	if e.s3, err = testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: e.dir}); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	if err := e.load(ctx); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "scale: %d tables of %d rows loaded in %s\n", tables, rows, time.Since(began).Round(time.Millisecond))
+	if err := e.idx.Exec(ctx, "CREATE DATABASE dbtrail"); err != nil {
+		return nil, err
+	}
+	if e.store, err = index.Open(ctx, e.indexDSN()); err != nil {
+		return nil, err
+	}
+	if err := e.store.Init(ctx); err != nil {
+		return nil, fmt.Errorf("init index: %w", err)
+	}
+	if e.srv, err = temporal.StartServer(ctx, temporal.ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"}); err != nil {
+		return nil, err
+	}
+	if e.c, err = temporal.Dial(ctx, e.srv.FrontendAddr(), e.srv.Namespace(), nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// close stops whatever e started and removes its folder.
+func (e *scaleEnv) close() {
+	if e.c != nil {
+		e.c.Close()
+	}
+	if e.srv != nil {
+		e.srv.Stop()
+	}
+	if e.store != nil {
+		e.store.Close()
+	}
+	for _, stop := range []func() error{e.s3Stop, e.idxStop, e.srcStop} {
+		if err := stop(); err != nil {
+			slog.Warn("scale benchmark: stop", slog.String("error", err.Error()))
+		}
+	}
+	if e.dir != "" {
+		os.RemoveAll(e.dir)
+	}
+}
+
+func (e *scaleEnv) s3Stop() error {
+	if e.s3 == nil {
+		return nil
+	}
+	return e.s3.Stop()
+}
+
+func (e *scaleEnv) idxStop() error {
+	if e.idx == nil {
+		return nil
+	}
+	return e.idx.Stop()
+}
+
+func (e *scaleEnv) srcStop() error {
+	if e.src == nil {
+		return nil
+	}
+	return e.src.Stop()
+}
+
+func (e *scaleEnv) indexDSN() string { return e.idx.DSN("dbtrail") }
+
+// buildDbtrail builds cmd/dbtrail of this repository into dir.
+func buildDbtrail(ctx context.Context, dir string) (string, error) {
+	root, err := testsuite.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "dbtrail")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/dbtrail")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build dbtrail: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// scaleTable is the name of table i (from 1) in schema app.
+func scaleTable(i int) string { return fmt.Sprintf("t%02d", i) }
+
+// load creates schema app with the tables, rows rows each, outside the
+// binlog (capture starts after it).
+func (e *scaleEnv) load(ctx context.Context) error {
+	if err := e.src.Exec(ctx, "CREATE DATABASE app"); err != nil {
+		return err
+	}
+	db, err := e.src.DB(ctx, "app")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET SESSION sql_log_bin = 0"); err != nil {
+		return fmt.Errorf("load tables: %w", err)
+	}
+	for i := 1; i <= e.tables; i++ {
+		t := scaleTable(i)
+		for _, q := range []string{
+			"CREATE TABLE " + t + " (id INT PRIMARY KEY, pad VARCHAR(60), n BIGINT, d DECIMAL(12,3))",
+			fmt.Sprintf("INSERT INTO %s SELECT seq, CONCAT('row-', seq, REPEAT('x', seq %% 40)), seq * 7, seq / 3 FROM seq_1_to_%d", t, e.rows),
+		} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("load %s: %w", t, err)
+			}
+		}
+	}
+	return nil
+}
+
+// startCapture runs capture of the source into the index (from the
+// binlog's end: the loaded rows are not events) until the returned
+// function is called.
+func (e *scaleEnv) startCapture(ctx context.Context) (stop func()) {
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- capture.Run(cctx, capture.Config{Source: scaleSource, SourceDSN: e.src.DSN(""), Logger: slog.Default()}, e.store)
+	}()
+	return func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			slog.Warn("scale benchmark: capture", slog.String("error", err.Error()))
+		}
+	}
+}
+
+// waitCaughtUp waits until capture's checkpoint is at the source's binlog
+// end.
+func (e *scaleEnv) waitCaughtUp(ctx context.Context) error {
+	want, err := masterPos(ctx, e.src)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		cp, ok, err := e.store.LoadCheckpoint(ctx, scaleSource)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, want)
+			if err == nil && c >= 0 {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("capture did not reach %s in 5 minutes", want)
+}
+
+// startConfig starts configuration k: k workers on task queue scale-<k>,
+// publishing under prefix scale-<k> of the S3 store, and waits until each
+// polls. The configuration is returned with whatever workers started, also
+// on error.
+func (e *scaleEnv) startConfig(ctx context.Context, k int) (*scaleConfig, error) {
+	cfg := &scaleConfig{queue: fmt.Sprintf("scale-%d", k)}
+	url := e.s3.URL(cfg.queue)
+	for i := range k {
+		name := fmt.Sprintf("k%d/w%d", k, i+1)
+		w, err := e.startWorker(ctx, name, cfg.queue, url)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.workers = append(cfg.workers, w)
+	}
+	return cfg, e.waitPollers(ctx, cfg)
+}
+
+// startWorker starts `dbtrail worker` on queue with folders of its own
+// under e.dir/name.
+func (e *scaleEnv) startWorker(ctx context.Context, name, queue, url string) (*scaleWorker, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w := &scaleWorker{name: name, log: filepath.Join(dir, "worker.log"), done: make(chan struct{})}
+	out, err := os.Create(w.log)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	w.cmd = exec.Command(e.bin, "worker", "--temporal-addr", e.srv.FrontendAddr(), "--task-queue", queue,
+		"--source", scaleSource, "--refresh-every", "0", "--archive-url", url,
+		"--backup-dir", filepath.Join(dir, "backups"), "--work-dir", filepath.Join(dir, "work"))
+	w.cmd.Env = append(os.Environ(), "DBTRAIL_SOURCE_DSN="+e.src.DSN(""), "DBTRAIL_INDEX_DSN="+e.indexDSN())
+	w.cmd.Stdout, w.cmd.Stderr = out, out
+	w.cmd.SysProcAttr = childProcAttr()
+	if err := w.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker %s: %w", name, err)
+	}
+	go func() {
+		w.cmd.Wait()
+		close(w.done)
+	}()
+	return w, nil
+}
+
+// waitPollers waits until every worker of cfg polls its queue for workflow
+// tasks, or fails when one exited.
+func (e *scaleEnv) waitPollers(ctx context.Context, cfg *scaleConfig) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		for _, w := range cfg.workers {
+			if w.exited() {
+				return fmt.Errorf("worker %s exited: %s", w.name, w.logTail())
+			}
+		}
+		d, err := e.c.DescribeTaskQueue(ctx, cfg.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			return fmt.Errorf("describe task queue %s: %w", cfg.queue, err)
+		}
+		if len(d.GetPollers()) >= len(cfg.workers) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the %d workers of task queue %s did not all poll within 2 minutes", len(cfg.workers), cfg.queue)
+}
+
+func (w *scaleWorker) exited() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// logTail is the end of the worker's log, for error messages.
+func (w *scaleWorker) logTail() string {
+	b, _ := os.ReadFile(w.log)
+	return tail(string(b), 2000)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// stop ends every worker of cfg (SIGTERM, SIGKILL after 30 s).
+func (cfg *scaleConfig) stop() {
+	for _, w := range cfg.workers {
+		if w.exited() {
+			continue
+		}
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.done:
+		case <-time.After(30 * time.Second):
+			w.cmd.Process.Kill()
+			<-w.done
+		}
+	}
+}
+
+// workerOf is the worker of cfg whose process id a default worker identity
+// ("<pid>@<host>@...") starts with; "?" plus the identity when none.
+func (cfg *scaleConfig) workerOf(identity string) string {
+	pid, err := strconv.Atoi(strings.SplitN(identity, "@", 2)[0])
+	if err == nil {
+		for _, w := range cfg.workers {
+			if w.cmd.Process.Pid == pid {
+				return w.name
+			}
+		}
+	}
+	return "? " + identity
+}
+
+// fullBackup runs a FullBackup on cfg's queue and checks it took every
+// table.
+func (e *scaleEnv) fullBackup(ctx context.Context, cfg *scaleConfig) error {
+	began := time.Now()
+	run, err := temporal.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: cfg.queue + "-full", TaskQueue: cfg.queue},
+		workflows.FullBackup, workflows.FullBackupInput{Source: scaleSource})
+	if err != nil {
+		return err
+	}
+	var res workflows.FullBackupResult
+	if err := run.Get(ctx, &res); err != nil {
+		return fmt.Errorf("full backup on %s: %w", cfg.queue, err)
+	}
+	cfg.fullDur, cfg.published = time.Since(began), res.SnapshotID
+	if res.Tables != e.tables || res.Rows != int64(e.tables*e.rows) {
+		return fmt.Errorf("full backup on %s took %d tables, %d rows; want %d, %d", cfg.queue, res.Tables, res.Rows, e.tables, e.tables*e.rows)
+	}
+	return nil
+}
+
+// change writes one change batch on every table: an update of one row in
+// scaleUpdateEvery, a delete of one in 1,000 and as many inserts, each
+// batch on rows of its own.
+func (e *scaleEnv) change(ctx context.Context) error {
+	e.batches++
+	g := e.batches
+	per := max(e.rows/1000, 1)
+	db, err := e.src.DB(ctx, "app")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for i := 1; i <= e.tables; i++ {
+		t := scaleTable(i)
+		for _, q := range []string{
+			fmt.Sprintf("UPDATE %s SET n = n + 1, pad = CONCAT('u%d-', id) WHERE id %% %d = %d", t, g, scaleUpdateEvery, g%scaleUpdateEvery),
+			fmt.Sprintf("DELETE FROM %s WHERE id <= %d AND id %% 1000 = %d", t, e.rows, (500+g)%1000),
+			fmt.Sprintf("INSERT INTO %s SELECT %d + seq, CONCAT('new-', seq), seq, seq / 7 FROM seq_1_to_%d", t, e.rows+(g-1)*per, per),
+		} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("change batch %d on %s: %w", g, t, err)
+			}
+		}
+	}
+	return nil
+}
+
+// refresh runs one Refresh on cfg's queue and measures it.
+func (e *scaleEnv) refresh(ctx context.Context, cfg *scaleConfig, round int) (scaleRun, error) {
+	before, err := e.cpuNow(cfg)
+	if err != nil {
+		return scaleRun{}, err
+	}
+	began := time.Now()
+	run, err := temporal.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-refresh-%d", cfg.queue, round+1), TaskQueue: cfg.queue},
+		workflows.Refresh, workflows.RefreshInput{Source: scaleSource, TableDeltas: true})
+	if err != nil {
+		return scaleRun{}, err
+	}
+	var res workflows.RefreshResult
+	if err := run.Get(ctx, &res); err != nil {
+		return scaleRun{}, fmt.Errorf("refresh on %s: %w", cfg.queue, err)
+	}
+	elapsed := time.Since(began)
+	after, err := e.cpuNow(cfg)
+	if err != nil {
+		return scaleRun{}, err
+	}
+	if res.Refused || res.SnapshotID == "" {
+		return scaleRun{}, fmt.Errorf("refresh on %s published nothing: %v", cfg.queue, res.Reasons)
+	}
+	r := after.minus(before)
+	r.elapsed, r.downloaded, r.stale = elapsed, res.Downloaded, res.Prev != cfg.published
+	cfg.published = res.SnapshotID
+	for _, line := range res.Tables {
+		if strings.Contains(line, ": rewrite") {
+			r.rewritten++
+		}
+	}
+	if err := e.readHistory(ctx, cfg, run, &r); err != nil {
+		return scaleRun{}, err
+	}
+	return r, nil
+}
+
+// cpuNow reads the CPU time of every measured process and of the machine.
+func (e *scaleEnv) cpuNow(cfg *scaleConfig) (scaleRun, error) {
+	var r scaleRun
+	var errs []error
+	for _, w := range cfg.workers {
+		d, err := testsuite.PIDCPUTime(w.cmd.Process.Pid)
+		errs = append(errs, err)
+		r.workerCPU = append(r.workerCPU, d)
+		r.workerWrites += processWrites(w.cmd.Process.Pid)
+	}
+	var err error
+	r.indexCPU, err = e.idx.CPUTime()
+	errs = append(errs, err)
+	r.sourceCPU, err = e.src.CPUTime()
+	errs = append(errs, err)
+	r.s3CPU, err = e.s3.CPUTime()
+	errs = append(errs, err)
+	r.machine, err = readCPUSample()
+	errs = append(errs, err)
+	r.benchCPU = testsuite.ProcessCPUTime()
+	if err := errors.Join(errs...); err != nil {
+		return scaleRun{}, fmt.Errorf("read CPU times: %w", err)
+	}
+	return r, nil
+}
+
+// minus is the CPU used between two reads.
+func (r scaleRun) minus(o scaleRun) scaleRun {
+	d := scaleRun{indexCPU: r.indexCPU - o.indexCPU, sourceCPU: r.sourceCPU - o.sourceCPU, s3CPU: r.s3CPU - o.s3CPU,
+		benchCPU: r.benchCPU - o.benchCPU, workerWrites: r.workerWrites - o.workerWrites, machine: r.machine.minus(o.machine)}
+	for i := range r.workerCPU {
+		d.workerCPU = append(d.workerCPU, r.workerCPU[i]-o.workerCPU[i])
+	}
+	return d
+}
+
+// workersCPU is the CPU time of every worker of the configuration.
+func (r scaleRun) workersCPU() time.Duration {
+	var t time.Duration
+	for _, d := range r.workerCPU {
+		t += d
+	}
+	return t
+}
+
+// measuredCPU is the CPU time of every process the run measured.
+func (r scaleRun) measuredCPU() time.Duration {
+	return r.workersCPU() + r.indexCPU + r.sourceCPU + r.s3CPU + r.benchCPU
+}
+
+// scaleStep is the time from the first start to the last completion of
+// one activity type in a run, and how many ran.
+type scaleStep struct {
+	name        string
+	n           int
+	first, last time.Time
+}
+
+// readHistory reads the run's history into r: the worker whose session ran
+// the steps (the last session's, when one was lost), every worker that ran
+// one of its activities, and the span of each activity type but the
+// session's.
+func (e *scaleEnv) readHistory(ctx context.Context, cfg *scaleConfig, run client.WorkflowRun, r *scaleRun) error {
+	types := map[int64]string{} // scheduled event id: activity type
+	var active []string
+	it := e.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", run.GetID(), err)
+		}
+		at := ev.GetEventTime().AsTime()
+		switch {
+		case ev.GetActivityTaskScheduledEventAttributes() != nil:
+			types[ev.GetEventId()] = ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+		case ev.GetActivityTaskStartedEventAttributes() != nil:
+			a := ev.GetActivityTaskStartedEventAttributes()
+			w := cfg.workerOf(a.GetIdentity())
+			name := types[a.GetScheduledEventId()]
+			if name == sessionCreationActivity {
+				r.host = w
+			}
+			if strings.HasPrefix(name, sessionActivityPrefix) {
+				continue
+			}
+			if !slices.Contains(active, w) {
+				active = append(active, w)
+			}
+			i := slices.IndexFunc(r.steps, func(s scaleStep) bool { return s.name == name })
+			if i < 0 {
+				r.steps = append(r.steps, scaleStep{name: name, first: at})
+				i = len(r.steps) - 1
+			}
+			r.steps[i].n++
+		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+			name := types[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]
+			for i := range r.steps {
+				if r.steps[i].name == name {
+					r.steps[i].last = at
+				}
+			}
+		}
+	}
+	slices.Sort(active)
+	r.active = active
+	return nil
+}
+
+// stepsText is "PlanRefresh 0.12, RefreshTable ×20 1.50, ..., other 0.40"
+// (seconds): each step's span, and the rest of the run's time (workflow
+// tasks, opening and closing the session, scheduling).
+func stepsText(r scaleRun) string {
+	var parts []string
+	other := r.elapsed
+	for _, s := range r.steps {
+		name := s.name
+		if s.n > 1 {
+			name += fmt.Sprintf(" ×%d", s.n)
+		}
+		span := s.last.Sub(s.first)
+		other -= span
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, span.Seconds()))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("other %.2f", other.Seconds())), ", ")
+}
+
+// cpuSample is the machine's CPU time from /proc/stat, in ticks summed
+// over every core.
+type cpuSample struct {
+	busy, iowait, total int64
+}
+
+func (s cpuSample) minus(o cpuSample) cpuSample {
+	return cpuSample{busy: s.busy - o.busy, iowait: s.iowait - o.iowait, total: s.total - o.total}
+}
+
+// readCPUSample reads the "cpu" line of /proc/stat: busy is every field
+// but idle and iowait (guest time is inside user).
+func readCPUSample() (cpuSample, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuSample{}, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return cpuSample{}, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var s cpuSample
+	for i, v := range f[1:9] { // user nice system idle iowait irq softirq steal
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cpuSample{}, fmt.Errorf("/proc/stat: %w", err)
+		}
+		s.total += n
+		switch i {
+		case 3:
+		case 4:
+			s.iowait += n
+		default:
+			s.busy += n
+		}
+	}
+	return s, nil
+}
+
+// processWrites is the bytes process pid caused to be written to disk so
+// far (/proc/<pid>/io write_bytes), 0 when unreadable.
+func processWrites(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// best is the fastest run of cfg.
+func (cfg *scaleConfig) best() scaleRun {
+	return slices.MinFunc(cfg.runs, func(a, b scaleRun) int { return int(a.elapsed - b.elapsed) })
+}
+
+// results are the rows of the scale benchmark.
+func (e *scaleEnv) results(cfgs []*scaleConfig) []result {
+	cores := runtime.NumCPU()
+	out := []result{{"scale: tables × rows", fmt.Sprintf("%d × %s", e.tables, thousands(e.rows)), "",
+		fmt.Sprintf("each round: per table %s updates (%d%%), %s deletes, %s inserts, captured; then a Refresh (table deltas, Parallel 2) per configuration, order rotating; best of %d",
+			thousands(e.rows/scaleUpdateEvery), 100/scaleUpdateEvery, thousands(max(e.rows/1000, 1)), thousands(max(e.rows/1000, 1)), e.rounds)}}
+	for _, cfg := range cfgs {
+		k := len(cfg.workers)
+		b := cfg.best()
+		out = append(out, result{
+			fmt.Sprintf("scale: refresh of %d changed tables × %s rows, %d %s", e.tables, thousands(e.rows), k, plural(k, "worker")),
+			fmt.Sprintf("%.2f s, CPU %.1f s", b.elapsed.Seconds(), b.measuredCPU().Seconds()), "", cfg.note(b, cores)})
+	}
+	one := cfgs[0].best()
+	for _, cfg := range cfgs[1:] {
+		k := len(cfg.workers)
+		b := cfg.best()
+		ratio := one.elapsed.Seconds() / b.elapsed.Seconds()
+		out = append(out, result{fmt.Sprintf("scale: ratio time 1 worker / %d workers", k), fmt.Sprintf("%.2f", ratio), "≥ 1.7 (scale-out)",
+			verdict(ratio >= 1.7) + "; " + scaleWhy(cfg, b, cores)})
+	}
+	return out
+}
+
+// note describes the best run of cfg: every run's time and host, the CPU
+// of each process, the machine's load and what bound the run.
+func (cfg *scaleConfig) note(b scaleRun, cores int) string {
+	var times, hosts []string
+	downloads, stale := 0, 0
+	for _, r := range cfg.runs {
+		if r.stale {
+			stale++
+		}
+		times = append(times, fmt.Sprintf("%.2f", r.elapsed.Seconds()))
+		hosts = append(hosts, r.host)
+		if r.downloaded != "" {
+			downloads++
+		}
+	}
+	var per []string
+	for i, d := range b.workerCPU {
+		per = append(per, fmt.Sprintf("%s %.2f", cfg.workers[i].name, d.Seconds()))
+	}
+	s := fmt.Sprintf("runs %s s; session on %s; best: steps s %s; CPU s workers %.2f (%s), index %.2f, source %.2f, S3 %.2f, Temporal+capture %.2f; ",
+		strings.Join(times, " / "), strings.Join(hosts, ", "), stepsText(b), b.workersCPU().Seconds(), strings.Join(per, ", "),
+		b.indexCPU.Seconds(), b.sourceCPU.Seconds(), b.s3CPU.Seconds(), b.benchCPU.Seconds())
+	s += fmt.Sprintf("%s; workers wrote %.0f MiB", boundBy(b, cores), mib(b.workerWrites))
+	if downloads > 0 {
+		s += fmt.Sprintf("; %d of %d runs downloaded the previous snapshot", downloads, len(cfg.runs))
+	}
+	if stale > 0 {
+		s += fmt.Sprintf("; %d of %d runs started from an older snapshot than the last published (their worker's folder was behind)", stale, len(cfg.runs))
+	}
+	if b.rewritten > 0 {
+		s += fmt.Sprintf("; %d tables rewritten", b.rewritten)
+	}
+	return s + fmt.Sprintf("; full backup %.1f s", cfg.fullDur.Seconds())
+}
+
+// boundBy says how busy the machine's cores were over the run: the
+// measured processes' CPU over wall × cores, the machine's busy and iowait
+// fractions (every process, the machine being shared), and which resource
+// that points at.
+func boundBy(r scaleRun, cores int) string {
+	capacity := r.elapsed.Seconds() * float64(cores)
+	busy := r.measuredCPU().Seconds() / capacity
+	var mBusy, mWait float64
+	if r.machine.total > 0 {
+		mBusy, mWait = float64(r.machine.busy)/float64(r.machine.total), float64(r.machine.iowait)/float64(r.machine.total)
+	}
+	what := "neither CPU nor disk saturated: the run waits on its own steps"
+	switch {
+	case busy >= 0.8:
+		what = "CPU-bound by the measured processes"
+	case mBusy >= 0.9:
+		what = fmt.Sprintf("the cores were full, %.0f%% of them with processes outside the benchmark (shared machine)", (mBusy-busy)*100)
+	case mWait >= 0.25:
+		what = "disk-bound"
+	}
+	return fmt.Sprintf("measured CPU busy %.0f%% of %d cores (machine %.0f%%, iowait %.0f%%): %s", busy*100, cores, mBusy*100, mWait*100, what)
+}
+
+// scaleWhy explains a ratio: where the best run's session ran, what the
+// other workers did meanwhile, and what bound the run.
+func scaleWhy(cfg *scaleConfig, b scaleRun, cores int) string {
+	var idle []string
+	for i, w := range cfg.workers {
+		if w.name != b.host {
+			idle = append(idle, fmt.Sprintf("%s %.2f s", w.name, b.workerCPU[i].Seconds()))
+		}
+	}
+	s := fmt.Sprintf("one refresh runs in one session on one worker (%s; activities on %s; CPU of the others %s)",
+		b.host, strings.Join(b.active, ", "), strings.Join(idle, ", "))
+	switch {
+	case b.downloaded != "":
+		s += "; that worker first downloaded the previous snapshot"
+	case b.stale:
+		s += "; that worker's folder was behind: it refreshed from an older snapshot (a longer window)"
+	}
+	return s + "; " + boundBy(b, cores)
+}
