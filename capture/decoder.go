@@ -11,7 +11,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
-	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
@@ -226,14 +225,15 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 	}
 	var err error
 	keyRow := after
+	ev.Columns = rt.columns
 	if before != nil {
-		if ev.Before, err = d.image(rt.def, before); err != nil {
+		if ev.Before, err = d.image(rt, before); err != nil {
 			return fmt.Errorf("before image at %s: %w", d.here(h), err)
 		}
 		keyRow = before
 	}
 	if after != nil {
-		if ev.After, err = d.image(rt.def, after); err != nil {
+		if ev.After, err = d.image(rt, after); err != nil {
 			return fmt.Errorf("after image at %s: %w", d.here(h), err)
 		}
 		keyRow = after
@@ -383,12 +383,16 @@ func (d *decoder) moveIdleCheckpoint() error {
 // arenaBlock is the size of the buffers images are carved from.
 const arenaBlock = 1 << 20
 
-// image encodes row as a JSON image into a scratch buffer, then carves it
+// image encodes row as a JSON image (the values in column order) into a scratch buffer, then carves it
 // from a shared buffer, so that an image costs no allocation of its own.
 // Images are never written to after, and a buffer lives as long as any
 // event refers to it. An image over a quarter of a buffer gets its own.
-func (d *decoder) image(t *schema.Table, row []any) ([]byte, error) {
-	img, err := types.AppendImage(d.scratch[:0], t, row)
+func (d *decoder) image(rt *resolvedTable, row []any) ([]byte, error) {
+	encode := types.AppendValues // the index's stored form (index.Event.Columns)
+	if rt.columns == nil {
+		encode = types.AppendImage
+	}
+	img, err := encode(d.scratch[:0], rt.def, row)
 	if err != nil {
 		return nil, err
 	}

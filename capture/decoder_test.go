@@ -24,11 +24,11 @@ func TestDecoderImageArena(t *testing.T) {
 			v = strings.Repeat("big", arenaBlock/2) // larger than any free space
 		}
 		row := []any{int32(i), v}
-		img, err := d.image(tb, row)
+		img, err := d.image(newResolved(tb, 1), row)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := types.Image(tb, row)
+		w, err := types.AppendValues(nil, tb, row)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,8 +53,9 @@ func TestDecoderImageAllocations(t *testing.T) {
 	}, Key: []string{"id"}, KeyKind: schema.KeyPrimary}
 	d := &decoder{}
 	row := []any{int32(1), strings.Repeat("v", 600)}
+	rt := newResolved(tb, 1)
 	allocs := testing.AllocsPerRun(5000, func() {
-		if _, err := d.image(tb, row); err != nil {
+		if _, err := d.image(rt, row); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,9 +1,11 @@
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -11,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // SchemaMismatchError is a table map event whose columns disagree with the
@@ -30,6 +33,46 @@ func (e *SchemaMismatchError) Unwrap() error { return e.Err }
 type resolvedTable struct {
 	def     *schema.Table
 	version uint32
+	// checked is the shape of the last table map found to agree with def:
+	// OLTP traffic sends a table map before every statement, and comparing
+	// bytes is cheaper than checking again.
+	checked tableMapShape
+	// columns is the JSON array of def's column names: the stored images'
+	// column list (index.Event.Columns).
+	columns []byte
+}
+
+// newResolved is the resolved form of version of def. A column name that
+// is not UTF-8 leaves columns nil: its events are encoded as objects, whose
+// encoder names the column in its error.
+func newResolved(def *schema.Table, version uint32) *resolvedTable {
+	names, _ := types.ColumnList(def)
+	return &resolvedTable{def: def, version: version, columns: names}
+}
+
+// tableMapShape is what schema.CheckTableMap reads of a table map event.
+type tableMapShape struct {
+	valid  bool
+	types  []byte
+	meta   []uint16
+	names  [][]byte
+	schema string
+	table  string
+}
+
+// sameShape reports whether tm has the shape remembered in s.
+func (s *tableMapShape) sameShape(tm *replication.TableMapEvent) bool {
+	return s.valid && string(tm.Schema) == s.schema && string(tm.Table) == s.table && bytes.Equal(tm.ColumnType, s.types) &&
+		slices.Equal(tm.ColumnMeta, s.meta) && slices.EqualFunc(tm.ColumnName, s.names, bytes.Equal)
+}
+
+// remember keeps a copy of tm's shape.
+func (s *tableMapShape) remember(tm *replication.TableMapEvent) {
+	*s = tableMapShape{valid: true, types: bytes.Clone(tm.ColumnType), meta: slices.Clone(tm.ColumnMeta),
+		schema: string(tm.Schema), table: string(tm.Table)}
+	for _, n := range tm.ColumnName {
+		s.names = append(s.names, bytes.Clone(n))
+	}
 }
 
 // tableTracker is the schema history in stream order: DDL events change it
@@ -72,7 +115,7 @@ func (t *tableTracker) load(vers []index.SchemaVersion) {
 			continue
 		}
 		t.catalog.Put(v.Definition)
-		t.current[k] = &resolvedTable{def: v.Definition, version: v.Version}
+		t.current[k] = newResolved(v.Definition, v.Version)
 	}
 }
 
@@ -87,7 +130,7 @@ func (t *tableTracker) record(schemaName, table string, def *schema.Table, ddl s
 		delete(t.current, k)
 	} else {
 		t.catalog.Put(def)
-		t.current[k] = &resolvedTable{def: def, version: v.Version}
+		t.current[k] = newResolved(def, v.Version)
 	}
 	return v
 }
@@ -148,8 +191,13 @@ func (t *tableTracker) resolve(tm *replication.TableMapEvent, at binlogpos.Posit
 	k := tableKey(schemaName, table)
 	cur := t.current[k]
 	if cur != nil {
+		if cur.checked.sameShape(tm) {
+			t.confirm(k)
+			return cur, nil
+		}
 		err := schema.CheckTableMap(cur.def, tm)
 		if err == nil {
+			cur.checked.remember(tm)
 			t.confirm(k)
 			return cur, nil
 		}

@@ -81,19 +81,31 @@ type chunkKey struct {
 // events go to which chunk.
 type packing struct {
 	evs     []Event
-	arena   []byte   // stored images (value arrays) and column lists
-	stored  [][2]int // per event: arena offsets of before and after (-1: none)
-	ends    [][2]int
-	columns []string // per event: its column list (interned)
-	members [][]int  // per chunk: its events, in seq order
-	bytes   []int    // per chunk: payload bytes so far (an upper bound)
+	block   []byte      // the free rest of the block stored images are carved from
+	images  [][2][]byte // per event: stored before and after
+	columns []string    // per event: its column list (interned)
+	intern  map[string]string
+	names   [2][]byte // scratch: the names of an event's after and before images
+	members [][]int   // per chunk: its events, in seq order
+	bytes   []int     // per chunk: payload bytes so far (an upper bound)
+}
+
+// alloc returns an empty slice with room for n bytes that no other slice
+// of p's shares.
+func (p *packing) alloc(n int) []byte {
+	if cap(p.block)-len(p.block) < n {
+		p.block = make([]byte, 0, max(n, 256<<10))
+	}
+	out := p.block[len(p.block) : len(p.block) : len(p.block)+n]
+	p.block = p.block[:len(p.block)+n]
+	return out
 }
 
 // packChunks splits evs (seq order, all checked) into chunks, one table's
 // events of evs at a time. The payloads share one buffer, buf's storage
 // reused (the grown buffer is returned).
 func packChunks(buf []byte, evs []Event) ([]chunk, []byte, error) {
-	p := &packing{evs: evs}
+	p := &packing{evs: evs, intern: map[string]string{}}
 	if err := p.storeImages(); err != nil {
 		return nil, buf, err
 	}
@@ -128,56 +140,69 @@ func packChunks(buf []byte, evs []Event) ([]chunk, []byte, error) {
 	return out, buf, nil
 }
 
-// storeImages converts every image to its stored form (a value array) and
-// records each event's column list: its after image's names, or its before
-// image's for a delete. An update whose before image names other columns
-// (never so from capture: both images follow one schema version) keeps that
-// image as an object, which readers take as it is.
+// storeImages puts every image in its stored form (a value array; an
+// update's after image as a delta of its before image) and records each
+// event's column list: Columns when the event gives its images as arrays,
+// otherwise its after image's names, or its before image's for a delete.
+// An update whose before image names other columns (never so from capture:
+// both images follow one schema version) keeps that image as an object,
+// which readers take as it is.
 func (p *packing) storeImages() error {
-	intern := map[string]string{}
-	p.stored = make([][2]int, len(p.evs))
-	p.ends = make([][2]int, len(p.evs))
+	p.images = make([][2][]byte, len(p.evs))
 	p.columns = make([]string, len(p.evs))
-	size := 0
-	for i := range p.evs {
-		size += len(p.evs[i].Before) + len(p.evs[i].After)
-	}
-	p.arena = make([]byte, 0, size)
-	var names []byte
 	for i := range p.evs {
 		e := &p.evs[i]
-		cols := ""
-		for _, side := range [2]int{1, 0} {
-			img := e.After
-			if side == 0 {
-				img = e.Before
-			}
-			p.stored[i][side] = -1
-			if img == nil {
-				continue
-			}
-			start := len(p.arena)
+		b, a := e.Before, e.After
+		var cols []byte
+		if e.Columns != nil {
+			cols = e.Columns
+		} else {
+			var na, nb []byte
 			var err error
-			p.arena, names, err = splitImage(p.arena, names[:0], img)
+			if a != nil {
+				if a, na, err = p.split(a, 0); err != nil {
+					return fmt.Errorf("event seq %d: after image: %w", e.Seq, err)
+				}
+			}
+			if b != nil {
+				if b, nb, err = p.split(b, 1); err != nil {
+					return fmt.Errorf("event seq %d: before image: %w", e.Seq, err)
+				}
+			}
+			switch {
+			case na == nil:
+				cols = nb
+			case nb != nil && string(na) != string(nb):
+				cols, b = na, e.Before
+			default:
+				cols = na
+			}
+		}
+		if b != nil && a != nil && b[0] == '[' {
+			d, err := deltaImage(p.alloc(len(a)), b, a)
 			if err != nil {
 				return fmt.Errorf("event seq %d: %w", e.Seq, err)
 			}
-			switch {
-			case cols == "":
-				if c, ok := intern[string(names)]; ok {
-					cols = c
-				} else {
-					cols = string(names)
-					intern[cols] = cols
-				}
-			case cols != string(names):
-				p.arena = append(p.arena[:start], img...)
-			}
-			p.stored[i][side], p.ends[i][side] = start, len(p.arena)
+			a = d
 		}
-		p.columns[i] = cols
+		p.images[i] = [2][]byte{b, a}
+		c, ok := p.intern[string(cols)]
+		if !ok {
+			c = string(cols)
+			p.intern[c] = c
+		}
+		p.columns[i] = c
 	}
 	return nil
+}
+
+// split stores the object image img as a value array, returning it and
+// its names (in scratch buffer k, valid until the next call with k).
+func (p *packing) split(img []byte, k int) (vals, names []byte, err error) {
+	// The array is shorter than the object (no names, no colons), so it
+	// fits the room allocated.
+	vals, p.names[k], err = splitImage(p.alloc(len(img)), p.names[k][:0], img)
+	return vals, p.names[k], err
 }
 
 // assign puts every event in a chunk: its table's open chunk, unless that
@@ -251,13 +276,13 @@ func (p *packing) appendEvent(b []byte, head *Event, i int) []byte {
 		b = append(b, `,"kb":`...)
 		b = append(b, e.PKBefore...)
 	}
-	if at := p.stored[i][0]; at >= 0 {
+	if img := p.images[i][0]; img != nil {
 		b = append(b, `,"b":`...)
-		b = append(b, p.arena[at:p.ends[i][0]]...)
+		b = append(b, img...)
 	}
-	if at := p.stored[i][1]; at >= 0 {
+	if img := p.images[i][1]; img != nil {
 		b = append(b, `,"a":`...)
-		b = append(b, p.arena[at:p.ends[i][1]]...)
+		b = append(b, img...)
 	}
 	return append(b, '}')
 }
@@ -303,6 +328,7 @@ func unpackChunk(h *chunkHead, payload []byte, fn func(*Event) error) error {
 		}
 		e := Event{CommitTime: h.CommitTime, BinlogFile: h.BinlogFile, EndPos: h.EndPos, GTID: h.GTID,
 			Schema: h.Schema, Table: h.Table, SchemaVersion: h.Version}
+		p.hasB = false
 		if err := p.event(&e); err != nil {
 			return fail(err)
 		}
@@ -332,25 +358,41 @@ type chunkParser struct {
 	head   *chunkHead
 	arrays bool // images are stored as value arrays (the chunk has column names)
 	names  columnNames
-	arena  []byte // object images built from stored value arrays
+	arena  []byte   // object images built from stored value arrays
+	before [][]byte // the values of the current event's stored before image
+	hasB   bool     // before holds the current event's
 }
 
 // image returns the object form of the stored image v: v itself when it is
 // an object (a chunk without column names, or an image whose columns are
-// not the chunk's).
-func (p *chunkParser) image(v []byte) ([]byte, error) {
+// not the chunk's). after says v is an after image (it may hold markers of
+// values unchanged from the event's before image, read just before it).
+func (p *chunkParser) image(v []byte, after bool) ([]byte, error) {
 	if !p.arrays || (len(v) > 0 && v[0] == '{') {
 		return v, nil
 	}
+	var base [][]byte
+	if after && p.hasB {
+		base = p.before
+	} else if !after {
+		var err error
+		if p.before, err = arrayValues(p.before[:0], v); err != nil {
+			return nil, err
+		}
+		p.hasB = true
+	}
 	need := len(v) + 2
-	for _, n := range p.names {
+	for i, n := range p.names {
 		need += len(n) + 2
+		if i < len(base) {
+			need += len(base[i])
+		}
 	}
 	if cap(p.arena)-len(p.arena) < need {
 		p.arena = make([]byte, 0, max(need, 64<<10))
 	}
 	start := len(p.arena)
-	out, err := joinImage(p.arena, p.names, v)
+	out, err := joinImage(p.arena, p.names, v, base)
 	if err != nil {
 		return nil, err
 	}
@@ -451,9 +493,9 @@ func (p *chunkParser) setField(e *Event, key string, v []byte) error {
 	case "kb":
 		e.PKBefore = string(v)
 	case "b":
-		e.Before, err = p.image(v)
+		e.Before, err = p.image(v, false)
 	case "a":
-		e.After, err = p.image(v)
+		e.After, err = p.image(v, true)
 	default:
 		err = fmt.Errorf("unknown key %q", key)
 	}

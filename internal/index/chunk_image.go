@@ -77,16 +77,18 @@ func parseColumnNames(text []byte) (columnNames, error) {
 	return out, nil
 }
 
-// joinImage appends the object image of the value array vals, keyed by
-// names, to dst. A count of values other than len(names) is an error.
-func joinImage(dst []byte, names columnNames, vals []byte) ([]byte, error) {
+// unchanged is what an update's stored after image holds in place of a
+// value equal to its before image's: canonical values are never objects, so
+// the empty object cannot be one.
+const unchanged = "{}"
+
+// arrayValues returns the JSON text of each value of the array vals.
+func arrayValues(out [][]byte, vals []byte) ([][]byte, error) {
 	if !enclosed(vals, '[', ']') {
 		return nil, errors.New("stored image is not a JSON array")
 	}
-	dst = append(dst, '{')
-	n := 0
-	for i := 1; i < len(vals)-1; n++ {
-		if n > 0 {
+	for i := 1; i < len(vals)-1; {
+		if len(out) > 0 {
 			if vals[i] != ',' {
 				return nil, fmt.Errorf("stored image byte %d: want ,", i)
 			}
@@ -96,19 +98,70 @@ func joinImage(dst []byte, names columnNames, vals []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stored image byte %d: %w", i, err)
 		}
-		if n >= len(names) {
-			return nil, fmt.Errorf("stored image has more values than the chunk's %d columns", len(names))
-		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, names[n]...)
-		dst = append(dst, ':')
-		dst = append(dst, vals[i:end]...)
+		out = append(out, vals[i:end])
 		i = end
 	}
-	if n != len(names) {
-		return nil, fmt.Errorf("stored image has %d values for the chunk's %d columns", n, len(names))
+	return out, nil
+}
+
+// deltaImage appends to dst the stored form of an update's after image a
+// (a value array) given its before image b (a value array of the same
+// columns): each value equal to b's and longer than the marker is replaced
+// by the marker. The result is never longer than a.
+func deltaImage(dst, b, a []byte) ([]byte, error) {
+	bv, err := arrayValues(nil, b)
+	if err != nil {
+		return nil, fmt.Errorf("before image: %w", err)
+	}
+	av, err := arrayValues(make([][]byte, 0, len(bv)), a)
+	if err != nil {
+		return nil, fmt.Errorf("after image: %w", err)
+	}
+	if len(av) != len(bv) {
+		return nil, fmt.Errorf("before image has %d values, after image %d", len(bv), len(av))
+	}
+	dst = append(dst, '[')
+	for i, v := range av {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if len(v) > len(unchanged) && string(v) == string(bv[i]) {
+			v = []byte(unchanged)
+		}
+		dst = append(dst, v...)
+	}
+	return append(dst, ']'), nil
+}
+
+// joinImage appends the object image of the value array vals, keyed by
+// names, to dst. base, when not nil, is the values of the update's before
+// image: a marker in vals stands for base's value. A count of values other
+// than len(names) is an error.
+func joinImage(dst []byte, names columnNames, vals []byte, base [][]byte) ([]byte, error) {
+	vs, err := arrayValues(nil, vals)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != len(names) {
+		return nil, fmt.Errorf("stored image has %d values for the chunk's %d columns", len(vs), len(names))
+	}
+	if base != nil && len(base) != len(names) {
+		return nil, fmt.Errorf("stored before image has %d values for the chunk's %d columns", len(base), len(names))
+	}
+	dst = append(dst, '{')
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if string(v) == unchanged {
+			if base == nil {
+				return nil, fmt.Errorf("stored image value %d is unchanged but there is no before image", i)
+			}
+			v = base[i]
+		}
+		dst = append(dst, names[i]...)
+		dst = append(dst, ':')
+		dst = append(dst, v...)
 	}
 	return append(dst, '}'), nil
 }

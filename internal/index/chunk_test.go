@@ -231,7 +231,7 @@ func TestChunkPayloadForm(t *testing.T) {
 	b.PKBefore, b.GTID, b.CommitTime = `[9]`, "", a.CommitTime.Add(time.Second)
 	cs, _, err := packChunks(nil, []Event{a, b})
 	want := `[{"s":7,"o":"i","k":[1],"a":[1,"x"]},` +
-		`{"s":8,"t":1000000,"g":"","e":108,"o":"u","k":[1],"kb":[9],"b":[2,null],"a":[2,null]}]`
+		`{"s":8,"t":1000000,"g":"","e":108,"o":"u","k":[1],"kb":[9],"b":[2,null],"a":[2,{}]}]`
 	if err != nil || len(cs) != 1 || string(cs[0].payload) != want || string(cs[0].columns) != `["id","n\"m"]` {
 		t.Fatalf("payload\n%s %s\nwant\n%s (%v)", cs[0].payload, cs[0].columns, want, err)
 	}

@@ -66,6 +66,12 @@ type Event struct {
 	// Before and After are the JSON images; nil means none (SQL NULL). An insert
 	// has no Before, a delete no After, an update both.
 	Before, After []byte
+	// Columns, when not nil, says Before and After are given in their stored
+	// form: JSON arrays of the values in the order of the column names
+	// Columns lists (a JSON array of strings), as capture encodes them.
+	// Otherwise they are JSON objects {"col":value,...}. Readers always
+	// return objects, and nil Columns.
+	Columns []byte
 }
 
 // Checkpoint is where capture of one source stands: the position after the last

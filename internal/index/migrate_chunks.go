@@ -42,7 +42,8 @@ func chunksDDL(partitions string) string {
 // (pushed down to event_chunks); seq, op and pk come out of JSON_TABLE, so a
 // filter on them reads every chunk that passes the others. Images stored as
 // value arrays are rebuilt as objects from the chunk's column names, keys in
-// column order, compact: the bytes capture wrote. A chunk without column names
+// column order, compact: the bytes capture wrote (an update's after image
+// holds {} for a value unchanged from its before image). A chunk without column names
 // (written before migration 6) stores objects and "t" as text. Before
 // migration 6, the view of migration 4 read only that older form.
 const eventsViewDDL = `CREATE OR REPLACE SQL SECURITY INVOKER VIEW events AS
@@ -57,7 +58,9 @@ SELECT c.source, j.seq,
      FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
        o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT())) AS before_image,
   IF(c.column_names IS NULL OR j.after_image IS NULL OR JSON_TYPE(j.after_image) = 'OBJECT', j.after_image,
-    COALESCE((SELECT JSON_COMPACT(JSON_OBJECTAGG(n.name, JSON_EXTRACT(j.after_image, CONCAT('$[', n.o - 1, ']'))))
+    COALESCE((SELECT JSON_COMPACT(JSON_OBJECTAGG(n.name,
+       IF(JSON_TYPE(JSON_EXTRACT(j.after_image, CONCAT('$[', n.o - 1, ']'))) = 'OBJECT',
+         JSON_EXTRACT(j.before_image, CONCAT('$[', n.o - 1, ']')), JSON_EXTRACT(j.after_image, CONCAT('$[', n.o - 1, ']')))))
      FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
        o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT())) AS after_image
 FROM event_chunks c, JSON_TABLE(CONVERT(c.events USING utf8mb4), '$[*]' COLUMNS (

@@ -69,8 +69,15 @@ func checkEvent(e *Event) error {
 	if !enclosed(e.PK, '[', ']') || (e.PKBefore != "" && !enclosed(e.PKBefore, '[', ']')) {
 		return fmt.Errorf("event seq %d: key %q is not a JSON array", e.Seq, e.PK)
 	}
-	if (e.Before != nil && !enclosed(e.Before, '{', '}')) || (e.After != nil && !enclosed(e.After, '{', '}')) {
-		return fmt.Errorf("event seq %d: an image is not a JSON object", e.Seq)
+	open, close, form := byte('{'), byte('}'), "a JSON object"
+	if e.Columns != nil {
+		open, close, form = '[', ']', "a JSON array (the event gives Columns)"
+		if !enclosed(e.Columns, '[', ']') || !utf8.Valid(e.Columns) {
+			return fmt.Errorf("event seq %d: columns %q are not a JSON array", e.Seq, e.Columns)
+		}
+	}
+	if (e.Before != nil && !enclosed(e.Before, open, close)) || (e.After != nil && !enclosed(e.After, open, close)) {
+		return fmt.Errorf("event seq %d: an image is not %s", e.Seq, form)
 	}
 	if !utf8.ValidString(e.PK) || !utf8.ValidString(e.PKBefore) || !utf8.Valid(e.Before) || !utf8.Valid(e.After) {
 		return fmt.Errorf("event seq %d: key or image is not valid UTF-8", e.Seq)

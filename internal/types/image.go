@@ -29,6 +29,40 @@ func SQLImage(t *schema.Table, row []Cell) ([]byte, error) {
 	return appendRow(make([]byte, 0, 24*len(t.Columns)+2), t, row, AppendSQLValue)
 }
 
+// AppendValues is AppendImage without the names: [value,...] in column
+// order, the form the index stores images in (names once per chunk, from
+// ColumnList).
+func AppendValues(dst []byte, t *schema.Table, row []any) ([]byte, error) {
+	if len(row) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
+	}
+	dst = append(dst, '[')
+	for i := range t.Columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = AppendValue(dst, &t.Columns[i], row[i]); err != nil {
+			return nil, withTable(t, err)
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// ColumnList is the JSON array of t's column names, each encoded as image
+// keys are.
+func ColumnList(t *schema.Table) ([]byte, error) {
+	dst := []byte{'['}
+	for i := range t.Columns {
+		var err error
+		if dst, err = appendName(dst, t, &t.Columns[i], i); err != nil {
+			return nil, err
+		}
+		dst = dst[:len(dst)-1] // appendName's ':'
+	}
+	return append(dst, ']'), nil
+}
+
 // appendRow writes {"col":value,...} in column order, each value converted by
 // value: the one loop behind Image (binlog values) and SQLImage (SELECT text).
 func appendRow[V any](dst []byte, t *schema.Table, row []V, value func([]byte, *schema.Column, V) ([]byte, error)) ([]byte, error) {
