@@ -85,9 +85,10 @@ type packing struct {
 	images  [][2][]byte // per event: stored before and after
 	columns []string    // per event: its column list (interned)
 	intern  map[string]string
-	names   [2][]byte // scratch: the names of an event's after and before images
-	members [][]int   // per chunk: its events, in seq order
-	bytes   []int     // per chunk: payload bytes so far (an upper bound)
+	names   [2][]byte   // scratch: the names of an event's after and before images
+	values  [2][][]byte // scratch of deltaImage
+	members [][]int     // per chunk: its events, in seq order
+	bytes   []int       // per chunk: payload bytes so far (an upper bound)
 }
 
 // alloc returns an empty slice with room for n bytes that no other slice
@@ -179,7 +180,7 @@ func (p *packing) storeImages() error {
 			}
 		}
 		if b != nil && a != nil && b[0] == '[' {
-			d, err := deltaImage(p.alloc(len(a)), b, a)
+			d, err := deltaImage(p.alloc(len(a)), b, a, &p.values)
 			if err != nil {
 				return fmt.Errorf("event seq %d: %w", e.Seq, err)
 			}

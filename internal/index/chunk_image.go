@@ -107,16 +107,18 @@ func arrayValues(out [][]byte, vals []byte) ([][]byte, error) {
 // deltaImage appends to dst the stored form of an update's after image a
 // (a value array) given its before image b (a value array of the same
 // columns): each value equal to b's and longer than the marker is replaced
-// by the marker. The result is never longer than a.
-func deltaImage(dst, b, a []byte) ([]byte, error) {
-	bv, err := arrayValues(nil, b)
+// by the marker. The result is never longer than a. scratch keeps the value
+// lists' storage between calls.
+func deltaImage(dst, b, a []byte, scratch *[2][][]byte) ([]byte, error) {
+	bv, err := arrayValues(scratch[0][:0], b)
 	if err != nil {
 		return nil, fmt.Errorf("before image: %w", err)
 	}
-	av, err := arrayValues(make([][]byte, 0, len(bv)), a)
+	av, err := arrayValues(scratch[1][:0], a)
 	if err != nil {
 		return nil, fmt.Errorf("after image: %w", err)
 	}
+	scratch[0], scratch[1] = bv, av
 	if len(av) != len(bv) {
 		return nil, fmt.Errorf("before image has %d values, after image %d", len(bv), len(av))
 	}
