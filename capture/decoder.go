@@ -233,7 +233,7 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 		keyRow = before
 	}
 	if after != nil {
-		if ev.After, err = d.image(rt, after); err != nil {
+		if ev.After, err = d.afterImage(rt, after, before); err != nil {
 			return fmt.Errorf("after image at %s: %w", d.here(h), err)
 		}
 		keyRow = after
@@ -388,11 +388,26 @@ const arenaBlock = 1 << 20
 // Images are never written to after, and a buffer lives as long as any
 // event refers to it. An image over a quarter of a buffer gets its own.
 func (d *decoder) image(rt *resolvedTable, row []any) ([]byte, error) {
-	encode := types.AppendValues // the index's stored form (index.Event.Columns)
-	if rt.columns == nil {
-		encode = types.AppendImage
+	return d.encode(rt, row, nil)
+}
+
+// afterImage is image for an after image; an update's (before not nil)
+// holds types.Unchanged for values equal to before's.
+func (d *decoder) afterImage(rt *resolvedTable, row, before []any) ([]byte, error) {
+	return d.encode(rt, row, before)
+}
+
+func (d *decoder) encode(rt *resolvedTable, row, before []any) ([]byte, error) {
+	var img []byte
+	var err error
+	switch {
+	case rt.columns == nil:
+		img, err = types.AppendImage(d.scratch[:0], rt.def, row)
+	case before != nil:
+		img, err = types.AppendValuesDelta(d.scratch[:0], rt.def, row, before)
+	default:
+		img, err = types.AppendValues(d.scratch[:0], rt.def, row) // the index's stored form (index.Event.Columns)
 	}
-	img, err := encode(d.scratch[:0], rt.def, row)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,8 @@ func packChunks(buf []byte, evs []Event) ([]chunk, []byte, error) {
 
 // storeImages puts every image in its stored form (a value array; an
 // update's after image as a delta of its before image) and records each
-// event's column list: Columns when the event gives its images as arrays,
+// event's column list: Columns when the event gives its images in stored
+// form already (as capture does, deltas included),
 // otherwise its after image's names, or its before image's for a delete.
 // An update whose before image names other columns (never so from capture:
 // both images follow one schema version) keeps that image as an object,
@@ -179,7 +180,7 @@ func (p *packing) storeImages() error {
 				cols = na
 			}
 		}
-		if b != nil && a != nil && b[0] == '[' {
+		if b != nil && a != nil && b[0] == '[' && e.Columns == nil {
 			d, err := deltaImage(p.alloc(len(a)), b, a, &p.values)
 			if err != nil {
 				return fmt.Errorf("event seq %d: %w", e.Seq, err)

@@ -3,6 +3,8 @@ package index
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Images are stored as JSON arrays of their values in column order (see
@@ -78,9 +80,8 @@ func parseColumnNames(text []byte) (columnNames, error) {
 }
 
 // unchanged is what an update's stored after image holds in place of a
-// value equal to its before image's: canonical values are never objects, so
-// the empty object cannot be one.
-const unchanged = "{}"
+// value equal to its before image's (types.Unchanged).
+const unchanged = types.Unchanged
 
 // arrayValues returns the JSON text of each value of the array vals.
 func arrayValues(out [][]byte, vals []byte) ([][]byte, error) {

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -47,6 +48,53 @@ func AppendValues(dst []byte, t *schema.Table, row []any) ([]byte, error) {
 		}
 	}
 	return append(dst, ']'), nil
+}
+
+// Unchanged is what the index stores in an update's after image in place of
+// a value equal to its before image's (see AppendValuesDelta): canonical
+// values are never JSON objects, so the empty object cannot be one.
+const Unchanged = "{}"
+
+// AppendValuesDelta is AppendValues for an update's after image row whose
+// before image is base (same columns): a value equal to base's whose
+// canonical text is longer than Unchanged is written as Unchanged.
+func AppendValuesDelta(dst []byte, t *schema.Table, row, base []any) ([]byte, error) {
+	if len(row) != len(t.Columns) || len(base) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s: rows of %d and %d values for %d columns", t.QualifiedName(), len(base), len(row), len(t.Columns))
+	}
+	dst = append(dst, '[')
+	for i := range t.Columns {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		start := len(dst)
+		var err error
+		if dst, err = AppendValue(dst, &t.Columns[i], row[i]); err != nil {
+			return nil, withTable(t, err)
+		}
+		if len(dst)-start > len(Unchanged) && sameValue(row[i], base[i]) {
+			dst = append(dst[:start], Unchanged...)
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// sameValue reports whether two decoded binlog values are certainly equal;
+// false when it cannot tell cheaply (then the value is stored whole).
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint, float32, float64, bool:
+		return a == b
+	}
+	return false
 }
 
 // ColumnList is the JSON array of t's column names, each encoded as image
