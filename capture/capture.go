@@ -121,8 +121,10 @@ type startState struct {
 }
 
 func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceConn, lease *index.Lease, st *startState, log *slog.Logger) error {
+	rows := newRowDecoder()
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: cfg.ServerID, Flavor: src.flavor, Host: src.host, Port: src.port,
+		RowsEventDecodeFunc: rows.decodeHeader,
+		ServerID:            cfg.ServerID, Flavor: src.flavor, Host: src.host, Port: src.port,
 		User: src.cfg.User, Password: src.cfg.Passwd,
 		ParseTime: false, UseDecimal: false, TimestampStringLocation: time.UTC,
 		RenderJSONAsMySQLText: true, VerifyChecksum: true,
@@ -148,6 +150,7 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	g.Go(func() error { return w.run(gctx, batches) })
 	g.Go(func() error { return watchLease(gctx, lease) })
 	g.Go(func() error { return maintainPartitions(gctx, store, log) })
+	g.Go(func() error { return rows.pump(gctx, streamer) })
 	g.Go(func() error {
 		defer close(batches)
 		dec := newDecoder(cfg, src.flavor, st, log, func(b *batch) error {
@@ -161,7 +164,7 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 		if err := dec.gtidSet.load(src.flavor, cp.GTIDSet); err != nil {
 			return err
 		}
-		return readLoop(gctx, cfg, streamer, dec)
+		return readLoop(gctx, cfg, rows.next, dec)
 	})
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
@@ -187,14 +190,14 @@ func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, ou
 
 // readLoop feeds the decoder. When the stream is idle for the flush
 // interval, complete transactions are flushed so the index stays fresh.
-func readLoop(ctx context.Context, cfg *Config, streamer *replication.BinlogStreamer, dec *decoder) error {
+func readLoop(ctx context.Context, cfg *Config, next func(context.Context) (*replication.BinlogEvent, error), dec *decoder) error {
 	lag := cfg.Metrics.Lag.WithLabelValues(cfg.Source)
 	errs := cfg.Metrics.Errors
 	wait := &readDeadline{parent: ctx}
 	defer wait.reset()
 	lastEvent := time.Now()
 	for {
-		ev, err := streamer.GetEvent(wait.until(lastEvent.Add(cfg.FlushInterval)))
+		ev, err := next(wait.until(lastEvent.Add(cfg.FlushInterval)))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
