@@ -55,9 +55,7 @@ func (d *rowDecoder) pump(ctx context.Context, streamer *replication.BinlogStrea
 	for {
 		ev, err := streamer.GetEvent(ctx)
 		if err == nil {
-			if re, ok := ev.Event.(*replication.RowsEvent); ok {
-				err = d.decodeRows(re)
-			}
+			err = d.decodeRows(ev)
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -73,13 +71,29 @@ func (d *rowDecoder) pump(ctx context.Context, streamer *replication.BinlogStrea
 	}
 }
 
-func (d *rowDecoder) decodeRows(re *replication.RowsEvent) error {
+// decodeRows decodes the rows of ev, a rows event, or of the rows events
+// a transaction payload event (MySQL binlog compression) holds.
+func (d *rowDecoder) decodeRows(ev *replication.BinlogEvent) error {
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		return d.decodeBody(e)
+	case *replication.TransactionPayloadEvent:
+		for _, inner := range e.Events {
+			if err := d.decodeRows(inner); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *rowDecoder) decodeBody(re *replication.RowsEvent) error {
 	d.mu.Lock()
 	b, ok := d.bodies[re]
 	delete(d.bodies, re)
 	d.mu.Unlock()
 	if !ok {
-		return nil // decoded by the parser (an event nested in a payload)
+		return nil // decoded by the parser already
 	}
 	return re.DecodeData(b.pos, b.data)
 }
