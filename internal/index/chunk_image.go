@@ -55,28 +55,16 @@ type columnNames [][]byte
 // parseColumnNames reads the JSON array of strings text (as splitImage
 // writes it). The tokens alias text.
 func parseColumnNames(text []byte) (columnNames, error) {
-	if !enclosed(text, '[', ']') {
-		return nil, errors.New("column names are not a JSON array")
+	names, err := arrayValues(nil, text)
+	if err != nil {
+		return nil, fmt.Errorf("column names: %w", err)
 	}
-	var out columnNames
-	for i := 1; i < len(text)-1; {
-		if len(out) > 0 {
-			if text[i] != ',' {
-				return nil, fmt.Errorf("column names byte %d: want ,", i)
-			}
-			i++
+	for i, n := range names {
+		if n[0] != '"' {
+			return nil, fmt.Errorf("column name %d is not a JSON string: %s", i, n)
 		}
-		if i >= len(text) || text[i] != '"' {
-			return nil, fmt.Errorf("column names byte %d: want a string", i)
-		}
-		end, err := skipString(text, i)
-		if err != nil {
-			return nil, fmt.Errorf("column names byte %d: %w", i, err)
-		}
-		out = append(out, text[i:end])
-		i = end
 	}
-	return out, nil
+	return names, nil
 }
 
 // unchanged is what an update's stored after image holds in place of a

@@ -46,23 +46,15 @@ func chunksDDL(partitions string) string {
 // holds {} for a value unchanged from its before image). A chunk without column names
 // (written before migration 6) stores objects and "t" as text. Before
 // migration 6, the view of migration 4 read only that older form.
-const eventsViewDDL = `CREATE OR REPLACE SQL SECURITY INVOKER VIEW events AS
+var eventsViewDDL = `CREATE OR REPLACE SQL SECURITY INVOKER VIEW events AS
 SELECT c.source, j.seq,
   IF(c.column_names IS NULL, COALESCE(CAST(j.t AS DATETIME(6)), c.commit_ts),
     c.commit_ts + INTERVAL COALESCE(CAST(j.t AS SIGNED), 0) MICROSECOND) AS commit_ts,
   c.hour_id, c.binlog_file,
   COALESCE(j.end_pos, c.end_pos) AS end_pos, COALESCE(j.gtid, c.gtid) AS gtid, c.schema_name, c.table_name,
   j.op, j.pk, j.pk_before, c.schema_version,
-  IF(c.column_names IS NULL OR j.before_image IS NULL OR JSON_TYPE(j.before_image) = 'OBJECT', j.before_image,
-    COALESCE((SELECT JSON_COMPACT(JSON_OBJECTAGG(n.name, JSON_EXTRACT(j.before_image, CONCAT('$[', n.o - 1, ']'))))
-     FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
-       o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT())) AS before_image,
-  IF(c.column_names IS NULL OR j.after_image IS NULL OR JSON_TYPE(j.after_image) = 'OBJECT', j.after_image,
-    COALESCE((SELECT JSON_COMPACT(JSON_OBJECTAGG(n.name,
-       IF(JSON_TYPE(JSON_EXTRACT(j.after_image, CONCAT('$[', n.o - 1, ']'))) = 'OBJECT',
-         JSON_EXTRACT(j.before_image, CONCAT('$[', n.o - 1, ']')), JSON_EXTRACT(j.after_image, CONCAT('$[', n.o - 1, ']')))))
-     FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
-       o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT())) AS after_image
+  ` + objectImage("j.before_image", "") + ` AS before_image,
+  ` + objectImage("j.after_image", "j.before_image") + ` AS after_image
 FROM event_chunks c, JSON_TABLE(CONVERT(c.events USING utf8mb4), '$[*]' COLUMNS (
   seq BIGINT UNSIGNED PATH '$.s',
   t VARCHAR(40) CHARACTER SET ascii PATH '$.t',
@@ -73,6 +65,22 @@ FROM event_chunks c, JSON_TABLE(CONVERT(c.events USING utf8mb4), '$[*]' COLUMNS 
   pk_before JSON PATH '$.kb',
   before_image JSON PATH '$.b',
   after_image JSON PATH '$.a')) AS j`
+
+// objectImage is the view's expression of the stored image img as an
+// object: as stored when it is one (older chunks, or an image of other
+// columns), else rebuilt from the chunk's column names, a value unchanged
+// from base (an update's before image, "" for none) taken from base.
+func objectImage(img, base string) string {
+	at := func(image string) string { return "JSON_EXTRACT(" + image + ", CONCAT('$[', n.o - 1, ']'))" }
+	value := at(img)
+	if base != "" {
+		value = "IF(JSON_TYPE(" + at(img) + ") = 'OBJECT', " + at(base) + ", " + at(img) + ")"
+	}
+	return `IF(c.column_names IS NULL OR ` + img + ` IS NULL OR JSON_TYPE(` + img + `) = 'OBJECT', ` + img + `,
+    COALESCE((SELECT JSON_COMPACT(JSON_OBJECTAGG(n.name, ` + value + `))
+     FROM JSON_TABLE(CONVERT(c.column_names USING utf8mb4), '$[*]' COLUMNS (
+       o FOR ORDINALITY, name VARCHAR(64) CHARACTER SET utf8mb4 PATH '$')) AS n), JSON_OBJECT()))`
+}
 
 // eventsViewDDL4 is the view as migration 4 created it (before
 // column_names): released migrations never change.
