@@ -71,7 +71,7 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 		in.Parallel = 2
 	}
 	var res FullBackupResult
-	_, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+	host, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
 		progress = FullBackupProgress{Phase: "allocating snapshot"}
 		var err error
 		res, err = fullBackupOnHost(sctx, in, &progress)
@@ -80,6 +80,7 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if err != nil {
 		return FullBackupResult{}, err
 	}
+	recordPublisher(ctx, in.Source, host)
 	progress.Phase = "done"
 	return res, nil
 }

@@ -83,8 +83,10 @@ type RefreshProgress struct {
 // child runs in its place when a dump is configured, otherwise the refresh
 // ends with the reasons (visible in the Temporal UI). The steps from the
 // download to the pruning run on one worker (a session, onOneHost): when
-// that worker dies they start over on another; the Compact child asks for
-// the same worker first.
+// that worker dies they start over on another. The session asks first for
+// the worker that published the previous snapshot (it holds that snapshot
+// and its key maps warm), and records this run's worker for the next; the
+// Compact child asks for the same worker first.
 func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	progress := RefreshProgress{Phase: "planning"}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
@@ -100,7 +102,7 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 		res  RefreshResult
 		plan activities.PlanRefreshResult
 	)
-	host, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+	host, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
 		progress = RefreshProgress{Phase: "planning"}
 		var err error
 		res, plan, err = refreshOnHost(sctx, in, &progress)
@@ -112,9 +114,10 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	if plan.Plan.Refused {
 		return refused(ctx, in, plan, res, &progress)
 	}
+	recordPublisher(ctx, in.Source, host)
 	if len(plan.Plan.Compact) > 0 {
 		progress.Phase = "starting compaction"
-		res.Compact = startCompact(ctx, in.Source, res.SnapshotID, plan.Plan.Compact, host)
+		res.Compact = startCompact(ctx, in.Source, res.SnapshotID, plan.Plan.Compact, host.Token)
 	}
 	progress.Phase = "done"
 	return res, nil

@@ -47,11 +47,13 @@ func sessionOptions(wait time.Duration) *workflow.SessionOptions {
 
 // newSessionWait is how long a new session waits for any worker to take
 // it; preferredHostWait is how long a session on a preferred worker (the
-// one that published a compaction's snapshot) waits before the run falls
-// back to any worker.
+// one that published the previous snapshot, or a compaction's) waits
+// before the run falls back to any worker: a live worker takes it within a
+// second, and a preferred worker that restarted or died costs this much
+// once (the next run prefers the worker that ran this one).
 const (
 	newSessionWait    = time.Hour
-	preferredHostWait = time.Minute
+	preferredHostWait = 10 * time.Second
 )
 
 // onOneHost runs steps with every activity they start on one worker (a
@@ -61,13 +63,13 @@ const (
 // MaxSessionAttempts sessions in all: steps must be idempotent and must
 // reset whatever they report (progress, results) when they start. prefer,
 // when not nil, is the recreate token of the session whose host the first
-// attempt asks for (workflow.RecreateSession). onOneHost returns the
-// recreate token of the session that ran the steps to the end, for a later
-// workflow to come back to that host. Histories from before the change run
-// steps once without a session (nil token).
-func onOneHost(ctx workflow.Context, prefer []byte, steps func(workflow.Context) error) ([]byte, error) {
+// attempt asks for (workflow.RecreateSession). onOneHost returns the host
+// and recreate token of the session that ran the steps to the end, for a
+// later workflow to come back to that host. Histories from before the
+// change run steps once without a session (no host).
+func onOneHost(ctx workflow.Context, prefer []byte, steps func(workflow.Context) error) (sessionHost, error) {
 	if workflow.GetVersion(ctx, hostSessionChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return nil, steps(ctx)
+		return sessionHost{}, steps(ctx)
 	}
 	log := workflow.GetLogger(ctx)
 	var lost []string
@@ -85,14 +87,21 @@ func onOneHost(ctx workflow.Context, prefer []byte, steps func(workflow.Context)
 		failed := info.SessionState == workflow.SessionStateFailed
 		workflow.CompleteSession(sctx)
 		if err == nil || !failed {
-			return token, err
+			return sessionHost{Token: token, Host: host}, err
 		}
 		lost = append(lost, fmt.Sprintf("session %d: the worker on %s stopped heartbeating (%v)", attempt, host, err))
 		log.Warn("session lost; running its steps again in a new session", "attempt", attempt, "host", host, "error", err)
 	}
-	return nil, temporal.NewNonRetryableApplicationError(
+	return sessionHost{}, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("%d sessions lost their worker: %s", MaxSessionAttempts, strings.Join(lost, "; ")),
 		activities.ErrSessionsExhausted, nil)
+}
+
+// sessionHost is the worker a session ran on: its host name and the
+// session's recreate token (workflow.RecreateSession comes back to it).
+type sessionHost struct {
+	Token []byte
+	Host  string
 }
 
 // openSession opens attempt's session: the first on the preferred host when

@@ -9,6 +9,7 @@
 //	<source>/snapshots/<id>/<schema>/<table>.<n>.*     at the same relative path as locally
 //	<source>/snapshots/<id>/manifest.json              the local manifest's exact bytes, put last
 //	<source>/current                                   pointer "snapshots/<id>", as the local link
+//	<source>/publisher                                 pointer "<host>\t<session token>": the worker that published last
 //
 // Upload puts every file of a snapshot, confirms each one (size and sha256
 // read back with Stat), then puts manifest.json, then moves current. A
