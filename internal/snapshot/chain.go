@@ -43,11 +43,26 @@ var ErrFullOnly = errors.New("table is always written in full (a reserved column
 // need not be unique, and a chain keeps one version per key).
 func FullOnly(t *schema.Table) bool { return FullOnlyReason(t) != "" }
 
+// ReservedColumns are the column names a chain's files and its readers use
+// besides the table's: the .upserts' key and op, and DuckDB's read_parquet
+// filename and file_row_number. A table with one of them is FullOnly.
+var ReservedColumns = []string{ColPK, ColOp, "filename", "file_row_number"}
+
+// IsReservedColumn reports whether name is one of ReservedColumns, compared
+// case-insensitively (as MySQL and DuckDB compare column names).
+func IsReservedColumn(name string) bool {
+	for _, r := range ReservedColumns {
+		if strings.EqualFold(name, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // FullOnlyReason says why t is FullOnly, or "".
 func FullOnlyReason(t *schema.Table) string {
 	for _, c := range t.Columns {
-		switch strings.ToLower(c.Name) {
-		case ColPK, ColOp, "filename", "file_row_number":
+		if IsReservedColumn(c.Name) {
 			return "it has a column named " + c.Name
 		}
 	}

@@ -41,23 +41,17 @@ type TableRef struct {
 	Full bool
 }
 
-// Reserved column names. A table holding one of them (compared
-// case-insensitively) is always written in full, without a chain
-// (snapshot.FullOnly), so its view reads the table file alone; every other
-// table has a chain whose reading uses these names.
-var reserved = []string{"bintrail_pk", "bintrail_op", "filename", "file_row_number"}
-
 // fullOnly reports whether t is read without a chain: Full, or a reserved
-// column name.
+// column name (snapshot.IsReservedColumn: such a table is always written in
+// full, so its view reads the table file alone; every other table has a
+// chain whose reading uses those names).
 func (t TableRef) fullOnly() bool {
 	if t.Full {
 		return true
 	}
 	for _, c := range t.Columns {
-		for _, r := range reserved {
-			if strings.EqualFold(c, r) {
-				return true
-			}
+		if snapshot.IsReservedColumn(c) {
+			return true
 		}
 	}
 	return false
