@@ -102,11 +102,7 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 // writeHourWorkload is writeBatchWorkload on one connection whose statements
 // all commit at hour plus one minute.
 func writeHourWorkload(ctx context.Context, src *testsuite.Server, n int, hour time.Time) (start, end binlogpos.Position, err error) {
-	if err = src.Exec(ctx, "CREATE DATABASE bench", `CREATE TABLE bench.t (
-		id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(100), c DATETIME(6), d DECIMAL(12,2), e DOUBLE, f VARCHAR(200))`); err != nil {
-		return
-	}
-	db, err := src.DB(ctx, "bench")
+	db, err := createBenchTable(ctx, src)
 	if err != nil {
 		return
 	}
@@ -119,22 +115,7 @@ func writeHourWorkload(ctx context.Context, src *testsuite.Server, n int, hour t
 	if start, err = masterPos(ctx, src); err != nil {
 		return
 	}
-	inserts := n / 2
-	const chunk = 5000
-	for i := 0; i < inserts; i += chunk {
-		if _, err = db.ExecContext(ctx, `INSERT INTO t SELECT seq, seq % 1000, CONCAT('name-', seq), '2026-11-29 08:00:00.123456' + INTERVAL seq SECOND,
-			seq / 7, seq * 1.5, REPEAT('f', 20 + seq % 80) FROM seq_1_to_1000000 WHERE seq > ? AND seq <= ?`, i, min(i+chunk, inserts)); err != nil {
-			return
-		}
-	}
-	updates := n / 3
-	for i := 0; i < updates; i += chunk {
-		if _, err = db.ExecContext(ctx, "UPDATE t SET a = a + 1, b = CONCAT(b, 'u') WHERE id > ? AND id <= ?", i, min(i+chunk, updates)); err != nil {
-			return
-		}
-	}
-	deletes := n - inserts - updates
-	if _, err = db.ExecContext(ctx, "DELETE FROM t WHERE id > ?", inserts-deletes); err != nil {
+	if err = batchStatements(ctx, db, n); err != nil {
 		return
 	}
 	end, err = masterPos(ctx, src)

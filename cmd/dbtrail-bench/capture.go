@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -182,14 +183,9 @@ func verdict(ok bool) string {
 }
 
 // writeBatchWorkload fills the source's binlog with n row events of bulk
-// statements on one table, bench.t: inserts of half of n rows, updates of a
-// third, deletes of the rest, 5000 rows a statement.
+// statements on one table, bench.t (batchStatements).
 func writeBatchWorkload(ctx context.Context, src *testsuite.Server, n int) (rng binlogRange, err error) {
-	if err = src.Exec(ctx, "CREATE DATABASE bench", `CREATE TABLE bench.t (
-		id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(100), c DATETIME(6), d DECIMAL(12,2), e DOUBLE, f VARCHAR(200))`); err != nil {
-		return
-	}
-	db, err := src.DB(ctx, "bench")
+	db, err := createBenchTable(ctx, src)
 	if err != nil {
 		return
 	}
@@ -198,27 +194,44 @@ func writeBatchWorkload(ctx context.Context, src *testsuite.Server, n int) (rng 
 		return
 	}
 	began := time.Now()
-	inserts := n / 2
-	const chunk = 5000
-	for i := 0; i < inserts; i += chunk {
-		if _, err = db.ExecContext(ctx, `INSERT INTO t SELECT seq, seq % 1000, CONCAT('name-', seq), '2026-11-29 08:00:00.123456' + INTERVAL seq SECOND,
-			seq / 7, seq * 1.5, REPEAT('f', 20 + seq % 80) FROM seq_1_to_1000000 WHERE seq > ? AND seq <= ?`, i, min(i+chunk, inserts)); err != nil {
-			return
-		}
-	}
-	updates := n / 3
-	for i := 0; i < updates; i += chunk {
-		if _, err = db.ExecContext(ctx, "UPDATE t SET a = a + 1, b = CONCAT(b, 'u') WHERE id > ? AND id <= ?", i, min(i+chunk, updates)); err != nil {
-			return
-		}
-	}
-	deletes := n - inserts - updates
-	if _, err = db.ExecContext(ctx, "DELETE FROM t WHERE id > ?", inserts-deletes); err != nil {
+	if err = batchStatements(ctx, db, n); err != nil {
 		return
 	}
 	rng.events, rng.written = n, time.Since(began)
 	rng.end, err = masterPos(ctx, src)
 	return
+}
+
+// createBenchTable creates bench.t on src and returns a pool on bench.
+func createBenchTable(ctx context.Context, src *testsuite.Server) (*sql.DB, error) {
+	if err := src.Exec(ctx, "CREATE DATABASE bench", `CREATE TABLE bench.t (
+		id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(100), c DATETIME(6), d DECIMAL(12,2), e DOUBLE, f VARCHAR(200))`); err != nil {
+		return nil, err
+	}
+	return src.DB(ctx, "bench")
+}
+
+// batchStatements writes n row events to bench.t with bulk statements:
+// inserts of half of n rows, updates of a third, deletes of the rest, 5000
+// rows a statement.
+func batchStatements(ctx context.Context, db *sql.DB, n int) error {
+	inserts := n / 2
+	const chunk = 5000
+	for i := 0; i < inserts; i += chunk {
+		if _, err := db.ExecContext(ctx, `INSERT INTO t SELECT seq, seq % 1000, CONCAT('name-', seq), '2026-11-29 08:00:00.123456' + INTERVAL seq SECOND,
+			seq / 7, seq * 1.5, REPEAT('f', 20 + seq % 80) FROM seq_1_to_1000000 WHERE seq > ? AND seq <= ?`, i, min(i+chunk, inserts)); err != nil {
+			return err
+		}
+	}
+	updates := n / 3
+	for i := 0; i < updates; i += chunk {
+		if _, err := db.ExecContext(ctx, "UPDATE t SET a = a + 1, b = CONCAT(b, 'u') WHERE id > ? AND id <= ?", i, min(i+chunk, updates)); err != nil {
+			return err
+		}
+	}
+	deletes := n - inserts - updates
+	_, err := db.ExecContext(ctx, "DELETE FROM t WHERE id > ?", inserts-deletes)
+	return err
 }
 
 func masterPos(ctx context.Context, src *testsuite.Server) (binlogpos.Position, error) {
