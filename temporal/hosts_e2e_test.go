@@ -41,8 +41,10 @@ func newMachine(e *backupEnv, name, archiveURL string) *machine {
 
 func (m *machine) start(t *testing.T, bin string, e *backupEnv) {
 	t.Helper()
+	// --dump-stall well inside waitConverting's 5 minutes: mydumper 0.10
+	// can hang at start on a loaded machine, and the retry must come first.
 	m.proc = startWorkerCmd(t, bin, e.frontend, e, e.indexDSN,
-		"--backup-dir", m.backupDir, "--work-dir", m.workDir, "--archive-url", m.archiveURL)
+		"--backup-dir", m.backupDir, "--work-dir", m.workDir, "--archive-url", m.archiveURL, "--dump-stall", "90s")
 	m.pids = append(m.pids, m.proc.cmd.Process.Pid)
 }
 
