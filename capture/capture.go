@@ -133,7 +133,7 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 		// be inside a transaction; capture instead restarts from its
 		// checkpoint, always a commit boundary.
 		DisableRetrySync: true, FillZeroLogPos: src.flavor == mysql.MariaDBFlavor,
-		EventCacheCount: 256,
+		EventCacheCount: streamerBuffer,
 		Logger:          slog.New(levelFilter{h: log.Handler(), min: slog.LevelWarn}),
 	})
 	defer syncer.Close()

@@ -17,7 +17,14 @@ type rowDecoder struct {
 	mu     sync.Mutex
 	bodies map[*replication.RowsEvent]rowsBody
 	out    chan streamed
+	// next's side: the rest of the batch received last.
+	pending []*replication.BinlogEvent
+	err     error
 }
+
+// streamerBuffer is how many events go-mysql's streamer holds ahead of
+// the pump (BinlogSyncerConfig.EventCacheCount).
+const streamerBuffer = 256
 
 // rowsBody is what DecodeData needs of a rows event after its header.
 type rowsBody struct {
@@ -25,14 +32,15 @@ type rowsBody struct {
 	data []byte
 }
 
-// streamed is an event or the error that ended the stream.
+// streamed is a batch of events in stream order, then the error that
+// ended the stream, if any.
 type streamed struct {
-	ev  *replication.BinlogEvent
+	evs []*replication.BinlogEvent
 	err error
 }
 
 func newRowDecoder() *rowDecoder {
-	return &rowDecoder{bodies: map[*replication.RowsEvent]rowsBody{}, out: make(chan streamed, 256)}
+	return &rowDecoder{bodies: map[*replication.RowsEvent]rowsBody{}, out: make(chan streamed, 4)}
 }
 
 // decodeHeader is the syncer's RowsEventDecodeFunc. data is the event's own
@@ -49,19 +57,29 @@ func (d *rowDecoder) decodeHeader(re *replication.RowsEvent, data []byte) error 
 }
 
 // pump reads events from streamer, decodes the rows of rows events and
-// sends them, in order, to d.out; a read or decode error is sent as the
-// last item. It returns when ctx ends.
+// sends them, in order, to d.out: each time the events that wait in the
+// streamer's buffer as one batch (a channel operation per batch, not per
+// event: OLTP transactions are dozens of small events). A read or decode
+// error is sent after the events before it, as the last item. It returns
+// when ctx ends.
 func (d *rowDecoder) pump(ctx context.Context, streamer *replication.BinlogStreamer) error {
 	for {
 		ev, err := streamer.GetEvent(ctx)
+		var evs []*replication.BinlogEvent
 		if err == nil {
-			err = d.decodeRows(ev)
+			evs = append(append(make([]*replication.BinlogEvent, 0, 1+streamerBuffer), ev), streamer.DumpEvents()...)
+			for i, ev := range evs {
+				if err = d.decodeRows(ev); err != nil {
+					evs = evs[:i]
+					break
+				}
+			}
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
 		select {
-		case d.out <- streamed{ev: ev, err: err}:
+		case d.out <- streamed{evs: evs, err: err}:
 		case <-ctx.Done():
 			return nil
 		}
@@ -98,12 +116,22 @@ func (d *rowDecoder) decodeBody(re *replication.RowsEvent) error {
 	return re.DecodeData(b.pos, b.data)
 }
 
-// next returns the next event, or ctx's error when it ends first.
+// next returns the next event, or the stream's error, or ctx's error when
+// it ends first.
 func (d *rowDecoder) next(ctx context.Context) (*replication.BinlogEvent, error) {
-	select {
-	case s := <-d.out:
-		return s.ev, s.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	for len(d.pending) == 0 {
+		if d.err != nil {
+			return nil, d.err
+		}
+		select {
+		case s := <-d.out:
+			d.pending, d.err = s.evs, s.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	ev := d.pending[0]
+	d.pending[0] = nil
+	d.pending = d.pending[1:]
+	return ev, nil
 }
