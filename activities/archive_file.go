@@ -138,7 +138,7 @@ func (a *Activities) writeHourFile(ctx context.Context, source string, hour uint
 	var res archive.WriteResult
 	h := sha256.New()
 	err := atomicfile.Write(f.path, 0o640, func(w io.Writer) error {
-		aw, err := archive.NewWriter(io.MultiWriter(w, h), source, index.HourTime(hour), archive.WriterOptions{})
+		aw, err := archive.NewWriter(io.MultiWriter(w, h), source, index.HourTime(hour), archive.WriterOptions{ZstdLevel: 1})
 		if err != nil {
 			return err
 		}
