@@ -23,8 +23,12 @@ type rowDecoder struct {
 }
 
 // streamerBuffer is how many events go-mysql's streamer holds ahead of
-// the pump (BinlogSyncerConfig.EventCacheCount).
-const streamerBuffer = 256
+// the pump (BinlogSyncerConfig.EventCacheCount); handOver is the most
+// events the pump hands on at once.
+const (
+	streamerBuffer = 256
+	handOver       = 64
+)
 
 // rowsBody is what DecodeData needs of a rows event after its header.
 type rowsBody struct {
@@ -57,35 +61,47 @@ func (d *rowDecoder) decodeHeader(re *replication.RowsEvent, data []byte) error 
 }
 
 // pump reads events from streamer, decodes the rows of rows events and
-// sends them, in order, to d.out: each time the events that wait in the
-// streamer's buffer as one batch (a channel operation per batch, not per
-// event: OLTP transactions are dozens of small events). A read or decode
-// error is sent after the events before it, as the last item. It returns
-// when ctx ends.
+// sends them, in order, to d.out in batches of at most handOver events:
+// the events that wait in the streamer's buffer go on together (a channel
+// operation per batch, not per event: OLTP transactions are dozens of small
+// events), each batch decoded just before it is sent, so that at most
+// cap(d.out)+2 batches of decoded rows are held. A read or decode error is
+// sent after the events before it, as the last item. It returns when ctx
+// ends.
 func (d *rowDecoder) pump(ctx context.Context, streamer *replication.BinlogStreamer) error {
 	for {
 		ev, err := streamer.GetEvent(ctx)
-		var evs []*replication.BinlogEvent
+		var waiting []*replication.BinlogEvent
 		if err == nil {
-			evs = append(append(make([]*replication.BinlogEvent, 0, 1+streamerBuffer), ev), streamer.DumpEvents()...)
+			waiting = append(append(make([]*replication.BinlogEvent, 0, 1+streamerBuffer), ev), streamer.DumpEvents()...)
+		}
+		for len(waiting) > 0 || err != nil {
+			n := min(len(waiting), handOver)
+			evs := waiting[:n:n]
+			waiting = waiting[n:]
 			for i, ev := range evs {
 				if err = d.decodeRows(ev); err != nil {
-					evs = evs[:i]
+					evs, waiting = evs[:i], nil
 					break
 				}
 			}
+			if !d.send(ctx, streamed{evs: evs, err: err}) || err != nil {
+				return nil
+			}
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		select {
-		case d.out <- streamed{evs: evs, err: err}:
-		case <-ctx.Done():
-			return nil
-		}
-		if err != nil {
-			return nil
-		}
+	}
+}
+
+// send hands s to next; false when ctx ended first.
+func (d *rowDecoder) send(ctx context.Context, s streamed) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case d.out <- s:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
