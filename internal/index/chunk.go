@@ -363,6 +363,7 @@ type chunkParser struct {
 	arena  []byte   // object images built from stored value arrays
 	before [][]byte // the values of the current event's stored before image
 	hasB   bool     // before holds the current event's
+	after  [][]byte // scratch: the values of the image being joined
 }
 
 // image returns the object form of the stored image v: v itself when it is
@@ -373,16 +374,19 @@ func (p *chunkParser) image(v []byte, after bool) ([]byte, error) {
 	if !p.arrays || (len(v) > 0 && v[0] == '{') {
 		return v, nil
 	}
-	var base [][]byte
-	if after && p.hasB {
+	// Each stored array is parsed once: a before image's values stay in
+	// p.before as the base of the after image that follows.
+	vals, base := &p.after, [][]byte(nil)
+	if !after {
+		vals = &p.before
+	} else if p.hasB {
 		base = p.before
-	} else if !after {
-		var err error
-		if p.before, err = arrayValues(p.before[:0], v); err != nil {
-			return nil, err
-		}
-		p.hasB = true
 	}
+	var err error
+	if *vals, err = arrayValues((*vals)[:0], v); err != nil {
+		return nil, err
+	}
+	p.hasB = p.hasB || !after
 	need := len(v) + 2
 	for i, n := range p.names {
 		need += len(n) + 2
@@ -394,7 +398,7 @@ func (p *chunkParser) image(v []byte, after bool) ([]byte, error) {
 		p.arena = make([]byte, 0, max(need, 64<<10))
 	}
 	start := len(p.arena)
-	out, err := joinImage(p.arena, p.names, v, base)
+	out, err := joinImage(p.arena, p.names, *vals, base)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 // re-encoding a value: names and values are copied as the JSON text they are.
 
 // splitImage appends the values of the object image img to vals as a JSON
-// array and its keys to names as a JSON array of strings (when names is not
-// nil, names is appended to only). It returns both grown slices.
+// array, and its keys to names as a JSON array of strings. It returns both
+// grown slices.
 func splitImage(vals, names, img []byte) ([]byte, []byte, error) {
 	if !enclosed(img, '{', '}') {
 		return nil, nil, errors.New("an image is not a JSON object")
@@ -124,15 +124,11 @@ func deltaImage(dst, b, a []byte, scratch *[2][][]byte) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-// joinImage appends the object image of the value array vals, keyed by
-// names, to dst. base, when not nil, is the values of the update's before
-// image: a marker in vals stands for base's value. A count of values other
-// than len(names) is an error.
-func joinImage(dst []byte, names columnNames, vals []byte, base [][]byte) ([]byte, error) {
-	vs, err := arrayValues(nil, vals)
-	if err != nil {
-		return nil, err
-	}
+// joinImage appends the object image of the stored values vs (arrayValues
+// of a value array), keyed by names, to dst. base, when not nil, is the
+// values of the update's before image: a marker in vs stands for base's
+// value. A count of values other than len(names) is an error.
+func joinImage(dst []byte, names columnNames, vs, base [][]byte) ([]byte, error) {
 	if len(vs) != len(names) {
 		return nil, fmt.Errorf("stored image has %d values for the chunk's %d columns", len(vs), len(names))
 	}
