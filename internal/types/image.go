@@ -34,20 +34,7 @@ func SQLImage(t *schema.Table, row []Cell) ([]byte, error) {
 // order, the form the index stores images in (names once per chunk, from
 // ColumnList).
 func AppendValues(dst []byte, t *schema.Table, row []any) ([]byte, error) {
-	if len(row) != len(t.Columns) {
-		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
-	}
-	dst = append(dst, '[')
-	for i := range t.Columns {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = AppendValue(dst, &t.Columns[i], row[i]); err != nil {
-			return nil, withTable(t, err)
-		}
-	}
-	return append(dst, ']'), nil
+	return appendValues(dst, t, row, nil)
 }
 
 // Unchanged is what the index stores in an update's after image in place of
@@ -59,8 +46,17 @@ const Unchanged = "{}"
 // before image is base (same columns): a value equal to base's whose
 // canonical text is longer than Unchanged is written as Unchanged.
 func AppendValuesDelta(dst []byte, t *schema.Table, row, base []any) ([]byte, error) {
-	if len(row) != len(t.Columns) || len(base) != len(t.Columns) {
-		return nil, fmt.Errorf("table %s: rows of %d and %d values for %d columns", t.QualifiedName(), len(base), len(row), len(t.Columns))
+	if len(base) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s: before row has %d values for %d columns", t.QualifiedName(), len(base), len(t.Columns))
+	}
+	return appendValues(dst, t, row, base)
+}
+
+// appendValues writes [value,...]; base, when not nil, turns values equal
+// to its own into Unchanged.
+func appendValues(dst []byte, t *schema.Table, row, base []any) ([]byte, error) {
+	if len(row) != len(t.Columns) {
+		return nil, fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
 	}
 	dst = append(dst, '[')
 	for i := range t.Columns {
@@ -72,7 +68,7 @@ func AppendValuesDelta(dst []byte, t *schema.Table, row, base []any) ([]byte, er
 		if dst, err = AppendValue(dst, &t.Columns[i], row[i]); err != nil {
 			return nil, withTable(t, err)
 		}
-		if len(dst)-start > len(Unchanged) && sameValue(row[i], base[i]) {
+		if base != nil && len(dst)-start > len(Unchanged) && sameValue(row[i], base[i]) {
 			dst = append(dst[:start], Unchanged...)
 		}
 	}
