@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -130,7 +129,7 @@ func (a *Activities) binlogGap(ctx context.Context, source string, cp index.Chec
 		return nil, err
 	}
 	defer db.Close()
-	files, err := binaryLogs(ctx, db)
+	files, err := binlogpos.Files(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("list the binlogs of source %s: %w", source, err)
 	}
@@ -144,32 +143,6 @@ func (a *Activities) binlogGap(ctx context.Context, source string, cp index.Chec
 		DetectedAt: time.Now().UTC(),
 		Reason: fmt.Sprintf("binlog %s is no longer on the source (oldest is %s): the changes after the last archived transaction (seq %d) are lost to the index",
 			cp.BinlogFile, files[0], cp.LastSeq)}, nil
-}
-
-// binaryLogs lists the binlog files the source still has, oldest first.
-func binaryLogs(ctx context.Context, db *sql.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for rows.Next() {
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		files = append(files, string(vals[0]))
-	}
-	return files, rows.Err()
 }
 
 // restoreReport is the result of a restore: the checkpoint, the gaps and

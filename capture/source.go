@@ -113,26 +113,9 @@ func (s *sourceConn) currentPosition(ctx context.Context) (binlogpos.Position, e
 
 // binaryLogs lists the binlog files the source still has, oldest first.
 func (s *sourceConn) binaryLogs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SHOW BINARY LOGS")
+	files, err := binlogpos.Files(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("SHOW BINARY LOGS: %w", err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for rows.Next() {
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		files = append(files, string(vals[0]))
-	}
-	return files, rows.Err()
+	return files, nil
 }
