@@ -101,9 +101,9 @@ func (d *decoder) read(n int) error {
 		var err error
 		switch {
 		case d.ints[c] != nil:
-			err = readInt64(d.ints[c], d.i64[c][:n])
+			err = readValues(d.ints[c], d.i64[c][:n])
 		case c == colSchemaVersion:
-			err = readInt32(d.ver, d.i32[:n])
+			err = readValues(d.ver, d.i32[:n])
 		default:
 			err = readBytes(d.bytes[c], d.vals[c][:n], d.defs[c])
 		}
@@ -206,7 +206,15 @@ func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // errShort means a column chunk ended before the row group's rows.
 var errShort = errors.New("column chunk ends before the row group's rows")
 
-func readInt64(cr *file.Int64ColumnChunkReader, vals []int64) error {
+// batchReader is a Parquet column chunk reader of fixed-width values
+// without definition levels (file.Int64ColumnChunkReader and the like).
+type batchReader[T any] interface {
+	ReadBatch(batchSize int64, values []T, defLvls, repLvls []int16) (total int64, valuesRead int, err error)
+}
+
+// readValues fills vals from cr, failing with errShort when the chunk ends
+// first.
+func readValues[T any](cr batchReader[T], vals []T) error {
 	for got := 0; got < len(vals); {
 		total, _, err := cr.ReadBatch(int64(len(vals)-got), vals[got:], nil, nil)
 		if err != nil {
@@ -220,23 +228,6 @@ func readInt64(cr *file.Int64ColumnChunkReader, vals []int64) error {
 	return nil
 }
 
-func readInt32(cr *file.Int32ColumnChunkReader, vals []int32) error {
-	for got := 0; got < len(vals); {
-		total, _, err := cr.ReadBatch(int64(len(vals)-got), vals[got:], nil, nil)
-		if err != nil {
-			return err
-		}
-		if total == 0 {
-			return errShort
-		}
-		got += int(total)
-	}
-	return nil
-}
-
-// readBytes reads len(vals) rows of a byte column: for an optional column
-// (defs not nil) their levels into defs and the present values densely into
-// vals.
 func readBytes(cr *file.ByteArrayColumnChunkReader, vals []parquet.ByteArray, defs []int16) error {
 	n := len(vals)
 	for got, nv := 0, 0; got < n; {
