@@ -24,19 +24,11 @@ import (
 // file into an empty index, and compares their rates with capture's. The
 // read of one table of twenty is archive.Bench's.
 func benchArchive(ctx context.Context, n int) ([]result, error) {
-	if err := testsuite.Install(ctx); err != nil {
-		return nil, err
-	}
-	src, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource})
+	src, idx, stop, err := startSourceAndIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Stop()
-	idx, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex})
-	if err != nil {
-		return nil, err
-	}
-	defer idx.Stop()
+	defer stop()
 	hour := time.Now().UTC().Truncate(time.Hour).Add(-48 * time.Hour)
 	start, end, err := writeHourWorkload(ctx, src, n, hour)
 	if err != nil {

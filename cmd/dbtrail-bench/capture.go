@@ -52,19 +52,11 @@ type binlogRange struct {
 // transactions switching between nine tables). A workload of 0 events is
 // skipped.
 func benchCapture(ctx context.Context, batchEvents, oltpEvents int) ([]result, error) {
-	if err := testsuite.Install(ctx); err != nil {
-		return nil, err
-	}
-	src, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource})
+	src, idx, stop, err := startSourceAndIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Stop()
-	idx, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex})
-	if err != nil {
-		return nil, err
-	}
-	defer idx.Stop()
+	defer stop()
 	var workloads []captureWorkload
 	if batchEvents > 0 {
 		workloads = append(workloads, batchWorkload(batchEvents))
@@ -160,6 +152,22 @@ func captureRows(w captureWorkload, rng binlogRange, rawRate float64, best captu
 		{w.prefix + "events per event_chunks row", fmt.Sprintf("%.1f", float64(best.packed)/float64(max(best.chunks, 1))), "", fmt.Sprintf("SUM(n) / COUNT(*) of event_chunks: %d events in %d rows", best.packed, best.chunks)},
 		{w.prefix + "payload bytes per event", fmt.Sprintf("%.0f B", float64(best.payload)/float64(max(best.packed, 1))), "", "SUM(LENGTH(events)) / SUM(n) of event_chunks"},
 	}
+}
+
+// startSourceAndIndex starts a source and an index server; stop stops
+// both. On error nothing is left running.
+func startSourceAndIndex(ctx context.Context) (src, idx *testsuite.Server, stop func(), err error) {
+	if err = testsuite.Install(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if src, err = testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource}); err != nil {
+		return nil, nil, nil, err
+	}
+	if idx, err = testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex}); err != nil {
+		src.Stop()
+		return nil, nil, nil, err
+	}
+	return src, idx, func() { idx.Stop(); src.Stop() }, nil
 }
 
 // serverCPU is srv's CPU time so far, 0 when it cannot be read.

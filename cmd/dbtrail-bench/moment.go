@@ -20,7 +20,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // momentChildEnv, when set, makes dbtrail-bench a child that rebuilds one
@@ -40,41 +39,11 @@ const momentRounds = 5
 // rebuild folding 1,000,000 changes (in a child process), and the changes
 // export against arrow-go's raw zstd write of the same rows.
 func benchMoment(ctx context.Context, maxRows int) ([]result, error) {
-	if err := testsuite.Install(ctx); err != nil {
-		return nil, err
-	}
-	idx, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex})
+	env, dir, stop, err := startRefreshEnv(ctx, "moment")
 	if err != nil {
 		return nil, err
 	}
-	defer idx.Stop()
-	if err := idx.Exec(ctx, "DROP DATABASE IF EXISTS bench_moment", "CREATE DATABASE bench_moment"); err != nil {
-		return nil, err
-	}
-	dsn := idx.DSN("bench_moment")
-	store, err := index.Open(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	if err := store.Init(ctx); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "dbtrail-bench-moment-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	def, create, err := refreshDefinition(dir)
-	if err != nil {
-		return nil, err
-	}
-	env := &refreshEnv{store: store, dsn: dsn, def: def, create: create,
-		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
-			WorkDir: filepath.Join(dir, "work"), FoldMemory: refreshFoldMemory,
-			Sources: map[string]activities.Source{},
-			Engines: activities.NewEnginePool(filepath.Join(dir, "work"), refreshFoldMemory)}}
-	defer env.acts.Engines.Close()
+	defer stop()
 
 	// One table of n rows at seq 0, then k changes (window A), then n-k more
 	// (window B): a moment after A folds k changes, one after B folds n.

@@ -38,6 +38,60 @@ const (
 	refreshPrevID = "20261129T000000Z"
 )
 
+// startRefreshEnv starts an index server with a fresh database
+// bench_<name>, a temporary folder dir and activities over both (a fold
+// engine pool in dir/work), for the refresh and moment benchmarks. stop
+// releases everything; on error nothing is left.
+func startRefreshEnv(ctx context.Context, name string) (env *refreshEnv, dir string, stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	if err = testsuite.Install(ctx); err != nil {
+		return
+	}
+	idx, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex})
+	if err != nil {
+		return
+	}
+	undo = append(undo, func() { idx.Stop() })
+	db := "bench_" + name
+	if err = idx.Exec(ctx, "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db); err != nil {
+		return
+	}
+	dsn := idx.DSN(db)
+	store, err := index.Open(ctx, dsn)
+	if err != nil {
+		return
+	}
+	undo = append(undo, func() { store.Close() })
+	if err = store.Init(ctx); err != nil {
+		return
+	}
+	if dir, err = os.MkdirTemp("", "dbtrail-bench-"+name+"-"); err != nil {
+		return
+	}
+	undo = append(undo, func() { os.RemoveAll(dir) })
+	def, create, err := refreshDefinition(dir)
+	if err != nil {
+		return
+	}
+	work := filepath.Join(dir, "work")
+	env = &refreshEnv{store: store, dsn: dsn, def: def, create: create,
+		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
+			WorkDir: work, FoldMemory: refreshFoldMemory, Sources: map[string]activities.Source{},
+			Engines: activities.NewEnginePool(work, refreshFoldMemory)}}
+	undo = append(undo, func() { env.acts.Engines.Close() })
+	return env, dir, stop, nil
+}
+
 // refreshEnv is what every refresh run shares: the index, the activities and
 // the table's definition.
 type refreshEnv struct {
@@ -81,39 +135,11 @@ type refreshRun struct {
 // and, in a child process, the peak RSS of a pair of 1M changed rows.
 // Tables larger than maxRows are cut to maxRows (quick runs).
 func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
-	if err := testsuite.Install(ctx); err != nil {
-		return nil, err
-	}
-	idx, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleIndex})
+	env, _, stop, err := startRefreshEnv(ctx, "refresh")
 	if err != nil {
 		return nil, err
 	}
-	defer idx.Stop()
-	if err := idx.Exec(ctx, "DROP DATABASE IF EXISTS bench_refresh", "CREATE DATABASE bench_refresh"); err != nil {
-		return nil, err
-	}
-	dsn := idx.DSN("bench_refresh")
-	store, err := index.Open(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	if err := store.Init(ctx); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "dbtrail-bench-refresh-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	def, create, err := refreshDefinition(dir)
-	if err != nil {
-		return nil, err
-	}
-	env := &refreshEnv{store: store, dsn: dsn, def: def, create: create,
-		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
-			WorkDir: filepath.Join(dir, "work"), FoldMemory: refreshFoldMemory,
-			Engines: activities.NewEnginePool(filepath.Join(dir, "work"), refreshFoldMemory)}}
+	defer stop()
 
 	capRows := func(n int) int { return min(n, maxRows) }
 	mainN := capRows(1000000)
