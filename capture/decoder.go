@@ -227,13 +227,13 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 	keyRow := after
 	ev.Columns = rt.columns
 	if before != nil {
-		if ev.Before, err = d.image(rt, before); err != nil {
+		if ev.Before, err = d.image(rt, before, nil); err != nil {
 			return fmt.Errorf("before image at %s: %w", d.here(h), err)
 		}
 		keyRow = before
 	}
 	if after != nil {
-		if ev.After, err = d.afterImage(rt, after, before); err != nil {
+		if ev.After, err = d.image(rt, after, before); err != nil {
 			return fmt.Errorf("after image at %s: %w", d.here(h), err)
 		}
 		keyRow = after
@@ -383,21 +383,15 @@ func (d *decoder) moveIdleCheckpoint() error {
 // arenaBlock is the size of the buffers images are carved from.
 const arenaBlock = 1 << 20
 
-// image encodes row as a JSON image (the values in column order) into a scratch buffer, then carves it
-// from a shared buffer, so that an image costs no allocation of its own.
-// Images are never written to after, and a buffer lives as long as any
-// event refers to it. An image over a quarter of a buffer gets its own.
-func (d *decoder) image(rt *resolvedTable, row []any) ([]byte, error) {
-	return d.encode(rt, row, nil)
-}
-
-// afterImage is image for an after image; an update's (before not nil)
-// holds types.Unchanged for values equal to before's.
-func (d *decoder) afterImage(rt *resolvedTable, row, before []any) ([]byte, error) {
-	return d.encode(rt, row, before)
-}
-
-func (d *decoder) encode(rt *resolvedTable, row, before []any) ([]byte, error) {
+// image encodes row in the index's stored form (index.Event.Columns): the
+// values in column order, and for an update's after image (before not nil)
+// types.Unchanged for values equal to before's; a table whose column list
+// could not be encoded gets an object image. It encodes into a scratch
+// buffer, then carves the image from a shared buffer, so that an image costs
+// no allocation of its own. Images are never written to after, and a buffer
+// lives as long as any event refers to it. An image over a quarter of a
+// buffer gets its own.
+func (d *decoder) image(rt *resolvedTable, row, before []any) ([]byte, error) {
 	var img []byte
 	var err error
 	switch {
@@ -406,7 +400,7 @@ func (d *decoder) encode(rt *resolvedTable, row, before []any) ([]byte, error) {
 	case before != nil:
 		img, err = types.AppendValuesDelta(d.scratch[:0], rt.def, row, before)
 	default:
-		img, err = types.AppendValues(d.scratch[:0], rt.def, row) // the index's stored form (index.Event.Columns)
+		img, err = types.AppendValues(d.scratch[:0], rt.def, row)
 	}
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func TestDecoderImageArena(t *testing.T) {
 			v = strings.Repeat("big", arenaBlock/2) // larger than any free space
 		}
 		row := []any{int32(i), v}
-		img, err := d.image(newResolved(tb, 1), row)
+		img, err := d.image(newResolved(tb, 1), row, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestDecoderImageAllocations(t *testing.T) {
 	row := []any{int32(1), strings.Repeat("v", 600)}
 	rt := newResolved(tb, 1)
 	allocs := testing.AllocsPerRun(5000, func() {
-		if _, err := d.image(rt, row); err != nil {
+		if _, err := d.image(rt, row, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
