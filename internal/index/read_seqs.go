@@ -46,7 +46,7 @@ func (s *Store) scanSeqs(ctx context.Context, source string, lo, hi uint64, fn f
 		slices.SortFunc(evs, func(x, y Event) int { return cmp.Compare(x.Seq, y.Seq) })
 		for i := range evs {
 			if err := fn(&evs[i]); err != nil {
-				return callbackError{err}
+				return err
 			}
 		}
 		if b == hi {

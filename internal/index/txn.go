@@ -116,10 +116,6 @@ func (s *Store) lastAfterHeader(ctx context.Context, source string, h chunkHeade
 		}
 		return nil
 	})
-	var fnErr callbackError
-	if errors.As(err, &fnErr) {
-		err = fnErr.err
-	}
 	return out, found, err
 }
 
@@ -313,10 +309,6 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 		}
 		return nil
 	})
-	var fnErr callbackError
-	if errors.As(err, &fnErr) {
-		err = fnErr.err
-	}
 	if err != nil && !errors.Is(err, stop) {
 		return Txn{}, false, wrapLookup("GTID "+gtid, err)
 	}
