@@ -29,10 +29,7 @@ const advanceRounds = 8
 func (m *Mirror) advance(ctx context.Context, id string, pos snapshot.Position) (string, error) {
 	next := pointerValue(id)
 	for round := 1; ; round++ {
-		cur, err := m.Store.ReadPointer(ctx, m.CurrentName())
-		if errors.Is(err, fs.ErrNotExist) {
-			cur, err = "", nil
-		}
+		cur, err := m.readPointer(ctx, m.CurrentName())
 		if err != nil {
 			return "", err
 		}

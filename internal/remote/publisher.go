@@ -3,9 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 )
@@ -51,12 +49,12 @@ func decodePublisher(v string) (Publisher, error) {
 // Publisher returns the recorded publisher of the source; ok is false when
 // none is recorded.
 func (m *Mirror) Publisher(ctx context.Context) (p Publisher, ok bool, err error) {
-	v, err := m.Store.ReadPointer(ctx, m.PublisherName())
-	if errors.Is(err, fs.ErrNotExist) {
-		return Publisher{}, false, nil
-	}
+	v, err := m.readPointer(ctx, m.PublisherName())
 	if err != nil {
 		return Publisher{}, false, fmt.Errorf("read %s: %w", m.PublisherName(), err)
+	}
+	if v == "" {
+		return Publisher{}, false, nil
 	}
 	p, err = decodePublisher(v)
 	return p, err == nil, err
@@ -70,10 +68,8 @@ func (m *Mirror) SetPublisher(ctx context.Context, p Publisher) error {
 	if err != nil {
 		return err
 	}
-	old, err := m.Store.ReadPointer(ctx, m.PublisherName())
-	if errors.Is(err, fs.ErrNotExist) {
-		old = ""
-	} else if err != nil {
+	old, err := m.readPointer(ctx, m.PublisherName())
+	if err != nil {
 		return fmt.Errorf("read %s: %w", m.PublisherName(), err)
 	}
 	if old == next {

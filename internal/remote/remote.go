@@ -121,14 +121,21 @@ func parsePointer(v string) (string, error) {
 // Current returns the id the remote current pointer names, "" when there is
 // no pointer yet.
 func (m *Mirror) Current(ctx context.Context) (string, error) {
-	v, err := m.Store.ReadPointer(ctx, m.CurrentName())
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
+	v, err := m.readPointer(ctx, m.CurrentName())
+	if err != nil || v == "" {
 		return "", err
 	}
 	return parsePointer(v)
+}
+
+// readPointer returns the value of the pointer name, "" when it does not
+// exist yet (a pointer's value is never empty).
+func (m *Mirror) readPointer(ctx context.Context, name string) (string, error) {
+	v, err := m.Store.ReadPointer(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return v, err
 }
 
 // ReadManifest reads and checks the remote manifest of snapshot id and
