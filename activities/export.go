@@ -56,11 +56,7 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 		if err != nil {
 			return PlanExportResult{}, nonRetryable(ErrBadInput, err)
 		}
-		cat, err := a.catalog(ctx, sp.Source)
-		if err != nil {
-			return PlanExportResult{}, err
-		}
-		plan, err := moment.PlanAt(ctx, a.Index, a.Index, cat, sp.Source, at, sel)
+		plan, _, err := a.past(ctx, sp.Source).Plan(ctx, at, sel)
 		if err != nil {
 			return PlanExportResult{}, momentErr(err)
 		}
@@ -152,7 +148,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	if err != nil {
 		return ExportTableResult{}, err
 	}
-	rb := moment.Rebuilder{Source: in.Source, Engine: eng, Events: a.events(), Catalog: cat}
+	rb := moment.Rebuilder{Source: in.Source, Engine: eng, Events: a.events(ctx, in.Source), Catalog: cat}
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
 		return ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))

@@ -31,11 +31,8 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, nil, nonRetryable(ErrBadInput, err)
 	}
-	f, err := moment.ReadFacts(ctx, a.Index, sp.Source)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := moment.ResolveRange(ctx, a.Index, f, from, until)
+	past := a.past(ctx, sp.Source)
+	r, err := past.ResolveRange(ctx, from, until)
 	if err != nil {
 		return nil, nil, momentErr(err)
 	}
@@ -63,9 +60,9 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 			return nil, nil, nonRetryable(ErrBadInput, fmt.Errorf("changes export: unknown schema %q (no table of it before --until)", s))
 		}
 	}
-	counts, err := a.Index.ChangeCounts(ctx, sp.Source, r.After(), r.Upto())
+	counts, err := past.ChangedTables(ctx, r.After(), r.Upto())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, momentErr(err)
 	}
 	pick := func(k moment.TableKey) bool {
 		if len(sp.Schemas) == 0 && len(sp.Tables) == 0 {
@@ -74,8 +71,8 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 		return named[k] || slices.Contains(sp.Schemas, k.Schema)
 	}
 	var keys []moment.TableKey
-	for k := range counts {
-		if tk := (moment.TableKey{Schema: k[0], Table: k[1]}); pick(tk) {
+	for tk := range counts {
+		if pick(tk) {
 			keys = append(keys, tk)
 		}
 	}
@@ -198,7 +195,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 		}
 	}()
 	name := k.String()
-	err = a.events().TableEvents(ctx, in.Source, in.Schema, in.Name, in.Range.From.Seq, in.Range.Until.Seq, func(e index.Event) error {
+	err = a.events(ctx, in.Source).TableEvents(ctx, in.Source, in.Schema, in.Name, in.Range.From.Seq, in.Range.Until.Seq, func(e index.Event) error {
 		v, ok := versions[e.SchemaVersion]
 		if !ok || v.Definition == nil {
 			return nonRetryable(ErrBadInput, fmt.Errorf("changes of %s: event seq %d follows schema version %d, which the schema history does not define", name, e.Seq, e.SchemaVersion))

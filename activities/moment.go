@@ -6,60 +6,31 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
-// events is where activities read row changes: the moment seam's events
-// source. Today the index alone; when hourly archives land, an
-// Activities field with the worker's archive store adds
-// moment.ArchiveEvents{Store: …} here through moment.Merge, and every
-// reader (refresh windows, exports, history) reads archived hours too.
-func (a *Activities) events() moment.Events {
-	ix := moment.IndexEvents{Store: a.Index}
-	if a.Remote == nil {
-		return ix
-	}
-	return moment.Merge(ix, moment.ArchiveEvents{Store: a.archiveFiles()})
+// past is the source's whole past (moment.Past): the index, the
+// confirmed archived hours on the worker's archive location, and the
+// snapshots local and on the store. Every activity that reads the past
+// goes through it.
+func (a *Activities) past(ctx context.Context, source string) moment.Past {
+	return moment.Past{Source: source, Index: a.Index, SourceDir: a.sourceDir(source), Archive: a.Remote, Log: a.log(ctx)}
 }
 
-// archiveFiles lists a source's confirmed hourly archives from the index's
-// bookkeeping and opens them on the worker's store: hours that left the
-// index are read from there (each file's footer checked against the
-// listing, each row group against its digest).
-func (a *Activities) archiveFiles() moment.ArchiveFiles {
-	return moment.ArchiveFiles{
-		List: func(ctx context.Context, source string) ([]moment.ArchiveHour, error) {
-			recs, err := a.Index.Archives(ctx, source)
-			if err != nil {
-				return nil, err
-			}
-			var out []moment.ArchiveHour
-			for _, r := range recs {
-				if r.Confirmed() {
-					out = append(out, moment.ArchiveHour{Source: source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq})
-				}
-			}
-			return out, nil
-		},
-		OpenFile: func(ctx context.Context, h moment.ArchiveHour) (storage.ReaderAt, error) {
-			return a.Remote.OpenReaderAt(ctx, h.Name)
-		},
-	}
+// events is where activities read row changes: the index merged with the
+// archived hours (moment.Past.Events).
+func (a *Activities) events(ctx context.Context, source string) moment.Events {
+	return a.past(ctx, source).Events()
 }
 
 // catalog is where activities find a source's snapshots: its local folder
 // and, with a remote store (--archive-url), the snapshots there, a remote
 // one downloaded when a rebuild starts from it.
 func (a *Activities) catalog(ctx context.Context, source string) (moment.Catalog, error) {
-	local := moment.LocalCatalog{SourceDir: a.sourceDir(source)}
-	if a.Remote == nil {
-		return local, nil
-	}
-	m, err := a.mirror(ctx, source)
+	cat, err := a.past(ctx, source).Catalog(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nonRetryable(ErrBadInput, err)
 	}
-	return moment.MirrorCatalog{Local: local, Mirror: m}, nil
+	return cat, nil
 }
 
 // momentErr classifies an error of the moment seam: a moment or table it

@@ -291,7 +291,7 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	}
 	// The previous snapshot is local (DownloadCurrent brought it when it
 	// was not).
-	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(), Catalog: moment.LocalCatalog{SourceDir: a.sourceDir(in.Source)}}
+	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(ctx, in.Source), Catalog: moment.LocalCatalog{SourceDir: a.sourceDir(in.Source)}}
 	t, err := rb.Open(ctx, tw, job.progress)
 	if err != nil {
 		return ConvertTableResult{}, momentErr(err)
@@ -335,7 +335,7 @@ func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTab
 // from the moment seam's events source.
 func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def *schema.Table) fold.Events {
 	return func(fn func(index.Event) error) error {
-		return a.events().TableEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
+		return a.events(ctx, in.Source).TableEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
 	}
 }
 

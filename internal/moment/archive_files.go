@@ -61,6 +61,20 @@ func (s ArchiveFiles) Open(ctx context.Context, h ArchiveHour) (HourFile, error)
 	return archiveFile{r: r, c: ra}, nil
 }
 
+// Tables returns the tables of h's file with their event counts and seq
+// ranges (its footer, checked as Open checks it).
+func (s ArchiveFiles) Tables(ctx context.Context, h ArchiveHour) ([]archive.TableCount, error) {
+	f, err := s.Open(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.(archiveFile).r.Footer().Tables, nil
+}
+
+// hourName is an hour as the archive names it in messages.
+func hourName(h uint32) string { return index.HourTime(h).Format("2006-01-02T15Z") }
+
 // ArchiveHourOf reads the footer of the archive file name (ra) into its
 // listing entry.
 func ArchiveHourOf(name string, ra storage.ReaderAt) (ArchiveHour, error) {

@@ -73,6 +73,7 @@ const (
 	CodeUnknownTable    Code = "unknown table"
 	CodeShape           Code = "shape changed"
 	CodeNewTable        Code = "table not in the snapshot"
+	CodeArchive         Code = "archived hour unreadable"
 )
 
 // RefusedError is a moment, or a table at it, that cannot be rebuilt, with
