@@ -22,6 +22,7 @@ type ArchiveHour struct {
 	Name     string
 	FirstSeq uint64
 	LastSeq  uint64
+	Events   int64 // the events the file holds
 }
 
 // HourFile is an opened archive file whose checksum was checked (a missing

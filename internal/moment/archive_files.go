@@ -71,17 +71,6 @@ func (s ArchiveFiles) openReader(ctx context.Context, h ArchiveHour) (*archive.R
 	return r, ra, nil
 }
 
-// Tables returns the tables of h's file with their event counts and seq
-// ranges (its footer, checked as Open checks it).
-func (s ArchiveFiles) Tables(ctx context.Context, h ArchiveHour) ([]archive.TableCount, error) {
-	r, c, err := s.openReader(ctx, h)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	return r.Footer().Tables, nil
-}
-
 // hourName is an hour as the archive names it in messages.
 func hourName(h uint32) string { return index.HourTime(h).Format("2006-01-02T15Z") }
 
@@ -93,7 +82,7 @@ func ArchiveHourOf(name string, ra storage.ReaderAt) (ArchiveHour, error) {
 		return ArchiveHour{}, err
 	}
 	f := r.Footer()
-	return ArchiveHour{Source: f.Source, Hour: index.HourID(f.Hour), Name: name, FirstSeq: f.FirstSeq, LastSeq: f.LastSeq}, nil
+	return ArchiveHour{Source: f.Source, Hour: index.HourID(f.Hour), Name: name, FirstSeq: f.FirstSeq, LastSeq: f.LastSeq, Events: f.Events}, nil
 }
 
 type archiveFile struct {

@@ -84,7 +84,8 @@ type lookupProbe struct {
 // index and every lookup (time, position, seq, GTID, a transaction's first
 // seq) is answered; then the four oldest hours are archived (files with
 // small row groups on a local store, recorded, confirmed) and dropped from
-// the index. Past.Lookup answers every lookup as the whole index did,
+// the index. Past.Lookup answers every lookup, and Past.ChangeCounts
+// counts every range's changes, as the whole index did,
 // reading a fraction of the archive's bytes for one lookup; with the
 // store's files gone, or with no store, a moment inside an archived hour is
 // refused naming an archived hour it needed (never cut at the capture
@@ -146,6 +147,14 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 		must(t, err)
 	}
 
+	ranges := [][2]uint64{{0, upto}, {upto / 5, upto / 2}, {upto / 3, upto - 7}, {upto / 2, upto / 2}}
+	wantCounts := make([]map[[2]string]int64, len(ranges))
+	for i, r := range ranges {
+		var err error
+		wantCounts[i], err = store.ChangeCounts(ctx, "main", r[0], r[1])
+		must(t, err)
+	}
+
 	// Archive and drop the four oldest hours.
 	dir := t.TempDir()
 	local, err := storage.NewLocal(dir)
@@ -200,6 +209,19 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 		}
 		if found != p.found || got.Position != p.want.Position || !got.CommitTime.Equal(p.want.CommitTime) {
 			t.Errorf("%s: got %v %v, the whole index said %v %v", p.what, found, got, p.found, p.want)
+		}
+	}
+	for i, r := range ranges {
+		got, err := past.ChangeCounts(ctx, r[0], r[1])
+		must(t, err)
+		flat := map[[2]string]int64{}
+		for k, n := range got {
+			if n != 0 {
+				flat[[2]string{k.Schema, k.Table}] = n
+			}
+		}
+		if fmt.Sprint(flat) != fmt.Sprint(wantCounts[i]) {
+			t.Errorf("change counts of (%d, %d]: %v, the whole index said %v", r[0], r[1], flat, wantCounts[i])
 		}
 	}
 	read.Store(0)

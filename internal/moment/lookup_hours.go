@@ -262,3 +262,32 @@ func (s *hourSearch) gtidEvent(hours []ArchiveHour, gtid string, floor, upto uin
 	}
 	return index.Event{}, false, nil
 }
+
+// countTables adds the events of hour h in (after, upto] to counts, by
+// table: a row group wholly inside the range counts its rows, one
+// straddling an end is read.
+func (s *hourSearch) countTables(h ArchiveHour, after, upto uint64, counts map[TableKey]int64) error {
+	oh, err := s.hour(h)
+	if err != nil {
+		return err
+	}
+	for gi, g := range oh.groups {
+		k := TableKey{Schema: g.Schema, Table: g.Table}
+		switch {
+		case g.LastSeq <= after || g.FirstSeq > upto:
+		case g.FirstSeq > after && g.LastSeq <= upto:
+			counts[k] += g.Rows
+		default:
+			err := s.scan(unit{oh: oh, i: gi}, func(e *index.Event) (bool, error) {
+				if e.Seq > after && e.Seq <= upto {
+					counts[k]++
+				}
+				return e.Seq <= upto, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
