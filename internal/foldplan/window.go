@@ -145,4 +145,3 @@ func renamedTo(v index.SchemaVersion, all []index.SchemaVersion) (TableKey, bool
 	}
 	return TableKey{}, false
 }
-
