@@ -99,8 +99,14 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
 		return FullBackupResult{}, err
 	}
-	progress.Phase = "dumping"
 	var dump activities.DumpResult
+	done := false
+	defer func() {
+		if !done {
+			discardOnFailure(ctx, in.Source, alloc.SnapshotID, dump.Dir)
+		}
+	}()
+	progress.Phase = "dumping"
 	if err := workflow.ExecuteActivity(long, a.Dump, activities.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID}).Get(ctx, &dump); err != nil {
 		return FullBackupResult{}, err
 	}
@@ -134,6 +140,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 	if err != nil {
 		return FullBackupResult{}, err
 	}
+	done = true
 	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
 		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped, Upload: upload}, nil
 }
