@@ -189,17 +189,7 @@ func TestRestoreIndexExcludesCapture(t *testing.T) {
 	}
 
 	// After the restore capture starts and resumes where it ended.
-	capDone := e.runCapture(t, storeB)
-	for range 3 {
-		w.step(t, e.backupEnv, 3)
-	}
-	e.waitCaughtUp(t)
-	e.waitStoreCaughtUp(t, storeB)
-	full := indexEvents(t, e.ctx, e.store, "main")
-	for _, ev := range stored {
-		full[ev.Seq] = ev
-	}
-	checkEveryEventOnce(t, full, values(indexEvents(t, e.ctx, storeB, "main")))
+	capDone := e.captureAfterRestore(t, w, storeB, 3)
 	select {
 	case err := <-capDone:
 		t.Fatalf("capture after the restore stopped: %v", err)
