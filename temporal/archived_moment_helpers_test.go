@@ -274,6 +274,18 @@ func (p *pastEnv) record(t *testing.T, k int, stamp time.Time, note string) {
 	}
 }
 
+// instantNamed is the archived instant recorded with note.
+func (p *pastEnv) instantNamed(t *testing.T, note string) *pastInstant {
+	t.Helper()
+	for _, in := range p.past {
+		if in.note == note {
+			return in
+		}
+	}
+	t.Fatalf("no instant %q", note)
+	return nil
+}
+
 // locate finds the last event at or before the instant's position: its seq
 // and GTID name the same state.
 func (p *pastEnv) locate(t *testing.T, in *pastInstant) {

@@ -50,7 +50,10 @@ import (
 //     inside an archived hour is answered at that position, not at the
 //     floor; with the hour unreadable (a bucket without it, the store
 //     stopped) it is refused naming the hour, in the test process, in the
-//     CLI and in the Export workflow. It stops the store, so it runs last.
+//     CLI and in the Export workflow. It stops the store, so it runs last
+//     but one.
+//   - hour-named: with the store stopped, a time and a seq inside H0 are
+//     refused naming H0, the hour that holds their transaction.
 func TestArchivedMoments(t *testing.T) {
 	p := newPastEnv(t)
 	t.Run("model", p.testModel)
@@ -58,6 +61,7 @@ func TestArchivedMoments(t *testing.T) {
 	t.Run("history", p.testHistory)
 	t.Run("refresh", p.testRefresh)
 	t.Run("floor", p.testFloor)
+	t.Run("hour-named", p.testHourNamed)
 }
 
 // testModel checks 24 archived instants and the current hour's, then one
@@ -103,12 +107,7 @@ func (p *pastEnv) testModel(t *testing.T) {
 	// A .sql export of an archived moment through the Export workflow (the
 	// worker's archive location), loaded into a scratch server: verify --at
 	// in the CLI finds every table equal to the moment.
-	var in *pastInstant
-	for _, x := range p.past {
-		if x.hour == 2 {
-			in = x
-		}
-	}
+	in := p.instantNamed(t, "H2 step 6")
 	at := in.form(t, 0, rnd)
 	file := filepath.Join(t.TempDir(), "moment.sql")
 	res, err := p.export(t, activities.ExportSpec{Format: activities.ExportSQL, At: at, Tables: modelTableNames(), Out: file})
@@ -329,12 +328,7 @@ func (p *pastEnv) testRefresh(t *testing.T) {
 // testFloor answers a position in H0 from the snapshot at the capture
 // start, then refuses it with the hour unreadable.
 func (p *pastEnv) testFloor(t *testing.T) {
-	var in *pastInstant
-	for _, x := range p.past {
-		if x.hour == 0 && x.note == "H0 step 3" {
-			in = x
-		}
-	}
+	in := p.instantNamed(t, "H0 step 3")
 	at := in.pos.String()
 	got, plan, err := p.rebuildPast(t, p.pastWith(p.remote), at)
 	if err != nil {
@@ -361,7 +355,8 @@ func (p *pastEnv) testFloor(t *testing.T) {
 		t.Fatalf("verify --at %s with a bucket without the archive: %v\n%s", at, err, errOut)
 	}
 
-	// The store stopped.
+	// The store stopped. A position names no hour until a file is read:
+	// the refusal names one the lookup needed.
 	must(t, p.s3.Kill())
 	_, _, err = p.rebuildPast(t, p.pastWith(p.remote), at)
 	p.refusedNamingHour(t, err, "connection refused", at+" with the store stopped")
@@ -371,6 +366,23 @@ func (p *pastEnv) testFloor(t *testing.T) {
 		t.Fatalf("export at %s with the store stopped: %v", at, err)
 	}
 	t.Logf("the Export workflow refused: %v", err)
+}
+
+// testHourNamed: with the store stopped (testFloor), a time and a seq
+// inside H0 are refused naming H0, the moment's own hour: a time's hour is
+// its commit hour, the hour of the archive file that holds it, and a
+// seq's is the hour whose recorded seqs hold it; no later hour can hold
+// their transaction.
+func (p *pastEnv) testHourNamed(t *testing.T) {
+	in := p.instantNamed(t, "H0 step 3")
+	rnd := rand.New(rand.NewPCG(18, 2))
+	for form, name := range []string{"time", "seq"} {
+		at := in.form(t, form, rnd)
+		t.Run(name, func(t *testing.T) {
+			_, _, err := p.rebuildPast(t, p.pastWith(p.remote), at)
+			p.refusedNamingHour(t, err, "archived hour "+p.hourNames()[0], at+" with the store stopped")
+		})
+	}
 }
 
 // refusedNamingHour requires err to refuse the moment as an archived hour
