@@ -52,6 +52,10 @@ type FullBackupProgress struct {
 // ProgressQuery is the query name workflows answer with their progress.
 const ProgressQuery = "progress"
 
+// exactFloatsChange is the version id of the full backup's step that makes
+// FLOAT values exact (ExactFloats), behind workflow.GetVersion.
+const exactFloatsChange = "exact-floats"
+
 // a is used only for method expressions naming activities; it is never
 // called in a workflow.
 var a *activities.Activities
@@ -139,7 +143,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities.DumpResult, pos activities.Position,
 	progress *FullBackupProgress) (activities.ExactFloatsResult, error) {
 	out := activities.ExactFloatsResult{Files: make([]string, len(dump.Tables))}
-	if workflow.GetVersion(ctx, "exact-floats", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if workflow.GetVersion(ctx, exactFloatsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return out, nil
 	}
 	progress.Phase = "reading exact FLOAT values"
