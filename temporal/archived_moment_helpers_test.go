@@ -493,6 +493,20 @@ func (p *pastEnv) cli(env []string, args ...string) (stdout, stderr string, err 
 	return out.String(), errOut.String(), err
 }
 
+// historyVersion is one line of `dbtrail history --json`.
+type historyVersion struct {
+	Seq        uint64          `json:"seq"`
+	Op         string          `json:"op"`
+	CommitTime time.Time       `json:"commit_time"`
+	GTID       string          `json:"gtid"`
+	BinlogFile string          `json:"binlog_file"`
+	EndPos     uint64          `json:"end_pos"`
+	Key        json.RawMessage `json:"key"`
+	KeyBefore  json.RawMessage `json:"key_before"`
+	Before     json.RawMessage `json:"before"`
+	After      json.RawMessage `json:"after"`
+}
+
 // sameJSON reports whether two JSON texts are equal once compacted (nil
 // and empty are equal).
 func sameJSON(a, b []byte) bool {

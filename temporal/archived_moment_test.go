@@ -219,20 +219,6 @@ func sameChanges(got []snapshot.Change, want []index.Event) error {
 	return nil
 }
 
-// historyVersion is one line of `dbtrail history --json`.
-type historyVersion struct {
-	Seq        uint64          `json:"seq"`
-	Op         string          `json:"op"`
-	CommitTime time.Time       `json:"commit_time"`
-	GTID       string          `json:"gtid"`
-	BinlogFile string          `json:"binlog_file"`
-	EndPos     uint64          `json:"end_pos"`
-	Key        json.RawMessage `json:"key"`
-	KeyBefore  json.RawMessage `json:"key_before"`
-	Before     json.RawMessage `json:"before"`
-	After      json.RawMessage `json:"after"`
-}
-
 // testHistory lists the history of app.acct's row through the CLI.
 func (p *pastEnv) testHistory(t *testing.T) {
 	var want []index.Event
