@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -58,6 +59,8 @@ type Activities struct {
 	// client); with it AllocateSnapshot removes staging folders whose run
 	// is gone. Nil removes none.
 	Runs RunChecker
+	// Disk measures free space before a step writes (disk.Free when nil).
+	Disk disk.Probe
 	Log  *slog.Logger
 }
 

@@ -69,6 +69,10 @@ const (
 	// ErrNoArchives: restore-index found no archive of the source at the
 	// location.
 	ErrNoArchives = "NoArchives"
+	// ErrNoRoom: the folder a step writes to has less free space than the
+	// step needs (the message names the folder, the need and what is
+	// free); nothing was written.
+	ErrNoRoom = "NoRoom"
 )
 
 // ErrCaptureRunning: restore-index while capture of the source holds its

@@ -147,6 +147,10 @@ func readFooters(s *snapshot.Snapshot) (map[foldplan.TableKey]snapshot.FooterMet
 // with an empty 000000 pair. It heartbeats its stage and rows. A retry
 // redoes the table from the start: every path is deterministic and
 // overwritten, and the same window gives the same files.
+//
+// Before it writes, it checks the backup folder's free space against its
+// estimate (refreshNeed): too little is NoRoom, non-retryable, before
+// anything is written.
 func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
 	tp := in.Table
 	dir := a.sourceDir(in.Source)
@@ -157,6 +161,9 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	mt, ok := prev.Manifest.Table(tp.Key.Schema, tp.Key.Table)
 	if !ok {
 		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
+	}
+	if err := a.checkRoom(dir, refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
+		return ConvertTableResult{}, err
 	}
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {

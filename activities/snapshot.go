@@ -37,13 +37,18 @@ func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotIn
 // empty chain start, into the snapshot's staging folder. It heartbeats after
 // each data file; a retry rewrites the table from the start (a Parquet file
 // cannot be appended to), which is idempotent: the same dump gives the same
-// rows. Bad input is a non-retryable error naming file and line.
+// rows. Bad input is a non-retryable error naming file and line; a backup
+// folder with less room than the table's dump files is NoRoom, before
+// anything is written.
 func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (ConvertTableResult, error) {
 	t := in.Table
 	fsys := os.DirFS(in.DumpDir)
 	def, create, err := dumpconv.Definition(fsys, t.Schema, t.Table, t.SchemaFile)
 	if err != nil {
 		return ConvertTableResult{}, badInput(err)
+	}
+	if err := a.checkRoom(a.sourceDir(in.Source), dumpFilesSize(in.DumpDir, t.DataFiles), "convert "+t.Schema+"."+t.Table); err != nil {
+		return ConvertTableResult{}, err
 	}
 	b, err := snapshot.AttachBuilder(a.sourceDir(in.Source), in.SnapshotID)
 	if err != nil {
@@ -143,6 +148,10 @@ func (a *Activities) publish(in PublishInput, expect string, fill func(*snapshot
 		}
 	}
 	if err := b.Publish(m); err != nil {
+		return PublishResult{}, err
+	}
+	// The staging folder is now the snapshot: its owner file goes too.
+	if err := snapshot.RemoveStaging(dir, in.SnapshotID); err != nil {
 		return PublishResult{}, err
 	}
 	return PublishResult{SnapshotID: in.SnapshotID, Dir: snapshotDir(dir, in.SnapshotID)}, nil

@@ -1,0 +1,60 @@
+// Package disk checks for room before a step writes: a step estimates
+// the bytes it will write and Check refuses it at once, naming the folder,
+// the need and what is free, instead of failing at the end of a long write
+// with "no space left on device".
+package disk
+
+import (
+	"fmt"
+)
+
+// Probe returns the bytes an unprivileged writer can still write in the
+// file system holding path. Free is the real one; tests inject others.
+type Probe func(path string) (uint64, error)
+
+// Margin is added to every need: what a step writes besides its estimate
+// (temporary files, metadata, other writers in the meantime).
+const Margin = 64 << 20
+
+// NoRoomError is a step refused for want of room: it needs about Need
+// bytes (with Margin) in Path, which has Free.
+type NoRoomError struct {
+	Path       string
+	Need, Free uint64
+	// What is the step, e.g. "rewrite shop.orders".
+	What string
+}
+
+func (e *NoRoomError) Error() string {
+	return fmt.Sprintf("%s needs about %s in %s (%s free)", e.What, Bytes(e.Need), e.Path, Bytes(e.Free))
+}
+
+// Check returns a *NoRoomError when path has less than need+Margin bytes
+// free; an error of the probe is returned wrapped.
+func Check(probe Probe, path string, need uint64, what string) error {
+	if probe == nil {
+		probe = Free
+	}
+	free, err := probe(path)
+	if err != nil {
+		return fmt.Errorf("free space of %s: %w", path, err)
+	}
+	if want := need + Margin; free < want {
+		return &NoRoomError{Path: path, Need: want, Free: free, What: what}
+	}
+	return nil
+}
+
+// Bytes is n in binary units with one decimal: 512 B, 1.5 KiB, 2.1 GiB.
+func Bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
