@@ -70,4 +70,3 @@ func failureMessage(err error) string {
 	}
 	return msg
 }
-
