@@ -203,12 +203,12 @@ const (
 // ConflictError is Start's refusal: the label is in use or a job of the
 // same source and kind is running. JobID names the existing job.
 type ConflictError struct {
-	Reason string
-	JobID  string
-	msg    string
+	Reason  string
+	JobID   string
+	Message string
 }
 
-func (e *ConflictError) Error() string { return e.msg }
+func (e *ConflictError) Error() string { return e.Message }
 
 // ErrNotFound is matched (errors.Is) by the error of Get and Cancel for a
 // job ID Temporal does not know.

@@ -91,7 +91,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		}
 		if running != "" {
 			return Job{}, &ConflictError{Reason: ConflictRunning, JobID: running,
-				msg: fmt.Sprintf("%s is running (job %s): one at a time; wait for it or cancel it", key.what, running)}
+				Message: fmt.Sprintf("%s is running (job %s): one at a time; wait for it or cancel it", key.what, running)}
 		}
 	}
 	id := ID(req.Source, req.Label)
@@ -106,7 +106,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	}, req.Kind.Workflow(), req.Input)
 	if errors.Is(err, temporal.ErrAlreadyRunning) {
 		return Job{}, &ConflictError{Reason: ConflictLabel, JobID: id,
-			msg: fmt.Sprintf("label %q of source %s is taken by job %s: labels are unique per source", req.Label, req.Source, id)}
+			Message: fmt.Sprintf("label %q of source %s is taken by job %s: labels are unique per source", req.Label, req.Source, id)}
 	}
 	if err != nil {
 		return Job{}, err
