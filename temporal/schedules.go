@@ -27,6 +27,10 @@ type ScheduleSpec struct {
 	// WorkflowID is the prefix of the started runs' IDs (the server appends
 	// the scheduled time); default ID.
 	WorkflowID string
+	// Source, when set, is the AttrSource search attribute of the started
+	// runs (registered first: EnsureSearchAttributes), so the one-job-at-a-
+	// time rule of package jobs sees them.
+	Source string
 }
 
 // EnsureSchedule creates the schedule, or brings an existing one with the
@@ -93,10 +97,14 @@ func scheduleSpec(spec ScheduleSpec) client.ScheduleSpec {
 }
 
 func scheduleAction(spec ScheduleSpec) *client.ScheduleWorkflowAction {
-	return &client.ScheduleWorkflowAction{
+	a := &client.ScheduleWorkflowAction{
 		ID:        spec.WorkflowID,
 		Workflow:  spec.Workflow,
 		Args:      spec.Args,
 		TaskQueue: spec.TaskQueue,
 	}
+	if spec.Source != "" {
+		a.TypedSearchAttributes = sdktemporal.NewSearchAttributes(KeySource.ValueSet(spec.Source))
+	}
+	return a
 }
