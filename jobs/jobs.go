@@ -13,8 +13,8 @@
 //     at a time too.
 //
 // The source, label and restore target travel as search attributes
-// (temporal.AttrSource, AttrLabel, AttrTarget), so the visibility API lists
-// and filters jobs.
+// (AttrSource, AttrLabel, AttrTarget), so the visibility API lists and
+// filters jobs. Starts set WorkflowExecutionErrorWhenAlreadyStarted.
 package jobs
 
 import (

@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -53,7 +52,7 @@ func (f Filter) query() (string, error) {
 		}
 		parts = append(parts, "ExecutionStatus = "+quote(st))
 	}
-	for _, c := range []struct{ attr, what, v string }{{temporal.AttrLabel, "label", f.Label}, {temporal.AttrSource, "source", f.Source}} {
+	for _, c := range []struct{ attr, what, v string }{{AttrLabel, "label", f.Label}, {AttrSource, "source", f.Source}} {
 		if c.v == "" {
 			continue
 		}
@@ -189,7 +188,7 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) Job {
 		j.ClosedAt = &t
 	}
 	fields := info.GetSearchAttributes().GetIndexedFields()
-	j.Source, j.Label, j.Target = keyword(fields, temporal.AttrSource), keyword(fields, temporal.AttrLabel), keyword(fields, temporal.AttrTarget)
+	j.Source, j.Label, j.Target = keyword(fields, AttrSource), keyword(fields, AttrLabel), keyword(fields, AttrTarget)
 	j.URL = s.runURL(j.ID, j.RunID)
 	return j
 }

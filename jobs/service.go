@@ -14,8 +14,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
-
-	"github.com/dbtrail/dbtrail/temporal"
 )
 
 // Service starts and reads jobs through a Temporal client. It is safe for
@@ -39,7 +37,7 @@ type Service struct {
 // Config configures a Service.
 type Config struct {
 	Client    client.Client
-	Namespace string // default temporal.DefaultNamespace
+	Namespace string // default "default"
 	TaskQueue string // where jobs run (workflows.TaskQueue)
 	// UI is the Temporal web UI's base URL, for Job.URL ("" : no links).
 	UI string
@@ -50,7 +48,7 @@ type Config struct {
 // New returns the Service of cfg.
 func New(cfg Config) *Service {
 	if cfg.Namespace == "" {
-		cfg.Namespace = temporal.DefaultNamespace
+		cfg.Namespace = "default"
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -95,21 +93,23 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		}
 	}
 	id := ID(req.Source, req.Label)
-	attrs := []sdktemporal.SearchAttributeUpdate{temporal.KeySource.ValueSet(req.Source), temporal.KeyLabel.ValueSet(req.Label)}
+	attrs := []sdktemporal.SearchAttributeUpdate{KeySource.ValueSet(req.Source), KeyLabel.ValueSet(req.Label)}
 	if req.Target != "" {
-		attrs = append(attrs, temporal.KeyTarget.ValueSet(req.Target))
+		attrs = append(attrs, KeyTarget.ValueSet(req.Target))
 	}
-	run, err := temporal.StartWorkflow(ctx, s.c, client.StartWorkflowOptions{
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: s.taskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: sdktemporal.NewSearchAttributes(attrs...),
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes:                    sdktemporal.NewSearchAttributes(attrs...),
 	}, req.Kind.Workflow(), req.Input)
-	if errors.Is(err, temporal.ErrAlreadyRunning) {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
 		return Job{}, &ConflictError{Reason: ConflictLabel, JobID: id,
 			Message: fmt.Sprintf("label %q of source %s is taken by job %s: labels are unique per source", req.Label, req.Source, id)}
 	}
 	if err != nil {
-		return Job{}, err
+		return Job{}, fmt.Errorf("start job %s: %w", id, err)
 	}
 	for _, key := range s.lockKeys(req) {
 		s.recent[key.id] = id
@@ -156,7 +156,7 @@ type lockKey struct {
 // releases.
 func (s *Service) lockKeys(req Request) []lockKey {
 	running := fmt.Sprintf("WorkflowType = %s AND ExecutionStatus = 'Running'", quote(req.Kind.Workflow()))
-	owner := fmt.Sprintf("%s = %s", temporal.AttrSource, quote(req.Source))
+	owner := fmt.Sprintf("%s = %s", AttrSource, quote(req.Source))
 	switch req.Kind {
 	case Backup:
 		owner = fmt.Sprintf("(%s OR WorkflowId = %s)", owner, quote("fullbackup-"+req.Source))
@@ -167,7 +167,7 @@ func (s *Service) lockKeys(req Request) []lockKey {
 		what: fmt.Sprintf("a %s of source %s", req.Kind, req.Source), query: running + " AND " + owner}}
 	if req.Kind == Restore {
 		keys = append(keys, lockKey{id: "target/" + req.Target, what: "a restore into " + req.Target,
-			query: running + fmt.Sprintf(" AND %s = %s", temporal.AttrTarget, quote(req.Target))})
+			query: running + fmt.Sprintf(" AND %s = %s", AttrTarget, quote(req.Target))})
 	}
 	return keys
 }
@@ -201,7 +201,7 @@ func (s *Service) ensureAttrs(ctx context.Context) error {
 	if s.attrsSet {
 		return nil
 	}
-	if err := temporal.EnsureSearchAttributes(ctx, s.c, s.namespace); err != nil {
+	if err := EnsureSearchAttributes(ctx, s.c, s.namespace); err != nil {
 		return err
 	}
 	s.attrsSet = true

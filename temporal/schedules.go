@@ -27,10 +27,10 @@ type ScheduleSpec struct {
 	// WorkflowID is the prefix of the started runs' IDs (the server appends
 	// the scheduled time); default ID.
 	WorkflowID string
-	// Source, when set, is the AttrSource search attribute of the started
-	// runs (registered first: EnsureSearchAttributes), so the one-job-at-a-
-	// time rule of package jobs sees them.
-	Source string
+	// Attrs are search attributes of the started runs (registered first;
+	// package jobs sets the source's, so its one-job-at-a-time rule sees
+	// scheduled runs).
+	Attrs sdktemporal.SearchAttributes
 }
 
 // EnsureSchedule creates the schedule, or brings an existing one with the
@@ -103,8 +103,6 @@ func scheduleAction(spec ScheduleSpec) *client.ScheduleWorkflowAction {
 		Args:      spec.Args,
 		TaskQueue: spec.TaskQueue,
 	}
-	if spec.Source != "" {
-		a.TypedSearchAttributes = sdktemporal.NewSearchAttributes(KeySource.ValueSet(spec.Source))
-	}
+	a.TypedSearchAttributes = spec.Attrs
 	return a
 }

@@ -79,7 +79,7 @@ func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshCo
 		return temporal.ScheduleSpec{}, fmt.Errorf("--refresh-every %s: the shortest refresh interval is 1m", every)
 	}
 	return temporal.ScheduleSpec{ID: workflows.RefreshWorkflowID(source), Every: every, Workflow: "Refresh",
-		TaskQueue: taskQueue, Args: []any{r.input(source)}, Source: source}, nil
+		TaskQueue: taskQueue, Args: []any{r.input(source)}, Attrs: jobs.SourceAttrs(source)}, nil
 }
 
 func newRefreshCmd(g *globals) *cobra.Command {
@@ -208,14 +208,14 @@ func (s *scheduleConfig) specs(source, taskQueue string, log *slog.Logger) ([]te
 		return nil, err
 	}
 	return append(specs, verify, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
-		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Source: source}), nil
+		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Attrs: jobs.SourceAttrs(source)}), nil
 }
 
 // ensureSchedules registers the jobs' search attributes (the schedules set
 // them), then creates or updates every schedule of specs; a spec with no
 // interval deletes its schedule.
 func ensureSchedules(cmd *cobra.Command, c client.Client, namespace string, specs []temporal.ScheduleSpec, log *slog.Logger) error {
-	if err := temporal.EnsureSearchAttributes(cmd.Context(), c, namespace); err != nil {
+	if err := jobs.EnsureSearchAttributes(cmd.Context(), c, namespace); err != nil {
 		return err
 	}
 	for _, s := range specs {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -12,7 +13,7 @@ import (
 // every interval; an interval of 0 is the spec that deletes it.
 func verifySchedule(source, taskQueue string, every time.Duration) (temporal.ScheduleSpec, error) {
 	spec := temporal.ScheduleSpec{ID: workflows.VerifyWorkflowID(source), Every: every, Workflow: "Verify", TaskQueue: taskQueue,
-		Args: []any{workflows.VerifyInput{Source: source, Snapshot: "current"}}, Source: source}
+		Args: []any{workflows.VerifyInput{Source: source, Snapshot: "current"}}, Attrs: jobs.SourceAttrs(source)}
 	if every != 0 && every < time.Hour {
 		return spec, fmt.Errorf("--verify-every %s: the shortest verify interval is 1h (a verify reads every table on the source)", every)
 	}
