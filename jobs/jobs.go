@@ -186,9 +186,11 @@ func CheckName(what, name string) error {
 func ID(source, label string) string { return source + ":" + label }
 
 // DefaultLabel is the label of a job started at now without one: its kind
-// and the UTC time to the second, e.g. "backup-20260505T201500Z".
+// and the UTC time to the millisecond, e.g. "backup-20260505T201500.250Z"
+// (two jobs of a kind run one after the other, never within the same
+// millisecond).
 func DefaultLabel(kind Kind, now time.Time) string {
-	return string(kind) + "-" + now.UTC().Format("20060102T150405Z")
+	return string(kind) + "-" + now.UTC().Format("20060102T150405.000Z")
 }
 
 // Conflict reasons of ConflictError.
