@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -162,7 +164,8 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 }
 
 // runDevAPI is dev's HTTP API: it dials dev's own frontend (up by the time
-// the jobs run) and serves until ctx ends.
+// the jobs run) and serves until ctx ends. An address in use (another dev
+// on this machine) only warns: dev goes on without its API.
 func runDevAPI(ctx context.Context, g *globals, cfg temporal.ServerConfig, sc *serveConfig, rc *refreshConfig, store *index.Store) error {
 	tf := temporalFlags{addr: cfg.FrontendAddr, namespace: cfg.Namespace}
 	if cfg.UIAddr != "" {
@@ -174,6 +177,10 @@ func runDevAPI(ctx context.Context, g *globals, cfg temporal.ServerConfig, sc *s
 	}
 	defer c.Close()
 	job, err := sc.job(g, c, tf, rc, store)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		g.log.Warn("HTTP API not started: its address is in use (--api-addr)", slog.String("addr", sc.addr), slog.String("error", err.Error()))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
