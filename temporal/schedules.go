@@ -27,6 +27,10 @@ type ScheduleSpec struct {
 	// WorkflowID is the prefix of the started runs' IDs (the server appends
 	// the scheduled time); default ID.
 	WorkflowID string
+	// Attrs are search attributes of the started runs (registered first;
+	// package jobs sets the source's, so its one-job-at-a-time rule sees
+	// scheduled runs).
+	Attrs sdktemporal.SearchAttributes
 }
 
 // EnsureSchedule creates the schedule, or brings an existing one with the
@@ -93,10 +97,12 @@ func scheduleSpec(spec ScheduleSpec) client.ScheduleSpec {
 }
 
 func scheduleAction(spec ScheduleSpec) *client.ScheduleWorkflowAction {
-	return &client.ScheduleWorkflowAction{
+	a := &client.ScheduleWorkflowAction{
 		ID:        spec.WorkflowID,
 		Workflow:  spec.Workflow,
 		Args:      spec.Args,
 		TaskQueue: spec.TaskQueue,
 	}
+	a.TypedSearchAttributes = spec.Attrs
+	return a
 }

@@ -22,6 +22,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Export)
 	r.RegisterWorkflow(workflows.Archive)
 	r.RegisterWorkflow(workflows.RestoreIndex)
+	r.RegisterWorkflow(workflows.Verify)
 }
 
 // RegisterAll registers every dbtrail workflow, and the activities of acts,

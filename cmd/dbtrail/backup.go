@@ -4,9 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -20,30 +19,30 @@ func newBackupFullCmd(g *globals) *cobra.Command {
 	var tf temporalFlags
 	var source string
 	var parallel int
+	var label string
 	cmd := &cobra.Command{
 		Use:   "full",
 		Short: "Take a full backup: mydumper → Parquet snapshot, published as current",
-		Long: `full starts the FullBackup workflow of a source (one at a time per source:
-a second start while one runs is refused) and waits for it, showing progress:
+		Long: `full starts the FullBackup workflow of a source as a job labelled --label
+(unique per source; one backup per source at a time: a second start while
+one runs is refused with the running job's id) and waits for it, showing progress:
 a bar on a terminal, else (a log, a pipe) a line per phase and every 10 s at
 most. A failed backup's root cause is the error. Ctrl-C stops waiting, not the
 backup: the CLI prints where to follow or cancel it (the Temporal UI, the
 temporal CLI).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c, err := temporal.Dial(ctx, tf.addr, tf.namespace, g.log)
+			c, svc, err := newJobService(cmd, g, &tf)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{
-				ID: workflows.FullBackupWorkflowID(source), TaskQueue: workflows.TaskQueue,
-			}, workflows.FullBackup, workflows.FullBackupInput{Source: source, Parallel: parallel})
+			run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Backup, Source: source, Label: label,
+				Input: workflows.FullBackupInput{Source: source, Parallel: parallel}})
 			if err != nil {
 				return err
 			}
 			out := cmd.ErrOrStderr()
-			fmt.Fprintf(out, "FullBackup %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.FullBackupResult
 			if err := newWaiter(out, tf.location()).wait(ctx, "FullBackup", run, queryProgress(c, run, fullBackupProgress), &res); err != nil {
 				return err
@@ -64,6 +63,7 @@ temporal CLI).`,
 	tf.register(f)
 	f.StringVar(&source, "source", "main", "source to back up")
 	f.IntVar(&parallel, "parallel", 2, "tables converted at once")
+	f.StringVar(&label, "label", "", "the job's label, unique per source (default backup-<UTC time>); the job id is <source>:<label>")
 	return cmd
 }
 

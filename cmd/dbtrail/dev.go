@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -31,6 +32,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		withCapture bool
 		metricsAddr string
 		sched       scheduleConfig
+		sc          serveConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -59,6 +61,12 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 			if err != nil {
 				return err
 			}
+			if sc.addr != "" {
+				sc.source, sc.backupDir, sc.archiveURL = wc.source, wc.backupDir, wc.archiveURL
+				jobs = append(jobs, devJob{name: "api", run: func(ctx context.Context) error {
+					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
+				}})
+			}
 			return runDev(cmd, cfg, taskQueue, acts, specs, jobs, g.log)
 		},
 	}
@@ -72,6 +80,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of capture's Prometheus /metrics endpoint (empty: off)")
 	wc.register(f)
 	sched.register(f)
+	sc.register(f, api.DefaultAddr)
 	return cmd
 }
 
@@ -94,7 +103,7 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 	defer c.Close()
 
 	// EnsureSchedule leaves one of each schedule however often dev restarts.
-	if err := ensureSchedules(cmd, c, schedules, log); err != nil {
+	if err := ensureSchedules(cmd, c, srv.Namespace(), schedules, log); err != nil {
 		return err
 	}
 

@@ -8,11 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -24,6 +23,7 @@ type momentFlags struct {
 	schemas  []string
 	tables   []string
 	parallel int
+	label    string
 }
 
 func (m *momentFlags) register(f *pflag.FlagSet) {
@@ -31,6 +31,7 @@ func (m *momentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.source, "source", "main", "source name")
 	f.StringArrayVar(&m.schemas, "schema", nil, "only the tables of this schema (repeatable; default every table)")
 	f.IntVar(&m.parallel, "parallel", 2, "tables written at once")
+	f.StringVar(&m.label, "label", "", "the job's label, unique per source (default export-<UTC time>); the job id is <source>:<label>")
 }
 
 // selection turns --schema and --table into the export's: a table is
@@ -88,18 +89,16 @@ func checkMoment(flag, text string) error {
 // progress, then reports what it wrote and the cut it landed on.
 func runExport(cmd *cobra.Command, g *globals, m *momentFlags, spec activities.ExportSpec) (workflows.ExportResult, error) {
 	ctx := cmd.Context()
-	c, err := temporal.Dial(ctx, m.tf.addr, m.tf.namespace, g.log)
+	c, svc, err := newJobService(cmd, g, &m.tf)
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
 	defer c.Close()
-	run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{
-		ID: workflows.ExportWorkflowID(spec.Source, spec.Out), TaskQueue: workflows.TaskQueue,
-	}, workflows.Export, workflows.ExportInput{ExportSpec: spec, Parallel: m.parallel})
+	run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Export, Source: spec.Source, Label: m.label,
+		Input: workflows.ExportInput{ExportSpec: spec, Parallel: m.parallel}})
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "Export %s started (run %s)\n", run.GetID(), run.GetRunID())
 	var res workflows.ExportResult
 	if err := newWaiter(cmd.ErrOrStderr(), m.tf.location()).wait(ctx, "Export", run, queryProgress(c, run, exportProgress), &res); err != nil {
 		return res, err

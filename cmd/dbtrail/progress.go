@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -208,7 +209,7 @@ func (w *waiter) outcome(ctx context.Context, kind string, run client.WorkflowRu
 	if errors.As(err, &ended) {
 		fmt.Fprintf(w.out, "%s %s (run %s) did not complete; its history:\n", kind, id, runID)
 		w.where.writeFollow(w.out, id, runID)
-		return &runFailedError{kind: kind, id: id, outcome: runOutcome(err), err: err}
+		return &runFailedError{kind: kind, id: id, outcome: jobs.Outcome(err), err: err}
 	}
 	why := fmt.Errorf("read the result: %w", err)
 	if ctx.Err() != nil {
@@ -224,7 +225,7 @@ func (w *waiter) outcome(ctx context.Context, kind string, run client.WorkflowRu
 // it failed, was canceled or terminated, or timed out.
 type runFailedError struct {
 	kind, id string
-	outcome  string // from runOutcome
+	outcome  string // from jobs.Outcome
 	err      error  // the SDK's *WorkflowExecutionError
 }
 
@@ -256,70 +257,6 @@ func stopReason(err error) string {
 		return "the wait was canceled"
 	}
 	return err.Error()
-}
-
-// runOutcome says how a run that did not complete ended: "failed:" and the
-// root cause, "was canceled", "was terminated" or "timed out".
-func runOutcome(err error) string {
-	var ended *sdktemporal.WorkflowExecutionError
-	if errors.As(err, &ended) {
-		switch ended.Unwrap().(type) {
-		case *sdktemporal.CanceledError:
-			return "was canceled"
-		case *sdktemporal.TerminatedError:
-			return "was terminated"
-		case *sdktemporal.TimeoutError:
-			return "timed out"
-		}
-	}
-	return "failed: " + failureReason(err)
-}
-
-// failureReason is the root cause of a run's failure: the message of the
-// failure under the innermost activity or child workflow (or under the run
-// itself), after the types of the child workflows and the activity it came
-// through, e.g. "ConvertTable: dump.t.00000.sql:12: ...". The SDK's own
-// error string repeats every level's ids, event ids and types.
-func failureReason(err error) string {
-	var path []string
-	cause := err
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		switch t := e.(type) {
-		case *sdktemporal.WorkflowExecutionError:
-			path, cause = nil, t.Unwrap()
-		case *sdktemporal.ChildWorkflowExecutionError:
-			path, cause = append(path, t.WorkflowType()), t.Unwrap()
-		case *sdktemporal.ActivityError:
-			path, cause = append(path, t.ActivityType().GetName()), t.Unwrap()
-		}
-	}
-	return strings.Join(append(path, failureMessage(cause)), ": ")
-}
-
-// failureMessage is err's message without the SDK's decorations: an
-// application error's own message, followed by its cause's when the message
-// does not already hold it.
-func failureMessage(err error) string {
-	app, ok := err.(*sdktemporal.ApplicationError)
-	if !ok {
-		if err == nil {
-			return "no reason given"
-		}
-		return err.Error()
-	}
-	msg := app.Message()
-	if c := app.Unwrap(); c != nil {
-		switch cm := failureMessage(c); {
-		case msg == "":
-			msg = cm
-		case !strings.Contains(msg, cm):
-			msg += ": " + cm
-		}
-	}
-	if msg == "" {
-		return app.Type() + " without a message"
-	}
-	return msg
 }
 
 // readWithin calls read with at most queryTimeout to answer.

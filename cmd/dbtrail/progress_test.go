@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/workers"
@@ -252,23 +251,6 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	}
 }
 
-func TestFailureMessage(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{sdktemporal.NewApplicationErrorWithCause("publish", "Publish", errors.New("disk full")), "publish: disk full"},
-		{sdktemporal.NewNonRetryableApplicationError("dump x: no rows", activities.ErrBadDump, errors.New("no rows")), "dump x: no rows"},
-		{sdktemporal.NewApplicationErrorWithCause("", "Wrapped", errors.New("disk full")), "disk full"},
-		{errors.New("plain"), "plain"},
-		{nil, "no reason given"},
-	} {
-		if got := failureMessage(tc.err); got != tc.want {
-			t.Errorf("failureMessage(%v) = %q, want %q", tc.err, got, tc.want)
-		}
-	}
-}
-
 func TestTemporalFlagsLocation(t *testing.T) {
 	for _, tc := range []struct {
 		flags  temporalFlags
@@ -281,17 +263,5 @@ func TestTemporalFlagsLocation(t *testing.T) {
 		if got := tc.flags.location(); got.ui != tc.wantUI || got.addr != tc.flags.addr || got.namespace != tc.flags.namespace {
 			t.Errorf("%+v: location %+v, want UI %q", tc.flags, got, tc.wantUI)
 		}
-	}
-}
-
-// TestRunOutcomeCanceled is a run canceled (in the UI, say) while the CLI
-// waits: it did not fail, it was canceled.
-func TestRunOutcomeCanceled(t *testing.T) {
-	var s sdktestsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
-	env.ExecuteWorkflow(func(ctx workflow.Context) error { return workflow.Sleep(ctx, time.Hour) })
-	if got, want := runOutcome(env.GetWorkflowError()), "was canceled"; got != want {
-		t.Fatalf("runOutcome = %q, want %q (error %v)", got, want, env.GetWorkflowError())
 	}
 }

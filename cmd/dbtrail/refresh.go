@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -78,13 +79,14 @@ func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshCo
 		return temporal.ScheduleSpec{}, fmt.Errorf("--refresh-every %s: the shortest refresh interval is 1m", every)
 	}
 	return temporal.ScheduleSpec{ID: workflows.RefreshWorkflowID(source), Every: every, Workflow: "Refresh",
-		TaskQueue: taskQueue, Args: []any{r.input(source)}}, nil
+		TaskQueue: taskQueue, Args: []any{r.input(source)}, Attrs: jobs.SourceAttrs(source)}, nil
 }
 
 func newRefreshCmd(g *globals) *cobra.Command {
 	var tf temporalFlags
 	var source string
 	var rc refreshConfig
+	var label string
 	cmd := &cobra.Command{
 		Use:   "refresh",
 		Short: "Refresh now: fold the changes since the current snapshot into a new one, and wait",
@@ -98,18 +100,15 @@ Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			rc.deltas.warn(g.log)
-			c, err := temporal.Dial(ctx, tf.addr, tf.namespace, g.log)
+			c, svc, err := newJobService(cmd, g, &tf)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{
-				ID: workflows.RefreshWorkflowID(source), TaskQueue: workflows.TaskQueue,
-			}, workflows.Refresh, rc.input(source))
+			run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Refresh, Source: source, Label: label, Input: rc.input(source)})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "Refresh %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.RefreshResult
 			if err := newWaiter(cmd.ErrOrStderr(), tf.location()).wait(ctx, "Refresh", run, queryProgress(c, run, refreshProgress), &res); err != nil {
 				return err
@@ -121,6 +120,7 @@ Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.`,
 	f := cmd.Flags()
 	tf.register(f)
 	f.StringVar(&source, "source", "main", "source to refresh")
+	f.StringVar(&label, "label", "", "the job's label, unique per source (default refresh-<UTC time>); the job id is <source>:<label>")
 	rc.register(f)
 	return cmd
 }
@@ -178,12 +178,14 @@ type scheduleConfig struct {
 	refreshEvery time.Duration
 	refresh      refreshConfig
 	indexHours   int
+	verifyEvery  time.Duration
 }
 
 func (s *scheduleConfig) register(f *pflag.FlagSet) {
 	f.DurationVar(&s.refreshEvery, "refresh-every", workflows.DefaultRefreshEvery, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
 	s.refresh.register(f)
 	f.IntVar(&s.indexHours, "index-hours", activities.DefaultIndexHours, "hours of events the index keeps; the hourly archive moves older hours to the archive location (without one nothing is dropped)")
+	f.DurationVar(&s.verifyEvery, "verify-every", workflows.DefaultVerifyEvery, "interval of the scheduled verify of the current snapshot against the source (at least 1h; 0 deletes the schedule)")
 }
 
 // specs returns the schedules to ensure for source: the refresh schedule
@@ -201,13 +203,28 @@ func (s *scheduleConfig) specs(source, taskQueue string, log *slog.Logger) ([]te
 		}
 		specs = append(specs, spec)
 	}
-	return append(specs, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
-		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}}), nil
+	verify, err := verifySchedule(source, taskQueue, s.verifyEvery)
+	if err != nil {
+		return nil, err
+	}
+	return append(specs, verify, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
+		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Attrs: jobs.SourceAttrs(source)}), nil
 }
 
-// ensureSchedules creates or updates every schedule of specs.
-func ensureSchedules(cmd *cobra.Command, c client.Client, specs []temporal.ScheduleSpec, log *slog.Logger) error {
+// ensureSchedules registers the jobs' search attributes (the schedules set
+// them), then creates or updates every schedule of specs; a spec with no
+// interval deletes its schedule.
+func ensureSchedules(cmd *cobra.Command, c client.Client, namespace string, specs []temporal.ScheduleSpec, log *slog.Logger) error {
+	if err := jobs.EnsureSearchAttributes(cmd.Context(), c, namespace); err != nil {
+		return err
+	}
 	for _, s := range specs {
+		if s.Every == 0 {
+			if err := temporal.DeleteSchedule(cmd.Context(), c, s.ID); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := temporal.EnsureSchedule(cmd.Context(), c, s); err != nil {
 			return err
 		}

@@ -44,7 +44,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 			if err != nil {
 				return err
 			}
-			if err := ensureSchedules(cmd, c, specs, g.log); err != nil {
+			if err := ensureSchedules(cmd, c, namespace, specs, g.log); err != nil {
 				return err
 			}
 			return runWorker(cmd.Context(), c, taskQueue, acts, g.log)

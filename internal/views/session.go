@@ -27,6 +27,9 @@ type SessionOptions struct {
 	// TempDir is where DuckDB spills (temp_directory): "" makes a folder
 	// under os.TempDir that Close removes.
 	TempDir string
+	// Sandbox also cuts DuckDB off every file outside SourceDir and the
+	// network (sandbox.go), for questions from untrusted callers.
+	Sandbox bool
 }
 
 // Session is an in-memory DuckDB with the views of one snapshot loaded, for
@@ -89,6 +92,11 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 	}
 	if _, err := s.Reload(ctx); err != nil {
 		return nil, err
+	}
+	if o.Sandbox {
+		if err := s.sandbox(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := s.conn.ExecContext(ctx, "SET lock_configuration=true"); err != nil {
 		return nil, fmt.Errorf("views: duckdb lock configuration: %w", err)

@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/dbtrail/dbtrail/jobs"
+)
+
+// Bounds of POST /v1/query.
+const (
+	DefaultQueryRows    = 1000
+	MaxQueryRows        = 10000
+	DefaultQueryTimeout = 10 * time.Second
+	MaxQueryTimeout     = 60 * time.Second
+)
+
+// QueryRequest is POST /v1/query: one read-only SQL statement over the
+// views of the current snapshot (or ?snapshot=ID) of source.
+type QueryRequest struct {
+	SQL    string `json:"sql"`
+	Source string `json:"source"`
+	// MaxRows bounds the rows answered (default DefaultQueryRows, at most
+	// MaxQueryRows); TimeoutMS the time the statement may run (default
+	// DefaultQueryTimeout, at most MaxQueryTimeout).
+	MaxRows   int `json:"max_rows"`
+	TimeoutMS int `json:"timeout_ms"`
+}
+
+// Question is what a QueryFunc answers.
+type Question struct {
+	Source   string
+	Snapshot string // "": current
+	SQL      string
+	MaxRows  int
+}
+
+// QueryAnswer is the answer of POST /v1/query: each row a JSON array in
+// column order (DECIMAL exact, times as text).
+type QueryAnswer struct {
+	Snapshot  string            `json:"snapshot"`
+	Columns   []string          `json:"columns"`
+	Types     []string          `json:"types"`
+	Rows      []json.RawMessage `json:"rows"`
+	Truncated bool              `json:"truncated"`
+}
+
+// QueryFunc answers a question in the sandbox (views.SessionOptions.Sandbox)
+// until ctx's deadline, the time limit. A statement the sandbox or DuckDB
+// refuses is an error the caller sees as is.
+type QueryFunc func(ctx context.Context, q Question) (QueryAnswer, error)
+
+func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
+	b := body.(*QueryRequest)
+	if s.cfg.Query == nil {
+		return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "queries are off: the server has no backup folder (--backup-dir)"}
+	}
+	if b.SQL == "" {
+		return badFieldf("sql", "sql is required")
+	}
+	if err := s.common(&b.Source, new(string)); err != nil {
+		return err
+	}
+	snap := r.URL.Query().Get("snapshot")
+	if snap != "" && snap != "current" {
+		if err := jobs.CheckName("snapshot", snap); err != nil {
+			return badField("snapshot", err)
+		}
+	} else {
+		snap = ""
+	}
+	if b.MaxRows == 0 {
+		b.MaxRows = DefaultQueryRows
+	}
+	if b.MaxRows < 1 || b.MaxRows > MaxQueryRows {
+		return badFieldf("max_rows", "max_rows %d: want 1 to %d", b.MaxRows, MaxQueryRows)
+	}
+	timeout := DefaultQueryTimeout
+	if b.TimeoutMS != 0 {
+		timeout = time.Duration(b.TimeoutMS) * time.Millisecond
+	}
+	if timeout <= 0 || timeout > MaxQueryTimeout {
+		return badFieldf("timeout_ms", "timeout_ms %d: want 1 to %d", b.TimeoutMS, MaxQueryTimeout.Milliseconds())
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	a, err := s.cfg.Query(ctx, Question{Source: b.Source, Snapshot: snap, SQL: b.SQL, MaxRows: b.MaxRows})
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Field: "timeout_ms",
+			Message: "the statement ran past its time limit of " + timeout.String()}
+	case err != nil:
+		return &Error{Status: http.StatusBadRequest, Code: CodeQueryRefused, Field: "sql", Message: err.Error()}
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}

@@ -1,0 +1,229 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// BackupRequest is POST /v1/backups: a full backup (FullBackup).
+type BackupRequest struct {
+	Source   string `json:"source"`
+	Label    string `json:"label"`
+	Parallel int    `json:"parallel"`
+}
+
+// RefreshRequest is POST /v1/refreshes: a refresh (Refresh), with the
+// worker's refresh settings unless TableDeltas says otherwise.
+type RefreshRequest struct {
+	Source       string `json:"source"`
+	Label        string `json:"label"`
+	TableDeltas  *bool  `json:"table_deltas"`
+	NoFullBackup bool   `json:"no_full_backup"`
+}
+
+// ExportRequest is POST /v1/exports (Export): format sql or parquet at a
+// moment At, or changes over [From, Until), into Out, a name inside the
+// server's export folder.
+type ExportRequest struct {
+	Source            string   `json:"source"`
+	Label             string   `json:"label"`
+	Format            string   `json:"format"`
+	At                string   `json:"at"`
+	From              string   `json:"from"`
+	Until             string   `json:"until"`
+	Schemas           []string `json:"schemas"`
+	Tables            []string `json:"tables"`
+	Out               string   `json:"out"`
+	MaxStatementBytes int      `json:"max_statement_bytes"`
+	Parallel          int      `json:"parallel"`
+}
+
+// VerifyRequest is POST /v1/verifies (Verify): fingerprints of a
+// snapshot's tables against the live source.
+type VerifyRequest struct {
+	Source   string   `json:"source"`
+	Label    string   `json:"label"`
+	Snapshot string   `json:"snapshot"`
+	Tables   []string `json:"tables"`
+}
+
+// RestoreRequest is POST /v1/restores: it starts the workflow type
+// "Restore" with Input as its argument, passed through as it is (its shape
+// is the Restore workflow's). Target is the schema restored into: restores
+// into one target run one at a time.
+type RestoreRequest struct {
+	Source string          `json:"source"`
+	Label  string          `json:"label"`
+	Target string          `json:"target"`
+	Input  json.RawMessage `json:"input"`
+}
+
+// common checks the source and label every start carries; an empty source
+// is the configured one.
+func (s *server) common(source, label *string) error {
+	if *source == "" {
+		*source = s.cfg.Source
+	}
+	if err := jobs.CheckName("source", *source); err != nil {
+		return badField("source", err)
+	}
+	if *label != "" {
+		if err := jobs.CheckName("label", *label); err != nil {
+			return badField("label", err)
+		}
+	}
+	return nil
+}
+
+// start starts req and answers 202 with the job.
+func (s *server) start(w http.ResponseWriter, r *http.Request, req jobs.Request) error {
+	j, err := s.cfg.Jobs.Start(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/jobs/"+j.ID)
+	writeJSON(w, http.StatusAccepted, j)
+	return nil
+}
+
+func (s *server) startBackup(w http.ResponseWriter, r *http.Request, body any) error {
+	b := body.(*BackupRequest)
+	if err := s.common(&b.Source, &b.Label); err != nil {
+		return err
+	}
+	if b.Parallel < 0 || b.Parallel > 64 {
+		return badFieldf("parallel", "parallel %d: want 0 (default) to 64", b.Parallel)
+	}
+	return s.start(w, r, jobs.Request{Kind: jobs.Backup, Source: b.Source, Label: b.Label,
+		Input: workflows.FullBackupInput{Source: b.Source, Parallel: b.Parallel}})
+}
+
+func (s *server) startRefresh(w http.ResponseWriter, r *http.Request, body any) error {
+	b := body.(*RefreshRequest)
+	if err := s.common(&b.Source, &b.Label); err != nil {
+		return err
+	}
+	in := s.cfg.Refresh(b.Source)
+	in.Source = b.Source
+	if b.TableDeltas != nil {
+		in.TableDeltas = *b.TableDeltas
+	}
+	in.NoFullBackup = in.NoFullBackup || b.NoFullBackup
+	return s.start(w, r, jobs.Request{Kind: jobs.Refresh, Source: b.Source, Label: b.Label, Input: in})
+}
+
+func (s *server) startExport(w http.ResponseWriter, r *http.Request, body any) error {
+	b := body.(*ExportRequest)
+	if err := s.common(&b.Source, &b.Label); err != nil {
+		return err
+	}
+	spec, err := s.exportSpec(b)
+	if err != nil {
+		return err
+	}
+	return s.start(w, r, jobs.Request{Kind: jobs.Export, Source: b.Source, Label: b.Label,
+		Input: workflows.ExportInput{ExportSpec: spec, Parallel: b.Parallel}})
+}
+
+// exportSpec checks an export request and returns its spec, Out inside
+// the export folder.
+func (s *server) exportSpec(b *ExportRequest) (activities.ExportSpec, error) {
+	if s.cfg.ExportDir == "" {
+		return activities.ExportSpec{}, &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured,
+			Message: "exports are off: the server has no export folder (--export-dir)"}
+	}
+	spec := activities.ExportSpec{Source: b.Source, Format: b.Format, Schemas: b.Schemas, Tables: b.Tables,
+		MaxStatementBytes: b.MaxStatementBytes}
+	switch b.Format {
+	case activities.ExportSQL, activities.ExportParquet:
+		if b.From != "" || b.Until != "" {
+			return spec, badFieldf("from", "a %s export is of one moment: give at, not from and until", b.Format)
+		}
+		if err := checkMoment("at", b.At); err != nil {
+			return spec, err
+		}
+		spec.At = b.At
+	case activities.ExportChanges:
+		if b.At != "" {
+			return spec, badFieldf("at", "a changes export is of a range: give from and until, not at")
+		}
+		for _, m := range []struct{ name, v string }{{"from", b.From}, {"until", b.Until}} {
+			if err := checkMoment(m.name, m.v); err != nil {
+				return spec, err
+			}
+		}
+		spec.From, spec.Until = b.From, b.Until
+	default:
+		return spec, badFieldf("format", "format %q: want sql, parquet or changes", b.Format)
+	}
+	if b.Format != activities.ExportSQL && b.MaxStatementBytes != 0 {
+		return spec, badFieldf("max_statement_bytes", "max_statement_bytes is for sql exports")
+	}
+	if b.Parallel < 0 || b.Parallel > 64 {
+		return spec, badFieldf("parallel", "parallel %d: want 0 (default) to 64", b.Parallel)
+	}
+	for _, t := range b.Tables {
+		if !strings.Contains(t, ".") {
+			return spec, badFieldf("tables", "table %q: name it as schema.table", t)
+		}
+	}
+	if b.Out == "" || !filepath.IsLocal(b.Out) || strings.ContainsAny(b.Out, `/\`) {
+		return spec, badFieldf("out", "out %q: want a file or folder name inside the server's export folder (no path)", b.Out)
+	}
+	spec.Out = filepath.Join(s.cfg.ExportDir, b.Out)
+	return spec, nil
+}
+
+// checkMoment refuses a moment that does not parse (or is missing).
+func checkMoment(field, text string) error {
+	if text == "" {
+		return badFieldf(field, "%s is required", field)
+	}
+	if _, err := moment.ParseAt(text); err != nil {
+		return badField(field, err)
+	}
+	return nil
+}
+
+func (s *server) startVerify(w http.ResponseWriter, r *http.Request, body any) error {
+	b := body.(*VerifyRequest)
+	if err := s.common(&b.Source, &b.Label); err != nil {
+		return err
+	}
+	if b.Snapshot == "" {
+		b.Snapshot = "current"
+	}
+	if b.Snapshot != "current" {
+		if err := jobs.CheckName("snapshot", b.Snapshot); err != nil {
+			return badField("snapshot", err)
+		}
+	}
+	for _, t := range b.Tables {
+		if !strings.Contains(t, ".") {
+			return badFieldf("tables", "table %q: name it as schema.table", t)
+		}
+	}
+	return s.start(w, r, jobs.Request{Kind: jobs.Verify, Source: b.Source, Label: b.Label,
+		Input: workflows.VerifyInput{Source: b.Source, Snapshot: b.Snapshot, Tables: b.Tables}})
+}
+
+func (s *server) startRestore(w http.ResponseWriter, r *http.Request, body any) error {
+	b := body.(*RestoreRequest)
+	if err := s.common(&b.Source, &b.Label); err != nil {
+		return err
+	}
+	if err := jobs.CheckName("target", b.Target); err != nil {
+		return badField("target", err)
+	}
+	if len(b.Input) == 0 || b.Input[0] != '{' {
+		return badFieldf("input", "input: want the Restore workflow's input as a JSON object")
+	}
+	return s.start(w, r, jobs.Request{Kind: jobs.Restore, Source: b.Source, Label: b.Label, Target: b.Target, Input: b.Input})
+}

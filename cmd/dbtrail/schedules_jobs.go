@@ -1,0 +1,21 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// verifySchedule is the scheduled verify of source's current snapshot
+// every interval; an interval of 0 is the spec that deletes it.
+func verifySchedule(source, taskQueue string, every time.Duration) (temporal.ScheduleSpec, error) {
+	spec := temporal.ScheduleSpec{ID: workflows.VerifyWorkflowID(source), Every: every, Workflow: "Verify", TaskQueue: taskQueue,
+		Args: []any{workflows.VerifyInput{Source: source, Snapshot: "current"}}, Attrs: jobs.SourceAttrs(source)}
+	if every != 0 && every < time.Hour {
+		return spec, fmt.Errorf("--verify-every %s: the shortest verify interval is 1h (a verify reads every table on the source)", every)
+	}
+	return spec, nil
+}

@@ -1,0 +1,227 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// ProgressTimeout bounds how long Get waits for a running job's progress
+// query (no worker polling: no progress).
+const ProgressTimeout = 3 * time.Second
+
+// Filter selects jobs; an empty field selects every value.
+type Filter struct {
+	Kind   Kind
+	State  State
+	Label  string
+	Source string
+}
+
+// query is the visibility query of f: dbtrail's workflow types only.
+func (f Filter) query() (string, error) {
+	var parts []string
+	if f.Kind != "" {
+		if f.Kind.Workflow() == "" {
+			return "", fmt.Errorf("unknown kind %q", f.Kind)
+		}
+		parts = append(parts, "WorkflowType = "+quote(f.Kind.Workflow()))
+	} else {
+		var types []string
+		for _, k := range Kinds() {
+			types = append(types, quote(k.Workflow()))
+		}
+		parts = append(parts, "WorkflowType IN ("+strings.Join(types, ", ")+")")
+	}
+	if f.State != "" {
+		st := f.State.visibilityStatus()
+		if st == "" {
+			return "", fmt.Errorf("unknown state %q", f.State)
+		}
+		parts = append(parts, "ExecutionStatus = "+quote(st))
+	}
+	for _, c := range []struct{ attr, what, v string }{{AttrLabel, "label", f.Label}, {AttrSource, "source", f.Source}} {
+		if c.v == "" {
+			continue
+		}
+		if err := CheckName(c.what, c.v); err != nil {
+			return "", err
+		}
+		parts = append(parts, c.attr+" = "+quote(c.v))
+	}
+	return strings.Join(parts, " AND "), nil
+}
+
+// MaxPageSize bounds List's page size.
+const MaxPageSize = 200
+
+// List returns one page of the jobs f selects, newest first, and the token
+// of the next page (nil at the end). pageSize is 1 to MaxPageSize.
+func (s *Service) List(ctx context.Context, f Filter, pageSize int, token []byte) ([]Job, []byte, error) {
+	if pageSize < 1 || pageSize > MaxPageSize {
+		return nil, nil, fmt.Errorf("page size %d: want 1 to %d", pageSize, MaxPageSize)
+	}
+	q, err := f.query()
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: s.namespace, PageSize: int32(pageSize), NextPageToken: token, Query: q})
+	if err != nil {
+		var bad *serviceerror.InvalidArgument
+		if errors.As(err, &bad) && len(token) > 0 {
+			return nil, nil, fmt.Errorf("page token: %w", ErrBadToken)
+		}
+		return nil, nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := make([]Job, 0, len(resp.GetExecutions()))
+	for _, ex := range resp.GetExecutions() {
+		out = append(out, s.fromInfo(ex))
+	}
+	return out, resp.GetNextPageToken(), nil
+}
+
+// ErrBadToken is matched by List's error for a page token Temporal refused.
+var ErrBadToken = errors.New("not a page token of this listing")
+
+// Get returns the job id with its progress (running), result (completed)
+// or error (any other end).
+func (s *Service) Get(ctx context.Context, id string) (Job, error) {
+	d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return Job{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("describe job %s: %w", id, err)
+	}
+	j := s.fromInfo(d.GetWorkflowExecutionInfo())
+	if j.State == Running {
+		j.Progress = s.progress(ctx, j)
+		return j, nil
+	}
+	var res json.RawMessage
+	err = s.c.GetWorkflow(ctx, j.ID, j.RunID).Get(ctx, &res)
+	switch {
+	case err == nil && j.State == Completed:
+		j.Result = res
+	case err != nil:
+		j.Error = Outcome(err)
+	}
+	return j, nil
+}
+
+// progress asks the running job's workflow for its progress; nil when no
+// worker answers within ProgressTimeout or the workflow has no such query.
+func (s *Service) progress(ctx context.Context, j Job) json.RawMessage {
+	qctx, cancel := context.WithTimeout(ctx, ProgressTimeout)
+	defer cancel()
+	v, err := s.c.QueryWorkflow(qctx, j.ID, j.RunID, workflows.ProgressQuery)
+	if err != nil {
+		return nil
+	}
+	var raw json.RawMessage
+	if err := v.Get(&raw); err != nil {
+		return nil
+	}
+	return raw
+}
+
+// Cancel asks the running job id to cancel (its workflow cleans up and
+// ends as canceled). A job not running is ErrClosed, an unknown one
+// ErrNotFound.
+func (s *Service) Cancel(ctx context.Context, id string) (Job, error) {
+	j, err := s.Get(ctx, id)
+	if err != nil {
+		return Job{}, err
+	}
+	if j.State != Running {
+		return j, fmt.Errorf("job %s is %s: %w", id, j.State, ErrClosed)
+	}
+	if err := s.c.CancelWorkflow(ctx, j.ID, j.RunID); err != nil {
+		return j, fmt.Errorf("cancel job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// Last returns the newest closed job of kind and source with its result or
+// error; ok is false when there is none.
+func (s *Service) Last(ctx context.Context, kind Kind, source string) (j Job, ok bool, err error) {
+	q, err := Filter{Kind: kind, Source: source}.query()
+	if err != nil {
+		return Job{}, false, err
+	}
+	resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: s.namespace, PageSize: 1, Query: q + " AND ExecutionStatus != 'Running'"})
+	if err != nil {
+		return Job{}, false, fmt.Errorf("last %s of %s: %w", kind, source, err)
+	}
+	if len(resp.GetExecutions()) == 0 {
+		return Job{}, false, nil
+	}
+	j, err = s.Get(ctx, resp.GetExecutions()[0].GetExecution().GetWorkflowId())
+	return j, err == nil, err
+}
+
+// fromInfo is the Job of a workflow execution's description.
+func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) Job {
+	j := Job{
+		ID: info.GetExecution().GetWorkflowId(), RunID: info.GetExecution().GetRunId(),
+		Workflow: info.GetType().GetName(), State: stateOf(info.GetStatus()),
+		StartedAt: info.GetStartTime().AsTime().UTC(),
+	}
+	j.Kind = KindOf(j.Workflow)
+	if ct := info.GetCloseTime(); ct != nil && info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		t := ct.AsTime().UTC()
+		j.ClosedAt = &t
+	}
+	fields := info.GetSearchAttributes().GetIndexedFields()
+	j.Source, j.Label, j.Target = keyword(fields, AttrSource), keyword(fields, AttrLabel), keyword(fields, AttrTarget)
+	j.URL = s.runURL(j.ID, j.RunID)
+	return j
+}
+
+// keyword decodes the Keyword search attribute name ("" when absent).
+func keyword(fields map[string]*commonpb.Payload, name string) string {
+	p, ok := fields[name]
+	if !ok {
+		return ""
+	}
+	var v string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil {
+		return ""
+	}
+	return v
+}
+
+func stateOf(st enumspb.WorkflowExecutionStatus) State {
+	switch st {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return Running
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return Completed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return Failed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return Canceled
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return Terminated
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return TimedOut
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return ContinuedAsNew
+	}
+	return State(strings.ToLower(st.String()))
+}
