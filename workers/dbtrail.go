@@ -17,5 +17,6 @@ func RegisterAll(w worker.Worker, acts *activities.Activities) {
 	w.RegisterWorkflow(workflows.Export)
 	w.RegisterWorkflow(workflows.Archive)
 	w.RegisterWorkflow(workflows.RestoreIndex)
+	w.RegisterWorkflow(workflows.Restore)
 	w.RegisterActivity(acts)
 }
