@@ -48,7 +48,8 @@ func (l *loader) closeReplicas() {
 }
 
 // run loads chunks from the checkpoint on until the table is loaded, the
-// slice is used up, or a pause lasted pauseReport.
+// slice is used up, or a pause lasted pauseReport (or the rest of the
+// slice): a slice that ends in a pause says why.
 func (l *loader) run(ctx context.Context, path string, foot snapshot.FooterMeta) (LoadTableResult, error) {
 	lim := l.sp.Limits.WithDefaults()
 	res := LoadTableResult{Rows: l.cp.RowsLoaded, Total: l.cp.RowsTotal}
@@ -90,7 +91,7 @@ func (l *loader) run(ctx context.Context, path string, foot snapshot.FooterMeta)
 		}
 		if reason != "" {
 			l.progress("paused", l.cp.RowsLoaded, reason)
-			if paused >= pauseReport {
+			if paused >= pauseReport || time.Since(start)+pausePoll >= l.slice {
 				res.Paused = reason
 				break
 			}

@@ -35,11 +35,11 @@ func restoreFixture(t *testing.T, e *backupEnv) {
 		`CREATE TABLE app.bag (a INT, b VARCHAR(5))`,
 		`INSERT INTO app.bag VALUES (1, 'ab'), (1, 'ab'), (2, NULL), (NULL, NULL), (NULL, NULL)`,
 		`CREATE TABLE app.comp (k VARCHAR(10), n INT, v TEXT, PRIMARY KEY (k, n))`,
-		`INSERT INTO app.comp SELECT CONCAT('k', seq % 7), seq, REPEAT('v', seq % 5) FROM seq_1_to_300`,
+		`USE app; INSERT INTO app.comp SELECT CONCAT('k', seq % 7), seq, REPEAT('v', seq % 5) FROM seq_1_to_300`,
 		`CREATE TABLE app.big (id INT PRIMARY KEY, pad VARCHAR(40), n BIGINT, KEY by_n (n))`,
-		`INSERT INTO app.big SELECT seq, CONCAT('row-', seq), seq * 7 FROM seq_1_to_20000`,
+		`USE app; INSERT INTO app.big SELECT seq, CONCAT('row-', seq), seq * 7 FROM seq_1_to_20000`,
 		`CREATE TABLE app.child (id INT PRIMARY KEY, big_id INT, FOREIGN KEY (big_id) REFERENCES app.big (id))`,
-		`INSERT INTO app.child SELECT seq, seq * 3 FROM seq_1_to_100`,
+		`USE app; INSERT INTO app.child SELECT seq, seq * 3 FROM seq_1_to_100`,
 	))
 }
 

@@ -91,13 +91,20 @@ func queryRestore(t *testing.T, e *backupEnv, run client.WorkflowRun) (workflows
 func waitRestore(t *testing.T, e *backupEnv, run client.WorkflowRun, what string, ok func(workflows.RestoreProgress) bool) workflows.RestoreProgress {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
+	var last workflows.RestoreProgress
 	for time.Now().Before(deadline) {
-		if p, got := queryRestore(t, e, run); got && ok(p) {
+		p, got := queryRestore(t, e, run)
+		if got && ok(p) {
 			return p
+		}
+		if got {
+			last = p
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("restore: %s did not happen", what)
+	d, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
+	must(t, err)
+	t.Fatalf("restore: %s did not happen; last progress %+v; run %s", what, last, d.WorkflowExecutionInfo.GetStatus())
 	return workflows.RestoreProgress{}
 }
 
