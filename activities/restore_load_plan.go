@@ -27,6 +27,12 @@ func (a *Activities) PlanRestore(ctx context.Context, in PlanRestoreInput) (Plan
 	if _, err := a.source(sp.Source); err != nil {
 		return PlanRestoreResult{}, err
 	}
+	if sp.Drill {
+		if sp.Replace || sp.IntoSchema != "" && sp.IntoSchema != restore.DrillSchema {
+			return PlanRestoreResult{}, nonRetryable(ErrBadInput, fmt.Errorf("a restore drill loads into new schemas %s: not with --replace or --into-schema", restore.DrillSchema))
+		}
+		sp.IntoSchema = restore.DrillSchema
+	}
 	at, err := moment.ParseAt(sp.At)
 	if err != nil {
 		return PlanRestoreResult{}, nonRetryable(ErrBadInput, fmt.Errorf("--at: %w", err))

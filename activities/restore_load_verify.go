@@ -95,7 +95,8 @@ func swap(ctx context.Context, db querier, job RestoreTableJob) (old string, err
 
 // EndRestore removes the restore's staged tables from this worker's work
 // folder and, for a drill, drops its scratch schemas and their rows in the
-// bookkeeping table. Schemas that are gone already are fine.
+// bookkeeping table (then the bookkeeping table and its schema if they are
+// left empty). Schemas that are gone already are fine.
 func (a *Activities) EndRestore(ctx context.Context, in EndRestoreInput) error {
 	if in.RestoreID == "" || strings.ContainsAny(in.RestoreID, `/\.`) {
 		return nonRetryable(ErrBadPath, fmt.Errorf("restore id %q", in.RestoreID))
@@ -119,6 +120,26 @@ func (a *Activities) EndRestore(ctx context.Context, in EndRestoreInput) error {
 			" WHERE restore_id = ? AND schema_name = ?", in.RestoreID, s); err != nil {
 			return fmt.Errorf("drop drill checkpoints of %s: %w", s, err)
 		}
+	}
+	return dropIfEmpty(ctx, db, in.Spec.checkpointSchema())
+}
+
+// dropIfEmpty drops the bookkeeping table when it holds no row, and then
+// its schema when that holds no table: a drill leaves nothing behind.
+func dropIfEmpty(ctx context.Context, db querier, schemaName string) error {
+	bk := restore.Qualified(schemaName, restore.BookkeepingTable)
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+bk).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+bk); err != nil {
+		return fmt.Errorf("drop the empty bookkeeping table %s: %w", bk, err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", schemaName).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+restore.QuoteIdent(schemaName)); err != nil {
+		return fmt.Errorf("drop the empty schema %s: %w", schemaName, err)
 	}
 	return nil
 }

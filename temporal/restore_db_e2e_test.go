@@ -151,7 +151,8 @@ func TestRestoreEndToEnd(t *testing.T) {
 // TestRestoreRefusals: a target that cannot be reached, a user without the
 // CREATE privilege, an existing table that holds rows and a moment that
 // cannot be rebuilt are refused with their reason before anything is
-// written.
+// written. A drill restores into a scratch schema, verifies and leaves
+// nothing behind.
 func TestRestoreRefusals(t *testing.T) {
 	e := newBackupEnv(t)
 	must(t, e.source.Exec(e.ctx, "CREATE TABLE app.t (id INT PRIMARY KEY)", "INSERT INTO app.t VALUES (1), (2)"))
@@ -187,6 +188,16 @@ func TestRestoreRefusals(t *testing.T) {
 	must(t, tdb.QueryRowContext(e.ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN ('dbtrail', 'elsewhere')").Scan(&schemas))
 	if n := count(t, e, tdb, "app.t"); n != 1 || schemas != 0 {
 		t.Fatalf("refused restores wrote: app.t has %d rows, %d of their schemas exist", n, schemas)
+	}
+
+	// A drill restores into a new schema, verifies it and leaves nothing.
+	res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Tables: []string{"app.t"}, Drill: true}})
+	if err != nil || len(res.Tables) != 1 || res.Tables[0].Rows != 2 || res.Tables[0].Target != "dbtrail_drill_app.t" || len(res.Dropped) != 1 {
+		t.Fatalf("drill: %+v, %v", res, err)
+	}
+	must(t, tdb.QueryRowContext(e.ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME NOT IN ('app', 'mysql', 'information_schema', 'performance_schema', 'sys', 'test')").Scan(&schemas))
+	if n := count(t, e, tdb, "app.t"); n != 1 || schemas != 0 {
+		t.Fatalf("after the drill: app.t has %d rows, %d other schemas exist", n, schemas)
 	}
 }
 

@@ -89,7 +89,6 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 		if r.spec.Replace || r.spec.IntoSchema != "" {
 			return fmt.Errorf("--drill restores into new schemas of its own: drop --replace and --into-schema")
 		}
-		r.spec.IntoSchema = "dbtrail_drill_" + restore.SchemaPlaceholder
 	}
 	if r.target.value == "" {
 		return fmt.Errorf("--target-dsn (or %s) is required", envName("target-dsn"))

@@ -32,6 +32,10 @@ func ID(source string, cutSeq uint64, mode, into string) string {
 // SchemaPlaceholder in --into-schema stands for the source table's schema.
 const SchemaPlaceholder = "{schema}"
 
+// DrillSchema is where a restore drill puts the tables of each schema: new
+// schemas, dropped at the drill's end.
+const DrillSchema = "dbtrail_drill_" + SchemaPlaceholder
+
 // TargetSchema is the schema a table of srcSchema is restored into: into
 // with {schema} replaced by srcSchema, or srcSchema when into is empty.
 func TargetSchema(into, srcSchema string) string {
