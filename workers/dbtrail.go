@@ -23,6 +23,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Archive)
 	r.RegisterWorkflow(workflows.RestoreIndex)
 	r.RegisterWorkflow(workflows.Verify)
+	r.RegisterWorkflow(workflows.Restore)
 }
 
 // RegisterAll registers every dbtrail workflow, and the activities of acts,

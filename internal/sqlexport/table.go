@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
@@ -17,24 +16,19 @@ func (e *exporter) table(src tableRows) error {
 	if create == "" {
 		return fmt.Errorf("table %s: the table file's footer holds no CREATE TABLE", name)
 	}
-	kinds := make([]literalKind, len(t.Columns))
-	cols := make([]string, len(t.Columns))
-	for i := range t.Columns {
-		k, err := literalKindOf(&t.Columns[i])
-		if err != nil {
-			return fmt.Errorf("table %s: %w", name, err)
-		}
-		kinds[i], cols[i] = k, quoteIdent(t.Columns[i].Name)
+	rows, err := NewRows(t)
+	if err != nil {
+		return err
 	}
 	e.printf("\n-- table %s: %s\n", comment(name), src.note)
 	e.printf("DROP TABLE IF EXISTS %s;\n%s;\n", quoteIdent(t.Name), create)
-	prefix := "INSERT INTO " + quoteIdent(t.Name) + " (" + strings.Join(cols, ",") + ") VALUES "
+	prefix := "INSERT INTO " + quoteIdent(t.Name) + " (" + strings.Join(rows.cols, ",") + ") VALUES "
 	e.stmt = e.stmt[:0]
 	var n int64
 	var rowErr error // fn's error, already naming the table and row
-	err := src.each(func(row []types.Cell) error {
+	err = src.each(func(row []types.Cell) error {
 		n++
-		rowErr = e.insertRow(t, kinds, prefix, n, row)
+		rowErr = e.insertRow(rows, prefix, n, row)
 		return rowErr
 	})
 	if rowErr != nil {
@@ -49,25 +43,14 @@ func (e *exporter) table(src tableRows) error {
 	return e.cw.err
 }
 
-// insertRow renders row n (1-based) of t, whose columns are of kinds, and
-// adds it to the INSERT being built (starting with prefix), first writing
-// that statement when the row would take it over e.max.
-func (e *exporter) insertRow(t *schema.Table, kinds []literalKind, prefix string, n int64, row []types.Cell) error {
-	name := t.QualifiedName()
-	if len(row) != len(kinds) {
-		return fmt.Errorf("table %s row %d: %d values for %d columns", name, n, len(row), len(kinds))
-	}
+// insertRow renders row n (1-based) with rows and adds it to the INSERT
+// being built (starting with prefix), first writing that statement when
+// the row would take it over e.max.
+func (e *exporter) insertRow(rows *Rows, prefix string, n int64, row []types.Cell) error {
 	var err error
-	e.row = append(e.row[:0], '(')
-	for i, v := range row {
-		if i > 0 {
-			e.row = append(e.row, ',')
-		}
-		if e.row, err = appendLiteral(e.row, kinds[i], v); err != nil {
-			return fmt.Errorf("table %s row %d column %s: %w", name, n, t.Columns[i].Name, err)
-		}
+	if e.row, err = rows.AppendTuple(e.row[:0], n, row); err != nil {
+		return err
 	}
-	e.row = append(e.row, ')')
 	// A row joins the statement when the statement stays within max with
 	// the row, its ',' and the closing ';'.
 	if len(e.stmt) > 0 && len(e.stmt)+1+len(e.row)+1 > e.max {
@@ -80,7 +63,7 @@ func (e *exporter) insertRow(t *schema.Table, kinds []literalKind, prefix string
 	}
 	e.stmt = append(e.stmt, e.row...)
 	if e.cw.err != nil {
-		return fmt.Errorf("table %s row %d: %w", name, n, e.cw.err)
+		return fmt.Errorf("table %s row %d: %w", rows.t.QualifiedName(), n, e.cw.err)
 	}
 	return nil
 }

@@ -1,0 +1,228 @@
+package activities
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/sqlexport"
+	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/verify"
+)
+
+// Slices of LoadTable: how long one call loads (DefaultLoadSlice) and how
+// long it waits in a pause before it returns to say why (pauseReport).
+const (
+	DefaultLoadSlice = 5 * time.Second
+	pauseReport      = 3 * time.Second
+	pausePoll        = 250 * time.Millisecond
+	// maxStatementBytes bounds one INSERT of a chunk (as a .sql export's).
+	maxStatementBytes = sqlexport.DefaultMaxStatementBytes
+)
+
+// LoadTable loads chunks of one table into the target for about in.Slice,
+// then returns where it stands (the workflow calls it again until Done).
+// The table at the cut is staged once on this worker (a table file in the
+// work folder, written by moment.Table.Write, kept while the restore runs)
+// and read in its order with bounded memory. The first call creates the
+// target table from its CREATE TABLE at the cut (indexes included) and
+// the table's checkpoint. Each chunk is one transaction that inserts the
+// chunk's rows and moves the checkpoint (advanceCheckpoint), so a killed
+// worker's successor skips exactly the committed rows. Before each chunk
+// the throttle's signals are read; while restore.Pause gives a reason the
+// load waits (and returns after pauseReport to show it); the chunk size
+// follows --chunk-time and --max-rows-per-second caps the rate.
+func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTableResult, error) {
+	set, stop := keepAlive(ctx)
+	defer stop()
+	job, sp := in.Job, in.Spec
+	name := job.Target()
+	progress := func(stage string, rows int64, paused string) {
+		set(LoadProgress{Table: name, Stage: stage, Rows: rows, Paused: paused})
+	}
+	db, _, err := sp.Target.open(ctx, "target")
+	if err != nil {
+		return LoadTableResult{}, err
+	}
+	defer db.Close()
+	cp, ok, err := readCheckpoint(ctx, db, sp.checkpointSchema(), job)
+	if err != nil {
+		return LoadTableResult{}, err
+	}
+	if ok && cp.Done() {
+		return a.loadedResult(ctx, in, cp)
+	}
+	path, foot, err := a.stageTable(ctx, in, func(stage string, n int64) { progress(stage, n, "") })
+	if err != nil {
+		return LoadTableResult{}, err
+	}
+	conn, release, err := loadSession(ctx, db, sp.NoBinlog)
+	if err != nil {
+		return LoadTableResult{}, err
+	}
+	defer release()
+	if !ok {
+		if cp, err = startTable(ctx, conn, sp, job, foot); err != nil {
+			return LoadTableResult{}, err
+		}
+	}
+	if err := cp.Matches(job.Cut.Seq, foot.Fingerprint.String(), foot.Rows); err != nil {
+		return LoadTableResult{}, nonRetryable(ErrCheckpointConflict, err)
+	}
+	l := &loader{a: a, sp: sp, job: job, db: db, conn: conn, cp: cp, progress: progress, chunk: in.ChunkRows, slice: in.Slice}
+	if err := l.openReplicas(ctx); err != nil {
+		return LoadTableResult{}, err
+	}
+	defer l.closeReplicas()
+	res, err := l.run(ctx, path, foot)
+	if err != nil {
+		return res, err
+	}
+	if res.Done {
+		res.Def, res.Fingerprint = foot.Table, foot.Fingerprint.String()
+	}
+	return res, nil
+}
+
+// loadedResult is the result of a table whose rows are all loaded (a
+// rerun, or a retry after the last chunk): its definition from the staged
+// table's footer, staged again if this worker lacks it.
+func (a *Activities) loadedResult(ctx context.Context, in LoadTableInput, cp restore.Checkpoint) (LoadTableResult, error) {
+	_, foot, err := a.stageTable(ctx, in, nil)
+	if err != nil {
+		return LoadTableResult{}, err
+	}
+	return LoadTableResult{Rows: cp.RowsLoaded, Total: cp.RowsTotal, Done: true, ChunkRows: in.ChunkRows,
+		Def: foot.Table, Fingerprint: cp.Fingerprint}, nil
+}
+
+// stagedPath is where a restore's table is staged on this worker.
+func (a *Activities) stagedPath(id string, tp moment.TablePlan) (string, error) {
+	rel, err := snapshot.TableFile(tp.Schema, tp.Table)
+	if err != nil {
+		return "", nonRetryable(ErrBadInput, err)
+	}
+	return filepath.Join(a.restoreDir(id), filepath.FromSlash(rel)), nil
+}
+
+func (a *Activities) restoreDir(id string) string { return filepath.Join(a.WorkDir, "restore", id) }
+
+// stageTable writes the table at the job's cut as a table file in the
+// work folder (through moment.Past: the index, archived hours and the
+// snapshots local or on the store), or reuses the one an earlier call
+// wrote for the same cut. It returns its path and footer.
+func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (string, snapshot.FooterMeta, error) {
+	tp := in.Job.Table
+	path, err := a.stagedPath(in.Job.RestoreID, tp)
+	if err != nil {
+		return "", snapshot.FooterMeta{}, err
+	}
+	if _, ok := reusable(path, in.Job.Cut); ok {
+		foot, err := snapshot.ReadFooter(path)
+		return path, foot, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", snapshot.FooterMeta{}, err
+	}
+	eng, releaseEngine, err := a.engine(ctx)
+	if err != nil {
+		return "", snapshot.FooterMeta{}, err
+	}
+	failed := true
+	defer func() { releaseEngine(failed) }()
+	past := a.past(ctx, in.Spec.Source)
+	cat, err := past.Catalog(ctx)
+	if err != nil {
+		return "", snapshot.FooterMeta{}, nonRetryable(ErrBadInput, err)
+	}
+	rb := past.Rebuilder(eng, cat)
+	t, err := rb.Open(ctx, tp, progress)
+	if err != nil {
+		return "", snapshot.FooterMeta{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+	}
+	defer t.Close()
+	cut, err := json.Marshal(in.Job.Cut)
+	if err != nil {
+		return "", snapshot.FooterMeta{}, err
+	}
+	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Job.Cut.Position(), SnapshotID: tp.Snapshot,
+		Source: in.Spec.Source, Extra: [][2]string{{KeyAt, in.Spec.At}, {KeyCut, string(cut)}, {KeyBaseSnapshot, tp.Snapshot}}}
+	if _, err := writeHashed(path, func(w io.Writer) error {
+		_, err := t.Write(ctx, meta, w, progress)
+		return err
+	}); err != nil {
+		return "", snapshot.FooterMeta{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+	}
+	failed = false
+	foot, err := snapshot.ReadFooter(path)
+	if err != nil {
+		return "", snapshot.FooterMeta{}, err
+	}
+	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", foot.Rows, "events", t.Events)
+	return path, foot, nil
+}
+
+// startTable creates the load table from the CREATE TABLE at the cut (the
+// schema too, if missing) and the table's checkpoint. An existing load
+// table is used only when it is empty and has the table's columns.
+func startTable(ctx context.Context, conn *sql.Conn, sp RestoreSpec, job RestoreTableJob, foot snapshot.FooterMeta) (restore.Checkpoint, error) {
+	exists, rows, err := tableRows(ctx, conn, job.Schema, job.Load)
+	if err != nil {
+		return restore.Checkpoint{}, fmt.Errorf("target table %s.%s: %w", job.Schema, job.Load, err)
+	}
+	switch {
+	case exists && rows:
+		return restore.Checkpoint{}, nonRetryable(ErrTargetNotEmpty, fmt.Errorf("target table %s.%s exists and holds rows; nothing was written", job.Schema, job.Load))
+	case exists:
+		def := *foot.Table
+		def.Schema, def.Name = job.Schema, job.Load
+		if err := verify.CheckColumns(ctx, conn, &def); err != nil {
+			return restore.Checkpoint{}, nonRetryable(ErrTargetNotEmpty, fmt.Errorf("empty target table %s.%s is not the table at the moment: %w", job.Schema, job.Load, err))
+		}
+	default:
+		create, err := restore.RenameCreate(foot.CreateTable, job.Schema, job.Load)
+		if err != nil {
+			return restore.Checkpoint{}, nonRetryable(ErrBadInput, fmt.Errorf("table %s: %w", job.Table.Key(), err))
+		}
+		if job.Load != job.Name {
+			create = restore.UnnameForeignKeys(create)
+		}
+		for _, q := range []string{"CREATE DATABASE IF NOT EXISTS " + restore.QuoteIdent(job.Schema), create} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return restore.Checkpoint{}, fmt.Errorf("create %s.%s: %w", job.Schema, job.Load, err)
+			}
+		}
+	}
+	cp := restore.Checkpoint{RestoreID: job.RestoreID, Schema: job.Schema, Table: job.Name, LoadTable: job.Load, Source: sp.Source,
+		SourceTable: job.Table.Key().String(), CutSeq: job.Cut.Seq, Fingerprint: foot.Fingerprint.String(), RowsTotal: foot.Rows,
+		State: restore.StateLoading}
+	if err := insertCheckpoint(ctx, conn, sp.checkpointSchema(), cp); err != nil {
+		return restore.Checkpoint{}, err
+	}
+	return cp, nil
+}
+
+// keyText is the JSON array of row's values at idx (null for NULL).
+func keyText(row []types.Cell, idx []int) *string {
+	if len(idx) == 0 {
+		return nil
+	}
+	vals := make([]*string, len(idx))
+	for i, j := range idx {
+		if !row[j].Null {
+			s := string(row[j].Text)
+			vals[i] = &s
+		}
+	}
+	b, _ := json.Marshal(vals)
+	s := string(b)
+	return &s
+}

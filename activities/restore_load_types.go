@@ -1,0 +1,169 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/schema"
+)
+
+// Types of the Restore workflow's non-retryable errors.
+const (
+	// ErrTargetUnreachable: the target (or a replica) cannot be connected to.
+	ErrTargetUnreachable = "TargetUnreachable"
+	// ErrTargetNotEmpty: a target table exists and holds rows, and neither
+	// --replace nor --into-schema was given (or the --replace twin does).
+	ErrTargetNotEmpty = "TargetNotEmpty"
+	// ErrMissingPrivilege: the target user lacks a privilege the restore
+	// needs; the message names it and where.
+	ErrMissingPrivilege = "MissingPrivilege"
+	// ErrCheckpointConflict: the bookkeeping table disagrees with the load
+	// (another loader moved a checkpoint, or it is of other staged rows).
+	ErrCheckpointConflict = "CheckpointConflict"
+	// ErrRestoreMismatch: a restored table's fingerprint differs from the
+	// rebuilt table's.
+	ErrRestoreMismatch = "RestoreMismatch"
+)
+
+// Endpoint is a server the restore connects to: a go-sql-driver DSN that
+// carries no password, and the file on the worker's machine that holds it
+// (the password never travels in a workflow's history).
+type Endpoint struct {
+	DSN          string
+	PasswordFile string `json:",omitempty"`
+}
+
+// RestoreSpec is what a restore loads and how: the source's tables at At,
+// into Target, throttled by Limits, the replicas' lag and ThrottleQuery.
+type RestoreSpec struct {
+	Source  string
+	At      string
+	Schemas []string `json:",omitempty"`
+	Tables  []string `json:",omitempty"`
+	Target  Endpoint
+	// Replicas are the target's replicas whose lag pauses the load.
+	Replicas []Endpoint `json:",omitempty"`
+	// IntoSchema is the schema the tables go into ({schema} stands for the
+	// source table's schema); empty: the source table's own schema.
+	IntoSchema string `json:",omitempty"`
+	// Replace loads into a twin table and swaps it with an existing one
+	// after it is verified.
+	Replace bool `json:",omitempty"`
+	// CheckpointSchema holds the bookkeeping table (default "dbtrail").
+	CheckpointSchema string `json:",omitempty"`
+	// NoBinlog loads with sql_log_bin=0.
+	NoBinlog      bool           `json:",omitempty"`
+	Limits        restore.Limits `json:",omitzero"`
+	ThrottleQuery string         `json:",omitempty"`
+	// Drill restores into new schemas that the workflow drops at the end.
+	Drill bool `json:",omitempty"`
+}
+
+// Mode is the spec's restore mode (restore.ModeNew or ModeReplace).
+func (s RestoreSpec) Mode() string {
+	if s.Replace {
+		return restore.ModeReplace
+	}
+	return restore.ModeNew
+}
+
+func (s RestoreSpec) checkpointSchema() string {
+	if s.CheckpointSchema == "" {
+		return restore.DefaultCheckpointSchema
+	}
+	return s.CheckpointSchema
+}
+
+// PlanRestoreInput plans a restore.
+type PlanRestoreInput struct{ Spec RestoreSpec }
+
+// PlanRestoreResult is a restore decided before anything is loaded: the
+// moment's rebuild plan and one job per table.
+type PlanRestoreResult struct {
+	RestoreID  string
+	TargetAddr string
+	Plan       moment.Plan
+	Jobs       []RestoreTableJob
+}
+
+// RestoreTableJob is one table of a restore: its rebuild at the cut and
+// where it goes in the target.
+type RestoreTableJob struct {
+	RestoreID string
+	Table     moment.TablePlan
+	Cut       moment.Cut
+	// Schema and Name are the target table; Load is the table rows are
+	// loaded into (Name, or its --replace twin).
+	Schema, Name, Load string
+}
+
+// Target is schema.name of the target table.
+func (j RestoreTableJob) Target() string { return j.Schema + "." + j.Name }
+
+// LoadTableInput loads chunks of one table for at most Slice (then it
+// returns, and the workflow calls it again): the workflow's progress
+// moves at every return, and a killed worker loses at most one slice's
+// attempt.
+type LoadTableInput struct {
+	Spec RestoreSpec
+	Job  RestoreTableJob
+	// ChunkRows is the chunk size to start with (the previous slice's
+	// last); 0 is restore.FirstChunk.
+	ChunkRows int           `json:",omitempty"`
+	Slice     time.Duration `json:",omitempty"`
+}
+
+// LoadTableResult is where a table's load stands after a slice.
+type LoadTableResult struct {
+	Rows    int64 // committed rows (the checkpoint)
+	Total   int64 // rows of the rebuilt table
+	Written int64 // rows this slice committed
+	Chunks  int   // chunks this slice committed
+	// ChunkRows is the chunk size the next slice starts with.
+	ChunkRows int
+	// ChunkMillis are the durations of this slice's chunk transactions.
+	ChunkMillis []int32 `json:",omitempty"`
+	// Paused says why the slice ended waiting ("" when it did not).
+	Paused string `json:",omitempty"`
+	Done   bool
+	// Def is the table's definition at the moment (set when Done): what
+	// the verification reads from the target.
+	Def         *schema.Table `json:",omitempty"`
+	Fingerprint string        `json:",omitempty"`
+}
+
+// LoadProgress is LoadTable's heartbeat detail.
+type LoadProgress struct {
+	Table  string
+	Stage  string
+	Rows   int64
+	Paused string `json:",omitempty"`
+}
+
+// VerifyRestoreInput fingerprints a loaded table in the target and
+// compares it with the rebuilt table's (then swaps it in, under --replace).
+type VerifyRestoreInput struct {
+	Spec RestoreSpec
+	Job  RestoreTableJob
+	Def  *schema.Table
+}
+
+// VerifyRestoreResult is a verified table.
+type VerifyRestoreResult struct {
+	Fingerprint string
+	Rows        int64
+	// Old is the name the replaced table keeps (--replace with an
+	// existing table).
+	Old string `json:",omitempty"`
+}
+
+// EndRestoreInput removes a restore's staged tables from this worker's
+// work folder and, for a drill, drops the schemas it created.
+type EndRestoreInput struct {
+	Spec      RestoreSpec
+	RestoreID string
+	// DropSchemas are dropped (a drill's scratch schemas), with their rows
+	// in the bookkeeping table.
+	DropSchemas []string `json:",omitempty"`
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// restoreFlags are the flags of `dbtrail restore`.
+type restoreFlags struct {
+	m                   momentFlags
+	at                  string
+	target              dsnFlag
+	replicas            []string
+	replicaPasswordFile string
+	spec                activities.RestoreSpec
+	slice               time.Duration
+}
+
+func newRestoreCmd(g *globals) *cobra.Command {
+	r := &restoreFlags{target: dsnFlag{name: "target-dsn"}}
+	cmd := &cobra.Command{
+		Use:   "restore",
+		Short: "Load the tables as they were at a moment T into a live MySQL/MariaDB server, and wait",
+		Long: `restore starts the Restore workflow and waits for it, showing progress. Every
+table (or --schema / --table) is rebuilt as it was at moment T (the forms and
+refusals of export --at) and loaded into the target server: created from its
+CREATE TABLE at T, then loaded in chunks, each one transaction that also moves
+the table's checkpoint in the bookkeeping table <checkpoint-schema>.dbtrail_restore,
+so a killed worker goes on after the last committed chunk. At the end every table
+is fingerprinted in the target and compared with the rebuilt table.
+
+It refuses a target table that exists and holds rows, unless --replace (load a
+twin, verify it, swap it in with RENAME TABLE; the old table is kept as
+_dbtrail_old_<name>) or --into-schema (restore beside it; {schema} stands for
+the source table's schema). Loading pauses while a --replica-dsn lags more than
+--max-lag or is not replicating, while --throttle-query returns a value above 0
+or while Threads_running passes --max-load; the chunk size follows --chunk-time
+and --max-rows-per-second caps the rate. Passwords come from the environment
+(DBTRAIL_TARGET_DSN) or --target-password-file, never the command line; the
+worker reads them from a file (see docs/restore.md). Ctrl-C stops waiting, not
+the run; a cancelled run keeps what it loaded, and running the same restore
+again goes on from the checkpoints (a finished one writes 0 rows).`,
+		Example: "  DBTRAIL_TARGET_DSN='dba:secret@tcp(db1:3306)/' dbtrail restore --at '2026-11-29 10:41:59' --table shop.orders --into-schema shop_restored\n" +
+			"  dbtrail restore --at 0-1-5123 --schema shop --target-dsn 'dba@tcp(db1:3306)/' --target-password-file pw --replace --replica-dsn 'dba@tcp(db2:3306)/' --replica-password-file pw",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRestore(cmd, g, r) },
+	}
+	f := cmd.Flags()
+	r.m.register(f)
+	r.target.register(f, "target server")
+	f.StringArrayVar(&r.m.tables, "table", nil, "only this table, as schema.table (repeatable)")
+	f.StringVar(&r.at, "at", "", "the moment T (time, seq:N, file:pos, GTID or latest)")
+	f.StringArrayVar(&r.replicas, "replica-dsn", nil, "a replica of the target whose lag pauses the load (repeatable; no password here)")
+	f.StringVar(&r.replicaPasswordFile, "replica-password-file", "", "file holding the replicas' password")
+	f.StringVar(&r.spec.IntoSchema, "into-schema", "", "restore into this schema ({schema} stands for the source table's schema)")
+	f.BoolVar(&r.spec.Replace, "replace", false, "load into a twin table and swap it with the existing one at the end")
+	f.StringVar(&r.spec.CheckpointSchema, "checkpoint-schema", restore.DefaultCheckpointSchema, "schema of the bookkeeping table dbtrail_restore in the target")
+	f.BoolVar(&r.spec.NoBinlog, "no-binlog", false, "load with sql_log_bin=0 (needs SUPER or BINLOG ADMIN; replicas then do not get the rows)")
+	f.DurationVar(&r.spec.Limits.ChunkTime, "chunk-time", restore.DefaultChunkTime, "time one chunk's transaction aims at")
+	f.DurationVar(&r.spec.Limits.MaxLag, "max-lag", restore.DefaultMaxLag, "pause while a --replica-dsn lags more")
+	f.IntVar(&r.spec.Limits.MaxLoad, "max-load", restore.DefaultMaxLoad, "pause while the target's Threads_running is above this (0: no limit)")
+	f.IntVar(&r.spec.Limits.MaxRowsPerSecond, "max-rows-per-second", 0, "cap on each table's load rate (0: none)")
+	f.StringVar(&r.spec.ThrottleQuery, "throttle-query", "", "a query on the target; the load pauses while it returns a value above 0")
+	f.DurationVar(&r.slice, "slice", activities.DefaultLoadSlice, "how long one LoadTable activity loads before it reports")
+	f.BoolVar(&r.spec.Drill, "drill", false, "restore drill: restore (latest unless --at) into new schemas dbtrail_drill_<schema>, verify, drop them")
+	return cmd
+}
+
+// runRestore checks the flags, starts the Restore workflow and waits.
+func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
+	if r.spec.Drill && r.at == "" {
+		r.at = "latest"
+	}
+	if err := checkMoment("at", r.at); err != nil {
+		return err
+	}
+	if r.spec.Drill {
+		if r.spec.Replace || r.spec.IntoSchema != "" {
+			return fmt.Errorf("--drill restores into new schemas of its own: drop --replace and --into-schema")
+		}
+	}
+	if r.target.value == "" {
+		return fmt.Errorf("--target-dsn (or %s) is required", envName("target-dsn"))
+	}
+	spec := r.spec
+	spec.Source, spec.At = r.m.source, r.at
+	var err error
+	if spec.Schemas, spec.Tables, err = r.m.selection(); err != nil {
+		return err
+	}
+	ep, addr, cleanup, err := endpointOf(r.target.value, "target-dsn", r.target.passwordFile, g.fromArgs)
+	if err != nil {
+		return err
+	}
+	spec.Target = ep
+	cleanups := []func(){cleanup}
+	for _, d := range r.replicas {
+		rep, _, rc, err := endpointOf(d, "replica-dsn", r.replicaPasswordFile, g.fromArgs)
+		if err != nil {
+			return err
+		}
+		spec.Replicas = append(spec.Replicas, rep)
+		cleanups = append(cleanups, rc)
+	}
+	ctx := cmd.Context()
+	c, err := temporal.Dial(ctx, r.m.tf.addr, r.m.tf.namespace, g.log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(spec, addr), TaskQueue: workflows.TaskQueue},
+		workflows.Restore, workflows.RestoreInput{RestoreSpec: spec, Parallel: r.m.parallel, Slice: r.slice})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "Restore %s started (run %s)\n", run.GetID(), run.GetRunID())
+	var res workflows.RestoreResult
+	err = newWaiter(cmd.ErrOrStderr(), r.m.tf.location()).wait(ctx, "Restore", run, queryProgress(c, run, restoreDBProgress), &res)
+	var failed *runFailedError
+	if err == nil || errors.As(err, &failed) { // the run ended: its password files are not needed any more
+		for _, c := range cleanups {
+			c()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	printRestoreDB(cmd.OutOrStdout(), spec, res)
+	return nil
+}
+
+// restoreDBProgress shows a Restore's progress: the tables verified, the
+// rows loaded, the table loading now with its chunk size, the rate, the
+// ETA, and a pause with its reason.
+func restoreDBProgress(p workflows.RestoreProgress) progress {
+	counts := fmt.Sprintf("%d/%d tables, %d/%d rows", p.TablesDone, len(p.Tables), p.Rows, p.Total)
+	if p.RowsPerSecond > 0 {
+		counts += fmt.Sprintf(", %.0f rows/s", p.RowsPerSecond)
+	}
+	if p.ETASeconds >= 0 && p.Rows < p.Total {
+		counts += ", ETA " + (time.Duration(p.ETASeconds) * time.Second).String()
+	}
+	phase := p.Phase
+	var loading []string
+	for _, t := range p.Tables {
+		if t.State == workflows.TableLoading || t.State == workflows.TableVerifying {
+			loading = append(loading, fmt.Sprintf("%s %s (chunk %d)", t.State, t.Target, t.ChunkRows))
+		}
+	}
+	if len(loading) > 0 {
+		phase = strings.Join(loading, ", ")
+	}
+	if p.Paused != "" {
+		phase = "paused: " + p.Paused
+	}
+	var done, total int64 = p.Rows, p.Total
+	bar := ""
+	if total > 0 {
+		bar = tablesBar(int(done*1000/total), 1000)
+	}
+	return progress{phase: phase, counts: counts, bar: bar}
+}
+
+// printRestoreDB reports a finished restore: where, the cut, every table.
+func printRestoreDB(w io.Writer, spec activities.RestoreSpec, res workflows.RestoreResult) {
+	verb := "restored"
+	if spec.Drill {
+		verb = "restore drill of"
+	}
+	fmt.Fprintf(w, "%s %s at %s into %s: %d tables, %d rows (%d written by this run), from snapshot %s\n",
+		verb, spec.Source, spec.At, res.TargetAddr, len(res.Tables), res.Rows, res.Written, res.Base)
+	fmt.Fprintf(w, "  cut: %s\n", res.Cut)
+	for _, t := range res.Tables {
+		line := fmt.Sprintf("  %-30s -> %-30s %10d rows  verified %s", t.Table, t.Target, t.Rows, t.Fingerprint)
+		if t.Old != "" {
+			line += "  (replaced table kept as " + t.Old + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(res.Dropped) > 0 {
+		fmt.Fprintf(w, "  drill verdict: OK; scratch schemas dropped: %s\n", strings.Join(res.Dropped, ", "))
+	}
+}

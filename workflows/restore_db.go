@@ -1,0 +1,250 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/moment"
+)
+
+// RestoreWorkflowID is the id of a restore of spec into target address
+// addr: one run at a time per source, target, moment, tables and mode (a
+// second `dbtrail restore` of the same is refused while the first runs; a
+// rerun after it goes on from its checkpoints).
+func RestoreWorkflowID(spec activities.RestoreSpec, addr string) string {
+	parts := []string{spec.Source, addr, spec.At, spec.IntoSchema, spec.Mode(), strings.Join(spec.Schemas, ","), strings.Join(spec.Tables, ",")}
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	prefix := "restore-"
+	if spec.Drill {
+		prefix = "restore-drill-"
+	}
+	return prefix + spec.Source + "-" + hex.EncodeToString(h[:6])
+}
+
+// RestoreInput is a restore: activities.RestoreSpec, how many tables load
+// at once (default 2) and how long one LoadTable call loads (default
+// activities.DefaultLoadSlice).
+type RestoreInput struct {
+	activities.RestoreSpec
+	Parallel int
+	Slice    time.Duration `json:",omitempty"`
+}
+
+// Table states in RestoreTableProgress.
+const (
+	TableWaiting   = "waiting"
+	TableLoading   = "loading"
+	TableVerifying = "verifying"
+	TableVerified  = "verified"
+)
+
+// RestoreTableProgress is one table's progress.
+type RestoreTableProgress struct {
+	Table     string // schema.table at the source
+	Target    string // schema.table in the target
+	State     string
+	Rows      int64
+	Total     int64
+	ChunkRows int
+	// Paused says why the table's load waits ("" while it loads).
+	Paused string `json:",omitempty"`
+}
+
+// RestoreProgress is what the "progress" query of a restore returns.
+type RestoreProgress struct {
+	Phase       string
+	RestoreID   string
+	Cut         string
+	Tables      []RestoreTableProgress
+	TablesDone  int
+	Rows, Total int64
+	// Written is the rows this run committed; RowsPerSecond its rate and
+	// ETASeconds the time left at that rate (-1 while unknown).
+	Written       int64
+	RowsPerSecond float64
+	ETASeconds    int64
+	// Paused is the first paused table's reason.
+	Paused string `json:",omitempty"`
+}
+
+// RestoreTableResult is one restored table.
+type RestoreTableResult struct {
+	Table       string
+	Target      string
+	Rows        int64
+	Written     int64
+	Chunks      int
+	Fingerprint string
+	// Old is the name the replaced table keeps (--replace).
+	Old string `json:",omitempty"`
+	// ChunkMillis are the chunk transactions' durations (the first
+	// maxChunkSamples).
+	ChunkMillis []int32 `json:",omitempty"`
+}
+
+// maxChunkSamples bounds RestoreTableResult.ChunkMillis.
+const maxChunkSamples = 10000
+
+// RestoreResult is a finished restore.
+type RestoreResult struct {
+	RestoreID  string
+	TargetAddr string
+	Cut        moment.Cut
+	Base       string
+	Tables     []RestoreTableResult
+	Rows       int64
+	Written    int64
+	// Dropped are a drill's scratch schemas, dropped at its end.
+	Dropped []string `json:",omitempty"`
+}
+
+// restoreOptions are the options of a restore's heartbeating activities.
+var restoreOptions = longOptions(12*time.Hour, 5*activities.HeartbeatEvery, 10*time.Second)
+
+// Restore loads tables rebuilt at a moment into a live server
+// (docs/restore.md): PlanRestore decides the cut, the tables and their
+// targets and refuses what cannot be done before anything is written;
+// every table (Parallel at once) is loaded by LoadTable calls, each a
+// slice of chunks that returns where the table stands (its checkpoint is
+// in the target, so any worker goes on from it), then verified (and, under
+// --replace, swapped in) by VerifyRestore; EndRestore removes the staged
+// tables (and a drill's schemas). A cancelled run leaves what it loaded,
+// with its checkpoints: a rerun goes on from them.
+func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
+	progress := RestoreProgress{Phase: "planning", ETASeconds: -1}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RestoreProgress, error) { return progress, nil }); err != nil {
+		return RestoreResult{}, err
+	}
+	if in.Parallel <= 0 {
+		in.Parallel = 2
+	}
+	long := workflow.WithActivityOptions(ctx, restoreOptions)
+	var plan activities.PlanRestoreResult
+	if err := workflow.ExecuteActivity(long, a.PlanRestore, activities.PlanRestoreInput{Spec: in.RestoreSpec}).Get(ctx, &plan); err != nil {
+		return RestoreResult{}, err
+	}
+	res := RestoreResult{RestoreID: plan.RestoreID, TargetAddr: plan.TargetAddr, Cut: plan.Plan.Cut, Base: plan.Plan.Base,
+		Tables: make([]RestoreTableResult, len(plan.Jobs))}
+	progress = RestoreProgress{Phase: "loading", RestoreID: plan.RestoreID, Cut: plan.Plan.Cut.String(), ETASeconds: -1}
+	for _, j := range plan.Jobs {
+		progress.Tables = append(progress.Tables, RestoreTableProgress{Table: j.Table.Key().String(), Target: j.Target(), State: TableWaiting})
+	}
+	r := &restoreRun{in: in, long: long, progress: &progress, res: &res, started: workflow.Now(ctx)}
+	err := r.tables(ctx, plan.Jobs)
+	if err != nil {
+		progress.Phase = "failed"
+		return res, err
+	}
+	progress.Phase = "finishing"
+	end := activities.EndRestoreInput{Spec: in.RestoreSpec, RestoreID: plan.RestoreID}
+	if in.Drill {
+		for _, j := range plan.Jobs {
+			if !slices.Contains(end.DropSchemas, j.Schema) {
+				end.DropSchemas = append(end.DropSchemas, j.Schema)
+			}
+		}
+	}
+	sctx := workflow.WithActivityOptions(ctx, shortOptions(10*time.Minute))
+	if err := workflow.ExecuteActivity(sctx, a.EndRestore, end).Get(ctx, nil); err != nil {
+		if in.Drill {
+			return res, err
+		}
+		workflow.GetLogger(ctx).Warn("restore's staged tables not removed", "restore", plan.RestoreID, "error", err)
+	}
+	res.Dropped = end.DropSchemas
+	progress.Phase = "done"
+	return res, nil
+}
+
+// restoreRun is one run's state: its progress and result.
+type restoreRun struct {
+	in       RestoreInput
+	long     workflow.Context
+	progress *RestoreProgress
+	res      *RestoreResult
+	started  time.Time
+}
+
+// tables restores every job, Parallel at once, and returns the first
+// error (the other tables stop after their current step).
+func (r *restoreRun) tables(ctx workflow.Context, jobs []activities.RestoreTableJob) error {
+	next := 0
+	var firstErr error
+	wg := workflow.NewWaitGroup(ctx)
+	for range min(r.in.Parallel, len(jobs)) {
+		wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer wg.Done()
+			for firstErr == nil && next < len(jobs) {
+				i := next
+				next++
+				if err := r.table(gctx, i, jobs[i]); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+		})
+	}
+	wg.Wait(ctx)
+	return firstErr
+}
+
+// table loads one table slice by slice, then verifies it.
+func (r *restoreRun) table(ctx workflow.Context, i int, job activities.RestoreTableJob) error {
+	tp := &r.progress.Tables[i]
+	out := &r.res.Tables[i]
+	out.Table, out.Target = tp.Table, tp.Target
+	tp.State = TableLoading
+	chunk := 0
+	var loaded activities.LoadTableResult
+	for !loaded.Done {
+		var s activities.LoadTableResult
+		in := activities.LoadTableInput{Spec: r.in.RestoreSpec, Job: job, ChunkRows: chunk, Slice: r.in.Slice}
+		if err := workflow.ExecuteActivity(r.long, a.LoadTable, in).Get(ctx, &s); err != nil {
+			return err // its message names the table; its type stays the first the CLI and tests see
+		}
+		chunk, loaded = s.ChunkRows, s
+		out.Written += s.Written
+		out.Chunks += s.Chunks
+		if room := maxChunkSamples - len(out.ChunkMillis); room > 0 {
+			out.ChunkMillis = append(out.ChunkMillis, s.ChunkMillis[:min(room, len(s.ChunkMillis))]...)
+		}
+		tp.Rows, tp.Total, tp.ChunkRows, tp.Paused = s.Rows, s.Total, s.ChunkRows, s.Paused
+		r.tally(ctx, s.Written)
+	}
+	tp.State = TableVerifying
+	var v activities.VerifyRestoreResult
+	if err := workflow.ExecuteActivity(r.long, a.VerifyRestore, activities.VerifyRestoreInput{Spec: r.in.RestoreSpec, Job: job, Def: loaded.Def}).Get(ctx, &v); err != nil {
+		return err
+	}
+	tp.State = TableVerified
+	out.Rows, out.Fingerprint, out.Old = v.Rows, v.Fingerprint, v.Old
+	r.progress.TablesDone++
+	return nil
+}
+
+// tally adds a slice's rows to the run's totals, rate and ETA.
+func (r *restoreRun) tally(ctx workflow.Context, written int64) {
+	p := r.progress
+	p.Written += written
+	r.res.Written = p.Written
+	p.Rows, p.Total, p.Paused = 0, 0, ""
+	for _, t := range p.Tables {
+		p.Rows += t.Rows
+		p.Total += t.Total
+		if p.Paused == "" && t.Paused != "" {
+			p.Paused = t.Target + ": " + t.Paused
+		}
+	}
+	r.res.Rows = p.Rows
+	elapsed := workflow.Now(ctx).Sub(r.started).Seconds()
+	if elapsed > 0 && p.Written > 0 {
+		p.RowsPerSecond = float64(p.Written) / elapsed
+		p.ETASeconds = int64(float64(p.Total-p.Rows) / p.RowsPerSecond)
+	}
+}

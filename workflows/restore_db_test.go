@@ -1,0 +1,106 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/schema"
+)
+
+// restoreEnv is a test environment whose PlanRestore plans tables t1..tn
+// and whose LoadTable loads 100 rows a call out of 250 per table, the
+// second call of t1 paused.
+func restoreEnv(t *testing.T, n int) (*testsuite.TestWorkflowEnvironment, *sync.Map) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Activities{})
+	var jobs []activities.RestoreTableJob
+	for i := range n {
+		name := string(rune('1' + i))
+		jobs = append(jobs, activities.RestoreTableJob{RestoreID: "r1", Table: moment.TablePlan{Schema: "app", Table: "t" + name}, Schema: "app", Name: "t" + name, Load: "t" + name})
+	}
+	env.OnActivity(a.PlanRestore, mock.Anything, mock.Anything).Return(activities.PlanRestoreResult{RestoreID: "r1", Jobs: jobs}, nil)
+	calls := &sync.Map{}
+	env.OnActivity(a.LoadTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.LoadTableInput) (activities.LoadTableResult, error) {
+		v, _ := calls.LoadOrStore(in.Job.Name, new(int64))
+		c := v.(*int64)
+		*c++
+		if in.Job.Name == "t1" && *c == 2 {
+			return activities.LoadTableResult{Rows: 100, Total: 250, ChunkRows: 50, Paused: "replica r lags 3s (max 1s)"}, nil
+		}
+		done := *c - 1
+		if in.Job.Name == "t1" {
+			done--
+		}
+		rows := min(250, (done+1)*100)
+		return activities.LoadTableResult{Rows: rows, Total: 250, Written: rows - done*100, ChunkRows: in.ChunkRows + 10,
+			ChunkMillis: []int32{100}, Done: rows == 250, Def: &schema.Table{Schema: "app", Name: in.Job.Name}}, nil
+	})
+	return env, calls
+}
+
+// TestRestoreLoadsSlicesThenVerifies: every table is loaded slice after
+// slice until done (the chunk size carried from one to the next), then
+// verified; a paused slice shows in the progress; the end removes the
+// staged tables.
+func TestRestoreLoadsSlicesThenVerifies(t *testing.T) {
+	env, calls := restoreEnv(t, 3)
+	var verified []string
+	var paused string
+	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.VerifyRestoreInput) (activities.VerifyRestoreResult, error) {
+		verified = append(verified, in.Job.Name)
+		return activities.VerifyRestoreResult{Rows: 250, Fingerprint: "250:00"}, nil
+	})
+	ended := false
+	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(context.Context, activities.EndRestoreInput) error { ended = true; return nil })
+	env.SetOnActivityCompletedListener(func(_ *activity.Info, _ converter.EncodedValue, _ error) {
+		if v, err := env.QueryWorkflow(ProgressQuery); err == nil {
+			var p RestoreProgress
+			if v.Get(&p) == nil && p.Paused != "" {
+				paused = p.Paused
+			}
+		}
+	})
+	env.ExecuteWorkflow(Restore, RestoreInput{Parallel: 2})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res RestoreResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(verified) != 3 || !ended || res.Rows != 750 || res.Written != 750 || len(res.Tables[0].ChunkMillis) != 3 {
+		t.Fatalf("verified %v, ended %v, result %+v", verified, ended, res)
+	}
+	if v, _ := calls.Load("t1"); *v.(*int64) != 4 {
+		t.Fatalf("t1 loaded in %d calls, want 4 (one paused)", *v.(*int64))
+	}
+	if !strings.Contains(paused, "app.t1: replica r lags 3s") {
+		t.Fatalf("progress never said why t1 paused: %q", paused)
+	}
+}
+
+// TestRestoreMismatchFailsNamingTheTable: a table whose verification
+// fails fails the run with the table's name, and the staged tables are
+// not removed by a run that failed.
+func TestRestoreMismatchFailsNamingTheTable(t *testing.T) {
+	env, _ := restoreEnv(t, 1)
+	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(activities.VerifyRestoreResult{},
+		temporal.NewNonRetryableApplicationError("restored table app.t1 does not match app.t1 at the moment", activities.ErrRestoreMismatch, nil))
+	env.ExecuteWorkflow(Restore, RestoreInput{})
+	var app *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrRestoreMismatch || !strings.Contains(err.Error(), "app.t1") {
+		t.Fatalf("want a RestoreMismatch naming app.t1, got %v", err)
+	}
+}
