@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/testsuite"
+)
+
+// Sizes of the archived benchmarks.
+const (
+	// archivedRebuildHours is how many archived hours hold the rebuild's
+	// changes.
+	archivedRebuildHours = 4
+	// historyHours and historyTables are the history workload's hours and
+	// equally busy tables; historyKeyTable is the table whose key is read.
+	historyHours    = 24
+	historyTables   = 20
+	historyKeyTable = historyTables / 2
+	// archivedRounds is how many times each timed run is repeated, the
+	// variants taking turns (best counts); historyRounds for the shorter
+	// history runs.
+	archivedRounds = 3
+	historyRounds  = 5
+)
+
+// benchArchived measures the two readers of archived hours of issue 18,
+// every read through moment.Past, the archive on a local folder store and
+// on a real S3 server (versitygw on loopback), each holding the same files
+// (written by the ArchiveHour activity, confirmed, their events dropped
+// from the index):
+//
+//   - the rebuild of a table of rows rows at a moment T after rows/10
+//     changes, all in archived hours, against the same rebuild of a source
+//     whose same changes are in the index;
+//   - the history of one key (moment.RowHistory) across 24 archived hours
+//     of a 20-table workload of rows/20 events an hour, against reading
+//     those hours whole.
+func benchArchived(ctx context.Context, rows int) ([]result, error) {
+	if rows < 1000 {
+		return nil, fmt.Errorf("archived: --archived-rows %d is below 1,000", rows)
+	}
+	env, dir, stop, err := startRefreshEnv(ctx, "archived")
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: filepath.Join(dir, "s3")})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	s3, err := storage.Open(ctx, srv.URL("archive"), storage.Options{})
+	if err != nil {
+		return nil, err
+	}
+	local, err := storage.NewLocal(filepath.Join(dir, "store"))
+	if err != nil {
+		return nil, err
+	}
+	stores := []archivedStore{{"S3", s3}, {"local folder", local}}
+	out, err := benchArchivedRebuild(ctx, env, dir, stores, rows)
+	if err != nil {
+		return nil, err
+	}
+	more, err := benchArchivedHistory(ctx, env, stores, rows/20)
+	return append(out, more...), err
+}
+
+// benchArchivedRebuild builds two sources with the same table of n rows
+// at seq 0 and the same n/10 changes spread over archivedRebuildHours past
+// hours, then the marker (markerEvent) now; the changes of the second
+// source are archived. It rebuilds the table at the marker's seq from the
+// index and from each store, taking turns, archivedRounds times.
+func benchArchivedRebuild(ctx context.Context, env *refreshEnv, dir string, stores []archivedStore, n int) ([]result, error) {
+	k := n / 10
+	hours := pastHours(96*time.Hour, archivedRebuildHours)
+	began := time.Now()
+	var cuts []refreshWindow
+	var fixtures []*refreshFixture
+	for _, source := range []string{"in-index", "archived"} {
+		tb, err := env.buildSource(source, n)
+		if err != nil {
+			return nil, err
+		}
+		if err := env.insertWindowAt(ctx, tb, k, hourCommit(hours, k)); err != nil {
+			return nil, err
+		}
+		marker, err := env.markerEvent(ctx, tb)
+		if err != nil {
+			return nil, err
+		}
+		if err := momentFacts(ctx, env, tb, marker); err != nil {
+			return nil, err
+		}
+		fixtures, cuts = append(fixtures, tb), append(cuts, marker)
+	}
+	inIndex, archived := fixtures[0], fixtures[1]
+	bytes, err := env.archiveHours(ctx, archived.source, hours, stores)
+	if err != nil {
+		return nil, err
+	}
+	if left, err := env.store.CountEvents(ctx, archived.source); err != nil || left != 1 {
+		return nil, fmt.Errorf("archived source keeps %d events in the index, want the marker alone: %v", left, err)
+	}
+	fmt.Fprintf(os.Stderr, "archived: two %d-row tables, %d changes each, one source's in %d archived hours (%s), ready in %s\n",
+		n, k, len(hours), sizeText(bytes), time.Since(began).Round(time.Millisecond))
+
+	eng, err := openEngine(ctx, filepath.Join(dir, "work", "archived-engine"))
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	type variant struct {
+		name string
+		past moment.Past
+		at   string
+		best refreshRun
+		all  []string
+	}
+	pastOf := func(tb *refreshFixture, st storage.Store) moment.Past {
+		return moment.Past{Source: tb.source, Index: env.store, SourceDir: env.sourceDir(tb.source), Archive: st}
+	}
+	vs := []*variant{{name: "index", past: pastOf(inIndex, stores[0].store), at: "seq:" + strconv.FormatUint(cuts[0].cut, 10)}}
+	for _, st := range stores {
+		vs = append(vs, &variant{name: st.name, past: pastOf(archived, st.store), at: "seq:" + strconv.FormatUint(cuts[1].cut, 10)})
+	}
+	var want snapshot.Fingerprint
+	for round := range archivedRounds {
+		for j := range vs {
+			v := vs[(round+j)%len(vs)] // the order rotates
+			r, res, err := rebuildWith(ctx, v.past, eng, v.at, filepath.Join(dir, "rebuilt.parquet"))
+			if err != nil {
+				return nil, fmt.Errorf("rebuild of %s at %s from the %s: %w", v.past.Source, v.at, v.name, err)
+			}
+			if want == (snapshot.Fingerprint{}) {
+				want = res.Fingerprint
+			}
+			if res.Fingerprint != want || res.Rows != int64(n) {
+				return nil, fmt.Errorf("rebuild from the %s has %d rows, fingerprint %+v; another had %+v", v.name, res.Rows, res.Fingerprint, want)
+			}
+			if round == 0 || r.elapsed < v.best.elapsed {
+				v.best = r
+			}
+			v.all = append(v.all, fmt.Sprintf("%.3f", r.elapsed.Seconds()))
+		}
+	}
+	note := func(v *variant) string {
+		return fmt.Sprintf("moment.Past: Plan (cut, snapshot, schema) + Rebuilder, the table at T written as a table file; best of %d (%s s), taking turns",
+			archivedRounds, strings.Join(v.all, ", "))
+	}
+	out := []result{
+		{"archived: rebuild table rows / changes", fmt.Sprintf("%s / %s", thousands(n), thousands(k)), "",
+			fmt.Sprintf("the refresh benchmark's table, its table file at seq 0; the changes spread over %d past hours; T is a transaction after them (in the index)", len(hours))},
+		{fmt.Sprintf("archived: rebuild at T, %s changes in the index", thousands(k)), fmtRun(vs[0].best), "", note(vs[0])},
+	}
+	for _, v := range vs[1:] {
+		out = append(out, result{fmt.Sprintf("archived: rebuild at T, the changes in %d archived hours on %s", len(hours), v.name), fmtRun(v.best), "",
+			note(v) + fmt.Sprintf("; %s of hour files", sizeText(bytes))})
+	}
+	for _, v := range vs[1:] {
+		ratio := v.best.elapsed.Seconds() / vs[0].best.elapsed.Seconds()
+		out = append(out, result{"archived: ratio rebuild archived (" + v.name + ") / index", fmt.Sprintf("%.2f", ratio), "≤ 1.3", verdict(ratio <= 1.3)})
+	}
+	return out, nil
+}
+
+// benchArchivedHistory archives historyHours hours of perHour events of
+// historyTables tables and times, on each store, the history of one key
+// through moment.Past against reading every event of those hours' files.
+func benchArchivedHistory(ctx context.Context, env *refreshEnv, stores []archivedStore, perHour int) ([]result, error) {
+	f := historyFixture{source: "history", hours: pastHours(48*time.Hour, historyHours), tables: historyTables, perHr: perHour}
+	began := time.Now()
+	total, err := f.insert(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	bytes, err := env.archiveHours(ctx, f.source, f.hours, stores)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := env.store.Archives(ctx, f.source)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "archived: %d events of %d tables in %d archived hours (%s), ready in %s\n",
+		total, f.tables, len(f.hours), sizeText(bytes), time.Since(began).Round(time.Millisecond))
+	key, err := env.updateEvent(1, time.Time{}, "", 1, 0, 1) // its PK is the key of row 1
+	if err != nil {
+		return nil, err
+	}
+	table := historyTable(historyKeyTable)
+	var out []result
+	for _, st := range stores {
+		past := moment.Past{Source: f.source, Index: env.store, Archive: st.store}
+		var hist, whole time.Duration
+		for round := range historyRounds {
+			h, n, err := timeHistory(ctx, past, table, key.PK)
+			if err != nil {
+				return nil, err
+			}
+			if n != len(f.hours) {
+				return nil, fmt.Errorf("history of %s.%s key %s on %s: %d changes, want %d", refreshSchema, table, key.PK, st.name, n, len(f.hours))
+			}
+			w, m, err := timeWhole(ctx, st.store, recs)
+			if err != nil {
+				return nil, err
+			}
+			if m != int64(total) {
+				return nil, fmt.Errorf("the archived hours on %s hold %d events, %d were archived", st.name, m, total)
+			}
+			if round == 0 || h < hist {
+				hist = h
+			}
+			if round == 0 || w < whole {
+				whole = w
+			}
+		}
+		ratio := hist.Seconds() / whole.Seconds()
+		out = append(out,
+			result{fmt.Sprintf("archived: history of one key, %d archived hours on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", hist.Seconds()), "",
+				fmt.Sprintf("moment.RowHistory over moment.Past.Events: %d changes of %s.%s key %s; best of %d", len(f.hours), refreshSchema, table, key.PK, historyRounds)},
+			result{fmt.Sprintf("archived: read those %d hours whole on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", whole.Seconds()), "",
+				fmt.Sprintf("%s events of %d equally busy tables, %s; every file opened and read (archive.Reader.Events); best of %d, taking turns with the history",
+					thousands(total), f.tables, sizeText(bytes), historyRounds)},
+			result{"archived: ratio history / whole hours (" + st.name + ")", fmt.Sprintf("%.3f", ratio), "≤ 0.15", verdict(ratio <= 0.15)},
+		)
+	}
+	return out, nil
+}
+
+// timeHistory reads the history of key of app.table through past and
+// returns its time and its number of changes.
+func timeHistory(ctx context.Context, past moment.Past, table, key string) (time.Duration, int, error) {
+	began := time.Now()
+	n := 0
+	err := moment.RowHistory(ctx, past.Events(), past.Source, refreshSchema, table, key, func(index.Event) error {
+		n++
+		return nil
+	})
+	return time.Since(began), n, err
+}
+
+// timeWhole opens every archive file of recs on st and reads all its
+// events, and returns the time and the number of events.
+func timeWhole(ctx context.Context, st storage.Store, recs []index.Archive) (time.Duration, int64, error) {
+	began := time.Now()
+	var n int64
+	for _, r := range recs {
+		ra, err := st.OpenReaderAt(ctx, r.Object)
+		if err != nil {
+			return 0, 0, err
+		}
+		rd, err := archive.NewReader(io.NewSectionReader(ra, 0, ra.Size()), ra.Size(), r.Object)
+		if err == nil {
+			err = rd.Events(func(index.Event) error { n++; return nil })
+		}
+		ra.Close()
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return time.Since(began), n, nil
+}
