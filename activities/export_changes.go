@@ -60,7 +60,7 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 			return nil, nil, nonRetryable(ErrBadInput, fmt.Errorf("changes export: unknown schema %q (no table of it before --until)", s))
 		}
 	}
-	counts, err := past.ChangedTables(ctx, r.After(), r.Upto())
+	counts, err := past.ChangeCounts(ctx, r.After(), r.Upto())
 	if err != nil {
 		return nil, nil, momentErr(err)
 	}
@@ -71,8 +71,8 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 		return named[k] || slices.Contains(sp.Schemas, k.Schema)
 	}
 	var keys []moment.TableKey
-	for tk := range counts {
-		if pick(tk) {
+	for tk, n := range counts {
+		if n > 0 && pick(tk) {
 			keys = append(keys, tk)
 		}
 	}

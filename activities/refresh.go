@@ -60,6 +60,12 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 	if pin.Footers, err = readFooters(prev); err != nil {
 		return PlanRefreshResult{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
+	if why, err := a.droppedInWindow(ctx, in.Source, out.PrevSeq); err != nil {
+		return PlanRefreshResult{}, err
+	} else if why != "" {
+		out.Plan = foldplan.Plan{Refused: true, Reasons: []string{why}}
+		return out, nil
+	}
 	if err := a.planIndexInputs(ctx, in.Source, out.PrevSeq, &pin); err != nil {
 		return PlanRefreshResult{}, err
 	}
@@ -67,28 +73,26 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 		return PlanRefreshResult{}, err
 	}
 	out.Plan = foldplan.Make(pin)
-	if why, err := a.droppedInWindow(ctx, in.Source, out.PrevSeq); err != nil {
-		return PlanRefreshResult{}, err
-	} else if why != "" && !out.Plan.Refused {
-		out.Plan.Refused, out.Plan.Reasons, out.Plan.Compact = true, append(out.Plan.Reasons, why), nil
-	}
 	return out, nil
 }
 
-// droppedInWindow says why a refresh from prevSeq cannot fold from the
-// index: an archived hour holding events after prevSeq has left it (the
-// previous snapshot is older than what the index keeps, e.g. a machine
-// whose own snapshot is stale). The refresh is then refused, and a full
-// backup runs in its place, like across a capture gap. "" when the index
-// holds the whole window.
+// droppedInWindow says why a refresh from prevSeq cannot fold its window
+// on this worker: an archived hour holding events after prevSeq has left
+// the index (the previous snapshot is older than what the index keeps,
+// e.g. a machine that was down for longer than --index-hours) and this
+// worker has no archive location to read it from. With one, the window's
+// archived events are folded like the index's (Activities.events).
 func (a *Activities) droppedInWindow(ctx context.Context, source string, prevSeq uint64) (string, error) {
+	if a.Remote != nil {
+		return "", nil
+	}
 	recs, err := a.Index.Archives(ctx, source)
 	if err != nil {
 		return "", err
 	}
 	for _, r := range recs {
 		if !r.DroppedAt.IsZero() && r.LastSeq > prevSeq {
-			return fmt.Sprintf("the events after the previous snapshot (seq %d) reach archived hour %s (seqs %d..%d), which has left the index: take a full backup",
+			return fmt.Sprintf("the events after the previous snapshot (seq %d) reach archived hour %s (seqs %d..%d), which has left the index, and this worker has no archive location (--archive-url) to read it from: take a full backup",
 				prevSeq, index.HourTime(r.Hour).Format("2006-01-02T15Z"), r.FirstSeq, r.LastSeq), nil
 		}
 	}
@@ -97,13 +101,13 @@ func (a *Activities) droppedInWindow(ctx context.Context, source string, prevSeq
 
 // planIndexInputs fills the plan's inputs that come from the index.
 func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq uint64, pin *foldplan.Input) error {
-	counts, err := a.Index.ChangeCounts(ctx, source, prevSeq, pin.Cut)
+	counts, err := a.past(ctx, source).ChangeCounts(ctx, prevSeq, pin.Cut)
 	if err != nil {
 		return err
 	}
 	pin.Changes = map[foldplan.TableKey]int64{}
 	for k, n := range counts {
-		pin.Changes[foldplan.TableKey{Schema: k[0], Table: k[1]}] = n
+		pin.Changes[foldplan.TableKey{Schema: k.Schema, Table: k.Table}] = n
 	}
 	hist, err := a.Index.SchemaHistory(ctx, source)
 	if err != nil {

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// TestRefreshRefusesDroppedHours: a refresh whose window reaches an
-// archived hour that has left the index is refused with the hour named; an
-// hour archived but still in the index, or wholly before the window, is no
-// reason.
+// TestRefreshRefusesDroppedHours: on a worker without an archive location,
+// a refresh whose window reaches an archived hour that has left the index
+// is refused with the hour named; an hour archived but still in the index,
+// or wholly before the window, is no reason. A worker with an archive
+// location folds the archived hours instead (no reason at all).
 func TestRefreshRefusesDroppedHours(t *testing.T) {
 	srv := testsuite.StartIndex(t)
 	ctx := context.Background()
@@ -59,5 +61,13 @@ func TestRefreshRefusesDroppedHours(t *testing.T) {
 		if (want == "") != (why == "") || !strings.Contains(why, want) {
 			t.Errorf("previous snapshot at seq %d: %q, want %q", prev, why, want)
 		}
+	}
+	local, err := storage.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Remote = local
+	if why, err := a.droppedInWindow(ctx, "main", 50); err != nil || why != "" {
+		t.Errorf("with an archive location: %q %v, want no reason", why, err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // newHistoryCmd is `dbtrail history schema.table --key K`: every version of
 // one row, from the index (and, when they land, the archives).
 func newHistoryCmd(g *globals) *cobra.Command {
-	var source, key string
+	var source, key, archiveURL string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "history schema.table --key KEY",
@@ -35,7 +35,8 @@ columns a JSON array in key order ('[7,"abc"]'); a binary value may be written
 columns.
 
 --json prints one JSON object per version (JSON lines), images as objects.
-It reads the index (--index-dsn).`,
+It reads the index (--index-dsn) and, for the hours the index no longer
+holds, their archive files at --archive-url (DBTRAIL_ARCHIVE_URL).`,
 		Example: "  dbtrail history shop.orders --key 42\n" +
 			"  dbtrail history shop.order_lines --key '[42,\"A-7\"]' --json | jq .after",
 		Args: cobra.ExactArgs(1),
@@ -43,23 +44,25 @@ It reads the index (--index-dsn).`,
 			if key == "" {
 				return fmt.Errorf("--key is required")
 			}
-			store, err := openIndex(cmd, g)
+			past, done, err := openPast(cmd, g, "", source, archiveURL)
 			if err != nil {
 				return err
 			}
-			defer store.Close()
-			return runHistory(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), store, source, args[0], key, asJSON)
+			defer done()
+			return runHistory(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), past, args[0], key, asJSON)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&key, "key", "", "the row's key (a value, or a JSON array for a key of several columns)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per version")
+	registerArchiveURL(f, &archiveURL, "the archive location, where the versions in hours older than the index window are read")
 	return cmd
 }
 
 // runHistory prints the history of one row of table (schema.table).
-func runHistory(ctx context.Context, out, errOut io.Writer, store *index.Store, source, table, key string, asJSON bool) error {
+func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, table, key string, asJSON bool) error {
+	store, source := past.Index, past.Source
 	s, t, ok := strings.Cut(table, ".")
 	if !ok || s == "" || t == "" {
 		return fmt.Errorf("table %q: name it as schema.table", table)
@@ -74,7 +77,7 @@ func runHistory(ctx context.Context, out, errOut io.Writer, store *index.Store, 
 	}
 	n := 0
 	enc := json.NewEncoder(out)
-	err = moment.RowHistory(ctx, moment.IndexEvents{Store: store}, source, s, t, pk, func(e index.Event) error {
+	err = moment.RowHistory(ctx, past.Events(), source, s, t, pk, func(e index.Event) error {
 		n++
 		if asJSON {
 			return enc.Encode(historyJSON(e))
@@ -86,7 +89,11 @@ func runHistory(ctx context.Context, out, errOut io.Writer, store *index.Store, 
 		return fmt.Errorf("history of %s key %s: %w", table, pk, err)
 	}
 	if n == 0 {
-		fmt.Fprintf(errOut, "no change of %s with key %s is in the index of source %s\n", table, pk, source)
+		where := "in the index or the archived hours"
+		if past.Archive == nil {
+			where = "in the index (archived hours not read: no --archive-url)"
+		}
+		fmt.Fprintf(errOut, "no change of %s with key %s is %s of source %s\n", table, pk, where, source)
 	} else if !asJSON {
 		fmt.Fprintf(errOut, "%d versions of %s key %s\n", n, table, pk)
 	}

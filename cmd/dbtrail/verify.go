@@ -26,7 +26,7 @@ var verifyExit = os.Exit
 // newVerifyCmd is `dbtrail verify`: compare live tables of the source with a
 // snapshot by fingerprint (see internal/verify).
 func newVerifyCmd(g *globals) *cobra.Command {
-	var backupDir, source, snapID, at string
+	var backupDir, source, snapID, at, archiveURL string
 	var tables []string
 	var opts verify.Options
 	src := dsnFlag{name: "source-dsn"}
@@ -67,12 +67,12 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 				if err != nil {
 					return err
 				}
-				store, err := openIndex(cmd, g)
+				past, done, err := openPast(cmd, g, backupDir, source, archiveURL)
 				if err != nil {
 					return err
 				}
-				defer store.Close()
-				if bad, inconclusive, err = verifyAt(cmd.Context(), cmd.OutOrStdout(), store, backupDir, source, at, tables, dsn, opts); err != nil {
+				defer done()
+				if bad, inconclusive, err = verifyAt(cmd.Context(), cmd.OutOrStdout(), past, at, tables, dsn, opts); err != nil {
 					return err
 				}
 			} else {
@@ -107,6 +107,7 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&snapID, "snapshot", "current", "snapshot id (e.g. 20261129T061500Z) or current")
 	f.StringArrayVar(&tables, "table", nil, "verify only this table, as schema.table (repeatable; default every table)")
+	registerArchiveURL(f, &archiveURL, "with --at: the archive location, where hours older than the index window and snapshots on object storage are read")
 	f.StringVar(&at, "at", "", "verify against the tables rebuilt at moment T (time, seq:N, file:pos, GTID or latest) from the snapshots and the index (--index-dsn), e.g. a server a .sql export of T was loaded into")
 	f.BoolVar(&opts.Explain, "explain", false, "list the keys whose rows differ")
 	f.IntVar(&opts.MaxKeys, "max-keys", verify.DefaultMaxKeys, "most differing keys listed per table with --explain")

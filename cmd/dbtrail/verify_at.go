@@ -4,25 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/verify"
 )
 
 // verifyAt verifies the live tables of db against the tables rebuilt at
-// moment at (the moment seam, in this process: the index and the local
-// snapshots). It returns how many tables mismatched or failed and how many
-// were inconclusive.
-func verifyAt(ctx context.Context, out io.Writer, store *index.Store, backupDir, source, at string, tables []string,
+// moment at (the moment seam, in this process: past is the index, the
+// archived hours and the snapshots, local or on the archive location). It
+// returns how many tables mismatched or failed and how many were
+// inconclusive.
+func verifyAt(ctx context.Context, out io.Writer, past moment.Past, at string, tables []string,
 	dsn string, opts verify.Options) (bad, inconclusive int, err error) {
 	a, err := moment.ParseAt(at)
 	if err != nil {
 		return 0, 0, fmt.Errorf("--at: %w", err)
 	}
-	cat := moment.LocalCatalog{SourceDir: filepath.Join(backupDir, source)}
-	plan, err := moment.PlanAt(ctx, store, store, cat, source, a, moment.Selection{Tables: tables})
+	plan, cat, err := past.Plan(ctx, a, moment.Selection{Tables: tables})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -37,7 +35,7 @@ func verifyAt(ctx context.Context, out io.Writer, store *index.Store, backupDir,
 	}
 	defer done()
 	fmt.Fprintf(out, "verifying %d tables at %s (cut: %s; from snapshot %s) against %s\n", len(plan.Tables), at, plan.Cut, plan.Base, addr)
-	rb := moment.Rebuilder{Source: source, Engine: eng, Events: moment.IndexEvents{Store: store}, Catalog: cat}
+	rb := past.Rebuilder(eng, cat)
 	for _, tp := range plan.Tables {
 		t, err := rb.Open(ctx, tp, nil)
 		if err != nil {

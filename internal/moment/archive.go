@@ -8,8 +8,8 @@ import (
 )
 
 // Archives are where the hourly archive files plug into the events seam
-// (internal/archive writes and reads them; the Archive workflow that drops
-// archived partitions from the index comes after). An ArchiveStore lists a
+// (internal/archive writes and reads them; the Archive workflow moves them
+// to the archive location and drops their hours from the index). An ArchiveStore lists a
 // source's archived hours and opens one; ArchiveEvents reads them as an
 // Events, and Merge(IndexEvents{…}, ArchiveEvents{…}) reads the index and
 // the archives as one, by seq, each event once.
@@ -22,6 +22,7 @@ type ArchiveHour struct {
 	Name     string
 	FirstSeq uint64
 	LastSeq  uint64
+	Events   int64 // the events the file holds
 }
 
 // HourFile is an opened archive file whose checksum was checked (a missing

@@ -43,33 +43,32 @@ func (s ArchiveFiles) Hours(ctx context.Context, source string, after, upto uint
 // *archive.CorruptError naming the file), and that it is the hour and seqs
 // the listing says. Each row group is checked against its digest when read.
 func (s ArchiveFiles) Open(ctx context.Context, h ArchiveHour) (HourFile, error) {
+	r, c, err := s.openReader(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return archiveFile{r: r, c: c}, nil
+}
+
+// openReader opens h's file as Open does and returns its reader and what
+// closes it.
+func (s ArchiveFiles) openReader(ctx context.Context, h ArchiveHour) (*archive.Reader, io.Closer, error) {
 	ra, err := s.OpenFile(ctx, h)
 	if err != nil {
-		return nil, fmt.Errorf("open archive %s: %w", h.Name, err)
+		return nil, nil, fmt.Errorf("open archive %s: %w", h.Name, err)
 	}
 	r, err := archive.NewReader(io.NewSectionReader(ra, 0, ra.Size()), ra.Size(), h.Name)
 	if err != nil {
 		ra.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	f := r.Footer()
 	if f.Source != h.Source || index.HourID(f.Hour) != h.Hour || f.FirstSeq != h.FirstSeq || f.LastSeq != h.LastSeq {
 		ra.Close()
-		return nil, &archive.CorruptError{File: h.Name, Err: fmt.Errorf("it holds source %s hour %s seqs %d..%d, the listing says %s hour %s seqs %d..%d",
-			f.Source, f.Hour.Format("2006-01-02T15Z"), f.FirstSeq, f.LastSeq, h.Source, index.HourTime(h.Hour).Format("2006-01-02T15Z"), h.FirstSeq, h.LastSeq)}
+		return nil, nil, &archive.CorruptError{File: h.Name, Err: fmt.Errorf("it holds source %s hour %s seqs %d..%d, the listing says %s hour %s seqs %d..%d",
+			f.Source, f.Hour.Format("2006-01-02T15Z"), f.FirstSeq, f.LastSeq, h.Source, hourName(h.Hour), h.FirstSeq, h.LastSeq)}
 	}
-	return archiveFile{r: r, c: ra}, nil
-}
-
-// Tables returns the tables of h's file with their event counts and seq
-// ranges (its footer, checked as Open checks it).
-func (s ArchiveFiles) Tables(ctx context.Context, h ArchiveHour) ([]archive.TableCount, error) {
-	f, err := s.Open(ctx, h)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.(archiveFile).r.Footer().Tables, nil
+	return r, ra, nil
 }
 
 // hourName is an hour as the archive names it in messages.
@@ -83,7 +82,7 @@ func ArchiveHourOf(name string, ra storage.ReaderAt) (ArchiveHour, error) {
 		return ArchiveHour{}, err
 	}
 	f := r.Footer()
-	return ArchiveHour{Source: f.Source, Hour: index.HourID(f.Hour), Name: name, FirstSeq: f.FirstSeq, LastSeq: f.LastSeq}, nil
+	return ArchiveHour{Source: f.Source, Hour: index.HourID(f.Hour), Name: name, FirstSeq: f.FirstSeq, LastSeq: f.LastSeq, Events: f.Events}, nil
 }
 
 type archiveFile struct {

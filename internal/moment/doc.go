@@ -9,7 +9,8 @@
 //     binlog file:pos, a GTID or "latest". The cut is the last transaction
 //     at or before T, found in the index's chunk headers; it is always a
 //     transaction boundary (every event of one transaction shares its
-//     commit time and end position). Bounds and Decide are pure functions
+//     commit time and end position); Past.Lookup extends the lookups over
+//     the archived hours. Bounds and Decide are pure functions
 //     of the index's facts (checkpoint, capture starts, gaps) and of the
 //     transaction the lookup found; they refuse a T after the checkpoint
 //     ("not captured yet"), inside a capture gap, or naming nothing.
@@ -33,6 +34,9 @@
 //     ArchiveEvents reads hourly archive files through an ArchiveStore;
 //     Merge reads several by seq, each event once.
 //   - Catalog: where snapshots are. LocalCatalog lists a source folder's
-//     manifests; a catalog of snapshots on object storage fetches a
-//     table's files on Open.
+//     manifests; MirrorCatalog adds the snapshots on object storage and
+//     downloads one on Open.
+//
+// Past builds both, and the cut lookups over the archived hours, for one
+// source in one place: every reader of the past uses it.
 package moment

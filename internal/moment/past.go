@@ -94,35 +94,39 @@ func (p Past) Rebuilder(eng *fold.Engine, cat Catalog) Rebuilder {
 	return Rebuilder{Source: p.Source, Engine: eng, Events: p.Events(), Catalog: cat}
 }
 
-// ChangedTables lists the tables with events in (after, upto]: the index's
-// change counts, and the tables of every archived hour whose events
-// overlap the range (from the hour files' footers; a table listed there
-// whose events in the hour all lie outside the range is listed too, and
-// its export finds none).
-func (p Past) ChangedTables(ctx context.Context, after, upto uint64) (map[TableKey]bool, error) {
+// ChangeCounts counts the events of each table in (after, upto]: the
+// index's, and those of every archived hour the index no longer holds
+// whole (from the hour files: a row group wholly inside the range counts
+// its rows from the footer, one straddling an end is read). An hour whose
+// late events are in the index again besides its file may count those
+// twice: the counts decide how a table is folded (never whether its
+// events are read), and none is ever 0 for a table with events.
+func (p Past) ChangeCounts(ctx context.Context, after, upto uint64) (map[TableKey]int64, error) {
 	counts, err := p.Index.ChangeCounts(ctx, p.Source, after, upto)
 	if err != nil {
 		return nil, err
 	}
-	out := map[TableKey]bool{}
-	for k := range counts {
-		out[TableKey{Schema: k[0], Table: k[1]}] = true
+	out := map[TableKey]int64{}
+	for k, n := range counts {
+		out[TableKey{Schema: k[0], Table: k[1]}] = n
 	}
 	files := p.archiveFiles()
 	hours, err := files.Hours(ctx, p.Source, after, upto)
 	if err != nil {
 		return nil, fmt.Errorf("archived hours of %s: %w", p.Source, err)
 	}
+	s := newHourSearch(ctx, files)
+	defer s.close()
 	for _, h := range hours {
-		tables, err := files.Tables(ctx, h)
+		held, err := p.Index.CountHour(ctx, p.Source, h.Hour)
 		if err != nil {
-			return nil, &RefusedError{At: fmt.Sprintf("seqs %d..%d", after+1, upto), Code: CodeArchive,
-				Reason: fmt.Sprintf("archived hour %s (%s) cannot be read: %v", hourName(h.Hour), h.Name, err)}
+			return nil, err
 		}
-		for _, t := range tables {
-			if t.LastSeq > after && t.FirstSeq <= upto {
-				out[TableKey{Schema: t.Schema, Table: t.Table}] = true
-			}
+		if held >= h.Events {
+			continue // the index holds the whole hour
+		}
+		if err := s.countTables(h, after, upto, out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -23,7 +23,7 @@ func (p Past) archiveFiles() ArchiveFiles {
 			for _, r := range recs {
 				if r.Confirmed() {
 					sizes[r.Object] = r.Size
-					out = append(out, ArchiveHour{Source: source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq})
+					out = append(out, ArchiveHour{Source: source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq, Events: r.Events})
 				}
 			}
 			return out, nil

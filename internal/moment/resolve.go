@@ -2,6 +2,7 @@ package moment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,6 +51,11 @@ func Resolve(ctx context.Context, ix Index, f Facts, at At, before bool) (Cut, e
 	txn, found, err := lookup(ctx, ix, f, at, before, floor, upto)
 	if _, ok := IsRefused(err); ok {
 		return Cut{}, err
+	}
+	var he *HourError
+	if errors.As(err, &he) {
+		return Cut{}, &RefusedError{At: at.String(), Code: CodeArchive, Reason: he.Error() +
+			"; the moment's transaction may be in it, so it is not answered without it"}
 	}
 	if err != nil {
 		return Cut{}, fmt.Errorf("resolve moment %s: %w", at, err)
