@@ -8,7 +8,6 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // archivedStore is one archive location the archived benchmarks read from.
@@ -35,28 +34,6 @@ func pastHours(ago time.Duration, count int) []time.Time {
 		out[i] = first.Add(time.Duration(i) * time.Hour)
 	}
 	return out
-}
-
-// markerEvent commits one insert into app.m, a table no snapshot or
-// schema version knows, after tb's last window, now, and returns it as
-// the window the checkpoint is saved at. A moment at its seq is a cut
-// after every change of app.t that the index's own lookups find also when
-// every change of app.t is in archived hours.
-func (e *refreshEnv) markerEvent(ctx context.Context, tb *refreshFixture) (refreshWindow, error) {
-	img, err := types.SQLImage(e.def, refreshRow(nil, 1, 0))
-	if err != nil {
-		return refreshWindow{}, err
-	}
-	pk, err := types.KeyFromImage(e.def, img)
-	if err != nil {
-		return refreshWindow{}, err
-	}
-	seq := tb.nextSeq
-	tb.nextSeq++
-	w := refreshWindow{k: 1, prevSeq: seq - 1, cut: seq, endPos: 1000 + seq*200}
-	ev := index.Event{Seq: seq, CommitTime: time.Now().UTC().Truncate(time.Microsecond), BinlogFile: refreshBinlog, EndPos: w.endPos,
-		Schema: refreshSchema, Table: "m", Op: index.OpInsert, PK: pk, SchemaVersion: 1, After: img}
-	return w, e.commitEvents(ctx, tb.source, []index.Event{ev})
 }
 
 // archiveHours archives source's events of hours as the Archive workflow
