@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -138,7 +139,12 @@ func benchArchivedRebuild(ctx context.Context, env *refreshEnv, dir string, stor
 	for round := range archivedRounds {
 		for j := range vs {
 			v := vs[(round+j)%len(vs)] // the order rotates
-			r, res, err := rebuildWith(ctx, v.past, eng, at, filepath.Join(dir, "rebuilt.parquet"))
+			var r refreshRun
+			var res snapshot.WriteResult
+			err := labeled(ctx, "rebuild "+v.name, func(ctx context.Context) (err error) {
+				r, res, err = rebuildWith(ctx, v.past, eng, at, filepath.Join(dir, "rebuilt.parquet"))
+				return err
+			})
 			if err != nil {
 				return nil, fmt.Errorf("rebuild of %s at %s from the %s: %w", v.past.Source, at, v.name, err)
 			}
@@ -204,14 +210,24 @@ func benchArchivedHistory(ctx context.Context, env *refreshEnv, stores []archive
 		past := moment.Past{Source: f.source, Index: env.store, Archive: st.store}
 		var hist, whole time.Duration
 		for round := range historyRounds {
-			h, n, err := timeHistory(ctx, past, table, key.PK)
+			var h time.Duration
+			var n int
+			err := labeled(ctx, "history "+st.name, func(ctx context.Context) (err error) {
+				h, n, err = timeHistory(ctx, past, table, key.PK)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
 			if n != len(f.hours) {
 				return nil, fmt.Errorf("history of %s.%s key %s on %s: %d changes, want %d", refreshSchema, table, key.PK, st.name, n, len(f.hours))
 			}
-			w, m, err := timeWhole(ctx, st.store, recs)
+			var w time.Duration
+			var m int64
+			err = labeled(ctx, "whole "+st.name, func(ctx context.Context) (err error) {
+				w, m, err = timeWhole(ctx, st.store, recs)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -270,4 +286,13 @@ func timeWhole(ctx context.Context, st storage.Store, recs []index.Archive) (tim
 		}
 	}
 	return time.Since(began), n, nil
+}
+
+// labeled runs fn with the profiler label bench=name (on fn's goroutine
+// and those it starts), so that a --cpuprofile of the run can be cut to
+// one timed run: go tool pprof -tagfocus 'bench=rebuild S3'.
+func labeled(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	var err error
+	pprof.Do(ctx, pprof.Labels("bench", name), func(ctx context.Context) { err = fn(ctx) })
+	return err
 }
