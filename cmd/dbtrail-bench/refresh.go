@@ -84,7 +84,7 @@ func startRefreshEnv(ctx context.Context, name string) (env *refreshEnv, dir str
 		return
 	}
 	work := filepath.Join(dir, "work")
-	env = &refreshEnv{store: store, dsn: dsn, def: def, create: create,
+	env = &refreshEnv{idx: idx, store: store, dsn: dsn, def: def, create: create,
 		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
 			WorkDir: work, FoldMemory: refreshFoldMemory, Sources: map[string]activities.Source{},
 			Engines: activities.NewEnginePool(work, refreshFoldMemory)}}
@@ -95,6 +95,7 @@ func startRefreshEnv(ctx context.Context, name string) (env *refreshEnv, dir str
 // refreshEnv is what every refresh run shares: the index, the activities and
 // the table's definition.
 type refreshEnv struct {
+	idx    *testsuite.Server
 	store  *index.Store
 	dsn    string
 	acts   *activities.Activities
