@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
@@ -63,7 +65,8 @@ func benchArchived(ctx context.Context, rows int) ([]result, error) {
 		return nil, err
 	}
 	defer srv.Stop()
-	s3, err := storage.Open(ctx, srv.URL("archive"), storage.Options{})
+	reqs := &countingTransport{next: http.DefaultTransport}
+	s3, err := storage.Open(ctx, srv.URL("archive"), storage.Options{HTTPClient: &http.Client{Transport: reqs}})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +74,7 @@ func benchArchived(ctx context.Context, rows int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	stores := []archivedStore{{"S3", s3}, {"local folder", local}}
+	stores := []archivedStore{{"S3", s3, reqs}, {"local folder", local, nil}}
 	cpu := func() time.Duration {
 		self, err := testsuite.PIDCPUTime(os.Getpid())
 		if err != nil {
@@ -131,58 +134,21 @@ func benchArchivedRebuild(ctx context.Context, env *refreshEnv, dir string, stor
 	fmt.Fprintf(os.Stderr, "archived: two %d-row tables, %d changes each, one source's in %d archived hours (%s), ready in %s\n",
 		n, k, len(hours), sizeText(bytes), time.Since(began).Round(time.Millisecond))
 
-	eng, err := openEngine(ctx, filepath.Join(dir, "work", "archived-engine"))
-	if err != nil {
+	pastOf := func(tb *refreshFixture, st archivedStore) *rebuildVariant {
+		return &rebuildVariant{store: st, past: moment.Past{Source: tb.source, Index: env.store, SourceDir: env.sourceDir(tb.source), Archive: st.store}}
+	}
+	vs := []*rebuildVariant{pastOf(inIndex, stores[0])}
+	vs[0].name = "index"
+	for _, st := range stores {
+		vs = append(vs, pastOf(archived, st))
+		vs[len(vs)-1].name = st.name
+	}
+	if err := runRebuilds(ctx, vs, filepath.Join(dir, "work"), at, cpu, n); err != nil {
 		return nil, err
 	}
-	defer eng.Close()
-	type variant struct {
-		name    string
-		past    moment.Past
-		best    refreshRun
-		bestCPU time.Duration
-		all     []string
-	}
-	pastOf := func(tb *refreshFixture, st storage.Store) moment.Past {
-		return moment.Past{Source: tb.source, Index: env.store, SourceDir: env.sourceDir(tb.source), Archive: st}
-	}
-	vs := []*variant{{name: "index", past: pastOf(inIndex, stores[0].store)}}
-	for _, st := range stores {
-		vs = append(vs, &variant{name: st.name, past: pastOf(archived, st.store)})
-	}
-	var want snapshot.Fingerprint
-	for round := range archivedRounds {
-		for j := range vs {
-			v := vs[(round+j)%len(vs)] // the order rotates
-			var r refreshRun
-			var res snapshot.WriteResult
-			c0 := cpu()
-			err := labeled(ctx, "rebuild "+v.name, func(ctx context.Context) (err error) {
-				r, res, err = rebuildWith(ctx, v.past, eng, at, filepath.Join(dir, "rebuilt.parquet"))
-				return err
-			})
-			if err != nil {
-				return nil, fmt.Errorf("rebuild of %s at %s from the %s: %w", v.past.Source, at, v.name, err)
-			}
-			if want == (snapshot.Fingerprint{}) {
-				want = res.Fingerprint
-			}
-			if res.Fingerprint != want || res.Rows != int64(n) {
-				return nil, fmt.Errorf("rebuild from the %s has %d rows, fingerprint %+v; another had %+v", v.name, res.Rows, res.Fingerprint, want)
-			}
-			c := cpu() - c0
-			if round == 0 || r.elapsed < v.best.elapsed {
-				v.best = r
-			}
-			if round == 0 || c < v.bestCPU {
-				v.bestCPU = c
-			}
-			v.all = append(v.all, fmt.Sprintf("%.3f", r.elapsed.Seconds()))
-		}
-	}
-	note := func(v *variant) string {
-		return fmt.Sprintf("moment.Past: Plan (cut, snapshot, schema) + Rebuilder, the table at T written as a table file; best of %d (%s s), taking turns; CPU %.2f s (best; bench + index server + versitygw)",
-			archivedRounds, strings.Join(v.all, ", "), v.bestCPU.Seconds())
+	note := func(v *rebuildVariant) string {
+		return fmt.Sprintf("moment.Past: Plan (cut, snapshot, schema) + Rebuilder, the table at T written as a table file; best of %d (%s s), taking turns; CPU %.2f s (best; bench + index server + versitygw); %d S3 requests",
+			archivedRounds, strings.Join(v.all, ", "), v.bestCPU.Seconds(), v.reqs)
 	}
 	out := []result{
 		{"archived: rebuild table rows / changes", fmt.Sprintf("%s / %s", thousands(n), thousands(k)), "",
@@ -200,6 +166,61 @@ func benchArchivedRebuild(ctx context.Context, env *refreshEnv, dir string, stor
 			verdict(ratio <= 1.3) + fmt.Sprintf("; best times; CPU time ratio %.2f", cpuRatio)})
 	}
 	return out, nil
+}
+
+// rebuildVariant is one source of the rebuild's table (the index, or an
+// archive location) and its figures.
+type rebuildVariant struct {
+	name    string
+	store   archivedStore
+	past    moment.Past
+	best    refreshRun
+	bestCPU time.Duration
+	reqs    int64    // S3 requests of the last run
+	all     []string // every run's time
+}
+
+// runRebuilds rebuilds app.t at at from every variant, archivedRounds
+// times, the variants taking turns (their order rotates), in one fold
+// engine under work. Every rebuild must give the same n rows.
+func runRebuilds(ctx context.Context, vs []*rebuildVariant, work, at string, cpu func() time.Duration, n int) error {
+	eng, err := openEngine(ctx, filepath.Join(work, "archived-engine"))
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	var want snapshot.Fingerprint
+	for round := range archivedRounds {
+		for j := range vs {
+			v := vs[(round+j)%len(vs)]
+			var r refreshRun
+			var res snapshot.WriteResult
+			c0, q0 := cpu(), v.store.reqs.requests()
+			err := labeled(ctx, "rebuild "+v.name, func(ctx context.Context) (err error) {
+				r, res, err = rebuildWith(ctx, v.past, eng, at, filepath.Join(work, "rebuilt.parquet"))
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("rebuild of %s at %s from the %s: %w", v.past.Source, at, v.name, err)
+			}
+			c := cpu() - c0
+			v.reqs = v.store.reqs.requests() - q0
+			if want == (snapshot.Fingerprint{}) {
+				want = res.Fingerprint
+			}
+			if res.Fingerprint != want || res.Rows != int64(n) {
+				return fmt.Errorf("rebuild from the %s has %d rows, fingerprint %+v; another had %+v", v.name, res.Rows, res.Fingerprint, want)
+			}
+			if round == 0 || r.elapsed < v.best.elapsed {
+				v.best = r
+			}
+			if round == 0 || c < v.bestCPU {
+				v.bestCPU = c
+			}
+			v.all = append(v.all, fmt.Sprintf("%.3f", r.elapsed.Seconds()))
+		}
+	}
+	return nil
 }
 
 // benchArchivedHistory archives historyHours hours of perHour events of
@@ -226,54 +247,75 @@ func benchArchivedHistory(ctx context.Context, env *refreshEnv, stores []archive
 	if err != nil {
 		return nil, err
 	}
-	table := historyTable(historyKeyTable)
 	var out []result
 	for _, st := range stores {
-		past := moment.Past{Source: f.source, Index: env.store, Archive: st.store}
-		var hist, whole time.Duration
-		for round := range historyRounds {
-			var h time.Duration
-			var n int
-			err := labeled(ctx, "history "+st.name, func(ctx context.Context) (err error) {
-				h, n, err = timeHistory(ctx, past, table, key.PK)
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
-			if n != len(f.hours) {
-				return nil, fmt.Errorf("history of %s.%s key %s on %s: %d changes, want %d", refreshSchema, table, key.PK, st.name, n, len(f.hours))
-			}
-			var w time.Duration
-			var m int64
-			err = labeled(ctx, "whole "+st.name, func(ctx context.Context) (err error) {
-				w, m, err = timeWhole(ctx, st.store, recs)
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
-			if m != int64(total) {
-				return nil, fmt.Errorf("the archived hours on %s hold %d events, %d were archived", st.name, m, total)
-			}
-			if round == 0 || h < hist {
-				hist = h
-			}
-			if round == 0 || w < whole {
-				whole = w
-			}
+		m, err := f.measure(ctx, moment.Past{Source: f.source, Index: env.store, Archive: st.store}, st, recs, key.PK, total)
+		if err != nil {
+			return nil, err
 		}
-		ratio := hist.Seconds() / whole.Seconds()
+		ratio := m.hist.Seconds() / m.whole.Seconds()
 		out = append(out,
-			result{fmt.Sprintf("archived: history of one key, %d archived hours on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", hist.Seconds()), "",
-				fmt.Sprintf("moment.RowHistory over moment.Past.Events: %d changes of %s.%s key %s; best of %d", len(f.hours), refreshSchema, table, key.PK, historyRounds)},
-			result{fmt.Sprintf("archived: read those %d hours whole on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", whole.Seconds()), "",
-				fmt.Sprintf("%s events of %d equally busy tables, %s; every file opened and read (archive.Reader.Events); best of %d, taking turns with the history",
-					thousands(total), f.tables, sizeText(bytes), historyRounds)},
+			result{fmt.Sprintf("archived: history of one key, %d archived hours on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", m.hist.Seconds()), "",
+				fmt.Sprintf("moment.RowHistory over moment.Past.Events (as `history --archive-url`): %d changes of %s.%s key %s; best of %d; %d S3 requests",
+					len(f.hours), refreshSchema, historyTable(historyKeyTable), key.PK, historyRounds, m.histReqs)},
+			result{fmt.Sprintf("archived: read those %d hours whole on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", m.whole.Seconds()), "",
+				fmt.Sprintf("%s events of %d equally busy tables, %s; every file opened and read (archive.Reader.Events); best of %d, taking turns with the history; %d S3 requests",
+					thousands(total), f.tables, sizeText(bytes), historyRounds, m.wholeReqs)},
 			result{"archived: ratio history / whole hours (" + st.name + ")", fmt.Sprintf("%.3f", ratio), "≤ 0.15", verdict(ratio <= 0.15)},
 		)
 	}
 	return out, nil
+}
+
+// historyFigures are the history benchmark's measures on one store: the
+// best times of the history and of reading the hours whole, and the S3
+// requests of each (0 on a local folder).
+type historyFigures struct {
+	hist, whole         time.Duration
+	histReqs, wholeReqs int64
+}
+
+// measure times the history of key through past and the read of every
+// event of recs' files on st, taking turns, historyRounds times. The
+// history must find one change an hour, the read all total events.
+func (f historyFixture) measure(ctx context.Context, past moment.Past, st archivedStore, recs []index.Archive, key string, total int) (historyFigures, error) {
+	var m historyFigures
+	table := historyTable(historyKeyTable)
+	for round := range historyRounds {
+		var h, w time.Duration
+		var n int
+		var events int64
+		q0 := st.reqs.requests()
+		err := labeled(ctx, "history "+st.name, func(ctx context.Context) (err error) {
+			h, n, err = timeHistory(ctx, past, table, key)
+			return err
+		})
+		if err != nil {
+			return m, err
+		}
+		if n != len(f.hours) {
+			return m, fmt.Errorf("history of %s.%s key %s on %s: %d changes, want %d", refreshSchema, table, key, st.name, n, len(f.hours))
+		}
+		q1 := st.reqs.requests()
+		err = labeled(ctx, "whole "+st.name, func(ctx context.Context) (err error) {
+			w, events, err = timeWhole(ctx, st.store, recs)
+			return err
+		})
+		if err != nil {
+			return m, err
+		}
+		if events != int64(total) {
+			return m, fmt.Errorf("the archived hours on %s hold %d events, %d were archived", st.name, events, total)
+		}
+		m.histReqs, m.wholeReqs = q1-q0, st.reqs.requests()-q1
+		if round == 0 || h < m.hist {
+			m.hist = h
+		}
+		if round == 0 || w < m.whole {
+			m.whole = w
+		}
+	}
+	return m, nil
 }
 
 // timeHistory reads the history of key of app.table through past and
@@ -317,4 +359,23 @@ func labeled(ctx context.Context, name string, fn func(ctx context.Context) erro
 	var err error
 	pprof.Do(ctx, pprof.Labels("bench", name), func(ctx context.Context) { err = fn(ctx) })
 	return err
+}
+
+// countingTransport counts the HTTP requests of an S3 store.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.next.RoundTrip(r)
+}
+
+// requests is how many requests t has sent so far; 0 for nil.
+func (t *countingTransport) requests() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.n.Load()
 }

@@ -14,6 +14,7 @@ import (
 type archivedStore struct {
 	name  string // for the results
 	store storage.Store
+	reqs  *countingTransport // its HTTP requests; nil for a local folder
 }
 
 // hourCommit returns the commit time of the i-th of n events spread evenly
