@@ -54,7 +54,11 @@ type Activities struct {
 	// snapshot (--archive-url; package remote has the layout); nil keeps
 	// snapshots in BackupDir only.
 	Remote storage.Store
-	Log    *slog.Logger
+	// Runs tells whether a workflow run still runs (the worker's Temporal
+	// client); with it AllocateSnapshot removes staging folders whose run
+	// is gone. Nil removes none.
+	Runs RunChecker
+	Log  *slog.Logger
 }
 
 func (a *Activities) source(name string) (Source, error) {

@@ -132,7 +132,7 @@ type RestoreHourResult struct {
 // RestoreProgress is RestoreHour's heartbeat.
 type RestoreProgress struct {
 	Hour   time.Time
-	Step   string // download, restore
+	Step   string // lease (waiting for the capture lease), download, restore
 	Events int64
 }
 

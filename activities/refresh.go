@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -115,7 +115,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 	}
 	pin.Current = map[foldplan.TableKey]*schema.Table{}
 	for _, v := range hist {
-		if schema.IsSystemSchema(v.Schema) || !atOrBefore(v, pin.Cut, pin.CutPos) {
+		if schema.IsSystemSchema(v.Schema) || !schemahist.AtOrBefore(v, pin.Cut, pin.CutPos) {
 			continue
 		}
 		if v.Seq >= prevSeq {
@@ -125,16 +125,6 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 	}
 	pin.Gaps, err = a.Index.Gaps(ctx, source)
 	return err
-}
-
-// atOrBefore reports whether a schema version applies at the cut: before
-// its seq, or at it and not past its binlog position.
-func atOrBefore(v index.SchemaVersion, cut uint64, pos binlogpos.Position) bool {
-	if v.Seq != cut {
-		return v.Seq < cut
-	}
-	c, err := binlogpos.Compare(binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos}, pos)
-	return err != nil || c <= 0
 }
 
 // readFooters reads the footer of every table file of a snapshot (metadata

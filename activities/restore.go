@@ -43,25 +43,67 @@ func (a *Activities) restoreStore(ctx context.Context, url string) (storage.Stor
 	return st, nil
 }
 
+// restoreLeaseWait bounds how long a restore step waits for the source's
+// capture lease while an unfinished restore exists: a capture that took it
+// between two steps refuses and frees it at once; an attempt of a step on a
+// worker that died keeps it until the index server drops its connection
+// (about two minutes, index.Lease), which the step's retries outlast.
+const restoreLeaseWait = 30 * time.Second
+
+// restoreLease takes source's capture lease for one restore step, waiting
+// at most wait (index.TryLease); every step holds it and commits only while
+// it does, and capture refuses while the restore is unfinished
+// (index.CheckNoRestore). A lease held elsewhere is a retryable error
+// wrapping index.ErrLeaseHeld.
+func (a *Activities) restoreLease(ctx context.Context, source string, wait time.Duration) (*index.Lease, error) {
+	l, err := a.Index.TryLease(ctx, source, wait)
+	if err != nil {
+		return nil, fmt.Errorf("restore-index of %s: %w", source, err)
+	}
+	return l, nil
+}
+
+// prepareLease takes the lease for PrepareRestore. With no restore of the
+// source begun, a lease held elsewhere is a running capture: CaptureRunning,
+// after one try. An unfinished restore waits restoreLeaseWait like the
+// other steps.
+func (a *Activities) prepareLease(ctx context.Context, source string) (*index.Lease, error) {
+	_, begun, err := a.Index.Restore(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	if begun {
+		return a.restoreLease(ctx, source, restoreLeaseWait)
+	}
+	l, err := a.restoreLease(ctx, source, 0)
+	if errors.Is(err, index.ErrLeaseHeld) {
+		return nil, nonRetryable(ErrCaptureRunning, fmt.Errorf("capture of source %s is running against this index (%w): stop it before restore-index", source, err))
+	}
+	return l, err
+}
+
 // PrepareRestore checks that the restore can run, then begins it: capture
 // of the source must not be running, the location must hold archive files
 // and a history file of the source, and the index must hold nothing of the
 // source, or an unfinished restore of it from the same location (which
 // then goes on). It records the restore as begun and gives the hours
 // without a partition of their own one (index.Store.SplitPartitions). It
-// lists the archive files, oldest hour first.
+// lists the archive files, oldest hour first. It holds the source's
+// capture lease throughout and records the restore under it, so capture
+// refuses to start from then until FinishRestore.
 func (a *Activities) PrepareRestore(ctx context.Context, in PrepareRestoreInput) (PrepareRestoreResult, error) {
 	st, err := a.restoreStore(ctx, in.ArchiveURL)
 	if err != nil {
 		return PrepareRestoreResult{}, err
 	}
 	res := PrepareRestoreResult{Location: st.Location()}
-	if running, err := a.Index.CaptureRunning(ctx, in.Source); err != nil || running {
-		if err == nil {
-			err = nonRetryable(ErrCaptureRunning, fmt.Errorf("capture of source %s is running against this index: stop it before restore-index", in.Source))
-		}
+	_, stop := keepAlive(ctx)
+	defer stop()
+	lease, err := a.prepareLease(ctx, in.Source)
+	if err != nil {
 		return res, err
 	}
+	defer lease.Release()
 	if err := st.List(ctx, archive.ArchivesPrefix(in.Source), func(info storage.Info) error {
 		if h, ok := archive.ParseObjectName(in.Source, info.Name); ok {
 			res.Hours = append(res.Hours, RestoreHourPlan{Hour: h, Object: info.Name, Size: info.Size})
@@ -76,7 +118,7 @@ func (a *Activities) PrepareRestore(ctx context.Context, in PrepareRestoreInput)
 	if _, err := readHistory(ctx, st, in.Source); err != nil {
 		return res, err
 	}
-	if res.Resumed, err = a.Index.BeginRestore(ctx, in.Source, st.Location()); err != nil {
+	if res.Resumed, err = a.Index.BeginRestore(ctx, in.Source, st.Location(), lease); err != nil {
 		var ne *index.NotEmptyError
 		if errors.As(err, &ne) {
 			return res, nonRetryable(ErrIndexNotEmpty, err)
@@ -119,8 +161,9 @@ func readHistory(ctx context.Context, st storage.Store, source string) (archive.
 // in seq order, packed as capture packs them, with the hour's archive
 // record, in one index transaction (index.Store.RestoreHour): an hour is
 // restored wholly or not at all, and once. A file that fails any check is
-// BrokenArchive, naming it; nothing of it is stored. It heartbeats
-// RestoreProgress.
+// BrokenArchive, naming it; nothing of it is stored. It holds the source's
+// capture lease while it works (the hour commits only under it) and
+// heartbeats RestoreProgress.
 func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (RestoreHourResult, error) {
 	hour := index.HourID(in.Hour)
 	res := RestoreHourResult{Hour: index.HourTime(hour)}
@@ -134,6 +177,12 @@ func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (Rest
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
+	set(RestoreProgress{Hour: res.Hour, Step: "lease"})
+	lease, err := a.restoreLease(ctx, in.Source, restoreLeaseWait)
+	if err != nil {
+		return res, err
+	}
+	defer lease.Release()
 	set(RestoreProgress{Hour: res.Hour, Step: "download"})
 	where := in.Object + " in " + st.Location()
 	path, d, err := a.download(ctx, st, in.Source, in.Object)
@@ -171,7 +220,7 @@ func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (Rest
 		Events: ft.Events, FirstSeq: ft.FirstSeq, LastSeq: ft.LastSeq, ConfirmedAt: time.Now()}
 	set(RestoreProgress{Hour: res.Hour, Step: "restore"})
 	var n int64
-	res.Done, err = a.Index.RestoreHour(ctx, rec, func(yield func(*index.Event) error) error {
+	res.Done, err = a.Index.RestoreHour(ctx, rec, lease, func(yield func(*index.Event) error) error {
 		return archive.SeqOrder(open, func(e index.Event) error {
 			if n++; n%65536 == 0 {
 				set(RestoreProgress{Hour: res.Hour, Step: "restore", Events: n})

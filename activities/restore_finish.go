@@ -21,8 +21,10 @@ import (
 // has the binlog file of that checkpoint, a gap from it to the source's
 // oldest binlog is recorded (capture then stops there, as after any gap);
 // seqs missing between restored ones (an archive that could not be read)
-// are a gap between the transactions around them. A finished restore is
-// reported again, not redone.
+// are a gap between the transactions around them. It holds the source's
+// capture lease while it works; the restore is marked finished in the
+// transaction that writes the checkpoint, and capture may start from then
+// on. A finished restore is reported again, not redone.
 func (a *Activities) FinishRestore(ctx context.Context, in FinishRestoreInput) (FinishRestoreResult, error) {
 	var res FinishRestoreResult
 	if rs, found, err := a.Index.Restore(ctx, in.Source); err != nil || (found && !rs.FinishedAt.IsZero()) {
@@ -31,6 +33,13 @@ func (a *Activities) FinishRestore(ctx context.Context, in FinishRestoreInput) (
 		}
 		return a.finishedReport(ctx, rs)
 	}
+	_, stop := keepAlive(ctx)
+	defer stop()
+	lease, err := a.restoreLease(ctx, in.Source, restoreLeaseWait)
+	if err != nil {
+		return res, err
+	}
+	defer lease.Release()
 	st, err := a.restoreStore(ctx, in.ArchiveURL)
 	if err != nil {
 		return res, err
@@ -72,7 +81,7 @@ func (a *Activities) FinishRestore(ctx context.Context, in FinishRestoreInput) (
 	if err := a.fillCounts(ctx, in.Source, &res); err != nil {
 		return res, err
 	}
-	_, err = a.Index.FinishRestore(ctx, in.Source, index.RestoreFinish{Checkpoint: cp, Schemas: kept.Schemas,
+	_, err = a.Index.FinishRestore(ctx, in.Source, lease, index.RestoreFinish{Checkpoint: cp, Schemas: kept.Schemas,
 		Gaps: append(kept.Gaps, gaps...), Starts: kept.Starts, Hours: res.Hours, Events: res.Events,
 		FirstSeq: res.FirstSeq, LastSeq: res.LastSeq, Failed: in.Failed, Outcome: res.Outcome})
 	return res, err

@@ -19,11 +19,15 @@ import (
 
 // AllocateSnapshot picks a snapshot id no snapshot of the source has used,
 // locally or on the remote store, and starts its staging folder (removing
-// what a crashed attempt of the same id left).
+// what a crashed attempt of the same id left), recorded as this run's;
+// staging folders of runs that no longer run are removed (ownStaging).
 func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotInput) (AllocateSnapshotResult, error) {
 	dir := a.sourceDir(in.Source)
 	id := snapshot.NewSnapshotID(time.Now(), a.remoteTaken(ctx, in.Source, snapshot.ExistsIn(dir)))
 	if _, err := snapshot.NewBuilder(dir, id); err != nil {
+		return AllocateSnapshotResult{}, err
+	}
+	if err := a.ownStaging(ctx, in.Source, id); err != nil {
 		return AllocateSnapshotResult{}, err
 	}
 	return AllocateSnapshotResult{SnapshotID: id}, nil

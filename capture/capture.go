@@ -83,8 +83,11 @@ func (c *Config) defaults() error {
 
 // Run captures until ctx is done or an error stops it. It waits for the
 // source's lease first, so a second process for the same source takes over
-// when the first dies. The error tells whether a restart can help: see
-// Permanent.
+// when the first dies. Holding it, it refuses (an *index.UnfinishedRestoreError,
+// Permanent) while a restore-index of the source is unfinished: the
+// restore takes the same lease for each of its steps, so neither can start
+// while the other runs (see index.CheckNoRestore). The error tells whether
+// a restart can help: see Permanent.
 func Run(ctx context.Context, cfg Config, store *index.Store) error {
 	if err := cfg.defaults(); err != nil {
 		return err
@@ -105,6 +108,9 @@ func Run(ctx context.Context, cfg Config, store *index.Store) error {
 		return fmt.Errorf("acquire capture lease: %w", err)
 	}
 	defer lease.Release()
+	if err := store.CheckNoRestore(ctx, cfg.Source); err != nil {
+		return fmt.Errorf("capture of %s: %w", cfg.Source, err)
+	}
 	log.Info("capture lease acquired", slog.String("flavor", src.flavor), slog.String("version", src.version))
 
 	st, err := prepare(ctx, &cfg, store, src, lease, log)

@@ -33,11 +33,18 @@ type archiveEnv struct {
 // follows (see stampHour).
 func newArchiveEnv(t *testing.T, opts ...envOption) *archiveEnv {
 	t.Helper()
+	return newArchiveEnvOn(t, testsuite.S3Options{}, opts...)
+}
+
+// newArchiveEnvOn is newArchiveEnv with an S3 server started with s3opts
+// (e.g. a bucket with Object Lock).
+func newArchiveEnvOn(t *testing.T, s3opts testsuite.S3Options, opts ...envOption) *archiveEnv {
+	t.Helper()
 	e := &archiveEnv{backupEnv: newBackupEnv(t, opts...)}
 	e.src.SetMaxOpenConns(1)
 	e.src.SetMaxIdleConns(1)
 	e.src.SetConnMaxLifetime(0)
-	e.s3 = testsuite.StartS3(t)
+	e.s3 = testsuite.StartS3With(t, s3opts)
 	e.url = e.s3.URL("arch")
 	var err error
 	e.remote, err = storage.Open(e.ctx, e.url, storage.Options{})

@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -20,7 +21,9 @@ import (
 // TestFullBackupBadInputFailsAtOnce: a dump whose data file does not fit its
 // table (real mydumper output, its column list altered afterwards by a wrapper, an error that was retried forever before) fails
 // the FullBackup at its first attempt, non-retryable, with an error naming
-// the file, the line and the table, instead of retrying forever.
+// the file, the line and the table, instead of retrying forever; it leaves
+// no staging folder or dump behind, and the staging folder of a run that no
+// longer runs is swept.
 func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	for _, q := range []string{
@@ -36,12 +39,18 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 		"find \"$dir\" -name 'app.bad*.sql' ! -name '*-schema*' -exec sed -i 's/`name`/`nome`/' {} +\n"
 	must(t, os.WriteFile(wrapper, []byte(script), 0o755))
 	e.acts.Mydumper = wrapper
+	e.acts.Runs = Runs{Client: e.c}
+	// A staging folder a killed run left (its run is unknown to Temporal)
+	// and one from before owners were recorded.
+	staging := filepath.Join(e.acts.BackupDir, "main", snapshot.StagingDir)
+	must(t, os.MkdirAll(filepath.Join(staging, "20200101T000000Z"), 0o755))
+	must(t, snapshot.WriteStagingOwner(filepath.Join(e.acts.BackupDir, "main"), "20200101T000000Z", snapshot.Owner{WorkflowID: "fullbackup-main", RunID: "0b9f4a8e-0000-4000-8000-000000000000"}))
+	must(t, os.MkdirAll(filepath.Join(staging, "20200101T000001Z"), 0o755))
 	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
 
-	start := time.Now()
 	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
 		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
 	must(t, err)
@@ -55,8 +64,26 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
 	}
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("the run took %s to fail: retried?", d)
+	// Not retried: every activity of the run ended at its first attempt
+	// (the history records the attempt each one last started with).
+	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		must(t, err)
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
+			t.Errorf("an activity ran attempt %d (event %d): the bad input was retried", a.GetAttempt(), ev.GetEventId())
+		}
+	}
+	// No litter: the failed run removed its staging folder and dump; the
+	// orphan was swept when the run allocated its snapshot; the folder
+	// without an owner is kept.
+	left, err := snapshot.Stagings(filepath.Join(e.acts.BackupDir, "main"))
+	must(t, err)
+	if len(left) != 1 || left[0].ID != "20200101T000001Z" {
+		t.Errorf("staging folders left: %+v; want only the one without an owner", left)
+	}
+	if dumps, _ := filepath.Glob(filepath.Join(e.acts.WorkDir, "*", "*")); len(dumps) != 0 {
+		t.Errorf("the failed run left %v in the work folder", dumps)
 	}
 	desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
 	must(t, err)

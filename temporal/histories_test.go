@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/workers"
 )
 
 // historiesDir holds the stored workflow histories, one folder per release
@@ -28,14 +28,12 @@ func storedHistories(t *testing.T) []string {
 	return files
 }
 
-// newReplayer is a replayer with every workflow a dbtrail worker registers
-// (children included: Refresh starts FullBackup and Compact).
+// newReplayer is a replayer with every workflow a dbtrail worker registers,
+// by the worker's own registration (children included: Refresh starts
+// FullBackup and Compact).
 func newReplayer() worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflow(workflows.FullBackup)
-	r.RegisterWorkflow(workflows.Refresh)
-	r.RegisterWorkflow(workflows.Compact)
-	r.RegisterWorkflow(workflows.Export)
+	workers.RegisterWorkflows(r)
 	return r
 }
 

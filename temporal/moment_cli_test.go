@@ -65,18 +65,10 @@ func TestMomentCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("history --json: %v", err)
 	}
-	type version struct {
-		Seq    uint64          `json:"seq"`
-		Op     string          `json:"op"`
-		GTID   string          `json:"gtid"`
-		Key    json.RawMessage `json:"key"`
-		Before json.RawMessage `json:"before"`
-		After  json.RawMessage `json:"after"`
-	}
-	var versions []version
+	var versions []historyVersion
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
-		var v version
+		var v historyVersion
 		must(t, json.Unmarshal(sc.Bytes(), &v))
 		versions = append(versions, v)
 	}

@@ -151,8 +151,15 @@ func newWorkload(seed uint64) *workload {
 	return &workload{r: rand.New(rand.NewPCG(seed, 99)), next: 1}
 }
 
-// schemaSQL creates the tables and their first rows.
+// setup creates the tables and their first rows.
 func (w *workload) setup(t *testing.T, e *backupEnv, rows int) {
+	t.Helper()
+	w.createTables(t, e)
+	w.firstRows(t, e, rows)
+}
+
+// createTables creates the tables, empty.
+func (w *workload) createTables(t *testing.T, e *backupEnv) {
 	t.Helper()
 	for _, q := range []string{
 		`CREATE TABLE ints (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT NULL)`,
@@ -160,12 +167,17 @@ func (w *workload) setup(t *testing.T, e *backupEnv, rows int) {
 		`CREATE TABLE comp (a INT, b VARCHAR(10), c DOUBLE NULL, PRIMARY KEY (a, b))`,
 		`CREATE TABLE quiet (id INT PRIMARY KEY, note VARCHAR(10))`,
 		`CREATE TABLE dups (a INT, b VARCHAR(5))`,
-		`INSERT INTO dups VALUES (1, 'x'), (1, 'x'), (1, 'x'), (2, NULL), (2, NULL), (3, 'y')`,
-		`INSERT INTO quiet VALUES (1, 'never'), (2, 'changes')`,
 	} {
-		_, err := e.src.ExecContext(e.ctx, q)
-		must(t, err)
+		w.exec(t, e, q)
 	}
+}
+
+// firstRows inserts the first rows: fixed ones into the keyless and the
+// quiet table, rows into each of the others.
+func (w *workload) firstRows(t *testing.T, e *backupEnv, rows int) {
+	t.Helper()
+	w.exec(t, e, `INSERT INTO dups VALUES (1, 'x'), (1, 'x'), (1, 'x'), (2, NULL), (2, NULL), (3, 'y')`)
+	w.exec(t, e, `INSERT INTO quiet VALUES (1, 'never'), (2, 'changes')`)
 	for range rows {
 		w.insert(t, e, 0)
 		w.insert(t, e, 1)

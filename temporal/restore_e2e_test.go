@@ -81,6 +81,28 @@ func (e *archiveEnv) runCapture(t *testing.T, store *index.Store) <-chan error {
 	return done
 }
 
+// captureAfterRestore starts capture into the restored index store, runs
+// steps of traffic, waits until both indexes caught up, and checks that
+// store then holds every event once, with the seq it was captured with:
+// the archived ones and those the env's index holds. The returned channel
+// gets capture's error.
+func (e *archiveEnv) captureAfterRestore(t *testing.T, w *workload, store *index.Store, steps int) <-chan error {
+	t.Helper()
+	capDone := e.runCapture(t, store)
+	for range steps {
+		w.step(t, e.backupEnv, 3)
+	}
+	e.waitCaughtUp(t)
+	e.waitStoreCaughtUp(t, store)
+	full := indexEvents(t, e.ctx, e.store, "main")
+	stored, _ := storedEvents(t, e.ctx, e.remote, "main")
+	for _, ev := range stored {
+		full[ev.Seq] = ev
+	}
+	checkEveryEventOnce(t, full, values(indexEvents(t, e.ctx, store, "main")))
+	return capDone
+}
+
 // waitStoreCaughtUp is waitCaughtUp for another index.
 func (e *archiveEnv) waitStoreCaughtUp(t *testing.T, store *index.Store) {
 	t.Helper()
@@ -180,18 +202,7 @@ func TestRestoreIndex(t *testing.T) {
 
 	// Capture resumes after the last archived transaction and captures the
 	// rest with the same seqs.
-	capDone := e.runCapture(t, storeB)
-	for range 5 {
-		w.step(t, e.backupEnv, 3)
-	}
-	e.waitCaughtUp(t)
-	e.waitStoreCaughtUp(t, storeB)
-	full := indexEvents(t, e.ctx, e.store, "main")
-	stored, _ := storedEvents(t, e.ctx, e.remote, "main")
-	for _, ev := range stored {
-		full[ev.Seq] = ev
-	}
-	checkEveryEventOnce(t, full, values(indexEvents(t, e.ctx, storeB, "main")))
+	capDone := e.captureAfterRestore(t, w, storeB, 5)
 	if gaps, _ := storeB.Gaps(e.ctx, "main"); len(gaps) != 0 {
 		t.Fatalf("gaps after the restore: %+v", gaps)
 	}

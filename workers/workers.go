@@ -1,9 +1,14 @@
 // Package workers registers dbtrail's workflows and activities on a
-// Temporal worker.
+// Temporal worker: RegisterAll (dbtrail.go) every workflow and the
+// activities of an *activities.Activities, Options (options.go) the
+// options every worker runs with.
 //
-// PLACEHOLDER: only the Ping workflow and activity, used to check a worker
-// end to end (the embedded server's tests, `dbtrail dev`). The real
-// registration, Register(w, deps), replaces this file.
+// Register, here, registers Ping: a workflow whose one activity answers
+// "pong: " + msg. It needs no source, index or folder, so it checks a
+// worker and the Temporal server end to end: the embedded server's tests
+// (temporal/server_test.go) run it on a bare worker, and RegisterAll puts
+// it on every `dbtrail worker` and `dbtrail dev`, where starting "Ping" on
+// the task queue checks the setup.
 package workers
 
 import (
@@ -15,7 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Register registers every workflow and activity on w.
+// Register registers Ping and PingActivity on w.
 func Register(w worker.Worker) {
 	w.RegisterWorkflowWithOptions(Ping, workflow.RegisterOptions{Name: "Ping"})
 	w.RegisterActivityWithOptions(PingActivity, activity.RegisterOptions{Name: "PingActivity"})

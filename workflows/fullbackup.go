@@ -52,6 +52,10 @@ type FullBackupProgress struct {
 // ProgressQuery is the query name workflows answer with their progress.
 const ProgressQuery = "progress"
 
+// exactFloatsChange is the version id of the full backup's step that makes
+// FLOAT values exact (ExactFloats), behind workflow.GetVersion.
+const exactFloatsChange = "exact-floats"
+
 // a is used only for method expressions naming activities; it is never
 // called in a workflow.
 var a *activities.Activities
@@ -95,8 +99,14 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
 		return FullBackupResult{}, err
 	}
-	progress.Phase = "dumping"
 	var dump activities.DumpResult
+	done := false
+	defer func() {
+		if !done {
+			discardOnFailure(ctx, in.Source, alloc.SnapshotID, dump.Dir)
+		}
+	}()
+	progress.Phase = "dumping"
 	if err := workflow.ExecuteActivity(long, a.Dump, activities.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID}).Get(ctx, &dump); err != nil {
 		return FullBackupResult{}, err
 	}
@@ -130,6 +140,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 	if err != nil {
 		return FullBackupResult{}, err
 	}
+	done = true
 	return FullBackupResult{SnapshotID: pub.SnapshotID, Position: mapped.Position, Tables: len(tables),
 		Rows: progress.Rows, Skipped: dump.SkippedViews, FloatsAsDumped: floats.AsDumped, Upload: upload}, nil
 }
@@ -139,7 +150,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities.DumpResult, pos activities.Position,
 	progress *FullBackupProgress) (activities.ExactFloatsResult, error) {
 	out := activities.ExactFloatsResult{Files: make([]string, len(dump.Tables))}
-	if workflow.GetVersion(ctx, "exact-floats", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if workflow.GetVersion(ctx, exactFloatsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return out, nil
 	}
 	progress.Phase = "reading exact FLOAT values"

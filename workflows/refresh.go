@@ -157,6 +157,12 @@ func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgr
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
 		return res, plan, err
 	}
+	done := false
+	defer func() {
+		if !done {
+			discardOnFailure(ctx, in.Source, alloc.SnapshotID, "")
+		}
+	}()
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
 	tables, err := refreshAll(long, in, alloc.SnapshotID, plan, progress)
 	if err != nil {
@@ -174,6 +180,7 @@ func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgr
 	if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
 		return res, plan, err
 	}
+	done = true
 	progress.Phase = "pruning"
 	res.Pruned = prune(long, in, plan.Plan)
 	return res, plan, nil

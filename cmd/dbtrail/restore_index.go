@@ -26,8 +26,9 @@ func newRestoreIndexCmd(g *globals) *cobra.Command {
 showing progress. It fills an empty index (it refuses one that holds anything of
 the source) from the archive location: the history file (schema history, capture
 gaps and starts), then every hour's archive file, one after the other. Stop
-capture of the source first. A killed worker's run, or a new run, goes on at the
-next hour. At the end the capture checkpoint is set after the last restored
+capture of the source first: the restore refuses to start while it runs, and a
+capture started before the restore has finished is refused, naming it. A killed
+worker's run, or a new run, goes on at the next hour. At the end the capture checkpoint is set after the last restored
 transaction: capture resumes there without a gap if the source still has that
 binlog, otherwise a capture gap is recorded. An archive file that cannot be read
 is named, the others are restored, and the command exits non-zero.

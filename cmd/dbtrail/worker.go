@@ -71,6 +71,14 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 		default:
 		}
 	}
+	if acts.Runs == nil {
+		acts.Runs = temporal.Runs{Client: c}
+	}
+	for name := range acts.Sources {
+		if err := acts.SweepStaging(ctx, name); err != nil {
+			log.Warn("staging folders not swept", slog.String("source", name), slog.String("error", err.Error()))
+		}
+	}
 	w := worker.New(c, taskQueue, opts)
 	workers.RegisterAll(w, acts)
 	if err := w.Start(); err != nil {

@@ -185,7 +185,7 @@ func Make(in Input) Plan {
 		return p
 	}
 	w := newWindow(in)
-	if in.Prev.Position.Seq < 0 || in.Cut < w.fromSeq {
+	if in.Prev.Position.Seq < 0 || in.Cut < w.FromSeq {
 		p.refuse(fmt.Sprintf("cut seq %d is before the previous snapshot %s (seq %d)",
 			in.Cut, in.Prev.SnapshotID, in.Prev.Position.Seq))
 		return p

@@ -9,43 +9,20 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 )
 
-// window is (previous snapshot position, cut], by seq and binlog position.
-type window struct {
-	fromSeq, toSeq uint64
-	from, to       binlogpos.Position
-}
+// window is (previous snapshot position, cut], by seq and binlog position
+// (schemahist.Window: the one rule of what a window holds).
+type window struct{ schemahist.Window }
 
 func newWindow(in Input) window {
-	w := window{toSeq: in.Cut, to: in.CutPos,
-		from: binlogpos.Position{File: in.Prev.Position.File, Pos: in.Prev.Position.Pos}}
+	w := schemahist.Window{ToSeq: in.Cut, To: in.CutPos,
+		From: binlogpos.Position{File: in.Prev.Position.File, Pos: in.Prev.Position.Pos}}
 	if in.Prev.Position.Seq > 0 {
-		w.fromSeq = in.Prev.Position.Seq
+		w.FromSeq = in.Prev.Position.Seq
 	}
-	return w
-}
-
-// holds reports whether a schema version applies inside the window. Between
-// the end seqs the seq decides; at an end seq (a DDL after the last event of
-// a transaction carries that event's seq) the binlog position decides, and
-// a position that cannot be ordered counts as inside (the safe side).
-func (w window) holds(v index.SchemaVersion) bool {
-	if v.Seq < w.fromSeq || v.Seq > w.toSeq {
-		return false
-	}
-	p := binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos}
-	if v.Seq == w.fromSeq {
-		if c, err := binlogpos.Compare(p, w.from); err == nil && c <= 0 {
-			return false
-		}
-	}
-	if v.Seq == w.toSeq {
-		if c, err := binlogpos.Compare(p, w.to); err == nil && c > 0 {
-			return false
-		}
-	}
-	return true
+	return window{w}
 }
 
 // windowVersions are the schema versions inside the window, per table and
@@ -58,7 +35,7 @@ type windowVersions struct {
 func (w window) versions(vs []index.SchemaVersion) windowVersions {
 	out := windowVersions{of: map[TableKey][]index.SchemaVersion{}}
 	for _, v := range vs {
-		if w.holds(v) {
+		if w.Holds(v) {
 			out.all = append(out.all, v)
 		}
 	}
@@ -100,15 +77,15 @@ func (w window) gapRefusals(in Input) []string {
 	for _, g := range gaps {
 		from := binlogpos.Position{File: g.FromFile, Pos: g.FromPos}
 		to := binlogpos.Position{File: g.ToFile, Pos: g.ToPos}
-		c1, err1 := binlogpos.Compare(from, w.to)
-		c2, err2 := binlogpos.Compare(to, w.from)
+		c1, err1 := binlogpos.Compare(from, w.To)
+		c2, err2 := binlogpos.Compare(to, w.From)
 		switch {
 		case err1 != nil || err2 != nil:
 			why = append(why, fmt.Sprintf("capture gap #%d (%s to %s) cannot be ordered against the window (%s, %s]: %v",
-				g.ID, from, to, w.from, w.to, cmp.Or(err1, err2)))
+				g.ID, from, to, w.From, w.To, cmp.Or(err1, err2)))
 		case c1 < 0 && c2 > 0:
 			why = append(why, fmt.Sprintf("the window (%s, %s] crossed capture gap #%d (%s to %s: %s): the index lacks its changes, take a full backup",
-				w.from, w.to, g.ID, from, to, g.Reason))
+				w.From, w.To, g.ID, from, to, g.Reason))
 		}
 	}
 	return why
@@ -126,7 +103,7 @@ func refusal(vs []index.SchemaVersion, all []index.SchemaVersion, def, cur *sche
 	case def == nil:
 		why = append(why, "the table file's definition is unknown (no footer)")
 	case !schema.SameShape(def, cur):
-		why = append(why, "columns differ from the table file: "+shapeDiff(def, cur))
+		why = append(why, "columns differ from the table file: "+schemahist.ShapeDiff(def, cur))
 	}
 	return strings.Join(why, "; ")
 }
@@ -140,7 +117,7 @@ func describeVersions(vs, all []index.SchemaVersion) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(vs)-show))
 			break
 		}
-		what := ddlVerb(v.DDL) + fmt.Sprintf(" at seq %d", v.Seq)
+		what := schemahist.Verb(v.DDL) + fmt.Sprintf(" at seq %d", v.Seq)
 		if v.Definition == nil {
 			if to, ok := renamedTo(v, all); ok {
 				what += " renames it to " + to.String()
@@ -148,7 +125,7 @@ func describeVersions(vs, all []index.SchemaVersion) string {
 				what += " removes it"
 			}
 		}
-		parts = append(parts, what+" (`"+abbreviate(v.DDL, 100)+"`)")
+		parts = append(parts, what+" (`"+schemahist.Abbreviate(v.DDL, 100)+"`)")
 	}
 	n := "a schema change"
 	if len(vs) > 1 {
@@ -167,113 +144,4 @@ func renamedTo(v index.SchemaVersion, all []index.SchemaVersion) (TableKey, bool
 		}
 	}
 	return TableKey{}, false
-}
-
-// ddlVerb names a statement by its first keyword, after comments.
-func ddlVerb(ddl string) string {
-	s := strings.TrimSpace(ddl)
-	for {
-		switch {
-		case strings.HasPrefix(s, "/*"):
-			if i := strings.Index(s, "*/"); i >= 0 {
-				s = strings.TrimSpace(s[i+2:])
-				continue
-			}
-			s = ""
-		case strings.HasPrefix(s, "--") || strings.HasPrefix(s, "#"):
-			if i := strings.IndexByte(s, '\n'); i >= 0 {
-				s = strings.TrimSpace(s[i+1:])
-				continue
-			}
-			if strings.Contains(s, "table map") {
-				return "a redefinition from a binlog table map"
-			}
-			s = ""
-		}
-		break
-	}
-	word, rest, _ := strings.Cut(s, " ")
-	word = strings.ToUpper(word)
-	switch word {
-	case "TRUNCATE", "DROP", "RENAME", "CREATE":
-		return word
-	case "ALTER":
-		if u := strings.ToUpper(rest); strings.Contains(u, "PARTITION") || strings.Contains(u, "TABLESPACE") {
-			return "ALTER (partitions or tablespace)"
-		}
-		return word
-	}
-	return "DDL"
-}
-
-func abbreviate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
-// shapeDiff says how b's columns and key differ from a's.
-func shapeDiff(a, b *schema.Table) string {
-	var d []string
-	in := func(t *schema.Table, name string) (schema.Column, bool) {
-		for _, c := range t.Columns {
-			if c.Name == name {
-				return c, true
-			}
-		}
-		return schema.Column{}, false
-	}
-	for _, c := range a.Columns {
-		if _, ok := in(b, c.Name); !ok {
-			d = append(d, "column "+c.Name+" dropped")
-		}
-	}
-	for _, c := range b.Columns {
-		old, ok := in(a, c.Name)
-		switch {
-		case !ok:
-			d = append(d, "column "+c.Name+" added")
-		case colText(old) != colText(c):
-			d = append(d, fmt.Sprintf("column %s: %s → %s", c.Name, colText(old), colText(c)))
-		}
-	}
-	if len(d) == 0 && !slices.Equal(a.ColumnNames(), b.ColumnNames()) {
-		d = append(d, "column order changed")
-	}
-	if a.KeyKind != b.KeyKind || !slices.Equal(a.Key, b.Key) {
-		d = append(d, fmt.Sprintf("key %s(%s) → %s(%s)", a.KeyKind, strings.Join(a.Key, ","), b.KeyKind, strings.Join(b.Key, ",")))
-	}
-	if len(d) > 4 {
-		d = append(d[:4], fmt.Sprintf("and %d more", len(d)-4))
-	}
-	return cmp.Or(strings.Join(d, ", "), "definitions differ")
-}
-
-// colText spells every attribute schema.SameShape compares.
-func colText(c schema.Column) string {
-	s := c.Type
-	if len(c.Elems) > 0 {
-		s += fmt.Sprintf("%q", c.Elems)
-	}
-	if c.Precision > 0 || c.Scale > 0 {
-		s += fmt.Sprintf("(%d,%d)", c.Precision, c.Scale)
-	}
-	if c.Length > 0 {
-		s += fmt.Sprintf("(%d)", c.Length)
-	}
-	if c.FSP > 0 {
-		s += fmt.Sprintf("(fsp %d)", c.FSP)
-	}
-	if c.Unsigned {
-		s += " unsigned"
-	}
-	if c.Charset != "" {
-		s += " " + c.Charset
-	}
-	if c.Nullable {
-		return s + " null"
-	}
-	return s + " not null"
 }

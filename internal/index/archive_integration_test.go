@@ -189,16 +189,16 @@ func TestRestoreHours(t *testing.T) {
 	ctx := context.Background()
 	commitEvents(t, s, "busy", ev(1, "t", "a", OpInsert, "1"))
 	var ne *NotEmptyError
-	if _, err := s.BeginRestore(ctx, "busy", "loc"); !errors.As(err, &ne) || ne.What != "events" {
+	if _, err := s.BeginRestore(ctx, "busy", "loc", nil); !errors.As(err, &ne) || ne.What != "events" {
 		t.Fatalf("restore into a non-empty index: %v", err)
 	}
-	if resumed, err := s.BeginRestore(ctx, "main", "loc"); err != nil || resumed {
+	if resumed, err := s.BeginRestore(ctx, "main", "loc", nil); err != nil || resumed {
 		t.Fatalf("begin: %v %v", resumed, err)
 	}
-	if resumed, err := s.BeginRestore(ctx, "main", "loc"); err != nil || !resumed {
+	if resumed, err := s.BeginRestore(ctx, "main", "loc", nil); err != nil || !resumed {
 		t.Fatalf("begin again: %v %v", resumed, err)
 	}
-	if _, err := s.BeginRestore(ctx, "main", "elsewhere"); !errors.As(err, &ne) {
+	if _, err := s.BeginRestore(ctx, "main", "elsewhere", nil); !errors.As(err, &ne) {
 		t.Fatalf("begin from another location: %v", err)
 	}
 	h := firstPartitionBound(t, s) - 5
@@ -223,15 +223,15 @@ func TestRestoreHours(t *testing.T) {
 			}
 			return nil
 		}
-		if done, err := s.RestoreHour(ctx, a, yield); err != nil || !done {
+		if done, err := s.RestoreHour(ctx, a, nil, yield); err != nil || !done {
 			t.Fatalf("restore %d: %v %v", hr.hour, done, err)
 		}
-		if done, err := s.RestoreHour(ctx, a, yield); err != nil || done {
+		if done, err := s.RestoreHour(ctx, a, nil, yield); err != nil || done {
 			t.Fatalf("restore %d again: %v %v", hr.hour, done, err)
 		}
 	}
 	bad := Archive{Source: "main", Hour: h + 2, Events: 1, SHA256: strings.Repeat("0", 64)}
-	if _, err := s.RestoreHour(ctx, bad, func(fn func(*Event) error) error {
+	if _, err := s.RestoreHour(ctx, bad, nil, func(fn func(*Event) error) error {
 		e := hourEvents(h, 50, 1, "t")[0]
 		return fn(&e)
 	}); err == nil || !strings.Contains(err.Error(), "outside the hour") {
@@ -275,10 +275,10 @@ func TestRestoreHours(t *testing.T) {
 	fin := RestoreFinish{Checkpoint: Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
 		Gaps:  []Gap{{FromFile: "b.000001", FromPos: 4, ToFile: "b.000002", ToPos: 4, Reason: "test", DetectedAt: time.Now()}},
 		Hours: 2, Events: 25, FirstSeq: 1, LastSeq: 25, Outcome: "resumes"}
-	if done, err := s.FinishRestore(ctx, "main", fin); err != nil || !done {
+	if done, err := s.FinishRestore(ctx, "main", nil, fin); err != nil || !done {
 		t.Fatalf("finish: %v %v", done, err)
 	}
-	if done, err := s.FinishRestore(ctx, "main", fin); err != nil || done {
+	if done, err := s.FinishRestore(ctx, "main", nil, fin); err != nil || done {
 		t.Fatalf("finish again: %v %v", done, err)
 	}
 	cp, ok, err := s.LoadCheckpoint(ctx, "main")
@@ -292,7 +292,7 @@ func TestRestoreHours(t *testing.T) {
 	if err != nil || !ok || st.FinishedAt.IsZero() || st.Events != 25 {
 		t.Fatalf("restore record %+v %v %v", st, ok, err)
 	}
-	if _, err := s.BeginRestore(ctx, "main", "loc"); !errors.As(err, &ne) {
+	if _, err := s.BeginRestore(ctx, "main", "loc", nil); !errors.As(err, &ne) {
 		t.Fatalf("begin after a finished restore: %v", err)
 	}
 }

@@ -124,6 +124,9 @@ type Gap struct {
 // process: another capturer may be running, so nothing more may be written.
 var ErrLeaseLost = errors.New("index: capture lease lost")
 
+// ErrLeaseHeld means TryLease gave up: another connection holds the lease.
+var ErrLeaseHeld = errors.New("index: capture lease held by another connection")
+
 // ErrDuplicateSeq means an event's seq is already in the index (or not after
 // the source's checkpoint): a bug in whoever assigns seqs, never retried.
 var ErrDuplicateSeq = errors.New("index: duplicate event seq")

@@ -59,6 +59,19 @@ func leaseName(source string) string {
 // the lease is found held by someone else. The lease is kept until Release or
 // until its connection ends.
 func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) (*Lease, error) {
+	return s.acquireLease(ctx, source, onWait, -1)
+}
+
+// TryLease takes the capture lease of source like AcquireLease, but gives
+// up once it has waited wait (at least one attempt is made): the error then
+// wraps ErrLeaseHeld and names the connection that holds the lease.
+// restore-index takes the lease with it (see UnfinishedRestoreError).
+func (s *Store) TryLease(ctx context.Context, source string, wait time.Duration) (*Lease, error) {
+	return s.acquireLease(ctx, source, nil, max(wait, 0))
+}
+
+// acquireLease is AcquireLease waiting at most wait, forever when wait < 0.
+func (s *Store) acquireLease(ctx context.Context, source string, onWait func(), wait time.Duration) (*Lease, error) {
 	if source == "" {
 		return nil, errors.New("acquire lease: empty source")
 	}
@@ -82,6 +95,7 @@ func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) 
 	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
 		return fail(err)
 	}
+	start := time.Now()
 	waited := false
 	for {
 		var got sql.NullInt64
@@ -99,6 +113,13 @@ func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) 
 		}
 		if err := ctx.Err(); err != nil {
 			return fail(err)
+		}
+		if wait >= 0 && time.Since(start) >= wait {
+			var holder sql.NullInt64
+			if err := conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", name).Scan(&holder); err != nil {
+				return fail(err)
+			}
+			return fail(fmt.Errorf("held by connection %d: %w", holder.Int64, ErrLeaseHeld))
 		}
 	}
 	l := &Lease{db: s.db, conn: conn, name: name, connID: id, stop: make(chan struct{})}

@@ -45,9 +45,19 @@ type RestoreState struct {
 // On an index with nothing of source (no checkpoint, events, schema
 // history, gaps, starts, archive records) it records the restore as begun;
 // when a restore of source from the same location is unfinished it lets it
-// go on (resumed true). Anything else is a *NotEmptyError.
-func (s *Store) BeginRestore(ctx context.Context, source, location string) (resumed bool, err error) {
-	st, found, err := s.Restore(ctx, source)
+// go on (resumed true). Anything else is a *NotEmptyError. It checks and
+// records in one transaction that commits only while fence (source's
+// capture lease, nil in tests) is held, so no capture can start between
+// the check and the record: capture takes the same lease, then refuses
+// while the record says the restore is unfinished (CheckNoRestore).
+func (s *Store) BeginRestore(ctx context.Context, source, location string, fence *Lease) (resumed bool, err error) {
+	fail := func(err error) (bool, error) { return false, fmt.Errorf("begin restore of %s: %w", source, err) }
+	tx, err := s.Begin(ctx, source, fence)
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	st, found, err := restoreState(ctx, tx.tx, source)
 	if err != nil {
 		return false, err
 	}
@@ -60,26 +70,29 @@ func (s *Store) BeginRestore(ctx context.Context, source, location string) (resu
 		}
 		return true, nil
 	}
-	if what, err := s.holding(ctx, source); err != nil || what != "" {
+	if what, err := holding(ctx, tx.tx, source); err != nil || what != "" {
 		if err == nil {
 			err = &NotEmptyError{Source: source, What: what}
 		}
 		return false, err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO restores (source, location, started_at) VALUES (?, ?, ?)`,
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO restores (source, location, started_at) VALUES (?, ?, ?)`,
 		source, location, time.Now().UTC())
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1062 { // a racing start began it
 		return true, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("begin restore of %s: %w", source, err)
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
 	}
 	return false, nil
 }
 
 // holding returns what the index holds of source, "" for nothing.
-func (s *Store) holding(ctx context.Context, source string) (string, error) {
+func holding(ctx context.Context, q rowQueryer, source string) (string, error) {
 	for _, c := range []struct{ what, q string }{
 		{"a capture checkpoint", "SELECT 1 FROM checkpoints WHERE source = ? LIMIT 1"},
 		{"events", "SELECT 1 FROM event_chunks WHERE source = ? LIMIT 1"},
@@ -89,7 +102,7 @@ func (s *Store) holding(ctx context.Context, source string) (string, error) {
 		{"archive records", "SELECT 1 FROM archives WHERE source = ? LIMIT 1"},
 	} {
 		var one int
-		err := s.db.QueryRowContext(ctx, c.q, source).Scan(&one)
+		err := q.QueryRowContext(ctx, c.q, source).Scan(&one)
 		if err == nil {
 			return c.what, nil
 		}
@@ -103,9 +116,14 @@ func (s *Store) holding(ctx context.Context, source string) (string, error) {
 // Restore returns the record of source's restore; found is false when the
 // index was never restored.
 func (s *Store) Restore(ctx context.Context, source string) (st RestoreState, found bool, err error) {
+	return restoreState(ctx, s.db, source)
+}
+
+// restoreState is Restore asked of q (the pool or a transaction).
+func restoreState(ctx context.Context, q rowQueryer, source string) (st RestoreState, found bool, err error) {
 	var finished sql.NullTime
 	var failed, outcome sql.NullString
-	err = s.db.QueryRowContext(ctx, `SELECT source, location, started_at, finished_at, hours, events, first_seq, last_seq, failed, outcome
+	err = q.QueryRowContext(ctx, `SELECT source, location, started_at, finished_at, hours, events, first_seq, last_seq, failed, outcome
 		FROM restores WHERE source = ?`, source).Scan(&st.Source, &st.Location, &st.StartedAt, &finished, &st.Hours, &st.Events,
 		&st.FirstSeq, &st.LastSeq, &failed, &outcome)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -134,12 +152,13 @@ const (
 // must yield them in seq order, each committed in the hour; they are packed
 // as capture packs them (PackEvents), in batches of capture's size. An hour
 // already recorded is left as it is (done false). The events yielded must
-// number a.Events.
-func (s *Store) RestoreHour(ctx context.Context, a Archive, events func(yield func(*Event) error) error) (done bool, err error) {
+// number a.Events. The transaction commits only while fence (source's
+// capture lease, nil in tests) is held.
+func (s *Store) RestoreHour(ctx context.Context, a Archive, fence *Lease, events func(yield func(*Event) error) error) (done bool, err error) {
 	fail := func(err error) (bool, error) {
 		return false, fmt.Errorf("restore %s of %s: %w", PartitionName(a.Hour), a.Source, err)
 	}
-	tx, err := s.Begin(ctx, a.Source, nil)
+	tx, err := s.Begin(ctx, a.Source, fence)
 	if err != nil {
 		return fail(err)
 	}
@@ -224,14 +243,4 @@ func recordArchive(ctx context.Context, q interface {
 		a.Source, HourTime(a.Hour), a.Object, a.Location, a.Size, a.SHA256, a.Events, a.FirstSeq, a.LastSeq,
 		nullTime(a.ConfirmedAt), nullTime(a.DroppedAt))
 	return err
-}
-
-// CaptureRunning reports whether some process holds source's capture lease
-// on this index.
-func (s *Store) CaptureRunning(ctx context.Context, source string) (bool, error) {
-	var holder sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", leaseName(source)).Scan(&holder); err != nil {
-		return false, fmt.Errorf("capture lease of %s: %w", source, err)
-	}
-	return holder.Valid, nil
 }

@@ -30,10 +30,12 @@ type RestoreFinish struct {
 
 // FinishRestore ends source's unfinished restore: schema history, gaps,
 // starts, the checkpoint and the restore's report commit in one index
-// transaction. A restore already finished is left as it is (done false).
-func (s *Store) FinishRestore(ctx context.Context, source string, f RestoreFinish) (done bool, err error) {
+// transaction, which commits only while fence (source's capture lease, nil
+// in tests) is held. A restore already finished is left as it is (done
+// false).
+func (s *Store) FinishRestore(ctx context.Context, source string, fence *Lease, f RestoreFinish) (done bool, err error) {
 	fail := func(err error) (bool, error) { return false, fmt.Errorf("finish restore of %s: %w", source, err) }
-	tx, err := s.Begin(ctx, source, nil)
+	tx, err := s.Begin(ctx, source, fence)
 	if err != nil {
 		return fail(err)
 	}

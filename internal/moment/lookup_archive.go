@@ -46,7 +46,7 @@ func (l archivedLookup) TxnAtPos(ctx context.Context, source string, pos binlogp
 	if err != nil {
 		return txn, ok, err
 	}
-	return l.orArchived(ctx, source, floor, upto, txn, ok, func(e *index.Event) (bool, error) {
+	return l.orArchived(ctx, source, floor, upto, txn, ok, nil, func(e *index.Event) (bool, error) {
 		c, err := binlogpos.Compare(binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos}, pos)
 		return c <= 0, err
 	})
@@ -58,7 +58,9 @@ func (l archivedLookup) TxnAtTime(ctx context.Context, source string, t time.Tim
 	if err != nil {
 		return txn, ok, err
 	}
-	return l.orArchived(ctx, source, floor, upto, txn, ok, func(e *index.Event) (bool, error) {
+	// An hour's events all committed in it: an hour after t holds none.
+	late := func(h ArchiveHour) bool { return index.HourTime(h.Hour).After(t) }
+	return l.orArchived(ctx, source, floor, upto, txn, ok, late, func(e *index.Event) (bool, error) {
 		return !e.CommitTime.After(t), nil
 	})
 }
@@ -106,16 +108,16 @@ func (l archivedLookup) FirstSeqOf(ctx context.Context, source string, txn index
 // orArchived returns the later of the index's answer (txn, found) and the
 // archived hours' last event in (floor, upto] for which le holds (le holds
 // for a prefix of the stream in seq order). Only hours reaching past the
-// index's answer are read.
+// index's answer, and not ruled out by skip (nil: none is), are read.
 func (l archivedLookup) orArchived(ctx context.Context, source string, floor, upto uint64, txn index.Txn, found bool,
-	le func(*index.Event) (bool, error)) (index.Txn, bool, error) {
+	skip func(ArchiveHour) bool, le func(*index.Event) (bool, error)) (index.Txn, bool, error) {
 	hours, err := l.hours.Hours(ctx, source, floor, upto)
 	if err != nil {
 		return index.Txn{}, false, fmt.Errorf("archived hours of %s: %w", source, err)
 	}
-	if found {
-		hours = slices.DeleteFunc(hours, func(h ArchiveHour) bool { return h.LastSeq <= txn.Position.Seq })
-	}
+	hours = slices.DeleteFunc(hours, func(h ArchiveHour) bool {
+		return (found && h.LastSeq <= txn.Position.Seq) || (skip != nil && skip(h))
+	})
 	if len(hours) == 0 {
 		return txn, found, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -153,7 +154,7 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	w := window{fromSeq: base.Position.Seq, from: base.Position.Coords(), toSeq: in.Cut.Seq, to: cutPos}
+	w := schemahist.Window{FromSeq: base.Position.Seq, From: base.Position.Coords(), ToSeq: in.Cut.Seq, To: cutPos}
 	var why []string
 	for _, k := range keys {
 		if r := tableRefusal(k, defs[k], base, in.Footers[k], w, in.History); r != "" {
@@ -179,7 +180,7 @@ func tablesAt(cut Cut, hist []index.SchemaVersion) map[TableKey]*schema.Table {
 	pos := cut.schemaPos()
 	defs := map[TableKey]*schema.Table{}
 	for _, v := range hist {
-		if schema.IsSystemSchema(v.Schema) || !atOrBefore(v, cut.Seq, pos) {
+		if schema.IsSystemSchema(v.Schema) || !schemahist.AtOrBefore(v, cut.Seq, pos) {
 			continue
 		}
 		defs[TableKey{v.Schema, v.Table}] = v.Definition
@@ -264,7 +265,7 @@ func tablesHint(live []TableKey, s string) string {
 }
 
 // tableRefusal says why table k cannot be rebuilt from base, or "".
-func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *schema.Table, w window, hist []index.SchemaVersion) string {
+func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *schema.Table, w schemahist.Window, hist []index.SchemaVersion) string {
 	if _, ok := base.Table(k.Schema, k.Table); !ok {
 		return fmt.Sprintf("not in snapshot %s (created after it%s): pick a moment after a full backup that holds it",
 			base.SnapshotID, describeChanges(k, w, hist))
@@ -278,46 +279,26 @@ func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *s
 	}
 	if !schema.SameShape(foot, stored) {
 		return fmt.Sprintf("its columns at the moment differ from its table file in snapshot %s (%s)%s: no snapshot of the new shape is at or before the moment",
-			base.SnapshotID, shapeDiff(foot, stored), describeChanges(k, w, hist))
+			base.SnapshotID, schemahist.ShapeDiff(foot, stored), describeChanges(k, w, hist))
 	}
 	for _, v := range hist {
-		if v.Schema != k.Schema || v.Table != k.Table || !w.holds(v) {
+		if v.Schema != k.Schema || v.Table != k.Table || !w.Holds(v) {
 			continue
 		}
-		if !keepsRows(v) {
+		if !schemahist.KeepsRows(v) {
 			return fmt.Sprintf("a schema change between snapshot %s and the moment may change rows without row events: %s at seq %d (`%s`)",
-				base.SnapshotID, ddlVerb(v.DDL), v.Seq, abbreviate(v.DDL, 100))
+				base.SnapshotID, schemahist.Verb(v.DDL), v.Seq, schemahist.Abbreviate(v.DDL, 100))
 		}
 	}
 	return ""
 }
 
-// keepsRows reports whether schema version v changes neither the columns
-// nor the rows of its table: an ALTER TABLE or CREATE/DROP INDEX without
-// partitions or tablespaces (the caller checks the columns).
-func keepsRows(v index.SchemaVersion) bool {
-	if v.Definition == nil {
-		return false
-	}
-	u := strings.ToUpper(v.DDL)
-	if strings.Contains(u, "PARTITION") || strings.Contains(u, "TABLESPACE") {
-		return false
-	}
-	switch ddlVerb(v.DDL) {
-	case "ALTER":
-		return true
-	case "CREATE", "DROP":
-		return strings.Contains(u, "INDEX") && !strings.Contains(u, "TABLE")
-	}
-	return false
-}
-
 // describeChanges lists table k's schema changes in w, for a message.
-func describeChanges(k TableKey, w window, hist []index.SchemaVersion) string {
+func describeChanges(k TableKey, w schemahist.Window, hist []index.SchemaVersion) string {
 	var parts []string
 	for _, v := range hist {
-		if v.Schema == k.Schema && v.Table == k.Table && w.holds(v) {
-			parts = append(parts, fmt.Sprintf("%s at seq %d binlog %s:%d (`%s`)", ddlVerb(v.DDL), v.Seq, v.BinlogFile, v.BinlogPos, abbreviate(v.DDL, 80)))
+		if v.Schema == k.Schema && v.Table == k.Table && w.Holds(v) {
+			parts = append(parts, fmt.Sprintf("%s at seq %d binlog %s:%d (`%s`)", schemahist.Verb(v.DDL), v.Seq, v.BinlogFile, v.BinlogPos, schemahist.Abbreviate(v.DDL, 80)))
 		}
 	}
 	if len(parts) == 0 {

@@ -10,8 +10,10 @@
 //   - Match: the fingerprints are equal.
 //   - Inconclusive: they differ, but the live server's binlog moved on since
 //     the snapshot (its consistent snapshot's position is after the
-//     snapshot's), so the table may simply have changed since; bridging that
-//     window from the index is not built yet. Also when a position is not
+//     snapshot's), so the table may simply have changed since: verify
+//     compares with the snapshot as published and does not rebuild the
+//     table at the live position (`dbtrail verify --at` compares with the
+//     tables rebuilt at a moment instead). Also when a position is not
 //     known (the server does not report it, the snapshot has none, or they
 //     cannot be compared).
 //   - Mismatch: they differ at the snapshot's own position (or before it), or

@@ -1,0 +1,43 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+)
+
+// discardStagingChange is the version id (workflow.GetVersion) of the
+// cleanup after a failed backup: histories from before it end without it.
+const discardStagingChange = "discard-staging-on-failure"
+
+// discardOnFailure removes what a failed run of a backup staged on its
+// worker: the snapshot's staging folder and, when given, the dump folder.
+// It runs on the session's worker (ctx is the session's) in a
+// disconnected context, so a cancelled run cleans up too. A cleanup that
+// fails (the session's worker is gone) is only logged: the next
+// AllocateSnapshot on that worker removes staging folders no running run
+// owns.
+func discardOnFailure(ctx workflow.Context, source, snapshotID, dumpDir string) {
+	if workflow.GetVersion(ctx, discardStagingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	opts := shortOptions(time.Minute)
+	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
+	dctx = workflow.WithActivityOptions(dctx, opts)
+	log := workflow.GetLogger(ctx)
+	if err := workflow.ExecuteActivity(dctx, a.RemoveSnapshotStaging,
+		activities.RemoveSnapshotStagingInput{Source: source, SnapshotID: snapshotID}).Get(dctx, nil); err != nil {
+		log.Warn("staging folder of a failed run not removed", "source", source, "snapshot", snapshotID, "error", err)
+	}
+	if dumpDir == "" {
+		return
+	}
+	if err := workflow.ExecuteActivity(dctx, a.RemoveDump, activities.RemoveDumpInput{Dir: dumpDir}).Get(dctx, nil); err != nil {
+		log.Warn("dump folder of a failed run not removed", "dir", dumpDir, "error", err)
+	}
+}
