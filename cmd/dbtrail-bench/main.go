@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--oltp-events 1000000] [--only capture,convert,refresh,moment,archive,scale]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--only capture,convert,refresh,moment,archive,archived,scale]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -51,7 +51,8 @@ func main() {
 	scaleTables := flag.Int("scale-tables", 20, "changed tables of the scale benchmark's refresh")
 	scaleRows := flag.Int("scale-rows", 200000, "rows of each table of the scale benchmark")
 	scaleRounds := flag.Int("scale-rounds", 3, "change + refresh rounds of the scale benchmark (the best of each configuration counts)")
-	only := flag.String("only", "capture,convert,refresh,moment,archive,scale", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, scale")
+	archivedRows := flag.Int("archived-rows", 1000000, "rows of the archived benchmark's rebuilt table (its changes a tenth of them, its history workload's hours a twentieth each; smaller makes a quick run)")
+	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -70,7 +71,7 @@ func main() {
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
 		if rowPrefix[name] == "" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, scale)\n", name)
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -86,6 +87,7 @@ func main() {
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
 		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},
 		{"archive", func() ([]result, error) { return benchArchive(ctx, *events) }},
+		{"archived", func() ([]result, error) { return benchArchived(ctx, *archivedRows) }},
 		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows, *scaleRounds) }},
 	} {
 		if !run[b.name] || err != nil {
@@ -129,7 +131,7 @@ func write(path string, rs []result) error {
 // rowPrefix is how the rows of each benchmark's results begin; capture's
 // rows begin "capture (batch): " and "capture (interleaved): " (and
 // "capture: " in files written before the interleaved workload).
-var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "scale": "scale: "}
+var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: "}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'

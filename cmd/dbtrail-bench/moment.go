@@ -161,7 +161,9 @@ func momentFacts(ctx context.Context, e *refreshEnv, tb *refreshFixture, last re
 // rebuildOnce plans the table at at and writes it as a table file to out
 // (what ExportTable does for one table) with eng, timing both.
 func (e *refreshEnv) rebuildOnce(ctx context.Context, eng *fold.Engine, tb *refreshFixture, at, out string) (refreshRun, error) {
-	return rebuildWith(ctx, e.store, eng, filepath.Join(e.acts.BackupDir, tb.source), tb.source, at, out)
+	past := moment.Past{Source: tb.source, Index: e.store, SourceDir: filepath.Join(e.acts.BackupDir, tb.source)}
+	r, _, err := rebuildWith(ctx, past, eng, at, out)
+	return r, err
 }
 
 // openEngine opens a fold engine as a worker's pool does (FoldMemory
@@ -217,46 +219,47 @@ func runMomentChild(cfg string) error {
 		return err
 	}
 	defer eng.Close()
-	r, err := rebuildWith(ctx, store, eng, c.SourceDir, c.Source, c.At, filepath.Join(c.WorkDir, "rebuilt.parquet"))
+	past := moment.Past{Source: c.Source, Index: store, SourceDir: c.SourceDir}
+	r, _, err := rebuildWith(ctx, past, eng, c.At, filepath.Join(c.WorkDir, "rebuilt.parquet"))
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(rssChildResult{Nanos: int64(r.elapsed), Bytes: r.bytes})
 }
 
-// rebuildWith plans source's table at at (moment.PlanAt) and writes it to
-// out crash-safely through eng, as ExportTable does.
-func rebuildWith(ctx context.Context, store *index.Store, eng *fold.Engine, sourceDir, source, at, out string) (refreshRun, error) {
+// rebuildWith plans the bench table app.t of past's source at at
+// (Past.Plan) and writes it to out crash-safely through eng, folding the
+// whole past's events (Past.Rebuilder), as ExportTable does.
+func rebuildWith(ctx context.Context, past moment.Past, eng *fold.Engine, at, out string) (refreshRun, snapshot.WriteResult, error) {
+	var res snapshot.WriteResult
 	began := time.Now()
 	a, err := moment.ParseAt(at)
 	if err != nil {
-		return refreshRun{}, err
+		return refreshRun{}, res, err
 	}
-	cat := moment.LocalCatalog{SourceDir: sourceDir}
-	plan, err := moment.PlanAt(ctx, store, store, cat, source, a, moment.Selection{})
+	plan, cat, err := past.Plan(ctx, a, moment.Selection{Tables: []string{refreshSchema + "." + refreshTable}})
 	if err != nil {
-		return refreshRun{}, err
+		return refreshRun{}, res, err
 	}
-	rb := moment.Rebuilder{Source: source, Engine: eng, Events: moment.IndexEvents{Store: store}, Catalog: cat}
+	rb := past.Rebuilder(eng, cat)
 	t, err := rb.Open(ctx, plan.Tables[0], nil)
 	if err != nil {
-		return refreshRun{}, err
+		return refreshRun{}, res, err
 	}
 	defer t.Close()
-	var res snapshot.WriteResult
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return refreshRun{}, err
+		return refreshRun{}, res, err
 	}
 	err = atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: plan.Cut.Position(), SnapshotID: plan.Base, Source: source}
+		meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: plan.Cut.Position(), SnapshotID: plan.Base, Source: past.Source}
 		var err error
 		res, err = t.Write(ctx, meta, w, nil)
 		return err
 	})
 	if err != nil {
-		return refreshRun{}, err
+		return refreshRun{}, res, err
 	}
-	return refreshRun{elapsed: time.Since(began), bytes: res.Bytes}, nil
+	return refreshRun{elapsed: time.Since(began), bytes: res.Bytes}, res, nil
 }
 
 // exportChanges runs the ExportTable activity of a changes export of

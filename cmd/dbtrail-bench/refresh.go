@@ -84,7 +84,7 @@ func startRefreshEnv(ctx context.Context, name string) (env *refreshEnv, dir str
 		return
 	}
 	work := filepath.Join(dir, "work")
-	env = &refreshEnv{store: store, dsn: dsn, def: def, create: create,
+	env = &refreshEnv{idx: idx, store: store, dsn: dsn, def: def, create: create,
 		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
 			WorkDir: work, FoldMemory: refreshFoldMemory, Sources: map[string]activities.Source{},
 			Engines: activities.NewEnginePool(work, refreshFoldMemory)}}
@@ -95,6 +95,7 @@ func startRefreshEnv(ctx context.Context, name string) (env *refreshEnv, dir str
 // refreshEnv is what every refresh run shares: the index, the activities and
 // the table's definition.
 type refreshEnv struct {
+	idx    *testsuite.Server
 	store  *index.Store
 	dsn    string
 	acts   *activities.Activities
@@ -345,7 +346,12 @@ func refreshRow(buf []byte, id, version int) []types.Cell {
 // buildTable publishes source bench-<n>'s previous snapshot: a table file of
 // n rows and its empty 000000 pair, at seq 0.
 func (e *refreshEnv) buildTable(n int) (*refreshFixture, error) {
-	tb := &refreshFixture{n: n, source: fmt.Sprintf("bench-%d", n), nextSeq: 1, windows: map[int]refreshWindow{}}
+	return e.buildSource(fmt.Sprintf("bench-%d", n), n)
+}
+
+// buildSource is buildTable for a source named source.
+func (e *refreshEnv) buildSource(source string, n int) (*refreshFixture, error) {
+	tb := &refreshFixture{n: n, source: source, nextSeq: 1, windows: map[int]refreshWindow{}}
 	b, err := snapshot.NewBuilder(e.sourceDir(tb.source), refreshPrevID)
 	if err != nil {
 		return nil, err
@@ -398,49 +404,34 @@ func (e *refreshEnv) sourceDir(source string) string { return filepath.Join(e.ac
 
 // insertWindow commits k update events of k distinct rows, spread over the
 // table, after the table's last window, in transactions of 5,000 events.
+// They are committed now.
 func (e *refreshEnv) insertWindow(ctx context.Context, tb *refreshFixture, k int) error {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	return e.insertWindowAt(ctx, tb, k, func(int) time.Time { return now })
+}
+
+// insertWindowAt is insertWindow whose i-th event (from 0) commits at
+// commit(i), a time of microseconds.
+func (e *refreshEnv) insertWindowAt(ctx context.Context, tb *refreshFixture, k int, commit func(i int) time.Time) error {
 	w := refreshWindow{k: k, prevSeq: tb.nextSeq - 1}
 	stride := max(tb.n/k, 1)
 	version := len(tb.windows) + 1
-	now := time.Now().UTC().Truncate(time.Microsecond)
 	const batch = 5000
 	evs := make([]index.Event, 0, batch)
-	var buf []byte
 	flush := func() error {
-		if len(evs) == 0 {
-			return nil
-		}
-		tx, err := e.store.Begin(ctx, tb.source, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if err := tx.InsertEvents(ctx, evs); err != nil {
-			return err
-		}
+		err := e.commitEvents(ctx, tb.source, evs)
 		evs = evs[:0]
-		return tx.Commit()
+		return err
 	}
 	for i := range k {
 		id := 1 + (i*stride)%tb.n
-		before, err := types.SQLImage(e.def, refreshRow(buf, id, 0))
+		ev, err := e.updateEvent(tb.nextSeq, commit(i), refreshTable, id, 0, version)
 		if err != nil {
 			return err
 		}
-		after, err := types.SQLImage(e.def, refreshRow(buf, id, version))
-		if err != nil {
-			return err
-		}
-		pk, err := types.KeyFromImage(e.def, after)
-		if err != nil {
-			return err
-		}
-		seq := tb.nextSeq
 		tb.nextSeq++
-		w.endPos = 1000 + seq*200
-		evs = append(evs, index.Event{Seq: seq, CommitTime: now, BinlogFile: refreshBinlog, EndPos: w.endPos,
-			Schema: refreshSchema, Table: refreshTable, Op: index.OpUpdate, PK: pk, SchemaVersion: 1,
-			Before: before, After: after})
+		w.endPos = ev.EndPos
+		evs = append(evs, ev)
 		if len(evs) == batch {
 			if err := flush(); err != nil {
 				return err
@@ -453,6 +444,42 @@ func (e *refreshEnv) insertWindow(ctx context.Context, tb *refreshFixture, k int
 	w.cut = tb.nextSeq - 1
 	tb.windows[k] = w
 	return nil
+}
+
+// updateEvent is the update of row id of app.<table> from its version
+// from to its version to (refreshRow's), at seq, committed at at.
+func (e *refreshEnv) updateEvent(seq uint64, at time.Time, table string, id, from, to int) (index.Event, error) {
+	before, err := types.SQLImage(e.def, refreshRow(nil, id, from))
+	if err != nil {
+		return index.Event{}, err
+	}
+	after, err := types.SQLImage(e.def, refreshRow(nil, id, to))
+	if err != nil {
+		return index.Event{}, err
+	}
+	pk, err := types.KeyFromImage(e.def, after)
+	if err != nil {
+		return index.Event{}, err
+	}
+	return index.Event{Seq: seq, CommitTime: at, BinlogFile: refreshBinlog, EndPos: 1000 + seq*200,
+		Schema: refreshSchema, Table: table, Op: index.OpUpdate, PK: pk, SchemaVersion: 1, Before: before, After: after}, nil
+}
+
+// commitEvents stores evs of source in the index in one transaction
+// (none when evs is empty).
+func (e *refreshEnv) commitEvents(ctx context.Context, source string, evs []index.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	tx, err := e.store.Begin(ctx, source, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := tx.InsertEvents(ctx, evs); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // nextID returns a fresh snapshot id, one second after the previous one.
