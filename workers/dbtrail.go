@@ -23,6 +23,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Archive)
 	r.RegisterWorkflow(workflows.RestoreIndex)
 	r.RegisterWorkflow(workflows.Verify)
+	r.RegisterWorkflow(workflows.RestoreDrill)
 	r.RegisterWorkflow(workflows.Restore)
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,25 +35,56 @@ HOUR (UTC)        EVENTS  BYTES     SEQS        IN INDEX  CONFIRMED             
 }
 
 // TestScheduleSpecs: dev and worker keep an hourly archive schedule with
-// --index-hours, also when the refresh schedule is left alone.
+// --index-hours, also when the refresh schedule is left alone; the verify
+// and drill schedules at 0 are the specs that delete them; --drill-every
+// needs a scratch server, whose password reaches the worker as a file.
 func TestScheduleSpecs(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := scheduleConfig{refreshEvery: 0, indexHours: 48}
-	specs, err := s.specs("main", "dbtrail", log)
-	if err != nil || len(specs) != 1 {
+	specs, err := s.specs("main", "dbtrail", nil, log)
+	if err != nil || len(specs) != 3 || specs[0].ID != "verify-main" || specs[0].Every != 0 || specs[1].ID != "restore-drill-main" || specs[1].Every != 0 {
 		t.Fatalf("specs %+v %v", specs, err)
 	}
-	a := specs[0]
+	a := specs[2]
 	in, ok := a.Args[0].(workflows.ArchiveInput)
 	if a.ID != "archive-main" || a.Every != time.Hour || a.Workflow != "Archive" || !ok || in.IndexHours != 48 || in.Source != "main" {
 		t.Fatalf("archive schedule %+v", a)
 	}
 	s = scheduleConfig{refreshEvery: 5 * time.Minute, indexHours: 24}
-	if specs, err := s.specs("main", "dbtrail", log); err != nil || len(specs) != 2 || specs[0].ID != "refresh-main" {
+	if specs, err := s.specs("main", "dbtrail", nil, log); err != nil || len(specs) != 4 || specs[0].ID != "refresh-main" {
 		t.Fatalf("specs %+v %v", specs, err)
 	}
 	s.indexHours = 0
-	if _, err := s.specs("main", "dbtrail", log); err == nil {
+	if _, err := s.specs("main", "dbtrail", nil, log); err == nil {
 		t.Fatal("--index-hours 0 accepted")
+	}
+
+	s = scheduleConfig{indexHours: 24}
+	s.drill.every = 24 * time.Hour
+	if _, err := s.specs("main", "dbtrail", nil, log); err == nil || !strings.Contains(err.Error(), "--drill-target-dsn") {
+		t.Fatalf("--drill-every without a target: %v", err)
+	}
+	s.drill.target = dsnFlag{name: "drill-target-dsn", value: "dba:secret@tcp(db9:3306)/"}
+	if _, err := s.specs("main", "dbtrail", map[string]bool{"drill-target-dsn": true}, log); err == nil || !strings.Contains(err.Error(), "password on the command line") {
+		t.Fatalf("a password on the command line: %v", err)
+	}
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.drill.target = dsnFlag{name: "drill-target-dsn", value: "dba@tcp(db9:3306)/", passwordFile: pw}
+	specs, err = s.specs("main", "dbtrail", nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := specs[1]
+	din, ok := d.Args[0].(workflows.RestoreDrillInput)
+	if d.ID != "restore-drill-main" || d.Workflow != "RestoreDrill" || d.Every != 24*time.Hour || !ok || din.TargetAddr != "db9:3306" ||
+		!din.Restore.Drill || din.Restore.At != "latest" || din.Restore.Target.PasswordFile != pw || strings.Contains(din.Restore.Target.DSN, "secret") {
+		t.Fatalf("drill schedule %+v", d)
+	}
+	s.drill.every = time.Minute
+	if _, err := s.specs("main", "dbtrail", nil, log); err == nil || !strings.Contains(err.Error(), "--drill-every 1m0s") {
+		t.Fatalf("--drill-every 1m: %v", err)
 	}
 }

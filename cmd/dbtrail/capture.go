@@ -57,6 +57,7 @@ reason.`,
 			if err := store.Init(cmd.Context()); err != nil {
 				return fmt.Errorf("init index: %w", err)
 			}
+			reg.MustRegister(newDrillCollector(store, cfg.Source))
 			return runCapture(cmd.Context(), cfg, store, g.log)
 		},
 	}
@@ -128,6 +129,7 @@ func captureJob(cmd *cobra.Command, g *globals, wc *workerConfig, store *index.S
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(newDrillCollector(store, wc.source))
 	cfg := capture.Config{Source: wc.source, SourceDSN: dsn, Logger: g.log, Metrics: capture.NewMetrics(reg)}
 	if metricsAddr != "" {
 		if err := serveMetrics(cmd.Context(), metricsAddr, reg, g.log); err != nil {

@@ -57,7 +57,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 				}
 				jobs = append(jobs, job)
 			}
-			specs, err := sched.specs(wc.source, taskQueue, g.log)
+			specs, err := sched.specs(wc.source, taskQueue, g.fromArgs, g.log)
 			if err != nil {
 				return err
 			}

@@ -179,6 +179,7 @@ type scheduleConfig struct {
 	refresh      refreshConfig
 	indexHours   int
 	verifyEvery  time.Duration
+	drill        drillConfig
 }
 
 func (s *scheduleConfig) register(f *pflag.FlagSet) {
@@ -186,11 +187,14 @@ func (s *scheduleConfig) register(f *pflag.FlagSet) {
 	s.refresh.register(f)
 	f.IntVar(&s.indexHours, "index-hours", activities.DefaultIndexHours, "hours of events the index keeps; the hourly archive moves older hours to the archive location (without one nothing is dropped)")
 	f.DurationVar(&s.verifyEvery, "verify-every", workflows.DefaultVerifyEvery, "interval of the scheduled verify of the current snapshot against the source (at least 1h; 0 deletes the schedule)")
+	s.drill.register(f)
 }
 
 // specs returns the schedules to ensure for source: the refresh schedule
-// (unless --refresh-every is 0) and the hourly archive schedule.
-func (s *scheduleConfig) specs(source, taskQueue string, log *slog.Logger) ([]temporal.ScheduleSpec, error) {
+// (unless --refresh-every is 0), the verify and restore drill schedules
+// (deleted at 0) and the hourly archive schedule. fromArgs are the flags
+// given on the command line (a DSN's password is refused there).
+func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]bool, log *slog.Logger) ([]temporal.ScheduleSpec, error) {
 	s.refresh.deltas.warn(log)
 	if s.indexHours < 1 {
 		return nil, fmt.Errorf("--index-hours %d: the index keeps at least 1 hour", s.indexHours)
@@ -207,7 +211,11 @@ func (s *scheduleConfig) specs(source, taskQueue string, log *slog.Logger) ([]te
 	if err != nil {
 		return nil, err
 	}
-	return append(specs, verify, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
+	drill, err := s.drill.schedule(source, taskQueue, fromArgs)
+	if err != nil {
+		return nil, err
+	}
+	return append(specs, verify, drill, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
 		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Attrs: jobs.SourceAttrs(source)}), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,6 +50,11 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err := writeArchiveStatus(ctx, out, store, source); err != nil {
 				return err
 			}
+			drill, ok, err := store.LastDrill(ctx, source)
+			if err != nil {
+				return err
+			}
+			writeDrillStatus(out, drill, ok, time.Now())
 			gaps, err := store.Gaps(ctx, source)
 			if err != nil {
 				return err
@@ -92,4 +98,22 @@ func writeArchiveStatus(ctx context.Context, out io.Writer, store *index.Store, 
 	fmt.Fprintf(out, "  archived    %d hours, %d events, %s, up to hour %s at %s; %d not confirmed (dbtrail archives)\n",
 		len(recs), events, sizeText(bytes), index.HourTime(last.Hour).Format("2006-01-02 15:00"), last.Location, unconfirmed)
 	return nil
+}
+
+// writeDrillStatus prints source's last restore drill: its verdict, when,
+// the moment and its cut, what it restored and how long it took.
+func writeDrillStatus(out io.Writer, d index.Drill, ok bool, now time.Time) {
+	if !ok {
+		fmt.Fprintln(out, "  last drill  none (a restore drill: dbtrail restore --drill, or --drill-every on dev/worker)")
+		return
+	}
+	fmt.Fprintf(out, "  last drill  %s at %s (%s ago) into %s: moment %s, %d tables, %d rows, took %s\n",
+		strings.ToUpper(d.Verdict), d.StartedAt.UTC().Format(time.RFC3339), now.Sub(d.StartedAt).Round(time.Second), d.Target,
+		d.Moment, d.Tables, d.Rows, d.Took().Round(time.Millisecond))
+	if d.Cut != "" {
+		fmt.Fprintf(out, "              cut %s, snapshot %s\n", d.Cut, d.Snapshot)
+	}
+	if d.Failure != "" {
+		fmt.Fprintf(out, "              failure: %s\n", d.Failure)
+	}
 }

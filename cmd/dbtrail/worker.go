@@ -40,7 +40,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 				return err
 			}
 			defer c.Close()
-			specs, err := sched.specs(wc.source, taskQueue, g.log)
+			specs, err := sched.specs(wc.source, taskQueue, g.fromArgs, g.log)
 			if err != nil {
 				return err
 			}

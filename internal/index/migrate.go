@@ -42,6 +42,8 @@ var migrations = []migration{
 	{6, "event_chunks.column_names; the events view rebuilds object images", func(time.Time) []string {
 		return []string{"ALTER TABLE event_chunks ADD COLUMN IF NOT EXISTS column_names MEDIUMBLOB NULL AFTER n", eventsViewDDL}
 	}, nil},
+	// The verdicts of restore drills (docs/restore.md), for status.
+	{7, "create restore_drills", func(time.Time) []string { return []string{restoreDrillsDDL} }, nil},
 }
 
 // captureStartsDDL records each point where capture of a source began with no

@@ -1,0 +1,19 @@
+package activities
+
+import (
+	"context"
+
+	"github.com/dbtrail/dbtrail/internal/index"
+)
+
+// RecordDrillInput is a finished restore drill's record.
+type RecordDrillInput struct {
+	Drill index.Drill
+}
+
+// RecordDrill writes a restore drill's verdict to the index (table
+// restore_drills), where `dbtrail status` reads the last one. Writing the
+// same drill again replaces its record.
+func (a *Activities) RecordDrill(ctx context.Context, in RecordDrillInput) error {
+	return a.Index.RecordDrill(ctx, in.Drill)
+}
