@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	tlog "go.temporal.io/sdk/log"
+	temporaltest "go.temporal.io/sdk/testsuite"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/testsuite"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// restoreChildEnv, when set, makes dbtrail-bench a child that runs one
+// Restore workflow (the JSON restoreChildConfig in the variable) with the
+// real activities in the SDK's test environment and prints its time: the
+// parent reads the child's peak RSS (the worker's, restoring) from its
+// rusage.
+const restoreChildEnv = "DBTRAIL_BENCH_RESTORE_CHILD"
+
+type restoreChildConfig struct {
+	DSN, BackupDir, WorkDir string
+	In                      workflows.RestoreInput
+}
+
+// restoreRounds is how many times each timed load is repeated, the two
+// taking turns (best counts).
+const restoreRounds = 2
+
+// benchRestore measures the Restore workflow (--parallel 2) loading the
+// bench table of rows rows at a moment (a tenth of a percent of its rows
+// changed after its snapshot) into a real MariaDB, against the mariadb
+// client loading dbtrail's own .sql export of the same table at the same
+// moment into the same server. The restore's time covers all of it: the
+// rebuild at the moment, the chunked load with its checkpoints, the
+// fingerprint verification; the client's only the load of the file. It
+// reports the rows/s ratio and the restoring process's peak RSS.
+func benchRestore(ctx context.Context, rows int) ([]result, error) {
+	if rows < 1000 {
+		return nil, fmt.Errorf("restore: --restore-rows %d is below 1,000", rows)
+	}
+	env, dir, stop, err := startRefreshEnv(ctx, "restore")
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	began := time.Now()
+	tb, err := env.buildTable(rows)
+	if err != nil {
+		return nil, err
+	}
+	env.acts.Sources[tb.source] = activities.Source{Name: tb.source}
+	k := max(rows/1000, 1)
+	if err := env.insertWindow(ctx, tb, k); err != nil {
+		return nil, err
+	}
+	last := tb.windows[k]
+	if err := momentFacts(ctx, env, tb, last); err != nil {
+		return nil, err
+	}
+	at := "seq:" + strconv.FormatUint(last.cut, 10)
+	target, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource, ServerID: 61})
+	if err != nil {
+		return nil, err
+	}
+	defer target.Stop()
+	pw := filepath.Join(dir, "target.pw")
+	if err := os.WriteFile(pw, []byte(target.Password+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	sqlFile := filepath.Join(dir, "export.sql")
+	if err := env.exportSQL(tb, at, sqlFile); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(sqlFile)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "restore: %d-row table with %d changes and its .sql export (%s) ready in %s\n",
+		rows, k, sizeText(fi.Size()), time.Since(began).Round(time.Millisecond))
+
+	var best, bestClient time.Duration
+	var peak int64
+	for round := range restoreRounds {
+		into := fmt.Sprintf("restored_%d", round)
+		in := workflows.RestoreInput{Parallel: 2, RestoreSpec: activities.RestoreSpec{Source: tb.source, At: at, IntoSchema: into,
+			Tables: []string{refreshSchema + "." + refreshTable},
+			Target: activities.Endpoint{DSN: fmt.Sprintf("%s@tcp(%s)/", target.User, target.Addr()), PasswordFile: pw}}}
+		rss, took, err := env.restoreChild(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := countRows(ctx, target, into+"."+refreshTable); err != nil || n != int64(rows) {
+			return nil, fmt.Errorf("restore round %d loaded %d rows, want %d: %v", round, n, rows, err)
+		}
+		client, err := mariadbLoad(ctx, target, sqlFile)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := countRows(ctx, target, refreshSchema+"."+refreshTable); err != nil || n != int64(rows) {
+			return nil, fmt.Errorf("mariadb client round %d loaded %d rows, want %d: %v", round, n, rows, err)
+		}
+		if err := target.Exec(ctx, "DROP DATABASE "+into, "DROP DATABASE "+refreshSchema, "DROP DATABASE IF EXISTS dbtrail"); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "restore: round %d: restore %s (peak RSS %s), mariadb client %s\n", round, took.Round(time.Millisecond),
+			sizeText(rss), client.Round(time.Millisecond))
+		if round == 0 || took < best {
+			best = took
+		}
+		if round == 0 || client < bestClient {
+			bestClient = client
+		}
+		peak = max(peak, rss)
+	}
+	rate := float64(rows) / best.Seconds()
+	clientRate := float64(rows) / bestClient.Seconds()
+	size := fmt.Sprintf("%d rows", rows)
+	return []result{
+		{"restore: rows/s vs the mariadb client loading the .sql export", fmt.Sprintf("%.2fx (%.0f vs %.0f rows/s)", rate/clientRate, rate, clientRate), "≥ 1.0",
+			size + ", --parallel 2, best of " + strconv.Itoa(restoreRounds) + "; the restore's time includes the rebuild at the moment and the verification"},
+		{"restore: peak RSS of the restoring worker", sizeText(peak), "≤ 1024 MiB", size + ", the whole Restore workflow in a child process"},
+	}, nil
+}
+
+// exportSQL writes the .sql export of the bench table at at to out: the
+// Export workflow's activities (PlanExport, ExportTable, FinishExport) in
+// the SDK's test environment.
+func (e *refreshEnv) exportSQL(tb *refreshFixture, at, out string) error {
+	spec := activities.ExportSpec{Source: tb.source, Format: activities.ExportSQL, At: at,
+		Tables: []string{refreshSchema + "." + refreshTable}, Out: out}
+	staging := out + ".staging"
+	env := newActivityEnv()
+	env.RegisterActivity(e.acts)
+	var plan activities.PlanExportResult
+	if err := executeInto(env, &plan, e.acts.PlanExport, activities.PlanExportInput{Spec: spec, Staging: staging}); err != nil {
+		return fmt.Errorf("plan export: %w", err)
+	}
+	var tables []activities.ExportTableResult
+	for _, j := range plan.Jobs {
+		var r activities.ExportTableResult
+		if err := executeInto(env, &r, e.acts.ExportTable, j); err != nil {
+			return fmt.Errorf("export %s.%s: %w", j.Table.Schema, j.Table.Table, err)
+		}
+		tables = append(tables, r)
+	}
+	var fin any
+	return executeInto(env, &fin, e.acts.FinishExport, activities.FinishExportInput{Spec: spec, Staging: staging, Plan: plan, Tables: tables})
+}
+
+// executeInto runs activity fn with in in env and decodes its result into out.
+func executeInto(env *temporaltest.TestActivityEnvironment, out, fn, in any) error {
+	val, err := env.ExecuteActivity(fn, in)
+	if err != nil {
+		return err
+	}
+	if !val.HasValue() {
+		return nil
+	}
+	return val.Get(out)
+}
+
+// mariadbLoad pipes file into the mariadb client connected to target and
+// returns how long the load took.
+func mariadbLoad(ctx context.Context, target *testsuite.Server, file string) (time.Duration, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, "mariadb", "--protocol=TCP", "-h127.0.0.1", "-P"+strconv.Itoa(target.Port), "-u"+target.User)
+	cmd.Env = append(os.Environ(), "MYSQL_PWD="+target.Password)
+	cmd.Stdin = f
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	began := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("mariadb < %s: %w: %s", file, err, errOut.String())
+	}
+	return time.Since(began), nil
+}
+
+// countRows is SELECT COUNT(*) of table on target.
+func countRows(ctx context.Context, target *testsuite.Server, table string) (int64, error) {
+	db, err := target.DB(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int64
+	err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+	return n, err
+}
+
+// restoreChild runs the Restore workflow of in in a child process and
+// returns the child's peak RSS in bytes and the workflow's time.
+func (e *refreshEnv) restoreChild(ctx context.Context, in workflows.RestoreInput) (int64, time.Duration, error) {
+	cfg, err := json.Marshal(restoreChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir, In: in})
+	if err != nil {
+		return 0, 0, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), restoreChildEnv+"="+string(cfg))
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("restore child: %w", err)
+	}
+	var res rssChildResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return 0, 0, fmt.Errorf("restore child output %q: %w", stdout.String(), err)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, 0, fmt.Errorf("no rusage of the restore child")
+	}
+	return maxRSSBytes(ru), time.Duration(res.Nanos), nil
+}
+
+// runRestoreChild is the child's side: cfg is the value of restoreChildEnv.
+func runRestoreChild(cfg string) error {
+	var c restoreChildConfig
+	if err := json.Unmarshal([]byte(cfg), &c); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	store, err := index.Open(ctx, c.DSN)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	acts := &activities.Activities{Index: store, BackupDir: c.BackupDir, WorkDir: c.WorkDir, FoldMemory: refreshFoldMemory,
+		Sources: map[string]activities.Source{c.In.Source: {Name: c.In.Source}}}
+	var s temporaltest.WorkflowTestSuite
+	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(time.Hour)
+	env.RegisterActivity(acts)
+	env.RegisterWorkflow(workflows.Restore)
+	began := time.Now()
+	env.ExecuteWorkflow(workflows.Restore, c.In)
+	took := time.Since(began)
+	if err := env.GetWorkflowError(); err != nil {
+		return err
+	}
+	var res workflows.RestoreResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		return err
+	}
+	if len(res.Tables) != 1 || res.Rows != res.Written {
+		return fmt.Errorf("restore: %d tables, %d rows, %d written; want 1 table loaded by this run", len(res.Tables), res.Rows, res.Written)
+	}
+	return json.NewEncoder(os.Stdout).Encode(rssChildResult{Nanos: int64(took)})
+}
