@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -158,6 +159,14 @@ func TestRecordHistories(t *testing.T) {
 	rec.export(t, "export-sql", activities.ExportSpec{Format: activities.ExportSQL, At: "latest", Tables: []string{"app.items"}, Out: filepath.Join(out, "x.sql")})
 	rec.export(t, "export-changes", activities.ExportSpec{Format: activities.ExportChanges, From: "seq:1", Until: "latest", Out: filepath.Join(out, "c")})
 
+	// Restore into a live server: the latest moment beside the source's
+	// names, and a restore drill (recorded in the index).
+	target := testsuite.StartTarget(t, 35)
+	rec.secrets = append(rec.secrets, target.Password)
+	rec.restore(t, "restore-into-schema", target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest",
+		IntoSchema: "{schema}_restored", Schemas: []string{"app"}}})
+	rec.restore(t, "restore-drill", target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Drill: true}})
+
 	must(t, os.MkdirAll(historiesDir, 0o755))
 	must(t, os.Rename(staging, final))
 	for _, f := range rec.files {
@@ -218,6 +227,29 @@ func (r *historyRecorder) export(t *testing.T, name string, spec activities.Expo
 	var res workflows.ExportResult
 	if err := run.Get(r.e.ctx, &res); err != nil {
 		t.Fatalf("%s: Export: %v", name, err)
+	}
+	r.save(t, name, id, run.GetRunID())
+}
+
+// restore runs a Restore (a RestoreDrill when in.Drill) into target to its
+// end and saves its history as name.
+func (r *historyRecorder) restore(t *testing.T, name string, target *testsuite.Server, in workflows.RestoreInput) {
+	t.Helper()
+	r.e.waitCaughtUp(t)
+	in.Source, in.Target = "main", endpoint(t, target)
+	id := workflows.RestoreWorkflowID(in.RestoreSpec, target.Addr())
+	var run client.WorkflowRun
+	var err error
+	if in.Drill {
+		run, err = StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+			workflows.RestoreDrill, workflows.RestoreDrillInput{Restore: in, TargetAddr: target.Addr()})
+	} else {
+		run, err = StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
+	}
+	must(t, err)
+	var res workflows.RestoreResult
+	if err := run.Get(r.e.ctx, &res); err != nil || len(res.Tables) == 0 || res.Rows == 0 {
+		t.Fatalf("%s: %+v, %v", name, res, err)
 	}
 	r.save(t, name, id, run.GetRunID())
 }

@@ -16,6 +16,7 @@ import (
 
 	tlog "go.temporal.io/sdk/log"
 	temporaltest "go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/index"
@@ -252,6 +253,10 @@ func runRestoreChild(cfg string) error {
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Hour)
+	// The activities run in this process beside the workflow: on a busy
+	// machine a workflow task may wait for the CPU past the 1 s deadlock
+	// detector, which a real worker retries and the test environment fails.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.RegisterActivity(acts)
 	env.RegisterWorkflow(workflows.Restore)
 	began := time.Now()
