@@ -57,7 +57,7 @@ func TestReplayStoredHistories(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range []string{"fullbackup", "refresh", "compact"} {
+	for _, k := range []string{"fullbackup", "refresh", "compact", "restore"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s history under %s (%v)", k, historiesDir, kinds)
 		}

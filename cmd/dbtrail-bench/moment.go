@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -175,41 +172,20 @@ func openEngine(ctx context.Context, dir string) (*fold.Engine, error) {
 // momentChild rebuilds tb at at in a child process and returns its peak
 // RSS and the rebuild's time.
 func (e *refreshEnv) momentChild(ctx context.Context, tb *refreshFixture, at string) (int64, refreshRun, error) {
-	cfg, err := json.Marshal(momentChildConfig{DSN: e.dsn, SourceDir: filepath.Join(e.acts.BackupDir, tb.source),
-		WorkDir: filepath.Join(e.acts.WorkDir, "moment-child"), Source: tb.source, At: at})
-	if err != nil {
-		return 0, refreshRun{}, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return 0, refreshRun{}, err
-	}
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), momentChildEnv+"="+string(cfg))
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return 0, refreshRun{}, fmt.Errorf("moment child: %w", err)
-	}
 	var res rssChildResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		return 0, refreshRun{}, fmt.Errorf("moment child output %q: %w", stdout.String(), err)
+	rss, err := runChild(ctx, "moment", momentChildEnv, momentChildConfig{DSN: e.dsn, SourceDir: filepath.Join(e.acts.BackupDir, tb.source),
+		WorkDir: filepath.Join(e.acts.WorkDir, "moment-child"), Source: tb.source, At: at}, &res)
+	if err != nil {
+		return 0, refreshRun{}, err
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, refreshRun{}, fmt.Errorf("no rusage of the moment child")
-	}
-	return maxRSSBytes(ru), refreshRun{elapsed: time.Duration(res.Nanos), bytes: res.Bytes}, nil
+	return rss, refreshRun{elapsed: time.Duration(res.Nanos), bytes: res.Bytes}, nil
 }
 
 // runMomentChild is the child's side: cfg is the value of momentChildEnv.
 func runMomentChild(cfg string) error {
 	var c momentChildConfig
-	if err := json.Unmarshal([]byte(cfg), &c); err != nil {
-		return err
-	}
 	ctx := context.Background()
-	store, err := index.Open(ctx, c.DSN)
+	store, err := childStore(ctx, cfg, &c)
 	if err != nil {
 		return err
 	}

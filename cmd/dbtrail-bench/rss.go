@@ -42,42 +42,62 @@ type rssChildResult struct {
 func (e *refreshEnv) rssChild(ctx context.Context, tb *refreshFixture, k int) (int64, refreshRun, error) {
 	id := e.nextID()
 	defer os.RemoveAll(filepath.Join(e.sourceDir(tb.source), snapshot.StagingDir, id))
-	cfg, err := json.Marshal(rssChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir,
-		FoldMemory: e.acts.FoldMemory, In: e.input(tb, k, foldplan.ActionPair, id)})
+	var res rssChildResult
+	rss, err := runChild(ctx, "refresh", rssChildEnv, rssChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir,
+		FoldMemory: e.acts.FoldMemory, In: e.input(tb, k, foldplan.ActionPair, id)}, &res)
 	if err != nil {
-		return 0, refreshRun{}, err
+		return 0, refreshRun{}, fmt.Errorf("window %d of %s: %w", k, tb.source, err)
+	}
+	return rss, refreshRun{elapsed: time.Duration(res.Nanos), bytes: res.Bytes}, nil
+}
+
+// runChild runs this executable as the child named name: cfg as JSON in
+// the environment variable envVar, its stdout (JSON) decoded into out. It
+// returns the child's peak RSS in bytes (from its rusage).
+func runChild(ctx context.Context, name, envVar string, cfg, out any) (int64, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return 0, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, refreshRun{}, err
+		return 0, err
 	}
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), rssChildEnv+"="+string(cfg))
+	cmd.Env = append(os.Environ(), envVar+"="+string(b))
 	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = os.Stderr
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return 0, refreshRun{}, fmt.Errorf("refresh child (window %d of %s): %w", k, tb.source, err)
+		return 0, fmt.Errorf("%s child: %w", name, err)
 	}
-	var res rssChildResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		return 0, refreshRun{}, fmt.Errorf("refresh child output %q: %w", stdout.String(), err)
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return 0, fmt.Errorf("%s child output %q: %w", name, stdout.String(), err)
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
-		return 0, refreshRun{}, fmt.Errorf("no rusage of the refresh child")
+		return 0, fmt.Errorf("no rusage of the %s child", name)
 	}
-	return maxRSSBytes(ru), refreshRun{elapsed: time.Duration(res.Nanos), bytes: res.Bytes}, nil
+	return maxRSSBytes(ru), nil
+}
+
+// childStore decodes a child's cfg (the value of its environment
+// variable) into c and opens the index at cfg's DSN.
+func childStore(ctx context.Context, cfg string, c any) (*index.Store, error) {
+	var d struct{ DSN string }
+	if err := json.Unmarshal([]byte(cfg), &d); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(cfg), c); err != nil {
+		return nil, err
+	}
+	return index.Open(ctx, d.DSN)
 }
 
 // runRSSChild is the child's side: cfg is the value of rssChildEnv.
 func runRSSChild(cfg string) error {
 	var c rssChildConfig
-	if err := json.Unmarshal([]byte(cfg), &c); err != nil {
-		return err
-	}
 	ctx := context.Background()
-	store, err := index.Open(ctx, c.DSN)
+	store, err := childStore(ctx, cfg, &c)
 	if err != nil {
 		return err
 	}
