@@ -38,16 +38,16 @@ func TestScheduleSpecs(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := scheduleConfig{refreshEvery: 0, indexHours: 48}
 	specs, err := s.specs("main", "dbtrail", log)
-	if err != nil || len(specs) != 1 {
-		t.Fatalf("specs %+v %v", specs, err)
+	if err != nil || len(specs) != 2 || specs[0].ID != "verify-main" || specs[0].Every != 0 {
+		t.Fatalf("specs %+v %v; want the verify schedule (deleted: --verify-every 0) and the archive schedule", specs, err)
 	}
-	a := specs[0]
+	a := specs[1]
 	in, ok := a.Args[0].(workflows.ArchiveInput)
 	if a.ID != "archive-main" || a.Every != time.Hour || a.Workflow != "Archive" || !ok || in.IndexHours != 48 || in.Source != "main" {
 		t.Fatalf("archive schedule %+v", a)
 	}
 	s = scheduleConfig{refreshEvery: 5 * time.Minute, indexHours: 24}
-	if specs, err := s.specs("main", "dbtrail", log); err != nil || len(specs) != 2 || specs[0].ID != "refresh-main" {
+	if specs, err := s.specs("main", "dbtrail", log); err != nil || len(specs) != 3 || specs[0].ID != "refresh-main" {
 		t.Fatalf("specs %+v %v", specs, err)
 	}
 	s.indexHours = 0
