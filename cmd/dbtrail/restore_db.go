@@ -28,7 +28,6 @@ type restoreFlags struct {
 	replicaPasswordFile string
 	spec                activities.RestoreSpec
 	slice               time.Duration
-	label               string
 }
 
 func newRestoreCmd(g *globals) *cobra.Command {
@@ -77,7 +76,6 @@ again goes on from the checkpoints (a finished one writes 0 rows).`,
 	f.IntVar(&r.spec.Limits.MaxRowsPerSecond, "max-rows-per-second", 0, "cap on each table's load rate (0: none)")
 	f.StringVar(&r.spec.ThrottleQuery, "throttle-query", "", "a query on the target; the load pauses while it returns a value above 0")
 	f.DurationVar(&r.slice, "slice", activities.DefaultLoadSlice, "how long one LoadTable activity loads before it reports")
-	f.StringVar(&r.label, "label", "", "the job's label, unique per source (default restore-<UTC time>); the job id is <source>:<label>")
 	f.BoolVar(&r.spec.Drill, "drill", false, "restore drill: restore (latest unless --at) into new schemas dbtrail_drill_<schema>, verify, drop them")
 	return cmd
 }
@@ -165,7 +163,7 @@ func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.
 	if err != nil {
 		return nil, nil, err
 	}
-	run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Restore, Source: in.Source, Label: r.label,
+	run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Restore, Source: in.Source, Label: r.m.label,
 		Target: restoreTarget(addr, in.RestoreSpec), Input: in})
 	if err != nil {
 		c.Close()
