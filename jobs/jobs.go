@@ -161,6 +161,9 @@ type Job struct {
 	// Progress is the answer of the workflow's progress query (running
 	// jobs; absent when no worker answered in time).
 	Progress json.RawMessage `json:"progress,omitempty"`
+	// Retrying are the steps of a running job that failed and are retried
+	// (Get only); a step leaves the list when it succeeds.
+	Retrying []Retry `json:"retrying,omitempty"`
 	// Result is the workflow's result (completed jobs, Get only).
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is why a job that did not complete ended: its root cause.

@@ -110,6 +110,7 @@ func (s *Service) Get(ctx context.Context, id string) (Job, error) {
 	j := s.fromInfo(d.GetWorkflowExecutionInfo())
 	if j.State == Running {
 		j.Progress = s.progress(ctx, j)
+		j.Retrying = Retries(d)
 		return j, nil
 	}
 	var res json.RawMessage

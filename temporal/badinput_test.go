@@ -64,16 +64,7 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
 	}
-	// Not retried: every activity of the run ended at its first attempt
-	// (the history records the attempt each one last started with).
-	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		must(t, err)
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
-			t.Errorf("an activity ran attempt %d (event %d): the bad input was retried", a.GetAttempt(), ev.GetEventId())
-		}
-	}
+	notRetried(t, e, run)
 	// No litter: the failed run removed its staging folder and dump; the
 	// orphan was swept when the run allocated its snapshot; the folder
 	// without an owner is kept.
@@ -89,5 +80,20 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 	must(t, err)
 	if n := len(desc.PendingActivities); n != 0 {
 		t.Errorf("%d activities still pending", n)
+	}
+}
+
+// notRetried requires every activity of run to have ended at its first
+// attempt (the history records the attempt each one last started with):
+// how a test proves "failed at once", never by a clock.
+func notRetried(t *testing.T, e *backupEnv, run client.WorkflowRun) {
+	t.Helper()
+	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		must(t, err)
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
+			t.Errorf("an activity ran attempt %d (event %d): it was retried", a.GetAttempt(), ev.GetEventId())
+		}
 	}
 }

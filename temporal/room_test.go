@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -119,14 +118,7 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		must(t, err)
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
-			t.Errorf("an activity ran attempt %d: the refusal was retried", a.GetAttempt())
-		}
-	}
+	notRetried(t, e, run)
 	if cur := e.current(t); cur.Manifest.SnapshotID != full.SnapshotID {
 		t.Fatalf("current is %s after the failed refresh, want the full backup %s", cur.Manifest.SnapshotID, full.SnapshotID)
 	}

@@ -43,7 +43,7 @@ func TestScheduleSpecs(t *testing.T) {
 	s := scheduleConfig{refreshEvery: 0, indexHours: 48}
 	specs, err := s.specs("main", "dbtrail", nil, log)
 	if err != nil || len(specs) != 3 || specs[0].ID != "verify-main" || specs[0].Every != 0 || specs[1].ID != "restore-drill-main" || specs[1].Every != 0 {
-		t.Fatalf("specs %+v %v", specs, err)
+		t.Fatalf("specs %+v %v; want the verify and drill schedules (deleted: --verify-every 0, --drill-every 0) and the archive schedule", specs, err)
 	}
 	a := specs[2]
 	in, ok := a.Args[0].(workflows.ArchiveInput)

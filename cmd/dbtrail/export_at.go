@@ -31,7 +31,7 @@ func (m *momentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.source, "source", "main", "source name")
 	f.StringArrayVar(&m.schemas, "schema", nil, "only the tables of this schema (repeatable; default every table)")
 	f.IntVar(&m.parallel, "parallel", 2, "tables written at once")
-	f.StringVar(&m.label, "label", "", "the job's label, unique per source (default export-<UTC time>); the job id is <source>:<label>")
+	f.StringVar(&m.label, "label", "", "the job's label, unique per source (default <export|restore>-<UTC time>); the job id is <source>:<label>")
 }
 
 // selection turns --schema and --table into the export's: a table is

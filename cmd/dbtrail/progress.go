@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
@@ -38,6 +39,10 @@ type progress struct {
 	phase  string // what the run does now, e.g. "converting tables"
 	counts string // e.g. "3/10 tables, 1200 rows"
 	bar    string // e.g. "[#########.....]"; "" draws none
+	// retry is the steps that failed and are retried, e.g. "retrying
+	// RefreshTable (attempt 3 of 10): … ; next attempt in 20s"; "" once
+	// they succeed.
+	retry string
 }
 
 // barLine is p as one terminal line. The phase is padded so that a line
@@ -47,11 +52,19 @@ func (p progress) barLine() string {
 	if p.bar != "" {
 		s = p.bar + " " + s
 	}
-	return s
+	return s + p.retryNote()
 }
 
 // plainLine is p as a line of a log: no bar, no padding.
-func (p progress) plainLine() string { return p.counts + " — " + p.phase }
+func (p progress) plainLine() string { return p.counts + " — " + p.phase + p.retryNote() }
+
+// retryNote is p's retries after the progress, or "".
+func (p progress) retryNote() string {
+	if p.retry == "" {
+		return ""
+	}
+	return " ! " + p.retry
+}
 
 // tablesBar is a bar of done out of total, 30 characters wide inside its
 // brackets.
@@ -76,8 +89,26 @@ func queryProgress[T any](c client.Client, run client.WorkflowRun, show func(T) 
 		if err := v.Get(&p); err != nil {
 			return progress{}, fmt.Errorf("decode progress of %s: %w", run.GetID(), err)
 		}
-		return show(p), nil
+		out := show(p)
+		out.retry = retries(ctx, c, run)
+		return out, nil
 	}
+}
+
+// retries describes the steps of run that failed and are retried, from its
+// pending activities (jobs.Retries); "" when none has failed or the run
+// cannot be described.
+func retries(ctx context.Context, c client.Client, run client.WorkflowRun) string {
+	d, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	now := time.Now()
+	for _, r := range jobs.Retries(d) {
+		parts = append(parts, r.String(now))
+	}
+	return strings.Join(parts, " | ")
 }
 
 // temporalFlags are the flags of a verb that starts a workflow and waits
@@ -285,11 +316,17 @@ type progressView interface {
 type barView struct {
 	w     io.Writer
 	drawn bool
+	width int // runes of the line drawn last: a shorter one is padded over it
 }
 
 func (v *barView) show(p progress) {
-	fmt.Fprintf(v.w, "\r%s", p.barLine())
-	v.drawn = true
+	line := p.barLine()
+	n := utf8.RuneCountInString(line)
+	if n < v.width {
+		line += strings.Repeat(" ", v.width-n)
+	}
+	fmt.Fprintf(v.w, "\r%s", line)
+	v.drawn, v.width = true, n
 }
 
 func (v *barView) end() {

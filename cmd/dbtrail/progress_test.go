@@ -218,9 +218,12 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	const cause = "dump.t.00000.sql:12: table d.t: INSERT lists 37 columns, the table has 38"
 	var s sdktestsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(workers.Options())
+	opts := workers.Options()
+	opts.DeadlockDetectionTimeout = time.Minute // a loaded machine is no deadlock
+	env.SetWorkerOptions(opts)
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
+	env.OnActivity(acts.RemoveSnapshotStaging, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(acts.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
 	env.OnActivity(acts.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Tables: []activities.TableRef{{Schema: "d", Table: "t"}}}, nil)
 	env.OnActivity(acts.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)

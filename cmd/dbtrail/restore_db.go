@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -114,17 +117,12 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 		cleanups = append(cleanups, rc)
 	}
 	ctx := cmd.Context()
-	c, err := temporal.Dial(ctx, r.m.tf.addr, r.m.tf.namespace, g.log)
+	in := workflows.RestoreInput{RestoreSpec: spec, Parallel: r.m.parallel, Slice: r.slice}
+	c, run, err := startRestore(cmd, g, r, in, addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(spec, addr), TaskQueue: workflows.TaskQueue},
-		workflows.Restore, workflows.RestoreInput{RestoreSpec: spec, Parallel: r.m.parallel, Slice: r.slice})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "Restore %s started (run %s)\n", run.GetID(), run.GetRunID())
 	var res workflows.RestoreResult
 	err = newWaiter(cmd.ErrOrStderr(), r.m.tf.location()).wait(ctx, "Restore", run, queryProgress(c, run, restoreDBProgress), &res)
 	var failed *runFailedError
@@ -138,6 +136,67 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 	}
 	printRestoreDB(cmd.OutOrStdout(), spec, res)
 	return nil
+}
+
+// startRestore starts the Restore workflow: a restore as a job under the
+// jobs rules (--label unique per source, one restore per source and one
+// per target at a time); a drill under its own id, so that a scheduled
+// drill never holds up a restore. A rerun of a restore under a new label
+// goes on from the target's checkpoints (they are keyed by the restore's
+// source, cut, mode and schema, not by the job).
+func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.RestoreInput, addr string) (client.Client, client.WorkflowRun, error) {
+	if in.Drill {
+		c, err := temporal.Dial(cmd.Context(), r.m.tf.addr, r.m.tf.namespace, g.log)
+		if err != nil {
+			return nil, nil, err
+		}
+		run, err := temporal.StartWorkflow(cmd.Context(), c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, addr),
+			TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "Restore %s started (run %s)\n", run.GetID(), run.GetRunID())
+		return c, run, nil
+	}
+	c, svc, err := newJobService(cmd, g, &r.m.tf)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Restore, Source: in.Source, Label: r.m.label,
+		Target: restoreTarget(addr, in.RestoreSpec), Input: in})
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, run, nil
+}
+
+// restoreTarget names where a restore writes, for "one restore per target
+// at a time": the target server and the schema restored into (its
+// --into-schema, else the schemas selected, else every schema: "*").
+//
+// It is spelt as a job name (jobs.CheckName): other characters become '-',
+// and a name longer than 64 keeps its start and a digest of the whole.
+func restoreTarget(addr string, sp activities.RestoreSpec) string {
+	schema := "all"
+	switch {
+	case sp.IntoSchema != "":
+		schema = sp.IntoSchema
+	case len(sp.Schemas) > 0 && len(sp.Tables) == 0:
+		schema = strings.Join(sp.Schemas, ".")
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == '_' || r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, addr+"."+schema)
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:47] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return name
 }
 
 // restoreDBProgress shows a Restore's progress: the tables verified, the

@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+// Retry is a step of a running job that failed and waits for, or runs,
+// another attempt: what shows a DBA, next to the progress, that the job is
+// not just slow.
+type Retry struct {
+	// Step is the activity, e.g. RefreshTable.
+	Step string `json:"step"`
+	// Attempt is the attempt running or scheduled next; MaxAttempts its
+	// limit (0: none).
+	Attempt     int32 `json:"attempt"`
+	MaxAttempts int32 `json:"max_attempts,omitempty"`
+	// Cause is the last failure's root cause, on one line.
+	Cause string `json:"cause"`
+	// NextAttempt is when the next attempt starts (absent while one runs).
+	NextAttempt *time.Time `json:"next_attempt,omitempty"`
+}
+
+// Retries lists the pending activities of a described run that have
+// failed at least once (their last failure is kept until they succeed, and
+// then they are no longer pending).
+func Retries(d *workflowservice.DescribeWorkflowExecutionResponse) []Retry {
+	var out []Retry
+	for _, pa := range d.GetPendingActivities() {
+		f := pa.GetLastFailure()
+		if f == nil {
+			continue
+		}
+		for f.GetCause() != nil {
+			f = f.GetCause()
+		}
+		r := Retry{Step: pa.GetActivityType().GetName(), Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(),
+			Cause: oneLine(f.GetMessage())}
+		if t := pa.GetNextAttemptScheduleTime(); t != nil && t.IsValid() && !t.AsTime().IsZero() {
+			next := t.AsTime()
+			r.NextAttempt = &next
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// String is r as the CLI shows it next to the progress: step, attempt of
+// limit, cause, and when the next attempt runs (relative to now).
+func (r Retry) String(now time.Time) string {
+	att := fmt.Sprintf("attempt %d", r.Attempt)
+	if r.MaxAttempts > 0 {
+		att += fmt.Sprintf(" of %d", r.MaxAttempts)
+	}
+	s := fmt.Sprintf("retrying %s (%s): %s", r.Step, att, r.Cause)
+	if r.NextAttempt != nil {
+		if d := r.NextAttempt.Sub(now).Round(time.Second); d > 0 {
+			s += fmt.Sprintf("; next attempt in %s", d)
+		} else {
+			s += "; next attempt now"
+		}
+	}
+	return s
+}
+
+// oneLine folds a message's white space and cuts it to 300 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
+}
