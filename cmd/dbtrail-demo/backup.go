@@ -22,6 +22,10 @@ type backupResult struct {
 	err      error         // backup full failed, timed out or was interrupted
 	query    string        // what the example `dbtrail query` printed (only run after a backup)
 	queryErr error         // the example `dbtrail query` failed
+	// restore is what the example `dbtrail restore` printed; restoreErr
+	// its failure (both only after a backup).
+	restore    string
+	restoreErr error
 }
 
 // alreadyRunning is in what `dbtrail backup full` says when the source's
@@ -95,6 +99,11 @@ func (w *watcher) takeBackup(ctx context.Context) backupResult {
 	r.query, r.queryErr = output(ctx, w.bin, w.env, w.queryArgs()...)
 	if r.queryErr != nil {
 		say("dbtrail query: %v", r.queryErr)
+	}
+	say("restoring the snapshot's moment into a scratch schema: %s", w.restoreCommand())
+	r.restore, r.restoreErr = w.restoreExample(ctx)
+	if r.restoreErr != nil {
+		say("dbtrail restore: %v", r.restoreErr)
 	}
 	return r
 }

@@ -269,7 +269,7 @@ func run(cfg config) (err error) {
 	w := &watcher{
 		idx: idx, src: src, traffic: tr, bin: bin, env: childEnv,
 		files: files, envFile: env.EnvFile, backupDir: backupDir, cfg: cfg,
-		sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(),
+		sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(), indexDSN: env.IndexDSN(),
 	}
 	werr := w.loop(ctx, trafficCtx, dev)
 	stopTraffic()

@@ -47,6 +47,7 @@ type watcher struct {
 	cfg        config
 	sourceAddr string
 	indexAddr  string
+	indexDSN   string // the index server's DSN, with its password
 }
 
 // loop runs until trafficCtx is done (nil; at the end of --duration a
@@ -233,6 +234,7 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 		fmt.Fprintf(&b, " Snapshot folder (Parquet files and manifest.json%s):\n   %s\n", earlier, display(current))
 	}
 	w.writeQuery(&b, r, viewsFile)
+	w.writeRestore(&b, r)
 	b.WriteString("\n")
 	temporalAddr := ""
 	if w.cfg.frontendAddr != defaultFrontendAddr {
