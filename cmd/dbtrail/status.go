@@ -9,11 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var source string
+	var folders []string
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show capture progress and gaps of a source",
@@ -62,11 +64,33 @@ func newStatusCmd(g *globals) *cobra.Command {
 			for _, gp := range gaps {
 				fmt.Fprintf(out, "  GAP %s:%d → %s:%d  %s (detected %s)\n", gp.FromFile, gp.FromPos, gp.ToFile, gp.ToPos, gp.Reason, gp.DetectedAt.Format(time.RFC3339))
 			}
+			writeFreeSpace(out, folders, disk.Free)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&source, "source", "main", "source name")
+	cmd.Flags().StringArrayVar(&folders, "folder", nil, "also show the free space of this folder (repeatable: the backup, work and dump folders)")
 	return cmd
+}
+
+// lowSpace is the free space under which status marks a folder LOW: less
+// than a step's margin left for anything else.
+const lowSpace = 4 * disk.Margin
+
+// writeFreeSpace writes one line per folder: its free space, marked LOW
+// below lowSpace, or why it could not be measured.
+func writeFreeSpace(out io.Writer, folders []string, probe disk.Probe) {
+	for _, f := range folders {
+		free, err := probe(f)
+		switch {
+		case err != nil:
+			fmt.Fprintf(out, "  free space  %s: %v\n", f, err)
+		case free < lowSpace:
+			fmt.Fprintf(out, "  free space  %s: %s  LOW (a refresh or backup refuses steps that do not fit, NoRoom)\n", f, disk.Bytes(free))
+		default:
+			fmt.Fprintf(out, "  free space  %s: %s\n", f, disk.Bytes(free))
+		}
+	}
 }
 
 // writeArchiveStatus prints the index's size and what of source is
