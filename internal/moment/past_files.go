@@ -9,6 +9,9 @@ import (
 
 // archiveFiles lists the source's confirmed archived hours from the index's
 // bookkeeping (the archives table) and opens them on the archive location.
+// Without a location, an hour the index still holds whole (not dropped
+// yet, or restored by restore-index) is not listed, so readers of the
+// index's hours never need one.
 // A listed hour opens only when the stored object has the recorded size;
 // its footer is then checked against the record (ArchiveFiles.Open).
 func (p Past) archiveFiles() ArchiveFiles {
@@ -21,10 +24,22 @@ func (p Past) archiveFiles() ArchiveFiles {
 			}
 			var out []ArchiveHour
 			for _, r := range recs {
-				if r.Confirmed() {
-					sizes[r.Object] = r.Size
-					out = append(out, ArchiveHour{Source: source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq, Events: r.Events})
+				if !r.Confirmed() {
+					continue
 				}
+				if p.Archive == nil {
+					// Without a location only the hours the index lacks
+					// matter: they are listed, and refuse when opened.
+					held, err := p.Index.CountHour(ctx, source, r.Hour)
+					if err != nil {
+						return nil, err
+					}
+					if held >= r.Events {
+						continue
+					}
+				}
+				sizes[r.Object] = r.Size
+				out = append(out, ArchiveHour{Source: source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq, Events: r.Events})
 			}
 			return out, nil
 		},
