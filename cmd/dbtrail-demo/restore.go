@@ -55,13 +55,5 @@ func serverDSN(dsn string) (string, error) {
 // writeRestore writes the block's part on the example restore.
 func (w *watcher) writeRestore(b *strings.Builder, r backupResult) {
 	fmt.Fprintf(b, " Restore the tables at any moment into a live server (chunked, checkpointed, verified;\n here into the scratch schema %s of the index server):\n", restoreSchema)
-	fmt.Fprintf(b, "   %s\n", w.restoreCommand())
-	if r.restoreErr != nil {
-		fmt.Fprintf(b, "   (it FAILED just now: %v)\n", r.restoreErr)
-	}
-	for _, line := range strings.Split(strings.TrimRight(r.restore, "\n"), "\n") {
-		if line != "" {
-			fmt.Fprintf(b, "   | %s\n", line)
-		}
-	}
+	writeExample(b, w.restoreCommand(), r.restore, r.restoreErr)
 }

@@ -269,21 +269,27 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 // views.sql for a DuckDB CLI.
 func (w *watcher) writeQuery(b *strings.Builder, r backupResult, viewsFile string) {
 	fmt.Fprintf(b, " Query the snapshot with the DuckDB built into dbtrail (one typed view per table, schema.table):\n")
-	fmt.Fprintf(b, "   %s\n", w.queryCommand())
-	if r.queryErr != nil {
-		fmt.Fprintf(b, "   (it FAILED just now: %v)\n", r.queryErr)
-	}
-	for _, line := range strings.Split(strings.TrimRight(r.query, "\n"), "\n") {
-		if line != "" {
-			fmt.Fprintf(b, "   | %s\n", line)
-		}
-	}
+	writeExample(b, w.queryCommand(), r.query, r.queryErr)
 	fmt.Fprintf(b, "   %s query --backup-dir %s\n", display(w.bin), display(w.backupDir))
 	fmt.Fprintf(b, "   is an interactive shell: statements end with ';', .tables, .schema shop.orders, .quit;\n")
 	fmt.Fprintf(b, "   --format csv or json, --snapshot ID for an older snapshot.\n")
 	if fileExists(viewsFile) {
 		fmt.Fprintf(b, " The worker keeps the same views in %s for a DuckDB CLI (duckdb -init %s).\n",
 			display(viewsFile), display(viewsFile))
+	}
+}
+
+// writeExample writes an example command of the block, whether it failed
+// just now, and what it printed, each line after "   | ".
+func writeExample(b *strings.Builder, command, printed string, err error) {
+	fmt.Fprintf(b, "   %s\n", command)
+	if err != nil {
+		fmt.Fprintf(b, "   (it FAILED just now: %v)\n", err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(printed, "\n"), "\n") {
+		if line != "" {
+			fmt.Fprintf(b, "   | %s\n", line)
+		}
 	}
 }
 
