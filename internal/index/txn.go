@@ -172,12 +172,23 @@ func (s *Store) TxnOfSeq(ctx context.Context, source string, seq, floor, upto ui
 // FirstSeqOf returns the seq of the first event of txn (a transaction named
 // by its last event): the events before it with the same end position.
 func (s *Store) FirstSeqOf(ctx context.Context, source string, txn Txn, floor uint64) (uint64, error) {
+	return FirstSeqVia(ctx, s.TxnAtPos, source, txn, floor)
+}
+
+// TxnAtPosFunc is a lookup of the last transaction ending at or before a
+// position among the seqs (floor, upto] (Store.TxnAtPos, or one that also
+// reads archived hours).
+type TxnAtPosFunc func(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (Txn, bool, error)
+
+// FirstSeqVia returns the seq of the first event of txn as FirstSeqOf
+// does, looking the transaction before it up with txnAtPos.
+func FirstSeqVia(ctx context.Context, txnAtPos TxnAtPosFunc, source string, txn Txn, floor uint64) (uint64, error) {
 	before := txn.Position.Coords()
 	if before.Pos == 0 {
 		return txn.Position.Seq, nil
 	}
 	before.Pos--
-	prev, ok, err := s.TxnAtPos(ctx, source, before, floor, txn.Position.Seq)
+	prev, ok, err := txnAtPos(ctx, source, before, floor, txn.Position.Seq)
 	if err != nil {
 		return 0, err
 	}

@@ -90,19 +90,7 @@ func (l archivedLookup) TxnOfGTID(ctx context.Context, source, gtid string, floo
 // FirstSeqOf is index.Store.FirstSeqOf with the transaction before txn
 // looked up over the archived hours too.
 func (l archivedLookup) FirstSeqOf(ctx context.Context, source string, txn index.Txn, floor uint64) (uint64, error) {
-	before := txn.Position.Coords()
-	if before.Pos == 0 {
-		return txn.Position.Seq, nil
-	}
-	before.Pos--
-	prev, ok, err := l.TxnAtPos(ctx, source, before, floor, txn.Position.Seq)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return floor + 1, nil
-	}
-	return prev.Position.Seq + 1, nil
+	return index.FirstSeqVia(ctx, l.TxnAtPos, source, txn, floor)
 }
 
 // orArchived returns the later of the index's answer (txn, found) and the
