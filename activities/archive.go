@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
-	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // The archive moves hours of a source's events from the index to the
@@ -89,7 +89,7 @@ func (a *Activities) ArchiveHistory(ctx context.Context, in ArchiveHistoryInput)
 	}
 	name := archive.HistoryName(in.Source)
 	sum := sha256.Sum256(b)
-	if err := a.Remote.Put(ctx, name, bytes.NewReader(b), storage.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}); err != nil {
+	if err := a.Remote.Put(ctx, name, bytes.NewReader(b), digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}); err != nil {
 		return ArchiveHistoryResult{}, fmt.Errorf("archive history of %s to %s: %w", in.Source, a.Remote.Location(), err)
 	}
 	return ArchiveHistoryResult{Object: name, Bytes: int64(len(b)), Schemas: len(h.Schemas), Gaps: len(h.Gaps), Starts: len(h.Starts)}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -22,7 +23,7 @@ import (
 // archivedFile is one hour's archive file, written and confirmed.
 type archivedFile struct {
 	path              string
-	d                 storage.Digest
+	d                 digest.Digest
 	events            int64 // in the file
 	indexEvents       int64 // of them, from the index
 	firstSeq, lastSeq uint64
@@ -166,7 +167,7 @@ func (a *Activities) writeHourFile(ctx context.Context, source string, hour uint
 	case err != nil:
 		return f, fmt.Errorf("archive hour %s of %s: %w", index.PartitionName(hour), source, err)
 	}
-	f.d = storage.Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: res.Bytes}
+	f.d = digest.Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: res.Bytes}
 	f.firstSeq, f.lastSeq = res.Footer.FirstSeq, res.Footer.LastSeq
 	return f, nil
 }
@@ -231,11 +232,8 @@ func hashObject(ctx context.Context, st storage.Store, name string) (string, err
 		return "", err
 	}
 	defer rc.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, rc); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	d, err := digest.Of(rc)
+	return d.SHA256, err
 }
 
 // prefetchBatch is how many events prefetch hands over at once.

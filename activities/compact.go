@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -205,27 +204,16 @@ func sameRange(old, cr foldplan.CompactedRange) bool {
 
 // hashedWrite writes path crash-safely (atomicfile) and records its sha256
 // and size in d.
-func hashedWrite(path string, d *snapshot.FileDigest, write func(io.Writer) error) error {
+func hashedWrite(path string, d *digest.Digest, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	h := sha256.New()
-	var n int64
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		return write(io.MultiWriter(w, h, countWriter{&n}))
-	})
+	got, err := atomicfile.WriteHashed(path, 0o644, write)
 	if err != nil {
 		return err
 	}
-	d.SHA256, d.Size = hex.EncodeToString(h.Sum(nil)), n
+	d.SHA256, d.Size = got.SHA256, got.Size
 	return nil
-}
-
-type countWriter struct{ n *int64 }
-
-func (c countWriter) Write(p []byte) (int, error) {
-	*c.n += int64(len(p))
-	return len(p), nil
 }
 
 // Prune applies retention (snapshot.Prune: keep the newest in.Keep and the

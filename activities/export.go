@@ -2,12 +2,9 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -187,17 +185,11 @@ func reusable(path string, cut moment.Cut) (ExportFile, bool) {
 	if v, ok := foot.ExtraValue(KeyCut); !ok || !sameCut(v, cut) {
 		return ExportFile{}, false
 	}
-	fh, err := os.Open(path)
+	d, err := digest.File(path)
 	if err != nil {
 		return ExportFile{}, false
 	}
-	defer fh.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, fh)
-	if err != nil {
-		return ExportFile{}, false
-	}
-	return ExportFile{Rows: foot.Rows, SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, true
+	return ExportFile{Rows: foot.Rows, SHA256: d.SHA256, Size: d.Size}, true
 }
 
 func sameCut(text string, cut moment.Cut) bool {
@@ -208,39 +200,11 @@ func sameCut(text string, cut moment.Cut) bool {
 // writeHashed writes path crash-safely (complete under its name, or not
 // at all) and returns its sha256 and size.
 func writeHashed(path string, write func(io.Writer) error) (ExportFile, error) {
-	h := sha256.New()
-	cw := &hashCounter{h: h}
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return write(io.MultiWriter(w, cw)) })
+	d, err := atomicfile.WriteHashed(path, 0o644, write)
 	if err != nil {
 		return ExportFile{}, err
 	}
-	return ExportFile{SHA256: hex.EncodeToString(h.Sum(nil)), Size: cw.n}, nil
-}
-
-type hashCounter struct {
-	h hash.Hash
-	n int64
-}
-
-func newSHA256() hash.Hash { return sha256.New() }
-
-func (c *hashCounter) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
-
-// teeWriter writes to w and hashes what it wrote.
-type teeWriter struct {
-	w  io.Writer
-	hc *hashCounter
-}
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	n, err := t.w.Write(p)
-	t.hc.Write(p[:n])
-	return n, err
-}
-
-func (c *hashCounter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return c.h.Write(p)
+	return ExportFile{SHA256: d.SHA256, Size: d.Size}, nil
 }
 
 // RemoveExportStaging removes the staging folder of a failed export; a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
@@ -107,7 +109,7 @@ type shapeWriter struct {
 	def  *schema.Table
 	rel  string
 	file *atomicfile.File
-	hc   *hashCounter
+	hc   *digest.Hasher
 	w    *snapshot.ChangesWriter
 }
 
@@ -165,7 +167,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 			cur.file.Abort()
 			return err
 		}
-		res.Files = append(res.Files, ExportFile{Path: cur.rel, Rows: wr.Rows, SHA256: cur.hc.sum(), Size: cur.hc.n})
+		res.Files = append(res.Files, ExportFile{Path: cur.rel, Rows: wr.Rows, SHA256: cur.hc.Digest().SHA256, Size: cur.hc.Digest().Size})
 		cur = nil
 		return nil
 	}
@@ -176,11 +178,11 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 		if err != nil {
 			return err
 		}
-		hc := &hashCounter{h: newSHA256()}
+		hc := digest.NewHasher()
 		meta := snapshot.ChangesMeta{Source: in.Source, CreateTable: a.createTableOf(ctx, in.Source, v, stored),
 			Extra: [][2]string{{KeyFrom, in.Spec.From}, {KeyUntil, in.Spec.Until}, {KeyRange, string(rangeJSON)},
 				{KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}, {KeyShape, fmt.Sprint(n)}}}
-		w, err := snapshot.NewChangesWriter(teeWriter{file, hc}, stored, meta, snapshot.WriterOptions{})
+		w, err := snapshot.NewChangesWriter(io.MultiWriter(file, hc), stored, meta, snapshot.WriterOptions{})
 		if err != nil {
 			file.Abort()
 			return nonRetryable(ErrBadInput, err)

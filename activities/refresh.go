@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
@@ -261,7 +262,7 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	if err := errors.Join(err1, err2); err != nil {
 		return ConvertTableResult{}, nonRetryable(ErrBadInput, err)
 	}
-	var upDigest snapshot.FileDigest
+	var upDigest digest.Digest
 	pdDigest, err := b.WriteFile(pdRel, func(pw io.Writer) error {
 		var err error
 		upDigest, err = b.WriteFile(upRel, func(uw io.Writer) error {

@@ -107,7 +107,7 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 	if res.Stats, err = m.Download(ctx, id, func(p remote.Progress) { set(p) }); err != nil {
 		return res, transferErr(err)
 	}
-	unlock, err := lockPublish(dir)
+	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {
 		return res, err
 	}

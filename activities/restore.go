@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -257,36 +256,33 @@ func openArchiveFile(path, name string) (*archive.Reader, *os.File, error) {
 // download copies the object name to the restore folder crash-safely and
 // returns its path and digest. Where the store keeps the object's sha256,
 // a copy that differs from it is BrokenArchive.
-func (a *Activities) download(ctx context.Context, st storage.Store, source, name string) (string, storage.Digest, error) {
+func (a *Activities) download(ctx context.Context, st storage.Store, source, name string) (string, digest.Digest, error) {
 	where := name + " in " + st.Location()
 	info, err := st.Stat(ctx, name)
 	if err != nil {
-		return "", storage.Digest{}, fmt.Errorf("stat archive %s: %w", where, err)
+		return "", digest.Digest{}, fmt.Errorf("stat archive %s: %w", where, err)
 	}
 	dir := filepath.Join(a.WorkDir, source, "restore")
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return "", storage.Digest{}, err
+		return "", digest.Digest{}, err
 	}
 	path := filepath.Join(dir, filepath.Base(filepath.Dir(name))+"-"+filepath.Base(name))
-	h := sha256.New()
-	var n int64
-	err = atomicfile.Write(path, 0o640, func(w io.Writer) error {
+	d, err := atomicfile.WriteHashed(path, 0o640, func(w io.Writer) error {
 		rc, err := st.Open(ctx, name)
 		if err != nil {
 			return err
 		}
 		defer rc.Close()
-		n, err = io.Copy(io.MultiWriter(w, h), rc)
+		_, err = io.Copy(w, rc)
 		return err
 	})
 	if err != nil {
-		return "", storage.Digest{}, fmt.Errorf("download archive %s: %w", where, err)
+		return "", digest.Digest{}, fmt.Errorf("download archive %s: %w", where, err)
 	}
-	d := storage.Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}
-	if info.SHA256 != "" && info.SHA256 != d.SHA256 || n != info.Size {
+	if info.SHA256 != "" && info.SHA256 != d.SHA256 || d.Size != info.Size {
 		os.Remove(path)
 		return "", d, nonRetryable(ErrBrokenArchive, fmt.Errorf("archive %s: %d bytes with sha256 %s read, the store says %d bytes with sha256 %s",
-			where, n, d.SHA256, info.Size, info.SHA256))
+			where, d.Size, d.SHA256, info.Size, info.SHA256))
 	}
 	return path, d, nil
 }

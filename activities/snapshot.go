@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -98,7 +99,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 // Publish writes the manifest and makes the snapshot current. Publishing a
 // snapshot that is already published with the same manifest succeeds.
 func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResult, error) {
-	return a.publish(in, "", func(*snapshot.Manifest) {})
+	return a.publish(ctx, in, "", func(*snapshot.Manifest) {})
 }
 
 // PublishRefresh publishes a refresh like Publish, under the source's
@@ -109,16 +110,16 @@ func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResul
 func (a *Activities) PublishRefresh(ctx context.Context, in PublishRefreshInput) (PublishResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
-	return a.publish(in.PublishInput, in.Prev, func(m *snapshot.Manifest) {
+	return a.publish(ctx, in.PublishInput, in.Prev, func(m *snapshot.Manifest) {
 		m.Kind, m.Prev = snapshot.SnapshotRefresh, in.Prev
 	})
 }
 
 // publish builds the manifest of in, lets fill complete it, and publishes
 // it under the publish lock; a non-empty expect must be current.
-func (a *Activities) publish(in PublishInput, expect string, fill func(*snapshot.Manifest)) (PublishResult, error) {
+func (a *Activities) publish(ctx context.Context, in PublishInput, expect string, fill func(*snapshot.Manifest)) (PublishResult, error) {
 	dir := a.sourceDir(in.Source)
-	unlock, err := lockPublish(dir)
+	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {
 		return PublishResult{}, err
 	}
@@ -161,7 +162,7 @@ func (a *Activities) publish(in PublishInput, expect string, fill func(*snapshot
 func manifestOf(in PublishInput) (snapshot.Manifest, error) {
 	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source, Kind: snapshot.SnapshotFull,
 		Position: in.Position,
-		Files:    map[string]snapshot.FileDigest{}}
+		Files:    map[string]digest.Digest{}}
 	for _, t := range in.Tables {
 		fp, err := snapshot.ParseFingerprint(t.Fingerprint)
 		if err != nil {
@@ -175,10 +176,10 @@ func manifestOf(in PublishInput) (snapshot.Manifest, error) {
 				mt.Kind = snapshot.KindDelta
 			}
 		}
-		m.Files[t.File] = snapshot.FileDigest{SHA256: t.SHA256, Size: t.Size}
+		m.Files[t.File] = digest.Digest{SHA256: t.SHA256, Size: t.Size}
 		for _, c := range t.Chain {
 			mt.Chain = append(mt.Chain, c.Path)
-			m.Files[c.Path] = snapshot.FileDigest{SHA256: c.SHA256, Size: c.Size}
+			m.Files[c.Path] = digest.Digest{SHA256: c.SHA256, Size: c.Size}
 		}
 		m.Tables = append(m.Tables, mt)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -34,7 +35,7 @@ func (a *Activities) WriteViews(ctx context.Context, in WriteViewsInput) (WriteV
 		return WriteViewsResult{}, nonRetryable("NoBackupDir", errors.New("no backup folder is configured on this worker"))
 	}
 	dir := a.sourceDir(in.Source)
-	unlock, err := lockPublish(dir)
+	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {
 		return WriteViewsResult{}, err
 	}

@@ -3,7 +3,6 @@
 package testsuite
 
 import (
-	"context"
 	"errors"
 	"syscall"
 	"time"
@@ -14,10 +13,6 @@ import (
 var errUnsupported = errors.New("testsuite: real-server harness is supported on Linux only")
 
 func sysProcAttr() *syscall.SysProcAttr { return nil }
-
-func lockFile(ctx context.Context, path string) (func(), error) {
-	return nil, errUnsupported
-}
 
 // CPUTime is not available off Linux.
 func (s *Server) CPUTime() (time.Duration, error) { return 0, errUnsupported }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/flock"
 )
 
 // templateMarker is written into a template folder once its datadir is
@@ -41,7 +43,7 @@ func ensureTemplate(ctx context.Context) (string, error) {
 		return data, nil
 	}
 
-	unlock, err := lockFile(ctx, root+".lock")
+	unlock, err := flock.Lock(ctx, root+".lock")
 	if err != nil {
 		return "", fmt.Errorf("build mariadb template: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -81,7 +82,7 @@ func (e *refreshEnv) archiveHours(ctx context.Context, source string, hours []ti
 			return 0, fmt.Errorf("archive %s of %s is not confirmed and dropped: %+v", r.Object, source, r)
 		}
 		for _, st := range stores[1:] {
-			if err := copyObject(ctx, stores[0].store, st.store, r.Object, storage.Digest{SHA256: r.SHA256, Size: r.Size}); err != nil {
+			if err := copyObject(ctx, stores[0].store, st.store, r.Object, digest.Digest{SHA256: r.SHA256, Size: r.Size}); err != nil {
 				return 0, err
 			}
 		}
@@ -90,7 +91,7 @@ func (e *refreshEnv) archiveHours(ctx context.Context, source string, hours []ti
 }
 
 // copyObject stores the object name of from in to, checked against d.
-func copyObject(ctx context.Context, from, to storage.Store, name string, d storage.Digest) error {
+func copyObject(ctx context.Context, from, to storage.Store, name string, d digest.Digest) error {
 	rc, err := from.Open(ctx, name)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -54,7 +55,7 @@ func TestSnapshotsNewBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(b *snapshot.Builder, rel, data string) snapshot.FileDigest {
+	write := func(b *snapshot.Builder, rel, data string) digest.Digest {
 		d, err := b.WriteFile(rel, func(w io.Writer) error { _, err := io.WriteString(w, data); return err })
 		if err != nil {
 			t.Fatal(err)

@@ -32,3 +32,24 @@ func TestWriteReplacesOrLeavesUntouched(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+func TestWriteHashedDigestsWhatItWrote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	d, err := WriteHashed(path, 0o644, func(w io.Writer) error {
+		_, err := io.WriteString(w, "hello")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sha256("hello")
+	if d.SHA256 != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" || d.Size != 5 {
+		t.Fatalf("digest %+v", d)
+	}
+	if _, err := WriteHashed(path, 0o644, func(io.Writer) error { return io.ErrUnexpectedEOF }); err == nil {
+		t.Fatal("a failed write returned no error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "hello" {
+		t.Fatalf("failed write changed the file: %q", b)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -129,7 +130,7 @@ func parseChain(mt snapshot.ManifestTable) ([]entry, error) {
 // have been merged from this very table file and exactly the first entries
 // of this chain (same paths, same sha256). It returns the entries after
 // substituting the range, or why the range does not apply.
-func matchCompacted(cr CompactedRange, mt snapshot.ManifestTable, es []entry, files map[string]snapshot.FileDigest) ([]entry, error) {
+func matchCompacted(cr CompactedRange, mt snapshot.ManifestTable, es []entry, files map[string]digest.Digest) ([]entry, error) {
 	name := Entry(cr.From, cr.To)
 	if cr.From != 0 || cr.From >= cr.To || cr.Posdel == "" || cr.Upserts == "" {
 		return nil, fmt.Errorf("range %d-%d (%s, %s) is malformed", cr.From, cr.To, cr.Posdel, cr.Upserts)

@@ -3,6 +3,7 @@ package foldplan
 import (
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -74,9 +75,9 @@ func TestMalformedChainRewrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFx().add(kA, plain(0, 2)...)
 			mutate(&f.in.Prev.Tables[0])
-			f.in.Prev.Files["db/x.000001.posdel"] = snapshot.FileDigest{}
-			f.in.Prev.Files["db/x.000001.upserts"] = snapshot.FileDigest{}
-			f.in.Prev.Files["db/a.csv"] = snapshot.FileDigest{}
+			f.in.Prev.Files["db/x.000001.posdel"] = digest.Digest{}
+			f.in.Prev.Files["db/x.000001.upserts"] = digest.Digest{}
+			f.in.Prev.Files["db/a.csv"] = digest.Digest{}
 			// Even without changes: a malformed chain is not linked forward.
 			p := f.plan(t)
 			tp := expect(t, p, kA, ActionRewrite, "rewrite: the previous chain is malformed")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // compactedFor is the range pair a Compact of k's chain entries from..to
@@ -15,7 +15,7 @@ func compactedFor(f *fx, k TableKey, from, to int) CompactedRange {
 	cr := CompactedRange{From: from, To: to,
 		Posdel:       k.Schema + "/" + k.Table + "." + Entry(from, to) + ".posdel",
 		Upserts:      k.Schema + "/" + k.Table + "." + Entry(from, to) + ".upserts",
-		PosdelDigest: snapshot.FileDigest{SHA256: sha("range posdel"), Size: 2 << 10}, UpsertsDigest: snapshot.FileDigest{SHA256: sha("range upserts"), Size: 3 << 10},
+		PosdelDigest: digest.Digest{SHA256: sha("range posdel"), Size: 2 << 10}, UpsertsDigest: digest.Digest{SHA256: sha("range upserts"), Size: 3 << 10},
 		TableFile: SourceFile{mt.File, f.in.Prev.Files[mt.File].SHA256}}
 	for _, p := range mt.Chain[:2*(to-from+1)] {
 		cr.Merged = append(cr.Merged, SourceFile{p, f.in.Prev.Files[p].SHA256})
@@ -107,7 +107,7 @@ func TestCompactedRangeCountsForSize(t *testing.T) {
 	f = newFx().add(kA, plain(0, 16)...)
 	for _, e := range plain(0, 14) {
 		for _, s := range []string{".posdel", ".upserts"} {
-			f.in.Prev.Files["db/a."+e+s] = snapshot.FileDigest{SHA256: sha("db/a." + e + s), Size: 1 << 20}
+			f.in.Prev.Files["db/a."+e+s] = digest.Digest{SHA256: sha("db/a." + e + s), Size: 1 << 20}
 		}
 	}
 	f.in.Changes[kA] = 1
@@ -128,8 +128,8 @@ func TestCompactedRangeIgnored(t *testing.T) {
 			"range 000000-000014 was merged from another db/a.000002.upserts than the chain lists (the chain was rewritten since)"},
 		{"chain moved on to a range", func(f *fx, cr *CompactedRange) {
 			f.in.Prev.Tables[0].Chain = append([]string{"db/a.000000-000014.posdel", "db/a.000000-000014.upserts"}, f.in.Prev.Tables[0].Chain[30:]...)
-			f.in.Prev.Files["db/a.000000-000014.posdel"] = snapshot.FileDigest{}
-			f.in.Prev.Files["db/a.000000-000014.upserts"] = snapshot.FileDigest{}
+			f.in.Prev.Files["db/a.000000-000014.posdel"] = digest.Digest{}
+			f.in.Prev.Files["db/a.000000-000014.upserts"] = digest.Digest{}
 		}, "range 000000-000014 merged 30 chain files; the chain lists 6"},
 		{"chain path differs", func(f *fx, cr *CompactedRange) { cr.Merged[2].Path = "db/a.000009.posdel" },
 			"range 000000-000014 was merged from db/a.000009.posdel, but the chain lists db/a.000001.posdel there (the chain moved on)"},

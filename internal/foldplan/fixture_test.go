@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -46,7 +47,7 @@ func newFx() *fx {
 		Cut: 200, CutPos: pos("binlog.000011", 500),
 		Prev: &snapshot.Manifest{Version: 1, SnapshotID: "20260101T020000Z", Source: "src",
 			Position: snapshot.Position{File: "binlog.000010", Pos: 1000, Seq: 100},
-			Files:    map[string]snapshot.FileDigest{}},
+			Files:    map[string]digest.Digest{}},
 		PrevLocal: true, Now: t0.Add(2 * time.Hour), TableDeltas: true,
 		Changes: map[TableKey]int64{}, Footers: map[TableKey]snapshot.FooterMeta{},
 		Current: map[TableKey]*schema.Table{}, Compacted: map[TableKey]CompactedRange{},
@@ -70,12 +71,12 @@ func (f *fx) add(k TableKey, entries ...string) *fx {
 
 func (f *fx) addDef(k TableKey, d *schema.Table, kind string, entries ...string) *fx {
 	file := k.Schema + "/" + k.Table + ".parquet"
-	f.in.Prev.Files[file] = snapshot.FileDigest{SHA256: sha(file), Size: 10 << 20}
+	f.in.Prev.Files[file] = digest.Digest{SHA256: sha(file), Size: 10 << 20}
 	mt := snapshot.ManifestTable{Schema: k.Schema, Table: k.Table, File: file, Kind: kind}
 	for _, e := range entries {
 		for _, suf := range []string{"posdel", "upserts"} {
 			p := k.Schema + "/" + k.Table + "." + e + "." + suf
-			f.in.Prev.Files[p] = snapshot.FileDigest{SHA256: sha(p), Size: 1 << 10}
+			f.in.Prev.Files[p] = digest.Digest{SHA256: sha(p), Size: 1 << 10}
 			mt.Chain = append(mt.Chain, p)
 		}
 	}

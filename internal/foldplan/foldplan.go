@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -72,7 +73,7 @@ type CompactedRange struct {
 	From, To int // the chain numbers merged, e.g. 0 and 14
 	// Posdel and Upserts are the range pair's files, relative to .compact/.
 	Posdel, Upserts             string
-	PosdelDigest, UpsertsDigest snapshot.FileDigest
+	PosdelDigest, UpsertsDigest digest.Digest
 	// TableFile is the table file the merged chain applied to, and Merged the
 	// chain files merged (posdel, upserts of each entry, in chain order). The
 	// range is used only when both match the previous snapshot exactly.
@@ -113,7 +114,7 @@ type Input struct {
 type Link struct {
 	Dst, Src    string
 	FromCompact bool
-	Digest      snapshot.FileDigest // for the new manifest, without hashing again
+	Digest      digest.Digest // for the new manifest, without hashing again
 }
 
 // TablePlan is the decision for one table.

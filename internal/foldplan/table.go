@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -99,7 +100,7 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 // every chain entry's posdel and upserts (the range pair from .compact/ when
 // cr is used). It returns the chain's total size and the first file the
 // manifest has no digest for.
-func linksOf(mt snapshot.ManifestTable, es []entry, files map[string]snapshot.FileDigest, cr *CompactedRange) ([]Link, int64, string) {
+func linksOf(mt snapshot.ManifestTable, es []entry, files map[string]digest.Digest, cr *CompactedRange) ([]Link, int64, string) {
 	var missing string
 	var size int64
 	add := func(links []Link, path string) []Link {

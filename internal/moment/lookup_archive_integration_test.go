@@ -16,6 +16,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -180,7 +181,7 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 		must(t, err)
 		name := archive.ObjectName("main", index.HourTime(hour))
 		sum := sha256.Sum256(buf.Bytes())
-		d := storage.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(buf.Len())}
+		d := digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(buf.Len())}
 		must(t, local.Put(ctx, name, bytes.NewReader(buf.Bytes()), d))
 		a := index.Archive{Source: "main", Hour: hour, Object: name, Location: local.Location(), Size: d.Size,
 			SHA256: d.SHA256, Events: int64(len(hevs)), FirstSeq: res.Footer.FirstSeq, LastSeq: res.Footer.LastSeq}

@@ -3,8 +3,6 @@ package remote
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -136,9 +135,9 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 
 // fetch writes the object name to the local file p, checking digest d as
 // it writes; a file already at p with digest d is kept (true).
-func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d snapshot.FileDigest) (bool, error) {
+func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d digest.Digest) (bool, error) {
 	if fi, err := os.Stat(p); err == nil && fi.Size() == d.Size {
-		if got, err := fileDigest(p); err != nil {
+		if got, err := digest.File(p); err != nil {
 			return false, err
 		} else if got == d {
 			return true, nil
@@ -155,30 +154,14 @@ func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d snapshot.File
 	}
 	defer rc.Close()
 	err = atomicfile.Write(p, 0o644, func(w io.Writer) error {
-		h := sha256.New()
-		n, err := io.Copy(io.MultiWriter(w, h), rc)
-		if err != nil {
+		h := digest.NewHasher()
+		if _, err := io.Copy(io.MultiWriter(w, h), rc); err != nil {
 			return err
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); n != d.Size || got != d.SHA256 {
-			return &snapshot.DigestError{File: rel, WantSize: d.Size, GotSize: n, WantSHA256: d.SHA256, GotSHA256: got}
+		if got := h.Digest(); got != d {
+			return &snapshot.DigestError{File: rel, WantSize: d.Size, GotSize: got.Size, WantSHA256: d.SHA256, GotSHA256: got.SHA256}
 		}
 		return nil
 	})
 	return false, err
-}
-
-// fileDigest hashes the local file p.
-func fileDigest(p string) (snapshot.FileDigest, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return snapshot.FileDigest{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return snapshot.FileDigest{}, err
-	}
-	return snapshot.FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
 }

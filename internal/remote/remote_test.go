@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -111,7 +112,7 @@ func (f *fixture) checkRemote(s *snapshot.Snapshot) {
 	t.Helper()
 	id := s.Manifest.SnapshotID
 	for rel, d := range s.Manifest.Files {
-		ok, err := f.m.holds(f.ctx, f.m.SnapshotName(id, rel), storage.Digest(d))
+		ok, err := f.m.holds(f.ctx, f.m.SnapshotName(id, rel), digest.Digest(d))
 		if err != nil || !ok {
 			t.Fatalf("%s/%s not on the store with its digest (%v)", id, rel, err)
 		}
@@ -181,7 +182,7 @@ func TestUploadResumesAndCatchesUp(t *testing.T) {
 		t.Fatalf("pending up to %s: %v", ids[0], p)
 	}
 	// An earlier attempt got the table file up, not the manifest.
-	d := storage.Digest{SHA256: sha256Hex([]byte("table")), Size: 5}
+	d := digest.Digest{SHA256: sha256Hex([]byte("table")), Size: 5}
 	if err := f.store.Put(f.ctx, f.m.SnapshotName(ids[0], "db/t.parquet"), strings.NewReader("table"), d); err != nil {
 		t.Fatal(err)
 	}

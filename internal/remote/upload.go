@@ -3,8 +3,6 @@ package remote
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +14,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // UploadStats is what the upload of one snapshot did. Files counts the
@@ -99,7 +97,7 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 	if err := g.Wait(); err != nil {
 		return t.stats(), err
 	}
-	md := storage.Digest{SHA256: sha256Hex(mb), Size: int64(len(mb))}
+	md := digest.Digest{SHA256: sha256Hex(mb), Size: int64(len(mb))}
 	if err := m.send(ctx, m.SnapshotName(id, snapshot.ManifestName), md, t,
 		func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(mb)), nil }); err != nil {
 		return t.stats(), err
@@ -137,7 +135,7 @@ func (m *Mirror) checkNoConflict(ctx context.Context, id string, mb []byte) erro
 // a refresh was folded from, or nil when there is none: prev is "" (a full
 // backup) or its remote manifest does not exist (never uploaded, so there is
 // nothing to copy from).
-func (m *Mirror) remotePrev(ctx context.Context, prev string) (map[string]snapshot.FileDigest, error) {
+func (m *Mirror) remotePrev(ctx context.Context, prev string) (map[string]digest.Digest, error) {
 	if prev == "" {
 		return nil, nil
 	}
@@ -155,10 +153,10 @@ func (m *Mirror) remotePrev(ctx context.Context, prev string) (map[string]snapsh
 
 // uploadFile puts one file of the snapshot: skipped when already there,
 // copied from Prev's object when Prev holds it, sent otherwise.
-func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel string, prev map[string]snapshot.FileDigest, t *tracker) error {
-	d := storage.Digest(man.Files[rel])
+func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel string, prev map[string]digest.Digest, t *tracker) error {
+	d := digest.Digest(man.Files[rel])
 	name := m.SnapshotName(man.SnapshotID, rel)
-	if pd, ok := prev[rel]; ok && storage.Digest(pd) == d {
+	if pd, ok := prev[rel]; ok && digest.Digest(pd) == d {
 		there, err := m.holds(ctx, name, d)
 		if err != nil || there {
 			t.add(kindSkipped, d.Size)
@@ -179,7 +177,7 @@ func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel stri
 
 // send puts the content open yields under name unless name already holds
 // d, then confirms it.
-func (m *Mirror) send(ctx context.Context, name string, d storage.Digest, t *tracker, open func() (io.ReadCloser, error)) error {
+func (m *Mirror) send(ctx context.Context, name string, d digest.Digest, t *tracker, open func() (io.ReadCloser, error)) error {
 	there, err := m.holds(ctx, name, d)
 	if err != nil {
 		return err
@@ -202,7 +200,7 @@ func (m *Mirror) send(ctx context.Context, name string, d storage.Digest, t *tra
 }
 
 // check confirms that name holds d after a write and counts it as kind.
-func (m *Mirror) check(ctx context.Context, name string, d storage.Digest, t *tracker, kind int) error {
+func (m *Mirror) check(ctx context.Context, name string, d digest.Digest, t *tracker, kind int) error {
 	ok, err := m.holds(ctx, name, d)
 	if err != nil {
 		return err
@@ -217,7 +215,7 @@ func (m *Mirror) check(ctx context.Context, name string, d storage.Digest, t *tr
 // holds reports whether the store has name with digest d: its Stat gives
 // the size and sha256; where the store does not record the sha256, the
 // object is read and hashed.
-func (m *Mirror) holds(ctx context.Context, name string, d storage.Digest) (bool, error) {
+func (m *Mirror) holds(ctx context.Context, name string, d digest.Digest) (bool, error) {
 	info, err := m.Store.Stat(ctx, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -236,12 +234,11 @@ func (m *Mirror) holds(ctx context.Context, name string, d storage.Digest) (bool
 		return false, err
 	}
 	defer rc.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, rc)
+	got, err := digest.Of(rc)
 	if err != nil {
 		return false, err
 	}
-	return n == d.Size && hex.EncodeToString(h.Sum(nil)) == d.SHA256, nil
+	return got == d, nil
 }
 
 // Kinds of a finished object, for the tracker.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // AttachBuilder returns a Builder for the staging folder of snapshot id as it
@@ -19,7 +21,7 @@ func AttachBuilder(sourceDir, id string) (*Builder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("attach snapshot %s: %w", id, err)
 	}
-	return &Builder{sourceDir: sourceDir, id: id, dir: dir, files: map[string]FileDigest{}}, nil
+	return &Builder{sourceDir: sourceDir, id: id, dir: dir, files: map[string]digest.Digest{}}, nil
 }
 
 // Adopt records rel, already written in staging by another Builder, with the
@@ -28,7 +30,7 @@ func AttachBuilder(sourceDir, id string) (*Builder, error) {
 // (a retried publish whose staging folder was renamed into place), the
 // published file is checked instead, so Publish can finish the swap of
 // current.
-func (b *Builder) Adopt(rel string, d FileDigest) error {
+func (b *Builder) Adopt(rel string, d digest.Digest) error {
 	p, err := b.target(rel)
 	if err != nil {
 		return err

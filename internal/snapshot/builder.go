@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // Builder builds one snapshot in its staging folder
@@ -23,7 +25,7 @@ type Builder struct {
 	sourceDir, id, dir string
 
 	mu    sync.Mutex
-	files map[string]FileDigest
+	files map[string]digest.Digest
 }
 
 // NewBuilder starts building snapshot id of the source folder sourceDir. A
@@ -40,7 +42,7 @@ func NewBuilder(sourceDir, id string) (*Builder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("build snapshot %s: %w", id, err)
 	}
-	return &Builder{sourceDir: sourceDir, id: id, dir: dir, files: map[string]FileDigest{}}, nil
+	return &Builder{sourceDir: sourceDir, id: id, dir: dir, files: map[string]digest.Digest{}}, nil
 }
 
 // ID returns the snapshot id.
@@ -50,10 +52,10 @@ func (b *Builder) ID() string { return b.id }
 func (b *Builder) Dir() string { return b.dir }
 
 // Files returns a copy of the digests of the files added so far.
-func (b *Builder) Files() map[string]FileDigest {
+func (b *Builder) Files() map[string]digest.Digest {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]FileDigest, len(b.files))
+	out := make(map[string]digest.Digest, len(b.files))
 	for k, v := range b.files {
 		out[k] = v
 	}
@@ -74,22 +76,22 @@ func (b *Builder) target(rel string) (string, error) {
 // writer that hashes (sha256) and counts what passes through, then flushes,
 // fsyncs and closes the file and records its digest. On error the file is
 // removed.
-func (b *Builder) WriteFile(rel string, write func(io.Writer) error) (FileDigest, error) {
+func (b *Builder) WriteFile(rel string, write func(io.Writer) error) (digest.Digest, error) {
 	d, err := b.writeFile(rel, write)
 	if err != nil {
-		return FileDigest{}, fmt.Errorf("build snapshot %s: write %s: %w", b.id, rel, err)
+		return digest.Digest{}, fmt.Errorf("build snapshot %s: write %s: %w", b.id, rel, err)
 	}
 	return d, nil
 }
 
-func (b *Builder) writeFile(rel string, write func(io.Writer) error) (FileDigest, error) {
+func (b *Builder) writeFile(rel string, write func(io.Writer) error) (digest.Digest, error) {
 	p, err := b.target(rel)
 	if err != nil {
-		return FileDigest{}, err
+		return digest.Digest{}, err
 	}
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return FileDigest{}, err
+		return digest.Digest{}, err
 	}
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(f, h)}
@@ -106,14 +108,14 @@ func (b *Builder) writeFile(rel string, write func(io.Writer) error) (FileDigest
 	}
 	if err != nil {
 		os.Remove(p)
-		return FileDigest{}, err
+		return digest.Digest{}, err
 	}
-	d := FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: cw.n}
+	d := digest.Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: cw.n}
 	b.record(rel, d)
 	return d, nil
 }
 
-func (b *Builder) record(rel string, d FileDigest) {
+func (b *Builder) record(rel string, d digest.Digest) {
 	b.mu.Lock()
 	b.files[rel] = d
 	b.mu.Unlock()
@@ -125,14 +127,14 @@ func (b *Builder) record(rel string, d FileDigest) {
 // vouches for it, and a later Verify of the new snapshot catches a file
 // altered since). When hard links are impossible (another file system) the
 // file is copied and the copy's digest must equal d.
-func (b *Builder) Link(rel, fromPath string, d FileDigest) error {
+func (b *Builder) Link(rel, fromPath string, d digest.Digest) error {
 	if err := b.link(rel, fromPath, d); err != nil {
 		return fmt.Errorf("build snapshot %s: link %s: %w", b.id, rel, err)
 	}
 	return nil
 }
 
-func (b *Builder) link(rel, fromPath string, d FileDigest) error {
+func (b *Builder) link(rel, fromPath string, d digest.Digest) error {
 	p, err := b.target(rel)
 	if err != nil {
 		return err
@@ -191,14 +193,14 @@ var fileHashes struct {
 }
 
 // digestOf hashes r to its end.
-func digestOf(r io.Reader) (FileDigest, error) {
+func digestOf(r io.Reader) (digest.Digest, error) {
 	fileHashes.Lock()
 	fileHashes.n++
 	fileHashes.Unlock()
 	var h hash.Hash = sha256.New()
 	n, err := io.Copy(h, r)
 	if err != nil {
-		return FileDigest{}, err
+		return digest.Digest{}, err
 	}
-	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
+	return digest.Digest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
 }

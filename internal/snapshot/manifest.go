@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // ManifestVersion is the Version written by this package.
@@ -39,9 +41,9 @@ type Manifest struct {
 	// written before the field existed (full backups).
 	Kind string `json:"kind,omitempty"`
 	// Prev is the snapshot a refresh was folded from.
-	Prev   string                `json:"prev,omitempty"`
-	Tables []ManifestTable       `json:"tables"`
-	Files  map[string]FileDigest `json:"files"`
+	Prev   string                   `json:"prev,omitempty"`
+	Tables []ManifestTable          `json:"tables"`
+	Files  map[string]digest.Digest `json:"files"`
 }
 
 // ManifestTable is one table of a snapshot.
@@ -76,12 +78,6 @@ const (
 	OriginCompacted     = "compacted"      // linked, with a range pair from .compact/
 	OriginCompactedPair = "compacted+pair" // a range pair from .compact/ and a new pair
 )
-
-// FileDigest is the sha256 (lower-case hex) and size of a file.
-type FileDigest struct {
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
-}
 
 // Table returns the entry of schema.table, or false.
 func (m *Manifest) Table(schemaName, table string) (ManifestTable, bool) {

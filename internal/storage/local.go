@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // Local is a Store in a folder of the local file system: the object name
@@ -62,14 +63,14 @@ func (l *Local) path(name string) string {
 
 // Put writes body to a temporary file beside name while checking its digest,
 // then renames it over name.
-func (l *Local) Put(ctx context.Context, name string, body io.Reader, d Digest) error {
+func (l *Local) Put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	if err := l.put(ctx, name, body, d); err != nil {
 		return fmt.Errorf("put %s: %w", name, err)
 	}
 	return nil
 }
 
-func (l *Local) put(ctx context.Context, name string, body io.Reader, d Digest) error {
+func (l *Local) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	if err := checkWritable(name); err != nil {
 		return err
 	}

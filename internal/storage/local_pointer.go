@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/flock"
 )
 
 // ReadPointer reads the symbolic link name.
@@ -65,9 +66,10 @@ func (l *Local) swapPointer(ctx context.Context, name, old, next string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "."+filepath.Base(p)+".lock"))
+	lock := filepath.Join(dir, "."+filepath.Base(p)+".lock")
+	unlock, err := flock.Lock(ctx, lock)
 	if err != nil {
-		return err
+		return fmt.Errorf("lock %s: %w", lock, err)
 	}
 	defer unlock()
 	cur, err := readLink(p)

@@ -9,16 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // content returns n bytes derived from fill, and their digest.
-func content(n int, fill byte) ([]byte, Digest) {
+func content(n int, fill byte) ([]byte, digest.Digest) {
 	b := bytes.Repeat([]byte{fill}, n)
 	for i := range b {
 		b[i] ^= byte(i * 7)
 	}
 	sum := sha256.Sum256(b)
-	return b, Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(n)}
+	return b, digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(n)}
 }
 
 func newLocal(t *testing.T) *Local {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // Stat heads the object; the SHA-256 comes from its metadata.
@@ -30,7 +31,7 @@ func (s *S3) head(ctx context.Context, name string) (Info, *s3.HeadObjectOutput,
 		return Info{}, nil, notExist(err)
 	}
 	info := Info{Name: name, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}
-	if sum := out.Metadata[metaSHA256]; checkDigest(Digest{SHA256: sum}) == nil {
+	if sum := out.Metadata[metaSHA256]; checkDigest(digest.Digest{SHA256: sum}) == nil {
 		info.SHA256 = sum
 	}
 	return info, out, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -64,7 +65,7 @@ func TestS3Checksums(t *testing.T) {
 	large, dl := content(2*DefaultPartSize+5, 2)
 	for name, c := range map[string]struct {
 		b []byte
-		d Digest
+		d digest.Digest
 	}{"small": {small, ds}, "large": {large, dl}} {
 		if err := s.Put(ctx, name, bytes.NewReader(c.b), c.d); err != nil {
 			t.Fatal(err)

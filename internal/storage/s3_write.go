@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // Put uploads body. An object already holding d (same size, same SHA-256
@@ -26,7 +27,7 @@ import (
 // each with its SHA-256 checksum, while the whole content is hashed: a
 // mismatch fails the last read, which aborts the multipart upload before it
 // completes.
-func (s *S3) Put(ctx context.Context, name string, body io.Reader, d Digest) error {
+func (s *S3) Put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	if err := s.put(ctx, name, body, d); err != nil {
 		var de *DigestError
 		if errors.As(err, &de) {
@@ -37,7 +38,7 @@ func (s *S3) Put(ctx context.Context, name string, body io.Reader, d Digest) err
 	return nil
 }
 
-func (s *S3) put(ctx context.Context, name string, body io.Reader, d Digest) error {
+func (s *S3) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	if err := checkWritable(name); err != nil {
 		return err
 	}

@@ -50,6 +50,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // Store is where snapshots and archives live.
@@ -59,7 +61,7 @@ type Store interface {
 	// otherwise Put fails with a *DigestError and stores nothing. When name
 	// already holds content with digest d, Put may return without reading
 	// body.
-	Put(ctx context.Context, name string, body io.Reader, d Digest) error
+	Put(ctx context.Context, name string, body io.Reader, d digest.Digest) error
 	// Copy makes dst hold the content of the object src without sending
 	// the content again (local: a hard link; S3: a server-side copy).
 	Copy(ctx context.Context, src, dst string) error
@@ -89,12 +91,6 @@ type Store interface {
 	// Location describes the store for logs and errors, without secrets:
 	// the folder, or the bucket, prefix and endpoint.
 	Location() string
-}
-
-// Digest is the SHA-256 (64 lower-case hex digits) and size of a content.
-type Digest struct {
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
 }
 
 // Info describes one stored object.
@@ -146,10 +142,10 @@ func (e *PointerMovedError) Is(target error) bool { return target == ErrPointerM
 // SHA-256 it was declared with.
 type DigestError struct {
 	Name string
-	Want Digest
+	Want digest.Digest
 	// Got is what was read: the full digest when the content ended, or
 	// only the size read so far (SHA256 "") when it ran past Want.Size.
-	Got Digest
+	Got digest.Digest
 }
 
 func (e *DigestError) Error() string {
@@ -197,7 +193,7 @@ func checkWritable(name string) error {
 }
 
 // checkDigest checks that d is a plausible digest.
-func checkDigest(d Digest) error {
+func checkDigest(d digest.Digest) error {
 	if d.Size < 0 {
 		return fmt.Errorf("bad digest: negative size %d", d.Size)
 	}

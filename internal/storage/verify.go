@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
 // verifyingReader passes body through while hashing it. Where the content
@@ -18,13 +20,13 @@ type verifyingReader struct {
 	ctx  context.Context
 	name string
 	r    io.Reader
-	want Digest
+	want digest.Digest
 	h    hash.Hash
 	n    int64
 	err  error // sticky final result
 }
 
-func newVerifyingReader(ctx context.Context, name string, r io.Reader, want Digest) *verifyingReader {
+func newVerifyingReader(ctx context.Context, name string, r io.Reader, want digest.Digest) *verifyingReader {
 	return &verifyingReader{ctx: ctx, name: name, r: r, want: want, h: sha256.New()}
 }
 
@@ -40,7 +42,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	v.h.Write(p[:n])
 	v.n += int64(n)
 	if v.n > v.want.Size {
-		v.err = &DigestError{Name: v.name, Want: v.want, Got: Digest{Size: v.n}}
+		v.err = &DigestError{Name: v.name, Want: v.want, Got: digest.Digest{Size: v.n}}
 		return 0, v.err
 	}
 	if err == io.EOF {
@@ -56,13 +58,13 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 }
 
 // digest is the digest of what was read so far.
-func (v *verifyingReader) digest() Digest {
-	return Digest{SHA256: hex.EncodeToString(v.h.Sum(nil)), Size: v.n}
+func (v *verifyingReader) digest() digest.Digest {
+	return digest.Digest{SHA256: hex.EncodeToString(v.h.Sum(nil)), Size: v.n}
 }
 
 // readVerified reads all of r, which must be want's content, into memory
 // (for small objects sent in one request).
-func readVerified(ctx context.Context, name string, r io.Reader, want Digest) ([]byte, error) {
+func readVerified(ctx context.Context, name string, r io.Reader, want digest.Digest) ([]byte, error) {
 	// One byte of room past the size: the verifying reader fails on
 	// content longer than declared and reports a mismatch at the end, so
 	// a full read of exactly want.Size bytes is the only success.

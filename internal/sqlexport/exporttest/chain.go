@@ -13,6 +13,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -152,7 +153,7 @@ func rowKey(t testing.TB, tbl *schema.Table, row []types.Cell) string {
 }
 
 // writeDigested writes the file path with write and returns its digest.
-func writeDigested(t testing.TB, path string, write func(w io.Writer) error) snapshot.FileDigest {
+func writeDigested(t testing.TB, path string, write func(w io.Writer) error) digest.Digest {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
@@ -162,7 +163,7 @@ func writeDigested(t testing.TB, path string, write func(w io.Writer) error) sna
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	return snapshot.FileDigest{SHA256: hex.EncodeToString(sum[:]), Size: int64(buf.Len())}
+	return digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(buf.Len())}
 }
 
 // rewriteManifest replaces the manifest of snap with m and reopens it.

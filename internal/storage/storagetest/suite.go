@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
@@ -72,7 +73,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // Content returns n pseudo-random bytes (from seed) and their digest.
-func Content(seed uint64, n int) ([]byte, storage.Digest) {
+func Content(seed uint64, n int) ([]byte, digest.Digest) {
 	b := make([]byte, n)
 	r := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16), byte(seed >> 24)})
 	r.Read(b)
@@ -80,12 +81,12 @@ func Content(seed uint64, n int) ([]byte, storage.Digest) {
 }
 
 // DigestOf returns the digest of b.
-func DigestOf(b []byte) storage.Digest {
+func DigestOf(b []byte) digest.Digest {
 	sum := sha256.Sum256(b)
-	return storage.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
+	return digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
 }
 
-func put(t *testing.T, ctx context.Context, s storage.Store, name string, b []byte) storage.Digest {
+func put(t *testing.T, ctx context.Context, s storage.Store, name string, b []byte) digest.Digest {
 	t.Helper()
 	d := DigestOf(b)
 	if err := s.Put(ctx, name, bytes.NewReader(b), d); err != nil {
@@ -108,7 +109,7 @@ func readAll(t *testing.T, ctx context.Context, s storage.Store, name string) []
 	return b
 }
 
-func checkStat(t *testing.T, ctx context.Context, s storage.Store, name string, d storage.Digest) {
+func checkStat(t *testing.T, ctx context.Context, s storage.Store, name string, d digest.Digest) {
 	t.Helper()
 	info, err := s.Stat(ctx, name)
 	if err != nil {
@@ -200,9 +201,9 @@ func testDigestMismatch(t *testing.T, h Harness) {
 	cases := []struct {
 		what string
 		body []byte
-		d    storage.Digest
+		d    digest.Digest
 	}{
-		{"wrong sha256", b, storage.Digest{SHA256: other.SHA256, Size: d.Size}},
+		{"wrong sha256", b, digest.Digest{SHA256: other.SHA256, Size: d.Size}},
 		{"shorter than declared", b[:len(b)-1], d},
 		{"longer than declared", append(append([]byte(nil), b...), 0), d},
 	}
@@ -217,7 +218,7 @@ func testDigestMismatch(t *testing.T, h Harness) {
 	}
 	// A refused replacement leaves the old object as it was.
 	put(t, ctx, s, "kept", b)
-	err := s.Put(ctx, "kept", bytes.NewReader([]byte("new content")), storage.Digest{SHA256: other.SHA256, Size: 11})
+	err := s.Put(ctx, "kept", bytes.NewReader([]byte("new content")), digest.Digest{SHA256: other.SHA256, Size: 11})
 	if err == nil {
 		t.Fatal("Put with a wrong digest over an object succeeded")
 	}
