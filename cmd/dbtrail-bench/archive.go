@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/archive/archivebench"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -22,7 +22,7 @@ import (
 // ArchiveHour activity on that hour (index → Parquet → a local folder
 // store, confirmed, partition dropped) and the RestoreHour activity of its
 // file into an empty index, and compares their rates with capture's. The
-// read of one table of twenty is archive.Bench's.
+// read of one table of twenty is archivebench.Bench's.
 func benchArchive(ctx context.Context, n int) ([]result, error) {
 	src, idx, stop, err := startSourceAndIndex(ctx)
 	if err != nil {
@@ -71,7 +71,7 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 		restRate = max(restRate, rr)
 		capRates, archRates = append(capRates, fmt.Sprintf("%.0f", r)), append(archRates, fmt.Sprintf("%.0f", a.rate))
 	}
-	cb, err := archive.Bench(n, 20, 3)
+	cb, err := archivebench.Bench(n, 20, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 		{"archive: RestoreHour activity", fmt.Sprintf("%.0f events/s", restRate), "", "archive file → seq order → packed chunks in an empty index, one transaction; best of 3"},
 		{"archive: ratio restore-index / capture", fmt.Sprintf("%.2f", restRatio), "≥ 1.0", verdict(restRatio >= 1)},
 		{"archive: read one of 20 equally busy tables / whole file", fmt.Sprintf("%.3f", cb.ReadRatio), "≤ 0.15",
-			verdict(cb.ReadRatio <= 0.15) + fmt.Sprintf("; %s / %s, %d events (archive.Bench, best of 3)", cb.ReadOne.Round(time.Millisecond), cb.ReadAll.Round(time.Millisecond), cb.Events)},
+			verdict(cb.ReadRatio <= 0.15) + fmt.Sprintf("; %s / %s, %d events (archivebench.Bench, best of 3)", cb.ReadOne.Round(time.Millisecond), cb.ReadAll.Round(time.Millisecond), cb.Events)},
 	}, nil
 }
 

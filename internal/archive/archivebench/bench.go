@@ -1,4 +1,8 @@
-package archive
+// Package archivebench is the hourly archive's benchmark: synthetic hours
+// of the capture benchmark's shape, written and read back with the archive
+// package's writer and reader. It is benchmark code, kept out of the
+// production package.
+package archivebench
 
 import (
 	"bytes"
@@ -7,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -96,14 +101,14 @@ func Bench(events, tables, runs int) (BenchResult, error) {
 func benchHour() time.Time { return time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC) }
 
 // writeEvents writes evs as the archive of source "main" for hour.
-func writeEvents(buf *bytes.Buffer, hour time.Time, evs []index.Event) (WriteResult, error) {
-	w, err := NewWriter(buf, "main", hour, WriterOptions{})
+func writeEvents(buf *bytes.Buffer, hour time.Time, evs []index.Event) (archive.WriteResult, error) {
+	w, err := archive.NewWriter(buf, "main", hour, archive.WriterOptions{})
 	if err != nil {
-		return WriteResult{}, err
+		return archive.WriteResult{}, err
 	}
 	for i := range evs {
 		if err := w.Append(&evs[i]); err != nil {
-			return WriteResult{}, err
+			return archive.WriteResult{}, err
 		}
 	}
 	return w.Close()
@@ -113,7 +118,7 @@ func writeEvents(buf *bytes.Buffer, hour time.Time, evs []index.Event) (WriteRes
 // schemaName.table when table is not empty, and returns the time it took.
 func timeRead(b []byte, schemaName, table string) (time.Duration, error) {
 	began := time.Now()
-	r, err := NewReader(bytes.NewReader(b), int64(len(b)), "bench.parquet")
+	r, err := archive.NewReader(bytes.NewReader(b), int64(len(b)), "bench.parquet")
 	if err != nil {
 		return 0, err
 	}

@@ -1,10 +1,18 @@
-package archive
+package archivebench
 
 import (
 	"bytes"
+	"cmp"
+	"context"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // TestBenchFigures runs Bench on DBTRAIL_ARCHIVE_BENCH_EVENTS events (the
@@ -75,4 +83,59 @@ func BenchmarkReadTable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkIndexHour archives an hour from a real index: HourEvents into a
+// Writer, the file discarded. The hour holds DBTRAIL_ARCHIVE_BENCH_EVENTS
+// events (default 200,000) of the capture benchmark's shape over 20 tables.
+func BenchmarkIndexHour(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("DBTRAIL_ARCHIVE_BENCH_EVENTS"))
+	if n <= 0 {
+		n = 200_000
+	}
+	srv := testsuite.StartIndex(b)
+	ctx := context.Background()
+	if err := srv.Exec(ctx, "DROP DATABASE IF EXISTS dbtrail_archive_bench", "CREATE DATABASE dbtrail_archive_bench"); err != nil {
+		b.Fatal(err)
+	}
+	s, err := index.Open(ctx, srv.DSN("dbtrail_archive_bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Init(ctx); err != nil {
+		b.Fatal(err)
+	}
+	evs, err := BenchEvents(n, 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.SortFunc(evs, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i := 0; i < len(evs); i += 5000 {
+		tx, err := s.Begin(ctx, "main", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.InsertEvents(ctx, evs[i:min(i+5000, len(evs))]); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	evs = nil
+	for b.Loop() {
+		w, err := archive.NewWriter(io.Discard, "main", benchHour(), archive.WriterOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.HourEvents(ctx, "main", index.HourID(benchHour()), func(e index.Event) error { return w.Append(&e) }); err != nil {
+			b.Fatal(err)
+		}
+		res, err := w.Close()
+		if err != nil || res.Footer.Events != int64(n) {
+			b.Fatal(err, res.Footer.Events)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
