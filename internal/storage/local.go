@@ -27,6 +27,12 @@ import (
 // left by Delete stay; List ignores folders. The SHA-256 of an object is
 // not recorded: Stat reports it empty.
 type Local struct {
+	checked
+	*localFolder
+}
+
+// localFolder is Local's backend.
+type localFolder struct {
 	root string
 }
 
@@ -47,36 +53,24 @@ func NewLocal(root string) (*Local, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("open local store %s: not a folder", abs)
 	}
-	return &Local{root: abs}, nil
+	f := &localFolder{root: abs}
+	return &Local{checked{f}, f}, nil
 }
 
 // Root returns the folder.
-func (l *Local) Root() string { return l.root }
+func (l *localFolder) Root() string { return l.root }
 
-// Location returns the folder as a file URL.
-func (l *Local) Location() string { return "file://" + filepath.ToSlash(l.root) }
+// location returns the folder as a file URL.
+func (l *localFolder) location() string { return "file://" + filepath.ToSlash(l.root) }
 
 // path returns the file of a checked name.
-func (l *Local) path(name string) string {
+func (l *localFolder) path(name string) string {
 	return filepath.Join(l.root, filepath.FromSlash(name))
 }
 
-// Put writes body to a temporary file beside name while checking its digest,
-// then renames it over name.
-func (l *Local) Put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
-	if err := l.put(ctx, name, body, d); err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
-	}
-	return nil
-}
-
-func (l *Local) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
-	if err := checkWritable(name); err != nil {
-		return err
-	}
-	if err := checkDigest(d); err != nil {
-		return err
-	}
+// put writes body to a temporary file beside name while checking its
+// digest, then renames it over name.
+func (l *localFolder) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	p := l.path(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
@@ -87,23 +81,10 @@ func (l *Local) put(ctx context.Context, name string, body io.Reader, d digest.D
 	})
 }
 
-// Copy hard-links src to a temporary name beside dst and renames it over
+// copy hard-links src to a temporary name beside dst and renames it over
 // dst. Where the file system refuses a hard link (another file system, too
 // many links, no permission) the file is copied and its size checked.
-func (l *Local) Copy(ctx context.Context, src, dst string) error {
-	if err := l.copy(ctx, src, dst); err != nil {
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
-	}
-	return nil
-}
-
-func (l *Local) copy(ctx context.Context, src, dst string) error {
-	if err := CheckName(src); err != nil {
-		return err
-	}
-	if err := checkWritable(dst); err != nil {
-		return err
-	}
+func (l *localFolder) copy(ctx context.Context, src, dst string) error {
 	sp, dp := l.path(src), l.path(dst)
 	sst, err := regularFile(sp)
 	if err != nil {
@@ -188,36 +169,33 @@ func regularFile(p string) (fs.FileInfo, error) {
 	return st, nil
 }
 
-// Stat returns the size and modification time of the file, or of a pointer
+// stat returns the size and modification time of the file, or of a pointer
 // (the length of its value).
-func (l *Local) Stat(ctx context.Context, name string) (Info, error) {
-	if err := CheckName(name); err != nil {
-		return Info{}, fmt.Errorf("stat %s: %w", name, err)
-	}
+func (l *localFolder) stat(ctx context.Context, name string) (Info, error) {
 	p := l.path(name)
 	st, err := os.Lstat(p)
 	if err == nil && st.IsDir() {
 		err = fmt.Errorf("%s is a folder: %w", p, fs.ErrNotExist)
 	}
 	if err != nil {
-		return Info{}, fmt.Errorf("stat %s: %w", name, err)
+		return Info{}, err
 	}
 	info := Info{Name: name, Size: st.Size(), ModTime: st.ModTime()}
 	if st.Mode()&fs.ModeSymlink != 0 {
 		v, err := os.Readlink(p)
 		if err != nil {
-			return Info{}, fmt.Errorf("stat %s: %w", name, err)
+			return Info{}, err
 		}
 		info.Size = int64(len(v))
 	}
 	return info, nil
 }
 
-// Open opens the file, or returns a pointer's value as its content.
-func (l *Local) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	r, err := l.openAt(name)
+// open opens the file, or returns a pointer's value as its content.
+func (l *localFolder) open(ctx context.Context, name string) (io.ReadCloser, error) {
+	r, err := l.openReaderAt(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
+		return nil, err
 	}
 	return struct {
 		io.Reader
@@ -225,19 +203,8 @@ func (l *Local) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	}{io.NewSectionReader(r, 0, r.Size()), r}, nil
 }
 
-// OpenReaderAt opens the file for ranged reads.
-func (l *Local) OpenReaderAt(ctx context.Context, name string) (ReaderAt, error) {
-	r, err := l.openAt(name)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
-	return r, nil
-}
-
-func (l *Local) openAt(name string) (ReaderAt, error) {
-	if err := CheckName(name); err != nil {
-		return nil, err
-	}
+// openReaderAt opens the file for ranged reads.
+func (l *localFolder) openReaderAt(ctx context.Context, name string) (ReaderAt, error) {
 	p := l.path(name)
 	st, err := os.Lstat(p)
 	if err != nil {
@@ -276,25 +243,12 @@ type bytesReaderAt struct{ *strings.Reader }
 
 func (bytesReaderAt) Close() error { return nil }
 
-// List walks the folders the prefix can reach and reports files and
+// list walks the folders the prefix can reach and reports files and
 // pointers, skipping temporary and lock files.
-func (l *Local) List(ctx context.Context, prefix string, fn func(Info) error) error {
-	if err := l.list(ctx, prefix, fn); err != nil {
-		return fmt.Errorf("list %q: %w", prefix, err)
-	}
-	return nil
-}
-
-func (l *Local) list(ctx context.Context, prefix string, fn func(Info) error) error {
-	if strings.ContainsAny(prefix, "\\\x00") || strings.HasPrefix(prefix, "/") {
-		return fmt.Errorf("bad prefix %q", prefix)
-	}
+func (l *localFolder) list(ctx context.Context, prefix string, fn func(Info) error) error {
 	dir := ""
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
 		dir = prefix[:i]
-		if err := CheckName(dir); err != nil {
-			return fmt.Errorf("bad prefix %q", prefix)
-		}
 	}
 	start := l.root
 	if dir != "" {
@@ -322,7 +276,7 @@ func (l *Local) list(ctx context.Context, prefix string, fn func(Info) error) er
 		if !strings.HasPrefix(name, prefix) || reserved(name) {
 			return nil
 		}
-		info, err := l.Stat(ctx, name)
+		info, err := l.stat(ctx, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed meanwhile
 		}
@@ -344,11 +298,8 @@ func (l *Local) list(ctx context.Context, prefix string, fn func(Info) error) er
 	return nil
 }
 
-// Delete removes the file or pointer; a missing one is success.
-func (l *Local) Delete(ctx context.Context, name string) error {
-	if err := CheckName(name); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
+// delete removes the file or pointer; a missing one is success.
+func (l *localFolder) delete(ctx context.Context, name string) error {
 	p := l.path(name)
 	st, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -361,7 +312,7 @@ func (l *Local) Delete(ctx context.Context, name string) error {
 		err = os.Remove(p)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete %s: %w", name, err)
+		return err
 	}
 	return atomicfile.SyncDir(filepath.Dir(p))
 }

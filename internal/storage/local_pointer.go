@@ -12,16 +12,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/flock"
 )
 
-// ReadPointer reads the symbolic link name.
-func (l *Local) ReadPointer(ctx context.Context, name string) (string, error) {
-	if err := CheckName(name); err != nil {
-		return "", fmt.Errorf("read pointer %s: %w", name, err)
-	}
-	v, err := readLink(l.path(name))
-	if err != nil {
-		return "", fmt.Errorf("read pointer %s: %w", name, err)
-	}
-	return v, nil
+// readPointer reads the symbolic link name.
+func (l *localFolder) readPointer(ctx context.Context, name string) (string, error) {
+	return readLink(l.path(name))
 }
 
 // readLink returns the value of the pointer p: the target of a symbolic
@@ -44,23 +37,10 @@ func readLink(p string) (string, error) {
 	return string(b), err
 }
 
-// SwapPointer replaces the symbolic link name under the flock of
+// swapPointer replaces the symbolic link name under the flock of
 // .<name>.lock: a new link at a temporary name is renamed over it and the
 // folder fsynced.
-func (l *Local) SwapPointer(ctx context.Context, name, old, next string) error {
-	if err := l.swapPointer(ctx, name, old, next); err != nil {
-		return fmt.Errorf("swap pointer %s: %w", name, err)
-	}
-	return nil
-}
-
-func (l *Local) swapPointer(ctx context.Context, name, old, next string) error {
-	if err := checkWritable(name); err != nil {
-		return err
-	}
-	if err := checkPointerValue(next); err != nil {
-		return err
-	}
+func (l *localFolder) swapPointer(ctx context.Context, name, old, next string) error {
 	p := l.path(name)
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

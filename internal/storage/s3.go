@@ -86,6 +86,12 @@ const (
 // bucket Delete removes every version of the name, oldest first, and stops
 // at the first one Object Lock retains.
 type S3 struct {
+	checked
+	*s3Bucket
+}
+
+// s3Bucket is S3's backend.
+type s3Bucket struct {
 	cfg        S3Config
 	client     *s3.Client
 	tm         *transfermanager.Client
@@ -102,11 +108,11 @@ type S3 struct {
 // endpoint fail here, with the bucket and endpoint named. It also reads the
 // bucket's versioning and Object Lock state, which Delete follows.
 func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
-	s, err := newS3(ctx, cfg)
+	b, err := openBucket(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open s3 bucket %q at %s: %w", cfg.Bucket, endpointName(cfg), err)
 	}
-	return s, nil
+	return &S3{checked{b}, b}, nil
 }
 
 func endpointName(cfg S3Config) string {
@@ -116,7 +122,7 @@ func endpointName(cfg S3Config) string {
 	return "AWS"
 }
 
-func newS3(ctx context.Context, cfg S3Config) (*S3, error) {
+func openBucket(ctx context.Context, cfg S3Config) (*s3Bucket, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("no bucket")
 	}
@@ -174,7 +180,7 @@ func newS3(ctx context.Context, cfg S3Config) (*S3, error) {
 			o.HTTPClient = cfg.HTTPClient
 		}
 	})
-	s := &S3{
+	s := &s3Bucket{
 		cfg:    cfg,
 		client: client,
 		tm: transfermanager.New(client, func(o *transfermanager.Options) {
@@ -223,7 +229,7 @@ func fileCredentials(ctx context.Context, file, profile string, log *slog.Logger
 // prefix (a GET, whose error names its cause: HeadBucket's cannot, and some
 // servers answer it 404 for wrong keys), and reads the bucket's versioning
 // and Object Lock state.
-func (s *S3) check(ctx context.Context) error {
+func (s *s3Bucket) check(ctx context.Context) error {
 	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
 		Bucket:  &s.cfg.Bucket,
 		Prefix:  aws.String(s.key("")),
@@ -259,20 +265,20 @@ func (s *S3) check(ctx context.Context) error {
 	return nil
 }
 
-// Location returns "s3://<bucket>/<prefix> at <endpoint>".
-func (s *S3) Location() string {
+// location returns "s3://<bucket>/<prefix> at <endpoint>".
+func (s *s3Bucket) location() string {
 	return fmt.Sprintf("s3://%s/%s at %s", s.cfg.Bucket, s.cfg.Prefix, endpointName(s.cfg))
 }
 
 // Versioned reports whether the bucket keeps versions (Delete then removes
 // every version of a name).
-func (s *S3) Versioned() bool { return s.versioned }
+func (s *s3Bucket) Versioned() bool { return s.versioned }
 
 // ObjectLock reports whether Object Lock is enabled on the bucket.
-func (s *S3) ObjectLock() bool { return s.objectLock }
+func (s *s3Bucket) ObjectLock() bool { return s.objectLock }
 
 // key returns the key of a name, or of a listing prefix.
-func (s *S3) key(name string) string {
+func (s *s3Bucket) key(name string) string {
 	if s.cfg.Prefix == "" {
 		return name
 	}
@@ -280,7 +286,7 @@ func (s *S3) key(name string) string {
 }
 
 // name returns the name of a key under the prefix, or false.
-func (s *S3) name(key string) (string, bool) {
+func (s *s3Bucket) name(key string) (string, bool) {
 	name := key
 	if s.cfg.Prefix != "" {
 		var ok bool

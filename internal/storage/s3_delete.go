@@ -5,36 +5,26 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// Delete removes the object. In an unversioned bucket that is one
+// delete removes the object. In an unversioned bucket that is one
 // DeleteObject. In a versioned bucket a plain DeleteObject would only hide
 // the object behind a delete marker and keep its data, so Delete removes
 // every version and delete marker of the key instead, oldest first: the
 // newest version goes last, so the object never shows an older content,
 // and the first version Object Lock retains stops Delete with ErrLocked,
 // leaving the object visible as it was.
-func (s *S3) Delete(ctx context.Context, name string) error {
-	if err := CheckName(name); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
-	if err := s.delete(ctx, name); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
-	return nil
-}
-
-func (s *S3) delete(ctx context.Context, name string) error {
+func (s *s3Bucket) delete(ctx context.Context, name string) error {
 	key := s.key(name)
 	if !s.versioned {
 		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.cfg.Bucket, Key: &key})
 		if err != nil && !isNotFound(err) {
-			return s.lockError(err)
+			return s.lockError(ctx, key, nil, err)
 		}
 		return nil
 	}
@@ -45,7 +35,7 @@ func (s *S3) delete(ctx context.Context, name string) error {
 	for _, v := range versions {
 		_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.cfg.Bucket, Key: &key, VersionId: v.id})
 		if err != nil && !isNotFound(err) {
-			return fmt.Errorf("version %s: %w", aws.ToString(v.id), s.lockError(err))
+			return fmt.Errorf("version %s: %w", aws.ToString(v.id), s.lockError(ctx, key, v.id, err))
 		}
 	}
 	return nil
@@ -61,7 +51,7 @@ type objectVersion struct {
 
 // versions lists every version and delete marker of exactly key, oldest
 // first (the latest one last).
-func (s *S3) versions(ctx context.Context, key string) ([]objectVersion, error) {
+func (s *s3Bucket) versions(ctx context.Context, key string) ([]objectVersion, error) {
 	var out []objectVersion
 	p := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: &s.cfg.Bucket, Prefix: &key})
 	for p.HasMorePages() {
@@ -98,11 +88,26 @@ func (s *S3) versions(ctx context.Context, key string) ([]objectVersion, error) 
 }
 
 // lockError marks a refused delete as ErrLocked when Object Lock refused
-// it: AccessDenied in a bucket with Object Lock, or an error that says so.
-func (s *S3) lockError(err error) error {
+// it: the server denied it (AccessDenied, 403) and either the bucket has
+// Object Lock enabled or, where its configuration could not be read, the
+// version is under a retention period or a legal hold. The answer comes
+// from the server's codes and the object's lock state, never from an
+// error's text.
+func (s *s3Bucket) lockError(ctx context.Context, key string, version *string, err error) error {
 	denied := apiCode(err) == "AccessDenied" || httpStatus(err) == http.StatusForbidden
-	if denied && (s.objectLock || strings.Contains(strings.ToLower(err.Error()), "object lock")) {
+	if denied && (s.objectLock || s.retained(ctx, key, version)) {
 		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	return err
+}
+
+// retained reports whether the version of key is under a retention period
+// that has not ended or a legal hold; an answer it cannot get is false.
+func (s *s3Bucket) retained(ctx context.Context, key string, version *string) bool {
+	ret, err := s.client.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: &s.cfg.Bucket, Key: &key, VersionId: version})
+	if err == nil && ret.Retention != nil && aws.ToTime(ret.Retention.RetainUntilDate).After(time.Now()) {
+		return true
+	}
+	hold, err := s.client.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: &s.cfg.Bucket, Key: &key, VersionId: version})
+	return err == nil && hold.LegalHold != nil && hold.LegalHold.Status == types.ObjectLockLegalHoldStatusOn
 }

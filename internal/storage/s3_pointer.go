@@ -20,20 +20,14 @@ import (
 // SwapPointer when the server reports a conflict that is not a lost race.
 const swapAttempts = 8
 
-// ReadPointer gets the pointer object.
-func (s *S3) ReadPointer(ctx context.Context, name string) (string, error) {
-	if err := CheckName(name); err != nil {
-		return "", fmt.Errorf("read pointer %s: %w", name, err)
-	}
-	v, _, err := s.readPointer(ctx, name)
-	if err != nil {
-		return "", fmt.Errorf("read pointer %s: %w", name, err)
-	}
-	return v, nil
+// readPointer gets the pointer object's value.
+func (s *s3Bucket) readPointer(ctx context.Context, name string) (string, error) {
+	v, _, err := s.readPointerTag(ctx, name)
+	return v, err
 }
 
-// readPointer returns the pointer's value and ETag.
-func (s *S3) readPointer(ctx context.Context, name string) (string, *string, error) {
+// readPointerTag returns the pointer's value and ETag.
+func (s *s3Bucket) readPointerTag(ctx context.Context, name string) (string, *string, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(name))})
 	if err != nil {
 		return "", nil, notExist(err)
@@ -49,7 +43,7 @@ func (s *S3) readPointer(ctx context.Context, name string) (string, *string, err
 	return string(b), out.ETag, nil
 }
 
-// SwapPointer reads the pointer and its ETag, compares the value with old,
+// swapPointer reads the pointer and its ETag, compares the value with old,
 // and writes next with If-Match on that ETag, or If-None-Match: * when old
 // is "" (the pointer must not exist). The server applies the write only if
 // the pointer is still the one read, so of two concurrent swaps one gets
@@ -57,24 +51,11 @@ func (s *S3) readPointer(ctx context.Context, name string) (string, *string, err
 // winner's value in a *PointerMovedError. A 409 (a conflicting conditional
 // write in flight) or a 404 (the pointer deleted meanwhile) is followed by
 // another round as well.
-func (s *S3) SwapPointer(ctx context.Context, name, old, next string) error {
-	if err := s.swapPointer(ctx, name, old, next); err != nil {
-		return fmt.Errorf("swap pointer %s: %w", name, err)
-	}
-	return nil
-}
-
-func (s *S3) swapPointer(ctx context.Context, name, old, next string) error {
-	if err := checkWritable(name); err != nil {
-		return err
-	}
-	if err := checkPointerValue(next); err != nil {
-		return err
-	}
+func (s *s3Bucket) swapPointer(ctx context.Context, name, old, next string) error {
 	sum := sha256.Sum256([]byte(next))
 	hexSum := hex.EncodeToString(sum[:])
 	for attempt := 1; ; attempt++ {
-		cur, etag, err := s.readPointer(ctx, name)
+		cur, etag, err := s.readPointerTag(ctx, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			cur, err = "", nil
 		}

@@ -5,27 +5,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
-// Stat heads the object; the SHA-256 comes from its metadata.
-func (s *S3) Stat(ctx context.Context, name string) (Info, error) {
-	if err := CheckName(name); err != nil {
-		return Info{}, fmt.Errorf("stat %s: %w", name, err)
-	}
+// stat heads the object; the SHA-256 comes from its metadata.
+func (s *s3Bucket) stat(ctx context.Context, name string) (Info, error) {
 	info, _, err := s.head(ctx, name)
-	if err != nil {
-		return Info{}, fmt.Errorf("stat %s: %w", name, err)
-	}
-	return info, nil
+	return info, err
 }
 
 // head returns the object's Info and ETag.
-func (s *S3) head(ctx context.Context, name string) (Info, *s3.HeadObjectOutput, error) {
+func (s *s3Bucket) head(ctx context.Context, name string) (Info, *s3.HeadObjectOutput, error) {
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(name))})
 	if err != nil {
 		return Info{}, nil, notExist(err)
@@ -37,34 +30,28 @@ func (s *S3) head(ctx context.Context, name string) (Info, *s3.HeadObjectOutput,
 	return info, out, nil
 }
 
-// Open gets the whole object.
-func (s *S3) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	if err := CheckName(name); err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
+// open gets the whole object.
+func (s *s3Bucket) open(ctx context.Context, name string) (io.ReadCloser, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(name))})
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, notExist(err))
+		return nil, notExist(err)
 	}
 	return out.Body, nil
 }
 
-// OpenReaderAt heads the object; each ReadAt is a ranged GET of the same
+// openReaderAt heads the object; each ReadAt is a ranged GET of the same
 // version (If-Match on its ETag), so a replaced object fails the read
 // instead of mixing two contents.
-func (s *S3) OpenReaderAt(ctx context.Context, name string) (ReaderAt, error) {
-	if err := CheckName(name); err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
-	}
+func (s *s3Bucket) openReaderAt(ctx context.Context, name string) (ReaderAt, error) {
 	info, out, err := s.head(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
+		return nil, err
 	}
 	return &s3ReaderAt{s: s, ctx: ctx, name: name, size: info.Size, etag: out.ETag}, nil
 }
 
 type s3ReaderAt struct {
-	s    *S3
+	s    *s3Bucket
 	ctx  context.Context
 	name string
 	size int64
@@ -111,11 +98,8 @@ func (r *s3ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// List pages through ListObjectsV2 under the prefix.
-func (s *S3) List(ctx context.Context, prefix string, fn func(Info) error) error {
-	if strings.ContainsAny(prefix, "\\\x00") || strings.HasPrefix(prefix, "/") {
-		return fmt.Errorf("list %q: bad prefix", prefix)
-	}
+// list pages through ListObjectsV2 under the prefix.
+func (s *s3Bucket) list(ctx context.Context, prefix string, fn func(Info) error) error {
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
 		Bucket: &s.cfg.Bucket,
 		Prefix: aws.String(s.key(prefix)),
@@ -123,7 +107,7 @@ func (s *S3) List(ctx context.Context, prefix string, fn func(Info) error) error
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("list %q: %w", prefix, err)
+			return err
 		}
 		for _, o := range page.Contents {
 			name, ok := s.name(aws.ToString(o.Key))

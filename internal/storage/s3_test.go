@@ -278,7 +278,7 @@ func TestS3ConditionalWrites(t *testing.T) {
 	if err := s.SwapPointer(ctx, "current", "", "snapshots/1"); err != nil {
 		t.Fatal(err)
 	}
-	_, stale, err := s.readPointer(ctx, "current")
+	_, stale, err := s.readPointerTag(ctx, "current")
 	if err != nil {
 		t.Fatal(err)
 	}

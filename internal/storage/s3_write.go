@@ -20,31 +20,14 @@ import (
 	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
-// Put uploads body. An object already holding d (same size, same SHA-256
+// put uploads body. An object already holding d (same size, same SHA-256
 // metadata) is left alone and body is not read. Below PartSize the content
 // is read into memory, checked, and sent in one PutObject with its SHA-256
 // checksum; from PartSize up it goes through the transfer manager in parts,
 // each with its SHA-256 checksum, while the whole content is hashed: a
 // mismatch fails the last read, which aborts the multipart upload before it
 // completes.
-func (s *S3) Put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
-	if err := s.put(ctx, name, body, d); err != nil {
-		var de *DigestError
-		if errors.As(err, &de) {
-			err = de // the transfer manager's wrapping adds nothing
-		}
-		return fmt.Errorf("put %s: %w", name, err)
-	}
-	return nil
-}
-
-func (s *S3) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
-	if err := checkWritable(name); err != nil {
-		return err
-	}
-	if err := checkDigest(d); err != nil {
-		return err
-	}
+func (s *s3Bucket) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	info, _, err := s.head(ctx, name)
 	switch {
 	case err == nil && info.Size == d.Size && info.SHA256 == d.SHA256:
@@ -85,23 +68,10 @@ func checksumSHA256(hexSum string) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// Copy copies src to dst inside the bucket, metadata included. The source
+// copy copies src to dst inside the bucket, metadata included. The source
 // is pinned by its ETag (CopySourceIfMatch). A dst that already holds the
 // same size and SHA-256 is left alone.
-func (s *S3) Copy(ctx context.Context, src, dst string) error {
-	if err := s.copy(ctx, src, dst); err != nil {
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
-	}
-	return nil
-}
-
-func (s *S3) copy(ctx context.Context, src, dst string) error {
-	if err := CheckName(src); err != nil {
-		return err
-	}
-	if err := checkWritable(dst); err != nil {
-		return err
-	}
+func (s *s3Bucket) copy(ctx context.Context, src, dst string) error {
 	sinfo, sout, err := s.head(ctx, src)
 	if err != nil {
 		return err
@@ -142,7 +112,7 @@ func copySource(bucket, key string) string {
 // copyParts copies an object larger than one CopyObject allows with a
 // multipart upload of UploadPartCopy ranges; on failure the upload is
 // aborted, so nothing appears under dst.
-func (s *S3) copyParts(ctx context.Context, source, dst string, size int64, src *s3.HeadObjectOutput) error {
+func (s *s3Bucket) copyParts(ctx context.Context, source, dst string, size int64, src *s3.HeadObjectOutput) error {
 	partSize := max(s.copyPartSize, (size+9999)/10000)
 	up, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
 		Bucket:      &s.cfg.Bucket,
