@@ -122,6 +122,7 @@ func waitFor(ctx context.Context, run client.WorkflowRun) *runWait {
 // in the archive files or the index exactly once, and no old hour is left
 // in the index.
 func TestArchiveSurvivesWorkerKills(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	const wantKills = 12
 	e := newArchiveEnv(t, withoutWorker())
 	base := time.Now().UTC().Truncate(time.Hour).Add(-60 * time.Hour)

@@ -82,6 +82,7 @@ func checkNothingLost(t *testing.T, e *archiveEnv, orig map[uint64]index.Event, 
 // file is not confirmed leaves the index; after a restart the next run
 // archives every hour, nothing lost, nothing twice.
 func TestArchiveS3Down(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-30 * time.Hour)
 	must(t, e.store.SplitPartitions(e.ctx, index.HourID(base)))

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -160,29 +159,13 @@ func newPastEnv(t *testing.T) *pastEnv {
 	return p
 }
 
-// buildDbtrailAsync builds the dbtrail binary (as buildDbtrail) while the
-// test goes on; the function it returns waits for the build and returns
-// the binary's path.
+// buildDbtrailAsync starts the package's one build of the dbtrail binary
+// (as buildDbtrail) while the test goes on; the function it returns waits
+// for the build and returns the binary's path.
 func buildDbtrailAsync(t *testing.T) func() string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dbtrail")
-	done := make(chan error, 1)
-	go func() {
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/dbtrail/dbtrail/cmd/dbtrail").CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("build dbtrail: %w\n%s", err, out)
-		}
-		done <- err
-	}()
-	var once sync.Once
-	var err error
-	wait := func() { once.Do(func() { err = <-done }) }
-	t.Cleanup(wait) // before the folder is removed
-	return func() string {
-		wait()
-		must(t, err)
-		return bin
-	}
+	go shared.dbtrail() // its error is reported by the returned function
+	return func() string { return buildDbtrail(t) }
 }
 
 // createTables creates the workload's tables, the every-type table and

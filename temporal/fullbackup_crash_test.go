@@ -46,13 +46,12 @@ func (b *lockedBuffer) String() string {
 	return s
 }
 
+// buildDbtrail returns the dbtrail binary, built once for the package's
+// tests (see packageShared).
 func buildDbtrail(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dbtrail")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/dbtrail/dbtrail/cmd/dbtrail")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build dbtrail: %v\n%s", err, out)
-	}
+	bin, err := shared.dbtrail()
+	must(t, err)
 	return bin
 }
 
@@ -80,6 +79,7 @@ func startWorkerCmd(t *testing.T, bin, frontend string, e *backupEnv, indexDSN s
 // completes, the snapshot equals the live tables and an uninterrupted
 // backup, and `current` never names an incomplete snapshot.
 func TestFullBackupSurvivesWorkerKill(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t, withoutWorker())
 	for _, q := range []string{

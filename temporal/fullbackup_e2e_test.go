@@ -66,14 +66,13 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	t.Cleanup(cancel)
 	e := &backupEnv{ctx: ctx, dir: t.TempDir()}
 	e.source = testsuite.StartSource(t)
-	idx := testsuite.StartIndex(t)
-	must(t, idx.Exec(ctx, "CREATE DATABASE dbtrail"))
+	idx, indexDB := indexDatabase(t, ctx)
 	must(t, e.source.Exec(ctx, "CREATE DATABASE app"))
 	var err error
 	e.src, err = e.source.DB(ctx, "app")
 	must(t, err)
 	t.Cleanup(func() { e.src.Close() })
-	e.indexDSN = idx.DSN("dbtrail")
+	e.indexDSN = idx.DSN(indexDB)
 	e.store, err = index.Open(ctx, e.indexDSN)
 	must(t, err)
 	t.Cleanup(func() { e.store.Close() })

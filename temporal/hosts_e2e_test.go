@@ -58,6 +58,7 @@ func (m *machine) start(t *testing.T, bin string, e *backupEnv) {
 // snapshot, read back from the store's current pointer, equals the live
 // tables.
 func TestWorkersOnTwoMachines(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
 	srv := testsuite.StartS3(t)
 	url := srv.URL("backups")

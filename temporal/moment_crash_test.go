@@ -24,6 +24,7 @@ import (
 // output name before, and the export equals an uninterrupted one of the
 // same moment: the same tables, rows and fingerprints, the same cut.
 func TestExportSurvivesWorkerKill(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t, withoutWorker())
 	for _, q := range []string{

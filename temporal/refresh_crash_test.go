@@ -62,6 +62,7 @@ func (p *workerProc) kill(t *testing.T) {
 // current only ever names complete snapshots, and after every refresh the
 // published snapshot equals the live tables.
 func TestRefreshSurvivesWorkerKill(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t, withoutWorker())
 	eng := newEngine(t)

@@ -145,6 +145,7 @@ func TestRemoteObjectLock(t *testing.T) {
 // missed snapshot first, then its own, and retention then removes the
 // confirmed older local snapshots.
 func TestRemoteOutage(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	srv := testsuite.StartS3(t)
 	traffic := &s3Traffic{}
 	e := newBackupEnv(t, withRemote(openS3(t, srv.URL("backups"), traffic)))

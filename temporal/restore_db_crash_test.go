@@ -24,6 +24,7 @@ import (
 // counted), none missing. `dbtrail restore` of the same moment then writes
 // 0 rows.
 func TestRestoreSurvivesWorkerKills(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t, withoutWorker())
 	must(t, e.source.Exec(e.ctx,

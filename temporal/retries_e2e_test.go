@@ -35,6 +35,7 @@ func flakyRun(ctx workflow.Context) error {
 // lists) names the step, the attempt of its limit and the root cause;
 // once the step succeeds the run, still running, lists none.
 func TestRetriesAreVisible(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := StartServer(ctx, ServerConfig{DataDir: filepath.Join(t.TempDir(), "temporal"), FrontendAddr: "127.0.0.1:0"})
