@@ -284,3 +284,33 @@ func planArchives(in Input, start time.Time, oldest string, oldestSeq uint64) []
 	}
 	return items
 }
+
+// HoursAfter returns which of the plan's archived-hour removals may still
+// go once the snapshot removals are done, given notRemoved: the snapshot
+// removals that did not happen (place + "/" + id; a delete refused by
+// Object Lock, a failure). Such a snapshot stays a base a rebuild may
+// start from, so every hour holding an event after it stays too; the
+// others in keep carry the reason.
+func (p Plan) HoursAfter(notRemoved map[string]bool) (remove, keep []Item) {
+	oldest, oldestSeq := "", uint64(0)
+	for _, it := range p.Items {
+		if it.Place == PlaceArchive || (!it.Keep && !notRemoved[it.Place+"/"+it.ID]) {
+			continue
+		}
+		if oldest == "" || it.Seq < oldestSeq {
+			oldest, oldestSeq = it.Place+" "+it.ID, it.Seq
+		}
+	}
+	for _, it := range p.Removals() {
+		if it.Place != PlaceArchive {
+			continue
+		}
+		if oldest != "" && it.Seq > oldestSeq {
+			it.Keep, it.Reason = true, "holds events after snapshot "+oldest+", which could not be removed"
+			keep = append(keep, it)
+			continue
+		}
+		remove = append(remove, it)
+	}
+	return remove, keep
+}

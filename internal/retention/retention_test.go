@@ -115,7 +115,7 @@ func TestMake(t *testing.T) {
 			want: []string{"local:1", "local:2", "local:3", "h0", "h1"}, kept: "h2", reason: "after the oldest kept snapshot"},
 		{name: "archives: an old remote snapshot keeps the hours after it",
 			in: Input{Policy: Policy{KeepSnapshots: 1, ArchiveKeepDays: 1}, WindowCut: 450,
-				Places: []Place{local(five, 4), {Name: PlaceRemote, Snapshots: five[:1], Current: five[0].ID}},
+				Places:   []Place{local(five, 4), {Name: PlaceRemote, Snapshots: five[:1], Current: five[0].ID}},
 				Archives: hours(11, 10.5, 9, 8)},
 			want: []string{"local:0", "local:1", "local:2", "h0", "h1"}, kept: "h3", reason: "after the oldest kept snapshot"},
 		{name: "archives inside the window are kept",
@@ -250,5 +250,22 @@ func TestPolicyValidate(t *testing.T) {
 	}
 	if start, ok := (Policy{KeepDays: 2, ArchiveKeepDays: 3}).WindowStart(now); !ok || !start.Equal(now.Add(-3*Day)) {
 		t.Fatalf("window start %v %v", start, ok)
+	}
+}
+
+func TestHoursAfter(t *testing.T) {
+	five := snaps(10, 8, 6, 4, 2)
+	in := Input{Now: now, Policy: Policy{KeepSnapshots: 1, ArchiveKeepDays: 1}, WindowCut: 450,
+		Places: []Place{{Name: PlaceRemote, Snapshots: five, Current: five[4].ID}}, Archives: hours(11, 10.5, 9.5, 9, 8.5, 8, 7.5, 7, 6.5)}
+	p := Make(in)
+	// seqs: snapshots 100..500 (base 400), hours 50 each: hours 0..7 at or before 400
+	all, _ := p.HoursAfter(nil)
+	if len(all) != 8 {
+		t.Fatalf("nothing failed: %d hours removed, want 8: %+v", len(all), all)
+	}
+	// snapshot 1 (seq 200) could not be removed: hours after seq 200 stay
+	remove, keep := p.HoursAfter(map[string]bool{PlaceRemote + "/" + five[1].ID: true})
+	if len(remove) != 4 || remove[3].ID != "h3" || len(keep) != 4 || !strings.Contains(keep[0].Reason, five[1].ID) {
+		t.Fatalf("snapshot %s left: remove %+v keep %+v", five[1].ID, remove, keep)
 	}
 }
