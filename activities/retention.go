@@ -63,7 +63,7 @@ func (a *Activities) retentionInput(ctx context.Context, source string, p retent
 		local.Held = map[string]string{}
 		for _, s := range local.Snapshots {
 			if held(s.ID) {
-				local.Held[s.ID] = "its remote copy is not confirmed"
+				local.Held[s.ID] = snapshot.HeldReason
 			}
 		}
 	}

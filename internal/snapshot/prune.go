@@ -39,17 +39,25 @@ func PruneHeld(sourceDir string, keep int, held func(id string) bool, log *slog.
 		return PruneResult{}, fmt.Errorf("prune snapshots: keep %d: want at least 1", keep)
 	}
 	return PrunePlanned(sourceDir, log, func(pl retention.Place) []retention.Item {
-		if held != nil {
-			pl.Held = map[string]string{}
-			for _, s := range pl.Snapshots {
-				if held(s.ID) {
-					pl.Held[s.ID] = "held: its remote copy is not confirmed"
-				}
+		in := retention.Input{Now: time.Now(), Policy: retention.Policy{KeepSnapshots: keep}, Places: []retention.Place{pl}}
+		plan := retention.Make(in)
+		if held == nil {
+			return plan.Items
+		}
+		pl.Held = map[string]string{}
+		for _, it := range plan.Removals() {
+			if held(it.ID) {
+				pl.Held[it.ID] = HeldReason
 			}
 		}
-		return retention.Make(retention.Input{Now: time.Now(), Policy: retention.Policy{KeepSnapshots: keep}, Places: []retention.Place{pl}}).Items
+		in.Places = []retention.Place{pl}
+		return retention.Make(in).Items
 	})
 }
+
+// HeldReason is why a local snapshot whose remote copy is not confirmed is
+// kept; PrunePlanned lists the snapshots kept for it in PruneResult.Held.
+const HeldReason = "held: its remote copy is not confirmed"
 
 // PrunePlanned removes the local snapshots that plan decides to remove.
 // plan is given the folder's listing (LocalPlace) and returns a decision
@@ -88,7 +96,7 @@ func PrunePlanned(sourceDir string, log *slog.Logger, plan func(retention.Place)
 		}
 		if it.Keep {
 			res.Kept = append(res.Kept, it.ID)
-			if pl.Held[it.ID] != "" && pl.Held[it.ID] == it.Reason {
+			if it.Reason == HeldReason {
 				res.Held = append(res.Held, it.ID)
 				log.Info("snapshot kept: held", "source_dir", sourceDir, "snapshot", it.ID, "reason", it.Reason)
 			}
