@@ -54,6 +54,19 @@ func TestRetentionScheduled(t *testing.T) {
 		Attrs: jobs.SourceAttrs("main")}
 	must(t, EnsureSchedule(e.ctx, e.c, spec))
 	defer DeleteSchedule(e.ctx, e.c, spec.ID)
+
+	// What status shows before the run: a worker's plan with the
+	// schedule's policy, removing nothing.
+	svc := jobs.New(jobs.Config{Client: e.c, Namespace: DefaultNamespace, TaskQueue: workflows.TaskQueue})
+	next, ok, err := svc.PreviewRetention(e.ctx, "main")
+	must(t, err)
+	wantNext := []string{"remote/" + s0, "remote/" + s1, "archive/" + hours[0], "archive/" + hours[1], "archive/" + hours[2], "archive/" + hours[3]}
+	if !ok || next.Policy != spec.Args[0].(workflows.RetentionInput).Policy || !slices.Equal(itemNames(next.Remove), wantNext) {
+		t.Fatalf("next retention %v %+v, want it to remove %v", ok, itemNames(next.Remove), wantNext)
+	}
+	if left := p.storedHours(t); len(left) != pastHours {
+		t.Fatalf("the preview removed something: %d hours stored", len(left))
+	}
 	var res activities.RetentionResult
 	if err := triggerOnce(t, e.backupEnv, spec.ID).Get(e.ctx, &res); err != nil {
 		t.Fatalf("scheduled retention: %v", err)
