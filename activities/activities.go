@@ -59,6 +59,10 @@ type Activities struct {
 	// client); with it AllocateSnapshot removes staging folders whose run
 	// is gone. Nil removes none.
 	Runs RunChecker
+	// Jobs lists the running jobs that read a source (the worker's
+	// Temporal client); retention removes nothing of a source while one
+	// runs. Nil: none is known (tests of the activities alone).
+	Jobs JobLister
 	// Disk measures free space before a step writes (disk.Free when nil).
 	Disk disk.Probe
 	Log  *slog.Logger
@@ -79,6 +83,9 @@ func (a *Activities) log(ctx context.Context) *slog.Logger {
 	l := a.Log
 	if l == nil {
 		l = slog.Default()
+	}
+	if !activity.IsActivity(ctx) {
+		return l // called outside an activity (a plan for status)
 	}
 	info := activity.GetInfo(ctx)
 	return l.With(slog.String("activity", info.ActivityType.Name), slog.String("workflow_id", info.WorkflowExecution.ID))

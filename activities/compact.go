@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -216,11 +218,13 @@ func hashedWrite(path string, d *digest.Digest, write func(io.Writer) error) err
 	return nil
 }
 
-// Prune applies retention (snapshot.Prune: keep the newest in.Keep and the
-// current one) and removes the .compact/ ranges of in.DropCompacted. With a
-// remote store, a snapshot whose remote copy is not confirmed (no valid
-// .remote/<id>.ok marker) is kept whatever its age, and the markers of
-// removed snapshots are dropped.
+// Prune applies local retention (retention.Make over the local folder with
+// the policy of in: the newest in.Keep, those of the last in.KeepDays days,
+// the kept window's base, the current one and newer, nothing while a job
+// reads the source) and removes the .compact/ ranges of in.DropCompacted.
+// With a remote store, a snapshot whose remote copy is not confirmed (no
+// valid .remote/<id>.ok marker) is kept whatever its age. in.Keep <= 0
+// removes no snapshot.
 func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
@@ -239,16 +243,26 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 	if in.Keep <= 0 {
 		return PruneResult{}, nil
 	}
-	held, forget, err := a.remoteHold(ctx, in.Source)
+	policy := retention.Policy{KeepSnapshots: in.Keep, KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}
+	if err := policy.Validate(); err != nil {
+		return PruneResult{}, nonRetryable(ErrBadInput, err)
+	}
+	rin, err := a.retentionInput(ctx, in.Source, policy, time.Now().UTC(), false)
+	if err != nil {
+		return PruneResult{}, fmt.Errorf("prune %s: %w", in.Source, err)
+	}
+	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {
 		return PruneResult{}, err
 	}
-	res, err := snapshot.PruneHeld(dir, in.Keep, held, a.log(ctx))
+	res, err := snapshot.PrunePlanned(dir, a.log(ctx), func(pl retention.Place) []retention.Item {
+		pl.Held = rin.Places[0].Held
+		rin.Places = []retention.Place{pl}
+		return retention.Make(rin).Items
+	})
+	unlock()
 	if err != nil {
 		return PruneResult{}, err
-	}
-	for _, id := range res.Removed {
-		forget(id)
 	}
 	if err := a.pruneKeyMaps(); err != nil {
 		a.log(ctx).Warn("key maps not pruned", "error", err)

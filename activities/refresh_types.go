@@ -77,9 +77,13 @@ type CompactTableResult struct {
 // PruneInput applies retention to a source's local snapshots and drops the
 // .compact/ ranges of the tables named (used or stale after a refresh).
 type PruneInput struct {
-	Source        string
-	Keep          int
-	DropCompacted []foldplan.TableKey
+	Source string
+	Keep   int
+	// KeepDays and ArchiveKeepDays are the rest of the retention policy
+	// (retention.Policy): the local snapshots the kept window needs stay.
+	KeepDays        int `json:",omitempty"`
+	ArchiveKeepDays int `json:",omitempty"`
+	DropCompacted   []foldplan.TableKey
 }
 
 // PruneResult lists the removed snapshots, and those retention would have

@@ -59,6 +59,10 @@ type Config struct {
 	// Catalog answers /v1/snapshots, /v1/archives and the capture part of
 	// /v1/status; nil answers them 501 not_configured.
 	Catalog Catalog
+	// RetentionPreview answers the next_retention part of /v1/status:
+	// what the next retention run of a source would remove (nil: absent;
+	// a nil answer: absent too).
+	RetentionPreview func(ctx context.Context, source string) (any, error)
 	// Query answers /v1/query in the sandbox; nil answers 501.
 	Query QueryFunc
 	// Tokens are the accepted bearer tokens; none: every request is let

@@ -148,6 +148,10 @@ type Status struct {
 	LastRefresh   *jobs.Job `json:"last_refresh,omitempty"`
 	LastVerify    *jobs.Job `json:"last_verify,omitempty"`
 	LastRetention *jobs.Job `json:"last_retention,omitempty"`
+	// NextRetention is what the next run of the source's retention
+	// schedule would remove, planned now by a worker (absent without a
+	// schedule or without Config.RetentionPreview).
+	NextRetention any `json:"next_retention,omitempty"`
 }
 
 func (s *server) status(w http.ResponseWriter, r *http.Request, _ any) error {
@@ -171,6 +175,11 @@ func (s *server) status(w http.ResponseWriter, r *http.Request, _ any) error {
 		}
 		if ok {
 			*l.dst = &j
+		}
+	}
+	if s.cfg.RetentionPreview != nil {
+		if st.NextRetention, err = s.cfg.RetentionPreview(r.Context(), src); err != nil {
+			return err
 		}
 	}
 	writeJSON(w, http.StatusOK, st)

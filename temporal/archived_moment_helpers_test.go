@@ -80,10 +80,16 @@ type pastInstant struct {
 // newPastEnv builds the pastEnv (see its doc).
 func newPastEnv(t *testing.T) *pastEnv {
 	t.Helper()
-	bin := buildDbtrailAsync(t)
 	// Object Lock with a default retention: every object version the worker
 	// writes is retained.
-	p := &pastEnv{archiveEnv: newArchiveEnvOn(t, testsuite.S3Options{ObjectLock: true, RetentionDays: 1}), pruned: map[string]bool{}}
+	return newPastEnvOn(t, testsuite.S3Options{ObjectLock: true, RetentionDays: 1})
+}
+
+// newPastEnvOn is newPastEnv on a bucket made with s3opts.
+func newPastEnvOn(t *testing.T, s3opts testsuite.S3Options) *pastEnv {
+	t.Helper()
+	bin := buildDbtrailAsync(t)
+	p := &pastEnv{archiveEnv: newArchiveEnvOn(t, s3opts), pruned: map[string]bool{}}
 	e := p.archiveEnv
 	p.eng = newEngine(t)
 	p.base = time.Now().UTC().Truncate(time.Hour).Add(-40 * time.Hour)

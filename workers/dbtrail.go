@@ -25,6 +25,8 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Verify)
 	r.RegisterWorkflow(workflows.RestoreDrill)
 	r.RegisterWorkflow(workflows.Restore)
+	r.RegisterWorkflow(workflows.Retention)
+	r.RegisterWorkflow(workflows.RetentionPreview)
 }
 
 // RegisterAll registers every dbtrail workflow, and the activities of acts,

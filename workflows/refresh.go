@@ -41,6 +41,11 @@ type RefreshInput struct {
 	// Keep is the retention: local snapshots kept (default
 	// DefaultKeepSnapshots; negative keeps all).
 	Keep int
+	// KeepDays and ArchiveKeepDays are the rest of the retention policy
+	// (retention.Policy, docs/retention.md): the prune keeps what the kept
+	// window needs.
+	KeepDays        int `json:",omitempty"`
+	ArchiveKeepDays int `json:",omitempty"`
 	// NoFullBackup: a refused refresh only reports its reasons.
 	NoFullBackup bool
 }
@@ -245,7 +250,8 @@ func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 	}
 	keep := max(in.Keep, 0)
 	var res activities.PruneResult
-	if err := workflow.ExecuteActivity(ctx, a.Prune, activities.PruneInput{Source: in.Source, Keep: keep, DropCompacted: drop}).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.Prune, activities.PruneInput{Source: in.Source, Keep: keep,
+		KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays, DropCompacted: drop}).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("prune failed", "source", in.Source, "error", err)
 	}
 	return res.Removed

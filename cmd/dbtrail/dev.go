@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -50,8 +51,9 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 			defer store.Close()
 			defer acts.Engines.Close()
 			var jobs []devJob
+			verify := newVerifyCollector(wc.source)
 			if withCapture {
-				job, err := captureJob(cmd, g, wc, store, metricsAddr)
+				job, err := captureJob(cmd, g, wc, store, metricsAddr, verify)
 				if err != nil {
 					return err
 				}
@@ -67,7 +69,9 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
-			return runDev(cmd, cfg, taskQueue, acts, specs, jobs, g.log)
+			return runDev(cmd, cfg, taskQueue, acts, specs, jobs, g.log, func(c client.Client, namespace string) {
+				verify.useJobs(jobsService(c, namespace, taskQueue), wc.source)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -85,7 +89,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 }
 
 func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities,
-	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger) error {
+	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string)) error {
 	ctx := cmd.Context()
 	began := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -101,6 +105,7 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 		return err
 	}
 	defer c.Close()
+	onClient(c, srv.Namespace())
 
 	// EnsureSchedule leaves one of each schedule however often dev restarts.
 	if err := ensureSchedules(cmd, c, srv.Namespace(), schedules, log); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -58,6 +59,8 @@ type refreshConfig struct {
 	deltas      tableDeltasFlag
 	maxChainAge time.Duration
 	keep        int
+	keepDays    int
+	archiveDays int
 	noFull      bool
 }
 
@@ -65,12 +68,20 @@ func (r *refreshConfig) register(f *pflag.FlagSet) {
 	r.deltas.on = true
 	f.Var(&r.deltas, "table-deltas", "write per-table delta pairs; false rewrites every changed table in full")
 	f.DurationVar(&r.maxChainAge, "max-chain-age", foldplan.DefaultMaxChainAge, "rewrite a table whose chain is this old")
-	f.IntVar(&r.keep, "keep-snapshots", workflows.DefaultKeepSnapshots, "local snapshots kept by retention (the current one always; negative keeps all)")
+	f.IntVar(&r.keep, "keep-snapshots", workflows.DefaultKeepSnapshots, "newest snapshots kept by retention in the backup folder and on the object store (the current one always; negative keeps all)")
+	f.IntVar(&r.keepDays, "keep-days", 0, "also keep every snapshot made in the last N days, and what rebuilding any moment of those days needs (0: no age rule)")
+	f.IntVar(&r.archiveDays, "archive-keep-days", 0, "remove archived hours older than N days that no kept snapshot needs (0 keeps every archived hour); moments of the last N days stay rebuildable")
 	f.BoolVar(&r.noFull, "no-full-backup", false, "when a refresh is refused, only report it (no full backup in its place)")
 }
 
 func (r *refreshConfig) input(source string) workflows.RefreshInput {
-	return workflows.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, Keep: r.keep, NoFullBackup: r.noFull}
+	return workflows.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, Keep: r.keep,
+		KeepDays: r.keepDays, ArchiveKeepDays: r.archiveDays, NoFullBackup: r.noFull}
+}
+
+// policy is the retention policy of the flags (docs/retention.md).
+func (r *refreshConfig) policy() retention.Policy {
+	return retention.Policy{KeepSnapshots: r.keep, KeepDays: r.keepDays, ArchiveKeepDays: r.archiveDays}
 }
 
 // refreshSchedule is the refresh schedule of a source, every interval.
@@ -179,6 +190,7 @@ type scheduleConfig struct {
 	refresh      refreshConfig
 	indexHours   int
 	verifyEvery  time.Duration
+	retainEvery  time.Duration
 	drill        drillConfig
 }
 
@@ -187,6 +199,7 @@ func (s *scheduleConfig) register(f *pflag.FlagSet) {
 	s.refresh.register(f)
 	f.IntVar(&s.indexHours, "index-hours", activities.DefaultIndexHours, "hours of events the index keeps; the hourly archive moves older hours to the archive location (without one nothing is dropped)")
 	f.DurationVar(&s.verifyEvery, "verify-every", workflows.DefaultVerifyEvery, "interval of the scheduled verify of the current snapshot against the source (at least 1h; 0 deletes the schedule)")
+	f.DurationVar(&s.retainEvery, "retention-every", workflows.DefaultRetentionEvery, "interval of the retention schedule that applies --keep-snapshots, --keep-days and --archive-keep-days to every place (at least 1m; 0 deletes the schedule)")
 	s.drill.register(f)
 }
 
@@ -215,7 +228,11 @@ func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]boo
 	if err != nil {
 		return nil, err
 	}
-	return append(specs, verify, drill, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
+	retain, err := retentionSchedule(source, taskQueue, s.retainEvery, s.refresh.policy())
+	if err != nil {
+		return nil, err
+	}
+	return append(specs, verify, drill, retain, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
 		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Attrs: jobs.SourceAttrs(source)}), nil
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/dbtrail/dbtrail/internal/retention"
+
 	"fmt"
 	"time"
 
@@ -16,6 +18,20 @@ func verifySchedule(source, taskQueue string, every time.Duration) (temporal.Sch
 		Args: []any{workflows.VerifyInput{Source: source, Snapshot: "current"}}, Attrs: jobs.SourceAttrs(source)}
 	if every != 0 && every < time.Hour {
 		return spec, fmt.Errorf("--verify-every %s: the shortest verify interval is 1h (a verify reads every table on the source)", every)
+	}
+	return spec, nil
+}
+
+// retentionSchedule is the scheduled retention of source every interval;
+// an interval of 0 is the spec that deletes it.
+func retentionSchedule(source, taskQueue string, every time.Duration, p retention.Policy) (temporal.ScheduleSpec, error) {
+	spec := temporal.ScheduleSpec{ID: workflows.RetentionWorkflowID(source), Every: every, Workflow: "Retention", TaskQueue: taskQueue,
+		Args: []any{workflows.RetentionInput{Source: source, Policy: p}}, Attrs: jobs.SourceAttrs(source)}
+	if every != 0 && every < time.Minute {
+		return spec, fmt.Errorf("--retention-every %s: the shortest retention interval is 1m", every)
+	}
+	if err := p.Validate(); err != nil {
+		return spec, err
 	}
 	return spec, nil
 }

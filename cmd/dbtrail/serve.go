@@ -79,7 +79,8 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		Catalog: &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, log: g.log},
 		Query:   sandboxQuery(backupDir, s.queryMemoryLimit),
 		Tokens:  toks, Source: s.source, ExportDir: exportDir, Log: g.log,
-		Refresh: func(source string) workflows.RefreshInput { return rc.input(source) },
+		Refresh:          func(source string) workflows.RefreshInput { return rc.input(source) },
+		RetentionPreview: retentionPreview(svc),
 	})
 	if err != nil {
 		return devJob{}, err

@@ -16,9 +16,10 @@ import (
 func newStatusCmd(g *globals) *cobra.Command {
 	var source string
 	var folders []string
+	var tf temporalFlags
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show capture progress and gaps of a source",
+		Short: "Show capture progress and gaps of a source; with --temporal-addr also the last verify verdicts and retention runs",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := openIndex(cmd, g)
 			if err != nil {
@@ -65,10 +66,20 @@ func newStatusCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(out, "  GAP %s:%d → %s:%d  %s (detected %s)\n", gp.FromFile, gp.FromPos, gp.ToFile, gp.ToPos, gp.Reason, gp.DetectedAt.Format(time.RFC3339))
 			}
 			writeFreeSpace(out, folders, disk.Free)
+			if cmd.Flags().Changed("temporal-addr") {
+				c, svc, err := newJobService(cmd, g, &tf)
+				if err != nil {
+					fmt.Fprintf(out, "  jobs        Temporal at %s unreachable: %v\n", tf.addr, err)
+					return nil
+				}
+				defer c.Close()
+				writeJobsStatus(ctx, out, svc, source)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&source, "source", "main", "source name")
+	tf.register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&folders, "folder", nil, "also show the free space of this folder (repeatable: the backup, work and dump folders)")
 	return cmd
 }

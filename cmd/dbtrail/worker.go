@@ -74,6 +74,9 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 	if acts.Runs == nil {
 		acts.Runs = temporal.Runs{Client: c}
 	}
+	if acts.Jobs == nil {
+		acts.Jobs = temporal.Runs{Client: c}
+	}
 	for name := range acts.Sources {
 		if err := acts.SweepStaging(ctx, name); err != nil {
 			log.Warn("staging folders not swept", slog.String("source", name), slog.String("error", err.Error()))

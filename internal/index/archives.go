@@ -89,6 +89,15 @@ func (s *Store) MarkDropped(ctx context.Context, source string, hour uint32, at 
 	return nil
 }
 
+// ForgetArchive removes the record of source's hour: retention deleted its
+// file from the store, so no reader lists the hour again.
+func (s *Store) ForgetArchive(ctx context.Context, source string, hour uint32) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM archives WHERE source = ? AND hour = ?`, source, HourTime(hour)); err != nil {
+		return fmt.Errorf("forget archive %s %s: %w", source, PartitionName(hour), err)
+	}
+	return nil
+}
+
 const archiveCols = `source, hour, object, location, size, sha256, events, first_seq, last_seq, confirmed_at, dropped_at`
 
 // ArchiveOf returns the record of source's hour; found is false when there

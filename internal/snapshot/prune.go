@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // TrashDir is the folder of a source where Prune moves a snapshot before
@@ -22,76 +25,130 @@ type PruneResult struct {
 	Held    []string
 }
 
-// Prune applies local retention to the source folder sourceDir.
-//
-// Kept: the newest keep published snapshots (ListSnapshots order), the
-// snapshot current names, and every snapshot whose id is greater than
-// current's (a publish may be in progress: it renames into snapshots/ before
-// it swaps current). keep must be at least 1. With no current link at all,
-// only the newest keep are kept; a current link that exists but does not
-// resolve (ResolveCurrent) is an error and nothing is removed. Folders under
-// snapshots/ without a manifest (not published) are never touched.
-//
-// Every other published snapshot is removed crash-safely: snapshots/<id> is
-// first renamed to .trash/<id> (one atomic rename, then snapshots/ and .trash/
-// are fsynced), and only then deleted. So a snapshot is either whole under
-// snapshots/ or out of sight in .trash/: a half-deleted folder never stays
-// under snapshots/ with its manifest.json for ListSnapshots to list. Every
-// Prune starts by emptying .trash/ of what an earlier, interrupted Prune left.
-//
-// Snapshots share files through hard links (Builder.Link): removing one
-// snapshot only drops its names for those files, so the data stays on disk as
-// long as a kept snapshot links it, and removing a snapshot never breaks
-// another. Prune must not run concurrently with another Prune of the same
-// source.
+// Prune applies local retention to the source folder sourceDir: the newest
+// keep published snapshots are kept (retention.Make with that policy alone).
 func Prune(sourceDir string, keep int, log *slog.Logger) (PruneResult, error) {
 	return PruneHeld(sourceDir, keep, nil, log)
 }
 
 // PruneHeld is Prune with one more reason to keep a snapshot: held(id) is
 // true (its remote copy is not confirmed yet). A held snapshot is kept and
-// listed in Kept and Held; held is asked only about snapshots retention
-// would remove. nil holds nothing.
+// listed in Kept and Held. nil holds nothing.
 func PruneHeld(sourceDir string, keep int, held func(id string) bool, log *slog.Logger) (PruneResult, error) {
 	if keep < 1 {
 		return PruneResult{}, fmt.Errorf("prune snapshots: keep %d: want at least 1", keep)
 	}
+	return PrunePlanned(sourceDir, log, func(pl retention.Place) []retention.Item {
+		in := retention.Input{Now: time.Now(), Policy: retention.Policy{KeepSnapshots: keep}, Places: []retention.Place{pl}}
+		plan := retention.Make(in)
+		if held == nil {
+			return plan.Items
+		}
+		pl.Held = map[string]string{}
+		for _, it := range plan.Removals() {
+			if held(it.ID) {
+				pl.Held[it.ID] = HeldReason
+			}
+		}
+		in.Places = []retention.Place{pl}
+		return retention.Make(in).Items
+	})
+}
+
+// HeldReason is why a local snapshot whose remote copy is not confirmed is
+// kept; PrunePlanned lists the snapshots kept for it in PruneResult.Held.
+const HeldReason = "held: its remote copy is not confirmed"
+
+// PrunePlanned removes the local snapshots that plan decides to remove.
+// plan is given the folder's listing (LocalPlace) and returns a decision
+// per snapshot (retention.Make's items of place local); a snapshot it does
+// not name is kept. A current link that exists but does not resolve is an
+// error and nothing is removed. Folders under snapshots/ without a manifest
+// (not published) are never touched.
+//
+// Each removal is crash-safe: snapshots/<id> is first renamed to
+// .trash/<id> (one atomic rename, then snapshots/ and .trash/ are fsynced),
+// and only then deleted. So a snapshot is either whole under snapshots/ or
+// out of sight in .trash/: a half-deleted folder never stays under
+// snapshots/ with its manifest.json for ListSnapshots to list. Every prune
+// starts by emptying .trash/ of what an earlier, interrupted one left.
+//
+// Snapshots share files through hard links (Builder.Link): removing one
+// snapshot only drops its names for those files, so the data stays on disk
+// as long as a kept snapshot links it, and removing a snapshot never breaks
+// another. A prune must not run concurrently with another of the same
+// source. Kept lists the kept ids, Held those kept for a Held reason.
+func PrunePlanned(sourceDir string, log *slog.Logger, plan func(retention.Place) []retention.Item) (PruneResult, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	if err := emptyTrash(sourceDir, log); err != nil {
 		return PruneResult{}, fmt.Errorf("prune snapshots: empty %s: %w", TrashDir, err)
 	}
-	ids, err := ListSnapshots(sourceDir)
-	if err != nil {
-		return PruneResult{}, fmt.Errorf("prune snapshots: %w", err)
-	}
-	cur, err := currentForPrune(sourceDir)
+	pl, err := LocalPlace(sourceDir)
 	if err != nil {
 		return PruneResult{}, fmt.Errorf("prune snapshots: %w", err)
 	}
 	var res PruneResult
-	for i, id := range ids {
-		if i >= len(ids)-keep || (cur != "" && id >= cur) {
-			res.Kept = append(res.Kept, id)
+	for _, it := range plan(pl) {
+		if it.Place != retention.PlaceLocal {
 			continue
 		}
-		if held != nil && held(id) {
-			res.Kept = append(res.Kept, id)
-			res.Held = append(res.Held, id)
-			log.Info("snapshot kept: held", "source_dir", sourceDir, "snapshot", id)
+		if it.Keep {
+			res.Kept = append(res.Kept, it.ID)
+			if it.Reason == HeldReason {
+				res.Held = append(res.Held, it.ID)
+				log.Info("snapshot kept: held", "source_dir", sourceDir, "snapshot", it.ID, "reason", it.Reason)
+			}
 			continue
 		}
-		if err := trashSnapshot(sourceDir, id); err != nil {
-			return res, fmt.Errorf("prune snapshot %s: %w", id, err)
+		if err := RemoveSnapshot(sourceDir, it.ID); err != nil {
+			return res, err
 		}
-		res.Removed = append(res.Removed, id)
-		if err := os.RemoveAll(filepath.Join(sourceDir, TrashDir, id)); err != nil {
-			return res, fmt.Errorf("prune snapshot %s: %w", id, err)
-		}
-		log.Info("snapshot pruned", "source_dir", sourceDir, "snapshot", id)
+		res.Removed = append(res.Removed, it.ID)
+		log.Info("snapshot pruned", "source_dir", sourceDir, "snapshot", it.ID, "reason", it.Reason)
 	}
 	return res, nil
+}
+
+// LocalPlace lists the published snapshots of sourceDir for retention:
+// each id with the time it names and its manifest's seq, and the id current
+// names ("" without a current link; an error when the link exists but does
+// not resolve).
+func LocalPlace(sourceDir string) (retention.Place, error) {
+	ids, err := ListSnapshots(sourceDir)
+	if err != nil {
+		return retention.Place{}, err
+	}
+	cur, err := currentForPrune(sourceDir)
+	if err != nil {
+		return retention.Place{}, err
+	}
+	pl := retention.Place{Name: retention.PlaceLocal, Current: cur}
+	for _, id := range ids {
+		made, err := ParseSnapshotID(id)
+		if err != nil {
+			return retention.Place{}, err
+		}
+		m, err := readManifest(filepath.Join(sourceDir, SnapshotsDir, id))
+		if err != nil {
+			return retention.Place{}, fmt.Errorf("snapshot %s: %w", id, err)
+		}
+		pl.Snapshots = append(pl.Snapshots, retention.Snapshot{ID: id, Made: made, Seq: m.Position.Seq})
+	}
+	return pl, nil
+}
+
+// RemoveSnapshot removes the published snapshot id of sourceDir
+// crash-safely (PrunePlanned): renamed to .trash/<id>, then deleted.
+func RemoveSnapshot(sourceDir, id string) error {
+	if err := trashSnapshot(sourceDir, id); err != nil {
+		return fmt.Errorf("prune snapshot %s: %w", id, err)
+	}
+	if err := os.RemoveAll(filepath.Join(sourceDir, TrashDir, id)); err != nil {
+		return fmt.Errorf("prune snapshot %s: %w", id, err)
+	}
+	return nil
 }
 
 // currentForPrune returns the id current names, "" when there is no current

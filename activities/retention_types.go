@@ -1,0 +1,39 @@
+package activities
+
+import "github.com/dbtrail/dbtrail/internal/retention"
+
+// RetentionInput names the source and the policy of a retention plan.
+type RetentionInput struct {
+	Source string
+	Policy retention.Policy
+}
+
+// ApplyRetentionInput is a plan (PlanRetention's) to apply to the source.
+type ApplyRetentionInput struct {
+	Source string
+	Plan   retention.Plan
+}
+
+// Refused is one removal that did not happen, with why.
+type Refused struct {
+	Place string `json:"place"`
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+// RetentionResult is what ApplyRetention did with its plan.
+type RetentionResult struct {
+	Plan retention.Plan `json:"plan"`
+	// Removed are the items removed.
+	Removed []retention.Item `json:"removed,omitempty"`
+	// Locked are the deletes Object Lock refused: the objects stay whole
+	// and a later run tries again.
+	Locked []Refused `json:"locked,omitempty"`
+	// Failed are the removals that failed for another reason.
+	Failed []Refused `json:"failed,omitempty"`
+	// Held are archived hours the plan removed and the run kept: a
+	// snapshot before them could not be removed.
+	Held []retention.Item `json:"held,omitempty"`
+	// Skipped says why nothing was removed ("" when the plan was applied).
+	Skipped string `json:"skipped,omitempty"`
+}
