@@ -57,7 +57,7 @@ func bigDump(files, n int) (fstest.MapFS, []string, [][]types.Cell) {
 			} else {
 				b.WriteString(",\n")
 			}
-			name, nameText := `"caf\xe9 \"q\" \\"`, types.TextCell([]byte("café \"q\" \\"))
+			name, nameText := "\"caf\xe9 \\\"q\\\" \\\\\"", types.TextCell([]byte("café \"q\" \\"))
 			switch id % 3 {
 			case 1:
 				name, nameText = "NULL", types.NullCell()
@@ -147,7 +147,7 @@ func TestConvertFailsNamingTheRowAndStopsReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := bytes.Replace(fsys[names[1]].Data, []byte("(7003,"), []byte("(\"seven\","), 1)
+	bad := bytes.Replace(fsys[names[1]].Data, []byte("(7003,NULL,2907,"), []byte("(7003,NULL,99999999999999999999,"), 1)
 	cut := fsys[names[1]].Data[:len(fsys[names[1]].Data)/2]
 	for _, c := range []struct {
 		name, data string
@@ -156,7 +156,7 @@ func TestConvertFailsNamingTheRowAndStopsReading(t *testing.T) {
 		rows       int
 	}{
 		{"sink refuses", "", 6_001, "app.t.00001.sql:1006: refused", 6_000},
-		{"value does not fit", string(bad), 0, "app.t.00001.sql:2009: table app.t: column id", 7_002},
+		{"value does not fit", string(bad), 0, "app.t.00001.sql:2009: table app.t: column b: BIT value", 7_002},
 		{"file cut mid-statement", string(cut), 0, "app.t.00001.sql:", -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
