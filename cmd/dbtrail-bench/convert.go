@@ -107,7 +107,7 @@ func benchConvert(ctx context.Context, n int) ([]result, error) {
 	return []result{
 		{"full backup: rows in dump", strconv.FormatInt(res.Rows, 10), "", "mydumper 0.10, 7 columns, --rows 500000"},
 		{"full backup: dump → Parquet conversion", fmt.Sprintf("%.0f rows/s", conv.rate), "",
-			fmt.Sprintf("pipeline: statement parser ∥ canonical form + Arrow columns ∥ zstd Parquet (docs/snapshots.md); best of 3; CPU %.2f s per million rows", conv.cpuPerM)},
+			fmt.Sprintf("pipeline: statement parser ∥ canonical form + Arrow columns ∥ zstd Parquet (docs/snapshot-format.md#converting-a-dump); best of 3; CPU %.2f s per million rows", conv.cpuPerM)},
 		{"full backup: arrow-go raw zstd write", fmt.Sprintf("%.0f rows/s", raw.rate), "",
 			fmt.Sprintf("the same rows read back as Arrow columns, written by pqarrow.WriteTable: zstd default level, %d-row groups, stored schema, to a file; best of 3; CPU %.2f s per million rows", snapshot.DefaultRowGroupRows, raw.cpuPerM)},
 		{"full backup: ratio conversion / raw", fmt.Sprintf("%.2f", ratio), "≥ 0.90",
