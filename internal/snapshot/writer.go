@@ -41,8 +41,8 @@ type WriterOptions struct {
 	// Overlap writes the slices (Parquet encoding and zstd) in a goroutine
 	// of the writer's own while the caller appends the next rows, so that
 	// building rows and writing them use two cores. The file holds the same
-	// row groups and pages, written in the same order. A writer with Overlap must be ended by Close or Abort,
-	// or its goroutine outlives it.
+	// row groups and pages, written in the same order. A writer with
+	// Overlap must be ended by Close or Abort, or its goroutine outlives it.
 	Overlap bool
 }
 
