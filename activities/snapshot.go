@@ -63,10 +63,11 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 		Position: in.Position}
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(rel, func(w io.Writer) error {
-		tw, err := snapshot.NewTableWriter(w, def, meta, snapshot.WriterOptions{})
+		tw, err := snapshot.NewTableWriter(w, def, meta, snapshot.WriterOptions{Overlap: true})
 		if err != nil {
 			return err
 		}
+		defer tw.Abort() // after a failure: no write to w once WriteFile ends
 		sink, done, err := floatSink(in, def, tw)
 		if err != nil {
 			return err

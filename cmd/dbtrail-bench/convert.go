@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -26,8 +27,9 @@ import (
 )
 
 // benchConvert dumps a table of n rows with mydumper and converts it to a
-// table file; in the same run it writes the same rows, already in Arrow
-// columns, with arrow-go's pqarrow and zstd (the raw rate).
+// table file as ConvertTable does; in the same run, interleaved, it writes
+// the same rows, already in Arrow columns, with arrow-go's pqarrow and zstd
+// (the raw rate).
 func benchConvert(ctx context.Context, n int) ([]result, error) {
 	src, err := testsuite.Start(ctx, testsuite.Options{Role: testsuite.RoleSource})
 	if err != nil {
@@ -72,31 +74,89 @@ func benchConvert(ctx context.Context, n int) ([]result, error) {
 		return nil, err
 	}
 	// The machine is noisy: both sides run three times, interleaved, and the
-	// best of each counts.
+	// best of each counts. Both write a file in the same folder.
 	out := filepath.Join(dir, "t.parquet")
-	var convRate, rawRate float64
+	var conv, raw measure
 	var res snapshot.WriteResult
-	for range 3 {
-		r, rate, err := convertOnce(ctx, fsys, tf, def, create, out)
-		if err != nil {
-			return nil, err
-		}
-		res, convRate = r, max(convRate, rate)
-		raw, err := rawArrowWrite(out)
-		if err != nil {
-			return nil, err
-		}
-		rawRate = max(rawRate, raw)
+	var pairs []string
+	m0, err := readCPUSample()
+	if err != nil {
+		return nil, err
 	}
-	ratio := convRate / rawRate
+	load0 := loadAverage()
+	for range 3 {
+		r, c, err := convertOnce(ctx, fsys, tf, def, create, out)
+		if err != nil {
+			return nil, err
+		}
+		res = r
+		w, err := rawArrowWrite(out, filepath.Join(dir, "raw.parquet"))
+		if err != nil {
+			return nil, err
+		}
+		conv, raw = conv.best(c), raw.best(w)
+		pairs = append(pairs, fmt.Sprintf("%.2f", c.rate/w.rate))
+	}
+	m1, err := readCPUSample()
+	if err != nil {
+		return nil, err
+	}
+	m := m1.minus(m0)
+	busy := 100 * float64(m.busy) / float64(max(m.total, 1))
+	ratio := conv.rate / raw.rate
 	return []result{
 		{"full backup: rows in dump", strconv.FormatInt(res.Rows, 10), "", "mydumper 0.10, 7 columns, --rows 500000"},
-		{"full backup: dump → Parquet conversion", fmt.Sprintf("%.0f rows/s", convRate), "", "parse + convert + zstd Parquet; best of 3"},
-		{"full backup: arrow-go raw zstd write", fmt.Sprintf("%.0f rows/s", rawRate), "", "same rows prebuilt as Arrow columns; best of 3"},
-		{"full backup: ratio conversion / raw", fmt.Sprintf("%.2f", ratio), "≥ 0.60", verdict(ratio >= 0.6)},
+		{"full backup: dump → Parquet conversion", fmt.Sprintf("%.0f rows/s", conv.rate), "",
+			fmt.Sprintf("pipeline: statement parser ∥ canonical form + Arrow columns ∥ zstd Parquet (docs/snapshot-format.md#converting-a-dump); best of 3; CPU %.2f s per million rows", conv.cpuPerM)},
+		{"full backup: arrow-go raw zstd write", fmt.Sprintf("%.0f rows/s", raw.rate), "",
+			fmt.Sprintf("the same rows read back as Arrow columns, written by pqarrow.WriteTable: zstd default level, %d-row groups, stored schema, to a file; best of 3; CPU %.2f s per million rows", snapshot.DefaultRowGroupRows, raw.cpuPerM)},
+		{"full backup: ratio conversion / raw", fmt.Sprintf("%.2f", ratio), "≥ 0.90",
+			fmt.Sprintf("%s; pairs %s; machine CPU busy %.0f%% of %d cores during the runs, load average %s → %s", verdict(ratio >= 0.9),
+				strings.Join(pairs, " / "), busy, runtime.NumCPU(), load0, loadAverage())},
 		{"full backup: Parquet size / InnoDB size", fmt.Sprintf("%.2f", float64(res.Bytes)/float64(innodb)),
 			"", fmt.Sprintf("%d MiB / %d MiB (data + indexes)", res.Bytes>>20, innodb>>20)},
 	}, nil
+}
+
+// measure is one timed run: rows per wall second and CPU seconds of this
+// process per million rows.
+type measure struct {
+	rate, cpuPerM float64
+}
+
+// best keeps the faster of m and o.
+func (m measure) best(o measure) measure {
+	if o.rate > m.rate {
+		return o
+	}
+	return m
+}
+
+// timed runs fn, which handles rows rows, and measures it.
+func timed(rows func() int64, fn func() error) (measure, error) {
+	cpu0, began := processCPU(), time.Now()
+	if err := fn(); err != nil {
+		return measure{}, err
+	}
+	wall, cpu := time.Since(began), processCPU()-cpu0
+	n := float64(rows())
+	return measure{rate: n / wall.Seconds(), cpuPerM: cpu.Seconds() / n * 1e6}, nil
+}
+
+// processCPU is this process's user + system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAverage is the machine's 1-minute load average, "?" when unreadable.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func innodbSize(ctx context.Context, src *testsuite.Server) (int64, error) {
@@ -128,50 +188,62 @@ func mydumper(ctx context.Context, src *testsuite.Server, out string) error {
 }
 
 // rawArrowWrite reads the converted file into Arrow columns once, then times
-// writing them with pqarrow and zstd, row groups as the table writer uses.
-func rawArrowWrite(path string) (float64, error) {
+// writing them to out with pqarrow as the table writer does: zstd at its
+// default level, row groups of DefaultRowGroupRows (the file's own), the
+// Arrow schema stored.
+func rawArrowWrite(path, out string) (measure, error) {
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return 0, err
+		return measure{}, err
 	}
 	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
-		return 0, err
+		return measure{}, err
 	}
 	tbl, err := fr.ReadTable(context.Background())
 	if err != nil {
-		return 0, err
+		return measure{}, err
 	}
 	defer tbl.Release()
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(int64(snapshot.DefaultRowGroupRows)))
-	var sink bytes.Buffer
-	began := time.Now()
-	if err := pqarrow.WriteTable(tbl, io.Writer(&sink), int64(snapshot.DefaultRowGroupRows), props, pqarrow.DefaultWriterProps()); err != nil {
-		return 0, err
-	}
-	return float64(tbl.NumRows()) / time.Since(began).Seconds(), nil
-}
-
-// convertOnce converts the dumped table into out and returns its rate.
-func convertOnce(ctx context.Context, fsys fs.FS, tf dumpfile.TableFiles, def *schema.Table, create, out string) (snapshot.WriteResult, float64, error) {
 	f, err := os.Create(out)
 	if err != nil {
-		return snapshot.WriteResult{}, 0, err
+		return measure{}, err
 	}
 	defer f.Close()
-	began := time.Now()
-	tw, err := snapshot.NewTableWriter(f, def, snapshot.FooterMeta{CreateTable: create, SnapshotID: "20261129T000000Z", Source: "bench"}, snapshot.WriterOptions{})
+	defer os.Remove(out)
+	return timed(tbl.NumRows, func() error {
+		return pqarrow.WriteTable(tbl, f, int64(snapshot.DefaultRowGroupRows), props,
+			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	})
+}
+
+// convertOnce converts the dumped table into out as ConvertTable does
+// (Parquet written in a goroutine of the writer's own) and measures it.
+func convertOnce(ctx context.Context, fsys fs.FS, tf dumpfile.TableFiles, def *schema.Table, create, out string) (snapshot.WriteResult, measure, error) {
+	f, err := os.Create(out)
 	if err != nil {
-		return snapshot.WriteResult{}, 0, err
+		return snapshot.WriteResult{}, measure{}, err
 	}
-	if err := dumpconv.Convert(ctx, fsys, tf.DataFiles, def, tw, nil); err != nil {
-		return snapshot.WriteResult{}, 0, err
-	}
-	res, err := tw.Close()
+	defer f.Close()
+	var res snapshot.WriteResult
+	m, err := timed(func() int64 { return res.Rows }, func() error {
+		tw, err := snapshot.NewTableWriter(f, def, snapshot.FooterMeta{CreateTable: create, SnapshotID: "20261129T000000Z", Source: "bench"},
+			snapshot.WriterOptions{Overlap: true})
+		if err != nil {
+			return err
+		}
+		defer tw.Abort()
+		if err := dumpconv.Convert(ctx, fsys, tf.DataFiles, def, tw, nil); err != nil {
+			return err
+		}
+		res, err = tw.Close()
+		return err
+	})
 	if err != nil {
-		return snapshot.WriteResult{}, 0, err
+		return snapshot.WriteResult{}, measure{}, err
 	}
-	return res, float64(res.Rows) / time.Since(began).Seconds(), f.Close()
+	return res, m, f.Close()
 }

@@ -108,11 +108,12 @@ func benchMoment(ctx context.Context, maxRows int) ([]result, error) {
 		}
 		exp = res
 		expRate = max(expRate, float64(res.Rows)/elapsed.Seconds())
-		raw, err := rawArrowWrite(filepath.Join(staging, filepath.FromSlash(res.Files[0].Path)))
+		exported := filepath.Join(staging, filepath.FromSlash(res.Files[0].Path))
+		raw, err := rawArrowWrite(exported, exported+".raw")
 		if err != nil {
 			return nil, err
 		}
-		rawRate = max(rawRate, raw)
+		rawRate = max(rawRate, raw.rate)
 		os.RemoveAll(staging)
 	}
 	expRatio := expRate / rawRate

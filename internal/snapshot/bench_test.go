@@ -108,12 +108,18 @@ func reportRows(b *testing.B, rows int, cpu0 float64) {
 
 // BenchmarkTableWriter: SQL text rows → canonical form, RowHash, Arrow
 // builders, Parquet zstd.
-func BenchmarkTableWriter(b *testing.B) {
+func BenchmarkTableWriter(b *testing.B) { benchTableWriter(b, WriterOptions{}) }
+
+// BenchmarkTableWriterOverlap is BenchmarkTableWriter with the Parquet
+// writing in a goroutine of its own.
+func BenchmarkTableWriterOverlap(b *testing.B) { benchTableWriter(b, WriterOptions{Overlap: true}) }
+
+func benchTableWriter(b *testing.B, opts WriterOptions) {
 	tbl, rows := benchTable(), benchRowsSQL(benchRows)
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
 	for range b.N {
-		tw, err := NewTableWriter(io.Discard, tbl, FooterMeta{}, WriterOptions{})
+		tw, err := NewTableWriter(io.Discard, tbl, FooterMeta{}, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -36,8 +35,15 @@ type WriterOptions struct {
 	// ZstdLevel is the zstd compression level; 0 is the codec's default.
 	ZstdLevel int
 	// Allocator for the Parquet writer's buffers; nil is the Go allocator.
-	// (Row group values are held in Go slices reused from group to group.)
+	// (Values are handed to the Parquet writer in slices of a few thousand
+	// rows held in Go slices, reused from slice to slice.)
 	Allocator memory.Allocator
+	// Overlap writes the slices (Parquet encoding and zstd) in a goroutine
+	// of the writer's own while the caller appends the next rows, so that
+	// building rows and writing them use two cores. The file holds the same
+	// row groups and pages, written in the same order. A writer with
+	// Overlap must be ended by Close or Abort, or its goroutine outlives it.
+	Overlap bool
 }
 
 // WriteResult describes a closed table file.
@@ -74,8 +80,9 @@ func abbreviate(v []byte) string {
 
 // TableWriter writes one table file: Parquet, zstd, one row group per
 // RowGroupRows/RowGroupBytes, with the footer key-value metadata of
-// FooterMeta. It holds at most one row group in memory. It is not safe for
-// concurrent use.
+// FooterMeta. It holds one row group in memory, encoded and compressed by
+// pqarrow, and the slices of values being built and written (see
+// slices.go). It is not safe for concurrent use.
 type TableWriter struct {
 	t       *schema.Table
 	meta    FooterMeta
@@ -83,16 +90,17 @@ type TableWriter struct {
 	sc      *arrow.Schema
 	cw      *countingWriter
 	fw      *pqarrow.FileWriter
-	cols    []column
+	cur     *slice      // the slice being built
+	over    *overlapper // Overlap: writes the built slices; nil otherwise
 	vals    []value
+	nExtra  int    // STRING columns after the table's (chain files)
 	canon   []byte // hash framing + canonical values of the current row
 	scratch []byte // decoded bytes of the current row
 	fp      Fingerprint
-	extra   []column // STRING columns after the table's (chain files)
 	groupN  int
 	groupB  int
 	groups  int
-	err     error // sticky: a failed write or flush ends the writer
+	err     error // sticky: a failed write ends the writer
 	closed  bool
 }
 
@@ -137,11 +145,17 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
 	}
-	return &TableWriter{
-		t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
-		cols: newColumns(t, sc), vals: make([]value, len(t.Columns)),
-		extra: newStringColumns(len(extra)),
-	}, nil
+	tw := &TableWriter{t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
+		vals: make([]value, len(t.Columns)), nExtra: len(extra)}
+	tw.cur = newSlice(tw, len(extra))
+	if opts.Overlap {
+		slices := []*slice{}
+		for range overlapSlices - 1 {
+			slices = append(slices, newSlice(tw, len(extra)))
+		}
+		tw.over = startOverlapper(fw, sc, slices)
+	}
+	return tw, nil
 }
 
 // newParquetWriter opens a zstd Parquet writer that stores the Arrow schema
@@ -172,8 +186,8 @@ func (tw *TableWriter) AppendSQL(row []types.Cell) error { return tw.appendSQL(r
 
 // appendSQL is AppendSQL with the values of the extra columns.
 func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
-	if len(extra) != len(tw.extra) {
-		return fmt.Errorf("table %s row %d: %d chain values for %d chain columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(extra), len(tw.extra))
+	if len(extra) != tw.nExtra {
+		return fmt.Errorf("table %s row %d: %d chain values for %d chain columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(extra), tw.nExtra)
 	}
 	if tw.err != nil {
 		return tw.err
@@ -181,9 +195,10 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 	if tw.closed {
 		return errors.New("append to a closed table writer")
 	}
-	if len(row) != len(tw.cols) {
-		return fmt.Errorf("table %s row %d: %d values for %d columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(row), len(tw.cols))
+	if len(row) != len(tw.vals) {
+		return fmt.Errorf("table %s row %d: %d values for %d columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(row), len(tw.vals))
 	}
+	cols := tw.cur.cols
 	canon, scratch := tw.canon[:0], tw.scratch[:0]
 	for i, v := range row {
 		if v.Null {
@@ -194,10 +209,10 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 		at := len(canon)
 		canon = append(canon, 0, 0, 0, 0)
 		var err error
-		if canon, err = types.AppendSQLValue(canon, tw.cols[i].col, v); err == nil {
+		if canon, err = types.AppendSQLValue(canon, cols[i].col, v); err == nil {
 			c := canon[at+4:]
 			binary.LittleEndian.PutUint32(canon[at:], uint32(len(c)))
-			err = tw.cols[i].parse(c, at+4, &scratch, &tw.vals[i])
+			err = cols[i].parse(c, at+4, &scratch, &tw.vals[i])
 		}
 		if err != nil {
 			tw.canon, tw.scratch = canon[:0], scratch[:0]
@@ -208,28 +223,45 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 	for _, e := range extra {
 		rowBytes += len(e)
 	}
-	if tw.groupN > 0 && tw.groupB+rowBytes > math.MaxInt32 {
-		if err := tw.flush(); err != nil { // Arrow offsets are int32
-			return err
-		}
-	}
 	if rowBytes > math.MaxInt32 {
 		return fmt.Errorf("table %s row %d: row of %d bytes is too large", tw.t.QualifiedName(), tw.fp.Rows+1, rowBytes)
 	}
-	for i := range tw.cols {
-		tw.cols[i].put(&tw.vals[i], canon, scratch)
+	if tw.cur.n > 0 && tw.cur.bytes+rowBytes > math.MaxInt32 {
+		if err := tw.cut(); err != nil { // Arrow offsets are int32
+			return err
+		}
 	}
-	for i, e := range extra {
-		tw.extra[i].putString(e)
-	}
+	tw.put(canon, scratch, extra, rowBytes)
 	tw.fp.Add(xxhash.Sum64(canon))
 	tw.canon, tw.scratch = canon, scratch
-	tw.groupN++
-	tw.groupB += rowBytes
 	if tw.groupN >= tw.opts.RowGroupRows || tw.groupB >= tw.opts.RowGroupBytes {
-		return tw.flush()
+		tw.groupN, tw.groupB = 0, 0 // the next row starts a row group
+		return tw.cut()
+	}
+	if tw.cur.n >= sliceRows || tw.cur.bytes >= sliceBytes {
+		return tw.cut()
 	}
 	return nil
+}
+
+// put appends the parsed row to the current slice and counts it in its
+// row group (a row group's first row starts it).
+func (tw *TableWriter) put(canon, scratch []byte, extra []string, rowBytes int) {
+	s := tw.cur
+	if tw.groupN == 0 {
+		s.startGroup = true
+		tw.groups++
+	}
+	for i := range tw.vals {
+		s.cols[i].put(&tw.vals[i], canon, scratch)
+	}
+	for i, e := range extra {
+		s.cols[len(tw.vals)+i].putString(e)
+	}
+	s.n++
+	s.bytes += rowBytes
+	tw.groupN++
+	tw.groupB += rowBytes
 }
 
 func (tw *TableWriter) rowErr(i int, raw []byte, err error) error {
@@ -240,37 +272,58 @@ func (tw *TableWriter) rowErr(i int, raw []byte, err error) error {
 	return &RowError{Table: tw.t.QualifiedName(), Column: tw.t.Columns[i].Name, Row: tw.fp.Rows + 1, Value: abbreviate(raw), Err: err}
 }
 
-// flush writes the buffered rows as one row group.
-func (tw *TableWriter) flush() error {
-	if tw.groupN == 0 {
+// cut hands the current slice to the Parquet writer: written at once, or
+// with Overlap queued for the writing goroutine in exchange for an empty
+// slice. A write error is sticky.
+func (tw *TableWriter) cut() error {
+	if tw.cur.n == 0 {
 		return nil
 	}
-	arrs := make([]arrow.Array, 0, len(tw.cols)+len(tw.extra))
-	for i := range tw.cols {
-		arrs = append(arrs, tw.cols[i].newArray())
+	if tw.over == nil {
+		if err := writeSlice(tw.fw, tw.sc, tw.cur); err != nil {
+			tw.err = sliceWriteErr(tw.t.QualifiedName(), err)
+			return tw.err
+		}
+		return nil
 	}
-	for i := range tw.extra {
-		arrs = append(arrs, tw.extra[i].newArray())
-	}
-	rec := array.NewRecordBatch(tw.sc, arrs, int64(tw.groupN))
-	for _, a := range arrs {
-		a.Release()
-	}
-	err := tw.fw.Write(rec)
-	rec.Release()
-	if err != nil {
-		tw.err = fmt.Errorf("table %s: write row group: %w", tw.t.QualifiedName(), err)
+	if err := tw.over.failed(); err != nil {
+		tw.err = sliceWriteErr(tw.t.QualifiedName(), err)
 		return tw.err
 	}
-	for i := range tw.cols {
-		tw.cols[i].reset()
-	}
-	for i := range tw.extra {
-		tw.extra[i].reset()
-	}
-	tw.groups++
-	tw.groupN, tw.groupB = 0, 0
+	tw.cur = tw.over.swap(tw.cur)
 	return nil
+}
+
+// drain writes the current slice and, with Overlap, waits for every slice
+// to be written and ends the writing goroutine.
+func (tw *TableWriter) drain() error {
+	err := tw.cut()
+	if tw.over != nil {
+		over := tw.over
+		tw.over = nil
+		if werr := over.stop(); werr != nil && err == nil {
+			err = sliceWriteErr(tw.t.QualifiedName(), werr)
+		}
+	}
+	if err != nil {
+		tw.err = err
+	}
+	return err
+}
+
+// Abort ends a writer that will not be closed (the caller failed): with
+// Overlap it waits for the writing goroutine to end, so nothing is written
+// to the io.Writer after Abort returns. The file is left incomplete.
+// Abort after Close or Abort does nothing.
+func (tw *TableWriter) Abort() {
+	if tw.closed {
+		return
+	}
+	tw.closed = true
+	if tw.over != nil {
+		tw.over.stop()
+		tw.over = nil
+	}
 }
 
 // Rows returns the number of rows appended so far.
@@ -283,11 +336,12 @@ func (tw *TableWriter) Close() (WriteResult, error) {
 	if tw.closed {
 		return WriteResult{}, errors.New("table writer already closed")
 	}
-	tw.closed = true
 	if tw.err != nil {
+		tw.Abort()
 		return WriteResult{}, tw.err
 	}
-	if err := tw.flush(); err != nil {
+	tw.closed = true
+	if err := tw.drain(); err != nil {
 		return WriteResult{}, err
 	}
 	meta := tw.meta
