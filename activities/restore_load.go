@@ -5,9 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -60,10 +59,13 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 	if ok && cp.Done() {
 		return a.loadedResult(ctx, in, cp)
 	}
-	path, foot, err := a.stageTable(ctx, in, func(stage string, n int64) { progress(stage, n, "") })
+	staging := time.Now()
+	st, err := a.stageTable(ctx, in, func(stage string, n int64) { progress(stage, n, "") })
 	if err != nil {
 		return LoadTableResult{}, err
 	}
+	foot := st.Foot
+	stageTook := time.Since(staging)
 	conn, release, err := loadSession(ctx, db, sp.NoBinlog)
 	if err != nil {
 		return LoadTableResult{}, err
@@ -82,9 +84,12 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 		return LoadTableResult{}, err
 	}
 	defer l.closeReplicas()
-	res, err := l.run(ctx, path, foot)
+	res, err := l.run(ctx, st)
 	if err != nil {
 		return res, err
+	}
+	if stageTook > 50*time.Millisecond {
+		res.StageMillis = stageTook.Milliseconds()
 	}
 	if res.Done {
 		res.Def, res.Fingerprint = foot.Table, foot.Fingerprint.String()
@@ -96,78 +101,68 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 // rerun, or a retry after the last chunk): its definition from the staged
 // table's footer, staged again if this worker lacks it.
 func (a *Activities) loadedResult(ctx context.Context, in LoadTableInput, cp restore.Checkpoint) (LoadTableResult, error) {
-	_, foot, err := a.stageTable(ctx, in, nil)
+	st, err := a.stageTable(ctx, in, nil)
 	if err != nil {
 		return LoadTableResult{}, err
 	}
 	return LoadTableResult{Rows: cp.RowsLoaded, Total: cp.RowsTotal, Done: true, ChunkRows: in.ChunkRows,
-		Def: foot.Table, Fingerprint: cp.Fingerprint}, nil
+		Def: st.Foot.Table, Fingerprint: cp.Fingerprint}, nil
 }
 
-// stagedPath is where a restore's table is staged on this worker.
-func (a *Activities) stagedPath(id string, tp moment.TablePlan) (string, error) {
+// stagedDir is the folder a restore's table is staged in on this worker.
+func (a *Activities) stagedDir(id string, tp moment.TablePlan) (string, error) {
 	rel, err := snapshot.TableFile(tp.Schema, tp.Table)
 	if err != nil {
 		return "", nonRetryable(ErrBadInput, err)
 	}
-	return filepath.Join(a.restoreDir(id), filepath.FromSlash(rel)), nil
+	return filepath.Join(a.restoreDir(id), filepath.FromSlash(strings.TrimSuffix(rel, ".parquet"))), nil
 }
 
 func (a *Activities) restoreDir(id string) string { return filepath.Join(a.WorkDir, "restore", id) }
 
-// stageTable writes the table at the job's cut as a table file in the
-// work folder (through moment.Past: the index, archived hours and the
-// snapshots local or on the store), or reuses the one an earlier call
-// wrote for the same cut. It returns its path and footer.
-func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (string, snapshot.FooterMeta, error) {
+// stageTable writes the table at the job's cut, sorted by its key, as
+// table files in the work folder (through moment.Past: the index,
+// archived hours and the snapshots local or on the store; see
+// writeStaged), or reuses the ones an earlier call wrote for the same cut.
+func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (stagedTable, error) {
 	tp := in.Job.Table
-	path, err := a.stagedPath(in.Job.RestoreID, tp)
+	dir, err := a.stagedDir(in.Job.RestoreID, tp)
 	if err != nil {
-		return "", snapshot.FooterMeta{}, err
+		return stagedTable{}, err
 	}
-	if _, ok := reusable(path, in.Job.Cut); ok {
-		foot, err := snapshot.ReadFooter(path)
-		return path, foot, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", snapshot.FooterMeta{}, err
+	if st, ok := readStaged(dir, in.Job.Cut); ok {
+		return st, nil
 	}
 	eng, releaseEngine, err := a.engine(ctx)
 	if err != nil {
-		return "", snapshot.FooterMeta{}, err
+		return stagedTable{}, err
 	}
 	failed := true
 	defer func() { releaseEngine(failed) }()
 	past := a.past(ctx, in.Spec.Source)
 	cat, err := past.Catalog(ctx)
 	if err != nil {
-		return "", snapshot.FooterMeta{}, nonRetryable(ErrBadInput, err)
+		return stagedTable{}, nonRetryable(ErrBadInput, err)
 	}
 	rb := past.Rebuilder(eng, cat)
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
-		return "", snapshot.FooterMeta{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+		return stagedTable{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
 	}
 	defer t.Close()
 	cut, err := json.Marshal(in.Job.Cut)
 	if err != nil {
-		return "", snapshot.FooterMeta{}, err
+		return stagedTable{}, err
 	}
 	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Job.Cut.Position(), SnapshotID: tp.Snapshot,
 		Source: in.Spec.Source, Extra: [][2]string{{KeyAt, in.Spec.At}, {KeyCut, string(cut)}, {KeyBaseSnapshot, tp.Snapshot}}}
-	if _, err := writeHashed(path, func(w io.Writer) error {
-		_, err := t.Write(ctx, meta, w, progress)
-		return err
-	}); err != nil {
-		return "", snapshot.FooterMeta{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+	st, err := writeStaged(ctx, dir, t, meta, in.Job.Cut, progress)
+	if err != nil {
+		return stagedTable{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
 	}
 	failed = false
-	foot, err := snapshot.ReadFooter(path)
-	if err != nil {
-		return "", snapshot.FooterMeta{}, err
-	}
-	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", foot.Rows, "events", t.Events)
-	return path, foot, nil
+	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", st.Foot.Rows, "runs", len(st.Runs), "events", t.Events)
+	return st, nil
 }
 
 // startTable creates the load table from the CREATE TABLE at the cut (the

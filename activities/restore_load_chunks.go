@@ -9,7 +9,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -50,7 +49,7 @@ func (l *loader) closeReplicas() {
 // run loads chunks from the checkpoint on until the table is loaded, the
 // slice is used up, or a pause lasted pauseReport (or the rest of the
 // slice): a slice that ends in a pause says why.
-func (l *loader) run(ctx context.Context, path string, foot snapshot.FooterMeta) (LoadTableResult, error) {
+func (l *loader) run(ctx context.Context, st stagedTable) (LoadTableResult, error) {
 	lim := l.sp.Limits.WithDefaults()
 	res := LoadTableResult{Rows: l.cp.RowsLoaded, Total: l.cp.RowsTotal}
 	if l.chunk <= 0 {
@@ -59,12 +58,12 @@ func (l *loader) run(ctx context.Context, path string, foot snapshot.FooterMeta)
 	if l.slice <= 0 {
 		l.slice = DefaultLoadSlice
 	}
-	r, err := snapshot.OpenTableFile(path)
+	r, err := st.open()
 	if err != nil {
 		return res, err
 	}
 	defer r.Close()
-	t := foot.Table
+	t := st.Foot.Table
 	rows, err := sqlexport.NewRows(t)
 	if err != nil {
 		return res, nonRetryable(ErrBadInput, err)
@@ -127,7 +126,7 @@ func (l *loader) run(ctx context.Context, path string, foot snapshot.FooterMeta)
 // skip reads past the rows the checkpoint says are committed and checks
 // that the last of them has the checkpoint's key: the staged table is the
 // one the load started with.
-func (l *loader) skip(r *snapshot.TableReader, keyIdx []int) error {
+func (l *loader) skip(r rowReader, keyIdx []int) error {
 	var last []types.Cell
 	for i := int64(0); i < l.cp.RowsLoaded; i++ {
 		row, err := r.Next()
@@ -159,40 +158,23 @@ func (l *loader) pauseReason(ctx context.Context, lim restore.Limits) (string, e
 
 // chunkOnce loads the next size rows of r (fewer at the end) in one
 // transaction with the checkpoint's move; it returns the rows loaded and
-// the transaction's time.
-func (l *loader) chunkOnce(ctx context.Context, r *snapshot.TableReader, rows *sqlexport.Rows, prefix string, keyIdx []int, size int) (int, time.Duration, error) {
-	var stmts [][]byte
-	stmt := []byte(nil)
-	var lastKey *string
-	n := 0
-	for n < size {
-		row, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, 0, fmt.Errorf("staged %s: %w", l.job.Table.Key(), err)
-		}
-		tuple := len(stmt)
-		if len(stmt) == 0 {
-			stmt = append(stmt, prefix...)
-		} else {
-			stmt = append(stmt, ',')
-		}
-		mark := len(stmt)
-		if stmt, err = rows.AppendTuple(stmt, l.cp.RowsLoaded+int64(n)+1, row); err != nil {
-			return 0, 0, nonRetryable(ErrBadInput, err)
-		}
-		if tuple > 0 && len(stmt) > maxStatementBytes { // close the statement before this row
-			t := append([]byte(nil), stmt[mark:]...)
-			stmts = append(stmts, stmt[:tuple])
-			stmt = append(append([]byte(nil), prefix...), t...)
-		}
-		lastKey = keyText(row, keyIdx)
-		n++
+// the transaction's time. The chunk's INSERTs (of at most
+// maxStatementBytes) run on the target while the next ones are built from
+// the staged rows (statementPipe).
+func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Rows, prefix string, keyIdx []int, size int) (int, time.Duration, error) {
+	began := time.Now()
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("target: begin chunk of %s: %w", l.job.Target(), err)
 	}
-	if len(stmt) > 0 {
-		stmts = append(stmts, stmt)
+	defer tx.Rollback()
+	pipe := newStatementPipe(ctx, tx)
+	n, lastKey, err := l.buildChunk(r, rows, prefix, keyIdx, size, pipe.send)
+	if perr := pipe.wait(); err == nil && perr != nil {
+		err = fmt.Errorf("target: load rows %d..%d of %s into %s.%s: %w", l.cp.RowsLoaded+1, l.cp.RowsLoaded+int64(n), l.job.Table.Key(), l.job.Schema, l.job.Load, perr)
+	}
+	if err != nil {
+		return 0, 0, err
 	}
 	total := l.cp.RowsLoaded + int64(n)
 	state := restore.StateLoading
@@ -206,17 +188,6 @@ func (l *loader) chunkOnce(ctx context.Context, r *snapshot.TableReader, rows *s
 		k := l.cp.LastKey
 		lastKey = &k
 	}
-	began := time.Now()
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, fmt.Errorf("target: begin chunk of %s: %w", l.job.Target(), err)
-	}
-	defer tx.Rollback()
-	for _, s := range stmts {
-		if _, err := tx.ExecContext(ctx, string(s)); err != nil {
-			return 0, 0, fmt.Errorf("target: load rows %d..%d of %s into %s.%s: %w", l.cp.RowsLoaded+1, total, l.job.Table.Key(), l.job.Schema, l.job.Load, err)
-		}
-	}
 	if err := advanceCheckpoint(ctx, tx, l.sp.checkpointSchema(), l.cp, total, lastKey, state); err != nil {
 		return 0, 0, err
 	}
@@ -229,6 +200,92 @@ func (l *loader) chunkOnce(ctx context.Context, r *snapshot.TableReader, rows *s
 		l.cp.LastKey = *lastKey
 	}
 	return n, took, nil
+}
+
+// buildChunk reads up to size rows of r and passes their multi-row
+// INSERTs to send as each is complete; it returns the rows read and the
+// last one's key.
+func (l *loader) buildChunk(r rowReader, rows *sqlexport.Rows, prefix string, keyIdx []int, size int, send func([]byte) bool) (int, *string, error) {
+	var stmt []byte
+	var lastKey *string
+	n := 0
+	for n < size {
+		row, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("staged %s: %w", l.job.Table.Key(), err)
+		}
+		tuple := len(stmt)
+		if len(stmt) == 0 {
+			stmt = append(make([]byte, 0, maxStatementBytes+64<<10), prefix...)
+		} else {
+			stmt = append(stmt, ',')
+		}
+		mark := len(stmt)
+		if stmt, err = rows.AppendTuple(stmt, l.cp.RowsLoaded+int64(n)+1, row); err != nil {
+			return 0, nil, nonRetryable(ErrBadInput, err)
+		}
+		if tuple > 0 && len(stmt) > maxStatementBytes { // close the statement before this row
+			t := append([]byte(nil), stmt[mark:]...)
+			if !send(stmt[:tuple]) {
+				return n, nil, nil // the statement failed: wait says why
+			}
+			stmt = append(append(make([]byte, 0, maxStatementBytes+64<<10), prefix...), t...)
+		}
+		lastKey = keyText(row, keyIdx)
+		n++
+	}
+	if len(stmt) > 0 && !send(stmt) {
+		return n, nil, nil
+	}
+	return n, lastKey, nil
+}
+
+// statementPipe runs a transaction's statements on another goroutine, in
+// the order sent, while the caller builds the next ones.
+type statementPipe struct {
+	ctx    context.Context
+	tx     *sql.Tx
+	stmts  chan []byte
+	failed chan struct{}
+	done   chan error
+}
+
+func newStatementPipe(ctx context.Context, tx *sql.Tx) *statementPipe {
+	p := &statementPipe{ctx: ctx, tx: tx, stmts: make(chan []byte, 1), failed: make(chan struct{}), done: make(chan error, 1)}
+	go p.run()
+	return p
+}
+
+func (p *statementPipe) run() {
+	for s := range p.stmts {
+		if _, err := p.tx.ExecContext(p.ctx, string(s)); err != nil {
+			close(p.failed)
+			for range p.stmts {
+			}
+			p.done <- err
+			return
+		}
+	}
+	p.done <- nil
+}
+
+// send queues s; false when an earlier statement failed.
+func (p *statementPipe) send(s []byte) bool {
+	select {
+	case <-p.failed:
+		return false
+	case p.stmts <- s:
+		return true
+	}
+}
+
+// wait ends the pipe and returns the first statement's error.
+func (p *statementPipe) wait() error {
+	close(p.stmts)
+	return <-p.done
 }
 
 // sleep waits d or until ctx is done.

@@ -239,3 +239,30 @@ func replicaState(ctx context.Context, db *sql.DB, name string) restore.ReplicaS
 	}
 	return st
 }
+
+// RestoreCheckpoints reads every checkpoint of restore id from the
+// target's bookkeeping table, by target table: what a restore that
+// stopped (cancelled, failed) loaded, and where a rerun goes on from.
+func RestoreCheckpoints(ctx context.Context, sp RestoreSpec, id string) ([]restore.Checkpoint, error) {
+	db, addr, err := sp.Target.open(ctx, "target")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT "+checkpointCols+" FROM "+restore.Qualified(sp.checkpointSchema(), restore.BookkeepingTable)+
+		" WHERE restore_id = ? ORDER BY schema_name, table_name", id)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints of restore %s on %s: %w", id, addr, err)
+	}
+	defer rows.Close()
+	var out []restore.Checkpoint
+	for rows.Next() {
+		var c restore.Checkpoint
+		if err := rows.Scan(&c.RestoreID, &c.Schema, &c.Table, &c.LoadTable, &c.Source, &c.SourceTable, &c.CutSeq, &c.Fingerprint,
+			&c.RowsTotal, &c.RowsLoaded, &c.LastKey, &c.Chunks, &c.State); err != nil {
+			return nil, fmt.Errorf("checkpoints of restore %s on %s: %w", id, addr, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

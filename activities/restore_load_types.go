@@ -124,6 +124,9 @@ type LoadTableResult struct {
 	ChunkRows int
 	// ChunkMillis are the durations of this slice's chunk transactions.
 	ChunkMillis []int32 `json:",omitempty"`
+	// StageMillis is how long this call took to stage the rebuilt table
+	// (0 when it was staged already).
+	StageMillis int64 `json:",omitempty"`
 	// Paused says why the slice ended waiting ("" when it did not).
 	Paused string `json:",omitempty"`
 	Done   bool

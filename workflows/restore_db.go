@@ -105,7 +105,14 @@ type RestoreResult struct {
 }
 
 // restoreOptions are the options of a restore's heartbeating activities.
-var restoreOptions = longOptions(12*time.Hour, 5*activities.HeartbeatEvery, 10*time.Second)
+// A cancelled run waits until its activities have stopped (they stop after
+// the current chunk), so what it leaves loaded is final when it ends.
+var restoreOptions = waitForCancel(longOptions(12*time.Hour, 5*activities.HeartbeatEvery, 10*time.Second))
+
+func waitForCancel(o workflow.ActivityOptions) workflow.ActivityOptions {
+	o.WaitForCancellation = true
+	return o
+}
 
 // Restore loads tables rebuilt at a moment into a live server
 // (docs/restore.md): PlanRestore decides the cut, the tables and their

@@ -10,9 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	temporaltest "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -40,6 +45,27 @@ type restoreChildConfig struct {
 type restoreChildResult struct {
 	Nanos, ChunkNanos int64
 	Chunks            int
+	// Phases is the time of each activity type (the sum of its calls'
+	// start to end; calls of one type may overlap), and "stage" the time
+	// LoadTable spent staging the rebuilt table.
+	Phases map[string]time.Duration
+}
+
+// phaseText is "name time, ..." of phases in name order.
+func phaseText(phases map[string]time.Duration) string {
+	names := make([]string, 0, len(phases))
+	for n := range phases {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", n, phases[n].Round(time.Millisecond))
+	}
+	return b.String()
 }
 
 // restoreRounds is how many times each timed load is repeated, the two
@@ -124,8 +150,8 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 		if err := target.Exec(ctx, "DROP DATABASE "+into, "DROP DATABASE "+refreshSchema, "DROP DATABASE IF EXISTS dbtrail"); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(os.Stderr, "restore: round %d: restore %s (%d chunk transactions %s; peak RSS %s), mariadb client %s\n", round,
-			took.Round(time.Millisecond), run.Chunks, time.Duration(run.ChunkNanos).Round(time.Millisecond), sizeText(rss), client.Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "restore: round %d: restore %s (%d chunk transactions %s; %s; peak RSS %s), mariadb client %s\n", round,
+			took.Round(time.Millisecond), run.Chunks, time.Duration(run.ChunkNanos).Round(time.Millisecond), phaseText(run.Phases), sizeText(rss), client.Round(time.Millisecond))
 		if round == 0 || took < best {
 			best, bestRun = took, run
 		}
@@ -139,9 +165,9 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 	size := fmt.Sprintf("%d rows", rows)
 	return []result{
 		{"restore: rows/s vs the mariadb client loading the .sql export", fmt.Sprintf("%.2fx (%.0f vs %.0f rows/s)", rate/clientRate, rate, clientRate), "≥ 1.0",
-			fmt.Sprintf("%s, --parallel 2, best of %d; the restore's time (%s) includes the rebuild at the moment and the verification, its %d chunk transactions took %s (%.0f rows/s loading alone)",
+			fmt.Sprintf("%s, --parallel 2, best of %d; the restore's time (%s) includes the rebuild at the moment and the verification, its %d chunk transactions took %s (%.0f rows/s loading alone); activities: %s",
 				size, restoreRounds, best.Round(time.Millisecond), bestRun.Chunks, time.Duration(bestRun.ChunkNanos).Round(time.Millisecond),
-				float64(rows)/time.Duration(bestRun.ChunkNanos).Seconds())},
+				float64(rows)/time.Duration(bestRun.ChunkNanos).Seconds(), phaseText(bestRun.Phases))},
 		{"restore: peak RSS of the restoring worker", sizeText(peak), "≤ 1024 MiB", size + ", the whole Restore workflow in a child process"},
 	}, nil
 }
@@ -244,6 +270,23 @@ func runRestoreChild(cfg string) error {
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.RegisterActivity(acts)
 	env.RegisterWorkflow(workflows.Restore)
+	out := restoreChildResult{Phases: map[string]time.Duration{}}
+	var mu sync.Mutex
+	starts := map[string]time.Time{}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		starts[info.ActivityID] = time.Now()
+	})
+	env.SetOnActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, _ error) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Phases[info.ActivityType.Name] += time.Since(starts[info.ActivityID])
+		var lt activities.LoadTableResult
+		if info.ActivityType.Name == "LoadTable" && result != nil && result.HasValue() && result.Get(&lt) == nil {
+			out.Phases["stage"] += time.Duration(lt.StageMillis) * time.Millisecond
+		}
+	})
 	began := time.Now()
 	env.ExecuteWorkflow(workflows.Restore, c.In)
 	took := time.Since(began)
@@ -257,7 +300,7 @@ func runRestoreChild(cfg string) error {
 	if len(res.Tables) != 1 || res.Rows != res.Written {
 		return fmt.Errorf("restore: %d tables, %d rows, %d written; want 1 table loaded by this run", len(res.Tables), res.Rows, res.Written)
 	}
-	out := restoreChildResult{Nanos: int64(took)}
+	out.Nanos = int64(took)
 	for _, t := range res.Tables {
 		for _, ms := range t.ChunkMillis {
 			out.ChunkNanos += int64(ms) * int64(time.Millisecond)

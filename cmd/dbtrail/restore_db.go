@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -126,6 +127,9 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 	var res workflows.RestoreResult
 	err = newWaiter(cmd.ErrOrStderr(), r.m.tf.location()).wait(ctx, "Restore", run, queryProgress(c, run, restoreDBProgress), &res)
 	var failed *runFailedError
+	if errors.As(err, &failed) && !spec.Drill {
+		printStopped(ctx, cmd.OutOrStdout(), c, run, spec, addr)
+	}
 	if err == nil || errors.As(err, &failed) { // the run ended: its password files are not needed any more
 		for _, c := range cleanups {
 			c()
@@ -229,6 +233,42 @@ func restoreDBProgress(p workflows.RestoreProgress) progress {
 		bar = tablesBar(int(done*1000/total), 1000)
 	}
 	return progress{phase: phase, counts: counts, bar: bar}
+}
+
+// printStopped lists what a restore that ended without completing
+// (cancelled, failed) loaded: its checkpoints in the target, which a rerun
+// of the same command goes on from. It says so when it cannot read them.
+func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.WorkflowRun, spec activities.RestoreSpec, addr string) {
+	var p workflows.RestoreProgress
+	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
+	if err == nil {
+		err = v.Get(&p)
+	}
+	if err == nil && p.RestoreID == "" {
+		fmt.Fprintf(w, "the restore stopped before it loaded anything into %s\n", addr)
+		return
+	}
+	var cps []restore.Checkpoint
+	if err == nil {
+		cps, err = activities.RestoreCheckpoints(ctx, spec, p.RestoreID)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "what the restore loaded into %s cannot be listed: %v\n", addr, err)
+		return
+	}
+	schemaName := spec.CheckpointSchema
+	if schemaName == "" {
+		schemaName = restore.DefaultCheckpointSchema
+	}
+	fmt.Fprintf(w, "restore %s stopped; what it loaded stays in %s, with its checkpoints in %s.%s (the same command goes on from them):\n",
+		p.RestoreID, addr, schemaName, restore.BookkeepingTable)
+	if len(cps) == 0 {
+		fmt.Fprintln(w, "  no table started")
+	}
+	for _, cp := range cps {
+		fmt.Fprintf(w, "  %-30s -> %-30s %10d of %d rows loaded in %d chunks (%s)\n", cp.SourceTable,
+			cp.Schema+"."+cp.LoadTable, cp.RowsLoaded, cp.RowsTotal, cp.Chunks, cp.State)
+	}
 }
 
 // printRestoreDB reports a finished restore: where, the cut, every table.

@@ -1,0 +1,388 @@
+package activities
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// Bounds of a staged table's sort: rows that arrive out of key order are
+// held in memory up to sideBytes, then written sorted as a side run of
+// small row groups; more than maxSideRuns side runs are merged into one.
+const (
+	sideBytes    = 32 << 20
+	sideGroup    = 8192
+	maxSideRuns  = 8
+	manifestName = "staged.json"
+)
+
+// stagedTable is a table rebuilt at the restore's cut on this worker: one
+// or more table files (runs) in Dir, each sorted by the table's key
+// (restore.KeyOrder), whose merge is the table in key order; a keyless
+// table is one run in the rebuild's order. Foot is the first run's footer
+// with the whole table's rows and fingerprint.
+type stagedTable struct {
+	Dir  string
+	Runs []string
+	Foot snapshot.FooterMeta
+}
+
+// stagedManifest is written last (crash-safely) in a staged table's
+// folder: a folder without it is an unfinished staging.
+type stagedManifest struct {
+	Cut         moment.Cut
+	Runs        []string
+	Fingerprint snapshot.Fingerprint
+}
+
+// readStaged returns the table staged in dir for cut, if it is complete.
+func readStaged(dir string, cut moment.Cut) (stagedTable, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return stagedTable{}, false
+	}
+	var m stagedManifest
+	if json.Unmarshal(b, &m) != nil || m.Cut.Seq != cut.Seq || m.Cut.Txn.Position != cut.Txn.Position || len(m.Runs) == 0 {
+		return stagedTable{}, false
+	}
+	foot, err := snapshot.ReadFooter(filepath.Join(dir, m.Runs[0]))
+	if err != nil {
+		return stagedTable{}, false
+	}
+	for _, r := range m.Runs[1:] {
+		if _, err := os.Stat(filepath.Join(dir, r)); err != nil {
+			return stagedTable{}, false
+		}
+	}
+	foot.Rows, foot.Fingerprint = m.Fingerprint.Rows, m.Fingerprint
+	return stagedTable{Dir: dir, Runs: m.Runs, Foot: foot}, true
+}
+
+// writeStaged stages t (opened at cut) in dir, sorted by its key: the
+// rows that arrive in key order go to the main run as they come (a
+// snapshot of a full backup is in key order, so usually nearly all), the
+// others are sorted in memory into side runs. Every run's fingerprint is
+// computed while it is written; their sum is the table's.
+func writeStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot.FooterMeta, cut moment.Cut, progress func(string, int64)) (stagedTable, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return stagedTable{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return stagedTable{}, err
+	}
+	order, err := restore.NewKeyOrder(t.Footer.Table)
+	if err != nil {
+		return stagedTable{}, nonRetryable(ErrBadInput, err)
+	}
+	s := &runSorter{dir: dir, def: t.Footer.Table, meta: meta, order: order}
+	defer s.abort()
+	if s.main, err = s.create("run-main.parquet", snapshot.WriterOptions{}); err != nil {
+		return stagedTable{}, err
+	}
+	var n int64
+	if err := t.Rows(ctx, func(row []types.Cell) error {
+		n++
+		if progress != nil && n%(256*1024) == 0 {
+			progress("staging", n)
+		}
+		return s.add(row)
+	}); err != nil {
+		return stagedTable{}, err
+	}
+	m, err := s.finish(cut)
+	if err != nil {
+		return stagedTable{}, err
+	}
+	mb, err := json.Marshal(m)
+	if err != nil {
+		return stagedTable{}, err
+	}
+	if err := atomicfile.Write(filepath.Join(dir, manifestName), 0o644, func(w io.Writer) error { _, err := w.Write(mb); return err }); err != nil {
+		return stagedTable{}, err
+	}
+	st, ok := readStaged(dir, cut)
+	if !ok {
+		return stagedTable{}, fmt.Errorf("staged %s: its manifest cannot be read back", dir)
+	}
+	return st, nil
+}
+
+// runWriter is one run being written.
+type runWriter struct {
+	name string
+	f    *atomicfile.File
+	tw   *snapshot.TableWriter
+}
+
+// runSorter splits a table's rows into sorted runs.
+type runSorter struct {
+	dir   string
+	def   *schema.Table
+	meta  snapshot.FooterMeta
+	order *restore.KeyOrder
+	main  *runWriter
+	last  []types.Cell // the main run's last key
+	has   bool
+	side  [][]types.Cell
+	bytes int
+	runs  []string // side runs written
+	fp    snapshot.Fingerprint
+	open  []*runWriter
+}
+
+func (s *runSorter) create(name string, opts snapshot.WriterOptions) (*runWriter, error) {
+	f, err := atomicfile.Create(filepath.Join(s.dir, name), 0o644)
+	if err != nil {
+		return nil, err
+	}
+	tw, err := snapshot.NewTableWriter(f, s.def, s.meta, opts)
+	if err != nil {
+		f.Abort()
+		return nil, err
+	}
+	w := &runWriter{name: name, f: f, tw: tw}
+	s.open = append(s.open, w)
+	return w, nil
+}
+
+// close finishes w and adds its fingerprint to the table's.
+func (s *runSorter) close(w *runWriter) error {
+	s.open = slices.DeleteFunc(s.open, func(o *runWriter) bool { return o == w })
+	res, err := w.tw.Close()
+	if err != nil {
+		w.f.Abort()
+		return err
+	}
+	s.fp.Merge(res.Fingerprint)
+	return w.f.Commit()
+}
+
+func (s *runSorter) abort() {
+	for _, w := range s.open {
+		w.f.Abort()
+	}
+}
+
+// add takes one row (valid only during the call).
+func (s *runSorter) add(row []types.Cell) error {
+	if s.order == nil || !s.has || s.order.Compare(row, s.last) > 0 {
+		if s.order != nil {
+			s.last, s.has = s.order.Key(s.last, row), true
+		}
+		return s.main.tw.AppendSQL(row)
+	}
+	c := make([]types.Cell, len(row))
+	for i, v := range row {
+		c[i] = types.Cell{Null: v.Null, Text: append([]byte(nil), v.Text...)}
+		s.bytes += len(v.Text) + 32
+	}
+	s.side = append(s.side, c)
+	if s.bytes >= sideBytes {
+		return s.flushSide()
+	}
+	return nil
+}
+
+// flushSide writes the held rows, sorted, as a side run; past maxSideRuns
+// the side runs are merged into one.
+func (s *runSorter) flushSide() error {
+	if len(s.side) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(s.side, s.order.Compare)
+	w, err := s.create(fmt.Sprintf("run-%03d.parquet", len(s.runs)+1), snapshot.WriterOptions{RowGroupRows: sideGroup})
+	if err != nil {
+		return err
+	}
+	for _, r := range s.side {
+		if err := w.tw.AppendSQL(r); err != nil {
+			return err
+		}
+	}
+	s.side, s.bytes = s.side[:0], 0
+	if err := s.close(w); err != nil {
+		return err
+	}
+	s.runs = append(s.runs, w.name)
+	if len(s.runs) < maxSideRuns {
+		return nil
+	}
+	return s.mergeSide()
+}
+
+// mergeSide merges the side runs into one.
+func (s *runSorter) mergeSide() error {
+	r, err := openRuns(s.dir, s.runs, s.order)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := s.create(fmt.Sprintf("run-m%03d.parquet", len(s.runs)), snapshot.WriterOptions{RowGroupRows: sideGroup})
+	if err != nil {
+		return err
+	}
+	var dropped snapshot.Fingerprint
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := w.tw.AppendSQL(row); err != nil {
+			return err
+		}
+	}
+	for _, name := range s.runs {
+		foot, err := snapshot.ReadFooter(filepath.Join(s.dir, name))
+		if err != nil {
+			return err
+		}
+		dropped.Merge(foot.Fingerprint)
+	}
+	s.fp.Rows, s.fp.Sum = s.fp.Rows-dropped.Rows, s.fp.Sum-dropped.Sum // counted again by the merged run
+	if err := s.close(w); err != nil {
+		return err
+	}
+	for _, name := range s.runs {
+		os.Remove(filepath.Join(s.dir, name))
+	}
+	s.runs = []string{w.name}
+	return nil
+}
+
+// finish closes every run and returns the manifest.
+func (s *runSorter) finish(cut moment.Cut) (stagedManifest, error) {
+	if err := s.flushSide(); err != nil {
+		return stagedManifest{}, err
+	}
+	if err := s.close(s.main); err != nil {
+		return stagedManifest{}, err
+	}
+	return stagedManifest{Cut: cut, Runs: append([]string{s.main.name}, s.runs...), Fingerprint: s.fp}, nil
+}
+
+// rowReader reads a staged table's rows; a row is valid until the next
+// call of Next.
+type rowReader interface {
+	Next() ([]types.Cell, error)
+	Close() error
+}
+
+// open reads the staged table in key order.
+func (st stagedTable) open() (rowReader, error) {
+	order, err := restore.NewKeyOrder(st.Foot.Table)
+	if err != nil {
+		return nil, nonRetryable(ErrBadInput, err)
+	}
+	return openRuns(st.Dir, st.Runs, order)
+}
+
+// openRuns merges the runs of dir by order (one run: read as it is).
+func openRuns(dir string, runs []string, order *restore.KeyOrder) (rowReader, error) {
+	m := &runMerge{order: order, advance: -1}
+	for _, name := range runs {
+		r, err := snapshot.OpenTableFile(filepath.Join(dir, name))
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.readers = append(m.readers, r)
+	}
+	if len(m.readers) == 1 {
+		return m.readers[0], nil
+	}
+	return m, nil
+}
+
+// runMerge is a k-way merge of sorted runs; ties go to the earlier run.
+type runMerge struct {
+	order   *restore.KeyOrder
+	readers []*snapshot.TableReader
+	heads   mergeHeap
+	started bool
+	advance int // the run whose row Next returned last
+}
+
+type mergeHead struct {
+	run int
+	row []types.Cell
+}
+
+type mergeHeap struct {
+	h     []mergeHead
+	order *restore.KeyOrder
+}
+
+func (h *mergeHeap) Len() int { return len(h.h) }
+func (h *mergeHeap) Less(i, j int) bool {
+	if c := h.order.Compare(h.h[i].row, h.h[j].row); c != 0 {
+		return c < 0
+	}
+	return h.h[i].run < h.h[j].run
+}
+func (h *mergeHeap) Swap(i, j int) { h.h[i], h.h[j] = h.h[j], h.h[i] }
+func (h *mergeHeap) Push(x any)    { h.h = append(h.h, x.(mergeHead)) }
+func (h *mergeHeap) Pop() any {
+	x := h.h[len(h.h)-1]
+	h.h = h.h[:len(h.h)-1]
+	return x
+}
+
+// pull reads run i's next row onto the heap (none at its end).
+func (m *runMerge) pull(i int) error {
+	row, err := m.readers[i].Next()
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	heap.Push(&m.heads, mergeHead{run: i, row: row})
+	return nil
+}
+
+func (m *runMerge) Next() ([]types.Cell, error) {
+	if !m.started {
+		m.started, m.heads.order = true, m.order
+		for i := range m.readers {
+			if err := m.pull(i); err != nil {
+				return nil, err
+			}
+		}
+	} else if m.advance >= 0 {
+		if err := m.pull(m.advance); err != nil {
+			return nil, err
+		}
+	}
+	if m.heads.Len() == 0 {
+		m.advance = -1
+		return nil, io.EOF
+	}
+	h := heap.Pop(&m.heads).(mergeHead)
+	m.advance = h.run
+	return h.row, nil
+}
+
+func (m *runMerge) Close() error {
+	var first error
+	for _, r := range m.readers {
+		if err := r.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

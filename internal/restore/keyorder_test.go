@@ -1,0 +1,49 @@
+package restore
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+func TestKeyOrder(t *testing.T) {
+	def := &schema.Table{Name: "t", Columns: []schema.Column{{Name: "k", Type: "varchar"}, {Name: "n", Type: "bigint"},
+		{Name: "d", Type: "decimal", Scale: 2}, {Name: "f", Type: "double"}, {Name: "pad", Type: "text"}},
+		Key: []string{"k", "n"}, KeyKind: schema.KeyPrimary}
+	o, err := NewKeyOrder(def)
+	if err != nil || o == nil {
+		t.Fatalf("NewKeyOrder: %v %v", o, err)
+	}
+	row := func(k, n string) []types.Cell {
+		return []types.Cell{types.TextCell([]byte(k)), types.TextCell([]byte(n)), types.NullCell(), types.NullCell(), types.TextCell([]byte("x"))}
+	}
+	rows := [][]types.Cell{row("b", "10"), row("a", "9"), row("b", "-3"), row("b", "2"), row("a", "-10"), row("b", "-20")}
+	slices.SortFunc(rows, o.Compare)
+	var got []string
+	for _, r := range rows {
+		got = append(got, string(r[0].Text)+":"+string(r[1].Text))
+	}
+	want := []string{"a:-10", "a:9", "b:-20", "b:-3", "b:2", "b:10"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"1.50", "1.5", 0}, {"-1.50", "-1.49", -1}, {"10.00", "9.99", 1}, {"0.01", "-0.01", 1}, {"007", "7", 0}} {
+		if got := compareNumber([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("compareNumber(%s, %s) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	if compareCell(cmpFloat, types.TextCell([]byte("1e2")), types.TextCell([]byte("99.5"))) != 1 {
+		t.Error("1e2 should follow 99.5")
+	}
+	if compareCell(cmpInt, types.NullCell(), types.TextCell([]byte("-5"))) != -1 {
+		t.Error("NULL should sort first")
+	}
+	if k, _ := NewKeyOrder(&schema.Table{Columns: def.Columns, Key: []string{"k", "n", "d", "f", "pad"}, KeyKind: schema.KeyRow}); k != nil {
+		t.Error("a keyless table has no key order")
+	}
+}
