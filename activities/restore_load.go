@@ -143,6 +143,9 @@ func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress
 	if err != nil {
 		return "", snapshot.FooterMeta{}, nonRetryable(ErrBadInput, err)
 	}
+	if err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, filepath.Dir(path)); err != nil {
+		return "", snapshot.FooterMeta{}, err
+	}
 	rb := past.Rebuilder(eng, cat)
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
