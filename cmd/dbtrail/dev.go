@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -49,9 +51,16 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 			}
 			defer store.Close()
 			defer acts.Engines.Close()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			if metricsAddr != "" {
+				if err := serveMetrics(cmd.Context(), metricsAddr, reg, g.log); err != nil {
+					return err
+				}
+			}
 			var jobs []devJob
 			if withCapture {
-				job, err := captureJob(cmd, g, wc, store, metricsAddr)
+				job, err := captureJob(cmd, g, wc, store, reg)
 				if err != nil {
 					return err
 				}
@@ -67,7 +76,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
-			return runDev(cmd, cfg, taskQueue, acts, specs, jobs, g.log)
+			return runDev(cmd, cfg, taskQueue, acts, reg, specs, jobs, g.log)
 		},
 	}
 	f := cmd.Flags()
@@ -77,14 +86,14 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&cfg.Namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace (created if missing)")
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker")
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
-	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of capture's Prometheus /metrics endpoint (empty: off)")
+	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
 	wc.register(f)
 	sched.register(f)
 	sc.register(f, api.DefaultAddr)
 	return cmd
 }
 
-func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities,
+func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities, reg prometheus.Registerer,
 	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger) error {
 	ctx := cmd.Context()
 	began := time.Now()
@@ -109,7 +118,7 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 
 	// Background jobs: capture joins the worker here.
 	jobs := append([]devJob{
-		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, log) }},
+		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, reg, log) }},
 	}, extra...)
 
 	out := cmd.OutOrStdout()
