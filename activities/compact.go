@@ -59,7 +59,9 @@ func readCompacted(sourceDir string, m snapshot.Manifest) (map[foldplan.TableKey
 // range's descriptor. The snapshot and its table file are not touched; the
 // next refresh links the range in place of the entries it merged, if they
 // are still the chain's first. A range already written for the same files is
-// kept (idempotent); fewer than two entries to merge are left as they are. A
+// kept (idempotent); fewer than two entries to merge are left as they are.
+// First the folder's free space is checked against the merged files' size
+// (the range holds at most what it merges): too little is NoRoom. A
 // Merge that is not the start of the snapshot's chain is refused: the plan
 // and the snapshot disagree.
 func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (CompactTableResult, error) {
@@ -103,6 +105,10 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 	old, err := readDesc(dir, k)
 	if err == nil && sameRange(old, cr) {
 		return res, nil
+	}
+	// The range holds at most what it merges.
+	if err := a.checkRoom(dir, filesSize(snap.Manifest, merge), "compact "+k.String()); err != nil {
+		return CompactTableResult{}, err
 	}
 	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res); err != nil {
 		return res, err

@@ -24,8 +24,10 @@ import (
 
 // Dump runs mydumper against the source into <WorkDir>/<source>/<snapshot>.
 // A dump that finished before (its metadata file is complete) is reused, so
-// a retried workflow does not dump twice; a partial one is redone. The
-// password reaches mydumper in a 0600 defaults file, never in argv.
+// a retried workflow does not dump twice; a partial one is redone. Before
+// mydumper starts, the work folder's free space is checked against the
+// dump's estimated size (dumpNeed): too little is NoRoom. The password
+// reaches mydumper in a 0600 defaults file, never in argv.
 func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error) {
 	src, err := a.source(in.Source)
 	if err != nil {
@@ -38,6 +40,9 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return DumpResult{}, fmt.Errorf("clear dump folder %s: %w", dir, err)
+	}
+	if err := a.checkDumpRoom(ctx, in.Source, dir); err != nil {
+		return DumpResult{}, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return DumpResult{}, fmt.Errorf("create dump folder %s: %w", dir, err)

@@ -34,8 +34,10 @@ const (
 // anything is written: the moment's cut and rebuild plan (moment.PlanAt),
 // or the range's cuts and its tables with changes. A moment or table it
 // refuses, an unparsable moment, an unknown table and an output that
-// exists (a folder export) are non-retryable. It creates the staging
-// folder (next to Out: a rename moves it into place).
+// exists (a folder export) are non-retryable. Then it checks the free
+// space of Out's folder against the export's estimated size (exportNeed):
+// too little is NoRoom, before anything is written. It creates the
+// staging folder (next to Out: a rename moves it into place).
 func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanExportResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
@@ -54,14 +56,18 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 		if err != nil {
 			return PlanExportResult{}, nonRetryable(ErrBadInput, err)
 		}
-		plan, _, err := a.past(ctx, sp.Source).Plan(ctx, at, sel)
+		plan, cat, err := a.past(ctx, sp.Source).Plan(ctx, at, sel)
 		if err != nil {
 			return PlanExportResult{}, momentErr(err)
 		}
 		out.Plan = &plan
-		for _, tp := range plan.Tables {
+		needs, err := a.rebuildNeeds(ctx, cat, plan)
+		if err != nil {
+			return PlanExportResult{}, err
+		}
+		for i, tp := range plan.Tables {
 			out.Jobs = append(out.Jobs, ExportTableInput{Source: sp.Source, Format: sp.Format, Staging: in.Staging,
-				Table: tp, Cut: plan.Cut, ExportedAt: out.ExportedAt, Spec: ExportSpecHeader{At: sp.At}})
+				Table: tp, Cut: plan.Cut, ExportedAt: out.ExportedAt, Spec: ExportSpecHeader{At: sp.At}, Need: needs[i]})
 		}
 	case ExportChanges:
 		r, jobs, err := a.planChanges(ctx, sp, sel)
@@ -75,6 +81,9 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 		}
 	default:
 		return PlanExportResult{}, nonRetryable(ErrBadInput, fmt.Errorf("export format %q: want sql, parquet or changes", sp.Format))
+	}
+	if err := a.checkRoom(filepath.Dir(sp.Out), exportNeed(sp.Format, out.Jobs), "export to "+sp.Out); err != nil {
+		return PlanExportResult{}, err
 	}
 	if err := os.MkdirAll(in.Staging, 0o755); err != nil {
 		return PlanExportResult{}, fmt.Errorf("export staging folder: %w", err)
@@ -113,6 +122,8 @@ func checkOut(sp ExportSpec) error {
 // per shape). It heartbeats its stage and rows. A retry reuses a table
 // file an earlier attempt completed (written under its name only when
 // complete, its footer naming the same cut); anything else is redone.
+// Before writing it checks the staging folder's free space for in.Need
+// (NoRoom).
 func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (ExportTableResult, error) {
 	set, stop := keepAlive(ctx)
 	defer stop()
@@ -131,6 +142,9 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 		f.Path = rel
 		res.Files, res.Rows, res.Reused = []ExportFile{f}, f.Rows, true
 		return res, nil
+	}
+	if err := a.checkRoom(in.Staging, in.Need, "export "+name); err != nil {
+		return ExportTableResult{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return ExportTableResult{}, err

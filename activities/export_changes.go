@@ -90,7 +90,8 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 	var jobs []ExportTableInput
 	for _, k := range keys {
 		jobs = append(jobs, ExportTableInput{Source: sp.Source, Format: ExportChanges, Schema: k.Schema, Name: k.Table,
-			Range: cr, Always: named[k], Spec: ExportSpecHeader{From: sp.From, Until: sp.Until}})
+			Range: cr, Always: named[k], Spec: ExportSpecHeader{From: sp.From, Until: sp.Until},
+			Need: uint64(max(counts[k], 0)) * bytesPerChange})
 	}
 	return cr, jobs, nil
 }
@@ -132,6 +133,9 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 	stale, _ := filepath.Glob(filepath.Join(dir, globQuote(in.Name)+".[0-9]*.parquet"))
 	for _, p := range stale {
 		os.Remove(p)
+	}
+	if err := a.checkRoom(in.Staging, in.Need, "export changes of "+k.String()); err != nil {
+		return res, err
 	}
 	hist, err := a.Index.SchemaHistory(ctx, in.Source)
 	if err != nil {

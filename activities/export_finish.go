@@ -95,7 +95,8 @@ func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (Fi
 	return FinishExportResult{Out: sp.Out, Bytes: size}, nil
 }
 
-// finishSQL composes the .sql file from the staged table files.
+// finishSQL composes the .sql file from the staged table files, after
+// checking its folder has room for about sqlTextFactor times their size.
 func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables []ExportTableResult) (FinishExportResult, error) {
 	sp := in.Spec
 	if done, n := finishedBy(sp, in.RunID); done {
@@ -107,10 +108,15 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 		return FinishExportResult{Out: sp.Out, Bytes: n}, nil
 	}
 	var paths []string
+	var staged uint64
 	for _, t := range tables {
 		for _, f := range t.Files {
 			paths = append(paths, filepath.Join(in.Staging, filepath.FromSlash(f.Path)))
+			staged += uint64(max(f.Size, 0))
 		}
+	}
+	if err := a.checkRoom(filepath.Dir(sp.Out), staged*sqlTextFactor, "write "+sp.Out); err != nil {
+		return FinishExportResult{}, err
 	}
 	header := []string{fmt.Sprintf("dbtrail export of source %s at moment %s: %d tables", sp.Source, sp.At, len(tables))}
 	if p := in.Plan.Plan; p != nil {

@@ -77,6 +77,9 @@ type ExportTableInput struct {
 	Always       bool             `json:",omitempty"`
 	ExportedAt   time.Time        `json:",omitzero"`
 	Spec         ExportSpecHeader `json:",omitzero"`
+	// Need is PlanExport's estimate of the bytes the table's files take
+	// (exportNeed); ExportTable checks the output's folder for it first.
+	Need uint64 `json:",omitempty"`
 }
 
 // ExportSpecHeader is what a table file's footer says about its export:

@@ -263,15 +263,20 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 		return ConvertTableResult{}, nonRetryable(ErrBadInput, err)
 	}
 	var upDigest digest.Digest
+	var upErr error
 	pdDigest, err := b.WriteFile(pdRel, func(pw io.Writer) error {
-		var err error
-		upDigest, err = b.WriteFile(upRel, func(uw io.Writer) error {
+		upDigest, upErr = b.WriteFile(upRel, func(uw io.Writer) error {
 			tf := fold.TableFile{Path: prev.Path(mt.File), SHA256: prev.Manifest.Files[mt.File].SHA256}
 			_, err := job.eng.WritePair(ctx, w, tf, job.meta, pw, uw, job.progress)
 			return err
 		})
-		return err
+		return upErr
 	})
+	if upErr != nil {
+		// Already "build snapshot <id>: write <upserts>: …"; the posdel
+		// file's wrap would say the snapshot again.
+		return ConvertTableResult{}, upErr
+	}
 	if err != nil {
 		return ConvertTableResult{}, err
 	}

@@ -76,7 +76,9 @@ func (r *UploadSnapshotResult) add(st remote.UploadStats) {
 // and made current, under the publish lock and only while current is still
 // missing. Otherwise it does nothing and says why. It heartbeats its
 // progress and resumes a download an earlier attempt left. A remote file
-// that differs from the manifest is BrokenSnapshot.
+// that differs from the manifest is BrokenSnapshot. Before it downloads,
+// the source folder's free space is checked against the objects' sizes
+// (less what an earlier attempt downloaded): too little is NoRoom.
 func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInput) (DownloadCurrentResult, error) {
 	if a.Remote == nil {
 		return DownloadCurrentResult{Reason: "no remote store"}, nil
@@ -101,6 +103,9 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 	if id == "" {
 		res.Reason = "no current snapshot on the remote store"
 		return res, nil
+	}
+	if err := a.checkDownloadRoom(ctx, m, dir, id); err != nil {
+		return res, err
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
@@ -182,4 +187,20 @@ func (a *Activities) remoteTaken(ctx context.Context, source string, local func(
 		}
 		return taken
 	}
+}
+
+// checkDownloadRoom checks the source folder dir has room for snapshot id
+// of the store: its objects' sizes in the remote manifest, less the bytes
+// an earlier attempt left in the download folder.
+func (a *Activities) checkDownloadRoom(ctx context.Context, m *remote.Mirror, dir, id string) error {
+	man, mb, err := m.ReadManifest(ctx, id)
+	if err != nil {
+		return transferErr(fmt.Errorf("%s: %w", m.Store.Location(), err))
+	}
+	need := uint64(len(mb))
+	for _, d := range man.Files {
+		need += uint64(max(d.Size, 0))
+	}
+	need -= min(need, treeBytes(snapshot.DownloadPath(dir, id)))
+	return a.checkRoom(dir, need, "download snapshot "+id)
 }

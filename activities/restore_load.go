@@ -144,6 +144,9 @@ func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress
 	if err != nil {
 		return stagedTable{}, nonRetryable(ErrBadInput, err)
 	}
+	if err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, dir); err != nil {
+		return stagedTable{}, err
+	}
 	rb := past.Rebuilder(eng, cat)
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {

@@ -1,12 +1,16 @@
 package activities
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -37,13 +41,29 @@ func refreshNeed(prev *snapshot.Snapshot, mt snapshot.ManifestTable, tp foldplan
 	case foldplan.ActionPair:
 		return changes
 	case foldplan.ActionRewrite:
-		n := changes
-		for _, rel := range append([]string{mt.File}, mt.Chain...) {
-			n += uint64(prev.Manifest.Files[rel].Size)
-		}
-		return n
+		return changes + filesSize(prev.Manifest, append([]string{mt.File}, mt.Chain...))
 	}
 	return 0
+}
+
+// filesSize is the size of the files rels of a snapshot, as its manifest
+// records them.
+func filesSize(m snapshot.Manifest, rels []string) uint64 {
+	var n uint64
+	for _, rel := range rels {
+		n += uint64(max(m.Files[rel].Size, 0))
+	}
+	return n
+}
+
+// tableSize is the size of a table as a snapshot stores it: its table file
+// and chain (0 for a table the snapshot does not hold).
+func tableSize(m snapshot.Manifest, schema, table string) uint64 {
+	mt, ok := m.Table(schema, table)
+	if !ok {
+		return 0
+	}
+	return filesSize(m, append([]string{mt.File}, mt.Chain...))
 }
 
 // dumpFilesSize is the size of a dumped table's data files: about what its
@@ -56,4 +76,81 @@ func dumpFilesSize(dumpDir string, files []string) uint64 {
 		}
 	}
 	return n
+}
+
+// sqlTextFactor is how many times the size of its staged table files a
+// .sql export's text is taken to be: Parquet's dictionaries and
+// compression against INSERT statements' plain text (docs/workflows.md).
+const sqlTextFactor = 4
+
+// exportNeed is the bytes an export writes into its output's folder: every
+// table's staged files, and for a .sql export the composed text besides
+// them (the staged files are removed only after it is written).
+func exportNeed(format string, jobs []ExportTableInput) uint64 {
+	var n uint64
+	for _, j := range jobs {
+		n += j.Need
+	}
+	if format == ExportSQL {
+		n += n * sqlTextFactor
+	}
+	return n
+}
+
+// rebuildNeeds estimates, for each table of plan, the bytes of its rebuilt
+// table file: the table as its base snapshot stores it (table file and
+// chain) and its window's changes at bytesPerChange each.
+func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan moment.Plan) ([]uint64, error) {
+	needs := make([]uint64, len(plan.Tables))
+	if len(plan.Tables) == 0 {
+		return needs, nil
+	}
+	mans, err := cat.Manifests(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("snapshots of %s: %w", plan.Source, err)
+	}
+	bases := map[string]snapshot.Manifest{}
+	for _, m := range mans {
+		bases[m.SnapshotID] = m
+	}
+	type window struct{ after, upto uint64 }
+	counts := map[window]map[moment.TableKey]int64{}
+	for i, tp := range plan.Tables {
+		w := window{tp.After, tp.Upto}
+		if _, ok := counts[w]; !ok && w.upto > w.after {
+			c, err := a.past(ctx, plan.Source).ChangeCounts(ctx, w.after, w.upto)
+			if err != nil {
+				return nil, momentErr(fmt.Errorf("count the changes of %s after seq %d up to %d: %w", plan.Source, w.after, w.upto, err))
+			}
+			counts[w] = c
+		}
+		base := bases[tp.Snapshot]
+		needs[i] = tableSize(base, tp.Schema, tp.Table) + uint64(max(counts[w][tp.Key()], 0))*bytesPerChange
+	}
+	return needs, nil
+}
+
+// treeBytes is the size of the files under dir (0 when it does not
+// exist; unreadable entries count as 0).
+func treeBytes(dir string) uint64 {
+	var n uint64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += uint64(fi.Size())
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// checkRebuildRoom checks dir has room for table tp rebuilt from catalog
+// cat (rebuildNeeds) before a restore stages it there.
+func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) error {
+	needs, err := a.rebuildNeeds(ctx, cat, moment.Plan{Source: source, Tables: []moment.TablePlan{tp}})
+	if err != nil {
+		return err
+	}
+	return a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
 }

@@ -89,18 +89,9 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
 
-	_, err := e.src.ExecContext(e.ctx, "CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(300))")
-	must(t, err)
-	for i := 0; i < 4000; i += 500 {
-		var vals []string
-		for j := i; j < i+500; j++ {
-			vals = append(vals, fmt.Sprintf("(%d, REPEAT('x', 250))", j))
-		}
-		_, err := e.src.ExecContext(e.ctx, "INSERT INTO big VALUES "+strings.Join(vals, ","))
-		must(t, err)
-	}
+	fillBig(t, e)
 	full := e.fullBackup(t)
-	_, err = e.src.ExecContext(e.ctx, "UPDATE big SET v = REPEAT('y', 250)")
+	_, err := e.src.ExecContext(e.ctx, "UPDATE big SET v = REPEAT('y', 250)")
 	must(t, err)
 	e.waitCaughtUp(t)
 
@@ -135,4 +126,86 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	defer done()
 	checkLive(t, e, eng, e.current(t), "refresh with room back")
+}
+
+// fillBig creates app.big: 4,000 rows of about 260 bytes.
+func fillBig(t *testing.T, e *backupEnv) {
+	_, err := e.src.ExecContext(e.ctx, "CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(300))")
+	must(t, err)
+	for i := 0; i < 4000; i += 500 {
+		var vals []string
+		for j := i; j < i+500; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, REPEAT('x', 250))", j))
+		}
+		_, err := e.src.ExecContext(e.ctx, "INSERT INTO big VALUES "+strings.Join(vals, ","))
+		must(t, err)
+	}
+}
+
+// noRoom requires err to be a non-retryable NoRoom saying each of says.
+func noRoom(t *testing.T, err error, what string, says ...string) {
+	t.Helper()
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != activities.ErrNoRoom || !app.NonRetryable() {
+		t.Fatalf("%s on a full folder: %v; want a non-retryable %s", what, err, activities.ErrNoRoom)
+	}
+	for _, want := range says {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not say %q", what, err, want)
+		}
+	}
+	t.Logf("%s refused as expected: %v", what, err)
+}
+
+// TestExportAndDumpOnAFullFolder: an export into a folder without room for
+// its estimate, and a full backup whose work folder has no room for the
+// dump, fail at their first attempt, non-retryable NoRoom, before writing
+// anything there; with room back the export is written.
+func TestExportAndDumpOnAFullFolder(t *testing.T) {
+	e := newBackupEnv(t, withoutWorker())
+	small := newSmallFolder(t)
+	e.acts.Disk = small.probe()
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	workers.RegisterAll(w, e.acts)
+	must(t, w.Start())
+	t.Cleanup(w.Stop)
+	fillBig(t, e)
+	e.fullBackup(t)
+	e.waitCaughtUp(t)
+
+	small.leave(t, 32<<20) // less than the margin alone
+	out := filepath.Join(small.dir, "export")
+	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", out), TaskQueue: workflows.TaskQueue},
+		workflows.Export, workflows.ExportInput{ExportSpec: activities.ExportSpec{Source: "main", Format: activities.ExportParquet,
+			At: "latest", Tables: []string{"app.big"}, Out: out}})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	noRoom(t, err, "export", "export to "+out+" needs about ", " in "+small.dir+" (", " free)")
+	notRetried(t, e, run)
+	ents, err := os.ReadDir(small.dir)
+	must(t, err)
+	for _, ent := range ents {
+		if ent.Name() != "ballast" && ent.Name() != "lost+found" {
+			t.Errorf("the refused export left %s in its folder", ent.Name())
+		}
+	}
+
+	e.acts.WorkDir = filepath.Join(small.dir, "work")
+	run, err = StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	noRoom(t, err, "full backup", "dump of main needs about ", " in "+filepath.Join(small.dir, "work", "main")+"/", " free)")
+	notRetried(t, e, run)
+	if left, _ := os.ReadDir(filepath.Join(small.dir, "work", "main")); len(left) != 0 {
+		t.Errorf("the refused dump left %d entries in the work folder", len(left))
+	}
+
+	small.leave(t, 0)
+	if _, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Tables: []string{"app.big"}, Out: out}); err != nil {
+		t.Fatalf("export with room back: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, activities.ExportManifestName)); err != nil {
+		t.Fatalf("export with room back: %v", err)
+	}
 }

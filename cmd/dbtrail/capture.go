@@ -121,20 +121,14 @@ func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, lo
 }
 
 // captureJob is capture as a job of "dbtrail dev": the source and index of
-// the worker configuration, restarted after transient failures.
-func captureJob(cmd *cobra.Command, g *globals, wc *workerConfig, store *index.Store, metricsAddr string, verify *verifyCollector) (devJob, error) {
+// the worker configuration, restarted after transient failures; its
+// metrics and the last drill's are registered on dev's registry.
+func captureJob(cmd *cobra.Command, g *globals, wc *workerConfig, store *index.Store, reg *prometheus.Registry) (devJob, error) {
 	dsn, err := wc.sourceDSN.resolve(g.fromArgs)
 	if err != nil {
 		return devJob{}, err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(newDrillCollector(store, wc.source), verify)
+	reg.MustRegister(newDrillCollector(store, wc.source))
 	cfg := capture.Config{Source: wc.source, SourceDSN: dsn, Logger: g.log, Metrics: capture.NewMetrics(reg)}
-	if metricsAddr != "" {
-		if err := serveMetrics(cmd.Context(), metricsAddr, reg, g.log); err != nil {
-			return devJob{}, err
-		}
-	}
 	return devJob{name: "capture", run: func(ctx context.Context) error { return runCapture(ctx, cfg, store, g.log) }}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"golang.org/x/sync/errgroup"
@@ -50,10 +52,18 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 			}
 			defer store.Close()
 			defer acts.Engines.Close()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			if metricsAddr != "" {
+				if err := serveMetrics(cmd.Context(), metricsAddr, reg, g.log); err != nil {
+					return err
+				}
+			}
 			var jobs []devJob
 			verify := newVerifyCollector(wc.source)
+			reg.MustRegister(verify)
 			if withCapture {
-				job, err := captureJob(cmd, g, wc, store, metricsAddr, verify)
+				job, err := captureJob(cmd, g, wc, store, reg)
 				if err != nil {
 					return err
 				}
@@ -69,7 +79,7 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
-			return runDev(cmd, cfg, taskQueue, acts, specs, jobs, g.log, func(c client.Client, namespace string) {
+			return runDev(cmd, cfg, taskQueue, acts, reg, specs, jobs, g.log, func(c client.Client, namespace string) {
 				verify.useJobs(jobsService(c, namespace, taskQueue), wc.source)
 			})
 		},
@@ -81,14 +91,14 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&cfg.Namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace (created if missing)")
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker")
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
-	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of capture's Prometheus /metrics endpoint (empty: off)")
+	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
 	wc.register(f)
 	sched.register(f)
 	sc.register(f, api.DefaultAddr)
 	return cmd
 }
 
-func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities,
+func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities, reg prometheus.Registerer,
 	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string)) error {
 	ctx := cmd.Context()
 	began := time.Now()
@@ -114,7 +124,7 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 
 	// Background jobs: capture joins the worker here.
 	jobs := append([]devJob{
-		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, log) }},
+		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, reg, log) }},
 	}, extra...)
 
 	out := cmd.OutOrStdout()

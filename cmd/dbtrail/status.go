@@ -84,19 +84,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// lowSpace is the free space under which status marks a folder LOW: less
-// than a step's margin left for anything else.
-const lowSpace = 4 * disk.Margin
-
 // writeFreeSpace writes one line per folder: its free space, marked LOW
-// below lowSpace, or why it could not be measured.
+// when disk.Low, or why it could not be measured.
 func writeFreeSpace(out io.Writer, folders []string, probe disk.Probe) {
 	for _, f := range folders {
 		free, err := probe(f)
 		switch {
 		case err != nil:
 			fmt.Fprintf(out, "  free space  %s: %v\n", f, err)
-		case free < lowSpace:
+		case disk.Low(free):
 			fmt.Fprintf(out, "  free space  %s: %s  LOW (a refresh or backup refuses steps that do not fit, NoRoom)\n", f, disk.Bytes(free))
 		default:
 			fmt.Fprintf(out, "  free space  %s: %s\n", f, disk.Bytes(free))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -16,7 +17,7 @@ import (
 )
 
 func newWorkerCmd(g *globals) *cobra.Command {
-	var addr, namespace, taskQueue string
+	var addr, namespace, taskQueue, metricsAddr string
 	wc := newWorkerConfig()
 	var sched scheduleConfig
 	cmd := &cobra.Command{
@@ -47,13 +48,20 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 			if err := ensureSchedules(cmd, c, namespace, specs, g.log); err != nil {
 				return err
 			}
-			return runWorker(cmd.Context(), c, taskQueue, acts, g.log)
+			reg := prometheus.NewRegistry()
+			if metricsAddr != "" {
+				if err := serveMetrics(cmd.Context(), metricsAddr, reg, g.log); err != nil {
+					return err
+				}
+			}
+			return runWorker(cmd.Context(), c, taskQueue, acts, reg, g.log)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
 	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
+	f.StringVar(&metricsAddr, "metrics-addr", "", "address of a Prometheus /metrics endpoint with the folders' free space (empty: off; several workers on one machine need one each)")
 	wc.register(f)
 	sched.register(f)
 	return cmd
@@ -61,8 +69,16 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 
 // runWorker runs a worker with every dbtrail workflow and activity on
 // taskQueue, sessions on (workers.Options), until ctx ends (nil) or the
-// worker fails for good (its error).
-func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, log *slog.Logger) error {
+// worker fails for good (its error). Meanwhile it watches the free space
+// of its folders (workers.SpaceWatch), its gauge registered on reg.
+func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, reg prometheus.Registerer, log *slog.Logger) error {
+	space, err := workers.NewSpaceWatch(reg, workers.SpaceFolders(acts), acts.Disk, log)
+	if err != nil {
+		return fmt.Errorf("free space metric: %w", err)
+	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go space.Run(wctx, workers.SpaceEvery)
 	fatal := make(chan error, 1)
 	opts := workers.Options()
 	opts.OnFatalError = func(err error) {

@@ -16,6 +16,14 @@ type Probe func(path string) (uint64, error)
 // (temporary files, metadata, other writers in the meantime).
 const Margin = 64 << 20
 
+// LowSpace is the free space under which a folder is low: less than four
+// step margins left for anything. `dbtrail status --folder` marks such a
+// folder LOW and the worker logs a warning when one falls below it.
+const LowSpace = 4 * Margin
+
+// Low reports whether free bytes is low (under LowSpace).
+func Low(free uint64) bool { return free < LowSpace }
+
 // NoRoomError is a step refused for want of room: it needs about Need
 // bytes (with Margin) in Path, which has Free.
 type NoRoomError struct {

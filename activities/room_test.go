@@ -1,0 +1,207 @@
+package activities
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
+)
+
+const roomID = "20261201T224010Z"
+
+// publishDelta publishes snapshot roomID of source main in dir with table
+// db.t: a table file and a chain of two pairs, each file size bytes.
+func publishDelta(t *testing.T, dir string, size int) *snapshot.Snapshot {
+	t.Helper()
+	b, err := snapshot.NewBuilder(dir, roomID)
+	must(t, err)
+	mt := snapshot.ManifestTable{Schema: "db", Table: "t", File: "db/t.parquet", Kind: snapshot.KindDelta,
+		Chain: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}}
+	for i, rel := range append([]string{mt.File}, mt.Chain...) {
+		_, err := b.WriteFile(rel, func(w io.Writer) error {
+			_, err := w.Write([]byte(strings.Repeat(string(rune('a'+i)), size)))
+			return err
+		})
+		must(t, err)
+	}
+	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: snapshot.Position{Seq: 7}, Kind: snapshot.SnapshotFull,
+		Tables: []snapshot.ManifestTable{mt}}))
+	s, err := snapshot.OpenSnapshot(filepath.Join(dir, snapshot.SnapshotsDir, roomID))
+	must(t, err)
+	return s
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeFree is a probe reporting a settable free space.
+type fakeFree struct{ free atomic.Uint64 }
+
+func (f *fakeFree) probe(string) (uint64, error) { return f.free.Load(), nil }
+
+// roomStep is one writing step of TestRoomCheckedFirst.
+type roomStep struct {
+	name string
+	// setup makes the step's fixture on a; it returns the folder the step
+	// writes to and the need it should estimate.
+	setup func(t *testing.T, a *Activities) (folder string, need uint64)
+	run   func(env *testsuite.TestActivityEnvironment, a *Activities) error
+	// written reports whether the step wrote anything.
+	written func(a *Activities) bool
+}
+
+// TestRoomCheckedFirst: every writing step refuses, non-retryable NoRoom,
+// when the folder it writes to has less than its estimate plus the margin
+// (saying what it needs, where and what is free), and writes nothing; with
+// exactly that much it goes past the check. The estimates are those the
+// docs state: the merged files of a compaction, the objects of a download,
+// the planned need of an export table, the staged files times
+// sqlTextFactor for a .sql export.
+func TestRoomCheckedFirst(t *testing.T) {
+	for _, st := range roomSteps() {
+		t.Run(st.name, func(t *testing.T) {
+			for _, short := range []bool{true, false} {
+				var probe fakeFree
+				a := &Activities{BackupDir: filepath.Join(t.TempDir(), "backups"), WorkDir: t.TempDir(), Disk: probe.probe, Log: quietLog()}
+				folder, need := st.setup(t, a)
+				free := need + disk.Margin
+				if short {
+					free--
+				}
+				probe.free.Store(free)
+				var s testsuite.WorkflowTestSuite
+				env := s.NewTestActivityEnvironment()
+				env.RegisterActivity(a)
+				err := st.run(env, a)
+				var app *temporal.ApplicationError
+				refused := errors.As(err, &app) && app.Type() == ErrNoRoom
+				if !short {
+					if refused {
+						t.Fatalf("refused with need+margin free: %v", err)
+					}
+					continue
+				}
+				want := "needs about " + disk.Bytes(need+disk.Margin) + " in " + folder + " (" + disk.Bytes(free) + " free)"
+				if !refused || !app.NonRetryable() || !strings.Contains(err.Error(), want) {
+					t.Fatalf("with one byte too few: %v; want a non-retryable %s saying %q", err, ErrNoRoom, want)
+				}
+				if st.written(a) {
+					t.Errorf("the refused step wrote")
+				}
+			}
+		})
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func roomSteps() []roomStep {
+	const size = 1000
+	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+StagingSuffix) }
+	return []roomStep{
+		{name: "compaction",
+			setup: func(t *testing.T, a *Activities) (string, uint64) {
+				publishDelta(t, a.sourceDir("main"), size)
+				return a.sourceDir("main"), 4 * size
+			},
+			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
+				_, err := env.ExecuteActivity(a.CompactTable, CompactTableInput{Source: "main", SnapshotID: roomID, Schema: "db", Table: "t",
+					Merge: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}})
+				return err
+			},
+			written: func(a *Activities) bool { return exists(filepath.Join(a.sourceDir("main"), compactDir)) }},
+		{name: "download",
+			setup: func(t *testing.T, a *Activities) (string, uint64) {
+				store, err := storage.NewLocal(t.TempDir())
+				must(t, err)
+				elsewhere := filepath.Join(t.TempDir(), "main")
+				s := publishDelta(t, elsewhere, size)
+				m, err := remote.New(store, "main", elsewhere, quietLog())
+				must(t, err)
+				_, err = m.Upload(t.Context(), roomID, nil)
+				must(t, err)
+				mb, err := os.ReadFile(s.Path(snapshot.ManifestName))
+				must(t, err)
+				a.Remote = store
+				return a.sourceDir("main"), 5*size + uint64(len(mb))
+			},
+			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
+				_, err := env.ExecuteActivity(a.DownloadCurrent, DownloadCurrentInput{Source: "main"})
+				return err
+			},
+			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) }},
+		{name: "export table",
+			setup: func(t *testing.T, a *Activities) (string, uint64) { return staging(a), 5 << 20 },
+			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
+				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportParquet, Staging: staging(a),
+					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}, Need: 5 << 20})
+				return err
+			},
+			written: func(a *Activities) bool { return exists(filepath.Join(staging(a), "db")) }},
+		{name: "export changes",
+			setup: func(t *testing.T, a *Activities) (string, uint64) { return staging(a), 3 << 20 },
+			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
+				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportChanges, Staging: staging(a),
+					Schema: "db", Name: "t", Range: &ChangesRange{}, Need: 3 << 20})
+				return err
+			},
+			written: func(a *Activities) bool {
+				m, _ := filepath.Glob(filepath.Join(staging(a), "db", "*"))
+				return len(m) > 0
+			}},
+		{name: "sql export",
+			setup: func(t *testing.T, a *Activities) (string, uint64) {
+				must(t, os.MkdirAll(staging(a), 0o755))
+				return a.WorkDir, size * sqlTextFactor
+			},
+			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
+				_, err := env.ExecuteActivity(a.FinishExport, FinishExportInput{Spec: ExportSpec{Source: "main", Format: ExportSQL, Out: filepath.Join(a.WorkDir, "out.sql")},
+					Staging: staging(a), RunID: "r", Tables: []ExportTableResult{{Schema: "db", Table: "t", Files: []ExportFile{{Path: "db/t.parquet", Size: size}}}}})
+				return err
+			},
+			written: func(a *Activities) bool { return exists(filepath.Join(a.WorkDir, "out.sql")) }},
+	}
+}
+
+// TestExportNeed: a .sql export needs its staged files and the text
+// besides them; a folder export its files.
+func TestExportNeed(t *testing.T) {
+	jobs := []ExportTableInput{{Need: 100}, {Need: 23}}
+	if got := exportNeed(ExportParquet, jobs); got != 123 {
+		t.Errorf("parquet export need %d, want 123", got)
+	}
+	if got := exportNeed(ExportSQL, jobs); got != 123*(1+sqlTextFactor) {
+		t.Errorf("sql export need %d, want %d", got, 123*(1+sqlTextFactor))
+	}
+	m := snapshot.Manifest{Tables: []snapshot.ManifestTable{{Schema: "db", Table: "t", File: "f", Chain: []string{"p", "u"}}},
+		Files: map[string]digest.Digest{"f": {Size: 10}, "p": {Size: 2}, "u": {Size: 3}, "other": {Size: 100}}}
+	if got := tableSize(m, "db", "t"); got != 15 {
+		t.Errorf("tableSize %d, want 15", got)
+	}
+	if got := tableSize(m, "db", "gone"); got != 0 {
+		t.Errorf("tableSize of a table not held %d, want 0", got)
+	}
+}

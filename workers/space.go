@@ -1,0 +1,120 @@
+package workers
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/disk"
+)
+
+// Folder is a folder whose free space a SpaceWatch reports. Label is the
+// metric's folder label: backup, work or dump.
+type Folder struct{ Label, Path string }
+
+// SpaceFolders are the folders a worker with acts writes to: the backup
+// folder, the work folder and the dump folder of each source
+// (<work>/<source>, where mydumper writes).
+func SpaceFolders(acts *activities.Activities) []Folder {
+	out := []Folder{{"backup", acts.BackupDir}, {"work", acts.WorkDir}}
+	var names []string
+	for name := range acts.Sources {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		out = append(out, Folder{"dump", filepath.Join(acts.WorkDir, name)})
+	}
+	return out
+}
+
+// SpaceEvery is how often a worker measures its folders' free space.
+const SpaceEvery = 30 * time.Second
+
+// SpaceWatch measures the free space of folders: each Check sets the gauge
+// dbtrail_folder_free_bytes{folder, path} and logs a warning when a folder
+// falls below disk.LowSpace (disk.Low, the rule `status --folder` marks LOW
+// with), once per crossing: again only after the folder was above it, which
+// is logged too. A folder that cannot be measured loses its gauge and is
+// logged once until it can be again.
+type SpaceWatch struct {
+	folders []Folder
+	probe   disk.Probe
+	log     *slog.Logger
+	free    *prometheus.GaugeVec
+	// state is each folder's last state: "ok", "low" or "error".
+	state map[Folder]string
+}
+
+// NewSpaceWatch returns a watch of folders measured with probe (disk.Free
+// when nil), its gauge registered on reg (none when nil).
+func NewSpaceWatch(reg prometheus.Registerer, folders []Folder, probe disk.Probe, log *slog.Logger) (*SpaceWatch, error) {
+	if probe == nil {
+		probe = disk.Free
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &SpaceWatch{folders: folders, probe: probe, log: log, state: map[Folder]string{},
+		free: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dbtrail_folder_free_bytes",
+			Help: "Bytes an unprivileged writer can still write in the file system of the worker's backup, work and dump folders."},
+			[]string{"folder", "path"})}
+	if reg != nil {
+		if err := reg.Register(w.free); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// Check measures every folder once.
+func (w *SpaceWatch) Check() {
+	for _, f := range w.folders {
+		free, err := w.probe(f.Path)
+		state := "ok"
+		switch {
+		case err != nil:
+			state = "error"
+			w.free.DeleteLabelValues(f.Label, f.Path)
+		case disk.Low(free):
+			state = "low"
+		}
+		if err == nil {
+			w.free.WithLabelValues(f.Label, f.Path).Set(float64(free))
+		}
+		prev, seen := w.state[f]
+		w.state[f] = state
+		if prev == state || (!seen && state == "ok") {
+			continue
+		}
+		attrs := []any{slog.String("folder", f.Label), slog.String("path", f.Path)}
+		switch state {
+		case "error":
+			w.log.Warn("free space of a folder cannot be measured", append(attrs, slog.String("error", err.Error()))...)
+		case "low":
+			w.log.Warn("folder low on free space: steps that do not fit are refused (NoRoom)",
+				append(attrs, slog.String("free", disk.Bytes(free)), slog.String("low_under", disk.Bytes(disk.LowSpace)))...)
+		default:
+			w.log.Info("folder has free space again", append(attrs, slog.String("free", disk.Bytes(free)))...)
+		}
+	}
+}
+
+// Run checks now and then every every until ctx ends.
+func (w *SpaceWatch) Run(ctx context.Context, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		w.Check()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
