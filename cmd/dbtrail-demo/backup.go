@@ -26,6 +26,10 @@ type backupResult struct {
 	// its failure (both only after a backup).
 	restore    string
 	restoreErr error
+	// apiCommands are the example curl commands, apiAnswers what each
+	// answered (the last: the job's end) and apiErr their failure.
+	apiCommands, apiAnswers []string
+	apiErr                  error
 }
 
 // alreadyRunning is in what `dbtrail backup full` says when the source's
@@ -104,6 +108,11 @@ func (w *watcher) takeBackup(ctx context.Context) backupResult {
 	r.restore, r.restoreErr = w.restoreExample(ctx)
 	if r.restoreErr != nil {
 		say("dbtrail restore: %v", r.restoreErr)
+	}
+	say("starting a verify through the HTTP API on %s", w.cfg.apiAddr)
+	r.apiCommands, r.apiAnswers, r.apiErr = w.apiExample(ctx)
+	if r.apiErr != nil {
+		say("API example: %v", r.apiErr)
 	}
 	return r
 }

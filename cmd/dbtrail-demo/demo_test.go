@@ -49,8 +49,9 @@ func TestDemoSmoke(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	ports := freePorts(t, 6)
+	ports := freePorts(t, 7)
 	sourcePort, indexPort, metricsPort, frontendPort, uiPort, s3Port := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+	apiBase := "http://127.0.0.1:" + strconv.Itoa(ports[6])
 	uiURL := "http://127.0.0.1:" + strconv.Itoa(uiPort) + "/namespaces/default/workflows"
 	current := filepath.Join(dir, "backups", "main", "current")
 	viewsFile := filepath.Join(dir, "backups", "main", "views.sql")
@@ -62,7 +63,8 @@ func TestDemoSmoke(t *testing.T) {
 			"--source-port", strconv.Itoa(sourcePort), "--index-port", strconv.Itoa(indexPort),
 			"--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort),
 			"--frontend-addr", "127.0.0.1:"+strconv.Itoa(frontendPort),
-			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort), "--s3-port", strconv.Itoa(s3Port))
+			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort), "--s3-port", strconv.Itoa(s3Port),
+			"--api-addr", strings.TrimPrefix(apiBase, "http://"))
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.WaitDelay = 10 * time.Second
@@ -108,6 +110,11 @@ func TestDemoSmoke(t *testing.T) {
 			"| restored main at latest into ",
 			"|   cut: transaction GTID",
 			"shop_restored.orders",
+			"curl -s -X POST " + apiBase + `/v1/verifies -d '{"source":"main","label":"demo-verify-`,
+			`| {"id":"main:demo-verify-`,
+			"curl -s " + apiBase + "/v1/jobs/main:demo-verify-",
+			`"state":"completed"`,
+			`"verdict":"`,
 		} {
 			if !strings.Contains(block, want) {
 				t.Errorf("dbtrail-demo --duration %s: the block lacks %q", duration, want)

@@ -235,6 +235,7 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	}
 	w.writeQuery(&b, r, viewsFile)
 	w.writeRestore(&b, r)
+	w.writeAPI(&b, r)
 	b.WriteString("\n")
 	temporalAddr := ""
 	if w.cfg.frontendAddr != defaultFrontendAddr {
