@@ -13,6 +13,7 @@ import (
 	sdktest "go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -59,6 +60,8 @@ var failureInputs = map[string]any{
 	"SweepStaging":          "main",
 	"VerifySnapshot":        VerifySnapshotInput{},
 	"WriteViews":            WriteViewsInput{},
+	"PlanRetention":         RetentionInput{},
+	"ApplyRetention":        ApplyRetentionInput{Plan: retention.Plan{Items: []retention.Item{{Place: retention.PlaceLocal, ID: "20261201T000000Z"}}}},
 }
 
 // notFailedYet are the activities this fixture does not make fail yet
@@ -67,7 +70,10 @@ var failureInputs = map[string]any{
 // it moves to the checked ones. TODO(issue 22): a failing fixture for each.
 var notFailedYet = map[string]bool{"AllocateSnapshot": true, "DownloadCurrent": true, "ExactFloats": true,
 	"LastPublisher": true, "Prune": true, "Publish": true, "RecordPublisher": true, "RemoveSnapshotStaging": true,
-	"SweepStaging": true, "UploadSnapshot": true}
+	"SweepStaging": true, "UploadSnapshot": true,
+	// ApplyRetention reports a failed delete in its result, by design; it
+	// fails only when the publish lock cannot be taken.
+	"ApplyRetention": true}
 
 // fill sets the empty string fields Source, SnapshotID and Prev of the
 // struct in v (recursively) to the fixture's.

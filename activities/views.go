@@ -42,7 +42,7 @@ func (a *Activities) WriteViews(ctx context.Context, in WriteViewsInput) (WriteV
 	defer unlock()
 	res, err := views.SyncFile(dir)
 	if err != nil {
-		return WriteViewsResult{}, fmt.Errorf("views of source %s: %w", in.Source, err)
+		return WriteViewsResult{}, fmt.Errorf("source %s: %w", in.Source, err)
 	}
 	if res.Wrote {
 		a.log(ctx).Info("views.sql rewritten for a new shape", slog.String("file", res.Path),
