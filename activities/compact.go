@@ -249,13 +249,20 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 	if in.Keep <= 0 {
 		return PruneResult{}, nil
 	}
-	policy := retention.Policy{KeepSnapshots: in.Keep, KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}
+	return a.pruneLocal(ctx, in.Source, retention.Policy{KeepSnapshots: in.Keep, KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays})
+}
+
+// pruneLocal removes the local snapshots of source that retention under
+// policy removes (retention.Make over the local folder; see Prune), under
+// the publish lock.
+func (a *Activities) pruneLocal(ctx context.Context, source string, policy retention.Policy) (PruneResult, error) {
 	if err := policy.Validate(); err != nil {
 		return PruneResult{}, nonRetryable(ErrBadInput, err)
 	}
-	rin, err := a.retentionInput(ctx, in.Source, policy, time.Now().UTC(), false)
+	dir := a.sourceDir(source)
+	rin, err := a.retentionInput(ctx, source, policy, time.Now().UTC(), false)
 	if err != nil {
-		return PruneResult{}, fmt.Errorf("prune %s: %w", in.Source, err)
+		return PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
 	}
 	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {

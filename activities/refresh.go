@@ -150,8 +150,9 @@ func readFooters(s *snapshot.Snapshot) (map[foldplan.TableKey]snapshot.FooterMet
 // overwritten, and the same window gives the same files.
 //
 // Before it writes, it checks the backup folder's free space against its
-// estimate (refreshNeed): too little is NoRoom, non-retryable, before
-// anything is written.
+// estimate (refreshNeed); when it is short, the refresh's retention
+// (in.Retention) runs first if it would remove something; still too
+// little is NoRoom, non-retryable, before anything is written.
 func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
 	tp := in.Table
 	dir := a.sourceDir(in.Source)
@@ -163,7 +164,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	if !ok {
 		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
 	}
-	if err := a.checkRoom(dir, refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
+	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
 		return ConvertTableResult{}, err
 	}
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)

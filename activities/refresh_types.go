@@ -5,6 +5,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // PlanRefreshInput asks for the plan of a source's next refresh.
@@ -37,6 +38,9 @@ type RefreshTableInput struct {
 	PrevSeq    uint64
 	Cut        Position
 	Table      foldplan.TablePlan
+	// Retention is the refresh's retention policy: run before the table
+	// is written when the folder lacks the room (zero: never).
+	Retention retention.Policy `json:",omitzero"`
 }
 
 // RefreshProgress is the heartbeat detail of RefreshTable and CompactTable.

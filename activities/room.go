@@ -11,7 +11,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"go.temporal.io/sdk/temporal"
 )
 
 // bytesPerChange is what one change of a window is taken to add to the
@@ -30,6 +32,35 @@ func (a *Activities) checkRoom(path string, need uint64, what string) error {
 		return nonRetryable(ErrNoRoom, err)
 	}
 	return err
+}
+
+// isNoRoom reports whether err is checkRoom's NoRoom refusal.
+func isNoRoom(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == ErrNoRoom
+}
+
+// checkRoomOrRetain is checkRoom for a refresh's step: when the folder
+// lacks the room and the refresh has a retention policy (KeepSnapshots >
+// 0), the source's local retention runs first (the rule the refresh's own
+// prune applies after it publishes: nothing current, nothing a running
+// job reads, nothing a moment of the kept window needs) and the room is
+// checked again. What it removed is logged.
+func (a *Activities) checkRoomOrRetain(ctx context.Context, source string, policy retention.Policy, dir string, need uint64, what string) error {
+	err := a.checkRoom(dir, need, what)
+	if policy.KeepSnapshots <= 0 || !isNoRoom(err) {
+		return err
+	}
+	res, perr := a.pruneLocal(ctx, source, policy)
+	if perr != nil {
+		a.log(ctx).Warn("retention before the refresh failed", "source", source, "error", perr)
+		return err
+	}
+	if len(res.Removed) == 0 {
+		return err
+	}
+	a.log(ctx).Info("retention ran before the refresh to make room", "source", source, "step", what, "removed", res.Removed)
+	return a.checkRoom(dir, need, what)
 }
 
 // refreshNeed estimates the bytes a refresh of one table writes into the

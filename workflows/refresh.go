@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // RefreshWorkflowID is the fixed id of a source's `dbtrail refresh`
@@ -228,7 +229,8 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 	results := make([]activities.ConvertTableResult, len(tables))
 	err := bounded(ctx, len(tables), in.Parallel, func(i int) workflow.Future {
 		return workflow.ExecuteActivity(ctx, a.RefreshTable, activities.RefreshTableInput{
-			Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut, Table: tables[i]})
+			Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut, Table: tables[i],
+			Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}})
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {
 			return err
