@@ -1,11 +1,10 @@
 package main
 
 import (
-	"github.com/dbtrail/dbtrail/internal/retention"
-
 	"fmt"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal"
 	"github.com/dbtrail/dbtrail/workflows"

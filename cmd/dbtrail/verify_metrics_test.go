@@ -11,41 +11,25 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 )
 
-// gauges gathers reg into name -> value of each gauge.
-func gauges(t *testing.T, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			out[mf.GetName()] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
 func TestVerifyCollector(t *testing.T) {
 	c := newVerifyCollector("main")
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
-	if g := gauges(t, reg); len(g) != 0 {
+	if g := gather(t, reg); len(g) != 0 {
 		t.Fatalf("before a client: %v; want no metric", g)
 	}
 	set := func(f lastVerifyFunc) { c.last.Store(&f) }
 	set(func(context.Context) (activities.VerifySnapshotResult, float64, bool, error) {
 		return activities.VerifySnapshotResult{Match: 3, Mismatch: 2, Inconclusive: 1, Errors: 1}, 1764633600, true, nil
 	})
-	g := gauges(t, reg)
+	g := gather(t, reg)
 	if g["dbtrail_verify_mismatched_tables"] != 2 || g["dbtrail_verify_unverified_tables"] != 2 || g["dbtrail_verify_last_timestamp_seconds"] != 1764633600 {
 		t.Fatalf("gauges %v", g)
 	}
 	set(func(context.Context) (activities.VerifySnapshotResult, float64, bool, error) {
 		return activities.VerifySnapshotResult{}, 0, false, nil
 	})
-	if g := gauges(t, reg); len(g) != 0 {
+	if g := gather(t, reg); len(g) != 0 {
 		t.Fatalf("no verify finished: %v; want no metric", g)
 	}
 	set(func(context.Context) (activities.VerifySnapshotResult, float64, bool, error) {
