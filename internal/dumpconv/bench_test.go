@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"syscall"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // benchSchema is the table of cmd/dbtrail-bench's conversion benchmark.
@@ -84,7 +83,7 @@ func BenchmarkConvertSerial(b *testing.B) { benchConvert(b, snapshot.WriterOptio
 func benchConvert(b *testing.B, opts snapshot.WriterOptions) {
 	fsys, def := benchDump(b, benchRows)
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := testsuite.ProcessCPUTime().Seconds()
 	for range b.N {
 		if err := convertTo(fsys, def, io.Discard, opts); err != nil {
 			b.Fatal(err)
@@ -118,7 +117,7 @@ func BenchmarkConvertArrowRaw(b *testing.B) {
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(snapshot.DefaultRowGroupRows))
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := testsuite.ProcessCPUTime().Seconds()
 	for range b.N {
 		if err := pqarrow.WriteTable(tbl, io.Discard, snapshot.DefaultRowGroupRows, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
 			b.Fatal(err)
@@ -127,16 +126,9 @@ func BenchmarkConvertArrowRaw(b *testing.B) {
 	reportRows(b, benchRows, cpu0)
 }
 
-// cpuSeconds is the process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
 // reportRows reports rows per wall second and per CPU second since cpu0.
 func reportRows(b *testing.B, rows int, cpu0 float64) {
 	n := float64(rows) * float64(b.N)
 	b.ReportMetric(n/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(n/(cpuSeconds()-cpu0), "rows/cpu-s")
+	b.ReportMetric(n/(testsuite.ProcessCPUTime().Seconds()-cpu0), "rows/cpu-s")
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 const benchRows = 200_000
@@ -91,19 +91,11 @@ func benchRowsSQL(n int) *sqlRows {
 	return s
 }
 
-// cpuSeconds is the process's user+system CPU time: on a loaded machine a
-// steadier measure than wall time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
 // reportRows reports rows per wall second and per CPU second since cpu0.
 func reportRows(b *testing.B, rows int, cpu0 float64) {
 	n := float64(rows) * float64(b.N)
 	b.ReportMetric(n/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(n/(cpuSeconds()-cpu0), "rows/cpu-s")
+	b.ReportMetric(n/(testsuite.ProcessCPUTime().Seconds()-cpu0), "rows/cpu-s")
 }
 
 // BenchmarkTableWriter: SQL text rows → canonical form, RowHash, Arrow
@@ -117,7 +109,7 @@ func BenchmarkTableWriterOverlap(b *testing.B) { benchTableWriter(b, WriterOptio
 func benchTableWriter(b *testing.B, opts WriterOptions) {
 	tbl, rows := benchTable(), benchRowsSQL(benchRows)
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := testsuite.ProcessCPUTime().Seconds()
 	for range b.N {
 		tw, err := NewTableWriter(io.Discard, tbl, FooterMeta{}, opts)
 		if err != nil {
@@ -150,7 +142,7 @@ func BenchmarkArrowRawWrite(b *testing.B) {
 	rec := prebuild(b, sc, rows)
 	defer rec.Release()
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := testsuite.ProcessCPUTime().Seconds()
 	for range b.N {
 		fw, err := newParquetWriter(sc, &countingWriter{w: io.Discard}, WriterOptions{RowGroupRows: DefaultRowGroupRows})
 		if err != nil {
