@@ -33,6 +33,9 @@ func (h *Hasher) Write(p []byte) (int, error) {
 	return h.h.Write(p)
 }
 
+// Size is how many bytes were written so far.
+func (h *Hasher) Size() int64 { return h.n }
+
 // Digest is the digest of what was written so far.
 func (h *Hasher) Digest() Digest {
 	return Digest{SHA256: hex.EncodeToString(h.h.Sum(nil)), Size: h.n}

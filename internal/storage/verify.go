@@ -2,10 +2,7 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
@@ -21,13 +18,12 @@ type verifyingReader struct {
 	name string
 	r    io.Reader
 	want digest.Digest
-	h    hash.Hash
-	n    int64
+	h    *digest.Hasher
 	err  error // sticky final result
 }
 
 func newVerifyingReader(ctx context.Context, name string, r io.Reader, want digest.Digest) *verifyingReader {
-	return &verifyingReader{ctx: ctx, name: name, r: r, want: want, h: sha256.New()}
+	return &verifyingReader{ctx: ctx, name: name, r: r, want: want, h: digest.NewHasher()}
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
@@ -40,13 +36,12 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	}
 	n, err := v.r.Read(p)
 	v.h.Write(p[:n])
-	v.n += int64(n)
-	if v.n > v.want.Size {
-		v.err = &DigestError{Name: v.name, Want: v.want, Got: digest.Digest{Size: v.n}}
+	if v.h.Size() > v.want.Size {
+		v.err = &DigestError{Name: v.name, Want: v.want, Got: digest.Digest{Size: v.h.Size()}}
 		return 0, v.err
 	}
 	if err == io.EOF {
-		if got := v.digest(); got != v.want {
+		if got := v.h.Digest(); got != v.want {
 			v.err = &DigestError{Name: v.name, Want: v.want, Got: got}
 			return n, v.err
 		}
@@ -55,11 +50,6 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		v.err = err
 	}
 	return n, err
-}
-
-// digest is the digest of what was read so far.
-func (v *verifyingReader) digest() digest.Digest {
-	return digest.Digest{SHA256: hex.EncodeToString(v.h.Sum(nil)), Size: v.n}
 }
 
 // readVerified reads all of r, which must be want's content, into memory
