@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
@@ -36,7 +37,7 @@ func (a *Activities) PlanArchive(ctx context.Context, in PlanArchiveInput) (Plan
 	if keep <= 0 {
 		keep = DefaultIndexHours
 	}
-	before := index.HourTime(index.HourID(in.Now.Add(-time.Duration(keep) * time.Hour)))
+	before := change.HourTime(change.HourID(in.Now.Add(-time.Duration(keep) * time.Hour)))
 	res := PlanArchiveResult{Before: before}
 	if a.Remote == nil {
 		res.Reason = "no archive location on this worker (--archive-url): the index keeps every hour, nothing is dropped"
@@ -51,7 +52,7 @@ func (a *Activities) PlanArchive(ctx context.Context, in PlanArchiveInput) (Plan
 		res.Reason = "capture of the source has no checkpoint yet"
 		return res, nil
 	}
-	hours, err := a.Index.HoursBefore(ctx, in.Source, index.HourID(before))
+	hours, err := a.Index.HoursBefore(ctx, in.Source, change.HourID(before))
 	if err != nil {
 		return res, err
 	}
@@ -59,7 +60,7 @@ func (a *Activities) PlanArchive(ctx context.Context, in PlanArchiveInput) (Plan
 		if h.LastSeq > cp.LastSeq {
 			continue // not below the checkpoint (cannot happen for committed events)
 		}
-		res.Hours = append(res.Hours, ArchiveHourPlan{Hour: index.HourTime(h.Hour), Events: h.Events})
+		res.Hours = append(res.Hours, ArchiveHourPlan{Hour: change.HourTime(h.Hour), Events: h.Events})
 	}
 	return res, nil
 }
@@ -112,8 +113,8 @@ func (a *Activities) ArchiveHour(ctx context.Context, in ArchiveHourInput) (Arch
 	if a.Remote == nil {
 		return ArchiveHourResult{}, nonRetryable(ErrNoArchiveLocation, errors.New("no archive location on this worker (--archive-url)"))
 	}
-	hour := index.HourID(in.Hour)
-	res := ArchiveHourResult{Hour: index.HourTime(hour), Object: archive.ObjectName(in.Source, index.HourTime(hour))}
+	hour := change.HourID(in.Hour)
+	res := ArchiveHourResult{Hour: change.HourTime(hour), Object: archive.ObjectName(in.Source, change.HourTime(hour))}
 	set, stop := keepAlive(ctx)
 	defer stop()
 	log := a.log(ctx).With(slog.String("source", in.Source), slog.String("hour", res.Hour.Format(time.RFC3339)))
@@ -155,13 +156,13 @@ func (a *Activities) DropEmptyPartitions(ctx context.Context, in DropEmptyPartit
 	if a.Remote == nil {
 		return DropEmptyPartitionsResult{}, nil
 	}
-	dropped, err := a.Index.DropEmptyPartitions(ctx, index.HourID(in.Before))
+	dropped, err := a.Index.DropEmptyPartitions(ctx, change.HourID(in.Before))
 	return DropEmptyPartitionsResult{Dropped: dropped}, err
 }
 
 // step reports one step of archiving an hour in the heartbeat and the log.
 func step(set func(any), log *slog.Logger, hour uint32, name string, events int64) {
-	set(ArchiveProgress{Hour: index.HourTime(hour), Step: name, Events: events})
+	set(ArchiveProgress{Hour: change.HourTime(hour), Step: name, Events: events})
 	log.Debug("archive step", slog.String("step", name), slog.Int64("events", events))
 }
 

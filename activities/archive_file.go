@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -32,7 +33,7 @@ type archivedFile struct {
 // archiveFile writes the hour's file, records it as not confirmed, uploads
 // and confirms it.
 func (a *Activities) archiveFile(ctx context.Context, source string, hour uint32, set func(any), log *slog.Logger) (archivedFile, error) {
-	name := archive.ObjectName(source, index.HourTime(hour))
+	name := archive.ObjectName(source, change.HourTime(hour))
 	stored, closeStored, err := a.storedArchive(ctx, source, hour, name)
 	if err != nil {
 		return archivedFile{}, err
@@ -46,7 +47,7 @@ func (a *Activities) archiveFile(ctx context.Context, source string, hour uint32
 	if f.events == 0 {
 		return f, nil // nothing in the index, nothing stored: nothing to keep
 	}
-	rec := index.Archive{Source: source, Hour: hour, Object: name, Location: a.Remote.Location(), Size: f.d.Size,
+	rec := change.Archive{Source: source, Hour: hour, Object: name, Location: a.Remote.Location(), Size: f.d.Size,
 		SHA256: f.d.SHA256, Events: f.events, FirstSeq: f.firstSeq, LastSeq: f.lastSeq}
 	step(set, log, hour, "record", f.events)
 	if err := a.Index.RecordArchive(ctx, rec); err != nil {
@@ -104,11 +105,11 @@ func (a *Activities) storedArchive(ctx context.Context, source string, hour uint
 		ra.Close()
 		return nil, none, err
 	}
-	if ft := r.Footer(); ft.Source != source || !ft.Hour.Equal(index.HourTime(hour)) {
+	if ft := r.Footer(); ft.Source != source || !ft.Hour.Equal(change.HourTime(hour)) {
 		ra.Close()
 		return nil, none, nonRetryable(ErrBrokenArchive, fmt.Errorf("archive %s holds source %s hour %s", where, ft.Source, ft.Hour.Format(time.RFC3339)))
 	}
-	return func(fn func(index.Event) error) error {
+	return func(fn func(change.Event) error) error {
 		err := r.Events(fn)
 		if errors.As(err, &ce) {
 			return nonRetryable(ErrBrokenArchive, fmt.Errorf("stored %w; it is neither rewritten nor is the hour dropped", err))
@@ -126,24 +127,24 @@ func (a *Activities) writeHourFile(ctx context.Context, source string, hour uint
 	if err := os.MkdirAll(a.archiveWorkDir(source), 0o750); err != nil {
 		return f, err
 	}
-	fromIndex := prefetch(func(fn func(index.Event) error) error {
-		return a.Index.HourEvents(ctx, source, hour, func(e index.Event) error {
+	fromIndex := prefetch(func(fn func(change.Event) error) error {
+		return a.Index.HourEvents(ctx, source, hour, func(e change.Event) error {
 			f.indexEvents++
 			return fn(e)
 		})
 	})
 	events := fromIndex
 	if stored != nil {
-		events = func(fn func(index.Event) error) error { return archive.MergeFileOrder(stored, fromIndex, fn) }
+		events = func(fn func(change.Event) error) error { return archive.MergeFileOrder(stored, fromIndex, fn) }
 	}
 	var res archive.WriteResult
 	h := sha256.New()
 	err := atomicfile.Write(f.path, 0o640, func(w io.Writer) error {
-		aw, err := archive.NewWriter(io.MultiWriter(w, h), source, index.HourTime(hour), archive.WriterOptions{ZstdLevel: 1})
+		aw, err := archive.NewWriter(io.MultiWriter(w, h), source, change.HourTime(hour), archive.WriterOptions{ZstdLevel: 1})
 		if err != nil {
 			return err
 		}
-		if err := events(func(e index.Event) error {
+		if err := events(func(e change.Event) error {
 			if err := aw.Append(&e); err != nil {
 				return err
 			}
@@ -218,9 +219,9 @@ func (a *Activities) confirmObject(ctx context.Context, source string, hour uint
 		return fail(err)
 	}
 	ft := r.Footer()
-	if ft.Source != source || !ft.Hour.Equal(index.HourTime(hour)) || ft.Events != f.events {
+	if ft.Source != source || !ft.Hour.Equal(change.HourTime(hour)) || ft.Events != f.events {
 		return fail(fmt.Errorf("footer says source %s hour %s %d events, want %s %s %d", ft.Source, ft.Hour.Format(time.RFC3339),
-			ft.Events, source, index.HourTime(hour).Format(time.RFC3339), f.events))
+			ft.Events, source, change.HourTime(hour).Format(time.RFC3339), f.events))
 	}
 	return nil
 }
@@ -245,23 +246,23 @@ const prefetchBatch = 4096
 // memory scan reuses (HourEvents' do not). The returned Scan may be run
 // once; when its fn fails, the goroutine is stopped before it returns.
 func prefetch(scan archive.Scan) archive.Scan {
-	return func(fn func(index.Event) error) error {
-		batches := make(chan []index.Event, 4)
+	return func(fn func(change.Event) error) error {
+		batches := make(chan []change.Event, 4)
 		done := make(chan struct{})
 		errc := make(chan error, 1)
 		go func() {
 			defer close(batches)
-			batch := make([]index.Event, 0, prefetchBatch)
+			batch := make([]change.Event, 0, prefetchBatch)
 			send := func() bool {
 				select {
 				case batches <- batch:
-					batch = make([]index.Event, 0, prefetchBatch)
+					batch = make([]change.Event, 0, prefetchBatch)
 					return true
 				case <-done:
 					return false
 				}
 			}
-			err := scan(func(e index.Event) error {
+			err := scan(func(e change.Event) error {
 				if batch = append(batch, e); len(batch) == prefetchBatch && !send() {
 					return errPrefetchStopped
 				}

@@ -1,6 +1,10 @@
 package activities
 
-import "time"
+import (
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+)
 
 // DefaultIndexHours is how many hours of events the index keeps before the
 // archive workflow moves them to object storage (--index-hours).
@@ -152,7 +156,7 @@ type FinishRestoreResult struct {
 	FirstSeq, LastSeq uint64
 	// Resume is the checkpoint written: the end of the last restored
 	// transaction.
-	Resume Position
+	Resume binlogpos.Position
 	// Gaps are the capture gaps the restore recorded: a purged binlog after
 	// the last restored transaction, events in no readable archive.
 	Gaps    []string `json:",omitempty"`

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
@@ -192,7 +193,7 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 	if err != nil {
 		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), ErrBadDump, err)
 	}
-	res := DumpResult{Dir: dir, Position: Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
+	res := DumpResult{Dir: dir, Position: binlogpos.Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
 	for _, t := range tables {
 		if t.IsView || schema.IsSystemSchema(t.Schema) {
 			continue

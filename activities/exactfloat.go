@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/exactfloat"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
@@ -143,7 +143,7 @@ func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloat
 	w := exactfloat.NewWriter(scratch, len(t.plan.Floats))
 	name := t.def.QualifiedName()
 	changes := exactfloat.NewChanges(t.def, t.plan, w)
-	err = a.Index.WindowEvents(ctx, in.Source, t.def.Schema, t.def.Name, in.Position.Seq, upto, func(e index.Event) error {
+	err = a.Index.WindowEvents(ctx, in.Source, t.def.Schema, t.def.Name, in.Position.Seq, upto, func(e change.Event) error {
 		return changes.Add(e)
 	})
 	if err != nil {

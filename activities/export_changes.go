@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -141,8 +141,8 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 	if err != nil {
 		return res, err
 	}
-	versions := map[uint32]index.SchemaVersion{}
-	var last *index.SchemaVersion // the table's version at the range's end
+	versions := map[uint32]change.SchemaVersion{}
+	var last *change.SchemaVersion // the table's version at the range's end
 	for i, v := range hist {
 		if v.Schema == k.Schema && v.Table == k.Table {
 			versions[v.Version] = v
@@ -175,7 +175,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 		cur = nil
 		return nil
 	}
-	open := func(v index.SchemaVersion, stored *schema.Table) error {
+	open := func(v change.SchemaVersion, stored *schema.Table) error {
 		n := len(res.Files) + 1
 		rel := strings.TrimSuffix(base, ".parquet") + fmt.Sprintf(".%06d.parquet", n)
 		file, err := atomicfile.Create(filepath.Join(in.Staging, filepath.FromSlash(rel)), 0o644)
@@ -201,7 +201,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 		}
 	}()
 	name := k.String()
-	err = a.events(ctx, in.Source).TableEvents(ctx, in.Source, in.Schema, in.Name, in.Range.From.Seq, in.Range.Until.Seq, func(e index.Event) error {
+	err = a.events(ctx, in.Source).TableEvents(ctx, in.Source, in.Schema, in.Name, in.Range.From.Seq, in.Range.Until.Seq, func(e change.Event) error {
 		v, ok := versions[e.SchemaVersion]
 		if !ok || v.Definition == nil {
 			return nonRetryable(ErrBadInput, fmt.Errorf("changes of %s: event seq %d follows schema version %d, which the schema history does not define", name, e.Seq, e.SchemaVersion))
@@ -252,7 +252,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 }
 
 // changeOf is an index event as a changes file row.
-func changeOf(e index.Event) snapshot.Change {
+func changeOf(e change.Event) snapshot.Change {
 	return snapshot.Change{Seq: e.Seq, Op: byte(e.Op), CommitTime: e.CommitTime, GTID: e.GTID, BinlogFile: e.BinlogFile,
 		EndPos: e.EndPos, PK: e.PK, PKBefore: e.PKBefore, Before: e.Before, After: e.After}
 }
@@ -261,7 +261,7 @@ func changeOf(e index.Event) snapshot.Change {
 // footer of a local snapshot's table file of that shape (the dump's), else the
 // schema change's own CREATE TABLE statement, else one rendered from the
 // definition (snapshot.CreateTableSQL).
-func (a *Activities) createTableOf(ctx context.Context, source string, v index.SchemaVersion, stored *schema.Table) string {
+func (a *Activities) createTableOf(ctx context.Context, source string, v change.SchemaVersion, stored *schema.Table) string {
 	local := moment.LocalCatalog{SourceDir: a.sourceDir(source)}
 	if ms, err := local.Manifests(ctx); err == nil {
 		for i := len(ms) - 1; i >= 0; i-- {

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
@@ -40,7 +40,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 		out.Plan = foldplan.Plan{Refused: true, Reasons: []string{"capture of " + in.Source + " has no checkpoint yet"}}
 		return out, nil
 	}
-	out.Cut = Position{File: cp.BinlogFile, Pos: cp.BinlogPos, GTID: cp.GTID, Seq: cp.LastSeq}
+	out.Cut = cp.Pos()
 	pin := foldplan.Input{Cut: cp.LastSeq, CutPos: out.Cut.Coords(), PrevLocal: true, Now: time.Now().UTC(),
 		TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}
 	dir := a.sourceDir(in.Source)
@@ -94,7 +94,7 @@ func (a *Activities) droppedInWindow(ctx context.Context, source string, prevSeq
 	for _, r := range recs {
 		if !r.DroppedAt.IsZero() && r.LastSeq > prevSeq {
 			return fmt.Sprintf("the events after the previous snapshot (seq %d) reach archived hour %s (seqs %d..%d), which has left the index, and this worker has no archive location (--archive-url) to read it from: take a full backup",
-				prevSeq, index.HourTime(r.Hour).Format("2006-01-02T15Z"), r.FirstSeq, r.LastSeq), nil
+				prevSeq, change.HourTime(r.Hour).Format("2006-01-02T15Z"), r.FirstSeq, r.LastSeq), nil
 		}
 	}
 	return "", nil
@@ -342,7 +342,7 @@ func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTab
 // windowEvents reads the table's changes in the window (PrevSeq, Cut.Seq]
 // from the moment seam's events source.
 func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def *schema.Table) fold.Events {
-	return func(fn func(index.Event) error) error {
+	return func(fn func(change.Event) error) error {
 		return a.events(ctx, in.Source).TableEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
 	}
 }

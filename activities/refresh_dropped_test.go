@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -31,12 +32,12 @@ func TestRefreshRefusesDroppedHours(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	hour := index.HourID(now) - 30
+	hour := change.HourID(now) - 30
 	for i, r := range []struct {
 		first, last uint64
 		dropped     bool
 	}{{1, 100, true}, {101, 200, true}, {201, 300, false}} {
-		a := index.Archive{Source: "main", Hour: hour + uint32(i), Object: "main/archives/x.parquet", Location: "file:///x",
+		a := change.Archive{Source: "main", Hour: hour + uint32(i), Object: "main/archives/x.parquet", Location: "file:///x",
 			Size: 1, SHA256: strings.Repeat("a", 64), Events: int64(r.last - r.first + 1), FirstSeq: r.first, LastSeq: r.last}
 		if err := st.RecordArchive(ctx, a); err != nil {
 			t.Fatal(err)
@@ -49,8 +50,8 @@ func TestRefreshRefusesDroppedHours(t *testing.T) {
 	}
 	a := &Activities{Index: st}
 	for prev, want := range map[uint64]string{
-		50:  "seq 50) reach archived hour " + index.HourTime(hour).Format("2006-01-02T15Z"),
-		150: "reach archived hour " + index.HourTime(hour+1).Format("2006-01-02T15Z") + " (seqs 101..200)",
+		50:  "seq 50) reach archived hour " + change.HourTime(hour).Format("2006-01-02T15Z"),
+		150: "reach archived hour " + change.HourTime(hour+1).Format("2006-01-02T15Z") + " (seqs 101..200)",
 		200: "",
 		250: "",
 	} {

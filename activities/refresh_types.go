@@ -3,6 +3,7 @@ package activities
 import (
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/retention"
@@ -24,7 +25,7 @@ type PlanRefreshResult struct {
 	Prev    string
 	PrevSeq uint64
 	// Cut is the capture checkpoint at the start: the new snapshot's position.
-	Cut  Position
+	Cut  binlogpos.Position
 	Plan foldplan.Plan
 	// DumpConfigured: a refused refresh can run a full backup instead.
 	DumpConfigured bool
@@ -36,7 +37,7 @@ type RefreshTableInput struct {
 	SnapshotID string
 	Prev       string
 	PrevSeq    uint64
-	Cut        Position
+	Cut        binlogpos.Position
 	Table      foldplan.TablePlan
 	// Retention is the refresh's retention policy: run before the table
 	// is written when the folder lacks the room (zero: never).

@@ -13,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -124,7 +125,7 @@ func (a *Activities) PrepareRestore(ctx context.Context, in PrepareRestoreInput)
 		}
 		return res, err
 	}
-	if err := a.Index.SplitPartitions(ctx, index.HourID(res.Hours[0].Hour)); err != nil {
+	if err := a.Index.SplitPartitions(ctx, change.HourID(res.Hours[0].Hour)); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -164,8 +165,8 @@ func readHistory(ctx context.Context, st storage.Store, source string) (archive.
 // capture lease while it works (the hour commits only under it) and
 // heartbeats RestoreProgress.
 func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (RestoreHourResult, error) {
-	hour := index.HourID(in.Hour)
-	res := RestoreHourResult{Hour: index.HourTime(hour)}
+	hour := change.HourID(in.Hour)
+	res := RestoreHourResult{Hour: change.HourTime(hour)}
 	if rec, found, err := a.Index.ArchiveOf(ctx, in.Source, hour); err != nil || found {
 		res.Events, res.FirstSeq, res.LastSeq = rec.Events, rec.FirstSeq, rec.LastSeq
 		return res, err
@@ -215,12 +216,12 @@ func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (Rest
 	if ft.Source != in.Source || !ft.Hour.Equal(res.Hour) {
 		return res, broken(fmt.Errorf("archive %s holds source %s hour %s", where, ft.Source, ft.Hour.Format(time.RFC3339)))
 	}
-	rec := index.Archive{Source: in.Source, Hour: hour, Object: in.Object, Location: st.Location(), Size: d.Size, SHA256: d.SHA256,
+	rec := change.Archive{Source: in.Source, Hour: hour, Object: in.Object, Location: st.Location(), Size: d.Size, SHA256: d.SHA256,
 		Events: ft.Events, FirstSeq: ft.FirstSeq, LastSeq: ft.LastSeq, ConfirmedAt: time.Now()}
 	set(RestoreProgress{Hour: res.Hour, Step: "restore"})
 	var n int64
-	res.Done, err = a.Index.RestoreHour(ctx, rec, lease, func(yield func(*index.Event) error) error {
-		return archive.SeqOrder(open, func(e index.Event) error {
+	res.Done, err = a.Index.RestoreHour(ctx, rec, lease, func(yield func(*change.Event) error) error {
+		return archive.SeqOrder(open, func(e change.Event) error {
 			if n++; n%65536 == 0 {
 				set(RestoreProgress{Hour: res.Hour, Step: "restore", Events: n})
 			}
@@ -290,8 +291,8 @@ func (a *Activities) download(ctx context.Context, st storage.Store, source, nam
 // restoredHistory keeps of h what applies at or before the checkpoint cp
 // (the end of the last restored transaction): capture reads the rest again
 // from the binlog, and would record it a second time.
-func restoredHistory(h archive.History, cp index.Checkpoint) (archive.History, error) {
-	at := binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}
+func restoredHistory(h archive.History, cp change.Checkpoint) (archive.History, error) {
+	at := cp.Pos().Coords()
 	before := func(seq uint64, p binlogpos.Position) (bool, error) {
 		if seq != cp.LastSeq {
 			return seq < cp.LastSeq, nil
@@ -301,7 +302,7 @@ func restoredHistory(h archive.History, cp index.Checkpoint) (archive.History, e
 	}
 	out := archive.History{Source: h.Source}
 	for _, v := range h.Schemas {
-		ok, err := before(v.Seq, binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos})
+		ok, err := before(v.Seq, v.Pos().Coords())
 		if err != nil {
 			return out, fmt.Errorf("schema version %s.%s v%d: %w", v.Schema, v.Table, v.Version, err)
 		}
@@ -310,7 +311,7 @@ func restoredHistory(h archive.History, cp index.Checkpoint) (archive.History, e
 		}
 	}
 	for _, g := range h.Gaps {
-		c, err := binlogpos.Compare(binlogpos.Position{File: g.FromFile, Pos: g.FromPos}, at)
+		c, err := binlogpos.Compare(g.From().Coords(), at)
 		if err != nil {
 			return out, fmt.Errorf("capture gap from %s:%d: %w", g.FromFile, g.FromPos, err)
 		}

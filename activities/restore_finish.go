@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
@@ -60,7 +61,7 @@ func (a *Activities) FinishRestore(ctx context.Context, in FinishRestoreInput) (
 	if err != nil {
 		return res, err
 	}
-	cp := index.Checkpoint{Source: in.Source, BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, GTID: last.GTID,
+	cp := change.Checkpoint{Source: in.Source, BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, GTID: last.GTID,
 		LastSeq: last.Seq, LastCommit: last.CommitTime}
 	kept, err := restoredHistory(hist, cp)
 	if err != nil {
@@ -88,7 +89,7 @@ func (a *Activities) FinishRestore(ctx context.Context, in FinishRestoreInput) (
 }
 
 // eventAt returns a restored event the index must hold.
-func (a *Activities) eventAt(ctx context.Context, source string, seq uint64) (index.Event, error) {
+func (a *Activities) eventAt(ctx context.Context, source string, seq uint64) (change.Event, error) {
 	e, ok, err := a.Index.EventAt(ctx, source, seq)
 	if err == nil && !ok {
 		err = fmt.Errorf("restored event %d of %s not found", seq, source)
@@ -100,8 +101,8 @@ func (a *Activities) eventAt(ctx context.Context, source string, seq uint64) (in
 // lacks: before the first restored seq (after the first capture start)
 // and between runs. A gap runs from the end of the transaction before the
 // missing events to the end of the first one after them.
-func (a *Activities) holeGaps(ctx context.Context, source string, runs []index.SeqRun, starts []index.Start) ([]index.Gap, error) {
-	var out []index.Gap
+func (a *Activities) holeGaps(ctx context.Context, source string, runs []index.SeqRun, starts []change.Start) ([]change.Gap, error) {
+	var out []change.Gap
 	if len(starts) > 0 && runs[0].First > starts[0].Seq+1 {
 		after, err := a.eventAt(ctx, source, runs[0].First)
 		if err != nil {
@@ -118,21 +119,21 @@ func (a *Activities) holeGaps(ctx context.Context, source string, runs []index.S
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, holeGap(source, binlogpos.Position{File: before.BinlogFile, Pos: before.EndPos}, after, before.Seq+1))
+		out = append(out, holeGap(source, before.Pos().Coords(), after, before.Seq+1))
 	}
 	return out, nil
 }
 
 // holeGap is the gap of the missing seqs from..after.Seq-1.
-func holeGap(source string, from binlogpos.Position, after index.Event, first uint64) index.Gap {
-	return index.Gap{Source: source, FromFile: from.File, FromPos: from.Pos, ToFile: after.BinlogFile, ToPos: after.EndPos,
+func holeGap(source string, from binlogpos.Position, after change.Event, first uint64) change.Gap {
+	return change.Gap{Source: source, FromFile: from.File, FromPos: from.Pos, ToFile: after.BinlogFile, ToPos: after.EndPos,
 		DetectedAt: time.Now().UTC(),
 		Reason:     fmt.Sprintf("restore-index: events seq %d..%d are in no archive file that could be read", first, after.Seq-1)}
 }
 
 // binlogGap returns the gap to record when the source no longer has the
 // binlog file of cp, nil when it has.
-func (a *Activities) binlogGap(ctx context.Context, source string, cp index.Checkpoint) (*index.Gap, error) {
+func (a *Activities) binlogGap(ctx context.Context, source string, cp change.Checkpoint) (*change.Gap, error) {
 	db, err := a.openSource(source)
 	if err != nil {
 		return nil, err
@@ -148,7 +149,7 @@ func (a *Activities) binlogGap(ctx context.Context, source string, cp index.Chec
 	if len(files) == 0 {
 		return nil, fmt.Errorf("source %s lists no binary logs", source)
 	}
-	return &index.Gap{Source: source, FromFile: cp.BinlogFile, FromPos: cp.BinlogPos, ToFile: files[0], ToPos: 4,
+	return &change.Gap{Source: source, FromFile: cp.BinlogFile, FromPos: cp.BinlogPos, ToFile: files[0], ToPos: 4,
 		DetectedAt: time.Now().UTC(),
 		Reason: fmt.Sprintf("binlog %s is no longer on the source (oldest is %s): the changes after the last archived transaction (seq %d) are lost to the index",
 			cp.BinlogFile, files[0], cp.LastSeq)}, nil
@@ -156,9 +157,9 @@ func (a *Activities) binlogGap(ctx context.Context, source string, cp index.Chec
 
 // restoreReport is the result of a restore: the checkpoint, the gaps and
 // the outcome in words.
-func (a *Activities) restoreReport(in FinishRestoreInput, runs []index.SeqRun, cp index.Checkpoint, gaps []index.Gap, purged *index.Gap) FinishRestoreResult {
+func (a *Activities) restoreReport(in FinishRestoreInput, runs []index.SeqRun, cp change.Checkpoint, gaps []change.Gap, purged *change.Gap) FinishRestoreResult {
 	res := FinishRestoreResult{FirstSeq: runs[0].First, LastSeq: runs[len(runs)-1].Last,
-		Resume: Position{File: cp.BinlogFile, Pos: cp.BinlogPos, GTID: cp.GTID, Seq: cp.LastSeq}}
+		Resume: cp.Pos()}
 	for _, g := range gaps {
 		res.Gaps = append(res.Gaps, fmt.Sprintf("%s:%d → %s:%d: %s", g.FromFile, g.FromPos, g.ToFile, g.ToPos, g.Reason))
 	}
@@ -196,6 +197,6 @@ func (a *Activities) fillCounts(ctx context.Context, source string, res *FinishR
 func (a *Activities) finishedReport(ctx context.Context, rs index.RestoreState) (FinishRestoreResult, error) {
 	res := FinishRestoreResult{Hours: rs.Hours, Events: rs.Events, FirstSeq: rs.FirstSeq, LastSeq: rs.LastSeq, Outcome: rs.Outcome}
 	cp, _, err := a.Index.LoadCheckpoint(ctx, rs.Source)
-	res.Resume = Position{File: cp.BinlogFile, Pos: cp.BinlogPos, GTID: cp.GTID, Seq: cp.LastSeq}
+	res.Resume = cp.Pos()
 	return res, err
 }

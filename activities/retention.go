@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/retention"
@@ -125,7 +125,7 @@ func (a *Activities) archivedHours(ctx context.Context, source string) ([]retent
 	}
 	out := make([]retention.Hour, len(recs))
 	for i, r := range recs {
-		out[i] = retention.Hour{Name: r.Object, Start: index.HourTime(r.Hour), FirstSeq: r.FirstSeq, LastSeq: r.LastSeq,
+		out[i] = retention.Hour{Name: r.Object, Start: change.HourTime(r.Hour), FirstSeq: r.FirstSeq, LastSeq: r.LastSeq,
 			Confirmed: r.Confirmed(), Dropped: !r.DroppedAt.IsZero()}
 	}
 	return out, nil
@@ -296,7 +296,7 @@ func (a *Activities) removeArchive(ctx context.Context, source string, it retent
 		res.refuse(it, err)
 		return
 	}
-	if err := a.Index.ForgetArchive(ctx, source, index.HourID(it.Time)); err != nil {
+	if err := a.Index.ForgetArchive(ctx, source, change.HourID(it.Time)); err != nil {
 		res.Failed = append(res.Failed, Refused{Place: it.Place, ID: it.ID, Error: err.Error()})
 		return
 	}

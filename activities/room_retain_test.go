@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -25,7 +26,7 @@ func publishAt(t *testing.T, dir, id string, seq uint64, size int) {
 		return err
 	})
 	must(t, err)
-	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: snapshot.Position{Seq: seq}, Kind: snapshot.SnapshotFull,
+	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: binlogpos.Position{Seq: seq}, Kind: snapshot.SnapshotFull,
 		Tables: []snapshot.ManifestTable{mt}}))
 }
 

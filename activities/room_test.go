@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -38,7 +39,7 @@ func publishDelta(t *testing.T, dir string, size int) *snapshot.Snapshot {
 		})
 		must(t, err)
 	}
-	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: snapshot.Position{Seq: 7}, Kind: snapshot.SnapshotFull,
+	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: binlogpos.Position{Seq: 7}, Kind: snapshot.SnapshotFull,
 		Tables: []snapshot.ManifestTable{mt}}))
 	s, err := snapshot.OpenSnapshot(filepath.Join(dir, snapshot.SnapshotsDir, roomID))
 	must(t, err)

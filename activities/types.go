@@ -6,13 +6,7 @@
 // carry paths, keys and counts, never rows.
 package activities
 
-import (
-	"github.com/dbtrail/dbtrail/internal/binlogpos"
-)
-
-// Position is a snapshot's place in the stream: binlog coordinates, GTID and
-// the seq of the last captured transaction it contains.
-type Position = binlogpos.Position
+import "github.com/dbtrail/dbtrail/internal/binlogpos"
 
 // TableRef names one table of a dump and its files.
 type TableRef struct {
@@ -42,7 +36,7 @@ type DumpInput struct {
 // DumpResult is where the dump is and what it holds.
 type DumpResult struct {
 	Dir          string
-	Position     Position // Seq is 0 until MapPosition fills it
+	Position     binlogpos.Position // Seq is 0 until MapPosition fills it
 	Tables       []TableRef
 	SkippedViews []string
 }
@@ -51,12 +45,12 @@ type DumpResult struct {
 // before a dump's binlog position.
 type MapPositionInput struct {
 	Source   string
-	Position Position
+	Position binlogpos.Position
 }
 
 // MapPositionResult is the position with its seq.
 type MapPositionResult struct {
-	Position Position
+	Position binlogpos.Position
 }
 
 // ConvertTableInput converts one table of a dump into its Parquet table file
@@ -66,7 +60,7 @@ type ConvertTableInput struct {
 	SnapshotID string
 	DumpDir    string
 	Table      TableRef
-	Position   Position
+	Position   binlogpos.Position
 	// Floats is the table's fix file of exact FLOAT values, relative to
 	// DumpDir (ExactFloatsResult.Files); empty: the values stay as dumped.
 	Floats string `json:",omitempty"`
@@ -78,7 +72,7 @@ type ExactFloatsInput struct {
 	Source   string
 	DumpDir  string
 	Tables   []TableRef
-	Position Position
+	Position binlogpos.Position
 }
 
 // ExactFloatsResult names a fix file per table of the input.
@@ -131,7 +125,7 @@ type ConvertProgress struct {
 type PublishInput struct {
 	Source     string
 	SnapshotID string
-	Position   Position
+	Position   binlogpos.Position
 	Tables     []ConvertTableResult
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg Config, store *index.Store) error {
 
 // startState is where streaming begins and what it knows there.
 type startState struct {
-	checkpoint index.Checkpoint
+	checkpoint change.Checkpoint
 	tables     *tableTracker
 }
 
@@ -184,7 +184,7 @@ func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, ou
 	return &decoder{
 		source: cfg.Source, flavor: flavor, log: log, tables: st.tables, out: out,
 		limits:  batchLimits{rows: cfg.BatchRows, bytes: cfg.BatchBytes, interval: cfg.FlushInterval},
-		pos:     binlogpos.Position{File: st.checkpoint.BinlogFile, Pos: st.checkpoint.BinlogPos},
+		pos:     st.checkpoint.Pos().Coords(),
 		lastSeq: st.checkpoint.LastSeq,
 		last:    st.checkpoint,
 		gtidSet: gtidTracker{flavor: flavor},

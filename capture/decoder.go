@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -22,13 +23,13 @@ type batch struct {
 	// events are packed for the index as soon as the batch is cut, so
 	// that the decoded events (and their images) are freed at once.
 	events  *index.Packed
-	schemas []index.SchemaVersion
+	schemas []change.SchemaVersion
 	// fill, when set, gives the end position to the earlier, streamed parts
 	// of a large transaction that this batch completes.
 	fill *endPosFill
 	// checkpoint, when set, ends the index transaction: it is the position
 	// just after the last complete binlog transaction in this batch.
-	checkpoint *index.Checkpoint
+	checkpoint *change.Checkpoint
 }
 
 type endPosFill struct {
@@ -65,17 +66,17 @@ type decoder struct {
 	gtidSet gtidTracker
 	tx      openTx
 
-	pending      []index.Event
+	pending      []change.Event
 	pendingBytes int
-	schemas      []index.SchemaVersion
+	schemas      []change.SchemaVersion
 	committed    int // pending[:committed] belong to complete transactions
-	checkpoint   *index.Checkpoint
+	checkpoint   *change.Checkpoint
 	firstPending time.Time
 	lastCommit   time.Time
 	received     func(n int)
 	// last is the newest checkpoint handed to the writer (or loaded at
 	// start): moveIdleCheckpoint compares the read position with it.
-	last index.Checkpoint
+	last change.Checkpoint
 }
 
 type batchLimits struct {
@@ -189,13 +190,13 @@ func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) err
 	switch e.Type() {
 	case replication.EnumRowsEventTypeInsert:
 		for _, row := range e.Rows {
-			if err := d.emit(rt, index.OpInsert, nil, row, h); err != nil {
+			if err := d.emit(rt, change.OpInsert, nil, row, h); err != nil {
 				return err
 			}
 		}
 	case replication.EnumRowsEventTypeDelete:
 		for _, row := range e.Rows {
-			if err := d.emit(rt, index.OpDelete, row, nil, h); err != nil {
+			if err := d.emit(rt, change.OpDelete, row, nil, h); err != nil {
 				return err
 			}
 		}
@@ -204,7 +205,7 @@ func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) err
 			return fmt.Errorf("table %s at %s: update event has %d row images, want pairs", rt.def.QualifiedName(), d.here(h), len(e.Rows))
 		}
 		for i := 0; i < len(e.Rows); i += 2 {
-			if err := d.emit(rt, index.OpUpdate, e.Rows[i], e.Rows[i+1], h); err != nil {
+			if err := d.emit(rt, change.OpUpdate, e.Rows[i], e.Rows[i+1], h); err != nil {
 				return err
 			}
 		}
@@ -217,8 +218,8 @@ func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) err
 // emit builds one index event. The key is the after image's key, or the
 // before image's for a delete; a key-changing update also records the old
 // key (PKBefore).
-func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *replication.EventHeader) error {
-	ev := index.Event{
+func (d *decoder) emit(rt *resolvedTable, op change.Op, before, after []any, h *replication.EventHeader) error {
+	ev := change.Event{
 		Seq: d.lastSeq + 1, CommitTime: d.tx.commitTime, BinlogFile: d.pos.File,
 		GTID: d.tx.gtid, Schema: rt.def.Schema, Table: rt.def.Name, Op: op,
 		SchemaVersion: rt.version,
@@ -241,7 +242,7 @@ func (d *decoder) emit(rt *resolvedTable, op index.Op, before, after []any, h *r
 	if ev.PK, err = types.Key(rt.def, keyRow); err != nil {
 		return fmt.Errorf("key at %s: %w", d.here(h), err)
 	}
-	if op == index.OpUpdate {
+	if op == change.OpUpdate {
 		old, err := types.Key(rt.def, before)
 		if err != nil {
 			return fmt.Errorf("key of before image at %s: %w", d.here(h), err)
@@ -288,7 +289,7 @@ func (d *decoder) commit(h *replication.EventHeader) error {
 	d.lastCommit = d.tx.commitTime
 	// GTIDSet is filled in when the checkpoint is flushed: formatting the
 	// set at every commit cost more than a one-row transaction's decoding.
-	d.checkpoint = &index.Checkpoint{
+	d.checkpoint = &change.Checkpoint{
 		Source: d.source, BinlogFile: d.pos.File, BinlogPos: end, GTID: d.tx.gtid,
 		LastSeq: d.lastSeq, LastCommit: d.tx.commitTime,
 	}
@@ -340,7 +341,7 @@ func (d *decoder) flush(fill *endPosFill) error {
 
 // heldBytes is about how much memory a pending event holds, for the batch
 // byte limit.
-func heldBytes(ev *index.Event) int { return len(ev.Before) + len(ev.After) + len(ev.PK) + 64 }
+func heldBytes(ev *change.Event) int { return len(ev.Before) + len(ev.After) + len(ev.PK) + 64 }
 
 // cut packs the first n pending events for the index and drops them from
 // pending, keeping the rest (and the pending list's storage).
@@ -371,7 +372,7 @@ func (d *decoder) moveIdleCheckpoint() error {
 	if d.pos.File == d.last.BinlogFile && d.pos.Pos == d.last.BinlogPos {
 		return nil
 	}
-	if c, err := binlogpos.Compare(d.pos, binlogpos.Position{File: d.last.BinlogFile, Pos: d.last.BinlogPos}); err != nil || c <= 0 {
+	if c, err := binlogpos.Compare(d.pos, d.last.Pos().Coords()); err != nil || c <= 0 {
 		return err
 	}
 	cp := d.last
@@ -383,7 +384,7 @@ func (d *decoder) moveIdleCheckpoint() error {
 // arenaBlock is the size of the buffers images are carved from.
 const arenaBlock = 1 << 20
 
-// image encodes row in the index's stored form (index.Event.Columns): the
+// image encodes row in the index's stored form (change.Event.Columns): the
 // values in column order, and for an update's after image (before not nil)
 // types.Unchanged for values equal to before's; a table whose column list
 // could not be encoded gets an object image. It encodes into a scratch

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -162,7 +163,7 @@ func (p *proc) waitExit(t *testing.T, d time.Duration) error {
 
 // waitCaughtUp waits until the index checkpoint reaches the source's current
 // binlog position.
-func (e *env) waitCaughtUp(p *proc) index.Checkpoint {
+func (e *env) waitCaughtUp(p *proc) change.Checkpoint {
 	e.t.Helper()
 	var file string
 	var pos uint64
@@ -188,7 +189,7 @@ func (e *env) waitCaughtUp(p *proc) index.Checkpoint {
 			e.t.Fatal(err)
 		}
 		if ok {
-			c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, binlogpos.Position{File: file, Pos: pos})
+			c, err := binlogpos.Compare(cp.Pos().Coords(), binlogpos.Position{File: file, Pos: pos})
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -202,14 +203,14 @@ func (e *env) waitCaughtUp(p *proc) index.Checkpoint {
 		time.Sleep(50 * time.Millisecond)
 	}
 	e.t.Fatalf("capture did not reach %s:%d; output:\n%s", file, pos, p.output())
-	return index.Checkpoint{}
+	return change.Checkpoint{}
 }
 
 // events returns every indexed event of a table, in seq order.
-func (e *env) events(table string) []index.Event {
+func (e *env) events(table string) []change.Event {
 	e.t.Helper()
-	var out []index.Event
-	err := e.store.TableChanges(e.ctx, "main", "app", table, 0, 1<<62, func(ev index.Event) error {
+	var out []change.Event
+	err := e.store.TableChanges(e.ctx, "main", "app", table, 0, 1<<62, func(ev change.Event) error {
 		out = append(out, ev)
 		return nil
 	})
@@ -220,7 +221,7 @@ func (e *env) events(table string) []index.Event {
 	return out
 }
 
-func sortBySeq(evs []index.Event) {
+func sortBySeq(evs []change.Event) {
 	sort.Slice(evs, func(i, j int) bool { return evs[i].Seq < evs[j].Seq })
 }
 

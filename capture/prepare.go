@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
@@ -15,7 +16,7 @@ import (
 // GapError says the binlog the checkpoint points into is gone from the
 // source: the changes between From and To can never be captured.
 type GapError struct {
-	Gap index.Gap
+	Gap change.Gap
 }
 
 func (e *GapError) Error() string {
@@ -47,7 +48,7 @@ func prepare(ctx context.Context, cfg *Config, store *index.Store, src *sourceCo
 // resumeOrGap resumes at the checkpoint when the source still has its
 // binlog; otherwise it records the gap and stops, unless told to go on.
 func resumeOrGap(ctx context.Context, cfg *Config, store *index.Store, src *sourceConn, lease *index.Lease,
-	cp index.Checkpoint, tables *tableTracker, log *slog.Logger) (*startState, error) {
+	cp change.Checkpoint, tables *tableTracker, log *slog.Logger) (*startState, error) {
 	files, err := src.binaryLogs(ctx)
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func resumeOrGap(ctx context.Context, cfg *Config, store *index.Store, src *sour
 	if len(files) == 0 {
 		return nil, fmt.Errorf("source lists no binary logs")
 	}
-	gap := index.Gap{Source: cfg.Source, FromFile: cp.BinlogFile, FromPos: cp.BinlogPos, FromGTID: cp.GTIDSet,
+	gap := change.Gap{Source: cfg.Source, FromFile: cp.BinlogFile, FromPos: cp.BinlogPos, FromGTID: cp.GTIDSet,
 		ToFile: files[0], ToPos: 4, DetectedAt: time.Now().UTC(),
 		Reason: fmt.Sprintf("binlog %s is no longer on the source (oldest is %s)", cp.BinlogFile, files[0])}
 	if err := recordGapOnce(ctx, store, gap); err != nil {
@@ -72,12 +73,12 @@ func resumeOrGap(ctx context.Context, cfg *Config, store *index.Store, src *sour
 		slog.String("to", fmt.Sprintf("%s:%d", gap.ToFile, gap.ToPos)))
 	// DDL inside the gap is lost too: the schema is read from the source again,
 	// and table maps define any table until the stream reaches the present.
-	start := binlogpos.Position{File: gap.ToFile, Pos: gap.ToPos}
+	start := gap.To()
 	cp.BinlogFile, cp.BinlogPos, cp.GTID = start.File, start.Pos, ""
 	return bootstrap(ctx, cfg, store, src, lease, tables, cp, start, log)
 }
 
-func recordGapOnce(ctx context.Context, store *index.Store, gap index.Gap) error {
+func recordGapOnce(ctx context.Context, store *index.Store, gap change.Gap) error {
 	gaps, err := store.Gaps(ctx, gap.Source)
 	if err != nil {
 		return fmt.Errorf("list capture gaps: %w", err)
@@ -96,7 +97,7 @@ func recordGapOnce(ctx context.Context, store *index.Store, gap index.Gap) error
 // firstStart picks the start position of a source seen for the first time.
 func firstStart(ctx context.Context, cfg *Config, store *index.Store, src *sourceConn, lease *index.Lease,
 	tables *tableTracker, log *slog.Logger) (*startState, error) {
-	cp := index.Checkpoint{Source: cfg.Source}
+	cp := change.Checkpoint{Source: cfg.Source}
 	switch cfg.Start {
 	case "current":
 		return bootstrap(ctx, cfg, store, src, lease, tables, cp, binlogpos.Position{}, log)
@@ -126,7 +127,7 @@ func firstStart(ctx context.Context, cfg *Config, store *index.Store, src *sourc
 // disagree. A start in the past is lenient up to the present for the same
 // reason.
 func bootstrap(ctx context.Context, cfg *Config, store *index.Store, src *sourceConn, lease *index.Lease,
-	tables *tableTracker, cp index.Checkpoint, start binlogpos.Position, log *slog.Logger) (*startState, error) {
+	tables *tableTracker, cp change.Checkpoint, start binlogpos.Position, log *slog.Logger) (*startState, error) {
 	var cat *schema.Catalog
 	var until binlogpos.Position
 	for attempt := 0; ; attempt++ {
@@ -176,7 +177,7 @@ func bootstrap(ctx context.Context, cfg *Config, store *index.Store, src *source
 	if cp.LastSeq > 0 {
 		reason = "restart past a capture gap"
 	}
-	if err := tx.RecordStart(ctx, index.Start{Seq: cp.LastSeq, Position: start, Reason: reason, StartedAt: time.Now()}); err != nil {
+	if err := tx.RecordStart(ctx, change.Start{Seq: cp.LastSeq, Position: start, Reason: reason, StartedAt: time.Now()}); err != nil {
 		return nil, err
 	}
 	cp.UpdatedAt = time.Now().UTC()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
@@ -44,7 +45,7 @@ func TestCaptureRefusedDuringRestore(t *testing.T) {
 	if err := e.src.QueryRowContext(e.ctx, "SHOW MASTER STATUS").Scan(&file, &pos, &a, &b); err != nil {
 		t.Fatal(err)
 	}
-	fin := index.RestoreFinish{Checkpoint: index.Checkpoint{Source: "main", BinlogFile: file, BinlogPos: pos, LastCommit: time.Now().UTC()},
+	fin := index.RestoreFinish{Checkpoint: change.Checkpoint{Source: "main", BinlogFile: file, BinlogPos: pos, LastCommit: time.Now().UTC()},
 		Outcome: "test"}
 	if done, err := e.store.FinishRestore(e.ctx, "main", nil, fin); err != nil || !done {
 		t.Fatalf("finish: %v %v", done, err)

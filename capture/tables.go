@@ -11,7 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -38,7 +38,7 @@ type resolvedTable struct {
 	// bytes is cheaper than checking again.
 	checked tableMapShape
 	// columns is the JSON array of def's column names: the stored images'
-	// column list (index.Event.Columns).
+	// column list (change.Event.Columns).
 	columns []byte
 }
 
@@ -94,7 +94,7 @@ type tableTracker struct {
 	confirmed map[string]bool
 	// pendingVersions are versions recorded from table maps, not yet handed
 	// to the writer.
-	pendingVersions []index.SchemaVersion
+	pendingVersions []change.SchemaVersion
 }
 
 func newTableTracker(source string, log *slog.Logger) *tableTracker {
@@ -105,7 +105,7 @@ func newTableTracker(source string, log *slog.Logger) *tableTracker {
 func tableKey(schemaName, table string) string { return schemaName + "." + table }
 
 // load installs the newest version of every table from the index.
-func (t *tableTracker) load(vers []index.SchemaVersion) {
+func (t *tableTracker) load(vers []change.SchemaVersion) {
 	for _, v := range vers {
 		k := tableKey(v.Schema, v.Table)
 		t.versions[k] = v.Version
@@ -120,10 +120,10 @@ func (t *tableTracker) load(vers []index.SchemaVersion) {
 }
 
 // record makes def the newest version of its table and returns the history row.
-func (t *tableTracker) record(schemaName, table string, def *schema.Table, ddl string, at binlogpos.Position, seq uint64) index.SchemaVersion {
+func (t *tableTracker) record(schemaName, table string, def *schema.Table, ddl string, at binlogpos.Position, seq uint64) change.SchemaVersion {
 	k := tableKey(schemaName, table)
 	t.versions[k]++
-	v := index.SchemaVersion{Source: t.source, Schema: schemaName, Table: table, Version: t.versions[k],
+	v := change.SchemaVersion{Source: t.source, Schema: schemaName, Table: table, Version: t.versions[k],
 		Seq: seq, BinlogFile: at.File, BinlogPos: at.Pos, DDL: ddl, Definition: def, CreatedAt: time.Now().UTC()}
 	if def == nil {
 		t.catalog.Delete(schemaName, table)
@@ -153,8 +153,8 @@ func (t *tableTracker) inBootstrapWindow(at binlogpos.Position) bool {
 
 // applyDDL applies one statement to the history and returns the versions it
 // creates.
-func (t *tableTracker) applyDDL(defaultSchema, stmt string, at binlogpos.Position, seq uint64) ([]index.SchemaVersion, error) {
-	change, err := schema.ApplyDDL(t.catalog, defaultSchema, stmt)
+func (t *tableTracker) applyDDL(defaultSchema, stmt string, at binlogpos.Position, seq uint64) ([]change.SchemaVersion, error) {
+	applied, err := schema.ApplyDDL(t.catalog, defaultSchema, stmt)
 	if err != nil {
 		var unparsed *schema.UnparsedDDLError
 		if errors.As(err, &unparsed) || t.inBootstrapWindow(at) {
@@ -167,8 +167,8 @@ func (t *tableTracker) applyDDL(defaultSchema, stmt string, at binlogpos.Positio
 		}
 		return nil, fmt.Errorf("apply DDL at %s (%s): %w", at, truncate(stmt, 200), err)
 	}
-	var out []index.SchemaVersion
-	for _, tc := range change.Tables {
+	var out []change.SchemaVersion
+	for _, tc := range applied.Tables {
 		if schema.IsSystemSchema(tc.Schema) {
 			continue
 		}
@@ -243,7 +243,7 @@ func (t *tableTracker) forRows(tm *replication.TableMapEvent, at binlogpos.Posit
 }
 
 // takeVersions returns the versions recorded from table maps since the last call.
-func (t *tableTracker) takeVersions() []index.SchemaVersion {
+func (t *tableTracker) takeVersions() []change.SchemaVersion {
 	v := t.pendingVersions
 	t.pendingVersions = nil
 	return v

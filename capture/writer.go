@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
@@ -17,7 +18,7 @@ type writer struct {
 	lease   *index.Lease
 	metrics *Metrics
 	// committed is called after each commit with the checkpoint written.
-	committed func(index.Checkpoint)
+	committed func(change.Checkpoint)
 }
 
 // run consumes batches until in is closed or an error occurs. On error the

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/workers"
@@ -126,7 +127,7 @@ func TestArchiveSurvivesWorkerKills(t *testing.T) {
 	const wantKills = 12
 	e := newArchiveEnv(t, withoutWorker())
 	base := time.Now().UTC().Truncate(time.Hour).Add(-60 * time.Hour)
-	must(t, e.store.SplitPartitions(e.ctx, index.HourID(base)))
+	must(t, e.store.SplitPartitions(e.ctx, change.HourID(base)))
 	w := newWorkload(51)
 	bulkHours(t, e, w, base, 0, 6, 30000)
 	hours := 6

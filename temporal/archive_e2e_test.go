@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // TestArchiveRoundTrip: eight past hours of traffic (stamped with SET
@@ -22,7 +22,7 @@ import (
 func TestArchiveRoundTrip(t *testing.T) {
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-40 * time.Hour)
-	must(t, e.store.SplitPartitions(e.ctx, index.HourID(base)+2))
+	must(t, e.store.SplitPartitions(e.ctx, change.HourID(base)+2))
 	w := newWorkload(11)
 	w.setup(t, e.backupEnv, 30)
 	for k := range 8 {
@@ -35,10 +35,10 @@ func TestArchiveRoundTrip(t *testing.T) {
 	orig := indexEvents(t, e.ctx, e.store, "main")
 	perHour := map[uint32]int{}
 	for _, ev := range orig {
-		perHour[index.HourID(ev.CommitTime)]++
+		perHour[change.HourID(ev.CommitTime)]++
 	}
 	for k := range 8 {
-		if perHour[index.HourID(base)+uint32(k)] == 0 {
+		if perHour[change.HourID(base)+uint32(k)] == 0 {
 			t.Fatalf("no event stamped in hour %s: %v", base.Add(time.Duration(k)*time.Hour), perHour)
 		}
 	}
@@ -63,8 +63,8 @@ func TestArchiveRoundTrip(t *testing.T) {
 			t.Fatalf("hour %d is %s", i, h.Hour)
 		}
 		dropped := h.Partition != ""
-		if dropped != (i >= 2) || h.Events != int64(perHour[index.HourID(h.Hour)]) || h.Kept != "" {
-			t.Fatalf("hour %s: %+v (%d events captured)", h.Hour, h, perHour[index.HourID(h.Hour)])
+		if dropped != (i >= 2) || h.Events != int64(perHour[change.HourID(h.Hour)]) || h.Kept != "" {
+			t.Fatalf("hour %s: %+v (%d events captured)", h.Hour, h, perHour[change.HourID(h.Hour)])
 		}
 	}
 	left := indexEvents(t, e.ctx, e.store, "main")
@@ -81,7 +81,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	parts, err := e.store.Partitions(e.ctx)
 	must(t, err)
 	for _, p := range parts {
-		if p.Hourly() && p.Hour < index.HourID(base)+8 {
+		if p.Hourly() && p.Hour < change.HourID(base)+8 {
 			t.Fatalf("partition %s of an archived hour is left", p.Name)
 		}
 	}
@@ -111,7 +111,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	var lateSeqs []uint64
 	for seq, ev := range all {
 		orig[seq] = ev
-		if index.HourID(ev.CommitTime) == index.HourID(late) {
+		if change.HourID(ev.CommitTime) == change.HourID(late) {
 			lateSeqs = append(lateSeqs, seq)
 		}
 	}
@@ -120,14 +120,14 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 	res2 := e.runArchive(t, 24)
 	if len(res2.Hours) != 1 || !res2.Hours[0].Hour.Equal(late) ||
-		res2.Hours[0].Events != int64(perHour[index.HourID(late)]+len(lateSeqs)) || res2.Hours[0].IndexEvents != int64(len(lateSeqs)) {
+		res2.Hours[0].Events != int64(perHour[change.HourID(late)]+len(lateSeqs)) || res2.Hours[0].IndexEvents != int64(len(lateSeqs)) {
 		t.Fatalf("second run %+v (late seqs %v)", res2.Hours, lateSeqs)
 	}
 	left = indexEvents(t, e.ctx, e.store, "main")
 	stored, _ = storedEvents(t, e.ctx, e.remote, "main")
 	got := checkEveryEventOnce(t, orig, values(left), stored)
 	for _, seq := range lateSeqs {
-		if _, ok := slices.BinarySearchFunc(got, seq, func(ev index.Event, s uint64) int { return int(ev.Seq) - int(s) }); !ok {
+		if _, ok := slices.BinarySearchFunc(got, seq, func(ev change.Event, s uint64) int { return int(ev.Seq) - int(s) }); !ok {
 			t.Fatalf("late event %d lost", seq)
 		}
 	}

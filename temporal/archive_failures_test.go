@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -48,11 +49,11 @@ func bulkHours(t *testing.T, e *archiveEnv, w *workload, base time.Time, first, 
 // checkNothingLost requires, for every hour of orig, that the index still
 // holds all its events, or that the hour has a confirmed archive record
 // (and, with checkStore, that the stored file is that record's).
-func checkNothingLost(t *testing.T, e *archiveEnv, orig map[uint64]index.Event, checkStore bool) (dropped int) {
+func checkNothingLost(t *testing.T, e *archiveEnv, orig map[uint64]change.Event, checkStore bool) (dropped int) {
 	t.Helper()
 	perHour := map[uint32]int64{}
 	for _, ev := range orig {
-		perHour[index.HourID(ev.CommitTime)]++
+		perHour[change.HourID(ev.CommitTime)]++
 	}
 	for h, n := range perHour {
 		got, err := e.store.CountHour(e.ctx, "main", h)
@@ -85,14 +86,14 @@ func TestArchiveS3Down(t *testing.T) {
 	t.Parallel() // a waiting test: see TestMain
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-30 * time.Hour)
-	must(t, e.store.SplitPartitions(e.ctx, index.HourID(base)))
+	must(t, e.store.SplitPartitions(e.ctx, change.HourID(base)))
 	bulkHours(t, e, newWorkload(31), base, 0, 4, 20000)
 	orig := indexEvents(t, e.ctx, e.store, "main")
 
 	run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: workflows.TaskQueue},
 		workflows.Archive, workflows.ArchiveInput{Source: "main", IndexHours: 24})
 	must(t, err)
-	local := filepath.Join(e.acts.WorkDir, "main", "archive", index.PartitionName(index.HourID(base))+".parquet")
+	local := filepath.Join(e.acts.WorkDir, "main", "archive", index.PartitionName(change.HourID(base))+".parquet")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if _, err := os.Stat(local); err == nil {
@@ -175,7 +176,7 @@ func TestRestoreIndexBadInput(t *testing.T) {
 		if d := eventDiff(ev, orig[seq]); d != "" {
 			t.Fatalf("restored seq %d: %s", seq, d)
 		}
-		if h := index.HourID(ev.CommitTime); h == index.HourID(base)+1 || h == index.HourID(base)+2 {
+		if h := change.HourID(ev.CommitTime); h == change.HourID(base)+1 || h == change.HourID(base)+2 {
 			t.Fatalf("seq %d of a damaged hour was restored", seq)
 		}
 	}

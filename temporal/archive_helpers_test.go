@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -98,13 +99,13 @@ func (e *archiveEnv) runArchiveOn(t *testing.T, queue string, indexHours int) wo
 }
 
 // indexEvents returns every event of source in store, by seq.
-func indexEvents(t *testing.T, ctx context.Context, store *index.Store, source string) map[uint64]index.Event {
+func indexEvents(t *testing.T, ctx context.Context, store *index.Store, source string) map[uint64]change.Event {
 	t.Helper()
 	hours, err := store.HoursBefore(ctx, source, math.MaxUint32)
 	must(t, err)
-	out := map[uint64]index.Event{}
+	out := map[uint64]change.Event{}
 	for _, h := range hours {
-		must(t, store.HourEvents(ctx, source, h.Hour, func(e index.Event) error {
+		must(t, store.HourEvents(ctx, source, h.Hour, func(e change.Event) error {
 			if _, dup := out[e.Seq]; dup {
 				return fmt.Errorf("seq %d twice in the index", e.Seq)
 			}
@@ -117,9 +118,9 @@ func indexEvents(t *testing.T, ctx context.Context, store *index.Store, source s
 
 // storedEvents returns the events of every archive file of source in st,
 // and the files' hours.
-func storedEvents(t *testing.T, ctx context.Context, st storage.Store, source string) ([]index.Event, []time.Time) {
+func storedEvents(t *testing.T, ctx context.Context, st storage.Store, source string) ([]change.Event, []time.Time) {
 	t.Helper()
-	var evs []index.Event
+	var evs []change.Event
 	var hours []time.Time
 	must(t, st.List(ctx, archive.ArchivesPrefix(source), func(info storage.Info) error {
 		h, ok := archive.ParseObjectName(source, info.Name)
@@ -139,8 +140,8 @@ func storedEvents(t *testing.T, ctx context.Context, st storage.Store, source st
 		if err := r.Verify(); err != nil {
 			return err
 		}
-		return r.Events(func(e index.Event) error {
-			if index.HourID(e.CommitTime) != index.HourID(h) {
+		return r.Events(func(e change.Event) error {
+			if change.HourID(e.CommitTime) != change.HourID(h) {
 				return fmt.Errorf("%s holds seq %d of %s", info.Name, e.Seq, e.CommitTime)
 			}
 			evs = append(evs, e)
@@ -153,13 +154,13 @@ func storedEvents(t *testing.T, ctx context.Context, st storage.Store, source st
 // checkEveryEventOnce requires the events of parts, together, to be want:
 // every seq exactly once, every field and image byte-equal; it returns them
 // in seq order.
-func checkEveryEventOnce(t *testing.T, want map[uint64]index.Event, parts ...[]index.Event) []index.Event {
+func checkEveryEventOnce(t *testing.T, want map[uint64]change.Event, parts ...[]change.Event) []change.Event {
 	t.Helper()
-	var all []index.Event
+	var all []change.Event
 	for _, p := range parts {
 		all = append(all, p...)
 	}
-	slices.SortFunc(all, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(all, func(a, b change.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i := range all {
 		if i > 0 && all[i].Seq == all[i-1].Seq {
 			t.Fatalf("seq %d twice", all[i].Seq)
@@ -179,7 +180,7 @@ func checkEveryEventOnce(t *testing.T, want map[uint64]index.Event, parts ...[]i
 }
 
 // eventDiff names the first difference between two events, "" for none.
-func eventDiff(g, w index.Event) string {
+func eventDiff(g, w change.Event) string {
 	switch {
 	case g.Seq != w.Seq || !g.CommitTime.Equal(w.CommitTime):
 		return fmt.Sprintf("seq/commit time %d %s, want %d %s", g.Seq, g.CommitTime, w.Seq, w.CommitTime)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/fold"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -60,7 +60,7 @@ type pastEnv struct {
 	// current hour.
 	past, now []*pastInstant
 	// orig is every event the index held before the archive run.
-	orig map[uint64]index.Event
+	orig map[uint64]change.Event
 	// from is the start of the changes range (inside H3).
 	from time.Time
 }
@@ -95,7 +95,7 @@ func newPastEnvOn(t *testing.T, s3opts testsuite.S3Options) *pastEnv {
 	p.base = time.Now().UTC().Truncate(time.Hour).Add(-40 * time.Hour)
 	// H0..H2 go to p_before, H3..H5 get partitions of their own: both ways
 	// of dropping an archived hour happen.
-	must(t, e.store.SplitPartitions(e.ctx, index.HourID(p.base)+3))
+	must(t, e.store.SplitPartitions(e.ctx, change.HourID(p.base)+3))
 	w := newWorkload(18)
 	p.createTables(t, w)
 	e.waitCaughtUp(t)
@@ -279,9 +279,9 @@ func (p *pastEnv) instantNamed(t *testing.T, note string) *pastInstant {
 // and GTID name the same state.
 func (p *pastEnv) locate(t *testing.T, in *pastInstant) {
 	t.Helper()
-	var last index.Event
+	var last change.Event
 	for _, ev := range p.orig {
-		c, err := binlogpos.Compare(binlogpos.Position{File: ev.BinlogFile, Pos: ev.EndPos}, in.pos)
+		c, err := binlogpos.Compare(ev.Pos().Coords(), in.pos)
 		must(t, err)
 		if c <= 0 && ev.Seq > last.Seq {
 			last = ev

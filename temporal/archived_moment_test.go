@@ -17,7 +17,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
@@ -147,14 +147,14 @@ func (p *pastEnv) testChanges(t *testing.T) {
 		}
 		upto = max(upto, ev.Seq)
 	}
-	want := map[string][]index.Event{}
+	want := map[string][]change.Event{}
 	for _, ev := range p.orig {
 		if ev.Seq > after && ev.Seq <= upto {
 			want[ev.Schema+"."+ev.Table] = append(want[ev.Schema+"."+ev.Table], ev)
 		}
 	}
 	for _, evs := range want {
-		slices.SortFunc(evs, func(a, b index.Event) int { return int(a.Seq) - int(b.Seq) })
+		slices.SortFunc(evs, func(a, b change.Event) int { return int(a.Seq) - int(b.Seq) })
 	}
 	var archived, indexed int
 	for _, ev := range want["app.alltypes"] {
@@ -203,7 +203,7 @@ func (p *pastEnv) testChanges(t *testing.T) {
 
 // sameChanges requires got to be want's events, in order, field for field
 // and image for image.
-func sameChanges(got []snapshot.Change, want []index.Event) error {
+func sameChanges(got []snapshot.Change, want []change.Event) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("%d changes exported, the index held %d in the range", len(got), len(want))
 	}
@@ -221,14 +221,14 @@ func sameChanges(got []snapshot.Change, want []index.Event) error {
 
 // testHistory lists the history of app.acct's row through the CLI.
 func (p *pastEnv) testHistory(t *testing.T) {
-	var want []index.Event
+	var want []change.Event
 	for _, ev := range p.orig {
 		if ev.Table == "acct" && (slices.Contains([]string{"[1]", "[2]", "[3]"}, ev.PK) || slices.Contains([]string{"[1]", "[2]", "[3]"}, ev.PKBefore)) {
 			want = append(want, ev)
 		}
 	}
-	slices.SortFunc(want, func(a, b index.Event) int { return int(a.Seq) - int(b.Seq) })
-	ops := map[index.Op]string{index.OpInsert: "insert", index.OpUpdate: "update", index.OpDelete: "delete"}
+	slices.SortFunc(want, func(a, b change.Event) int { return int(a.Seq) - int(b.Seq) })
+	ops := map[change.Op]string{change.OpInsert: "insert", change.OpUpdate: "update", change.OpDelete: "delete"}
 	var wantOps []string
 	var archived int
 	for _, ev := range want {

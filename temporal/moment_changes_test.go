@@ -14,7 +14,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 )
@@ -76,8 +76,8 @@ func TestMomentChangesExport(t *testing.T) {
 		t.Fatalf("files: %v", files)
 	}
 	for _, tb := range []string{"alltypes", "plain"} {
-		var want []index.Event
-		must(t, e.store.WindowEvents(e.ctx, "main", "app", tb, r.From.Seq, r.Until.Seq, func(ev index.Event) error {
+		var want []change.Event
+		must(t, e.store.WindowEvents(e.ctx, "main", "app", tb, r.From.Seq, r.Until.Seq, func(ev change.Event) error {
 			want = append(want, ev)
 			return nil
 		}))

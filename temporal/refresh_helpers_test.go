@@ -32,7 +32,7 @@ func (e *backupEnv) waitCaughtUp(t *testing.T) {
 		cp, ok, err := e.store.LoadCheckpoint(e.ctx, "main")
 		must(t, err)
 		if ok {
-			if c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, want); err == nil && c >= 0 {
+			if c, err := binlogpos.Compare(cp.Pos().Coords(), want); err == nil && c >= 0 {
 				return
 			}
 		}

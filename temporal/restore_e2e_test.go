@@ -17,6 +17,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/capture"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
@@ -113,7 +114,7 @@ func (e *archiveEnv) waitStoreCaughtUp(t *testing.T, store *index.Store) {
 	for time.Now().Before(deadline) {
 		cp, ok, err := store.LoadCheckpoint(e.ctx, "main")
 		must(t, err)
-		if c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, want); ok && err == nil && c >= 0 {
+		if c, err := binlogpos.Compare(cp.Pos().Coords(), want); ok && err == nil && c >= 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -125,7 +126,7 @@ func (e *archiveEnv) waitStoreCaughtUp(t *testing.T, store *index.Store) {
 // in the first), then traffic of the current hour, takes a full backup,
 // runs more traffic, and archives the eight hours. It returns every event
 // captured, by seq, and the last archived seq.
-func archivedTraffic(t *testing.T, e *archiveEnv, w *workload, base time.Time) (map[uint64]index.Event, uint64) {
+func archivedTraffic(t *testing.T, e *archiveEnv, w *workload, base time.Time) (map[uint64]change.Event, uint64) {
 	t.Helper()
 	e.stampHour(t, base, 0)
 	w.setup(t, e.backupEnv, 30)

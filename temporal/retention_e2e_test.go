@@ -12,7 +12,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -104,7 +104,7 @@ func TestRetentionScheduled(t *testing.T) {
 	}
 	recs, err := p.store.Archives(p.ctx, "main")
 	must(t, err)
-	if len(recs) != pastHours-1 || recs[1].Hour != index.HourID(p.base.Add(2*time.Hour)) {
+	if len(recs) != pastHours-1 || recs[1].Hour != change.HourID(p.base.Add(2*time.Hour)) {
 		t.Fatalf("%d archive records left, want all but H1's", len(recs))
 	}
 

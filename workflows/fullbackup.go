@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 )
 
 // TaskQueue is the queue every dbtrail worker listens on.
@@ -29,7 +30,7 @@ type FullBackupInput struct {
 // FullBackupResult is the published snapshot.
 type FullBackupResult struct {
 	SnapshotID string
-	Position   activities.Position
+	Position   binlogpos.Position
 	Tables     int
 	Rows       int64
 	Skipped    []string
@@ -147,7 +148,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 
 // exactFloats runs ExactFloats on the dump (histories from before it
 // existed replay without it: no fix files).
-func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities.DumpResult, pos activities.Position,
+func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities.DumpResult, pos binlogpos.Position,
 	progress *FullBackupProgress) (activities.ExactFloatsResult, error) {
 	out := activities.ExactFloatsResult{Files: make([]string, len(dump.Tables))}
 	if workflow.GetVersion(ctx, exactFloatsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
@@ -165,7 +166,7 @@ func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities
 // convertAll converts every table with at most in.Parallel at once; results
 // keep the dump's table order so the manifest does not depend on timing.
 func convertAll(ctx workflow.Context, in FullBackupInput, id string, dump activities.DumpResult,
-	pos activities.Position, floats []string, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
+	pos binlogpos.Position, floats []string, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
 	results := make([]activities.ConvertTableResult, len(dump.Tables))
 	err := bounded(ctx, len(dump.Tables), in.Parallel, func(i int) workflow.Future {
 		return workflow.ExecuteActivity(ctx, a.ConvertTable, activities.ConvertTableInput{

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 )
 
 func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
@@ -21,7 +22,7 @@ func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
 	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{
-		Dir: "/work/main/20261129T090000Z", Position: activities.Position{File: "binlog.000003", Pos: 900},
+		Dir: "/work/main/20261129T090000Z", Position: binlogpos.Position{File: "binlog.000003", Pos: 900},
 		Tables: []activities.TableRef{{Schema: "app", Table: "a"}, {Schema: "app", Table: "b"}, {Schema: "app", Table: "c"}},
 	}, nil)
 	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MapPositionInput) (activities.MapPositionResult, error) {

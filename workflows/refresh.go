@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
 )
@@ -55,7 +56,7 @@ type RefreshInput struct {
 type RefreshResult struct {
 	SnapshotID string // "" when nothing was published by the refresh itself
 	Prev       string
-	Position   activities.Position
+	Position   binlogpos.Position
 	Refused    bool
 	Reasons    []string
 	// FullBackup is the snapshot the full backup that ran in place of a

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 )
 
@@ -24,7 +25,7 @@ func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnviron
 	env.RegisterWorkflow(FullBackup)
 	env.RegisterWorkflow(Compact)
 	env.OnActivity(a.PlanRefresh, mock.Anything, mock.Anything).Return(activities.PlanRefreshResult{
-		Prev: "20261129T090000Z", PrevSeq: 40, Cut: activities.Position{File: "binlog.000003", Pos: 900, Seq: 50},
+		Prev: "20261129T090000Z", PrevSeq: 40, Cut: binlogpos.Position{File: "binlog.000003", Pos: 900, Seq: 50},
 		Plan: plan, DumpConfigured: true}, nil)
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
 	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 )
 
@@ -33,7 +34,7 @@ func TestRefreshDownloadsFirstAndUploadsBeforePrune(t *testing.T) {
 	})
 	env.OnActivity(a.PlanRefresh, mock.Anything, mock.Anything).Return(func(context.Context, activities.PlanRefreshInput) (activities.PlanRefreshResult, error) {
 		step("plan")
-		return activities.PlanRefreshResult{Prev: "20261129T090000Z", PrevSeq: 40, Cut: activities.Position{Seq: 50}, Plan: plan}, nil
+		return activities.PlanRefreshResult{Prev: "20261129T090000Z", PrevSeq: 40, Cut: binlogpos.Position{Seq: 50}, Plan: plan}, nil
 	})
 	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{}, nil)
 	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishRefreshInput) (activities.PublishResult, error) {

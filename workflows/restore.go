@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 )
 
 // RestoreIndexWorkflowID is the fixed id of a source's restore-index: one
@@ -33,7 +34,7 @@ type RestoreIndexResult struct {
 	FirstSeq, LastSeq uint64
 	// Resume is where capture goes on: the end of the last restored
 	// transaction; Outcome says whether with or without a gap.
-	Resume  activities.Position
+	Resume  binlogpos.Position
 	Outcome string
 	Gaps    []string `json:",omitempty"`
 	// Failed names, with the reason, every archive file that could not be

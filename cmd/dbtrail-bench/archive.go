@@ -11,6 +11,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/archive/archivebench"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -128,7 +129,7 @@ func archiveOnce(ctx context.Context, idx, src *testsuite.Server, dir string, ho
 		return archiveRun{}, err
 	}
 	defer store.Close()
-	if err := store.SplitPartitions(ctx, index.HourID(hour)); err != nil {
+	if err := store.SplitPartitions(ctx, change.HourID(hour)); err != nil {
 		return archiveRun{}, err
 	}
 	acts, err := benchActivities(store, src, dir)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -278,7 +278,7 @@ type historyFigures struct {
 // measure times the history of key through past and the read of every
 // event of recs' files on st, taking turns, historyRounds times. The
 // history must find one change an hour, the read all total events.
-func (f historyFixture) measure(ctx context.Context, past moment.Past, st archivedStore, recs []index.Archive, key string, total int) (historyFigures, error) {
+func (f historyFixture) measure(ctx context.Context, past moment.Past, st archivedStore, recs []change.Archive, key string, total int) (historyFigures, error) {
 	var m historyFigures
 	table := historyTable(historyKeyTable)
 	for round := range historyRounds {
@@ -323,7 +323,7 @@ func (f historyFixture) measure(ctx context.Context, past moment.Past, st archiv
 func timeHistory(ctx context.Context, past moment.Past, table, key string) (time.Duration, int, error) {
 	began := time.Now()
 	n := 0
-	err := moment.RowHistory(ctx, past.Events(), past.Source, refreshSchema, table, key, func(index.Event) error {
+	err := moment.RowHistory(ctx, past.Events(), past.Source, refreshSchema, table, key, func(change.Event) error {
 		n++
 		return nil
 	})
@@ -332,7 +332,7 @@ func timeHistory(ctx context.Context, past moment.Past, table, key string) (time
 
 // timeWhole opens every archive file of recs on st and reads all its
 // events, and returns the time and the number of events.
-func timeWhole(ctx context.Context, st storage.Store, recs []index.Archive) (time.Duration, int64, error) {
+func timeWhole(ctx context.Context, st storage.Store, recs []change.Archive) (time.Duration, int64, error) {
 	began := time.Now()
 	var n int64
 	for _, r := range recs {
@@ -342,7 +342,7 @@ func timeWhole(ctx context.Context, st storage.Store, recs []index.Archive) (tim
 		}
 		rd, err := archive.NewReader(io.NewSectionReader(ra, 0, ra.Size()), ra.Size(), r.Object)
 		if err == nil {
-			err = rd.Events(func(index.Event) error { n++; return nil })
+			err = rd.Events(func(change.Event) error { n++; return nil })
 		}
 		ra.Close()
 		if err != nil {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
@@ -47,7 +47,7 @@ func pastHours(ago time.Duration, count int) []time.Time {
 // recorded digest), so that every store holds the same archive. It
 // returns the bytes of the files.
 func (e *refreshEnv) archiveHours(ctx context.Context, source string, hours []time.Time, stores []archivedStore) (int64, error) {
-	if err := e.store.SplitPartitions(ctx, index.HourID(hours[0])); err != nil {
+	if err := e.store.SplitPartitions(ctx, change.HourID(hours[0])); err != nil {
 		return 0, err
 	}
 	acts := *e.acts
@@ -120,7 +120,7 @@ func historyTable(i int) string { return fmt.Sprintf("t%02d", i+1) }
 func (f historyFixture) insert(ctx context.Context, e *refreshEnv) (int, error) {
 	per := f.perHr / f.tables
 	commit := hourCommit(f.hours, per*f.tables*len(f.hours))
-	evs := make([]index.Event, 0, 5000)
+	evs := make([]change.Event, 0, 5000)
 	seq := uint64(0)
 	for h := range f.hours {
 		for i := range per {

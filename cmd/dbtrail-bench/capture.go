@@ -344,7 +344,7 @@ func captureInto(ctx context.Context, src, idx *testsuite.Server, start, end bin
 		if !ok {
 			continue
 		}
-		if c, _ := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, end); c >= 0 {
+		if c, _ := binlogpos.Compare(cp.Pos().Coords(), end); c >= 0 {
 			break
 		}
 	}

@@ -12,9 +12,10 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -141,15 +142,15 @@ func momentFacts(ctx context.Context, e *refreshEnv, tb *refreshFixture, last re
 		return err
 	}
 	defer tx.Rollback()
-	start := index.Start{Seq: 0, Position: snapshot.Position{File: refreshBinlog, Pos: 4}, Reason: "first start", StartedAt: time.Now()}
+	start := change.Start{Seq: 0, Position: binlogpos.Position{File: refreshBinlog, Pos: 4}, Reason: "first start", StartedAt: time.Now()}
 	if err := tx.RecordStart(ctx, start); err != nil {
 		return err
 	}
-	if err := tx.PutSchemaVersion(ctx, index.SchemaVersion{Schema: refreshSchema, Table: refreshTable, Version: 1, Seq: 0,
+	if err := tx.PutSchemaVersion(ctx, change.SchemaVersion{Schema: refreshSchema, Table: refreshTable, Version: 1, Seq: 0,
 		BinlogFile: refreshBinlog, BinlogPos: 4, DDL: "-- bench", Definition: e.def}); err != nil {
 		return err
 	}
-	if err := tx.SaveCheckpoint(ctx, index.Checkpoint{BinlogFile: refreshBinlog, BinlogPos: last.endPos, LastSeq: last.cut,
+	if err := tx.SaveCheckpoint(ctx, change.Checkpoint{BinlogFile: refreshBinlog, BinlogPos: last.endPos, LastSeq: last.cut,
 		LastCommit: time.Now().UTC()}); err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 	temporaltest "go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
@@ -356,7 +358,7 @@ func (e *refreshEnv) buildSource(source string, n int) (*refreshFixture, error) 
 	if err != nil {
 		return nil, err
 	}
-	pos := snapshot.Position{File: refreshBinlog, Pos: 4}
+	pos := binlogpos.Position{File: refreshBinlog, Pos: 4}
 	rel, err := snapshot.TableFile(refreshSchema, refreshTable)
 	if err != nil {
 		return nil, err
@@ -417,7 +419,7 @@ func (e *refreshEnv) insertWindowAt(ctx context.Context, tb *refreshFixture, k i
 	stride := max(tb.n/k, 1)
 	version := len(tb.windows) + 1
 	const batch = 5000
-	evs := make([]index.Event, 0, batch)
+	evs := make([]change.Event, 0, batch)
 	flush := func() error {
 		err := e.commitEvents(ctx, tb.source, evs)
 		evs = evs[:0]
@@ -448,26 +450,26 @@ func (e *refreshEnv) insertWindowAt(ctx context.Context, tb *refreshFixture, k i
 
 // updateEvent is the update of row id of app.<table> from its version
 // from to its version to (refreshRow's), at seq, committed at at.
-func (e *refreshEnv) updateEvent(seq uint64, at time.Time, table string, id, from, to int) (index.Event, error) {
+func (e *refreshEnv) updateEvent(seq uint64, at time.Time, table string, id, from, to int) (change.Event, error) {
 	before, err := types.SQLImage(e.def, refreshRow(nil, id, from))
 	if err != nil {
-		return index.Event{}, err
+		return change.Event{}, err
 	}
 	after, err := types.SQLImage(e.def, refreshRow(nil, id, to))
 	if err != nil {
-		return index.Event{}, err
+		return change.Event{}, err
 	}
 	pk, err := types.KeyFromImage(e.def, after)
 	if err != nil {
-		return index.Event{}, err
+		return change.Event{}, err
 	}
-	return index.Event{Seq: seq, CommitTime: at, BinlogFile: refreshBinlog, EndPos: 1000 + seq*200,
-		Schema: refreshSchema, Table: table, Op: index.OpUpdate, PK: pk, SchemaVersion: 1, Before: before, After: after}, nil
+	return change.Event{Seq: seq, CommitTime: at, BinlogFile: refreshBinlog, EndPos: 1000 + seq*200,
+		Schema: refreshSchema, Table: table, Op: change.OpUpdate, PK: pk, SchemaVersion: 1, Before: before, After: after}, nil
 }
 
 // commitEvents stores evs of source in the index in one transaction
 // (none when evs is empty).
-func (e *refreshEnv) commitEvents(ctx context.Context, source string, evs []index.Event) error {
+func (e *refreshEnv) commitEvents(ctx context.Context, source string, evs []change.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -501,7 +503,7 @@ func (e *refreshEnv) input(tb *refreshFixture, k int, action foldplan.Action, id
 		tp.Links = tb.links
 	}
 	return activities.RefreshTableInput{Source: tb.source, SnapshotID: id, Prev: refreshPrevID, PrevSeq: w.prevSeq,
-		Cut: activities.Position{File: refreshBinlog, Pos: w.endPos, Seq: w.cut}, Table: tp}
+		Cut: binlogpos.Position{File: refreshBinlog, Pos: w.endPos, Seq: w.cut}, Table: tp}
 }
 
 // run executes RefreshTable once into a new staging folder, which it removes

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ import (
 // parent reads the child's peak RSS (the worker's, restoring) from its
 // rusage.
 const restoreChildEnv = "DBTRAIL_BENCH_RESTORE_CHILD"
+
+// childProfileEnv, when set, names the file the restore child writes its
+// CPU profile to (each round overwrites it: the last round's is kept).
+const childProfileEnv = "DBTRAIL_BENCH_CHILD_CPUPROFILE"
 
 type restoreChildConfig struct {
 	DSN, BackupDir, WorkDir string
@@ -251,6 +256,17 @@ func (e *refreshEnv) restoreChild(ctx context.Context, in workflows.RestoreInput
 
 // runRestoreChild is the child's side: cfg is the value of restoreChildEnv.
 func runRestoreChild(cfg string) error {
+	if path := os.Getenv(childProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var c restoreChildConfig
 	ctx := context.Background()
 	store, err := childStore(ctx, cfg, &c)

@@ -347,7 +347,7 @@ func (e *scaleEnv) waitCaughtUp(ctx context.Context) error {
 			return err
 		}
 		if ok {
-			c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, want)
+			c, err := binlogpos.Compare(cp.Pos().Coords(), want)
 			if err == nil && c >= 0 {
 				return nil
 			}

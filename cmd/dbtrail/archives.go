@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -112,7 +113,7 @@ func loadArchives(ctx context.Context, store *index.Store, source string) ([]arc
 	}
 	var out []archiveEntry
 	for _, r := range recs {
-		out = append(out, archiveEntry{Hour: index.HourTime(r.Hour), Events: r.Events, Bytes: r.Size, FirstSeq: r.FirstSeq,
+		out = append(out, archiveEntry{Hour: change.HourTime(r.Hour), Events: r.Events, Bytes: r.Size, FirstSeq: r.FirstSeq,
 			LastSeq: r.LastSeq, InIndex: inIndex[r.Hour], Location: r.Location, Object: r.Object,
 			Confirmed: r.ConfirmedAt, Dropped: r.DroppedAt, SHA256: r.SHA256})
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
@@ -77,7 +77,7 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 	}
 	n := 0
 	enc := json.NewEncoder(out)
-	err = moment.RowHistory(ctx, past.Events(), source, s, t, pk, func(e index.Event) error {
+	err = moment.RowHistory(ctx, past.Events(), source, s, t, pk, func(e change.Event) error {
 		n++
 		if asJSON {
 			return enc.Encode(historyJSON(e))
@@ -102,7 +102,7 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 
 // tableDefinition is the newest definition of schema.table in the source's
 // schema history; a table the history never had is an error naming it.
-func tableDefinition(ctx context.Context, store *index.Store, source, s, t string) (*schema.Table, error) {
+func tableDefinition(ctx context.Context, store moment.History, source, s, t string) (*schema.Table, error) {
 	hist, err := store.SchemaHistory(ctx, source)
 	if err != nil {
 		return nil, err
@@ -136,10 +136,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var opWords = map[index.Op]string{index.OpInsert: "insert", index.OpUpdate: "update", index.OpDelete: "delete"}
+var opWords = map[change.Op]string{change.OpInsert: "insert", change.OpUpdate: "update", change.OpDelete: "delete"}
 
 // printVersion writes one version as text.
-func printVersion(w io.Writer, e index.Event) {
+func printVersion(w io.Writer, e change.Event) {
 	gtid := e.GTID
 	if gtid == "" {
 		gtid = "-"
@@ -172,7 +172,7 @@ type versionJSON struct {
 	After      json.RawMessage `json:"after,omitempty"`
 }
 
-func historyJSON(e index.Event) versionJSON {
+func historyJSON(e change.Event) versionJSON {
 	v := versionJSON{Seq: e.Seq, Op: opWords[e.Op], CommitTime: e.CommitTime.UTC(), GTID: e.GTID, BinlogFile: e.BinlogFile,
 		EndPos: e.EndPos, Key: json.RawMessage(e.PK), Before: e.Before, After: e.After}
 	if e.PKBefore != "" {

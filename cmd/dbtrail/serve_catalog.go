@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
 
@@ -55,7 +56,7 @@ func (c *catalog) Archives(ctx context.Context, source string) (any, error) {
 
 // captureStatus is the capture part of GET /v1/status.
 type captureStatus struct {
-	Checkpoint *index.Checkpoint `json:"checkpoint,omitempty"`
+	Checkpoint *change.Checkpoint `json:"checkpoint,omitempty"`
 	// LagSeconds is the time since the last captured commit (absent
 	// before the first one).
 	LagSeconds *float64 `json:"lag_seconds,omitempty"`

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -28,14 +29,14 @@ type snapshotEntry struct {
 	// Where is local, remote or both (with --archive-url; "" without).
 	Where string `json:"where,omitempty"`
 	// RemoteCurrent: the remote current pointer names this snapshot.
-	RemoteCurrent bool              `json:"remote_current,omitempty"`
-	Kind          string            `json:"kind"`
-	Prev          string            `json:"prev,omitempty"`
-	Position      snapshot.Position `json:"position"`
-	CreatedAt     time.Time         `json:"created_at"`
-	Bytes         int64             `json:"bytes"`     // sum of the manifest's file sizes
-	NewBytes      int64             `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
-	Tables        []snapshotTable   `json:"tables"`
+	RemoteCurrent bool               `json:"remote_current,omitempty"`
+	Kind          string             `json:"kind"`
+	Prev          string             `json:"prev,omitempty"`
+	Position      binlogpos.Position `json:"position"`
+	CreatedAt     time.Time          `json:"created_at"`
+	Bytes         int64              `json:"bytes"`     // sum of the manifest's file sizes
+	NewBytes      int64              `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
+	Tables        []snapshotTable    `json:"tables"`
 }
 
 // snapshotTable is one table of a snapshotEntry. Bytes and NewBytes count the

@@ -8,20 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
 func TestSnapshotsFormat(t *testing.T) {
 	list := []snapshotEntry{
-		{ID: "20261129T061500Z", Kind: "full", Position: snapshot.Position{File: "mysql-bin.000042", Pos: 1234, Seq: 10},
+		{ID: "20261129T061500Z", Kind: "full", Position: binlogpos.Position{File: "mysql-bin.000042", Pos: 1234, Seq: 10},
 			CreatedAt: time.Date(2026, 11, 29, 6, 15, 0, 0, time.UTC), Bytes: 3 << 20, NewBytes: 3 << 20,
 			Tables: []snapshotTable{
 				{Schema: "db1", Table: "t", Origin: "dump", Kind: "delta", Chain: 1, Rows: 1000, NewBytes: 2 << 20, Bytes: 2 << 20},
 				{Schema: "db1", Table: "longer_name", Origin: "dump", Kind: "full", Rows: 7, NewBytes: 1 << 20, Bytes: 1 << 20},
 			}},
 		{ID: "20261129T062000Z", Current: true, Kind: "refresh", Prev: "20261129T061500Z",
-			Position:  snapshot.Position{File: "mysql-bin.000043", Pos: 99, Seq: 25},
+			Position:  binlogpos.Position{File: "mysql-bin.000043", Pos: 99, Seq: 25},
 			CreatedAt: time.Date(2026, 11, 29, 6, 20, 0, 0, time.UTC), Bytes: 3<<20 + 2048, NewBytes: 2048,
 			Tables: []snapshotTable{
 				{Schema: "db1", Table: "t", Origin: "compacted+pair", Kind: "delta", Chain: 2, Rows: 1000, NewBytes: 2048, Bytes: 2<<20 + 2048},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 )
@@ -127,7 +128,7 @@ func writeArchiveStatus(ctx context.Context, out io.Writer, store *index.Store, 
 	}
 	last := recs[len(recs)-1]
 	fmt.Fprintf(out, "  archived    %d hours, %d events, %s, up to hour %s at %s; %d not confirmed (dbtrail archives)\n",
-		len(recs), events, sizeText(bytes), index.HourTime(last.Hour).Format("2006-01-02 15:00"), last.Location, unconfirmed)
+		len(recs), events, sizeText(bytes), change.HourTime(last.Hour).Format("2006-01-02 15:00"), last.Location, unconfirmed)
 	return nil
 }
 

@@ -11,13 +11,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
-
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // smallFile is a file of 30 events over 3 tables in row groups of at most
 // 8 rows.
-func smallFile(t *testing.T) ([]byte, []index.Event) {
+func smallFile(t *testing.T) ([]byte, []change.Event) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, 11))
 	evs := randomEvents(rng, 30, 3)
@@ -60,7 +59,7 @@ func TestTruncatedRefused(t *testing.T) {
 	}
 	short.b = b[:len(b)/2]
 	var n int
-	err = r.Events(func(index.Event) error { n++; return nil })
+	err = r.Events(func(change.Event) error { n++; return nil })
 	mustCorrupt(t, "file shrunk", err)
 	if !strings.Contains(err.Error(), "file ends at") {
 		t.Fatalf("shrunk file: %v", err)
@@ -101,7 +100,7 @@ func TestAlteredRefused(t *testing.T) {
 		alt[off] ^= 0x5a
 		ar, err := NewReader(bytes.NewReader(alt), int64(len(alt)), "test.parquet")
 		if err == nil {
-			var got []index.Event
+			var got []change.Event
 			got, err = readAll(ar)
 			if err == nil {
 				if d := sameEvents(got, evs); d != "" {
@@ -222,7 +221,7 @@ func TestReadErrorPassedOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky.err = boom
-	if err := r.Events(func(index.Event) error { return nil }); !errors.Is(err, boom) || errors.As(err, &ce) {
+	if err := r.Events(func(change.Event) error { return nil }); !errors.Is(err, boom) || errors.As(err, &ce) {
 		t.Fatalf("read error came back as %v", err)
 	}
 }

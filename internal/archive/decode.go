@@ -8,8 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // batchRows is how many rows the Reader decodes at a time.
@@ -31,7 +30,7 @@ type decoder struct {
 	i32  []int32
 	vals [numColumns][]parquet.ByteArray
 	defs [numColumns][]int16
-	evs  []index.Event
+	evs  []change.Event
 
 	rows    int64  // rows decoded so far
 	prevSeq uint64 // seq of the last row decoded
@@ -68,14 +67,14 @@ func newDecoder(rg *file.RowGroupReader, g *rowGroupEntry, t *TableCount, hour t
 			return nil, fmt.Errorf("column %s has reader %T", defs[c].name, cr)
 		}
 	}
-	d.evs = make([]index.Event, n)
+	d.evs = make([]change.Event, n)
 	return d, nil
 }
 
 // next decodes the next n rows (at most batchRows, and the rows left). The returned slice is
 // reused by the next call; the byte slices and strings of its events are
 // not.
-func (d *decoder) next(n int) (evs []index.Event, err error) {
+func (d *decoder) next(n int) (evs []change.Event, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			evs, err = nil, fmt.Errorf("decode: %v", p)
@@ -116,14 +115,14 @@ func (d *decoder) read(n int) error {
 
 // row fills e from row k of the batch; cur holds the next value of each
 // optional column.
-func (d *decoder) row(k int, cur *[numColumns]int, e *index.Event) error {
+func (d *decoder) row(k int, cur *[numColumns]int, e *change.Event) error {
 	seq := uint64(d.i64[colSeq][k])
 	switch {
 	case seq <= d.prevSeq || seq > d.g.LastSeq || (d.rows == 0 && k == 0 && seq != d.g.FirstSeq):
 		return fmt.Errorf("seq %d after %d, outside the row group's %d..%d", seq, d.prevSeq, d.g.FirstSeq, d.g.LastSeq)
 	case string(d.vals[colSchema][k]) != d.t.Schema || string(d.vals[colTable][k]) != d.t.Table:
 		return fmt.Errorf("seq %d is of table %q.%q", seq, d.vals[colSchema][k], d.vals[colTable][k])
-	case len(d.vals[colOp][k]) != 1 || !index.Op(d.vals[colOp][k][0]).Valid():
+	case len(d.vals[colOp][k]) != 1 || !change.Op(d.vals[colOp][k][0]).Valid():
 		return fmt.Errorf("seq %d has op %q", seq, d.vals[colOp][k])
 	}
 	ct := d.i64[colCommitTime][k]
@@ -134,9 +133,9 @@ func (d *decoder) row(k int, cur *[numColumns]int, e *index.Event) error {
 	if b := d.vals[colBinlogFile][k]; string(b) != d.binlog {
 		d.binlog = string(b)
 	}
-	*e = index.Event{
+	*e = change.Event{
 		Seq: seq, CommitTime: time.UnixMicro(ct).UTC(), BinlogFile: d.binlog, EndPos: uint64(d.i64[colEndPos][k]),
-		Schema: d.t.Schema, Table: d.t.Table, Op: index.Op(d.vals[colOp][k][0]),
+		Schema: d.t.Schema, Table: d.t.Table, Op: change.Op(d.vals[colOp][k][0]),
 		PK: bstr(d.vals[colPK][k]), SchemaVersion: uint32(d.i32[k]),
 	}
 	for _, c := range [...]int{colGTID, colPKBefore, colBefore, colAfter} {

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // TestDeterministic writes the same events again and again: the bytes must
@@ -33,7 +32,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		evs  []index.Event
+		evs  []change.Event
 	}{{"random", evs}, {"binlog file per event", many}} {
 		first, _ := writeFile(t, tc.evs, WriterOptions{})
 		for i := range 8 {

@@ -5,7 +5,7 @@
 // io.Writer, a Reader reads from an io.ReaderAt. Where files go, when an hour
 // is archived and when its partition is dropped is the caller's business.
 //
-// The format (docs/archive-format.md): the columns of index.Event, rows
+// The format (docs/archive-format.md): the columns of change.Event, rows
 // ordered by (schema_name, table_name, seq), one table per row group so a
 // reader of one table skips the others by their statistics, zstd, and a
 // footer that names the source, the hour, the counts per table and a digest

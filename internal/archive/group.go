@@ -5,8 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // group buffers the events of one row group, column by column. Byte values
@@ -45,13 +44,13 @@ func newGroup(rows int) *group {
 
 // knownText reports whether e's binlog file and GTID are those of the
 // previous row (so already checked).
-func (g *group) knownText(e *index.Event) bool {
+func (g *group) knownText(e *change.Event) bool {
 	return g.rows > 0 && string(g.lastBinlog) == e.BinlogFile && string(g.lastGTID) == e.GTID
 }
 
 // add appends e, checked by the Writer, as the next row; size is its share of
 // the byte bound.
-func (g *group) add(e *index.Event, size int) {
+func (g *group) add(e *change.Event, size int) {
 	if g.rows == 0 {
 		g.schema = []byte(e.Schema) // not in the arena: statistics are taken from it
 		g.table = []byte(e.Table)
@@ -90,11 +89,11 @@ func appendOptional(vals []parquet.ByteArray, defs []int16, v parquet.ByteArray,
 }
 
 // opIndex maps a valid op to its index in group.ops.
-func opIndex(o index.Op) int {
+func opIndex(o change.Op) int {
 	switch o {
-	case index.OpInsert:
+	case change.OpInsert:
 		return 0
-	case index.OpUpdate:
+	case change.OpUpdate:
 		return 1
 	}
 	return 2

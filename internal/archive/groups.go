@@ -1,6 +1,6 @@
 package archive
 
-import "github.com/dbtrail/dbtrail/internal/index"
+import "github.com/dbtrail/dbtrail/internal/change"
 
 // Group is one row group of a file as its footer lists it: the table it
 // holds (a row group holds events of one table), its events and their seq
@@ -25,6 +25,6 @@ func (r *Reader) Groups() []Group {
 // GroupEvents calls fn with the events of row group i (of Groups) in seq
 // order, after checking the group against its digest, as Events does for
 // every group.
-func (r *Reader) GroupEvents(i int, fn func(index.Event) error) error {
+func (r *Reader) GroupEvents(i int, fn func(change.Event) error) error {
 	return r.scanGroup(i, fn)
 }

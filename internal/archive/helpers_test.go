@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // testHour is the hour of the test files.
@@ -29,8 +29,8 @@ var testTables = [][2]string{
 // tables of testTables, in (schema, table, seq) order: every op, NULL and
 // repeated GTIDs, key changes, empty and big images, unicode and escapes,
 // binlog rotations and schema versions.
-func randomEvents(rng *rand.Rand, n, tables int) []index.Event {
-	evs := make([]index.Event, 0, n)
+func randomEvents(rng *rand.Rand, n, tables int) []change.Event {
+	evs := make([]change.Event, 0, n)
 	seq := uint64(rng.IntN(1000) + 1)
 	at := testHour.Add(time.Duration(rng.Int64N(int64(time.Minute)))).Truncate(time.Microsecond)
 	file, pos, gtid := "mariadb-bin.000007", uint64(4), uint64(100)
@@ -63,20 +63,20 @@ func randomEvents(rng *rand.Rand, n, tables int) []index.Event {
 	return evs
 }
 
-func randomEvent(rng *rand.Rand, seq uint64, at time.Time, file string, pos uint64, gtid string, tb [2]string) index.Event {
-	e := index.Event{Seq: seq, CommitTime: at, BinlogFile: file, EndPos: pos, GTID: gtid, Schema: tb[0], Table: tb[1],
-		Op: []index.Op{index.OpInsert, index.OpUpdate, index.OpDelete}[rng.IntN(3)], PK: fmt.Sprintf("[%d]", rng.IntN(100000)),
+func randomEvent(rng *rand.Rand, seq uint64, at time.Time, file string, pos uint64, gtid string, tb [2]string) change.Event {
+	e := change.Event{Seq: seq, CommitTime: at, BinlogFile: file, EndPos: pos, GTID: gtid, Schema: tb[0], Table: tb[1],
+		Op: []change.Op{change.OpInsert, change.OpUpdate, change.OpDelete}[rng.IntN(3)], PK: fmt.Sprintf("[%d]", rng.IntN(100000)),
 		SchemaVersion: uint32(1 + rng.IntN(3))}
 	if rng.IntN(10) == 0 {
 		e.PK = fmt.Sprintf(`[%d,"k\"ë😀\\%d"]`, rng.IntN(100), rng.IntN(100))
 	}
-	if e.Op != index.OpInsert {
+	if e.Op != change.OpInsert {
 		e.Before = randomImage(rng)
 	}
-	if e.Op != index.OpDelete {
+	if e.Op != change.OpDelete {
 		e.After = randomImage(rng)
 	}
-	if e.Op == index.OpUpdate && rng.IntN(4) == 0 {
+	if e.Op == change.OpUpdate && rng.IntN(4) == 0 {
 		e.PKBefore = fmt.Sprintf("[%d]", rng.IntN(100000))
 	}
 	if rng.IntN(200) == 0 { // an event with an end position not fixed
@@ -103,8 +103,8 @@ func randomImage(rng *rand.Rand) []byte {
 }
 
 // sortEvents orders evs by (schema, table, seq).
-func sortEvents(evs []index.Event) {
-	slices.SortFunc(evs, func(a, b index.Event) int {
+func sortEvents(evs []change.Event) {
+	slices.SortFunc(evs, func(a, b change.Event) int {
 		if c := strings.Compare(a.Schema, b.Schema); c != 0 {
 			return c
 		}
@@ -116,7 +116,7 @@ func sortEvents(evs []index.Event) {
 }
 
 // writeFile writes evs as the test hour's archive of source "main".
-func writeFile(t testing.TB, evs []index.Event, opts WriterOptions) ([]byte, WriteResult) {
+func writeFile(t testing.TB, evs []change.Event, opts WriterOptions) ([]byte, WriteResult) {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, "main", testHour, opts)
@@ -149,9 +149,9 @@ func openFile(t testing.TB, b []byte) *Reader {
 }
 
 // readAll returns every event of r, or the first error.
-func readAll(r *Reader) ([]index.Event, error) {
-	var out []index.Event
-	err := r.Events(func(e index.Event) error {
+func readAll(r *Reader) ([]change.Event, error) {
+	var out []change.Event
+	err := r.Events(func(e change.Event) error {
 		out = append(out, e)
 		return nil
 	})
@@ -161,7 +161,7 @@ func readAll(r *Reader) ([]index.Event, error) {
 // sameEvents reports the first difference between got and want, "" when
 // equal: every field, images byte for byte and NULL apart from empty,
 // commit times equal and in UTC.
-func sameEvents(got, want []index.Event) string {
+func sameEvents(got, want []change.Event) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d events, want %d", len(got), len(want))
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -23,9 +23,9 @@ const HistoryVersion = "history/1"
 // newer file holds everything an older one did.
 type History struct {
 	Source  string
-	Schemas []index.SchemaVersion
-	Gaps    []index.Gap
-	Starts  []index.Start
+	Schemas []change.SchemaVersion
+	Gaps    []change.Gap
+	Starts  []change.Start
 }
 
 // The JSON form: explicit names, so the file does not follow Go field names.
@@ -112,15 +112,15 @@ func ParseHistory(b []byte, source, name string) (History, error) {
 	}
 	h := History{Source: source}
 	for _, v := range in.Schemas {
-		h.Schemas = append(h.Schemas, index.SchemaVersion{Source: source, Schema: v.Schema, Table: v.Table, Version: v.Version,
+		h.Schemas = append(h.Schemas, change.SchemaVersion{Source: source, Schema: v.Schema, Table: v.Table, Version: v.Version,
 			Seq: v.Seq, BinlogFile: v.BinlogFile, BinlogPos: v.BinlogPos, DDL: v.DDL, Definition: v.Definition, CreatedAt: v.CreatedAt})
 	}
 	for _, g := range in.Gaps {
-		h.Gaps = append(h.Gaps, index.Gap{Source: source, FromFile: g.FromFile, FromPos: g.FromPos, FromGTID: g.FromGTID,
+		h.Gaps = append(h.Gaps, change.Gap{Source: source, FromFile: g.FromFile, FromPos: g.FromPos, FromGTID: g.FromGTID,
 			ToFile: g.ToFile, ToPos: g.ToPos, Reason: g.Reason, DetectedAt: g.DetectedAt})
 	}
 	for _, st := range in.Starts {
-		h.Starts = append(h.Starts, index.Start{Source: source, Seq: st.Seq,
+		h.Starts = append(h.Starts, change.Start{Source: source, Seq: st.Seq,
 			Position: binlogpos.Position{File: st.BinlogFile, Pos: st.BinlogPos}, Reason: st.Reason, StartedAt: st.StartedAt})
 	}
 	return h, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -47,7 +48,7 @@ func TestIndexToArchive(t *testing.T) {
 		}
 	}
 	bySeq := slices.Clone(evs)
-	slices.SortFunc(bySeq, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(bySeq, func(a, b change.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i := 0; i < len(bySeq); i += 400 {
 		tx, err := s.Begin(ctx, "main", nil)
 		if err != nil {
@@ -61,22 +62,22 @@ func TestIndexToArchive(t *testing.T) {
 		}
 	}
 
-	hour := index.HourID(testHour)
+	hour := change.HourID(testHour)
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, "main", testHour, WriterOptions{RowGroupRows: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.HourEvents(ctx, "main", hour, func(e index.Event) error { return w.Append(&e) }); err != nil {
+	if err := s.HourEvents(ctx, "main", hour, func(e change.Event) error { return w.Append(&e) }); err != nil {
 		t.Fatal(err)
 	}
 	res, err := w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []index.Event
+	var want []change.Event
 	for _, e := range evs {
-		if index.HourID(e.CommitTime) == hour {
+		if change.HourID(e.CommitTime) == hour {
 			want = append(want, e)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // TestWriterMemoryBounded streams 400,000 events (made one at a time, never
@@ -32,8 +32,8 @@ func TestWriterMemoryBounded(t *testing.T) {
 		img = append(img, `,"name":"name-`...)
 		img = strconv.AppendInt(img, int64(i*7919%1000003), 10)
 		img = append(img, `","pad":"0123456789012345678901234567890123456789012345678901234567890123456789"}`...)
-		e := index.Event{Seq: uint64(i + 1), CommitTime: testHour.Add(time.Duration(i) * time.Millisecond), BinlogFile: "mariadb-bin.000001",
-			EndPos: uint64(1000 + i), GTID: "0-1-" + strconv.Itoa(i/10), Schema: "s", Table: "t", Op: index.OpInsert,
+		e := change.Event{Seq: uint64(i + 1), CommitTime: testHour.Add(time.Duration(i) * time.Millisecond), BinlogFile: "mariadb-bin.000001",
+			EndPos: uint64(1000 + i), GTID: "0-1-" + strconv.Itoa(i/10), Schema: "s", Table: "t", Op: change.OpInsert,
 			PK: "[" + strconv.Itoa(i) + "]", SchemaVersion: 1, After: img}
 		if err := w.Append(&e); err != nil {
 			t.Fatal(err)

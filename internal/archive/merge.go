@@ -9,7 +9,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // ConflictError reports two different events with the same seq: an
@@ -27,29 +27,29 @@ func (e *ConflictError) Error() string {
 // Scan is a stream of events: it calls fn with each in turn and stops at
 // fn's first error, which it returns as is (Reader.Events and
 // index.Store.HourEvents are Scans).
-type Scan func(fn func(index.Event) error) error
+type Scan func(fn func(change.Event) error) error
 
 // errStopped ends a Scan whose consumer stopped pulling.
 var errStopped = errors.New("archive: scan stopped")
 
 // pull turns s into a pull iterator; stop must be called.
-func pull(s Scan) (next func() (index.Event, error, bool), stop func()) {
-	return iter.Pull2(func(yield func(index.Event, error) bool) {
-		err := s(func(e index.Event) error {
+func pull(s Scan) (next func() (change.Event, error, bool), stop func()) {
+	return iter.Pull2(func(yield func(change.Event, error) bool) {
+		err := s(func(e change.Event) error {
 			if !yield(e, nil) {
 				return errStopped
 			}
 			return nil
 		})
 		if err != nil && !errors.Is(err, errStopped) {
-			yield(index.Event{}, err)
+			yield(change.Event{}, err)
 		}
 	})
 }
 
 // fileOrder compares events in archive file order: schema, table
 // (byte-wise), then seq.
-func fileOrder(a, b *index.Event) int {
+func fileOrder(a, b *change.Event) int {
 	return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table), cmp.Compare(a.Seq, b.Seq))
 }
 
@@ -58,7 +58,7 @@ func fileOrder(a, b *index.Event) int {
 // and seq) comes once, and only if both are equal in every field; otherwise
 // the merge stops with a *ConflictError. Archiving an hour again after
 // events landed in it merges the stored file with the index's events so.
-func MergeFileOrder(a, b Scan, fn func(index.Event) error) error {
+func MergeFileOrder(a, b Scan, fn func(change.Event) error) error {
 	sa, sb := newStream(a), newStream(b)
 	defer sa.stop()
 	defer sb.stop()
@@ -97,9 +97,9 @@ func MergeFileOrder(a, b Scan, fn func(index.Event) error) error {
 
 // stream is a pulled Scan and its current event.
 type stream struct {
-	next func() (index.Event, error, bool)
+	next func() (change.Event, error, bool)
 	stop func()
-	e    index.Event
+	e    change.Event
 	ok   bool
 }
 
@@ -120,7 +120,7 @@ func (s *stream) advance() error {
 }
 
 // differs names the first field in which a and b differ, "" for none.
-func differs(a, b *index.Event) string {
+func differs(a, b *change.Event) string {
 	switch {
 	case a.Seq != b.Seq:
 		return "seq"
@@ -150,7 +150,7 @@ func differs(a, b *index.Event) string {
 // table's row groups), so it holds one row group per table at a time. A
 // damaged row group stops it with a *CorruptError; an error from fn stops
 // it and is returned as is.
-func SeqOrder(open func() (*Reader, error), fn func(index.Event) error) error {
+func SeqOrder(open func() (*Reader, error), fn func(change.Event) error) error {
 	first, err := open()
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func SeqOrder(open func() (*Reader, error), fn func(index.Event) error) error {
 				return err
 			}
 		}
-		next, stop := pull(func(fn func(index.Event) error) error { return r.TableEvents(t.Schema, t.Table, fn) })
+		next, stop := pull(func(fn func(change.Event) error) error { return r.TableEvents(t.Schema, t.Table, fn) })
 		stops = append(stops, stop)
 		e, err, ok := next()
 		if err != nil {
@@ -201,8 +201,8 @@ func SeqOrder(open func() (*Reader, error), fn func(index.Event) error) error {
 
 // seqHead is the next event of one table's stream.
 type seqHead struct {
-	e    index.Event
-	next func() (index.Event, error, bool)
+	e    change.Event
+	next func() (change.Event, error, bool)
 }
 
 // seqHeap orders the tables' streams by their next event's seq.

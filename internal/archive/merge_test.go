@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-func scanOf(evs []index.Event) Scan {
-	return func(fn func(index.Event) error) error {
+func scanOf(evs []change.Event) Scan {
+	return func(fn func(change.Event) error) error {
 		for _, e := range evs {
 			if err := fn(e); err != nil {
 				return err
@@ -33,11 +33,11 @@ func TestSeqOrder(t *testing.T) {
 	evs := randomEvents(rng, 3000, 6)
 	b, _ := writeFile(t, evs, WriterOptions{RowGroupRows: 100})
 	opened := 0
-	var got []index.Event
+	var got []change.Event
 	err := SeqOrder(func() (*Reader, error) {
 		opened++
 		return NewReader(bytes.NewReader(b), int64(len(b)), "test.parquet")
-	}, func(e index.Event) error {
+	}, func(e change.Event) error {
 		got = append(got, e)
 		return nil
 	})
@@ -45,7 +45,7 @@ func TestSeqOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := slices.Clone(evs)
-	slices.SortFunc(want, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(want, func(a, b change.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	if d := sameEvents(got, want); d != "" {
 		t.Fatal(d)
 	}
@@ -54,7 +54,7 @@ func TestSeqOrder(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	if err := SeqOrder(func() (*Reader, error) { return NewReader(bytes.NewReader(b), int64(len(b)), "x") },
-		func(index.Event) error { return stop }); err != stop {
+		func(change.Event) error { return stop }); err != stop {
 		t.Fatalf("callback error: %v", err)
 	}
 }
@@ -64,7 +64,7 @@ func TestSeqOrder(t *testing.T) {
 func TestMergeFileOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	all := randomEvents(rng, 2000, 5)
-	var stored, index_ []index.Event
+	var stored, index_ []change.Event
 	for i, e := range all {
 		switch i % 3 {
 		case 0:
@@ -76,8 +76,8 @@ func TestMergeFileOrder(t *testing.T) {
 			index_ = append(index_, e)
 		}
 	}
-	var got []index.Event
-	if err := MergeFileOrder(scanOf(stored), scanOf(index_), func(e index.Event) error {
+	var got []change.Event
+	if err := MergeFileOrder(scanOf(stored), scanOf(index_), func(e change.Event) error {
 		got = append(got, e)
 		return nil
 	}); err != nil {
@@ -89,15 +89,15 @@ func TestMergeFileOrder(t *testing.T) {
 	changed := slices.Clone(index_)
 	changed[1].After = []byte(`{"other":1}`) // all[2], in both streams
 	var ce *ConflictError
-	err := MergeFileOrder(scanOf(stored), scanOf(changed), func(index.Event) error { return nil })
+	err := MergeFileOrder(scanOf(stored), scanOf(changed), func(change.Event) error { return nil })
 	if !errors.As(err, &ce) || ce.Field != "after image" {
 		t.Fatalf("conflicting event: %v", err)
 	}
 	failing := errors.New("read failed")
-	err = MergeFileOrder(scanOf(stored), func(fn func(index.Event) error) error {
+	err = MergeFileOrder(scanOf(stored), func(fn func(change.Event) error) error {
 		fn(index_[0])
 		return failing
-	}, func(index.Event) error { return nil })
+	}, func(change.Event) error { return nil })
 	if !errors.Is(err, failing) {
 		t.Fatalf("stream error: %v", err)
 	}
@@ -108,12 +108,12 @@ func TestMergeFileOrder(t *testing.T) {
 func TestHistoryRoundTrip(t *testing.T) {
 	at := time.Date(2026, 11, 29, 8, 0, 0, 123456000, time.UTC)
 	h := History{Source: "main",
-		Schemas: []index.SchemaVersion{{Source: "main", Schema: "shop", Table: "orders", Version: 1, Seq: 0, BinlogFile: "b.000001", BinlogPos: 4,
+		Schemas: []change.SchemaVersion{{Source: "main", Schema: "shop", Table: "orders", Version: 1, Seq: 0, BinlogFile: "b.000001", BinlogPos: 4,
 			DDL: "-- read", Definition: &schema.Table{Schema: "shop", Name: "orders", Key: []string{"id"}, KeyKind: schema.KeyPrimary,
 				Columns: []schema.Column{{Name: "id", Type: "int"}}}, CreatedAt: at},
 			{Source: "main", Schema: "shop", Table: "orders", Version: 2, Seq: 10, BinlogFile: "b.000001", BinlogPos: 900, DDL: "DROP TABLE orders", CreatedAt: at}},
-		Gaps:   []index.Gap{{Source: "main", FromFile: "b.000001", FromPos: 900, FromGTID: "0-1-5", ToFile: "b.000003", ToPos: 4, Reason: "purged", DetectedAt: at}},
-		Starts: []index.Start{{Source: "main", Seq: 0, Position: binlogpos.Position{File: "b.000001", Pos: 4}, Reason: "first start", StartedAt: at}},
+		Gaps:   []change.Gap{{Source: "main", FromFile: "b.000001", FromPos: 900, FromGTID: "0-1-5", ToFile: "b.000003", ToPos: 4, Reason: "purged", DetectedAt: at}},
+		Starts: []change.Start{{Source: "main", Seq: 0, Position: binlogpos.Position{File: "b.000001", Pos: 4}, Reason: "first start", StartedAt: at}},
 	}
 	b, err := MarshalHistory(h)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -48,7 +48,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // checkFooter compares f with what evs (in file order) make it.
-func checkFooter(t *testing.T, f Footer, evs []index.Event) {
+func checkFooter(t *testing.T, f Footer, evs []change.Event) {
 	t.Helper()
 	if f.Source != "main" || !f.Hour.Equal(testHour) || f.Hour.Location() != time.UTC || f.WriterVersion != WriterVersion ||
 		f.Events != int64(len(evs)) {
@@ -102,14 +102,14 @@ func TestTableEvents(t *testing.T) {
 	}
 	for ti, tb := range r.Footer().Tables {
 		rec.reads = nil
-		var got []index.Event
-		if err := r.TableEvents(tb.Schema, tb.Table, func(e index.Event) error {
+		var got []change.Event
+		if err := r.TableEvents(tb.Schema, tb.Table, func(e change.Event) error {
 			got = append(got, e)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		var want []index.Event
+		var want []change.Event
 		for _, e := range evs {
 			if e.Schema == tb.Schema && e.Table == tb.Table {
 				want = append(want, e)
@@ -134,15 +134,15 @@ func TestTableEvents(t *testing.T) {
 		}
 	}
 	for _, missing := range [][2]string{{"shop", "nope"}, {"", ""}, {"shop", "orders "}, {"Shop", "orders"}} {
-		if err := r.TableEvents(missing[0], missing[1], func(index.Event) error { return errors.New("event") }); err != nil {
+		if err := r.TableEvents(missing[0], missing[1], func(change.Event) error { return errors.New("event") }); err != nil {
 			t.Fatalf("%q.%q: %v", missing[0], missing[1], err)
 		}
 	}
 	stop := errors.New("stop")
-	if err := r.TableEvents("shop", "orders", func(index.Event) error { return stop }); err != stop {
+	if err := r.TableEvents("shop", "orders", func(change.Event) error { return stop }); err != stop {
 		t.Fatalf("callback error returned as %v", err)
 	}
-	if err := r.Events(func(index.Event) error { return stop }); err != stop {
+	if err := r.Events(func(change.Event) error { return stop }); err != stop {
 		t.Fatalf("callback error returned as %v", err)
 	}
 }
@@ -159,8 +159,8 @@ func TestEmptyAndEdges(t *testing.T) {
 	if f := r.Footer(); f.Events != 0 || f.FirstSeq != 0 || f.LastSeq != 0 || len(f.Tables) != 0 {
 		t.Fatalf("empty footer %+v", f)
 	}
-	base := index.Event{CommitTime: testHour, BinlogFile: "b.000001", Schema: "s", Table: "t", Op: index.OpInsert, PK: "[1]", After: []byte(`{}`)}
-	var evs []index.Event
+	base := change.Event{CommitTime: testHour, BinlogFile: "b.000001", Schema: "s", Table: "t", Op: change.OpInsert, PK: "[1]", After: []byte(`{}`)}
+	var evs []change.Event
 	for i, seq := range []uint64{1<<63 - 1, 1 << 63, 1<<63 + 1, 1<<64 - 2, 1<<64 - 1} {
 		e := base
 		e.Seq = seq
@@ -171,7 +171,7 @@ func TestEmptyAndEdges(t *testing.T) {
 	}
 	huge := base
 	huge.Seq, huge.Table, huge.After = 5, "u", []byte(`{"x":"`+strings.Repeat("y", 3<<20)+`"}`)
-	evs = append(evs, huge, index.Event{Seq: 6, CommitTime: testHour, Schema: "s", Table: "u", Op: index.OpDelete, PK: "[2]", Before: []byte(`{}`)})
+	evs = append(evs, huge, change.Event{Seq: 6, CommitTime: testHour, Schema: "s", Table: "u", Op: change.OpDelete, PK: "[2]", Before: []byte(`{}`)})
 	b, res = writeFile(t, evs, WriterOptions{RowGroupBytes: 1 << 20})
 	r = openFile(t, b)
 	got, err := readAll(r)
@@ -201,25 +201,25 @@ func TestWriterRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := index.Event{Seq: 10, CommitTime: testHour.Add(time.Minute), BinlogFile: "b.000001", Schema: "s", Table: "m", Op: index.OpInsert, PK: "[1]", After: []byte(`{}`)}
+	ok := change.Event{Seq: 10, CommitTime: testHour.Add(time.Minute), BinlogFile: "b.000001", Schema: "s", Table: "m", Op: change.OpInsert, PK: "[1]", After: []byte(`{}`)}
 	if err := w.Append(&ok); err != nil {
 		t.Fatal(err)
 	}
-	for name, mod := range map[string]func(e *index.Event){
-		"seq not growing":       func(e *index.Event) { e.Seq = 10 },
-		"table before":          func(e *index.Event) { e.Seq, e.Table = 11, "a" },
-		"schema before":         func(e *index.Event) { e.Seq, e.Schema, e.Table = 11, "r", "z" },
-		"seq 0 in a new table":  func(e *index.Event) { e.Seq, e.Table = 0, "n" },
-		"unknown op":            func(e *index.Event) { e.Seq, e.Op = 11, 'x' },
-		"hour before":           func(e *index.Event) { e.Seq, e.CommitTime = 11, testHour.Add(-time.Microsecond) },
-		"hour after":            func(e *index.Event) { e.Seq, e.CommitTime = 11, testHour.Add(time.Hour) },
-		"nanoseconds":           func(e *index.Event) { e.Seq, e.CommitTime = 11, testHour.Add(time.Nanosecond) },
-		"binlog file not UTF-8": func(e *index.Event) { e.Seq, e.BinlogFile = 11, "b\xff" },
-		"gtid not UTF-8":        func(e *index.Event) { e.Seq, e.GTID = 11, "0-1-\xff" },
-		"table not UTF-8":       func(e *index.Event) { e.Seq, e.Table = 11, "n\xff" },
-		"pk not UTF-8":          func(e *index.Event) { e.Seq, e.PK = 11, "[\"\xff\"]" },
-		"pk_before not UTF-8":   func(e *index.Event) { e.Seq, e.PKBefore = 11, "[\"\xfe\"]" },
-		"image not UTF-8":       func(e *index.Event) { e.Seq, e.Before = 11, []byte("{\"a\":\"\xc3\"}") },
+	for name, mod := range map[string]func(e *change.Event){
+		"seq not growing":       func(e *change.Event) { e.Seq = 10 },
+		"table before":          func(e *change.Event) { e.Seq, e.Table = 11, "a" },
+		"schema before":         func(e *change.Event) { e.Seq, e.Schema, e.Table = 11, "r", "z" },
+		"seq 0 in a new table":  func(e *change.Event) { e.Seq, e.Table = 0, "n" },
+		"unknown op":            func(e *change.Event) { e.Seq, e.Op = 11, 'x' },
+		"hour before":           func(e *change.Event) { e.Seq, e.CommitTime = 11, testHour.Add(-time.Microsecond) },
+		"hour after":            func(e *change.Event) { e.Seq, e.CommitTime = 11, testHour.Add(time.Hour) },
+		"nanoseconds":           func(e *change.Event) { e.Seq, e.CommitTime = 11, testHour.Add(time.Nanosecond) },
+		"binlog file not UTF-8": func(e *change.Event) { e.Seq, e.BinlogFile = 11, "b\xff" },
+		"gtid not UTF-8":        func(e *change.Event) { e.Seq, e.GTID = 11, "0-1-\xff" },
+		"table not UTF-8":       func(e *change.Event) { e.Seq, e.Table = 11, "n\xff" },
+		"pk not UTF-8":          func(e *change.Event) { e.Seq, e.PK = 11, "[\"\xff\"]" },
+		"pk_before not UTF-8":   func(e *change.Event) { e.Seq, e.PKBefore = 11, "[\"\xfe\"]" },
+		"image not UTF-8":       func(e *change.Event) { e.Seq, e.Before = 11, []byte("{\"a\":\"\xc3\"}") },
 	} {
 		e := ok
 		mod(&e)
@@ -246,7 +246,7 @@ func TestWriterRefuses(t *testing.T) {
 	if err != nil || res.Footer.Events != 2 {
 		t.Fatal(err, res)
 	}
-	if d := sameEvents(got, []index.Event{ok, next}); d != "" {
+	if d := sameEvents(got, []change.Event{ok, next}); d != "" {
 		t.Fatal(d)
 	}
 	if err := w.Append(&next); err == nil {

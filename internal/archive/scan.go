@@ -4,15 +4,14 @@ import (
 	"fmt"
 
 	"github.com/cespare/xxhash/v2"
-
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Events calls fn with every event of the file in (schema, table, seq)
 // order. The events' slices are fn's to keep. An error from fn stops the
 // scan and is returned as is; a damaged row group stops it with a
 // *CorruptError before any of that row group's events (see Reader).
-func (r *Reader) Events(fn func(index.Event) error) error {
+func (r *Reader) Events(fn func(change.Event) error) error {
 	for i := range r.groups {
 		if err := r.scanGroup(i, fn); err != nil {
 			return err
@@ -25,7 +24,7 @@ func (r *Reader) Events(fn func(index.Event) error) error {
 // Events. It picks the table's row groups by their schema_name and
 // table_name statistics and reads nothing of the others. A table that is not
 // in the file has no events.
-func (r *Reader) TableEvents(schemaName, table string, fn func(index.Event) error) error {
+func (r *Reader) TableEvents(schemaName, table string, fn func(change.Event) error) error {
 	md := r.pf.MetaData()
 	for i := range r.groups {
 		rg := md.RowGroup(i)
@@ -78,7 +77,7 @@ func (r *Reader) load(i int) ([]byte, error) {
 
 // scanGroup checks row group i against its digest, then decodes it batch by
 // batch and calls fn with each event.
-func (r *Reader) scanGroup(i int, fn func(index.Event) error) error {
+func (r *Reader) scanGroup(i int, fn func(change.Event) error) error {
 	buf, err := r.load(i)
 	if err != nil {
 		return err

@@ -9,8 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/cespare/xxhash/v2"
-
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Row group bounds: the Writer cuts a row group at the end of each table's
@@ -104,7 +103,7 @@ func NewWriter(w io.Writer, source string, hour time.Time, opts WriterOptions) (
 		return nil, fmt.Errorf("archive writer %s %s: %w", source, hour.Format(time.RFC3339), err)
 	}
 	return &Writer{
-		source: source, hour: hour, hourID: index.HourID(hour), opts: opts, out: out, pw: pw,
+		source: source, hour: hour, hourID: change.HourID(hour), opts: opts, out: out, pw: pw,
 		g:      newGroup(opts.RowGroupRows),
 		footer: Footer{WriterVersion: WriterVersion, Source: source, Hour: hour},
 	}, nil
@@ -117,7 +116,7 @@ func NewWriter(w io.Writer, source string, hour time.Time, opts WriterOptions) (
 // unknown op, or text that is not UTF-8 is refused with an *EventError. GTID
 // and PKBefore "" are stored as NULL, Before and After nil as NULL (an empty
 // non-nil image stays empty). e is not retained.
-func (w *Writer) Append(e *index.Event) error {
+func (w *Writer) Append(e *change.Event) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -151,7 +150,7 @@ func (w *Writer) Append(e *index.Event) error {
 
 // check validates e against the file and the event before it, and reports
 // whether e starts a new table.
-func (w *Writer) check(e *index.Event) (newTable bool, err error) {
+func (w *Writer) check(e *change.Event) (newTable bool, err error) {
 	fail := func(format string, args ...any) (bool, error) {
 		return false, &EventError{Seq: e.Seq, Schema: e.Schema, Table: e.Table, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -175,7 +174,7 @@ func (w *Writer) check(e *index.Event) (newTable bool, err error) {
 		return fail("seq 0")
 	case !e.Op.Valid():
 		return fail("unknown op %q", byte(e.Op))
-	case index.HourID(e.CommitTime) != w.hourID || e.CommitTime.Before(w.hour):
+	case change.HourID(e.CommitTime) != w.hourID || e.CommitTime.Before(w.hour):
 		return fail("commit time %s is outside the hour %s", e.CommitTime.UTC().Format(time.RFC3339Nano), w.hour.Format(time.RFC3339))
 	case e.CommitTime.Nanosecond()%1000 != 0:
 		return fail("commit time %s is finer than a microsecond", e.CommitTime.UTC().Format(time.RFC3339Nano))
@@ -189,7 +188,7 @@ func (w *Writer) check(e *index.Event) (newTable bool, err error) {
 // invalidText names the first text of e that is not UTF-8, "" when all
 // are. The binlog file and GTID are skipped when known: those of the
 // previous row, already checked.
-func invalidText(e *index.Event, known bool) string {
+func invalidText(e *change.Event, known bool) string {
 	switch {
 	case !known && !utf8.ValidString(e.BinlogFile):
 		return "binlog file"
@@ -208,7 +207,7 @@ func invalidText(e *index.Event, known bool) string {
 }
 
 // eventBytes is what an event adds to a row group's byte bound.
-func eventBytes(e *index.Event) int {
+func eventBytes(e *change.Event) int {
 	return 48 + len(e.BinlogFile) + len(e.GTID) + len(e.PK) + len(e.PKBefore) + len(e.Before) + len(e.After)
 }
 

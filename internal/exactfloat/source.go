@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -105,13 +105,13 @@ func (c *Changes) Keys() int { return len(c.seen) }
 
 // Add takes the next event of the table (seq order, after the dump). An
 // image without one of the table's FLOAT columns is an *UnfixableError.
-func (c *Changes) Add(e index.Event) error {
+func (c *Changes) Add(e change.Event) error {
 	switch e.Op {
-	case index.OpInsert:
+	case change.OpInsert:
 		return c.first(e.PK, nil)
-	case index.OpDelete:
+	case change.OpDelete:
 		return c.first(e.PK, e.Before)
-	case index.OpUpdate:
+	case change.OpUpdate:
 		if e.PKBefore != "" && e.PKBefore != e.PK {
 			if err := c.first(e.PKBefore, e.Before); err != nil {
 				return err

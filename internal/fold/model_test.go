@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -74,8 +74,8 @@ func (m *modelTable) key(t *testing.T, img []byte) string {
 }
 
 // window makes n random events against the model and applies them.
-func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq *uint64) []index.Event {
-	var evs []index.Event
+func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq *uint64) []change.Event {
+	var evs []change.Event
 	keys := func() []string {
 		ks := make([]string, 0, len(m.rows))
 		for k := range m.rows {
@@ -87,7 +87,7 @@ func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq 
 	var deleted [][]byte
 	for range n {
 		*seq++
-		ev := index.Event{Seq: *seq, Schema: m.def.Schema, Table: m.def.Name}
+		ev := change.Event{Seq: *seq, Schema: m.def.Schema, Table: m.def.Name}
 		ks := keys()
 		switch op := r.IntN(10); {
 		case op < 3 || len(ks) == 0:
@@ -100,7 +100,7 @@ func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq 
 			if _, ok := m.rows[k]; ok {
 				continue
 			}
-			ev.Op, ev.PK, ev.After = index.OpInsert, k, img
+			ev.Op, ev.PK, ev.After = change.OpInsert, k, img
 			m.rows[k] = img
 		case op < 6:
 			k := ks[r.IntN(len(ks))]
@@ -109,7 +109,7 @@ func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq 
 			img := m.gen(r, id)
 			// Keep the key: take the key columns from the old image.
 			img = withKeyOf(t, m, old, img)
-			ev.Op, ev.PK, ev.Before, ev.After = index.OpUpdate, k, old, img
+			ev.Op, ev.PK, ev.Before, ev.After = change.OpUpdate, k, old, img
 			m.rows[k] = img
 		case op < 8:
 			k := ks[r.IntN(len(ks))]
@@ -120,12 +120,12 @@ func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq 
 			if _, ok := m.rows[nk]; ok {
 				continue
 			}
-			ev.Op, ev.PK, ev.PKBefore, ev.Before, ev.After = index.OpUpdate, nk, k, old, img
+			ev.Op, ev.PK, ev.PKBefore, ev.Before, ev.After = change.OpUpdate, nk, k, old, img
 			delete(m.rows, k)
 			m.rows[nk] = img
 		default:
 			k := ks[r.IntN(len(ks))]
-			ev.Op, ev.PK, ev.Before = index.OpDelete, k, m.rows[k]
+			ev.Op, ev.PK, ev.Before = change.OpDelete, k, m.rows[k]
 			deleted = append(deleted, m.rows[k])
 			delete(m.rows, k)
 		}
@@ -345,8 +345,8 @@ func diff(got, want []string) string {
 }
 
 // eventsOf yields evs in order, as an index window read does.
-func eventsOf(evs []index.Event) Events {
-	return func(fn func(index.Event) error) error {
+func eventsOf(evs []change.Event) Events {
+	return func(fn func(change.Event) error) error {
 		for _, ev := range evs {
 			if err := fn(ev); err != nil {
 				return err

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -78,19 +78,19 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 	}
 	seq := uint64(0)
 	for step := 1; step <= 15; step++ {
-		var evs []index.Event
+		var evs []change.Event
 		for range 1 + r.IntN(12) {
 			seq++
-			ev := index.Event{Seq: seq, Schema: "db", Table: "logs"}
+			ev := change.Event{Seq: seq, Schema: "db", Table: "logs"}
 			p := present()
 			switch op := r.IntN(3); {
 			case op == 0 || len(p) == 0:
 				im := img()
-				ev.Op, ev.PK, ev.After = index.OpInsert, key(im), im
+				ev.Op, ev.PK, ev.After = change.OpInsert, key(im), im
 				model[string(im)]++
 			case op == 1:
 				old := []byte(p[r.IntN(len(p))])
-				ev.Op, ev.PK, ev.Before = index.OpDelete, key(old), old
+				ev.Op, ev.PK, ev.Before = change.OpDelete, key(old), old
 				model[string(old)]--
 			default:
 				old := []byte(p[r.IntN(len(p))])
@@ -98,7 +98,7 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 				if string(im) == string(old) {
 					continue
 				}
-				ev.Op, ev.PK, ev.PKBefore, ev.Before, ev.After = index.OpUpdate, key(im), key(old), old, im
+				ev.Op, ev.PK, ev.PKBefore, ev.Before, ev.After = change.OpUpdate, key(im), key(old), old, im
 				model[string(old)]--
 				model[string(im)]++
 			}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -54,7 +54,7 @@ func (w *Window) Remove() error { return os.Remove(w.File.Path) }
 
 // Events yields a table's events in stream (seq) order to fn until it
 // returns an error; index.Store.WindowEvents has this form.
-type Events func(fn func(index.Event) error) error
+type Events func(fn func(change.Event) error) error
 
 // WriteWindow writes the effects of events into a scratch file named name
 // under the engine's temp folder. An event that is not of table t (another
@@ -67,7 +67,7 @@ func (e *Engine) WriteWindow(t *schema.Table, name string, events Events) (*Wind
 		if err != nil {
 			return err
 		}
-		err = events(func(ev index.Event) error {
+		err = events(func(ev change.Event) error {
 			w.Events++
 			return addEffects(kw, t, ev)
 		})
@@ -90,7 +90,7 @@ func (e *Engine) WriteWindow(t *schema.Table, name string, events Events) (*Wind
 // Err is an I/O error of the scratch file (see IsBadEvent).
 type EventError struct {
 	Seq uint64
-	Op  index.Op
+	Op  change.Op
 	PK  string
 	Err error
 }
@@ -114,7 +114,7 @@ func IsBadEvent(err error) bool {
 }
 
 // addEffects appends one event's effects.
-func addEffects(kw *snapshot.KeyedWriter, t *schema.Table, ev index.Event) error {
+func addEffects(kw *snapshot.KeyedWriter, t *schema.Table, ev change.Event) error {
 	if ev.Schema != t.Schema || ev.Table != t.Name {
 		return &EventError{Seq: ev.Seq, Err: fmt.Errorf("an event of %s.%s in the window of %s", ev.Schema, ev.Table, t.QualifiedName())}
 	}
@@ -131,12 +131,12 @@ func addEffects(kw *snapshot.KeyedWriter, t *schema.Table, ev index.Event) error
 		return nil
 	}
 	switch ev.Op {
-	case index.OpInsert:
+	case change.OpInsert:
 		if err := need(ev.After, "after"); err != nil {
 			return err
 		}
 		return wrap(kw.AppendImage(ev.After, ev.PK, snapshot.OpUpsert))
-	case index.OpUpdate:
+	case change.OpUpdate:
 		if err := need(ev.After, "after"); err != nil {
 			return err
 		}
@@ -149,7 +149,7 @@ func addEffects(kw *snapshot.KeyedWriter, t *schema.Table, ev index.Event) error
 			}
 		}
 		return wrap(kw.AppendImage(ev.After, ev.PK, snapshot.OpUpsert))
-	case index.OpDelete:
+	case change.OpDelete:
 		if err := need(ev.Before, "before"); err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -14,62 +14,62 @@ func TestSchemaChangesInTheWindowRefuse(t *testing.T) {
 	altered := tdef(kA, col("id", "int", 0), col("v", "varchar", 10), col("c", "int", 0))
 	for _, tc := range []struct {
 		name    string
-		vers    []index.SchemaVersion
+		vers    []change.SchemaVersion
 		current map[TableKey]*schema.Table // replaces Current entries (nil value deletes)
 		want    map[TableKey]string
 	}{
 		{name: "ALTER adds a column",
-			vers:    []index.SchemaVersion{version(kA, 150, in, "ALTER TABLE a ADD c INT", altered)},
+			vers:    []change.SchemaVersion{version(kA, 150, in, "ALTER TABLE a ADD c INT", altered)},
 			current: map[TableKey]*schema.Table{kA: altered},
 			want:    map[TableKey]string{kA: "a schema change in the window: ALTER at seq 150 (`ALTER TABLE a ADD c INT`); columns differ from the table file: column c added"}},
 		{name: "TRUNCATE keeps the definition",
-			vers: []index.SchemaVersion{version(kA, 150, in, "TRUNCATE TABLE a", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 150, in, "TRUNCATE TABLE a", stdDef(kA))},
 			want: map[TableKey]string{kA: "a schema change in the window: TRUNCATE at seq 150 (`TRUNCATE TABLE a`)"}},
 		{name: "partition drop",
-			vers: []index.SchemaVersion{version(kA, 150, in, "/* tool */ alter table a truncate partition p0", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 150, in, "/* tool */ alter table a truncate partition p0", stdDef(kA))},
 			want: map[TableKey]string{kA: "ALTER (partitions or tablespace) at seq 150"}},
 		{name: "index only",
-			vers: []index.SchemaVersion{version(kA, 150, in, "CREATE INDEX i ON a (v)", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 150, in, "CREATE INDEX i ON a (v)", stdDef(kA))},
 			want: map[TableKey]string{kA: "CREATE at seq 150"}},
 		{name: "DROP",
-			vers:    []index.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil)},
+			vers:    []change.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil)},
 			current: map[TableKey]*schema.Table{kA: nil},
 			want:    map[TableKey]string{kA: "DROP at seq 150 removes it (`DROP TABLE a`); the table no longer exists at the cut"}},
 		{name: "RENAME",
-			vers: []index.SchemaVersion{version(kA, 150, in, "RENAME TABLE a TO n", nil),
+			vers: []change.SchemaVersion{version(kA, 150, in, "RENAME TABLE a TO n", nil),
 				version(kN, 150, in, "RENAME TABLE a TO n", tdef(kN, col("id", "int", 0), col("v", "varchar", 10)))},
 			current: map[TableKey]*schema.Table{kA: nil, kN: tdef(kN, col("id", "int", 0), col("v", "varchar", 10))},
 			want: map[TableKey]string{kA: "RENAME at seq 150 renames it to db.n",
 				kN: "new table: a schema change in the window: RENAME at seq 150"}},
 		{name: "CREATE of a new table",
-			vers:    []index.SchemaVersion{version(kN, 160, in, "CREATE TABLE n (id INT PRIMARY KEY)", stdDef(kN))},
+			vers:    []change.SchemaVersion{version(kN, 160, in, "CREATE TABLE n (id INT PRIMARY KEY)", stdDef(kN))},
 			current: map[TableKey]*schema.Table{kN: stdDef(kN)},
 			want:    map[TableKey]string{kN: "new table: a schema change in the window: CREATE at seq 160 (`CREATE TABLE n (id INT PRIMARY KEY)`); it is not in the previous snapshot: take a full backup"}},
 		{name: "dropped and re-created",
-			vers: []index.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil),
+			vers: []change.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil),
 				version(kA, 151, in, "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(10))", stdDef(kA))},
 			want: map[TableKey]string{kA: "2 schema changes in the window: DROP at seq 150 removes it"}},
 		{name: "redefined from a table map",
-			vers: []index.SchemaVersion{version(kA, 150, in, "-- defined from binlog table map metadata", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 150, in, "-- defined from binlog table map metadata", stdDef(kA))},
 			want: map[TableKey]string{kA: "a redefinition from a binlog table map at seq 150"}},
 		{name: "DDL right after the previous snapshot carries its seq",
-			vers: []index.SchemaVersion{version(kA, 100, pos("binlog.000010", 1200), "TRUNCATE a", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 100, pos("binlog.000010", 1200), "TRUNCATE a", stdDef(kA))},
 			want: map[TableKey]string{kA: "TRUNCATE at seq 100"}},
 		{name: "DDL at the cut's seq, before the cut position",
-			vers: []index.SchemaVersion{version(kA, 200, pos("binlog.000011", 500), "TRUNCATE a", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 200, pos("binlog.000011", 500), "TRUNCATE a", stdDef(kA))},
 			want: map[TableKey]string{kA: "TRUNCATE at seq 200"}},
 		{name: "unorderable position at an end seq counts as inside",
-			vers: []index.SchemaVersion{version(kA, 100, pos("bad", 1), "TRUNCATE a", stdDef(kA))},
+			vers: []change.SchemaVersion{version(kA, 100, pos("bad", 1), "TRUNCATE a", stdDef(kA))},
 			want: map[TableKey]string{kA: "TRUNCATE at seq 100"}},
 		{name: "outside the window is ignored",
-			vers: []index.SchemaVersion{
+			vers: []change.SchemaVersion{
 				version(kA, 99, in, "TRUNCATE a", stdDef(kA)),
 				version(kA, 100, pos("binlog.000010", 1000), "TRUNCATE a", stdDef(kA)), // in the previous snapshot
 				version(kA, 200, pos("binlog.000011", 501), "TRUNCATE a", stdDef(kA)),  // after the cut
 				version(kA, 201, in, "TRUNCATE a", stdDef(kA)),
 			}},
 		{name: "a table created and dropped inside the window is ignored",
-			vers: []index.SchemaVersion{version(kN, 150, in, "CREATE TABLE n (id INT)", stdDef(kN)),
+			vers: []change.SchemaVersion{version(kN, 150, in, "CREATE TABLE n (id INT)", stdDef(kN)),
 				version(kN, 160, in, "DROP TABLE n", nil)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestTablesThatAppearOrVanish(t *testing.T) {
 func TestRefusedTableIgnoresCompacted(t *testing.T) {
 	f := newFx().add(kA, plain(0, 15)...)
 	f.in.Compacted[kA] = compactedFor(f, kA, 0, 14)
-	f.in.Schemas = []index.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA))}
+	f.in.Schemas = []change.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA))}
 	tp := expect(t, f.plan(t), kA, ActionRefuse)
 	if tp.UseCompacted != nil || !tp.DropCompacted || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is refused" {
 		t.Fatalf("%+v", tp)
@@ -165,7 +165,7 @@ func TestRefusedTableIgnoresCompacted(t *testing.T) {
 }
 
 func TestDescribeVersions(t *testing.T) {
-	var vs []index.SchemaVersion
+	var vs []change.SchemaVersion
 	for i := range 5 {
 		vs = append(vs, version(kA, uint64(150+i), pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA)))
 	}

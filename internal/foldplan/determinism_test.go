@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -34,7 +34,7 @@ func TestDeterministic(t *testing.T) {
 			}
 		}
 		f.in.Compacted[TableKey{"a", "t1"}] = compactedFor(f, TableKey{"a", "t1"}, 0, 1)
-		f.in.Schemas = []index.SchemaVersion{
+		f.in.Schemas = []change.SchemaVersion{
 			version(TableKey{"m", "t5"}, 150, pos("binlog.000010", 5000), "TRUNCATE t5", stdDef(TableKey{"m", "t5"})),
 			version(TableKey{"m", "t5"}, 120, pos("binlog.000010", 3000), "ALTER TABLE t5 ENGINE=InnoDB", stdDef(TableKey{"m", "t5"})),
 			version(TableKey{"a", "t3"}, 150, pos("binlog.000010", 5000), "DROP TABLE t3", nil),
@@ -42,7 +42,7 @@ func TestDeterministic(t *testing.T) {
 		delete(f.in.Current, TableKey{"a", "t3"})
 		f.in.Current[TableKey{"b", "new"}] = stdDef(TableKey{"b", "new"})
 		f.in.Current[TableKey{"a", "new"}] = stdDef(TableKey{"a", "new"})
-		f.in.Gaps = []index.Gap{{ID: 3, FromFile: "binlog.000010", FromPos: 4000, ToFile: "binlog.000010", ToPos: 4500, Reason: "purged"},
+		f.in.Gaps = []change.Gap{{ID: 3, FromFile: "binlog.000010", FromPos: 4000, ToFile: "binlog.000010", ToPos: 4500, Reason: "purged"},
 			{ID: 1, FromFile: "binlog.000010", FromPos: 2000, ToFile: "binlog.000010", ToPos: 2500, Reason: "purged"}}
 		r.Shuffle(len(f.in.Schemas), func(i, j int) { f.in.Schemas[i], f.in.Schemas[j] = f.in.Schemas[j], f.in.Schemas[i] })
 		r.Shuffle(len(f.in.Gaps), func(i, j int) { f.in.Gaps[i], f.in.Gaps[j] = f.in.Gaps[j], f.in.Gaps[i] })

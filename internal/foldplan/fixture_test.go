@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -46,7 +46,7 @@ func newFx() *fx {
 	return &fx{in: Input{
 		Cut: 200, CutPos: pos("binlog.000011", 500),
 		Prev: &snapshot.Manifest{Version: 1, SnapshotID: "20260101T020000Z", Source: "src",
-			Position: snapshot.Position{File: "binlog.000010", Pos: 1000, Seq: 100},
+			Position: binlogpos.Position{File: "binlog.000010", Pos: 1000, Seq: 100},
 			Files:    map[string]digest.Digest{}},
 		PrevLocal: true, Now: t0.Add(2 * time.Hour), TableDeltas: true,
 		Changes: map[TableKey]int64{}, Footers: map[TableKey]snapshot.FooterMeta{},
@@ -140,7 +140,7 @@ func expect(t *testing.T, p Plan, k TableKey, a Action, want ...string) TablePla
 	return tp
 }
 
-func version(k TableKey, seq uint64, at binlogpos.Position, ddl string, d *schema.Table) index.SchemaVersion {
-	return index.SchemaVersion{Source: "src", Schema: k.Schema, Table: k.Table, Version: 2, Seq: seq,
+func version(k TableKey, seq uint64, at binlogpos.Position, ddl string, d *schema.Table) change.SchemaVersion {
+	return change.SchemaVersion{Source: "src", Schema: k.Schema, Table: k.Table, Version: 2, Seq: seq,
 		BinlogFile: at.File, BinlogPos: at.Pos, DDL: ddl, Definition: d}
 }

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -95,7 +95,7 @@ type Input struct {
 	// the window is decided by binlog position at its seq ends (a DDL right
 	// after the previous snapshot carries the snapshot's own seq), so pass
 	// at least every version with Prev seq <= Seq <= Cut (passing more is fine).
-	Schemas []index.SchemaVersion
+	Schemas []change.SchemaVersion
 	// Footers: the footer of every previous table file (its definition, and
 	// its snapshot id: the chain's start).
 	Footers map[TableKey]snapshot.FooterMeta
@@ -103,7 +103,7 @@ type Input struct {
 	// nil: the table does not exist). It must list exactly the tables the
 	// snapshots cover.
 	Current     map[TableKey]*schema.Table
-	Gaps        []index.Gap
+	Gaps        []change.Gap
 	Compacted   map[TableKey]CompactedRange
 	TableDeltas bool
 	MaxChainAge time.Duration // 0 means DefaultMaxChainAge

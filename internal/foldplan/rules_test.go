@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -142,7 +142,7 @@ func TestCaptureGaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFx().add(kA, plain(0, 0)...).add(kB, plain(0, 0)...)
 			f.in.Changes[kB] = 3
-			f.in.Gaps = []index.Gap{{ID: 7, FromFile: binlogName(tc.from[0]), FromPos: tc.from[1],
+			f.in.Gaps = []change.Gap{{ID: 7, FromFile: binlogName(tc.from[0]), FromPos: tc.from[1],
 				ToFile: binlogName(tc.to[0]), ToPos: tc.to[1], Reason: "binlog purged"}}
 			p := f.plan(t)
 			if !tc.crossed {
@@ -165,7 +165,7 @@ func TestCaptureGaps(t *testing.T) {
 		})
 	}
 	f := newFx().add(kA, plain(0, 0)...)
-	f.in.Gaps = []index.Gap{{ID: 1, FromFile: "mysql-bin", ToFile: "binlog.000011"}}
+	f.in.Gaps = []change.Gap{{ID: 1, FromFile: "mysql-bin", ToFile: "binlog.000011"}}
 	if p := f.plan(t); len(p.Reasons) != 1 || !strings.Contains(p.Reasons[0], "capture gap #1 (mysql-bin:0 to binlog.000011:0) cannot be ordered against the window") {
 		t.Fatalf("reasons %q", p.Reasons)
 	}

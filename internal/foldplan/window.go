@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
 )
@@ -28,18 +28,18 @@ func newWindow(in Input) window {
 // windowVersions are the schema versions inside the window, per table and
 // all together, in stream order.
 type windowVersions struct {
-	of  map[TableKey][]index.SchemaVersion
-	all []index.SchemaVersion
+	of  map[TableKey][]change.SchemaVersion
+	all []change.SchemaVersion
 }
 
-func (w window) versions(vs []index.SchemaVersion) windowVersions {
-	out := windowVersions{of: map[TableKey][]index.SchemaVersion{}}
+func (w window) versions(vs []change.SchemaVersion) windowVersions {
+	out := windowVersions{of: map[TableKey][]change.SchemaVersion{}}
 	for _, v := range vs {
 		if w.Holds(v) {
 			out.all = append(out.all, v)
 		}
 	}
-	slices.SortStableFunc(out.all, func(a, b index.SchemaVersion) int {
+	slices.SortStableFunc(out.all, func(a, b change.SchemaVersion) int {
 		return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.BinlogPos, b.BinlogPos),
 			cmpKey(TableKey{a.Schema, a.Table}, TableKey{b.Schema, b.Table}), cmp.Compare(a.Version, b.Version))
 	})
@@ -73,10 +73,10 @@ func (w window) globalRewrites(in Input) []string {
 func (w window) gapRefusals(in Input) []string {
 	var why []string
 	gaps := slices.Clone(in.Gaps)
-	slices.SortStableFunc(gaps, func(a, b index.Gap) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(gaps, func(a, b change.Gap) int { return cmp.Compare(a.ID, b.ID) })
 	for _, g := range gaps {
-		from := binlogpos.Position{File: g.FromFile, Pos: g.FromPos}
-		to := binlogpos.Position{File: g.ToFile, Pos: g.ToPos}
+		from := g.From().Coords()
+		to := g.To()
 		c1, err1 := binlogpos.Compare(from, w.To)
 		c2, err2 := binlogpos.Compare(to, w.From)
 		switch {
@@ -92,7 +92,7 @@ func (w window) gapRefusals(in Input) []string {
 }
 
 // refusal returns why a previous table cannot be refreshed, or "".
-func refusal(vs []index.SchemaVersion, all []index.SchemaVersion, def, cur *schema.Table) string {
+func refusal(vs []change.SchemaVersion, all []change.SchemaVersion, def, cur *schema.Table) string {
 	var why []string
 	if len(vs) > 0 {
 		why = append(why, describeVersions(vs, all))
@@ -109,7 +109,7 @@ func refusal(vs []index.SchemaVersion, all []index.SchemaVersion, def, cur *sche
 }
 
 // describeVersions names the schema changes of one table in the window.
-func describeVersions(vs, all []index.SchemaVersion) string {
+func describeVersions(vs, all []change.SchemaVersion) string {
 	const show = 3
 	var parts []string
 	for i, v := range vs {
@@ -136,7 +136,7 @@ func describeVersions(vs, all []index.SchemaVersion) string {
 
 // renamedTo finds the table a removing version's statement created under
 // another name (RENAME TABLE, ALTER TABLE ... RENAME).
-func renamedTo(v index.SchemaVersion, all []index.SchemaVersion) (TableKey, bool) {
+func renamedTo(v change.SchemaVersion, all []change.SchemaVersion) (TableKey, bool) {
 	for _, o := range all {
 		if o.Seq == v.Seq && o.BinlogFile == v.BinlogFile && o.BinlogPos == v.BinlogPos && o.DDL == v.DDL &&
 			o.Definition != nil && (o.Schema != v.Schema || o.Table != v.Table) {

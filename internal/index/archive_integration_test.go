@@ -10,17 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // hourEvents returns n events of table committed in hour h, seqs from
 // first, a transaction of 3 events each.
-func hourEvents(h uint32, first uint64, n int, table string) []Event {
-	var out []Event
+func hourEvents(h uint32, first uint64, n int, table string) []change.Event {
+	var out []change.Event
 	for i := range n {
 		seq := first + uint64(i)
-		e := ev(seq, table, fmt.Sprint(seq), OpInsert, fmt.Sprint(seq))
-		e.CommitTime = HourTime(h).Add(time.Duration(1+i/3) * time.Second)
+		e := ev(seq, table, fmt.Sprint(seq), change.OpInsert, fmt.Sprint(seq))
+		e.CommitTime = change.HourTime(h).Add(time.Duration(1+i/3) * time.Second)
 		e.EndPos = 1000 + uint64(i/3)*100
 		out = append(out, e)
 	}
@@ -43,7 +44,7 @@ func TestArchiveBookkeeping(t *testing.T) {
 	if err := s.EnsurePartitions(ctx, now, DefaultAhead); err != nil {
 		t.Fatal(err)
 	}
-	insertOlderChunks(t, db, "main", hourEvents(HourID(now), 1, 5, "t"))
+	insertOlderChunks(t, db, "main", hourEvents(change.HourID(now), 1, 5, "t"))
 	if err := s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +58,8 @@ func TestArchiveBookkeeping(t *testing.T) {
 	if n, err := s.CountEvents(ctx, "main"); err != nil || n != 5 {
 		t.Fatalf("events after migrations 5 and 6: %d %v", n, err)
 	}
-	hour := HourID(now) - 30
-	a := Archive{Source: "main", Hour: hour, Object: "main/archives/x.parquet", Location: "s3://b/p", Size: 10,
+	hour := change.HourID(now) - 30
+	a := change.Archive{Source: "main", Hour: hour, Object: "main/archives/x.parquet", Location: "s3://b/p", Size: 10,
 		SHA256: strings.Repeat("a", 64), Events: 3, FirstSeq: 1, LastSeq: 3}
 	if err := s.RecordArchive(ctx, a); err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestRestoreHours(t *testing.T) {
 	srv := testsuite.StartIndex(t)
 	s := openStore(t, srv, "dbtrail_restore")
 	ctx := context.Background()
-	commitEvents(t, s, "busy", ev(1, "t", "a", OpInsert, "1"))
+	commitEvents(t, s, "busy", ev(1, "t", "a", change.OpInsert, "1"))
 	var ne *NotEmptyError
 	if _, err := s.BeginRestore(ctx, "busy", "loc", nil); !errors.As(err, &ne) || ne.What != "events" {
 		t.Fatalf("restore into a non-empty index: %v", err)
@@ -211,11 +212,11 @@ func TestRestoreHours(t *testing.T) {
 	hourB := hourEvents(h+1, 11, 10, "t")
 	for _, hr := range []struct {
 		hour uint32
-		evs  []Event
+		evs  []change.Event
 	}{{h + 1, hourB}, {h, hourA}} {
-		a := Archive{Source: "main", Hour: hr.hour, Object: fmt.Sprintf("main/archives/%d.parquet", hr.hour), Location: "loc",
+		a := change.Archive{Source: "main", Hour: hr.hour, Object: fmt.Sprintf("main/archives/%d.parquet", hr.hour), Location: "loc",
 			SHA256: strings.Repeat("0", 64), Events: int64(len(hr.evs)), FirstSeq: hr.evs[0].Seq, LastSeq: hr.evs[len(hr.evs)-1].Seq, ConfirmedAt: time.Now()}
-		yield := func(fn func(*Event) error) error {
+		yield := func(fn func(*change.Event) error) error {
 			for i := range hr.evs {
 				if err := fn(&hr.evs[i]); err != nil {
 					return err
@@ -230,8 +231,8 @@ func TestRestoreHours(t *testing.T) {
 			t.Fatalf("restore %d again: %v %v", hr.hour, done, err)
 		}
 	}
-	bad := Archive{Source: "main", Hour: h + 2, Events: 1, SHA256: strings.Repeat("0", 64)}
-	if _, err := s.RestoreHour(ctx, bad, nil, func(fn func(*Event) error) error {
+	bad := change.Archive{Source: "main", Hour: h + 2, Events: 1, SHA256: strings.Repeat("0", 64)}
+	if _, err := s.RestoreHour(ctx, bad, nil, func(fn func(*change.Event) error) error {
 		e := hourEvents(h, 50, 1, "t")[0]
 		return fn(&e)
 	}); err == nil || !strings.Contains(err.Error(), "outside the hour") {
@@ -272,8 +273,8 @@ func TestRestoreHours(t *testing.T) {
 		t.Fatal("event 26 found")
 	}
 	last := hourA[len(hourA)-1]
-	fin := RestoreFinish{Checkpoint: Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
-		Gaps:  []Gap{{FromFile: "b.000001", FromPos: 4, ToFile: "b.000002", ToPos: 4, Reason: "test", DetectedAt: time.Now()}},
+	fin := RestoreFinish{Checkpoint: change.Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
+		Gaps:  []change.Gap{{FromFile: "b.000001", FromPos: 4, ToFile: "b.000002", ToPos: 4, Reason: "test", DetectedAt: time.Now()}},
 		Hours: 2, Events: 25, FirstSeq: 1, LastSeq: 25, Outcome: "resumes"}
 	if done, err := s.FinishRestore(ctx, "main", nil, fin); err != nil || !done {
 		t.Fatalf("finish: %v %v", done, err)

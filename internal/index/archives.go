@@ -6,33 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
-
-// Archive is the index's record of one hour of a source's events written
-// to object storage as an archive file (docs/archive.md).
-type Archive struct {
-	Source string
-	// Hour is the archived hour (an HourID).
-	Hour uint32
-	// Object is the file's name in the store; Location describes the store
-	// (storage.Store.Location), for people.
-	Object, Location string
-	Size             int64
-	SHA256           string
-	// Events is how many events the file holds; FirstSeq and LastSeq the
-	// smallest and greatest of their seqs.
-	Events            int64
-	FirstSeq, LastSeq uint64
-	// ConfirmedAt is when the stored object was read back and found to be
-	// this file (size, sha256, footer count); zero while it is not.
-	ConfirmedAt time.Time
-	// DroppedAt is when the hour's events last left the index; zero while
-	// they have not.
-	DroppedAt time.Time
-}
-
-// Confirmed reports whether the stored object was checked to be the file.
-func (a Archive) Confirmed() bool { return !a.ConfirmedAt.IsZero() }
 
 // HourCount is one hour of a source's events in the index.
 type HourCount struct {
@@ -45,14 +21,14 @@ type HourCount struct {
 // one there. A zero ConfirmedAt records the file as not confirmed (about to
 // be uploaded); the DroppedAt of an existing record is kept when a's is
 // zero.
-func (s *Store) RecordArchive(ctx context.Context, a Archive) error {
+func (s *Store) RecordArchive(ctx context.Context, a change.Archive) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO archives
 		(source, hour, object, location, size, sha256, events, first_seq, last_seq, confirmed_at, dropped_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON DUPLICATE KEY UPDATE object = VALUES(object), location = VALUES(location), size = VALUES(size),
 		sha256 = VALUES(sha256), events = VALUES(events), first_seq = VALUES(first_seq), last_seq = VALUES(last_seq),
 		confirmed_at = VALUES(confirmed_at), dropped_at = COALESCE(VALUES(dropped_at), dropped_at)`,
-		a.Source, HourTime(a.Hour), a.Object, a.Location, a.Size, a.SHA256, a.Events, a.FirstSeq, a.LastSeq,
+		a.Source, change.HourTime(a.Hour), a.Object, a.Location, a.Size, a.SHA256, a.Events, a.FirstSeq, a.LastSeq,
 		nullTime(a.ConfirmedAt), nullTime(a.DroppedAt))
 	if err != nil {
 		return fmt.Errorf("record archive %s %s: %w", a.Source, PartitionName(a.Hour), err)
@@ -65,7 +41,7 @@ func (s *Store) RecordArchive(ctx context.Context, a Archive) error {
 // unconfirmed). It reports whether the record was confirmed.
 func (s *Store) ConfirmArchive(ctx context.Context, source string, hour uint32, sha256 string, at time.Time) (bool, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE archives SET confirmed_at = ? WHERE source = ? AND hour = ? AND sha256 = ?`,
-		at.UTC(), source, HourTime(hour), sha256)
+		at.UTC(), source, change.HourTime(hour), sha256)
 	if err != nil {
 		return false, fmt.Errorf("confirm archive %s %s: %w", source, PartitionName(hour), err)
 	}
@@ -83,7 +59,7 @@ func (s *Store) ConfirmArchive(ctx context.Context, source string, hour uint32, 
 // MarkDropped records that the events of source's hour left the index at at.
 func (s *Store) MarkDropped(ctx context.Context, source string, hour uint32, at time.Time) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE archives SET dropped_at = ? WHERE source = ? AND hour = ?`,
-		at.UTC(), source, HourTime(hour)); err != nil {
+		at.UTC(), source, change.HourTime(hour)); err != nil {
 		return fmt.Errorf("mark archive %s %s dropped: %w", source, PartitionName(hour), err)
 	}
 	return nil
@@ -92,7 +68,7 @@ func (s *Store) MarkDropped(ctx context.Context, source string, hour uint32, at 
 // ForgetArchive removes the record of source's hour: retention deleted its
 // file from the store, so no reader lists the hour again.
 func (s *Store) ForgetArchive(ctx context.Context, source string, hour uint32) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM archives WHERE source = ? AND hour = ?`, source, HourTime(hour)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM archives WHERE source = ? AND hour = ?`, source, change.HourTime(hour)); err != nil {
 		return fmt.Errorf("forget archive %s %s: %w", source, PartitionName(hour), err)
 	}
 	return nil
@@ -102,35 +78,35 @@ const archiveCols = `source, hour, object, location, size, sha256, events, first
 
 // ArchiveOf returns the record of source's hour; found is false when there
 // is none.
-func (s *Store) ArchiveOf(ctx context.Context, source string, hour uint32) (a Archive, found bool, err error) {
-	as, err := s.queryArchives(ctx, `SELECT `+archiveCols+` FROM archives WHERE source = ? AND hour = ?`, source, HourTime(hour))
+func (s *Store) ArchiveOf(ctx context.Context, source string, hour uint32) (a change.Archive, found bool, err error) {
+	as, err := s.queryArchives(ctx, `SELECT `+archiveCols+` FROM archives WHERE source = ? AND hour = ?`, source, change.HourTime(hour))
 	if err != nil || len(as) == 0 {
-		return Archive{}, false, err
+		return change.Archive{}, false, err
 	}
 	return as[0], true, nil
 }
 
 // Archives returns the archive records of source, oldest hour first.
-func (s *Store) Archives(ctx context.Context, source string) ([]Archive, error) {
+func (s *Store) Archives(ctx context.Context, source string) ([]change.Archive, error) {
 	return s.queryArchives(ctx, `SELECT `+archiveCols+` FROM archives WHERE source = ? ORDER BY hour`, source)
 }
 
-func (s *Store) queryArchives(ctx context.Context, q string, args ...any) ([]Archive, error) {
+func (s *Store) queryArchives(ctx context.Context, q string, args ...any) ([]change.Archive, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read archives: %w", err)
 	}
 	defer rows.Close()
-	var out []Archive
+	var out []change.Archive
 	for rows.Next() {
-		var a Archive
+		var a change.Archive
 		var hour time.Time
 		var confirmed, dropped sql.NullTime
 		if err := rows.Scan(&a.Source, &hour, &a.Object, &a.Location, &a.Size, &a.SHA256, &a.Events,
 			&a.FirstSeq, &a.LastSeq, &confirmed, &dropped); err != nil {
 			return nil, fmt.Errorf("read archives: %w", err)
 		}
-		a.Hour, a.ConfirmedAt, a.DroppedAt = HourID(hour), confirmed.Time, dropped.Time
+		a.Hour, a.ConfirmedAt, a.DroppedAt = change.HourID(hour), confirmed.Time, dropped.Time
 		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {

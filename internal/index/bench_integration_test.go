@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -19,13 +20,13 @@ func BenchmarkInsertEvents(b *testing.B) {
 	ctx := context.Background()
 	const batch = 1000
 	img := `{"id":123456,"name":"` + strings.Repeat("x", 200) + `","price":"12.50","updated":"2026-01-02 03:04:05"}`
-	mkBatch := func(seq *uint64) []Event {
-		evs := make([]Event, batch)
+	mkBatch := func(seq *uint64) []change.Event {
+		evs := make([]change.Event, batch)
 		now := time.Now()
 		for i := range evs {
 			*seq++
-			e := Event{Seq: *seq, CommitTime: now, BinlogFile: "mariadb-bin.000042", EndPos: 4 + *seq*10,
-				GTID: fmt.Sprintf("0-1-%d", *seq), Schema: "shop", Table: "orders", Op: OpUpdate,
+			e := change.Event{Seq: *seq, CommitTime: now, BinlogFile: "mariadb-bin.000042", EndPos: 4 + *seq*10,
+				GTID: fmt.Sprintf("0-1-%d", *seq), Schema: "shop", Table: "orders", Op: change.OpUpdate,
 				PK: fmt.Sprintf("[%d]", *seq%100000), SchemaVersion: 1, Before: []byte(img), After: []byte(img)}
 			evs[i] = e
 		}
@@ -49,7 +50,7 @@ func BenchmarkInsertEvents(b *testing.B) {
 			if err := tx.InsertEvents(ctx, evs); err != nil {
 				b.Fatal(err)
 			}
-			if err := tx.SaveCheckpoint(ctx, Checkpoint{BinlogFile: "mariadb-bin.000042", BinlogPos: seq * 10, LastSeq: seq}); err != nil {
+			if err := tx.SaveCheckpoint(ctx, change.Checkpoint{BinlogFile: "mariadb-bin.000042", BinlogPos: seq * 10, LastSeq: seq}); err != nil {
 				b.Fatal(err)
 			}
 			if err := tx.Commit(); err != nil {

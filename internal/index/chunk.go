@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // The index stores events packed: one row of event_chunks holds events of
@@ -59,7 +61,7 @@ const (
 
 // chunk is one event_chunks row before it is stored.
 type chunk struct {
-	head     *Event // the first event: header columns
+	head     *change.Event // the first event: header columns
 	firstSeq uint64
 	lastSeq  uint64
 	n        int
@@ -80,7 +82,7 @@ type chunkKey struct {
 // packing is PackEvents' work area: the images in stored form, and which
 // events go to which chunk.
 type packing struct {
-	evs     []Event
+	evs     []change.Event
 	block   []byte      // the free rest of the block stored images are carved from
 	images  [][2][]byte // per event: stored before and after
 	columns []string    // per event: its column list (interned)
@@ -105,7 +107,7 @@ func (p *packing) alloc(n int) []byte {
 // packChunks splits evs (seq order, all checked) into chunks, one table's
 // events of evs at a time. The payloads share one buffer, buf's storage
 // reused (the grown buffer is returned).
-func packChunks(buf []byte, evs []Event) ([]chunk, []byte, error) {
+func packChunks(buf []byte, evs []change.Event) ([]chunk, []byte, error) {
 	p := &packing{evs: evs, intern: map[string]string{}}
 	if err := p.storeImages(); err != nil {
 		return nil, buf, err
@@ -223,7 +225,7 @@ func (p *packing) assign() []chunk {
 			clear(open) // a hole: the missing seqs may be another pack's
 		}
 		k := chunkKey{schema: e.Schema, table: e.Table, version: e.SchemaVersion, file: e.BinlogFile,
-			hour: HourID(e.CommitTime), unknownEnd: e.EndPos == 0, columns: p.columns[i]}
+			hour: change.HourID(e.CommitTime), unknownEnd: e.EndPos == 0, columns: p.columns[i]}
 		size := eventSize(e) + 2
 		at, ok := open[[2]string{e.Schema, e.Table}]
 		if ok {
@@ -249,12 +251,12 @@ func (p *packing) assign() []chunk {
 
 // eventSize is at least how many payload bytes e takes, with the brackets
 // and comma around it: its largest form has all of "t", "g" and "e".
-func eventSize(e *Event) int {
+func eventSize(e *change.Event) int {
 	return 160 + 2*len(e.GTID) + len(e.PK) + len(e.PKBefore) + len(e.Before) + len(e.After)
 }
 
 // appendEvent appends event i's object; head is its chunk's first event.
-func (p *packing) appendEvent(b []byte, head *Event, i int) []byte {
+func (p *packing) appendEvent(b []byte, head *change.Event, i int) []byte {
 	e := &p.evs[i]
 	b = append(b, `{"s":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
@@ -308,7 +310,7 @@ type chunkHead struct {
 // unpackChunk calls fn with each event of a stored chunk, in seq order, its
 // images as JSON objects. The events' keys alias payload; their images alias
 // payload or buffers of this call's, valid as long as payload.
-func unpackChunk(h *chunkHead, payload []byte, fn func(*Event) error) error {
+func unpackChunk(h *chunkHead, payload []byte, fn func(*change.Event) error) error {
 	p := chunkParser{b: payload, head: h}
 	fail := func(err error) error {
 		return fmt.Errorf("event chunk of %s.%s at seq %d: byte %d: %w", h.Schema, h.Table, h.FirstSeq, p.i, err)
@@ -328,7 +330,7 @@ func unpackChunk(h *chunkHead, payload []byte, fn func(*Event) error) error {
 			p.i++
 			break
 		}
-		e := Event{CommitTime: h.CommitTime, BinlogFile: h.BinlogFile, EndPos: h.EndPos, GTID: h.GTID,
+		e := change.Event{CommitTime: h.CommitTime, BinlogFile: h.BinlogFile, EndPos: h.EndPos, GTID: h.GTID,
 			Schema: h.Schema, Table: h.Table, SchemaVersion: h.Version}
 		p.hasB = false
 		if err := p.event(&e); err != nil {
@@ -422,7 +424,7 @@ func (p *chunkParser) expect(c byte) error {
 }
 
 // event reads one {...} object into e.
-func (p *chunkParser) event(e *Event) error {
+func (p *chunkParser) event(e *change.Event) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
@@ -471,7 +473,7 @@ func (p *chunkParser) key() (string, error) {
 	return k, nil
 }
 
-func (p *chunkParser) setField(e *Event, key string, v []byte) error {
+func (p *chunkParser) setField(e *change.Event, key string, v []byte) error {
 	var err error
 	switch key {
 	case "s":
@@ -489,8 +491,8 @@ func (p *chunkParser) setField(e *Event, key string, v []byte) error {
 	case "g":
 		e.GTID, err = strconv.Unquote(string(v))
 	case "o":
-		if s := unquoteSimple(v); len(s) == 1 && Op(s[0]).Valid() {
-			e.Op = Op(s[0])
+		if s := unquoteSimple(v); len(s) == 1 && change.Op(s[0]).Valid() {
+			e.Op = change.Op(s[0])
 		} else {
 			err = fmt.Errorf("invalid op %s", v)
 		}

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // randomEvents is a stream a capturer could write: runs of tables, schema
 // versions, hours, binlog files, transactions with and without GTIDs, and
 // streamed transactions whose end position is still 0.
-func randomEvents(r *rand.Rand, n int) []Event {
+func randomEvents(r *rand.Rand, n int) []change.Event {
 	t := time.Date(2026, 11, 29, 10, 59, 59, 0, time.UTC)
 	file, end, gtid := "bin.000001", uint64(4), "0-1-1"
-	var evs []Event
+	var evs []change.Event
 	for seq := uint64(1); len(evs) < n; seq++ {
 		if r.IntN(4) == 0 { // next transaction
 			t = t.Add(time.Duration(r.IntN(3)) * 700 * time.Millisecond)
@@ -28,9 +30,9 @@ func randomEvents(r *rand.Rand, n int) []Event {
 				file, end = "bin.000002", 4
 			}
 		}
-		e := Event{Seq: seq, CommitTime: t, BinlogFile: file, EndPos: end, GTID: gtid,
+		e := change.Event{Seq: seq, CommitTime: t, BinlogFile: file, EndPos: end, GTID: gtid,
 			Schema: "db", Table: []string{"a", "b", `c"x`}[r.IntN(3)/2], SchemaVersion: uint32(1 + r.IntN(8)/7),
-			Op: []Op{OpInsert, OpUpdate, OpDelete}[r.IntN(3)], PK: fmt.Sprintf(`[%d,"k\"%d"]`, r.IntN(50), seq)}
+			Op: []change.Op{change.OpInsert, change.OpUpdate, change.OpDelete}[r.IntN(3)], PK: fmt.Sprintf(`[%d,"k\"%d"]`, r.IntN(50), seq)}
 		if r.IntN(15) == 0 {
 			e.EndPos = 0
 		}
@@ -38,13 +40,13 @@ func randomEvents(r *rand.Rand, n int) []Event {
 		if r.IntN(200) == 0 {
 			img = `{"big":"` + strings.Repeat("z", chunkMaxBytes) + `"}`
 		}
-		if e.Op != OpInsert {
+		if e.Op != change.OpInsert {
 			e.Before = []byte(img)
 		}
-		if e.Op != OpDelete {
+		if e.Op != change.OpDelete {
 			e.After = []byte(img)
 		}
-		if e.Op == OpUpdate && r.IntN(5) == 0 {
+		if e.Op == change.OpUpdate && r.IntN(5) == 0 {
 			e.PKBefore = `[0,"old"]`
 		}
 		evs = append(evs, e)
@@ -74,11 +76,11 @@ func TestChunksRoundTrip(t *testing.T) {
 		if chunks, buf, err = packChunks(buf, evs); err != nil {
 			t.Fatal(err)
 		}
-		bySeq := map[uint64]Event{}
+		bySeq := map[uint64]change.Event{}
 		for _, e := range evs {
 			bySeq[e.Seq] = e
 		}
-		got := map[uint64]Event{}
+		got := map[uint64]change.Event{}
 		lastOfTable := map[[2]string]uint64{}
 		for ci := range chunks {
 			c := &chunks[ci]
@@ -95,7 +97,7 @@ func TestChunksRoundTrip(t *testing.T) {
 			lastOfTable[tk] = c.lastSeq
 			var prev uint64
 			n := 0
-			if err := unpackChunk(headOf(c), c.payload, func(e *Event) error {
+			if err := unpackChunk(headOf(c), c.payload, func(e *change.Event) error {
 				if n > 0 && e.Seq <= prev {
 					return fmt.Errorf("seq %d after %d", e.Seq, prev)
 				}
@@ -140,25 +142,25 @@ func TestChunksRoundTrip(t *testing.T) {
 }
 
 // sameChunkKey reports whether e may share a chunk with head.
-func sameChunkKey(head, e *Event) bool {
+func sameChunkKey(head, e *change.Event) bool {
 	return e.Table == head.Table && e.Schema == head.Schema && e.SchemaVersion == head.SchemaVersion &&
-		e.BinlogFile == head.BinlogFile && HourID(e.CommitTime) == HourID(head.CommitTime)
+		e.BinlogFile == head.BinlogFile && change.HourID(e.CommitTime) == change.HourID(head.CommitTime)
 }
 
 func TestChunkBreaks(t *testing.T) {
-	base := testEvent(1, OpInsert, `{"id":1}`)
-	for name, change := range map[string]func(e *Event){
-		"version":     func(e *Event) { e.SchemaVersion = 2 },
-		"hour":        func(e *Event) { e.CommitTime = e.CommitTime.Add(time.Hour) },
-		"binlog file": func(e *Event) { e.BinlogFile = "bin.000002" },
-		"unknown end": func(e *Event) { e.EndPos = 0 },
-		"columns":     func(e *Event) { e.After = []byte(`{"id":1,"x":2}`) },
-		"hole":        func(e *Event) { e.Seq = 3 },
+	base := testEvent(1, change.OpInsert, `{"id":1}`)
+	for name, mutate := range map[string]func(e *change.Event){
+		"version":     func(e *change.Event) { e.SchemaVersion = 2 },
+		"hour":        func(e *change.Event) { e.CommitTime = e.CommitTime.Add(time.Hour) },
+		"binlog file": func(e *change.Event) { e.BinlogFile = "bin.000002" },
+		"unknown end": func(e *change.Event) { e.EndPos = 0 },
+		"columns":     func(e *change.Event) { e.After = []byte(`{"id":1,"x":2}`) },
+		"hole":        func(e *change.Event) { e.Seq = 3 },
 	} {
 		e2 := base
 		e2.Seq = 2
-		change(&e2)
-		if cs, _, err := packChunks(nil, []Event{base, e2}); err != nil || len(cs) != 2 {
+		mutate(&e2)
+		if cs, _, err := packChunks(nil, []change.Event{base, e2}); err != nil || len(cs) != 2 {
 			t.Errorf("%s change: %d chunks, want 2 (%v)", name, len(cs), err)
 		}
 	}
@@ -166,12 +168,12 @@ func TestChunkBreaks(t *testing.T) {
 	a, b, c := base, base, base
 	b.Seq, b.Table = 2, "u"
 	c.Seq = 3
-	if cs, _, _ := packChunks(nil, []Event{a, b, c}); len(cs) != 2 || cs[0].n != 2 || cs[0].lastSeq != 3 || cs[1].firstSeq != 2 {
+	if cs, _, _ := packChunks(nil, []change.Event{a, b, c}); len(cs) != 2 || cs[0].n != 2 || cs[0].lastSeq != 3 || cs[1].firstSeq != 2 {
 		t.Errorf("interleaved tables: %d chunks", len(cs))
 	}
 	// A table whose next event has another key closes its chunk, so its
 	// chunks never overlap even when the hour goes back and forth.
-	hours := make([]Event, 6)
+	hours := make([]change.Event, 6)
 	for i := range hours {
 		hours[i] = base
 		hours[i].Seq = uint64(i + 1)
@@ -180,17 +182,17 @@ func TestChunkBreaks(t *testing.T) {
 	if cs, _, _ := packChunks(nil, hours); len(cs) != 6 {
 		t.Errorf("hour back and forth: %d chunks, want 6", len(cs))
 	}
-	evs := make([]Event, chunkMaxEvents+1)
+	evs := make([]change.Event, chunkMaxEvents+1)
 	for i := range evs {
-		evs[i] = testEvent(uint64(i+1), OpInsert, "{}")
+		evs[i] = testEvent(uint64(i+1), change.OpInsert, "{}")
 		evs[i].EndPos = 7
 	}
 	if cs, _, _ := packChunks(nil, evs); len(cs) != 2 || cs[0].n != chunkMaxEvents {
 		t.Errorf("event bound: %d chunks", len(cs))
 	}
-	var span []Event
+	var span []change.Event
 	for _, seq := range []uint64{1, chunkMaxSpan, chunkMaxSpan + 1} {
-		e := testEvent(seq, OpInsert, "{}")
+		e := testEvent(seq, change.OpInsert, "{}")
 		if seq > 1 {
 			e.Table = "other"
 		}
@@ -203,10 +205,10 @@ func TestChunkBreaks(t *testing.T) {
 	}
 	span[2].Seq = chunkMaxSpan + 1
 	span[1].Seq = 2
-	filler := make([]Event, 0, chunkMaxSpan)
+	filler := make([]change.Event, 0, chunkMaxSpan)
 	filler = append(filler, span[0])
 	for seq := uint64(2); seq <= chunkMaxSpan; seq++ {
-		e := testEvent(seq, OpInsert, "{}")
+		e := testEvent(seq, change.OpInsert, "{}")
 		e.Table = "other"
 		filler = append(filler, e)
 	}
@@ -226,10 +228,10 @@ func TestChunkBreaks(t *testing.T) {
 // TestChunkPayloadForm pins the stored text: the events view's JSON_TABLE
 // paths depend on it.
 func TestChunkPayloadForm(t *testing.T) {
-	a := testEvent(7, OpInsert, `{"id":1,"n\"m":"x"}`)
-	b := testEvent(8, OpUpdate, `{"id":2,"n\"m":null}`)
+	a := testEvent(7, change.OpInsert, `{"id":1,"n\"m":"x"}`)
+	b := testEvent(8, change.OpUpdate, `{"id":2,"n\"m":null}`)
 	b.PKBefore, b.GTID, b.CommitTime = `[9]`, "", a.CommitTime.Add(time.Second)
-	cs, _, err := packChunks(nil, []Event{a, b})
+	cs, _, err := packChunks(nil, []change.Event{a, b})
 	want := `[{"s":7,"o":"i","k":[1],"a":[1,"x"]},` +
 		`{"s":8,"t":1000000,"g":"","e":108,"o":"u","k":[1],"kb":[9],"b":[2,null],"a":[2,{}]}]`
 	if err != nil || len(cs) != 1 || string(cs[0].payload) != want || string(cs[0].columns) != `["id","n\"m"]` {
@@ -237,29 +239,29 @@ func TestChunkPayloadForm(t *testing.T) {
 	}
 	// The older form, without column names, still reads.
 	old := `[{"s":7,"o":"i","k":[1],"a":{"id":1}},{"s":8,"t":"2026-01-02 03:04:06.000006","o":"d","k":[1],"b":{"id":1}}]`
-	var got []Event
+	var got []change.Event
 	h := &chunkHead{FirstSeq: 7, CommitTime: a.CommitTime, Schema: "db", Table: "t"}
-	if err := unpackChunk(h, []byte(old), func(e *Event) error { got = append(got, *e); return nil }); err != nil ||
+	if err := unpackChunk(h, []byte(old), func(e *change.Event) error { got = append(got, *e); return nil }); err != nil ||
 		len(got) != 2 || string(got[1].Before) != `{"id":1}` || !got[1].CommitTime.Equal(a.CommitTime.Add(time.Second)) {
 		t.Fatalf("older form: %+v %v", got, err)
 	}
 }
 
 func TestPackImagesOfOtherColumns(t *testing.T) {
-	e := testEvent(1, OpUpdate, `{"id":1}`)
+	e := testEvent(1, change.OpUpdate, `{"id":1}`)
 	e.After = []byte(`{"ID":1,"x":"}"}`)
-	cs, _, err := packChunks(nil, []Event{e})
+	cs, _, err := packChunks(nil, []change.Event{e})
 	if err != nil || len(cs) != 1 || string(cs[0].payload) != `[{"s":1,"o":"u","k":[1],"b":{"id":1},"a":[1,"}"]}]` {
 		t.Fatalf("before and after with other names: %v %s", err, cs[0].payload)
 	}
-	var got []Event
-	if err := unpackChunk(headOf(&cs[0]), cs[0].payload, func(e *Event) error { got = append(got, *e); return nil }); err != nil ||
+	var got []change.Event
+	if err := unpackChunk(headOf(&cs[0]), cs[0].payload, func(e *change.Event) error { got = append(got, *e); return nil }); err != nil ||
 		string(got[0].Before) != `{"id":1}` || string(got[0].After) != string(e.After) {
 		t.Fatalf("unpacked %+v %v", got, err)
 	}
 	h := &chunkHead{FirstSeq: 1, Schema: "db", Table: "t", Columns: []byte(`["id"]`)}
 	for _, p := range []string{`[{"s":1,"o":"i","k":[1],"a":[1,2]}]`, `[{"s":1,"o":"i","k":[1],"a":[]}]`, `[{"s":1,"o":"i","k":[1],"a":"x"}]`} {
-		if err := unpackChunk(h, []byte(p), func(*Event) error { return nil }); err == nil {
+		if err := unpackChunk(h, []byte(p), func(*change.Event) error { return nil }); err == nil {
 			t.Errorf("payload %s with columns [id] accepted", p)
 		}
 	}
@@ -272,7 +274,7 @@ func TestUnpackChunkRejects(t *testing.T) {
 		`[{"s":1,"o":"i","k":[1],"a":{"x":"}]`, `[{"s":1,"o":"i","k":[1],"z":1}]`, `[{"s":1,"o":"i","k":[1]} ]`,
 		`[{"s":1,"o":"i","k":[1]},]`, `[{"s":1,"o":"i","k":[1],"a":}]`,
 	} {
-		err := unpackChunk(h, []byte(p), func(*Event) error { return nil })
+		err := unpackChunk(h, []byte(p), func(*change.Event) error { return nil })
 		if err == nil {
 			t.Errorf("payload %q accepted", p)
 		} else if !strings.Contains(err.Error(), "db.t at seq 5") {
@@ -280,7 +282,7 @@ func TestUnpackChunkRejects(t *testing.T) {
 		}
 	}
 	var n int
-	if err := unpackChunk(h, []byte(`[]`), func(*Event) error { n++; return nil }); err != nil || n != 0 {
+	if err := unpackChunk(h, []byte(`[]`), func(*change.Event) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("empty chunk: %d %v", n, err)
 	}
 }

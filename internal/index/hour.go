@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // HourTable is one table's share of one hour of a source's events.
@@ -60,7 +62,7 @@ func (s *Store) HourTables(ctx context.Context, source string, hour uint32) ([]H
 // bounded by one chunk. Events a running capture adds to the hour meanwhile
 // may be missed: read an hour once capture's checkpoint is past it. An error
 // from fn stops the scan and is returned as is.
-func (s *Store) HourEvents(ctx context.Context, source string, hour uint32, fn func(Event) error) error {
+func (s *Store) HourEvents(ctx context.Context, source string, hour uint32, fn func(change.Event) error) error {
 	tables, err := s.HourTables(ctx, source, hour)
 	if err != nil {
 		return err
@@ -76,8 +78,8 @@ func (s *Store) HourEvents(ctx context.Context, source string, hour uint32, fn f
 // HourTableEvents calls fn with every event of one table of source committed
 // in hour (an HourID), in seq order, streamed over the by_table index
 // without a sort. An error from fn stops the scan and is returned as is.
-func (s *Store) HourTableEvents(ctx context.Context, source string, hour uint32, schemaName, table string, fn func(Event) error) error {
-	err := s.scanChunks(ctx, func(e *Event) error {
+func (s *Store) HourTableEvents(ctx context.Context, source string, hour uint32, schemaName, table string, fn func(change.Event) error) error {
+	err := s.scanChunks(ctx, func(e *change.Event) error {
 		if err := fn(*e); err != nil {
 			return callbackError{err}
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -22,14 +23,14 @@ func TestHourReads(t *testing.T) {
 	srv := testsuite.StartIndex(t)
 	s := openStore(t, srv, "dbtrail_hour")
 	ctx := context.Background()
-	hour := HourID(t0)
+	hour := change.HourID(t0)
 	rng := rand.New(rand.NewPCG(9, 9))
 	tables := []string{"orders", "Orders", "a", "z😀", "order"}
-	var all []Event
+	var all []change.Event
 	for seq := uint64(1); seq <= 3000; seq++ {
-		e := ev(seq, tables[rng.IntN(len(tables))], fmt.Sprint(rng.IntN(50)), []Op{OpInsert, OpUpdate, OpDelete}[rng.IntN(3)], fmt.Sprint(seq))
+		e := ev(seq, tables[rng.IntN(len(tables))], fmt.Sprint(rng.IntN(50)), []change.Op{change.OpInsert, change.OpUpdate, change.OpDelete}[rng.IntN(3)], fmt.Sprint(seq))
 		// seq 1..1000 in the hour before, 1001..2000 in this one, the rest after
-		e.CommitTime = HourTime(hour - 1 + uint32((seq-1)/1000)).Add(time.Duration(seq) * time.Millisecond)
+		e.CommitTime = change.HourTime(hour - 1 + uint32((seq-1)/1000)).Add(time.Duration(seq) * time.Millisecond)
 		if seq%7 == 0 {
 			e.Schema = "other"
 		}
@@ -38,20 +39,20 @@ func TestHourReads(t *testing.T) {
 	for i := 0; i < len(all); i += 500 {
 		commitEvents(t, s, "main", all[i:i+500]...)
 	}
-	commitEvents(t, s, "second", ev(1, "orders", "1", OpInsert, "1"))
+	commitEvents(t, s, "second", ev(1, "orders", "1", change.OpInsert, "1"))
 
 	for _, h := range []uint32{hour - 1, hour, hour + 1, hour + 2} {
-		var want []Event
+		var want []change.Event
 		for _, e := range all {
-			if HourID(e.CommitTime) == h {
+			if change.HourID(e.CommitTime) == h {
 				want = append(want, e)
 			}
 		}
-		slices.SortFunc(want, func(a, b Event) int {
+		slices.SortFunc(want, func(a, b change.Event) int {
 			return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table), cmp.Compare(a.Seq, b.Seq))
 		})
-		var got []Event
-		if err := s.HourEvents(ctx, "main", h, func(e Event) error {
+		var got []change.Event
+		if err := s.HourEvents(ctx, "main", h, func(e change.Event) error {
 			got = append(got, e)
 			return nil
 		}); err != nil {
@@ -88,15 +89,15 @@ func TestHourReads(t *testing.T) {
 		}
 	}
 
-	var got []Event
-	if err := s.HourTableEvents(ctx, "second", hour, "shop", "orders", func(e Event) error {
+	var got []change.Event
+	if err := s.HourTableEvents(ctx, "second", hour, "shop", "orders", func(e change.Event) error {
 		got = append(got, e)
 		return nil
 	}); err != nil || len(got) != 1 || got[0].Seq != 1 {
 		t.Fatalf("other source: %v %v", got, err)
 	}
 	stop := errors.New("stop")
-	if err := s.HourEvents(ctx, "main", hour, func(Event) error { return stop }); err != stop {
+	if err := s.HourEvents(ctx, "main", hour, func(change.Event) error { return stop }); err != stop {
 		t.Fatalf("callback error returned as %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -36,13 +37,13 @@ func openStore(t testing.TB, srv *testsuite.Server, db string) *Store {
 
 var t0 = time.Now().UTC().Truncate(time.Hour).Add(17*time.Minute + 123456*time.Microsecond)
 
-func ev(seq uint64, table, pk string, op Op, img string) Event {
-	e := Event{Seq: seq, CommitTime: t0.Add(time.Duration(seq) * time.Microsecond), BinlogFile: "mariadb-bin.000003",
+func ev(seq uint64, table, pk string, op change.Op, img string) change.Event {
+	e := change.Event{Seq: seq, CommitTime: t0.Add(time.Duration(seq) * time.Microsecond), BinlogFile: "mariadb-bin.000003",
 		EndPos: 1000 + seq, GTID: fmt.Sprintf("0-1-%d", seq), Schema: "shop", Table: table, Op: op, PK: key(pk), SchemaVersion: 1}
-	if op != OpInsert {
+	if op != change.OpInsert {
 		e.Before = []byte(`{"before":` + img + `}`)
 	}
-	if op != OpDelete {
+	if op != change.OpDelete {
 		e.After = []byte(`{"after":` + img + `}`)
 	}
 	return e
@@ -63,7 +64,7 @@ func unkey(k string) string {
 	return v[0]
 }
 
-func commitEvents(t *testing.T, s *Store, source string, evs ...Event) {
+func commitEvents(t *testing.T, s *Store, source string, evs ...change.Event) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := s.Begin(ctx, source, nil)
@@ -149,14 +150,14 @@ func TestStore(t *testing.T) {
 			old = append(old, m.stmts(now.Add(-2*time.Hour))...)
 		}
 		old = append(old, "INSERT INTO schema_migrations VALUES (1, 'a', NOW()), (2, 'b', NOW()), (3, 'c', NOW())",
-			`ALTER TABLE events REORGANIZE PARTITION p_future INTO (PARTITION `+PartitionName(HourID(now))+
-				` VALUES LESS THAN (`+fmt.Sprint(HourID(now)+1)+`), PARTITION p_future VALUES LESS THAN MAXVALUE)`)
+			`ALTER TABLE events REORGANIZE PARTITION p_future INTO (PARTITION `+PartitionName(change.HourID(now))+
+				` VALUES LESS THAN (`+fmt.Sprint(change.HourID(now)+1)+`), PARTITION p_future VALUES LESS THAN MAXVALUE)`)
 		for _, q := range old {
 			if _, err := db.ExecContext(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
-		evs := []Event{ev(1, "t", "a", OpInsert, `"x"`), ev(2, "t", "a", OpUpdate, `"y"`), ev(3, "u", "b", OpDelete, `"z"`)}
+		evs := []change.Event{ev(1, "t", "a", change.OpInsert, `"x"`), ev(2, "t", "a", change.OpUpdate, `"y"`), ev(3, "u", "b", change.OpDelete, `"z"`)}
 		evs[1].PKBefore, evs[2].GTID = key("old"), ""
 		for _, e := range evs {
 			var before, after, pkb, gtid any
@@ -173,7 +174,7 @@ func TestStore(t *testing.T) {
 				gtid = e.GTID
 			}
 			if _, err := db.ExecContext(ctx, `INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				"src", e.Seq, e.CommitTime, HourID(e.CommitTime), e.BinlogFile, e.EndPos, gtid, e.Schema, e.Table,
+				"src", e.Seq, e.CommitTime, change.HourID(e.CommitTime), e.BinlogFile, e.EndPos, gtid, e.Schema, e.Table,
 				e.Op.String(), e.PK, pkb, e.SchemaVersion, before, after); err != nil {
 				t.Fatal(err)
 			}
@@ -187,20 +188,20 @@ func TestStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		parts, err := st.Partitions(ctx)
-		if err != nil || parts[1].Name != PartitionName(HourID(now)) {
+		if err != nil || parts[1].Name != PartitionName(change.HourID(now)) {
 			t.Fatalf("partitions after migration %+v %v", parts, err)
 		}
-		var got []Event
+		var got []change.Event
 		for _, table := range []string{"t", "u"} {
-			if err := st.WindowEvents(ctx, "src", "shop", table, 0, 10, func(e Event) error {
+			if err := st.WindowEvents(ctx, "src", "shop", table, 0, 10, func(e change.Event) error {
 				got = append(got, e)
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		var viewed []Event
-		if err := st.TableChanges(ctx, "src", "shop", "t", 0, 10, func(e Event) error {
+		var viewed []change.Event
+		if err := st.TableChanges(ctx, "src", "shop", "t", 0, 10, func(e change.Event) error {
 			viewed = append(viewed, e)
 			return nil
 		}); err != nil {
@@ -244,11 +245,11 @@ func TestStore(t *testing.T) {
 		if parts[0].Name != PartitionBefore || parts[len(parts)-1].Name != PartitionFuture {
 			t.Fatalf("partitions %+v", parts)
 		}
-		if lastBound(parts) != HourID(now)+DefaultAhead+1 {
-			t.Fatalf("Init left bound %d, want %d", lastBound(parts), HourID(now)+DefaultAhead+1)
+		if lastBound(parts) != change.HourID(now)+DefaultAhead+1 {
+			t.Fatalf("Init left bound %d, want %d", lastBound(parts), change.HourID(now)+DefaultAhead+1)
 		}
 		// One event now, one 30 hours ahead (in p_future), one long ago (in p_before).
-		e1, e2, e3 := ev(1, "t", "1", OpInsert, "1"), ev(2, "t", "2", OpInsert, "2"), ev(3, "t", "3", OpInsert, "3")
+		e1, e2, e3 := ev(1, "t", "1", change.OpInsert, "1"), ev(2, "t", "2", change.OpInsert, "2"), ev(3, "t", "3", change.OpInsert, "3")
 		e2.CommitTime = now.Add(30 * time.Hour)
 		e3.CommitTime = now.Add(-30 * 24 * time.Hour)
 		commitEvents(t, st, "src", e1, e2, e3)
@@ -261,7 +262,7 @@ func TestStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := HourID(now.Add(24*time.Hour)) + 12
+		want := change.HourID(now.Add(24*time.Hour)) + 12
 		if lastBound(parts) != want+1 {
 			t.Fatalf("bound %d, want %d", lastBound(parts), want+1)
 		}
@@ -275,7 +276,7 @@ func TestStore(t *testing.T) {
 			t.Fatalf("events after split: %d %v", n, err)
 		}
 		var seq uint64
-		q := fmt.Sprintf("SELECT first_seq FROM event_chunks PARTITION (%s)", PartitionName(HourID(e2.CommitTime)))
+		q := fmt.Sprintf("SELECT first_seq FROM event_chunks PARTITION (%s)", PartitionName(change.HourID(e2.CommitTime)))
 		if err := st.DB().QueryRowContext(ctx, q).Scan(&seq); err != nil || seq != 2 {
 			t.Fatalf("event moved out of p_future: seq %d, %v", seq, err)
 		}
@@ -302,13 +303,13 @@ func TestStore(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("EnsurePartitions after the reader: %v", err)
 		}
-		if parts, _ := st.Partitions(ctx); lastBound(parts) != HourID(now.Add(100*time.Hour))+1 {
+		if parts, _ := st.Partitions(ctx); lastBound(parts) != change.HourID(now.Add(100*time.Hour))+1 {
 			t.Fatalf("bound after retry %d", lastBound(parts))
 		}
 	})
 
 	t.Run("EventsAndCheckpointAtomic", func(t *testing.T) {
-		cp := Checkpoint{BinlogFile: "mariadb-bin.000003", BinlogPos: 4242, GTID: "0-1-2", GTIDSet: "0-1-2",
+		cp := change.Checkpoint{BinlogFile: "mariadb-bin.000003", BinlogPos: 4242, GTID: "0-1-2", GTIDSet: "0-1-2",
 			LastSeq: 2, LastCommit: t0.Add(2 * time.Microsecond)}
 		write := func(commit bool) error {
 			tx, err := s.Begin(ctx, "atomic", nil)
@@ -316,7 +317,7 @@ func TestStore(t *testing.T) {
 				return err
 			}
 			defer tx.Rollback()
-			if err := tx.InsertEvents(ctx, []Event{ev(1, "t", "1", OpInsert, "1"), ev(2, "t", "1", OpUpdate, "2")}); err != nil {
+			if err := tx.InsertEvents(ctx, []change.Event{ev(1, "t", "1", change.OpInsert, "1"), ev(2, "t", "1", change.OpUpdate, "2")}); err != nil {
 				return err
 			}
 			if err := tx.SaveCheckpoint(ctx, cp); err != nil {
@@ -369,15 +370,15 @@ func TestStore(t *testing.T) {
 	})
 
 	t.Run("DuplicateSeq", func(t *testing.T) {
-		commitEvents(t, s, "dup", ev(1, "t", "1", OpInsert, "1"), ev(2, "t", "2", OpInsert, "2"))
-		var many []Event // 32 go as a prepared statement
+		commitEvents(t, s, "dup", ev(1, "t", "1", change.OpInsert, "1"), ev(2, "t", "2", change.OpInsert, "2"))
+		var many []change.Event // 32 go as a prepared statement
 		for i := uint64(2); i < 42; i++ {
-			many = append(many, ev(i, "t", "2", OpInsert, "2"))
+			many = append(many, ev(i, "t", "2", change.OpInsert, "2"))
 		}
-		for name, evs := range map[string][]Event{
-			"stored":          {ev(2, "t", "2", OpInsert, "2")},
+		for name, evs := range map[string][]change.Event{
+			"stored":          {ev(2, "t", "2", change.OpInsert, "2")},
 			"stored-prepared": many,
-			"unordered":       {ev(5, "t", "5", OpInsert, "5"), ev(4, "t", "4", OpInsert, "4")},
+			"unordered":       {ev(5, "t", "5", change.OpInsert, "5"), ev(4, "t", "4", change.OpInsert, "4")},
 		} {
 			tx, err := s.Begin(ctx, "dup", nil)
 			if err != nil {
@@ -391,14 +392,14 @@ func TestStore(t *testing.T) {
 		}
 		// After a checkpoint, a seq not after it is refused even in another hour.
 		tx, _ := s.Begin(ctx, "dup", nil)
-		if err := tx.SaveCheckpoint(ctx, Checkpoint{BinlogFile: "f", LastSeq: 2}); err != nil {
+		if err := tx.SaveCheckpoint(ctx, change.Checkpoint{BinlogFile: "f", LastSeq: 2}); err != nil {
 			t.Fatal(err)
 		}
 		tx.Commit()
-		e := ev(1, "t", "1", OpInsert, "1")
+		e := ev(1, "t", "1", change.OpInsert, "1")
 		e.CommitTime = e.CommitTime.Add(2 * time.Hour)
 		tx, _ = s.Begin(ctx, "dup", nil)
-		err := tx.InsertEvents(ctx, []Event{e})
+		err := tx.InsertEvents(ctx, []change.Event{e})
 		tx.Rollback()
 		if !errors.Is(err, ErrDuplicateSeq) {
 			t.Fatalf("seq before checkpoint: %v", err)

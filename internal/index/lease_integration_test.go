@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -106,7 +107,7 @@ func TestLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.InsertEvents(ctx, []Event{ev(1, "t", "1", OpInsert, "1")}); err != nil {
+	if err := tx.InsertEvents(ctx, []change.Event{ev(1, "t", "1", change.OpInsert, "1")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -121,7 +122,7 @@ func TestLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer txB.Rollback()
-	if err := txB.InsertEvents(ctx, []Event{ev(2, "t", "2", OpInsert, "2")}); err != nil {
+	if err := txB.InsertEvents(ctx, []change.Event{ev(2, "t", "2", change.OpInsert, "2")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.Exec(ctx, fmt.Sprintf("KILL %d", b.ConnID())); err != nil {

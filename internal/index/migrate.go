@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // migration is one numbered change of the index schema: statements, or a
@@ -22,7 +24,7 @@ type migration struct {
 // released one: append a new one.
 var migrations = []migration{
 	{1, "create events, checkpoints, schema_history, capture_gaps", func(now time.Time) []string {
-		return []string{eventsDDL(HourID(now)), checkpointsDDL, schemaHistoryDDL, captureGapsDDL}
+		return []string{eventsDDL(change.HourID(now)), checkpointsDDL, schemaHistoryDDL, captureGapsDDL}
 	}, nil},
 	{2, "create capture_starts", func(time.Time) []string { return []string{captureStartsDDL} }, nil},
 	// A key-changing update keeps its old key, so the old key's history ends

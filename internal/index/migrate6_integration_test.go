@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -57,12 +58,12 @@ func migratedTo(t *testing.T, srv *testsuite.Server, name string, n int, now tim
 // insertOlderChunks stores evs as the index stored them before migration 6
 // (no column_names): runs of one table's consecutive events, images as
 // objects, commit times as text.
-func insertOlderChunks(t *testing.T, db *sql.DB, source string, evs []Event) {
+func insertOlderChunks(t *testing.T, db *sql.DB, source string, evs []change.Event) {
 	t.Helper()
 	for i := 0; i < len(evs); {
 		j := i + 1
 		for j < len(evs) && evs[j].Table == evs[i].Table && evs[j].Seq == evs[j-1].Seq+1 &&
-			HourID(evs[j].CommitTime) == HourID(evs[i].CommitTime) {
+			change.HourID(evs[j].CommitTime) == change.HourID(evs[i].CommitTime) {
 			j++
 		}
 		head := &evs[i]
@@ -99,7 +100,7 @@ func insertOlderChunks(t *testing.T, db *sql.DB, source string, evs []Event) {
 		b.WriteByte(']')
 		_, err := db.Exec(`INSERT INTO event_chunks (source, first_seq, last_seq, hour_id, commit_ts, binlog_file, end_pos,
 			gtid, schema_name, table_name, schema_version, n, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			source, head.Seq, evs[j-1].Seq, HourID(head.CommitTime), head.CommitTime.UTC(), head.BinlogFile, head.EndPos,
+			source, head.Seq, evs[j-1].Seq, change.HourID(head.CommitTime), head.CommitTime.UTC(), head.BinlogFile, head.EndPos,
 			nullString(head.GTID), head.Schema, head.Table, head.SchemaVersion, j-i, []byte(b.String()))
 		if err != nil {
 			t.Fatalf("insert an older chunk at seq %d: %v", head.Seq, err)
@@ -110,8 +111,8 @@ func insertOlderChunks(t *testing.T, db *sql.DB, source string, evs []Event) {
 
 // interleaved is a stream of transactions that switch table at every
 // statement, as OLTP traffic does: three tables of different columns.
-func interleaved(first uint64, n int) []Event {
-	var out []Event
+func interleaved(first uint64, n int) []change.Event {
+	var out []change.Event
 	t := time.Date(2026, 11, 30, 9, 59, 58, 0, time.UTC)
 	end := uint64(4000)
 	for i := range n {
@@ -122,13 +123,13 @@ func interleaved(first uint64, n int) []Event {
 		}
 		table := []string{"orders", "stock", "customer"}[i%3]
 		img := fmt.Sprintf(`{"id":%d,"%s_note":"n%d \"q\" é","v":%d}`, seq%7, table, seq, seq)
-		op := []Op{OpInsert, OpUpdate, OpUpdate, OpDelete}[i%4]
-		e := Event{Seq: seq, CommitTime: t, BinlogFile: "mariadb-bin.000007", EndPos: end,
+		op := []change.Op{change.OpInsert, change.OpUpdate, change.OpUpdate, change.OpDelete}[i%4]
+		e := change.Event{Seq: seq, CommitTime: t, BinlogFile: "mariadb-bin.000007", EndPos: end,
 			GTID: fmt.Sprintf("0-1-%d", 100+i/5), Schema: "shop", Table: table, Op: op, PK: fmt.Sprintf("[%d]", seq%7), SchemaVersion: 1}
-		if op != OpInsert {
+		if op != change.OpInsert {
 			e.Before = []byte(img)
 		}
-		if op != OpDelete {
+		if op != change.OpDelete {
 			e.After = []byte(strings.Replace(img, `"v":`, `"v":1`, 1))
 		}
 		out = append(out, e)
@@ -171,10 +172,10 @@ func TestMigration6ReadsBothForms(t *testing.T) {
 }
 
 // checkReaders checks every reader of the index against evs, all of source.
-func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
+func checkReaders(t *testing.T, s *Store, source string, evs []change.Event) {
 	t.Helper()
 	ctx := context.Background()
-	bySeq := map[uint64]Event{}
+	bySeq := map[uint64]change.Event{}
 	for _, e := range evs {
 		bySeq[e.Seq] = e
 	}
@@ -198,15 +199,15 @@ func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
 			t.Fatalf("change counts %v: %v %v, want %v", w, counts, err, want)
 		}
 		for _, table := range []string{"orders", "stock", "customer"} {
-			var got []Event
-			if err := s.WindowEvents(ctx, source, "shop", table, w[0], w[1], func(e Event) error {
+			var got []change.Event
+			if err := s.WindowEvents(ctx, source, "shop", table, w[0], w[1], func(e change.Event) error {
 				e.Before, e.After = cloneBytes(e.Before), cloneBytes(e.After)
 				got = append(got, e)
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			var want []Event
+			var want []change.Event
 			for _, e := range evs {
 				if e.Table == table && e.Seq > w[0] && e.Seq <= w[1] {
 					want = append(want, e)
@@ -232,11 +233,11 @@ func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
 			lastOfTxn++
 		}
 		pos := txnOf(&e).Position.Coords()
-		for name, lookup := range map[string]func() (Txn, bool, error){
-			"position": func() (Txn, bool, error) { return s.TxnAtPos(ctx, source, pos, 0, last) },
-			"gtid":     func() (Txn, bool, error) { return s.TxnOfGTID(ctx, source, e.GTID, 0, last) },
-			"seq":      func() (Txn, bool, error) { return s.TxnOfSeq(ctx, source, e.Seq, 0, last) },
-			"time":     func() (Txn, bool, error) { return s.TxnAtTime(ctx, source, e.CommitTime, 0, last) },
+		for name, lookup := range map[string]func() (change.Txn, bool, error){
+			"position": func() (change.Txn, bool, error) { return s.TxnAtPos(ctx, source, pos, 0, last) },
+			"gtid":     func() (change.Txn, bool, error) { return s.TxnOfGTID(ctx, source, e.GTID, 0, last) },
+			"seq":      func() (change.Txn, bool, error) { return s.TxnOfSeq(ctx, source, e.Seq, 0, last) },
+			"time":     func() (change.Txn, bool, error) { return s.TxnAtTime(ctx, source, e.CommitTime, 0, last) },
 		} {
 			txn, ok, err := lookup()
 			if err != nil || !ok || txn.Position.Seq != lastOfTxn {
@@ -253,7 +254,7 @@ func checkReaders(t *testing.T, s *Store, source string, evs []Event) {
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
-		var e Event
+		var e change.Event
 		if err := scanEvent(rows, &e); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // chunksTable holds the events, packed (see chunk.go).
@@ -131,7 +133,7 @@ func packEvents(ctx context.Context, conn *sql.Conn, now time.Time) error {
 		if _, err := conn.ExecContext(ctx, "DROP TABLE events"); err != nil {
 			return fmt.Errorf("drop the events table: %w", err)
 		}
-	} else if _, err := conn.ExecContext(ctx, chunksDDL(partitionsClause(defaultPartitions(HourID(now))))); err != nil {
+	} else if _, err := conn.ExecContext(ctx, chunksDDL(partitionsClause(defaultPartitions(change.HourID(now))))); err != nil {
 		return fmt.Errorf("create event_chunks: %w", err)
 	}
 	if _, err := conn.ExecContext(ctx, eventsViewDDL4); err != nil {

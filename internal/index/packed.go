@@ -3,6 +3,8 @@ package index
 import (
 	"fmt"
 	"sync"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Packed is a run of events packed for storage by PackEvents: checked and
@@ -27,7 +29,7 @@ func (p *Packed) Events() int { return p.events }
 // JSON object, or text that is not valid UTF-8 is an error, as are seqs that
 // do not grow strictly. The packed form aliases nothing of evs: evs may be
 // reused at once.
-func PackEvents(evs []Event) (*Packed, error) {
+func PackEvents(evs []change.Event) (*Packed, error) {
 	p := &Packed{events: len(evs)}
 	if len(evs) == 0 {
 		return p, nil
@@ -42,7 +44,7 @@ func PackEvents(evs []Event) (*Packed, error) {
 		if i > 0 && evs[i].Seq <= evs[i-1].Seq {
 			return fail(fmt.Errorf("%w: seq %d follows seq %d", ErrDuplicateSeq, evs[i].Seq, evs[i-1].Seq))
 		}
-		h := HourID(evs[i].CommitTime)
+		h := change.HourID(evs[i].CommitTime)
 		if i == 0 {
 			p.minHour, p.maxHour = h, h
 		}
@@ -86,7 +88,7 @@ func (p *Packed) Release() {
 
 // detachHead copies the header fields of e that a chunk row needs, without
 // the images, so the packed form does not keep evs alive.
-func detachHead(e *Event) *Event {
-	return &Event{Seq: e.Seq, CommitTime: e.CommitTime, BinlogFile: e.BinlogFile, EndPos: e.EndPos, GTID: e.GTID,
+func detachHead(e *change.Event) *change.Event {
+	return &change.Event{Seq: e.Seq, CommitTime: e.CommitTime, BinlogFile: e.BinlogFile, EndPos: e.EndPos, GTID: e.GTID,
 		Schema: e.Schema, Table: e.Table, SchemaVersion: e.SchemaVersion}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -33,16 +34,9 @@ const (
 // DefaultAhead is how many hours past now Init makes sure have a partition.
 const DefaultAhead = 6
 
-// HourID returns the partition key of commit time t: whole hours since the Unix
-// epoch, UTC.
-func HourID(t time.Time) uint32 { return uint32(t.Unix() / 3600) }
-
-// HourTime returns the start of hour h, UTC.
-func HourTime(h uint32) time.Time { return time.Unix(int64(h)*3600, 0).UTC() }
-
 // PartitionName returns the name of the hourly partition of hour h:
 // pYYYYMMDDHH, UTC.
-func PartitionName(hour uint32) string { return "p" + HourTime(hour).Format("2006010215") }
+func PartitionName(hour uint32) string { return "p" + change.HourTime(hour).Format("2006010215") }
 
 // Partition is one partition of the event_chunks table.
 type Partition struct {
@@ -125,7 +119,7 @@ func (s *Store) EnsurePartitions(ctx context.Context, now time.Time, ahead int) 
 	if ahead < 0 {
 		return fmt.Errorf("ensure partitions: negative ahead %d", ahead)
 	}
-	target := HourID(now) + uint32(ahead)
+	target := change.HourID(now) + uint32(ahead)
 	// Cheap check first: usually nothing is missing.
 	parts, err := s.Partitions(ctx)
 	if err != nil {

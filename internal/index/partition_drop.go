@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -26,7 +27,7 @@ type HourChangedError struct {
 
 func (e *HourChangedError) Error() string {
 	return fmt.Sprintf("hour %s of %s has %d events in the index, the archive holds %d of them: not dropped",
-		HourTime(e.Hour).Format(time.RFC3339), e.Source, e.Got, e.Want)
+		change.HourTime(e.Hour).Format(time.RFC3339), e.Source, e.Got, e.Want)
 }
 
 // DropResult says how DropPartition removed an hour's events.

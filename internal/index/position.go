@@ -4,24 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
-
-// Start is a point where capture of a source began with no history before
-// it: the first start, or a restart past a capture gap.
-type Start struct {
-	Source    string
-	Seq       uint64 // last seq before the start (events after it have larger seqs)
-	Position  binlogpos.Position
-	Reason    string
-	StartedAt time.Time
-}
 
 // RecordStart writes a start in the same transaction as the checkpoint it
 // goes with. Writing the same start again is a no-op.
-func (t *Tx) RecordStart(ctx context.Context, st Start) error {
+func (t *Tx) RecordStart(ctx context.Context, st change.Start) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT IGNORE INTO capture_starts (source, seq, binlog_file, binlog_pos, reason, started_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, t.source, st.Seq, st.Position.File, st.Position.Pos, st.Reason, st.StartedAt.UTC())
 	if err != nil {
@@ -31,16 +21,16 @@ func (t *Tx) RecordStart(ctx context.Context, st Start) error {
 }
 
 // Starts lists the starts of source, oldest first.
-func (s *Store) Starts(ctx context.Context, source string) ([]Start, error) {
+func (s *Store) Starts(ctx context.Context, source string) ([]change.Start, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, binlog_file, binlog_pos, reason, started_at
 		FROM capture_starts WHERE source = ? ORDER BY seq, started_at`, source)
 	if err != nil {
 		return nil, fmt.Errorf("capture starts of %s: %w", source, err)
 	}
 	defer rows.Close()
-	var out []Start
+	var out []change.Start
 	for rows.Next() {
-		st := Start{Source: source}
+		st := change.Start{Source: source}
 		if err := rows.Scan(&st.Seq, &st.Position.File, &st.Position.Pos, &st.Reason, &st.StartedAt); err != nil {
 			return nil, err
 		}
@@ -76,7 +66,7 @@ func (s *Store) SeqAt(ctx context.Context, source string, pos binlogpos.Position
 	if !ok {
 		return 0, ErrNotCaughtUp
 	}
-	if c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, pos); err != nil {
+	if c, err := binlogpos.Compare(cp.Pos().Coords(), pos); err != nil {
 		return 0, err
 	} else if c < 0 {
 		return 0, ErrNotCaughtUp
@@ -98,30 +88,30 @@ func (s *Store) SeqAt(ctx context.Context, source string, pos binlogpos.Position
 
 // coveringStart returns the newest start at or before pos, unless a gap
 // covers pos.
-func coveringStart(pos binlogpos.Position, starts []Start, gaps []Gap) (Start, error) {
-	var base *Start
+func coveringStart(pos binlogpos.Position, starts []change.Start, gaps []change.Gap) (change.Start, error) {
+	var base *change.Start
 	for i := range starts {
 		c, err := binlogpos.Compare(starts[i].Position, pos)
 		if err != nil {
-			return Start{}, err
+			return change.Start{}, err
 		}
 		if c <= 0 && (base == nil || starts[i].Seq >= base.Seq) {
 			base = &starts[i]
 		}
 	}
 	if base == nil {
-		return Start{}, &NotCoveredError{Position: pos, Reason: "capture started after it; the changes before capture started are not in the index"}
+		return change.Start{}, &NotCoveredError{Position: pos, Reason: "capture started after it; the changes before capture started are not in the index"}
 	}
 	for _, g := range gaps {
-		from := binlogpos.Position{File: g.FromFile, Pos: g.FromPos}
-		to := binlogpos.Position{File: g.ToFile, Pos: g.ToPos}
+		from := g.From().Coords()
+		to := g.To()
 		c1, err1 := binlogpos.Compare(from, pos)
 		c2, err2 := binlogpos.Compare(pos, to)
 		if err := errors.Join(err1, err2); err != nil {
-			return Start{}, err
+			return change.Start{}, err
 		}
 		if c1 < 0 && c2 < 0 {
-			return Start{}, &NotCoveredError{Position: pos, Reason: "a capture gap covers it: " + g.Reason}
+			return change.Start{}, &NotCoveredError{Position: pos, Reason: "a capture gap covers it: " + g.Reason}
 		}
 	}
 	return *base, nil

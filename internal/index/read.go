@@ -8,22 +8,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
 // LoadCheckpoint returns the checkpoint of source; found is false (and the
 // error nil) when capture of source never committed one.
-func (s *Store) LoadCheckpoint(ctx context.Context, source string) (c Checkpoint, found bool, err error) {
+func (s *Store) LoadCheckpoint(ctx context.Context, source string) (c change.Checkpoint, found bool, err error) {
 	var gtid, gtidSet sql.NullString
 	var last sql.NullTime
 	err = s.db.QueryRowContext(ctx, `SELECT source, binlog_file, binlog_pos, gtid, gtid_set, last_seq, last_commit_ts, updated_at
 		FROM checkpoints WHERE source = ?`, source).
 		Scan(&c.Source, &c.BinlogFile, &c.BinlogPos, &gtid, &gtidSet, &c.LastSeq, &last, &c.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Checkpoint{}, false, nil
+		return change.Checkpoint{}, false, nil
 	}
 	if err != nil {
-		return Checkpoint{}, false, fmt.Errorf("load checkpoint %s: %w", source, err)
+		return change.Checkpoint{}, false, fmt.Errorf("load checkpoint %s: %w", source, err)
 	}
 	c.GTID, c.GTIDSet = gtid.String, gtidSet.String
 	if last.Valid {
@@ -36,7 +37,7 @@ const schemaCols = `source, schema_name, table_name, version, seq, binlog_file, 
 
 // SchemaHistory returns every table version of source, ordered by seq, then
 // schema, table and version: the order in which they apply to the stream.
-func (s *Store) SchemaHistory(ctx context.Context, source string) ([]SchemaVersion, error) {
+func (s *Store) SchemaHistory(ctx context.Context, source string) ([]change.SchemaVersion, error) {
 	vs, err := s.querySchemas(ctx, `SELECT `+schemaCols+` FROM schema_history WHERE source = ?
 		ORDER BY seq, schema_name, table_name, version`, source)
 	if err != nil {
@@ -47,7 +48,7 @@ func (s *Store) SchemaHistory(ctx context.Context, source string) ([]SchemaVersi
 
 // LatestSchemas returns the newest version of every table of source, a drop
 // (nil Definition) included, ordered by schema and table.
-func (s *Store) LatestSchemas(ctx context.Context, source string) ([]SchemaVersion, error) {
+func (s *Store) LatestSchemas(ctx context.Context, source string) ([]change.SchemaVersion, error) {
 	vs, err := s.querySchemas(ctx, `SELECT `+schemaCols+` FROM schema_history h
 		WHERE source = ? AND version = (SELECT MAX(version) FROM schema_history m
 			WHERE m.source = h.source AND m.schema_name = h.schema_name AND m.table_name = h.table_name)
@@ -58,15 +59,15 @@ func (s *Store) LatestSchemas(ctx context.Context, source string) ([]SchemaVersi
 	return vs, nil
 }
 
-func (s *Store) querySchemas(ctx context.Context, q string, args ...any) ([]SchemaVersion, error) {
+func (s *Store) querySchemas(ctx context.Context, q string, args ...any) ([]change.SchemaVersion, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []SchemaVersion
+	var out []change.SchemaVersion
 	for rows.Next() {
-		var v SchemaVersion
+		var v change.SchemaVersion
 		var def sql.NullString
 		if err := rows.Scan(&v.Source, &v.Schema, &v.Table, &v.Version, &v.Seq, &v.BinlogFile, &v.BinlogPos,
 			&v.DDL, &def, &v.CreatedAt); err != nil {
@@ -85,7 +86,7 @@ func (s *Store) querySchemas(ctx context.Context, q string, args ...any) ([]Sche
 
 // RecordGap stores g (its ID is ignored) and returns the new gap's id. A zero
 // DetectedAt is set to now.
-func (s *Store) RecordGap(ctx context.Context, g Gap) (int64, error) {
+func (s *Store) RecordGap(ctx context.Context, g change.Gap) (int64, error) {
 	if g.DetectedAt.IsZero() {
 		g.DetectedAt = time.Now()
 	}
@@ -103,16 +104,16 @@ func (s *Store) RecordGap(ctx context.Context, g Gap) (int64, error) {
 }
 
 // Gaps returns the capture gaps of source, oldest first.
-func (s *Store) Gaps(ctx context.Context, source string) ([]Gap, error) {
+func (s *Store) Gaps(ctx context.Context, source string) ([]change.Gap, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, source, from_file, from_pos, from_gtid, to_file, to_pos, reason, detected_at
 		FROM capture_gaps WHERE source = ? ORDER BY id`, source)
 	if err != nil {
 		return nil, fmt.Errorf("gaps %s: %w", source, err)
 	}
 	defer rows.Close()
-	var out []Gap
+	var out []change.Gap
 	for rows.Next() {
-		var g Gap
+		var g change.Gap
 		var from sql.NullString
 		if err := rows.Scan(&g.ID, &g.Source, &g.FromFile, &g.FromPos, &from, &g.ToFile, &g.ToPos, &g.Reason, &g.DetectedAt); err != nil {
 			return nil, fmt.Errorf("gaps %s: %w", source, err)
@@ -128,7 +129,7 @@ func (s *Store) Gaps(ctx context.Context, source string) ([]Gap, error) {
 
 const eventCols = `seq, commit_ts, binlog_file, end_pos, gtid, schema_name, table_name, op, pk, pk_before, schema_version, before_image, after_image`
 
-func scanEvent(rows *sql.Rows, e *Event) error {
+func scanEvent(rows *sql.Rows, e *change.Event) error {
 	var gtid sql.NullString
 	var op string
 	var pk, pkBefore []byte
@@ -138,7 +139,7 @@ func scanEvent(rows *sql.Rows, e *Event) error {
 	}
 	e.GTID, e.PK, e.PKBefore = gtid.String, string(pk), string(pkBefore)
 	if len(op) == 1 {
-		e.Op = Op(op[0])
+		e.Op = change.Op(op[0])
 	}
 	return nil
 }
@@ -149,7 +150,7 @@ func scanEvent(rows *sql.Rows, e *Event) error {
 // the server unpacks and sorts (spilling to disk when it must); rows are
 // streamed, never all held in memory. An error from fn stops the scan and is
 // returned as is.
-func (s *Store) TableChanges(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(Event) error) error {
+func (s *Store) TableChanges(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(change.Event) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events
 		WHERE source = ? AND schema_name = ? AND table_name = ? AND seq > ? AND seq <= ?
 		ORDER BY pk, seq`, source, schemaName, table, afterSeq, uptoSeq)
@@ -158,7 +159,7 @@ func (s *Store) TableChanges(ctx context.Context, source, schemaName, table stri
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var e Event
+		var e change.Event
 		if err := scanEvent(rows, &e); err != nil {
 			return fmt.Errorf("table changes %s.%s (%d, %d]: %w", schemaName, table, afterSeq, uptoSeq, err)
 		}
@@ -176,7 +177,7 @@ func (s *Store) TableChanges(ctx context.Context, source, schemaName, table stri
 // of source, oldest first, including an update that moved the row to another
 // key (its PKBefore is pk). It reads the events view: a scan of the table's
 // chunks (by_table), unpacked by the server.
-func (s *Store) KeyChanges(ctx context.Context, source, schemaName, table, pk string) ([]Event, error) {
+func (s *Store) KeyChanges(ctx context.Context, source, schemaName, table, pk string) ([]change.Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+eventCols+` FROM events
 		WHERE source = ? AND schema_name = ? AND table_name = ? AND pk = ?
 		UNION ALL SELECT `+eventCols+` FROM events
@@ -187,9 +188,9 @@ func (s *Store) KeyChanges(ctx context.Context, source, schemaName, table, pk st
 		return nil, fmt.Errorf("key changes %s.%s %q: %w", schemaName, table, pk, err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []change.Event
 	for rows.Next() {
-		var e Event
+		var e change.Event
 		if err := scanEvent(rows, &e); err != nil {
 			return nil, fmt.Errorf("key changes %s.%s %q: %w", schemaName, table, pk, err)
 		}

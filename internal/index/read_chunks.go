@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // chunkHeadCols are the columns scanChunks reads, in chunkHead order, then
@@ -13,7 +15,7 @@ const chunkHeadCols = `source, first_seq, commit_ts, binlog_file, end_pos, gtid,
 
 // scanChunks runs q (selecting chunkHeadCols) and calls fn with every event
 // of every chunk it returns, in row order. An error from fn is returned as is.
-func (s *Store) scanChunks(ctx context.Context, fn func(*Event) error, q string, args ...any) error {
+func (s *Store) scanChunks(ctx context.Context, fn func(*change.Event) error, q string, args ...any) error {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
@@ -62,8 +64,8 @@ func chunkAt(ctx context.Context, q rowQueryer, source, schemaName, table string
 // by_table index without a sort: a refresh window. Chunks of one table never
 // overlap, so the window is the chunk that may hold afterSeq+1 and those
 // starting after it. An error from fn stops the scan and is returned as is.
-func (s *Store) WindowEvents(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(Event) error) error {
-	err := s.windowEvents(ctx, source, schemaName, table, afterSeq, uptoSeq, func(e *Event) error { return fn(*e) })
+func (s *Store) WindowEvents(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(change.Event) error) error {
+	err := s.windowEvents(ctx, source, schemaName, table, afterSeq, uptoSeq, func(e *change.Event) error { return fn(*e) })
 	var fnErr callbackError
 	if errors.As(err, &fnErr) {
 		return fnErr.err
@@ -79,7 +81,7 @@ type callbackError struct{ err error }
 
 func (e callbackError) Error() string { return e.err.Error() }
 
-func (s *Store) windowEvents(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(*Event) error) error {
+func (s *Store) windowEvents(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(*change.Event) error) error {
 	if uptoSeq <= afterSeq {
 		return nil
 	}
@@ -91,7 +93,7 @@ func (s *Store) windowEvents(ctx context.Context, source, schemaName, table stri
 	if ok && c.last > afterSeq {
 		from = c.first
 	}
-	return s.scanChunks(ctx, func(e *Event) error {
+	return s.scanChunks(ctx, func(e *change.Event) error {
 		if e.Seq <= afterSeq || e.Seq > uptoSeq {
 			return nil
 		}
@@ -151,7 +153,7 @@ func (s *Store) ChangeCounts(ctx context.Context, source string, afterSeq, uptoS
 		}
 	}
 	for _, first := range edges {
-		err := s.scanChunks(ctx, func(e *Event) error {
+		err := s.scanChunks(ctx, func(e *change.Event) error {
 			if e.Seq > afterSeq && e.Seq <= uptoSeq {
 				out[[2]string{e.Schema, e.Table}]++
 			}

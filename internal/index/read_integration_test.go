@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -25,10 +26,10 @@ func TestStoreReads(t *testing.T) {
 		// statement of 3 = 1+1+1 on the prepared ladder.
 		seq := uint64(0)
 		for _, size := range []int{1, 7, 3000} {
-			var evs []Event
+			var evs []change.Event
 			for i := 0; i < size; i++ {
 				seq++
-				e := ev(seq, "t", fmt.Sprintf("k'\\\x00\xff%d", seq), OpUpdate, `"q'uote \\ back\nslash \u0000 é😀"`)
+				e := ev(seq, "t", fmt.Sprintf("k'\\\x00\xff%d", seq), change.OpUpdate, `"q'uote \\ back\nslash \u0000 é😀"`)
 				e.Before = []byte(`{"a":"tab\tnl\n'\"\\\u0000\u001a😀 }]"}`)
 				switch seq % 4 {
 				case 0:
@@ -36,13 +37,13 @@ func TestStoreReads(t *testing.T) {
 				case 1:
 					e.GTID = ""
 				case 2:
-					e.Op, e.Before = OpInsert, nil
+					e.Op, e.Before = change.OpInsert, nil
 				}
 				evs = append(evs, e)
 			}
 			commitEvents(t, s, "img", evs...)
-			var got []Event
-			if err := s.TableChanges(ctx, "img", "shop", "t", seq-uint64(size), seq, func(e Event) error {
+			var got []change.Event
+			if err := s.TableChanges(ctx, "img", "shop", "t", seq-uint64(size), seq, func(e change.Event) error {
 				got = append(got, e)
 				return nil
 			}); err != nil || len(got) != size {
@@ -61,9 +62,9 @@ func TestStoreReads(t *testing.T) {
 		}
 		for _, size := range []int{1, 40} {
 			tx, _ := s.Begin(ctx, "img", nil)
-			var evs []Event
+			var evs []change.Event
 			for i := 0; i < size; i++ {
-				evs = append(evs, ev(uint64(1000+i), "t", "x", OpInsert, "1"))
+				evs = append(evs, ev(uint64(1000+i), "t", "x", change.OpInsert, "1"))
 			}
 			evs[0].After = []byte("{\"a\":\"\xff\xfe not utf-8\"}")
 			err := tx.InsertEvents(ctx, evs)
@@ -75,23 +76,23 @@ func TestStoreReads(t *testing.T) {
 		// Capture's sessions send text as binary; the server still checks
 		// what goes into text columns.
 		tx, _ := s.Begin(ctx, "img", nil)
-		bad := ev(2000, "t\xff", "x", OpInsert, "1")
-		if err := tx.InsertEvents(ctx, []Event{bad}); err == nil {
+		bad := ev(2000, "t\xff", "x", change.OpInsert, "1")
+		if err := tx.InsertEvents(ctx, []change.Event{bad}); err == nil {
 			t.Fatal("a table name that is not UTF-8 was stored")
 		}
 		tx.Rollback()
 	})
 
 	t.Run("TableChangesAndKeyChanges", func(t *testing.T) {
-		evs := []Event{
-			ev(1, "t", "b", OpInsert, "1"), ev(2, "t", "a", OpInsert, "2"), ev(3, "u", "a", OpInsert, "3"),
-			ev(4, "t", "b", OpUpdate, "4"), ev(5, "t", "a", OpDelete, "5"), ev(6, "t", "c", OpInsert, "6"),
-			ev(7, "t", "b", OpUpdate, "7"),
+		evs := []change.Event{
+			ev(1, "t", "b", change.OpInsert, "1"), ev(2, "t", "a", change.OpInsert, "2"), ev(3, "u", "a", change.OpInsert, "3"),
+			ev(4, "t", "b", change.OpUpdate, "4"), ev(5, "t", "a", change.OpDelete, "5"), ev(6, "t", "c", change.OpInsert, "6"),
+			ev(7, "t", "b", change.OpUpdate, "7"),
 		}
 		commitEvents(t, s, "tc", evs...)
-		commitEvents(t, s, "other", ev(4, "t", "a", OpInsert, "x"))
+		commitEvents(t, s, "other", ev(4, "t", "a", change.OpInsert, "x"))
 		var got []string
-		err := s.TableChanges(ctx, "tc", "shop", "t", 1, 6, func(e Event) error {
+		err := s.TableChanges(ctx, "tc", "shop", "t", 1, 6, func(e change.Event) error {
 			got = append(got, fmt.Sprintf("%s%d%c", unkey(e.PK), e.Seq, e.Op))
 			return nil
 		})
@@ -102,17 +103,17 @@ func TestStoreReads(t *testing.T) {
 			t.Fatalf("window (1,6]: %v", got)
 		}
 		stop := errors.New("stop")
-		if err := s.TableChanges(ctx, "tc", "shop", "t", 0, 100, func(Event) error { return stop }); err != stop {
+		if err := s.TableChanges(ctx, "tc", "shop", "t", 0, 100, func(change.Event) error { return stop }); err != stop {
 			t.Fatalf("callback error returned as %v", err)
 		}
 		got = nil
-		if err := s.WindowEvents(ctx, "tc", "shop", "t", 1, 6, func(e Event) error {
+		if err := s.WindowEvents(ctx, "tc", "shop", "t", 1, 6, func(e change.Event) error {
 			got = append(got, fmt.Sprintf("%s%d%c", unkey(e.PK), e.Seq, e.Op))
 			return nil
 		}); err != nil || strings.Join(got, " ") != "a2i b4u a5d c6i" {
 			t.Fatalf("window events (1,6] in seq order: %v %v", got, err)
 		}
-		if err := s.WindowEvents(ctx, "tc", "shop", "t", 0, 100, func(Event) error { return stop }); err != stop {
+		if err := s.WindowEvents(ctx, "tc", "shop", "t", 0, 100, func(change.Event) error { return stop }); err != stop {
 			t.Fatalf("callback error returned as %v", err)
 		}
 		counts, err := s.ChangeCounts(ctx, "tc", 1, 6)
@@ -134,15 +135,15 @@ func TestStoreReads(t *testing.T) {
 		// its end was known, in two calls; 5 the next open one.
 		tx, _ := s.Begin(ctx, "end", nil)
 		defer tx.Rollback()
-		var evs []Event
+		var evs []change.Event
 		for i := uint64(1); i <= 5; i++ {
-			e := ev(i, "t", fmt.Sprint(i), OpInsert, "1")
+			e := ev(i, "t", fmt.Sprint(i), change.OpInsert, "1")
 			if i > 1 {
 				e.EndPos = 0
 			}
 			evs = append(evs, e)
 		}
-		for _, part := range [][]Event{evs[:3], evs[3:4], evs[4:]} {
+		for _, part := range [][]change.Event{evs[:3], evs[3:4], evs[4:]} {
 			if err := tx.InsertEvents(ctx, part); err != nil {
 				t.Fatal(err)
 			}
@@ -154,16 +155,16 @@ func TestStoreReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, read := range []func(uint64, uint64, func(Event) error) error{
-			func(a, b uint64, fn func(Event) error) error {
+		for _, read := range []func(uint64, uint64, func(change.Event) error) error{
+			func(a, b uint64, fn func(change.Event) error) error {
 				return s.TableChanges(ctx, "end", "shop", "t", a, b, fn)
 			},
-			func(a, b uint64, fn func(Event) error) error {
+			func(a, b uint64, fn func(change.Event) error) error {
 				return s.WindowEvents(ctx, "end", "shop", "t", a, b, fn)
 			},
 		} {
 			got = got[:0]
-			if err := read(0, 10, func(e Event) error {
+			if err := read(0, 10, func(e change.Event) error {
 				got = append(got, fmt.Sprintf("%d:%s:%d", e.Seq, e.BinlogFile, e.EndPos))
 				return nil
 			}); err != nil {
@@ -204,7 +205,7 @@ func TestStoreReads(t *testing.T) {
 			Columns: []schema.Column{{Name: "id", Type: "bigint", Unsigned: true}, {Name: "e", Type: "enum", Elems: []string{"a", "b"}, Nullable: true}}}
 		def2 := def.Clone()
 		def2.Columns = append(def2.Columns, schema.Column{Name: "x", Type: "varchar", Length: 10, Charset: "utf8mb4"})
-		vs := []SchemaVersion{
+		vs := []change.SchemaVersion{
 			{Schema: "shop", Table: "t", Version: 1, Seq: 0, BinlogFile: "f", BinlogPos: 4, DDL: "CREATE TABLE t ...", Definition: def},
 			{Schema: "shop", Table: "a", Version: 1, Seq: 0, BinlogFile: "f", BinlogPos: 4, DDL: "CREATE TABLE a ...", Definition: def},
 			{Schema: "shop", Table: "t", Version: 2, Seq: 10, BinlogFile: "f", BinlogPos: 900, DDL: "ALTER TABLE t ADD x", Definition: def2},
@@ -223,7 +224,7 @@ func TestStoreReads(t *testing.T) {
 		if err := tx.PutSchemaVersion(ctx, vs[0]); err == nil {
 			t.Fatal("version stored twice")
 		}
-		if err := tx.PutSchemaVersion(ctx, SchemaVersion{Source: "x", Schema: "s", Table: "t", Version: 1}); err == nil {
+		if err := tx.PutSchemaVersion(ctx, change.SchemaVersion{Source: "x", Schema: "s", Table: "t", Version: 1}); err == nil {
 			t.Fatal("foreign source accepted")
 		}
 		tx.Rollback()
@@ -251,7 +252,7 @@ func TestStoreReads(t *testing.T) {
 	})
 
 	t.Run("Gaps", func(t *testing.T) {
-		g := Gap{Source: "gap", FromFile: "f.000001", FromPos: 4, FromGTID: "0-1-5", ToFile: "f.000003", ToPos: 4,
+		g := change.Gap{Source: "gap", FromFile: "f.000001", FromPos: 4, FromGTID: "0-1-5", ToFile: "f.000003", ToPos: 4,
 			Reason: "binlog f.000001 purged", DetectedAt: t0}
 		id1, err := s.RecordGap(ctx, g)
 		if err != nil {
@@ -289,13 +290,13 @@ func TestSeqAtAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if err := tx.RecordStart(ctx, Start{Seq: 0, Position: binlogpos.Position{File: "mariadb-bin.000003", Pos: 4}, Reason: "first start", StartedAt: t0}); err != nil {
+	if err := tx.RecordStart(ctx, change.Start{Seq: 0, Position: binlogpos.Position{File: "mariadb-bin.000003", Pos: 4}, Reason: "first start", StartedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	for from := uint64(1); from <= n; {
-		var evs []Event
+		var evs []change.Event
 		for k := 0; k < 1+int(from%97) && from <= n; k++ {
-			e := ev(from, []string{"a", "b"}[from/250%2], fmt.Sprint(from), OpInsert, "1")
+			e := ev(from, []string{"a", "b"}[from/250%2], fmt.Sprint(from), change.OpInsert, "1")
 			e.EndPos = 100 * ((from + 2) / 3)
 			evs = append(evs, e)
 			from++
@@ -304,7 +305,7 @@ func TestSeqAtAcrossChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := tx.SaveCheckpoint(ctx, Checkpoint{BinlogFile: "mariadb-bin.000003", BinlogPos: 100 * n / 3, LastSeq: n}); err != nil {
+	if err := tx.SaveCheckpoint(ctx, change.Checkpoint{BinlogFile: "mariadb-bin.000003", BinlogPos: 100 * n / 3, LastSeq: n}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Chunks of different tables interleave in seq (see chunk.go), so reading
@@ -26,14 +28,14 @@ func spanFloor(seq uint64) uint64 {
 // in seq order, a window of chunkMaxSpan seqs at a time (the window's events
 // are held, sorted, then handed out). The event passed to fn is valid only
 // during the call. An error from fn stops the scan and is returned as is.
-func (s *Store) scanSeqs(ctx context.Context, source string, lo, hi uint64, fn func(*Event) error) error {
+func (s *Store) scanSeqs(ctx context.Context, source string, lo, hi uint64, fn func(*change.Event) error) error {
 	for a := lo; a <= hi; {
 		b := hi
 		if hi-a >= chunkMaxSpan {
 			b = a + chunkMaxSpan - 1
 		}
-		var evs []Event
-		err := s.scanChunks(ctx, func(e *Event) error {
+		var evs []change.Event
+		err := s.scanChunks(ctx, func(e *change.Event) error {
 			if e.Seq >= a && e.Seq <= b {
 				evs = append(evs, *e)
 			}
@@ -43,7 +45,7 @@ func (s *Store) scanSeqs(ctx context.Context, source string, lo, hi uint64, fn f
 		if err != nil {
 			return err
 		}
-		slices.SortFunc(evs, func(x, y Event) int { return cmp.Compare(x.Seq, y.Seq) })
+		slices.SortFunc(evs, func(x, y change.Event) int { return cmp.Compare(x.Seq, y.Seq) })
 		for i := range evs {
 			if err := fn(&evs[i]); err != nil {
 				return err

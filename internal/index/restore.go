@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -154,7 +155,7 @@ const (
 // already recorded is left as it is (done false). The events yielded must
 // number a.Events. The transaction commits only while fence (source's
 // capture lease, nil in tests) is held.
-func (s *Store) RestoreHour(ctx context.Context, a Archive, fence *Lease, events func(yield func(*Event) error) error) (done bool, err error) {
+func (s *Store) RestoreHour(ctx context.Context, a change.Archive, fence *Lease, events func(yield func(*change.Event) error) error) (done bool, err error) {
 	fail := func(err error) (bool, error) {
 		return false, fmt.Errorf("restore %s of %s: %w", PartitionName(a.Hour), a.Source, err)
 	}
@@ -164,7 +165,7 @@ func (s *Store) RestoreHour(ctx context.Context, a Archive, fence *Lease, events
 	}
 	defer tx.Rollback()
 	var one int
-	err = tx.tx.QueryRowContext(ctx, `SELECT 1 FROM archives WHERE source = ? AND hour = ? FOR UPDATE`, a.Source, HourTime(a.Hour)).Scan(&one)
+	err = tx.tx.QueryRowContext(ctx, `SELECT 1 FROM archives WHERE source = ? AND hour = ? FOR UPDATE`, a.Source, change.HourTime(a.Hour)).Scan(&one)
 	if err == nil {
 		return false, nil
 	}
@@ -195,14 +196,14 @@ type restoreBatcher struct {
 	ctx   context.Context
 	tx    *Tx
 	hour  uint32
-	evs   []Event
+	evs   []change.Event
 	bytes int
 	n     int64
 	last  uint64
 }
 
-func (b *restoreBatcher) add(e *Event) error {
-	if HourID(e.CommitTime) != b.hour {
+func (b *restoreBatcher) add(e *change.Event) error {
+	if change.HourID(e.CommitTime) != b.hour {
 		return fmt.Errorf("event seq %d committed at %s, outside the hour", e.Seq, e.CommitTime.Format(time.RFC3339Nano))
 	}
 	if e.Seq <= b.last {
@@ -236,11 +237,11 @@ func (b *restoreBatcher) flush(ctx context.Context) error {
 // recordArchive is RecordArchive on q (a transaction).
 func recordArchive(ctx context.Context, q interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
-}, a Archive) error {
+}, a change.Archive) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO archives
 		(source, hour, object, location, size, sha256, events, first_seq, last_seq, confirmed_at, dropped_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.Source, HourTime(a.Hour), a.Object, a.Location, a.Size, a.SHA256, a.Events, a.FirstSeq, a.LastSeq,
+		a.Source, change.HourTime(a.Hour), a.Object, a.Location, a.Size, a.SHA256, a.Events, a.FirstSeq, a.LastSeq,
 		nullTime(a.ConfirmedAt), nullTime(a.DroppedAt))
 	return err
 }

@@ -7,18 +7,20 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // RestoreFinish is what FinishRestore writes.
 type RestoreFinish struct {
 	// Checkpoint is where capture resumes: after the last restored
 	// transaction.
-	Checkpoint Checkpoint
+	Checkpoint change.Checkpoint
 	// Schemas, Gaps and Starts are the history rows that apply at or before
 	// the checkpoint, in their order; Gaps also those the restore found.
-	Schemas []SchemaVersion
-	Gaps    []Gap
-	Starts  []Start
+	Schemas []change.SchemaVersion
+	Gaps    []change.Gap
+	Starts  []change.Start
 	// The restore's report: hours and events restored, their seq range,
 	// the archives that could not be read, and where capture resumes.
 	Hours             int
@@ -123,7 +125,7 @@ func (s *Store) SeqRuns(ctx context.Context, source string) ([]SeqRun, error) {
 			out = append(out, r)
 			continue
 		}
-		err := s.scanSeqs(ctx, source, r.First, r.Last, func(e *Event) error {
+		err := s.scanSeqs(ctx, source, r.First, r.Last, func(e *change.Event) error {
 			if k := len(out); k > 0 && out[k-1].Last+1 == e.Seq {
 				out[k-1].Last = e.Seq
 			} else {
@@ -140,15 +142,15 @@ func (s *Store) SeqRuns(ctx context.Context, source string) ([]SeqRun, error) {
 
 // EventAt returns the stored event of source with seq; found is false when
 // the index does not hold it.
-func (s *Store) EventAt(ctx context.Context, source string, seq uint64) (e Event, found bool, err error) {
-	err = s.scanSeqs(ctx, source, seq, seq, func(ev *Event) error {
+func (s *Store) EventAt(ctx context.Context, source string, seq uint64) (e change.Event, found bool, err error) {
+	err = s.scanSeqs(ctx, source, seq, seq, func(ev *change.Event) error {
 		e, found = *ev, true
 		e.PK, e.PKBefore = strings.Clone(e.PK), strings.Clone(e.PKBefore)
 		e.Before, e.After = cloneBytes(e.Before), cloneBytes(e.After)
 		return nil
 	})
 	if err != nil {
-		return Event{}, false, fmt.Errorf("event %d of %s: %w", seq, source, err)
+		return change.Event{}, false, fmt.Errorf("event %d of %s: %w", seq, source, err)
 	}
 	return e, found, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -68,9 +69,9 @@ func TestRestoreExcludesCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := hourEvents(h, 1, 6, "t")
-	a := Archive{Source: "main", Hour: h, Object: "main/archives/h.parquet", Location: "loc", SHA256: strings.Repeat("0", 64),
+	a := change.Archive{Source: "main", Hour: h, Object: "main/archives/h.parquet", Location: "loc", SHA256: strings.Repeat("0", 64),
 		Events: int64(len(evs)), FirstSeq: 1, LastSeq: 6, ConfirmedAt: time.Now()}
-	yield := func(fn func(*Event) error) error {
+	yield := func(fn func(*change.Event) error) error {
 		for i := range evs {
 			if err := fn(&evs[i]); err != nil {
 				return err
@@ -104,7 +105,7 @@ func TestRestoreExcludesCapture(t *testing.T) {
 		t.Fatalf("restore of the hour: %v %v", done, err)
 	}
 	last := evs[len(evs)-1]
-	fin := RestoreFinish{Checkpoint: Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
+	fin := RestoreFinish{Checkpoint: change.Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
 		Hours: 1, Events: 6, FirstSeq: 1, LastSeq: 6, Outcome: "resumes"}
 	if done, err := s.FinishRestore(ctx, "main", lease, fin); err != nil || !done {
 		t.Fatalf("finish: %v %v", done, err)

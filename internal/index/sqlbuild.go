@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 const insertChunksHead = "INSERT INTO event_chunks (source,first_seq,last_seq,hour_id,commit_ts,binlog_file,end_pos,gtid," +
@@ -46,20 +48,20 @@ func appendPadded(b []byte, v, width int) []byte {
 // checkEvent validates what the database would not: op and image presence,
 // and what the chunk payload relies on (a key is a JSON array, an image a JSON
 // object, both valid UTF-8).
-func checkEvent(e *Event) error {
+func checkEvent(e *change.Event) error {
 	if e.CommitTime.IsZero() || e.CommitTime.Year() < 1970 || e.CommitTime.Year() > 9999 {
 		return fmt.Errorf("event seq %d: commit time %v out of range", e.Seq, e.CommitTime)
 	}
 	switch e.Op {
-	case OpInsert:
+	case change.OpInsert:
 		if e.Before != nil || e.After == nil {
 			return fmt.Errorf("event seq %d: insert needs an after image and no before image", e.Seq)
 		}
-	case OpUpdate:
+	case change.OpUpdate:
 		if e.Before == nil || e.After == nil {
 			return fmt.Errorf("event seq %d: update needs both images", e.Seq)
 		}
-	case OpDelete:
+	case change.OpDelete:
 		if e.Before == nil || e.After != nil {
 			return fmt.Errorf("event seq %d: delete needs a before image and no after image", e.Seq)
 		}
@@ -148,6 +150,6 @@ func appendChunkArgs(args []any, source string, c *chunk) []any {
 	if h.GTID != "" {
 		gtid = h.GTID
 	}
-	return append(args, source, c.firstSeq, c.lastSeq, uint64(HourID(h.CommitTime)), h.CommitTime.UTC(), h.BinlogFile,
+	return append(args, source, c.firstSeq, c.lastSeq, uint64(change.HourID(h.CommitTime)), h.CommitTime.UTC(), h.BinlogFile,
 		h.EndPos, gtid, h.Schema, h.Table, uint64(h.SchemaVersion), uint64(c.n), c.columns, c.payload)
 }

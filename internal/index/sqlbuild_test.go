@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 func TestAppendDatetimeText(t *testing.T) {
@@ -26,21 +28,21 @@ func TestAppendDatetimeText(t *testing.T) {
 
 func TestHourAndPartitionName(t *testing.T) {
 	tm := time.Date(2026, 3, 4, 17, 59, 59, 999, time.UTC)
-	h := HourID(tm)
+	h := change.HourID(tm)
 	if h != uint32(tm.Unix()/3600) {
 		t.Fatalf("HourID = %d", h)
 	}
-	if HourID(tm.Truncate(time.Hour).Add(time.Hour)) != h+1 || HourID(tm.Truncate(time.Hour)) != h {
+	if change.HourID(tm.Truncate(time.Hour).Add(time.Hour)) != h+1 || change.HourID(tm.Truncate(time.Hour)) != h {
 		t.Fatalf("next hour not h+1")
 	}
 	if got := PartitionName(h); got != "p2026030417" {
 		t.Fatalf("PartitionName = %s", got)
 	}
-	if !HourTime(h).Equal(time.Date(2026, 3, 4, 17, 0, 0, 0, time.UTC)) {
-		t.Fatalf("HourTime = %v", HourTime(h))
+	if !change.HourTime(h).Equal(time.Date(2026, 3, 4, 17, 0, 0, 0, time.UTC)) {
+		t.Fatalf("HourTime = %v", change.HourTime(h))
 	}
 	// A zone other than UTC names the same hour.
-	if HourID(tm.In(time.FixedZone("y", -7*3600))) != h {
+	if change.HourID(tm.In(time.FixedZone("y", -7*3600))) != h {
 		t.Fatalf("HourID depends on zone")
 	}
 	if lb := lastBound([]Partition{{Name: PartitionBefore, LessThan: 10}, {Name: "p", Hour: 10, LessThan: 11}, {Name: PartitionFuture}}); lb != 11 {
@@ -92,37 +94,37 @@ func TestLeaseName(t *testing.T) {
 	}
 }
 
-func testEvent(seq uint64, op Op, img string) Event {
-	e := Event{Seq: seq, CommitTime: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), BinlogFile: "bin.000001",
+func testEvent(seq uint64, op change.Op, img string) change.Event {
+	e := change.Event{Seq: seq, CommitTime: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), BinlogFile: "bin.000001",
 		EndPos: 100 + seq, GTID: "0-1-" + string(rune('0'+seq%10)), Schema: "db", Table: "t", Op: op, PK: "[1]", SchemaVersion: 1}
-	if op != OpInsert {
+	if op != change.OpInsert {
 		e.Before = []byte(img)
 	}
-	if op != OpDelete {
+	if op != change.OpDelete {
 		e.After = []byte(img)
 	}
 	return e
 }
 
 func TestCheckEvent(t *testing.T) {
-	good := []Event{testEvent(1, OpInsert, "{}"), testEvent(2, OpUpdate, "{}"), testEvent(3, OpDelete, "{}")}
+	good := []change.Event{testEvent(1, change.OpInsert, "{}"), testEvent(2, change.OpUpdate, "{}"), testEvent(3, change.OpDelete, "{}")}
 	for _, e := range good {
 		if err := checkEvent(&e); err != nil {
 			t.Errorf("checkEvent(%c): %v", e.Op, err)
 		}
 	}
-	bad := []func(e *Event){
-		func(e *Event) { e.Op = 'x' },
-		func(e *Event) { e.Before = []byte("{}") }, // insert with before
-		func(e *Event) { e.After = nil },           // insert without after
-		func(e *Event) { e.CommitTime = time.Time{} },
-		func(e *Event) { e.PK = "1" },                 // not a JSON array
-		func(e *Event) { e.PKBefore = `{"a":1}` },     // not a JSON array
-		func(e *Event) { e.After = []byte(`"x"`) },    // not a JSON object
-		func(e *Event) { e.After = []byte(`{"a":1`) }, // not a JSON object
+	bad := []func(e *change.Event){
+		func(e *change.Event) { e.Op = 'x' },
+		func(e *change.Event) { e.Before = []byte("{}") }, // insert with before
+		func(e *change.Event) { e.After = nil },           // insert without after
+		func(e *change.Event) { e.CommitTime = time.Time{} },
+		func(e *change.Event) { e.PK = "1" },                 // not a JSON array
+		func(e *change.Event) { e.PKBefore = `{"a":1}` },     // not a JSON array
+		func(e *change.Event) { e.After = []byte(`"x"`) },    // not a JSON object
+		func(e *change.Event) { e.After = []byte(`{"a":1`) }, // not a JSON object
 	}
 	for i, f := range bad {
-		e := testEvent(1, OpInsert, "{}")
+		e := testEvent(1, change.OpInsert, "{}")
 		f(&e)
 		if err := checkEvent(&e); err == nil {
 			t.Errorf("bad event %d accepted", i)
@@ -133,7 +135,7 @@ func TestCheckEvent(t *testing.T) {
 func TestNextStmtAndArgs(t *testing.T) {
 	cs := make([]chunk, 40)
 	for i := range cs {
-		e := testEvent(uint64(i+1), OpInsert, "{}")
+		e := testEvent(uint64(i+1), change.OpInsert, "{}")
 		cs[i] = chunk{head: &e, firstSeq: e.Seq, lastSeq: e.Seq, n: 1, payload: make([]byte, 100<<10)}
 	}
 	var plan []int

@@ -9,6 +9,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -50,7 +51,7 @@ func (s *Store) Begin(ctx context.Context, source string, fence *Lease) (*Tx, er
 
 // InsertEvents adds evs (of the Tx's source): PackEvents, then InsertPacked.
 // After an error the Tx must be rolled back.
-func (t *Tx) InsertEvents(ctx context.Context, evs []Event) error {
+func (t *Tx) InsertEvents(ctx context.Context, evs []change.Event) error {
 	p, err := PackEvents(evs)
 	if err != nil {
 		return fmt.Errorf("insert events: %w", err)
@@ -238,7 +239,7 @@ func (t *Tx) checkEndPosRange(ctx context.Context, fromSeq, toSeq uint64, mine b
 // PutSchemaVersion records one table version. v.Source may be empty (the Tx's
 // source is used) but not another source. A version already recorded for the
 // table is an error, never overwritten. A zero CreatedAt is set to now.
-func (t *Tx) PutSchemaVersion(ctx context.Context, v SchemaVersion) error {
+func (t *Tx) PutSchemaVersion(ctx context.Context, v change.SchemaVersion) error {
 	if v.Source != "" && v.Source != t.source {
 		return fmt.Errorf("put schema version %s.%s v%d: source %q in a tx of %q", v.Schema, v.Table, v.Version, v.Source, t.source)
 	}
@@ -270,7 +271,7 @@ func (t *Tx) PutSchemaVersion(ctx context.Context, v SchemaVersion) error {
 // SaveCheckpoint writes the checkpoint of the Tx's source (insert or
 // replace). c.Source may be empty but not another source. A zero UpdatedAt is
 // set to now.
-func (t *Tx) SaveCheckpoint(ctx context.Context, c Checkpoint) error {
+func (t *Tx) SaveCheckpoint(ctx context.Context, c change.Checkpoint) error {
 	if c.Source != "" && c.Source != t.source {
 		return fmt.Errorf("save checkpoint: source %q in a tx of %q", c.Source, t.source)
 	}

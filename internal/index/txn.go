@@ -5,22 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
-
-// Txn is one captured transaction, named by its last event: the point a
-// cut lands on. All events of a transaction share its commit time, binlog
-// file, end position and GTID, and have consecutive seqs.
-type Txn struct {
-	// Position is the transaction's binlog file and end position, its GTID
-	// ("" when the source has none) and the seq of its last event.
-	Position   binlogpos.Position
-	CommitTime time.Time
-}
 
 // The lookups below find a transaction by a key that grows with seq
 // (binlog position, commit time, a GTID domain's sequence number) with a
@@ -91,22 +80,22 @@ func (s *Store) searchChunks(ctx context.Context, source string, floor, upto uin
 // lastAfterHeader returns the last event with floor < seq <= upto, at or
 // after the first event of chunk h and before the next chunk's first event,
 // for which keep holds (keep holds for a prefix of them).
-func (s *Store) lastAfterHeader(ctx context.Context, source string, h chunkHeader, floor, upto uint64, keep func(*Event) (bool, error)) (Txn, bool, error) {
+func (s *Store) lastAfterHeader(ctx context.Context, source string, h chunkHeader, floor, upto uint64, keep func(*change.Event) (bool, error)) (change.Txn, bool, error) {
 	var next sql.NullInt64
 	if err := s.db.QueryRowContext(ctx, `SELECT MIN(first_seq) FROM event_chunks WHERE source = ? AND first_seq > ?`,
 		source, h.first).Scan(&next); err != nil {
-		return Txn{}, false, err
+		return change.Txn{}, false, err
 	}
 	lo, hi := max(h.first, floor+1), upto
 	if next.Valid && uint64(next.Int64) <= hi {
 		hi = uint64(next.Int64) - 1
 	}
-	var out Txn
+	var out change.Txn
 	found := false
 	if lo > hi {
 		return out, false, nil
 	}
-	err := s.scanSeqs(ctx, source, lo, hi, func(e *Event) error {
+	err := s.scanSeqs(ctx, source, lo, hi, func(e *change.Event) error {
 		yes, err := keep(e)
 		if err != nil {
 			return err
@@ -119,24 +108,24 @@ func (s *Store) lastAfterHeader(ctx context.Context, source string, h chunkHeade
 	return out, found, err
 }
 
-func txnOf(e *Event) Txn {
-	return Txn{Position: binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos, GTID: e.GTID, Seq: e.Seq}, CommitTime: e.CommitTime}
+func txnOf(e *change.Event) change.Txn {
+	return change.Txn{Position: e.Pos(), CommitTime: e.CommitTime}
 }
 
 // TxnAtPos returns the last captured transaction of source among the seqs
 // (floor, upto] whose end position is at or before pos (a transaction is
 // named by its last event). ok is false when there is none. Positions grow
 // with seq, so the answer is exact.
-func (s *Store) TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (Txn, bool, error) {
+func (s *Store) TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (change.Txn, bool, error) {
 	le := func(file string, end uint64) (bool, error) {
 		c, err := binlogpos.Compare(binlogpos.Position{File: file, Pos: end}, pos)
 		return c <= 0, err
 	}
 	h, ok, err := s.searchChunks(ctx, source, floor, upto, func(h chunkHeader) (bool, error) { return le(h.file, h.endPos) })
 	if err != nil || !ok {
-		return Txn{}, false, wrapLookup("position "+pos.String(), err)
+		return change.Txn{}, false, wrapLookup("position "+pos.String(), err)
 	}
-	t, ok, err := s.lastAfterHeader(ctx, source, h, floor, upto, func(e *Event) (bool, error) { return le(e.BinlogFile, e.EndPos) })
+	t, ok, err := s.lastAfterHeader(ctx, source, h, floor, upto, func(e *change.Event) (bool, error) { return le(e.BinlogFile, e.EndPos) })
 	return t, ok, wrapLookup("position "+pos.String(), err)
 }
 
@@ -146,83 +135,33 @@ func (s *Store) TxnAtPos(ctx context.Context, source string, pos binlogpos.Posit
 // not decreasing in stream order, and where the source's clock went back
 // it lands on the last transaction before the first one committed after t
 // that the search meets.
-func (s *Store) TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (Txn, bool, error) {
+func (s *Store) TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (change.Txn, bool, error) {
 	h, ok, err := s.searchChunks(ctx, source, floor, upto, func(h chunkHeader) (bool, error) { return !h.commit.After(t), nil })
 	if err != nil || !ok {
-		return Txn{}, false, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
+		return change.Txn{}, false, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
 	}
-	txn, ok, err := s.lastAfterHeader(ctx, source, h, floor, upto, func(e *Event) (bool, error) { return !e.CommitTime.After(t), nil })
+	txn, ok, err := s.lastAfterHeader(ctx, source, h, floor, upto, func(e *change.Event) (bool, error) { return !e.CommitTime.After(t), nil })
 	return txn, ok, wrapLookup("time "+t.UTC().Format(time.RFC3339Nano), err)
 }
 
 // TxnOfSeq returns the transaction holding event seq of source (named by
 // its last event), looked up among the seqs (floor, upto]. ok is false when
 // no stored event has that seq.
-func (s *Store) TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (Txn, bool, error) {
+func (s *Store) TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (change.Txn, bool, error) {
 	if seq <= floor || seq > upto {
-		return Txn{}, false, nil
+		return change.Txn{}, false, nil
 	}
 	e, ok, err := s.EventAt(ctx, source, seq)
 	if err != nil || !ok {
-		return Txn{}, false, wrapLookup(fmt.Sprintf("seq %d", seq), err)
+		return change.Txn{}, false, wrapLookup(fmt.Sprintf("seq %d", seq), err)
 	}
 	return s.TxnAtPos(ctx, source, txnOf(&e).Position.Coords(), floor, upto)
 }
 
 // FirstSeqOf returns the seq of the first event of txn (a transaction named
 // by its last event): the events before it with the same end position.
-func (s *Store) FirstSeqOf(ctx context.Context, source string, txn Txn, floor uint64) (uint64, error) {
-	return FirstSeqVia(ctx, s.TxnAtPos, source, txn, floor)
-}
-
-// TxnAtPosFunc is a lookup of the last transaction ending at or before a
-// position among the seqs (floor, upto] (Store.TxnAtPos, or one that also
-// reads archived hours).
-type TxnAtPosFunc func(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (Txn, bool, error)
-
-// FirstSeqVia returns the seq of the first event of txn as FirstSeqOf
-// does, looking the transaction before it up with txnAtPos.
-func FirstSeqVia(ctx context.Context, txnAtPos TxnAtPosFunc, source string, txn Txn, floor uint64) (uint64, error) {
-	before := txn.Position.Coords()
-	if before.Pos == 0 {
-		return txn.Position.Seq, nil
-	}
-	before.Pos--
-	prev, ok, err := txnAtPos(ctx, source, before, floor, txn.Position.Seq)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return floor + 1, nil
-	}
-	return prev.Position.Seq + 1, nil
-}
-
-// GTIDKey splits a GTID into its domain and its sequence number: MariaDB's
-// domain-server-seq gives the domain ("0") and seq; MySQL's uuid:n (or
-// uuid:tag:n) gives everything before the last colon and n. Within one
-// domain, sequence numbers grow in stream order.
-func GTIDKey(gtid string) (domain string, n uint64, err error) {
-	if i := strings.LastIndexByte(gtid, ':'); i >= 0 {
-		n, err = strconv.ParseUint(gtid[i+1:], 10, 64)
-		if err != nil || i == 0 {
-			return "", 0, fmt.Errorf("GTID %q: want uuid:n", gtid)
-		}
-		return strings.ToLower(gtid[:i]), n, nil
-	}
-	parts := strings.Split(gtid, "-")
-	if len(parts) != 3 {
-		return "", 0, fmt.Errorf("GTID %q: want domain-server-seq (MariaDB) or uuid:n (MySQL)", gtid)
-	}
-	for _, p := range parts[:2] {
-		if _, err := strconv.ParseUint(p, 10, 32); err != nil {
-			return "", 0, fmt.Errorf("GTID %q: want domain-server-seq of numbers", gtid)
-		}
-	}
-	if n, err = strconv.ParseUint(parts[2], 10, 64); err != nil {
-		return "", 0, fmt.Errorf("GTID %q: want domain-server-seq of numbers", gtid)
-	}
-	return parts[0], n, nil
+func (s *Store) FirstSeqOf(ctx context.Context, source string, txn change.Txn, floor uint64) (uint64, error) {
+	return change.FirstSeqVia(ctx, s.TxnAtPos, source, txn, floor)
 }
 
 // gtidScanLimit bounds the chunk headers read while looking for one of a
@@ -235,10 +174,10 @@ const gtidScanLimit = 1 << 20
 // events). It searches the chunks whose header GTID is of gtid's domain by
 // its sequence number, then unpacks forward from the last one at or before
 // it.
-func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (Txn, bool, error) {
-	dom, n, err := GTIDKey(gtid)
+func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (change.Txn, bool, error) {
+	dom, n, err := change.GTIDKey(gtid)
 	if err != nil {
-		return Txn{}, false, err
+		return change.Txn{}, false, err
 	}
 	// Chunk headers of another domain say nothing: the probe moves to the
 	// next header of the domain (reading headers only), or counts as "after"
@@ -246,7 +185,7 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 	var ofDomain func(h chunkHeader) (chunkHeader, bool, error)
 	ofDomain = func(h chunkHeader) (chunkHeader, bool, error) {
 		for read := 0; read < gtidScanLimit; {
-			if d, _, err := GTIDKey(h.gtid); err == nil && d == dom {
+			if d, _, err := change.GTIDKey(h.gtid); err == nil && d == dom {
 				return h, true, nil
 			}
 			rows, err := s.db.QueryContext(ctx, `SELECT first_seq, last_seq, commit_ts, binlog_file, end_pos, gtid FROM event_chunks
@@ -270,7 +209,7 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 				return chunkHeader{}, false, err
 			}
 			for _, c := range next {
-				if d, _, err := GTIDKey(c.gtid); err == nil && d == dom {
+				if d, _, err := change.GTIDKey(c.gtid); err == nil && d == dom {
 					return c, true, nil
 				}
 			}
@@ -287,32 +226,32 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 		if err != nil || !found {
 			return false, err
 		}
-		_, m, _ := GTIDKey(d.gtid)
+		_, m, _ := change.GTIDKey(d.gtid)
 		return m <= n, nil
 	})
 	if err != nil {
-		return Txn{}, false, wrapLookup("GTID "+gtid, err)
+		return change.Txn{}, false, wrapLookup("GTID "+gtid, err)
 	}
 	from := floor + 1
 	if ok {
 		if d, found, err := ofDomain(start); err != nil {
-			return Txn{}, false, wrapLookup("GTID "+gtid, err)
+			return change.Txn{}, false, wrapLookup("GTID "+gtid, err)
 		} else if found {
 			from = max(from, d.first)
 		}
 	}
 	// Unpack forward to the GTID, stopping at a later GTID of the domain.
-	var hit *Event
+	var hit *change.Event
 	stop := errors.New("stop")
 	seen := 0
-	err = s.scanSeqs(ctx, source, from, upto, func(e *Event) error {
+	err = s.scanSeqs(ctx, source, from, upto, func(e *change.Event) error {
 		seen++
 		if e.GTID == gtid {
 			c := *e
 			hit = &c
 			return stop
 		}
-		if d, m, err := GTIDKey(e.GTID); err == nil && d == dom && m > n {
+		if d, m, err := change.GTIDKey(e.GTID); err == nil && d == dom && m > n {
 			return stop
 		}
 		if seen > gtidScanLimit {
@@ -321,12 +260,12 @@ func (s *Store) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto 
 		return nil
 	})
 	if err != nil && !errors.Is(err, stop) {
-		return Txn{}, false, wrapLookup("GTID "+gtid, err)
+		return change.Txn{}, false, wrapLookup("GTID "+gtid, err)
 	}
 	if hit == nil {
-		return Txn{}, false, nil
+		return change.Txn{}, false, nil
 	}
-	return s.TxnAtPos(ctx, source, binlogpos.Position{File: hit.BinlogFile, Pos: hit.EndPos}, floor, upto)
+	return s.TxnAtPos(ctx, source, hit.Pos().Coords(), floor, upto)
 }
 
 func wrapLookup(what string, err error) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -20,7 +21,7 @@ func TestTxnLookups(t *testing.T) {
 	s := openStore(t, srv, "dbtrail_txn")
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 7))
-	var all []Event
+	var all []change.Event
 	base := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
 	seq, file, pos := uint64(0), 1, uint64(4)
 	clock := base
@@ -46,7 +47,7 @@ func TestTxnLookups(t *testing.T) {
 			if n > 5 {
 				tbl = fmt.Sprintf("t%d", i*3/n) // a run per table
 			}
-			e := ev(seq, tbl, fmt.Sprint(seq), OpInsert, "1")
+			e := ev(seq, tbl, fmt.Sprint(seq), change.OpInsert, "1")
 			e.CommitTime, e.BinlogFile, e.EndPos, e.GTID = clock, fmt.Sprintf("mariadb-bin.%06d", file), pos, gtid
 			all = append(all, e)
 		}
@@ -56,8 +57,8 @@ func TestTxnLookups(t *testing.T) {
 	}
 	last := all[len(all)-1].Seq
 	// brute is the last event with floor < seq <= upto satisfying ok.
-	brute := func(floor uint64, ok func(Event) bool) (Txn, bool) {
-		var out Txn
+	brute := func(floor uint64, ok func(change.Event) bool) (change.Txn, bool) {
+		var out change.Txn
 		found := false
 		for _, e := range all {
 			if e.Seq > floor && ok(e) {
@@ -66,7 +67,7 @@ func TestTxnLookups(t *testing.T) {
 		}
 		return out, found
 	}
-	same := func(what string, got Txn, gotOK bool, err error, want Txn, wantOK bool) {
+	same := func(what string, got change.Txn, gotOK bool, err error, want change.Txn, wantOK bool) {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -80,7 +81,7 @@ func TestTxnLookups(t *testing.T) {
 		// By time: exactly a commit time, just before it, between two.
 		for _, tm := range []time.Time{e.CommitTime, e.CommitTime.Add(-time.Microsecond), e.CommitTime.Add(500 * time.Millisecond)} {
 			got, ok, err := s.TxnAtTime(ctx, "lk", tm, 0, last)
-			want, wok := brute(0, func(x Event) bool { return !x.CommitTime.After(tm) })
+			want, wok := brute(0, func(x change.Event) bool { return !x.CommitTime.After(tm) })
 			same("time "+tm.String(), got, ok, err, want, wok)
 		}
 		// By position: the end, one before it, one after it; with a floor.
@@ -88,14 +89,14 @@ func TestTxnLookups(t *testing.T) {
 			at := binlogpos.Position{File: e.BinlogFile, Pos: p}
 			floor := uint64(r.IntN(int(e.Seq)))
 			got, ok, err := s.TxnAtPos(ctx, "lk", at, floor, last)
-			want, wok := brute(floor, func(x Event) bool {
-				c, _ := binlogpos.Compare(binlogpos.Position{File: x.BinlogFile, Pos: x.EndPos}, at)
+			want, wok := brute(floor, func(x change.Event) bool {
+				c, _ := binlogpos.Compare(x.Pos().Coords(), at)
 				return c <= 0
 			})
 			same("position "+at.String(), got, ok, err, want, wok)
 		}
 		// By seq and by GTID: the transaction's last event.
-		end, _ := brute(0, func(x Event) bool { return x.EndPos == e.EndPos && x.BinlogFile == e.BinlogFile })
+		end, _ := brute(0, func(x change.Event) bool { return x.EndPos == e.EndPos && x.BinlogFile == e.BinlogFile })
 		got, ok, err := s.TxnOfSeq(ctx, "lk", e.Seq, 0, last)
 		same(fmt.Sprintf("seq %d", e.Seq), got, ok, err, end, true)
 		got, ok, err = s.TxnOfGTID(ctx, "lk", e.GTID, 0, last)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Archives are where the hourly archive files plug into the events seam
@@ -18,7 +18,7 @@ import (
 // lists it: its file's name (for errors) and the seqs its events span.
 type ArchiveHour struct {
 	Source   string
-	Hour     uint32 // index.HourID of the hour
+	Hour     uint32 // change.HourID of the hour
 	Name     string
 	FirstSeq uint64
 	LastSeq  uint64
@@ -30,7 +30,7 @@ type ArchiveHour struct {
 type HourFile interface {
 	// TableEvents passes the events of one table in seq order (an
 	// archive.Reader's TableEvents).
-	TableEvents(schemaName, table string, fn func(index.Event) error) error
+	TableEvents(schemaName, table string, fn func(change.Event) error) error
 	Close() error
 }
 
@@ -49,33 +49,33 @@ type ArchiveStore interface {
 type ArchiveEvents struct{ Store ArchiveStore }
 
 // TableEvents merges the hours that overlap (after, upto] by seq.
-func (a ArchiveEvents) TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(index.Event) error) error {
+func (a ArchiveEvents) TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(change.Event) error) error {
 	hours, err := a.Store.Hours(ctx, source, after, upto)
 	if err != nil {
 		return fmt.Errorf("archived hours of %s: %w", source, err)
 	}
-	return mergeStreams(a.hourStreams(ctx, hours, schemaName, table, func(e index.Event) bool {
+	return mergeStreams(a.hourStreams(ctx, hours, schemaName, table, func(e change.Event) bool {
 		return e.Seq > after && (upto == 0 || e.Seq <= upto)
 	}), fn)
 }
 
 // KeyEvents reads every archived hour of the table and keeps the events of
 // key (before or after).
-func (a ArchiveEvents) KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(index.Event) error) error {
+func (a ArchiveEvents) KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(change.Event) error) error {
 	hours, err := a.Store.Hours(ctx, source, 0, 0)
 	if err != nil {
 		return fmt.Errorf("archived hours of %s: %w", source, err)
 	}
-	return mergeStreams(a.hourStreams(ctx, hours, schemaName, table, func(e index.Event) bool {
+	return mergeStreams(a.hourStreams(ctx, hours, schemaName, table, func(e change.Event) bool {
 		return e.PK == key || e.PKBefore == key
 	}), fn)
 }
 
 // hourStreams is one stream per hour, its lower bound the hour's first seq.
-func (a ArchiveEvents) hourStreams(ctx context.Context, hours []ArchiveHour, schemaName, table string, keep func(index.Event) bool) []stream {
+func (a ArchiveEvents) hourStreams(ctx context.Context, hours []ArchiveHour, schemaName, table string, keep func(change.Event) bool) []stream {
 	out := make([]stream, len(hours))
 	for i, h := range hours {
-		out[i] = stream{from: h.FirstSeq, each: func(yield func(index.Event) error) (err error) {
+		out[i] = stream{from: h.FirstSeq, each: func(yield func(change.Event) error) (err error) {
 			f, err := a.Store.Open(ctx, h)
 			if err != nil {
 				return fmt.Errorf("archive %s: %w", h.Name, err)
@@ -85,7 +85,7 @@ func (a ArchiveEvents) hourStreams(ctx context.Context, hours []ArchiveHour, sch
 					err = fmt.Errorf("archive %s: %w", h.Name, cerr)
 				}
 			}()
-			return f.TableEvents(schemaName, table, func(e index.Event) error {
+			return f.TableEvents(schemaName, table, func(e change.Event) error {
 				if !keep(e) {
 					return nil
 				}

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
@@ -63,7 +63,7 @@ func (s ArchiveFiles) openReader(ctx context.Context, h ArchiveHour) (*archive.R
 		return nil, nil, err
 	}
 	f := r.Footer()
-	if f.Source != h.Source || index.HourID(f.Hour) != h.Hour || f.FirstSeq != h.FirstSeq || f.LastSeq != h.LastSeq {
+	if f.Source != h.Source || change.HourID(f.Hour) != h.Hour || f.FirstSeq != h.FirstSeq || f.LastSeq != h.LastSeq {
 		ra.Close()
 		return nil, nil, &archive.CorruptError{File: h.Name, Err: fmt.Errorf("it holds source %s hour %s seqs %d..%d, the listing says %s hour %s seqs %d..%d",
 			f.Source, f.Hour.Format("2006-01-02T15Z"), f.FirstSeq, f.LastSeq, h.Source, hourName(h.Hour), h.FirstSeq, h.LastSeq)}
@@ -72,7 +72,7 @@ func (s ArchiveFiles) openReader(ctx context.Context, h ArchiveHour) (*archive.R
 }
 
 // hourName is an hour as the archive names it in messages.
-func hourName(h uint32) string { return index.HourTime(h).Format("2006-01-02T15Z") }
+func hourName(h uint32) string { return change.HourTime(h).Format("2006-01-02T15Z") }
 
 // ArchiveHourOf reads the footer of the archive file name (ra) into its
 // listing entry.
@@ -82,7 +82,7 @@ func ArchiveHourOf(name string, ra storage.ReaderAt) (ArchiveHour, error) {
 		return ArchiveHour{}, err
 	}
 	f := r.Footer()
-	return ArchiveHour{Source: f.Source, Hour: index.HourID(f.Hour), Name: name, FirstSeq: f.FirstSeq, LastSeq: f.LastSeq, Events: f.Events}, nil
+	return ArchiveHour{Source: f.Source, Hour: change.HourID(f.Hour), Name: name, FirstSeq: f.FirstSeq, LastSeq: f.LastSeq, Events: f.Events}, nil
 }
 
 type archiveFile struct {
@@ -90,7 +90,7 @@ type archiveFile struct {
 	c io.Closer
 }
 
-func (f archiveFile) TableEvents(schemaName, table string, fn func(index.Event) error) error {
+func (f archiveFile) TableEvents(schemaName, table string, fn func(change.Event) error) error {
 	return f.r.TableEvents(schemaName, table, fn)
 }
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
@@ -30,23 +30,23 @@ var _ storage.ReaderAt = memObject{}
 // missing, and one the listing misnames are errors naming the file.
 func TestArchiveFiles(t *testing.T) {
 	hour0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	var all []index.Event
+	var all []change.Event
 	files := map[string][]byte{}
 	var hours []ArchiveHour
 	seq := uint64(0)
 	for h := 0; h < 3; h++ {
 		start := hour0.Add(time.Duration(h) * time.Hour)
-		var evs []index.Event
+		var evs []change.Event
 		for i := 0; i < 40; i++ {
 			seq++
 			tbl := []string{"orders", "users"}[i%2]
-			e := index.Event{Seq: seq, CommitTime: start.Add(time.Duration(i) * time.Minute), BinlogFile: "binlog.000001",
-				EndPos: 1000 + seq, GTID: fmt.Sprintf("0-1-%d", seq), Schema: "shop", Table: tbl, Op: index.OpInsert,
+			e := change.Event{Seq: seq, CommitTime: start.Add(time.Duration(i) * time.Minute), BinlogFile: "binlog.000001",
+				EndPos: 1000 + seq, GTID: fmt.Sprintf("0-1-%d", seq), Schema: "shop", Table: tbl, Op: change.OpInsert,
 				PK: fmt.Sprintf("[%d]", seq), SchemaVersion: 1, After: fmt.Appendf(nil, `{"id":%d,"v":"h%d"}`, seq, h)}
 			evs = append(evs, e)
 			all = append(all, e)
 		}
-		slices.SortStableFunc(evs, func(a, b index.Event) int {
+		slices.SortStableFunc(evs, func(a, b change.Event) int {
 			return strings.Compare(a.Table, b.Table)
 		})
 		var buf bytes.Buffer
@@ -77,7 +77,7 @@ func TestArchiveFiles(t *testing.T) {
 	}
 	for i := 0; i < 10; i++ {
 		seq++
-		ix = append(ix, index.Event{Seq: seq, Schema: "shop", Table: "orders", PK: fmt.Sprintf("[%d]", seq), Op: index.OpInsert})
+		ix = append(ix, change.Event{Seq: seq, Schema: "shop", Table: "orders", PK: fmt.Sprintf("[%d]", seq), Op: change.OpInsert})
 	}
 	store := ArchiveFiles{
 		List: func(context.Context, string) ([]ArchiveHour, error) { return hours, nil },
@@ -90,15 +90,15 @@ func TestArchiveFiles(t *testing.T) {
 		},
 	}
 	ev := Merge(ix, ArchiveEvents{Store: store})
-	var got []index.Event
-	if err := ev.TableEvents(context.Background(), "main", "shop", "orders", 10, 1000, func(e index.Event) error {
+	var got []change.Event
+	if err := ev.TableEvents(context.Background(), "main", "shop", "orders", 10, 1000, func(e change.Event) error {
 		got = append(got, e)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var want []index.Event
-	for _, e := range append(append([]index.Event(nil), all[:80]...), ix...) {
+	var want []change.Event
+	for _, e := range append(append([]change.Event(nil), all[:80]...), ix...) {
 		if e.Table == "orders" && e.Seq > 10 {
 			want = append(want, e)
 		}
@@ -113,7 +113,7 @@ func TestArchiveFiles(t *testing.T) {
 	}
 
 	read := func() error {
-		return ev.TableEvents(context.Background(), "main", "shop", "orders", 0, 1000, func(index.Event) error { return nil })
+		return ev.TableEvents(context.Background(), "main", "shop", "orders", 0, 1000, func(change.Event) error { return nil })
 	}
 	// A byte of a row group flipped: the file's checksum fails, naming it.
 	name := hours[1].Name

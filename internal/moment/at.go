@@ -9,7 +9,7 @@ import (
 	_ "time/tzdata" // zone names in moments work without the host's zone database
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Kind is the form in which a moment T was given.
@@ -229,7 +229,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // checkGTID accepts a MariaDB GTID (domain-server-seq) or a MySQL one
 // (uuid:n, uuid:tag:n).
 func checkGTID(g string) error {
-	if _, _, err := index.GTIDKey(g); err != nil {
+	if _, _, err := change.GTIDKey(g); err != nil {
 		return err
 	}
 	if uuid, _, ok := strings.Cut(g, ":"); ok && !uuidRE.MatchString(uuid) {

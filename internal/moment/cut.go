@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Cut is where a moment lands in the stream: every transaction up to and
@@ -21,8 +21,8 @@ type Cut struct {
 	// Landed reports a transaction at Txn. A cut at a binlog position before
 	// any captured transaction of its capture start has none: its Seq is the
 	// start's and Txn.Position the position asked for.
-	Landed bool      `json:"landed"`
-	Txn    index.Txn `json:"txn"`
+	Landed bool       `json:"landed"`
+	Txn    change.Txn `json:"txn"`
 }
 
 // Position is the cut's binlog position with the transaction's GTID and the
@@ -100,9 +100,9 @@ type Facts struct {
 	Source string
 	// Captured is false when capture never committed a checkpoint.
 	Captured   bool
-	Checkpoint index.Checkpoint
-	Starts     []index.Start
-	Gaps       []index.Gap
+	Checkpoint change.Checkpoint
+	Starts     []change.Start
+	Gaps       []change.Gap
 }
 
 // Bounds returns the seqs (floor, upto] in which the transaction of at is
@@ -117,7 +117,7 @@ func Bounds(at At, f Facts) (floor, upto uint64, err error) {
 		return refuse(CodeNotCaptured, "capture of %s has no checkpoint: nothing is captured yet", f.Source)
 	}
 	cp := f.Checkpoint
-	cpPos := binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}
+	cpPos := cp.Pos().Coords()
 	upto = cp.LastSeq
 	switch at.Kind {
 	case KindTime:
@@ -157,38 +157,38 @@ type startErr struct {
 
 // coveringStart is the newest capture start at or before pos, unless a gap
 // covers pos (positions.md, "Mapping a dump position to a seq").
-func coveringStart(pos binlogpos.Position, starts []index.Start, gaps []index.Gap) (index.Start, *startErr) {
-	var base *index.Start
+func coveringStart(pos binlogpos.Position, starts []change.Start, gaps []change.Gap) (change.Start, *startErr) {
+	var base *change.Start
 	for i := range starts {
 		c, err := binlogpos.Compare(starts[i].Position, pos)
 		if err != nil {
-			return index.Start{}, &startErr{CodeNotCovered, err.Error()}
+			return change.Start{}, &startErr{CodeNotCovered, err.Error()}
 		}
 		if c <= 0 && (base == nil || starts[i].Seq >= base.Seq) {
 			base = &starts[i]
 		}
 	}
 	if base == nil {
-		return index.Start{}, &startErr{CodeNotCovered, "capture started after it; the changes before capture started are not in the index"}
+		return change.Start{}, &startErr{CodeNotCovered, "capture started after it; the changes before capture started are not in the index"}
 	}
 	for _, g := range gaps {
 		from, to := gapFrom(g), gapTo(g)
 		c1, err1 := binlogpos.Compare(from, pos)
 		c2, err2 := binlogpos.Compare(pos, to)
 		if err := errors.Join(err1, err2); err != nil {
-			return index.Start{}, &startErr{CodeGap, err.Error()}
+			return change.Start{}, &startErr{CodeGap, err.Error()}
 		}
 		if c1 < 0 && c2 < 0 {
-			return index.Start{}, &startErr{CodeGap, fmt.Sprintf("capture gap #%d (binlog %s to %s: %s) covers it: the index lacks its changes", g.ID, from, to, g.Reason)}
+			return change.Start{}, &startErr{CodeGap, fmt.Sprintf("capture gap #%d (binlog %s to %s: %s) covers it: the index lacks its changes", g.ID, from, to, g.Reason)}
 		}
 	}
 	return *base, nil
 }
 
-func gapFrom(g index.Gap) binlogpos.Position {
-	return binlogpos.Position{File: g.FromFile, Pos: g.FromPos}
+func gapFrom(g change.Gap) binlogpos.Position {
+	return g.From().Coords()
 }
-func gapTo(g index.Gap) binlogpos.Position { return binlogpos.Position{File: g.ToFile, Pos: g.ToPos} }
+func gapTo(g change.Gap) binlogpos.Position { return g.To() }
 
 // Decide makes the cut of at from the transaction its lookup found (found
 // false: none in (floor, upto]), or refuses it. It is a pure function.
@@ -208,7 +208,7 @@ func gapTo(g index.Gap) binlogpos.Position { return binlogpos.Position{File: g.T
 // [at, …)): a time's last transaction committed strictly before it; a seq's
 // or GTID's transaction before theirs; a position's last transaction ending
 // before it. The lookup must have been made accordingly (see Lookup).
-func Decide(at At, before bool, f Facts, floor uint64, txn index.Txn, found bool) (Cut, error) {
+func Decide(at At, before bool, f Facts, floor uint64, txn change.Txn, found bool) (Cut, error) {
 	refuse := func(code Code, format string, args ...any) (Cut, error) {
 		return Cut{}, &RefusedError{At: at.String(), Code: code, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -216,7 +216,7 @@ func Decide(at At, before bool, f Facts, floor uint64, txn index.Txn, found bool
 	if !found {
 		switch {
 		case at.Kind == KindPos:
-			cut.Seq, cut.Txn = floor, index.Txn{Position: at.Pos.Coords()}
+			cut.Seq, cut.Txn = floor, change.Txn{Position: at.Pos.Coords()}
 			return cut, nil
 		case at.Kind == KindTime:
 			what := "at or before"
@@ -231,7 +231,7 @@ func Decide(at At, before bool, f Facts, floor uint64, txn index.Txn, found bool
 			return refuse(CodeNotFound, "no captured row change carries GTID %s (a transaction without row changes, such as DDL, has no events in the index)", at.GTID)
 		case before && (at.Kind == KindSeq || at.Kind == KindGTID):
 			// The transaction of at is the first captured one.
-			cut.Seq, cut.Txn = floor, index.Txn{}
+			cut.Seq, cut.Txn = floor, change.Txn{}
 			return cut, nil
 		case at.Kind == KindSeq:
 			return refuse(CodeNotFound, "no stored event has seq %d", at.Seq)
@@ -252,14 +252,14 @@ func Decide(at At, before bool, f Facts, floor uint64, txn index.Txn, found bool
 // lastSeqBefore is the seq of the last event captured before gap g: the
 // seq of the capture start that resumed after it, or the checkpoint's when
 // capture has not resumed (the checkpoint is then the gap's start).
-func lastSeqBefore(g index.Gap, f Facts) (uint64, bool) {
+func lastSeqBefore(g change.Gap, f Facts) (uint64, bool) {
 	to := gapTo(g)
 	for _, st := range f.Starts {
 		if c, err := binlogpos.Compare(st.Position, to); err == nil && c == 0 {
 			return st.Seq, true
 		}
 	}
-	cp := binlogpos.Position{File: f.Checkpoint.BinlogFile, Pos: f.Checkpoint.BinlogPos}
+	cp := f.Checkpoint.Pos().Coords()
 	if c, err := binlogpos.Compare(cp, gapFrom(g)); err == nil && c <= 0 {
 		return f.Checkpoint.LastSeq, true
 	}
@@ -270,7 +270,7 @@ func lastSeqBefore(g index.Gap, f Facts) (uint64, bool) {
 // (MariaDB "d-s-n,…" or MySQL "uuid:1-5:7,…") holds for its domain; ok is
 // false when it cannot tell.
 func pastGTIDSet(gtid, set string) (past, ok bool) {
-	dom, n, err := index.GTIDKey(gtid)
+	dom, n, err := change.GTIDKey(gtid)
 	if err != nil {
 		return false, false
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 func pos(file string, p uint64) binlogpos.Position { return binlogpos.Position{File: file, Pos: p} }
@@ -19,17 +19,17 @@ var t0 = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 // checkpoint is at seq 90, binlog.000005:900, last commit t0+90s.
 func facts() Facts {
 	return Facts{Source: "main", Captured: true,
-		Checkpoint: index.Checkpoint{BinlogFile: "binlog.000005", BinlogPos: 900, LastSeq: 90, LastCommit: t0.Add(90 * time.Second), GTIDSet: "0-1-90"},
-		Starts: []index.Start{
+		Checkpoint: change.Checkpoint{BinlogFile: "binlog.000005", BinlogPos: 900, LastSeq: 90, LastCommit: t0.Add(90 * time.Second), GTIDSet: "0-1-90"},
+		Starts: []change.Start{
 			{Seq: 0, Position: pos("binlog.000001", 4), Reason: "first start"},
 			{Seq: 40, Position: pos("binlog.000004", 4), Reason: "restart past a capture gap"},
 		},
-		Gaps: []index.Gap{{ID: 1, FromFile: "binlog.000002", FromPos: 500, ToFile: "binlog.000004", ToPos: 4, Reason: "purged"}},
+		Gaps: []change.Gap{{ID: 1, FromFile: "binlog.000002", FromPos: 500, ToFile: "binlog.000004", ToPos: 4, Reason: "purged"}},
 	}
 }
 
-func txn(seq uint64, file string, end uint64, ct time.Time) index.Txn {
-	return index.Txn{Position: binlogpos.Position{File: file, Pos: end, GTID: "0-1-" + strconv.FormatUint(seq, 10), Seq: seq}, CommitTime: ct}
+func txn(seq uint64, file string, end uint64, ct time.Time) change.Txn {
+	return change.Txn{Position: binlogpos.Position{File: file, Pos: end, GTID: "0-1-" + strconv.FormatUint(seq, 10), Seq: seq}, CommitTime: ct}
 }
 
 func refusedCode(t *testing.T, err error) Code {
@@ -118,24 +118,24 @@ func TestDecide(t *testing.T) {
 		t.Fatalf("seq at the gap: %+v %v", c, err)
 	}
 	// Nothing at or before a time: refused; before a position: the start.
-	if _, err := Decide(at("2026-11-28"), false, f, 0, index.Txn{}, false); refusedCode(t, err) != CodeNotCovered {
+	if _, err := Decide(at("2026-11-28"), false, f, 0, change.Txn{}, false); refusedCode(t, err) != CodeNotCovered {
 		t.Fatalf("time before everything: %v", err)
 	}
-	if c, err := Decide(at("binlog.000004:4"), false, f, 40, index.Txn{}, false); err != nil || c.Seq != 40 || c.Landed {
+	if c, err := Decide(at("binlog.000004:4"), false, f, 40, change.Txn{}, false); err != nil || c.Seq != 40 || c.Landed {
 		t.Fatalf("position at the restart: %+v %v", c, err)
 	}
 	// A GTID nobody carries: past the set is "not captured yet".
-	if _, err := Decide(at("0-1-95"), false, f, 0, index.Txn{}, false); refusedCode(t, err) != CodeNotCaptured {
+	if _, err := Decide(at("0-1-95"), false, f, 0, change.Txn{}, false); refusedCode(t, err) != CodeNotCaptured {
 		t.Fatalf("future GTID: %v", err)
 	}
-	if _, err := Decide(at("0-1-50"), false, f, 0, index.Txn{}, false); refusedCode(t, err) != CodeNotFound {
+	if _, err := Decide(at("0-1-50"), false, f, 0, change.Txn{}, false); refusedCode(t, err) != CodeNotFound {
 		t.Fatalf("GTID without events: %v", err)
 	}
-	if _, err := Decide(at("7-1-50"), false, f, 0, index.Txn{}, false); refusedCode(t, err) != CodeNotCaptured {
+	if _, err := Decide(at("7-1-50"), false, f, 0, change.Txn{}, false); refusedCode(t, err) != CodeNotCaptured {
 		t.Fatalf("GTID of an unknown domain: %v", err)
 	}
 	// before: the first transaction's predecessor is the floor.
-	if c, err := Decide(at("seq:1"), true, f, 0, index.Txn{}, false); err != nil || c.Seq != 0 {
+	if c, err := Decide(at("seq:1"), true, f, 0, change.Txn{}, false); err != nil || c.Seq != 0 {
 		t.Fatalf("before the first: %+v %v", c, err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"slices"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Events is where captured row changes are read from: the index
@@ -18,24 +18,24 @@ import (
 type Events interface {
 	// TableEvents passes every event of schema.table of source with
 	// after < seq <= upto.
-	TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(index.Event) error) error
+	TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(change.Event) error) error
 	// KeyEvents passes every event of schema.table of source whose key
 	// (Event.PK) or key before (Event.PKBefore) is key.
-	KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(index.Event) error) error
+	KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(change.Event) error) error
 }
 
 // IndexEvents reads the index.
-type IndexEvents struct{ Store *index.Store }
+type IndexEvents struct{ Store Store }
 
 // TableEvents streams the table's chunks (index.Store.WindowEvents).
-func (ix IndexEvents) TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(index.Event) error) error {
+func (ix IndexEvents) TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(change.Event) error) error {
 	return ix.Store.WindowEvents(ctx, source, schemaName, table, after, upto, fn)
 }
 
 // KeyEvents reads index.Store.KeyChanges and adds the events that moved
 // another key to key (their PKBefore is another key, their PK key), which
 // KeyChanges already holds as PK matches.
-func (ix IndexEvents) KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(index.Event) error) error {
+func (ix IndexEvents) KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(change.Event) error) error {
 	evs, err := ix.Store.KeyChanges(ctx, source, schemaName, table, key)
 	if err != nil {
 		return err
@@ -61,20 +61,20 @@ func Merge(sources ...Events) Events {
 
 type merged []Events
 
-func (m merged) TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(index.Event) error) error {
+func (m merged) TableEvents(ctx context.Context, source, schemaName, table string, after, upto uint64, fn func(change.Event) error) error {
 	streams := make([]stream, len(m))
 	for i, s := range m {
-		streams[i] = stream{from: after + 1, each: func(yield func(index.Event) error) error {
+		streams[i] = stream{from: after + 1, each: func(yield func(change.Event) error) error {
 			return s.TableEvents(ctx, source, schemaName, table, after, upto, yield)
 		}}
 	}
 	return mergeStreams(streams, fn)
 }
 
-func (m merged) KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(index.Event) error) error {
+func (m merged) KeyEvents(ctx context.Context, source, schemaName, table, key string, fn func(change.Event) error) error {
 	streams := make([]stream, len(m))
 	for i, s := range m {
-		streams[i] = stream{each: func(yield func(index.Event) error) error {
+		streams[i] = stream{each: func(yield func(change.Event) error) error {
 			return s.KeyEvents(ctx, source, schemaName, table, key, yield)
 		}}
 	}
@@ -85,15 +85,15 @@ func (m merged) KeyEvents(ctx context.Context, source, schemaName, table, key st
 // lower bound: a stream is not started before the merge reaches it).
 type stream struct {
 	from uint64
-	each func(yield func(index.Event) error) error
+	each func(yield func(change.Event) error) error
 }
 
 // cursor is a started stream and its next event.
 type cursor struct {
 	order int // the stream's index: the earlier wins a tie
-	next  func() (index.Event, error, bool)
+	next  func() (change.Event, error, bool)
 	stop  func()
-	head  index.Event
+	head  change.Event
 }
 
 type cursors []*cursor
@@ -118,7 +118,7 @@ func (h *cursors) Pop() any {
 // once. A stream is started only when the merge reaches its lower bound,
 // so streams of later seqs (archive hours) are not all open at once. A
 // stream that goes backwards in seq is an error.
-func mergeStreams(streams []stream, fn func(index.Event) error) error {
+func mergeStreams(streams []stream, fn func(change.Event) error) error {
 	pending := make([]int, len(streams))
 	for i := range pending {
 		pending[i] = i
@@ -157,16 +157,16 @@ func mergeStreams(streams []stream, fn func(index.Event) error) error {
 		return true, nil
 	}
 	start := func(i int) error {
-		next, stop := iter.Pull2(func(yield func(index.Event, error) bool) {
+		next, stop := iter.Pull2(func(yield func(change.Event, error) bool) {
 			errStop := fmt.Errorf("stopped")
-			err := streams[i].each(func(e index.Event) error {
+			err := streams[i].each(func(e change.Event) error {
 				if !yield(e, nil) {
 					return errStop
 				}
 				return nil
 			})
 			if err != nil && err != errStop {
-				yield(index.Event{}, err)
+				yield(change.Event{}, err)
 			}
 		})
 		c := &cursor{order: i, next: next, stop: stop}

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // listEvents is an Events over a slice (seq order).
-type listEvents []index.Event
+type listEvents []change.Event
 
-func (l listEvents) TableEvents(_ context.Context, _, s, t string, after, upto uint64, fn func(index.Event) error) error {
+func (l listEvents) TableEvents(_ context.Context, _, s, t string, after, upto uint64, fn func(change.Event) error) error {
 	for _, e := range l {
 		if e.Schema == s && e.Table == t && e.Seq > after && e.Seq <= upto {
 			if err := fn(e); err != nil {
@@ -25,7 +25,7 @@ func (l listEvents) TableEvents(_ context.Context, _, s, t string, after, upto u
 	return nil
 }
 
-func (l listEvents) KeyEvents(_ context.Context, _, s, t, key string, fn func(index.Event) error) error {
+func (l listEvents) KeyEvents(_ context.Context, _, s, t, key string, fn func(change.Event) error) error {
 	for _, e := range l {
 		if e.Schema == s && e.Table == t && (e.PK == key || e.PKBefore == key) {
 			if err := fn(e); err != nil {
@@ -39,7 +39,7 @@ func (l listEvents) KeyEvents(_ context.Context, _, s, t, key string, fn func(in
 func evs(seqs ...uint64) listEvents {
 	var out listEvents
 	for _, s := range seqs {
-		out = append(out, index.Event{Seq: s, Schema: "a", Table: "t", PK: fmt.Sprintf("[%d]", s%3)})
+		out = append(out, change.Event{Seq: s, Schema: "a", Table: "t", PK: fmt.Sprintf("[%d]", s%3)})
 	}
 	return out
 }
@@ -78,7 +78,7 @@ type memHour struct {
 	evs listEvents
 }
 
-func (h *memHour) TableEvents(s, t string, fn func(index.Event) error) error {
+func (h *memHour) TableEvents(s, t string, fn func(change.Event) error) error {
 	return h.evs.TableEvents(context.Background(), "", s, t, 0, 1<<62, fn)
 }
 
@@ -87,7 +87,7 @@ func (h *memHour) Close() error { h.m.open--; return nil }
 func seqsOf(t *testing.T, e Events, after, upto uint64) []uint64 {
 	t.Helper()
 	var got []uint64
-	if err := e.TableEvents(context.Background(), "main", "a", "t", after, upto, func(ev index.Event) error {
+	if err := e.TableEvents(context.Background(), "main", "a", "t", after, upto, func(ev change.Event) error {
 		got = append(got, ev.Seq)
 		return nil
 	}); err != nil {
@@ -125,7 +125,7 @@ func TestMergeEvents(t *testing.T) {
 	}
 	// Key events merge too.
 	var keys []uint64
-	if err := m.KeyEvents(context.Background(), "main", "a", "t", "[1]", func(e index.Event) error {
+	if err := m.KeyEvents(context.Background(), "main", "a", "t", "[1]", func(e change.Event) error {
 		keys = append(keys, e.Seq)
 		return nil
 	}); err != nil || !slices.Equal(keys, []uint64{1, 10, 19, 25, 31, 40}) {
@@ -135,7 +135,7 @@ func TestMergeEvents(t *testing.T) {
 	// stays open.
 	stop := errors.New("enough")
 	n := 0
-	err := m.TableEvents(context.Background(), "main", "a", "t", 0, 100, func(index.Event) error {
+	err := m.TableEvents(context.Background(), "main", "a", "t", 0, 100, func(change.Event) error {
 		if n++; n == 4 {
 			return stop
 		}
@@ -146,7 +146,7 @@ func TestMergeEvents(t *testing.T) {
 	}
 	// A missing archive file is an error naming it.
 	arch.missing = 2
-	err = m.TableEvents(context.Background(), "main", "a", "t", 0, 100, func(index.Event) error { return nil })
+	err = m.TableEvents(context.Background(), "main", "a", "t", 0, 100, func(change.Event) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "archive h2") {
 		t.Fatalf("missing hour: %v", err)
 	}

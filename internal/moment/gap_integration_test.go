@@ -56,7 +56,7 @@ func TestMomentsAroundARealGap(t *testing.T) {
 		must(t, db.QueryRowContext(ctx, "SHOW MASTER STATUS").Scan(&file, &pos, &a, &b))
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if cp, ok, err := store.LoadCheckpoint(ctx, "main"); err == nil && ok {
-				if c, err := binlogpos.Compare(binlogpos.Position{File: cp.BinlogFile, Pos: cp.BinlogPos}, binlogpos.Position{File: file, Pos: pos}); err == nil && c >= 0 {
+				if c, err := binlogpos.Compare(cp.Pos().Coords(), binlogpos.Position{File: file, Pos: pos}); err == nil && c >= 0 {
 					return
 				}
 			}
@@ -176,3 +176,6 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// The index store is a moment.Store.
+var _ Store = (*index.Store)(nil)

@@ -4,11 +4,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // gtidSetMax returns the greatest sequence number set holds for domain (as
-// index.GTIDKey names domains). MariaDB sets list one GTID per domain and
+// change.GTIDKey names domains). MariaDB sets list one GTID per domain and
 // server ("0-1-100,1-2-7"); MySQL sets list intervals per uuid
 // ("uuid:1-5:7-9,uuid2:1-3"). known is false when the domain is absent.
 func gtidSetMax(set, domain string) (hi uint64, known bool) {
@@ -18,7 +18,7 @@ func gtidSetMax(set, domain string) (hi uint64, known bool) {
 			continue
 		}
 		if !strings.Contains(part, ":") {
-			if d, n, err := index.GTIDKey(part); err == nil && d == domain {
+			if d, n, err := change.GTIDKey(part); err == nil && d == domain {
 				hi, known = max(hi, n), true
 			}
 			continue

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -23,7 +23,7 @@ func (e *KeyError) Error() string {
 }
 
 // ParseKey turns a row key as a user writes it into the canonical key text
-// of t's rows (index.Event.PK): the key column values as SELECT prints them,
+// of t's rows (change.Event.PK): the key column values as SELECT prints them,
 // either one value alone (a one-column key: 42, abc) or a JSON array of
 // them in key order ([7,"abc"]; numbers or strings, null only where a table
 // without a key allows it). A binary column's value may be written as 0x
@@ -113,7 +113,7 @@ const maxSpans = 10000
 // the row is deleted or moves again; one that moved a row to key from
 // another adds that key's changes before it, back to the row's insert (or
 // its move there from yet another key).
-func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key string, fn func(index.Event) error) error {
+func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key string, fn func(change.Event) error) error {
 	const (
 		whole    = iota // every change of the key
 		forward         // from a move to the key until the row leaves it
@@ -124,13 +124,13 @@ func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key s
 		dir  int
 		edge uint64 // forward: the move's seq; backward: the move's seq
 	}
-	byKey := map[string][]index.Event{}
-	load := func(k string) ([]index.Event, error) {
+	byKey := map[string][]change.Event{}
+	load := func(k string) ([]change.Event, error) {
 		if evs, ok := byKey[k]; ok {
 			return evs, nil
 		}
-		var evs []index.Event
-		if err := ev.KeyEvents(ctx, source, schemaName, table, k, func(e index.Event) error {
+		var evs []change.Event
+		if err := ev.KeyEvents(ctx, source, schemaName, table, k, func(e change.Event) error {
 			evs = append(evs, e)
 			return nil
 		}); err != nil {
@@ -141,7 +141,7 @@ func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key s
 	}
 	queue := []span{{key: key, dir: whole}}
 	seen := map[span]bool{}
-	got := map[uint64]index.Event{}
+	got := map[uint64]change.Event{}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
@@ -155,8 +155,8 @@ func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key s
 		if err != nil {
 			return err
 		}
-		movedAway := func(e index.Event) bool { return e.PKBefore == s.key && e.PK != s.key }
-		movedHere := func(e index.Event) bool { return e.PK == s.key && e.PKBefore != "" && e.PKBefore != s.key }
+		movedAway := func(e change.Event) bool { return e.PKBefore == s.key && e.PK != s.key }
+		movedHere := func(e change.Event) bool { return e.PK == s.key && e.PKBefore != "" && e.PKBefore != s.key }
 		switch s.dir {
 		case whole:
 			for _, e := range evs {
@@ -178,7 +178,7 @@ func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key s
 					queue = append(queue, span{key: e.PK, dir: forward, edge: e.Seq})
 					break
 				}
-				if e.Op == index.OpDelete {
+				if e.Op == change.OpDelete {
 					break
 				}
 			}
@@ -193,7 +193,7 @@ func RowHistory(ctx context.Context, ev Events, source, schemaName, table, key s
 					queue = append(queue, span{key: e.PKBefore, dir: backward, edge: e.Seq})
 					break
 				}
-				if e.Op == index.OpInsert {
+				if e.Op == change.OpInsert {
 					break
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -48,28 +48,28 @@ func TestParseKey(t *testing.T) {
 }
 
 func TestRowHistory(t *testing.T) {
-	e := func(seq uint64, op index.Op, pk, before string) index.Event {
-		return index.Event{Seq: seq, Schema: "a", Table: "t", Op: op, PK: pk, PKBefore: before}
+	e := func(seq uint64, op change.Op, pk, before string) change.Event {
+		return change.Event{Seq: seq, Schema: "a", Table: "t", Op: op, PK: pk, PKBefore: before}
 	}
 	// Row [1] is inserted, updated, moved to [2], updated, moved to [3];
 	// another row takes key [1] later. Row [9] was moved to [1] before it
 	// all and deleted... no: [9] moved to [1] at 2 (so [1]'s earlier life
 	// was [9]'s).
 	l := listEvents{
-		e(1, index.OpInsert, "[9]", ""),
-		e(2, index.OpUpdate, "[1]", "[9]"),
-		e(3, index.OpUpdate, "[1]", ""),
-		e(4, index.OpInsert, "[5]", ""),
-		e(5, index.OpUpdate, "[2]", "[1]"),
-		e(6, index.OpUpdate, "[2]", ""),
-		e(7, index.OpUpdate, "[3]", "[2]"),
-		e(8, index.OpInsert, "[2]", ""), // a new row under [2]
-		e(9, index.OpDelete, "[3]", ""),
-		e(10, index.OpInsert, "[1]", ""), // key [1] again
+		e(1, change.OpInsert, "[9]", ""),
+		e(2, change.OpUpdate, "[1]", "[9]"),
+		e(3, change.OpUpdate, "[1]", ""),
+		e(4, change.OpInsert, "[5]", ""),
+		e(5, change.OpUpdate, "[2]", "[1]"),
+		e(6, change.OpUpdate, "[2]", ""),
+		e(7, change.OpUpdate, "[3]", "[2]"),
+		e(8, change.OpInsert, "[2]", ""), // a new row under [2]
+		e(9, change.OpDelete, "[3]", ""),
+		e(10, change.OpInsert, "[1]", ""), // key [1] again
 	}
 	hist := func(key string) []uint64 {
 		var got []uint64
-		if err := RowHistory(context.Background(), l, "main", "a", "t", key, func(ev index.Event) error {
+		if err := RowHistory(context.Background(), l, "main", "a", "t", key, func(ev change.Event) error {
 			got = append(got, ev.Seq)
 			return nil
 		}); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // archivedLookup is the index's transaction lookups extended over archived
@@ -20,7 +20,7 @@ import (
 // search over the hours by their first event, then over the chosen hours'
 // row groups by theirs, then the row groups that can hold the answer.
 type archivedLookup struct {
-	*index.Store
+	Store
 	hours ArchiveFiles
 }
 
@@ -41,67 +41,67 @@ func (e *HourError) Error() string {
 func (e *HourError) Unwrap() error { return e.Err }
 
 // TxnAtPos is index.Store.TxnAtPos over the index and the archived hours.
-func (l archivedLookup) TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (index.Txn, bool, error) {
+func (l archivedLookup) TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (change.Txn, bool, error) {
 	txn, ok, err := l.Store.TxnAtPos(ctx, source, pos, floor, upto)
 	if err != nil {
 		return txn, ok, err
 	}
-	return l.orArchived(ctx, source, floor, upto, txn, ok, nil, func(e *index.Event) (bool, error) {
-		c, err := binlogpos.Compare(binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos}, pos)
+	return l.orArchived(ctx, source, floor, upto, txn, ok, nil, func(e *change.Event) (bool, error) {
+		c, err := binlogpos.Compare(e.Pos().Coords(), pos)
 		return c <= 0, err
 	})
 }
 
 // TxnAtTime is index.Store.TxnAtTime over the index and the archived hours.
-func (l archivedLookup) TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (index.Txn, bool, error) {
+func (l archivedLookup) TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (change.Txn, bool, error) {
 	txn, ok, err := l.Store.TxnAtTime(ctx, source, t, floor, upto)
 	if err != nil {
 		return txn, ok, err
 	}
 	// An hour's events all committed in it: an hour after t holds none.
-	late := func(h ArchiveHour) bool { return index.HourTime(h.Hour).After(t) }
-	return l.orArchived(ctx, source, floor, upto, txn, ok, late, func(e *index.Event) (bool, error) {
+	late := func(h ArchiveHour) bool { return change.HourTime(h.Hour).After(t) }
+	return l.orArchived(ctx, source, floor, upto, txn, ok, late, func(e *change.Event) (bool, error) {
 		return !e.CommitTime.After(t), nil
 	})
 }
 
 // TxnOfSeq is index.Store.TxnOfSeq over the index and the archived hours.
-func (l archivedLookup) TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (index.Txn, bool, error) {
+func (l archivedLookup) TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (change.Txn, bool, error) {
 	txn, ok, err := l.Store.TxnOfSeq(ctx, source, seq, floor, upto)
 	if err != nil || ok || seq <= floor || seq > upto {
 		return txn, ok, err
 	}
-	return l.archivedTxn(ctx, source, floor, upto, func(s *hourSearch, hours []ArchiveHour) (index.Event, bool, error) {
+	return l.archivedTxn(ctx, source, floor, upto, func(s *hourSearch, hours []ArchiveHour) (change.Event, bool, error) {
 		return s.eventAt(hours, seq)
 	})
 }
 
 // TxnOfGTID is index.Store.TxnOfGTID over the index and the archived hours.
-func (l archivedLookup) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (index.Txn, bool, error) {
+func (l archivedLookup) TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (change.Txn, bool, error) {
 	txn, ok, err := l.Store.TxnOfGTID(ctx, source, gtid, floor, upto)
 	if err != nil || ok {
 		return txn, ok, err
 	}
-	return l.archivedTxn(ctx, source, floor, upto, func(s *hourSearch, hours []ArchiveHour) (index.Event, bool, error) {
+	return l.archivedTxn(ctx, source, floor, upto, func(s *hourSearch, hours []ArchiveHour) (change.Event, bool, error) {
 		return s.gtidEvent(hours, gtid, floor, upto)
 	})
 }
 
 // FirstSeqOf is index.Store.FirstSeqOf with the transaction before txn
 // looked up over the archived hours too.
-func (l archivedLookup) FirstSeqOf(ctx context.Context, source string, txn index.Txn, floor uint64) (uint64, error) {
-	return index.FirstSeqVia(ctx, l.TxnAtPos, source, txn, floor)
+func (l archivedLookup) FirstSeqOf(ctx context.Context, source string, txn change.Txn, floor uint64) (uint64, error) {
+	return change.FirstSeqVia(ctx, l.TxnAtPos, source, txn, floor)
 }
 
 // orArchived returns the later of the index's answer (txn, found) and the
 // archived hours' last event in (floor, upto] for which le holds (le holds
 // for a prefix of the stream in seq order). Only hours reaching past the
 // index's answer, and not ruled out by skip (nil: none is), are read.
-func (l archivedLookup) orArchived(ctx context.Context, source string, floor, upto uint64, txn index.Txn, found bool,
-	skip func(ArchiveHour) bool, le func(*index.Event) (bool, error)) (index.Txn, bool, error) {
+func (l archivedLookup) orArchived(ctx context.Context, source string, floor, upto uint64, txn change.Txn, found bool,
+	skip func(ArchiveHour) bool, le func(*change.Event) (bool, error)) (change.Txn, bool, error) {
 	hours, err := l.hours.Hours(ctx, source, floor, upto)
 	if err != nil {
-		return index.Txn{}, false, fmt.Errorf("archived hours of %s: %w", source, err)
+		return change.Txn{}, false, fmt.Errorf("archived hours of %s: %w", source, err)
 	}
 	hours = slices.DeleteFunc(hours, func(h ArchiveHour) bool {
 		return (found && h.LastSeq <= txn.Position.Seq) || (skip != nil && skip(h))
@@ -113,7 +113,7 @@ func (l archivedLookup) orArchived(ctx context.Context, source string, floor, up
 	defer s.close()
 	ev, ok, err := s.lastWhere(hours, floor, upto, le)
 	if err != nil {
-		return index.Txn{}, false, err
+		return change.Txn{}, false, err
 	}
 	if ok && (!found || ev.Seq > txn.Position.Seq) {
 		return txnOfEvent(&ev), true, nil
@@ -125,22 +125,22 @@ func (l archivedLookup) orArchived(ctx context.Context, source string, floor, up
 // (floor, upto] and returns its transaction (named by its last event: the
 // last transaction ending at or before the event's end).
 func (l archivedLookup) archivedTxn(ctx context.Context, source string, floor, upto uint64,
-	find func(*hourSearch, []ArchiveHour) (index.Event, bool, error)) (index.Txn, bool, error) {
+	find func(*hourSearch, []ArchiveHour) (change.Event, bool, error)) (change.Txn, bool, error) {
 	hours, err := l.hours.Hours(ctx, source, floor, upto)
 	if err != nil || len(hours) == 0 {
-		return index.Txn{}, false, err
+		return change.Txn{}, false, err
 	}
 	s := newHourSearch(ctx, l.hours)
 	ev, ok, err := find(s, hours)
 	s.close()
 	if err != nil || !ok {
-		return index.Txn{}, false, err
+		return change.Txn{}, false, err
 	}
-	return l.TxnAtPos(ctx, source, binlogpos.Position{File: ev.BinlogFile, Pos: ev.EndPos}, floor, upto)
+	return l.TxnAtPos(ctx, source, ev.Pos().Coords(), floor, upto)
 }
 
-func txnOfEvent(e *index.Event) index.Txn {
-	return index.Txn{Position: binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos, GTID: e.GTID, Seq: e.Seq}, CommitTime: e.CommitTime}
+func txnOfEvent(e *change.Event) change.Txn {
+	return change.Txn{Position: e.Pos(), CommitTime: e.CommitTime}
 }
 
 // errFound stops a row group scan early.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -50,9 +51,9 @@ func (c countingReader) ReadAt(p []byte, off int64) (int, error) {
 // lookupStream is a captured stream of six hours: transactions of one to
 // three events of three tables, binlog files rotating every two hours,
 // one GTID per transaction.
-func lookupStream(hour0 uint32) []index.Event {
+func lookupStream(hour0 uint32) []change.Event {
 	rng := rand.New(rand.NewPCG(7, 11))
-	var out []index.Event
+	var out []change.Event
 	seq, gtid := uint64(0), 0
 	for h := range uint32(6) {
 		file := fmt.Sprintf("binlog.%06d", 1+h/2)
@@ -60,12 +61,12 @@ func lookupStream(hour0 uint32) []index.Event {
 		for txn := range 120 {
 			gtid++
 			pos += 100 + uint64(rng.IntN(300))
-			commit := index.HourTime(hour0 + h).Add(time.Duration(txn*25) * time.Second)
+			commit := change.HourTime(hour0 + h).Add(time.Duration(txn*25) * time.Second)
 			for range 1 + rng.IntN(3) {
 				seq++
 				tbl := []string{"a", "b", "c"}[rng.IntN(3)]
-				out = append(out, index.Event{Seq: seq, CommitTime: commit, BinlogFile: file, EndPos: pos,
-					GTID: fmt.Sprintf("0-1-%d", gtid), Schema: "shop", Table: tbl, Op: index.OpInsert,
+				out = append(out, change.Event{Seq: seq, CommitTime: commit, BinlogFile: file, EndPos: pos,
+					GTID: fmt.Sprintf("0-1-%d", gtid), Schema: "shop", Table: tbl, Op: change.OpInsert,
 					PK: fmt.Sprintf("[%d]", seq), SchemaVersion: 1, After: fmt.Appendf(nil, `{"id":%d}`, seq)})
 			}
 		}
@@ -76,8 +77,8 @@ func lookupStream(hour0 uint32) []index.Event {
 // lookupProbe is one lookup and the answer the whole index gave.
 type lookupProbe struct {
 	what  string
-	run   func(ix Index) (index.Txn, bool, error)
-	want  index.Txn
+	run   func(ix Index) (change.Txn, bool, error)
+	want  change.Txn
 	found bool
 }
 
@@ -101,14 +102,14 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 	must(t, err)
 	defer store.Close()
 	must(t, store.Init(ctx))
-	hour0 := index.HourID(time.Now()) - 30
+	hour0 := change.HourID(time.Now()) - 30
 	must(t, store.SplitPartitions(ctx, hour0))
 	evs := lookupStream(hour0)
 	tx, err := store.Begin(ctx, "main", nil)
 	must(t, err)
 	must(t, tx.InsertEvents(ctx, evs))
 	last := evs[len(evs)-1]
-	must(t, tx.SaveCheckpoint(ctx, index.Checkpoint{Source: "main", BinlogFile: last.BinlogFile, BinlogPos: last.EndPos,
+	must(t, tx.SaveCheckpoint(ctx, change.Checkpoint{Source: "main", BinlogFile: last.BinlogFile, BinlogPos: last.EndPos,
 		GTID: last.GTID, LastSeq: last.Seq, LastCommit: last.CommitTime}))
 	must(t, tx.Commit())
 	upto := last.Seq
@@ -116,32 +117,32 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 	// The answers of the whole index.
 	rng := rand.New(rand.NewPCG(3, 5))
 	var probes []*lookupProbe
-	add := func(what string, run func(ix Index) (index.Txn, bool, error)) {
+	add := func(what string, run func(ix Index) (change.Txn, bool, error)) {
 		probes = append(probes, &lookupProbe{what: what, run: run})
 	}
 	for range 40 {
-		tm := index.HourTime(hour0).Add(time.Duration(rng.IntN(6*3600+60)-30) * time.Second)
-		add("time "+tm.Format(time.RFC3339), func(ix Index) (index.Txn, bool, error) { return ix.TxnAtTime(ctx, "main", tm, 0, upto) })
+		tm := change.HourTime(hour0).Add(time.Duration(rng.IntN(6*3600+60)-30) * time.Second)
+		add("time "+tm.Format(time.RFC3339), func(ix Index) (change.Txn, bool, error) { return ix.TxnAtTime(ctx, "main", tm, 0, upto) })
 		e := evs[rng.IntN(len(evs))]
 		p := binlogpos.Position{File: e.BinlogFile, Pos: e.EndPos - uint64(rng.IntN(2)*50)}
-		add("position "+p.String(), func(ix Index) (index.Txn, bool, error) { return ix.TxnAtPos(ctx, "main", p, 0, upto) })
+		add("position "+p.String(), func(ix Index) (change.Txn, bool, error) { return ix.TxnAtPos(ctx, "main", p, 0, upto) })
 		s := uint64(1 + rng.IntN(int(upto)))
-		add(fmt.Sprintf("seq %d", s), func(ix Index) (index.Txn, bool, error) { return ix.TxnOfSeq(ctx, "main", s, 0, upto) })
+		add(fmt.Sprintf("seq %d", s), func(ix Index) (change.Txn, bool, error) { return ix.TxnOfSeq(ctx, "main", s, 0, upto) })
 		g := evs[rng.IntN(len(evs))].GTID
-		add("gtid "+g, func(ix Index) (index.Txn, bool, error) { return ix.TxnOfGTID(ctx, "main", g, 0, upto) })
-		add("first seq of the txn of "+g, func(ix Index) (index.Txn, bool, error) {
+		add("gtid "+g, func(ix Index) (change.Txn, bool, error) { return ix.TxnOfGTID(ctx, "main", g, 0, upto) })
+		add("first seq of the txn of "+g, func(ix Index) (change.Txn, bool, error) {
 			txn, ok, err := ix.TxnOfGTID(ctx, "main", g, 0, upto)
 			if err != nil || !ok {
 				return txn, ok, err
 			}
 			first, err := ix.FirstSeqOf(ctx, "main", txn, 0)
-			return index.Txn{Position: binlogpos.Position{Seq: first}}, true, err
+			return change.Txn{Position: binlogpos.Position{Seq: first}}, true, err
 		})
 	}
-	add("position before the stream", func(ix Index) (index.Txn, bool, error) {
+	add("position before the stream", func(ix Index) (change.Txn, bool, error) {
 		return ix.TxnAtPos(ctx, "main", binlogpos.Position{File: "binlog.000001", Pos: 5}, 0, upto)
 	})
-	add("gtid not captured", func(ix Index) (index.Txn, bool, error) { return ix.TxnOfGTID(ctx, "main", "0-1-99999", 0, upto) })
+	add("gtid not captured", func(ix Index) (change.Txn, bool, error) { return ix.TxnOfGTID(ctx, "main", "0-1-99999", 0, upto) })
 	for _, p := range probes {
 		var err error
 		p.want, p.found, err = p.run(store)
@@ -164,26 +165,26 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 	var archived []uint32
 	for h := range uint32(5) {
 		hour := hour0 + h
-		var hevs []index.Event
+		var hevs []change.Event
 		for _, e := range evs {
-			if index.HourID(e.CommitTime) == hour {
+			if change.HourID(e.CommitTime) == hour {
 				hevs = append(hevs, e)
 			}
 		}
-		slices.SortStableFunc(hevs, func(a, b index.Event) int { return strings.Compare(a.Table, b.Table) })
+		slices.SortStableFunc(hevs, func(a, b change.Event) int { return strings.Compare(a.Table, b.Table) })
 		var buf bytes.Buffer
-		w, err := archive.NewWriter(&buf, "main", index.HourTime(hour), archive.WriterOptions{RowGroupRows: 16})
+		w, err := archive.NewWriter(&buf, "main", change.HourTime(hour), archive.WriterOptions{RowGroupRows: 16})
 		must(t, err)
 		for i := range hevs {
 			must(t, w.Append(&hevs[i]))
 		}
 		res, err := w.Close()
 		must(t, err)
-		name := archive.ObjectName("main", index.HourTime(hour))
+		name := archive.ObjectName("main", change.HourTime(hour))
 		sum := sha256.Sum256(buf.Bytes())
 		d := digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(buf.Len())}
 		must(t, local.Put(ctx, name, bytes.NewReader(buf.Bytes()), d))
-		a := index.Archive{Source: "main", Hour: hour, Object: name, Location: local.Location(), Size: d.Size,
+		a := change.Archive{Source: "main", Hour: hour, Object: name, Location: local.Location(), Size: d.Size,
 			SHA256: d.SHA256, Events: int64(len(hevs)), FirstSeq: res.Footer.FirstSeq, LastSeq: res.Footer.LastSeq}
 		must(t, store.RecordArchive(ctx, a))
 		if ok, err := store.ConfirmArchive(ctx, "main", hour, d.SHA256, time.Now()); err != nil || !ok {
@@ -230,7 +231,7 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 	}
 	read.Store(0)
 	mid := evs[len(evs)/3]
-	if _, ok, err := lk.TxnAtPos(ctx, "main", binlogpos.Position{File: mid.BinlogFile, Pos: mid.EndPos}, 0, upto); err != nil || !ok {
+	if _, ok, err := lk.TxnAtPos(ctx, "main", mid.Pos().Coords(), 0, upto); err != nil || !ok {
 		t.Fatalf("position lookup: %v %v", ok, err)
 	}
 	// Footers (Parquet's row group metadata) are most of what it reads of
@@ -240,14 +241,14 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 	}
 
 	// An archived hour that cannot be read refuses the moment, naming it.
-	f := Facts{Source: "main", Captured: true, Checkpoint: index.Checkpoint{Source: "main", BinlogFile: last.BinlogFile,
+	f := Facts{Source: "main", Captured: true, Checkpoint: change.Checkpoint{Source: "main", BinlogFile: last.BinlogFile,
 		BinlogPos: last.EndPos, LastSeq: upto, LastCommit: last.CommitTime},
-		Starts: []index.Start{{Source: "main", Position: binlogpos.Position{File: "binlog.000001", Pos: 4}}}}
+		Starts: []change.Start{{Source: "main", Position: binlogpos.Position{File: "binlog.000001", Pos: 4}}}}
 	inside := evs[len(evs)/4]
-	atPos := At{Kind: KindPos, Pos: binlogpos.Position{File: inside.BinlogFile, Pos: inside.EndPos}}
+	atPos := At{Kind: KindPos, Pos: inside.Pos().Coords()}
 	atTime := At{Kind: KindTime, Time: inside.CommitTime}
 	recent := evs[len(evs)-10]
-	atRecent := At{Kind: KindPos, Pos: binlogpos.Position{File: recent.BinlogFile, Pos: recent.EndPos}}
+	atRecent := At{Kind: KindPos, Pos: recent.Pos().Coords()}
 	empty, err := storage.NewLocal(t.TempDir())
 	must(t, err)
 	for name, p := range map[string]Past{
@@ -259,16 +260,16 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 			r, ok := IsRefused(err)
 			// The search names the first archived hour it needed.
 			if !ok || r.Code != CodeArchive || !slices.ContainsFunc(archived, func(h uint32) bool {
-				return strings.Contains(r.Reason, "archived hour "+index.HourTime(h).Format("2006-01-02T15Z"))
+				return strings.Contains(r.Reason, "archived hour "+change.HourTime(h).Format("2006-01-02T15Z"))
 			}) {
 				t.Errorf("%s, %s: %v; want a refusal naming an archived hour", name, at, err)
 			}
 		}
 		// An hour archived but still whole in the index needs no location
 		// (with one, a broken store may still refuse it).
-		var kept index.Event
+		var kept change.Event
 		for _, e := range evs {
-			if index.HourID(e.CommitTime) == hour0+4 && e.Seq > kept.Seq && e.CommitTime.Before(index.HourTime(hour0+4).Add(30*time.Minute)) {
+			if change.HourID(e.CommitTime) == hour0+4 && e.Seq > kept.Seq && e.CommitTime.Before(change.HourTime(hour0+4).Add(30*time.Minute)) {
 				kept = e
 			}
 		}
@@ -288,7 +289,7 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 }
 
 // countTail is how many events after e share its transaction.
-func countTail(evs []index.Event, e index.Event) int {
+func countTail(evs []change.Event, e change.Event) int {
 	n := 0
 	for _, x := range evs {
 		if x.Seq > e.Seq && x.EndPos == e.EndPos && x.BinlogFile == e.BinlogFile {

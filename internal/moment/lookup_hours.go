@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // hourSearch reads archived hours for one lookup, each hour's file opened
@@ -62,9 +62,9 @@ func (s *hourSearch) hour(h ArchiveHour) (*openHour, error) {
 
 // scan passes the events of u in seq order to fn until fn returns false.
 // An error reading the group is a *HourError; fn's error is returned as is.
-func (s *hourSearch) scan(u unit, fn func(*index.Event) (bool, error)) error {
+func (s *hourSearch) scan(u unit, fn func(*change.Event) (bool, error)) error {
 	var fnErr error
-	err := u.oh.r.GroupEvents(u.i, func(e index.Event) error {
+	err := u.oh.r.GroupEvents(u.i, func(e change.Event) error {
 		more, err := fn(&e)
 		if err != nil {
 			fnErr = err
@@ -85,9 +85,9 @@ func (s *hourSearch) scan(u unit, fn func(*index.Event) (bool, error)) error {
 }
 
 // first is the first event of u.
-func (s *hourSearch) first(u unit) (index.Event, error) {
-	var out index.Event
-	err := s.scan(u, func(e *index.Event) (bool, error) { out = *e; return false, nil })
+func (s *hourSearch) first(u unit) (change.Event, error) {
+	var out change.Event
+	err := s.scan(u, func(e *change.Event) (bool, error) { out = *e; return false, nil })
 	return out, err
 }
 
@@ -127,7 +127,7 @@ func lastTrue(n int, pred func(i int) (bool, error)) (int, error) {
 // groups of the last hour whose first event holds (and of the hours whose
 // seqs overlap it: late events) by their first event, then reads the last
 // such row group and those overlapping it.
-func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(*index.Event) (bool, error)) (index.Event, bool, error) {
+func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(*change.Event) (bool, error)) (change.Event, bool, error) {
 	hours = slices.Clone(hours)
 	slices.SortFunc(hours, func(a, b ArchiveHour) int { return cmp.Compare(a.FirstSeq, b.FirstSeq) })
 	k, err := lastTrue(len(hours), func(i int) (bool, error) {
@@ -142,7 +142,7 @@ func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(
 		return le(&e)
 	})
 	if err != nil || k < 0 {
-		return index.Event{}, false, err
+		return change.Event{}, false, err
 	}
 	var units []unit
 	for i := 0; i <= k; i++ {
@@ -151,7 +151,7 @@ func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(
 		}
 		oh, err := s.hour(hours[i])
 		if err != nil {
-			return index.Event{}, false, err
+			return change.Event{}, false, err
 		}
 		for gi, g := range oh.groups {
 			if g.LastSeq > floor && g.FirstSeq <= upto {
@@ -168,15 +168,15 @@ func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(
 		return le(&e)
 	})
 	if err != nil || k < 0 {
-		return index.Event{}, false, err
+		return change.Event{}, false, err
 	}
-	var best index.Event
+	var best change.Event
 	found := false
 	for i := 0; i <= k; i++ {
 		if i != k && units[i].group().LastSeq < units[k].group().FirstSeq {
 			continue
 		}
-		err := s.scan(units[i], func(e *index.Event) (bool, error) {
+		err := s.scan(units[i], func(e *change.Event) (bool, error) {
 			if e.Seq <= floor {
 				return true, nil
 			}
@@ -193,7 +193,7 @@ func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(
 			return true, nil
 		})
 		if err != nil {
-			return index.Event{}, false, err
+			return change.Event{}, false, err
 		}
 	}
 	return best, found, nil
@@ -201,22 +201,22 @@ func (s *hourSearch) lastWhere(hours []ArchiveHour, floor, upto uint64, le func(
 
 // eventAt returns the event with seq among hours: only the row groups
 // whose seq range holds it are read.
-func (s *hourSearch) eventAt(hours []ArchiveHour, seq uint64) (index.Event, bool, error) {
+func (s *hourSearch) eventAt(hours []ArchiveHour, seq uint64) (change.Event, bool, error) {
 	for _, h := range hours {
 		if seq < h.FirstSeq || seq > h.LastSeq {
 			continue
 		}
 		oh, err := s.hour(h)
 		if err != nil {
-			return index.Event{}, false, err
+			return change.Event{}, false, err
 		}
 		for gi, g := range oh.groups {
 			if seq < g.FirstSeq || seq > g.LastSeq {
 				continue
 			}
-			var out index.Event
+			var out change.Event
 			found := false
-			err := s.scan(unit{oh: oh, i: gi}, func(e *index.Event) (bool, error) {
+			err := s.scan(unit{oh: oh, i: gi}, func(e *change.Event) (bool, error) {
 				if e.Seq == seq {
 					out, found = *e, true
 				}
@@ -227,28 +227,28 @@ func (s *hourSearch) eventAt(hours []ArchiveHour, seq uint64) (index.Event, bool
 			}
 		}
 	}
-	return index.Event{}, false, nil
+	return change.Event{}, false, nil
 }
 
 // gtidEvent returns an event of the transaction with GTID gtid among the
 // hours' events in (floor, upto], reading the hours newest first. A GTID
 // carries no order the files keep statistics of, so every row group of an
 // hour is read until one holds it.
-func (s *hourSearch) gtidEvent(hours []ArchiveHour, gtid string, floor, upto uint64) (index.Event, bool, error) {
+func (s *hourSearch) gtidEvent(hours []ArchiveHour, gtid string, floor, upto uint64) (change.Event, bool, error) {
 	hours = slices.Clone(hours)
 	slices.SortFunc(hours, func(a, b ArchiveHour) int { return cmp.Compare(b.LastSeq, a.LastSeq) })
 	for _, h := range hours {
 		oh, err := s.hour(h)
 		if err != nil {
-			return index.Event{}, false, err
+			return change.Event{}, false, err
 		}
 		for gi, g := range oh.groups {
 			if g.LastSeq <= floor || g.FirstSeq > upto {
 				continue
 			}
-			var out index.Event
+			var out change.Event
 			found := false
-			err := s.scan(unit{oh: oh, i: gi}, func(e *index.Event) (bool, error) {
+			err := s.scan(unit{oh: oh, i: gi}, func(e *change.Event) (bool, error) {
 				if e.GTID == gtid && e.Seq > floor && e.Seq <= upto {
 					out, found = *e, true
 					return false, nil
@@ -260,7 +260,7 @@ func (s *hourSearch) gtidEvent(hours []ArchiveHour, gtid string, floor, upto uin
 			}
 		}
 	}
-	return index.Event{}, false, nil
+	return change.Event{}, false, nil
 }
 
 // countTables adds the events of hour h in (after, upto] to counts, by
@@ -278,7 +278,7 @@ func (s *hourSearch) countTables(h ArchiveHour, after, upto uint64, counts map[T
 		case g.FirstSeq > after && g.LastSeq <= upto:
 			counts[k] += g.Rows
 		default:
-			err := s.scan(unit{oh: oh, i: gi}, func(e *index.Event) (bool, error) {
+			err := s.scan(unit{oh: oh, i: gi}, func(e *change.Event) (bool, error) {
 				if e.Seq > after && e.Seq <= upto {
 					counts[k]++
 				}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -20,7 +19,7 @@ import (
 // alone and answer a moment inside an archived hour wrongly.
 type Past struct {
 	Source string
-	Index  *index.Store
+	Index  Store
 	// SourceDir is the source's local folder (<backup-dir>/<source>).
 	SourceDir string
 	// Archive is the archive location (--archive-url): hour files and

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -67,9 +67,9 @@ type PlanInput struct {
 	// snapshot (ChooseBase's), by table.
 	Footers map[TableKey]*schema.Table
 	// History is the source's schema history (index.Store.SchemaHistory).
-	History []index.SchemaVersion
-	Gaps    []index.Gap
-	Starts  []index.Start
+	History []change.SchemaVersion
+	Gaps    []change.Gap
+	Starts  []change.Start
 	Select  Selection
 }
 
@@ -78,7 +78,7 @@ type PlanInput struct {
 // side of every capture gap as the cut. It refuses a cut before the oldest
 // snapshot, with no snapshot at all, and one whose only candidates are
 // across a gap.
-func ChooseBase(cut Cut, snaps []snapshot.Manifest, gaps []index.Gap, starts []index.Start) (snapshot.Manifest, error) {
+func ChooseBase(cut Cut, snaps []snapshot.Manifest, gaps []change.Gap, starts []change.Start) (snapshot.Manifest, error) {
 	refuse := func(code Code, format string, args ...any) (snapshot.Manifest, error) {
 		return snapshot.Manifest{}, &RefusedError{At: cut.At.String(), Code: code, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -130,7 +130,7 @@ func after(p, q binlogpos.Position) bool {
 // cutAfter reports whether the cut's state includes what gap g lost: it
 // lies after the last transaction before the gap, or is a position cut at
 // or after the gap's end.
-func cutAfter(cut Cut, g index.Gap, starts []index.Start) bool {
+func cutAfter(cut Cut, g change.Gap, starts []change.Start) bool {
 	f := Facts{Starts: starts}
 	if s, ok := lastSeqBefore(g, f); ok && cut.Seq > s {
 		return true
@@ -176,7 +176,7 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 
 // tablesAt is the definition of every table at the cut (nil: dropped), by
 // table, from the schema history.
-func tablesAt(cut Cut, hist []index.SchemaVersion) map[TableKey]*schema.Table {
+func tablesAt(cut Cut, hist []change.SchemaVersion) map[TableKey]*schema.Table {
 	pos := cut.schemaPos()
 	defs := map[TableKey]*schema.Table{}
 	for _, v := range hist {
@@ -265,7 +265,7 @@ func tablesHint(live []TableKey, s string) string {
 }
 
 // tableRefusal says why table k cannot be rebuilt from base, or "".
-func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *schema.Table, w schemahist.Window, hist []index.SchemaVersion) string {
+func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *schema.Table, w schemahist.Window, hist []change.SchemaVersion) string {
 	if _, ok := base.Table(k.Schema, k.Table); !ok {
 		return fmt.Sprintf("not in snapshot %s (created after it%s): pick a moment after a full backup that holds it",
 			base.SnapshotID, describeChanges(k, w, hist))
@@ -294,7 +294,7 @@ func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *s
 }
 
 // describeChanges lists table k's schema changes in w, for a message.
-func describeChanges(k TableKey, w schemahist.Window, hist []index.SchemaVersion) string {
+func describeChanges(k TableKey, w schemahist.Window, hist []change.SchemaVersion) string {
 	var parts []string
 	for _, v := range hist {
 		if v.Schema == k.Schema && v.Table == k.Table && w.Holds(v) {

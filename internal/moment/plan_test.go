@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -23,7 +23,7 @@ func manifest(id string, seq uint64, p binlogpos.Position, tables ...string) sna
 
 func cutAt(seq uint64, p binlogpos.Position) Cut {
 	p.Seq = seq
-	return Cut{At: At{Kind: KindSeq, Seq: seq}, Seq: seq, Landed: true, Txn: index.Txn{Position: p, CommitTime: t0}}
+	return Cut{At: At{Kind: KindSeq, Seq: seq}, Seq: seq, Landed: true, Txn: change.Txn{Position: p, CommitTime: t0}}
 }
 
 func TestChooseBase(t *testing.T) {
@@ -75,15 +75,15 @@ func def(schemaName, name string, cols ...string) *schema.Table {
 	return t
 }
 
-func version(d *schema.Table, k TableKey, seq uint64, p binlogpos.Position, ddl string) index.SchemaVersion {
-	return index.SchemaVersion{Schema: k.Schema, Table: k.Table, Seq: seq, BinlogFile: p.File, BinlogPos: p.Pos, DDL: ddl, Definition: d, CreatedAt: time.Now()}
+func version(d *schema.Table, k TableKey, seq uint64, p binlogpos.Position, ddl string) change.SchemaVersion {
+	return change.SchemaVersion{Schema: k.Schema, Table: k.Table, Seq: seq, BinlogFile: p.File, BinlogPos: p.Pos, DDL: ddl, Definition: d, CreatedAt: time.Now()}
 }
 
 func TestMakePlan(t *testing.T) {
 	orders, items, fresh := TableKey{"shop", "orders"}, TableKey{"shop", "items"}, TableKey{"shop", "fresh"}
 	base := manifest("20261129T080500Z", 30, pos("binlog.000002", 300), "shop.orders", "shop.items")
 	footers := map[TableKey]*schema.Table{orders: def("shop", "orders", "id", "v"), items: def("shop", "items", "id", "n")}
-	hist := []index.SchemaVersion{
+	hist := []change.SchemaVersion{
 		version(def("shop", "orders", "id", "v"), orders, 0, pos("binlog.000001", 4), "-- read from the source"),
 		version(def("shop", "items", "id", "n"), items, 0, pos("binlog.000001", 4), "-- read from the source"),
 		version(def("shop", "orders", "id", "v"), orders, 32, pos("binlog.000002", 350), "ALTER TABLE orders ADD INDEX (v)"),

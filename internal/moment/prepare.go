@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
 // History reads a source's schema history; *index.Store has it.
 type History interface {
-	SchemaHistory(ctx context.Context, source string) ([]index.SchemaVersion, error)
+	SchemaHistory(ctx context.Context, source string) ([]change.SchemaVersion, error)
 }
 
 // PlanAt reads what a rebuild of sel at at depends on and returns

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/fold"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -123,8 +123,8 @@ func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progre
 	}
 	name := "moment-" + tp.Schema + "." + tp.Table + "-" + rand.Text()
 	var n int64
-	t.window, err = r.Engine.WriteWindow(t.at.Table, name, func(fn func(index.Event) error) error {
-		return r.Events.TableEvents(ctx, r.Source, tp.Schema, tp.Table, tp.After, tp.Upto, func(e index.Event) error {
+	t.window, err = r.Engine.WriteWindow(t.at.Table, name, func(fn func(change.Event) error) error {
+		return r.Events.TableEvents(ctx, r.Source, tp.Schema, tp.Table, tp.After, tp.Upto, func(e change.Event) error {
 			n++
 			if progress != nil && n%(64*1024) == 0 {
 				progress("events", n)

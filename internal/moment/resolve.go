@@ -7,22 +7,35 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Index is what resolving a moment reads of the index; *index.Store has it.
 type Index interface {
-	LoadCheckpoint(ctx context.Context, source string) (index.Checkpoint, bool, error)
-	Starts(ctx context.Context, source string) ([]index.Start, error)
-	Gaps(ctx context.Context, source string) ([]index.Gap, error)
-	TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (index.Txn, bool, error)
-	TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (index.Txn, bool, error)
-	TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (index.Txn, bool, error)
-	TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (index.Txn, bool, error)
-	FirstSeqOf(ctx context.Context, source string, txn index.Txn, floor uint64) (uint64, error)
+	LoadCheckpoint(ctx context.Context, source string) (change.Checkpoint, bool, error)
+	Starts(ctx context.Context, source string) ([]change.Start, error)
+	Gaps(ctx context.Context, source string) ([]change.Gap, error)
+	TxnAtTime(ctx context.Context, source string, t time.Time, floor, upto uint64) (change.Txn, bool, error)
+	TxnAtPos(ctx context.Context, source string, pos binlogpos.Position, floor, upto uint64) (change.Txn, bool, error)
+	TxnOfSeq(ctx context.Context, source string, seq, floor, upto uint64) (change.Txn, bool, error)
+	TxnOfGTID(ctx context.Context, source, gtid string, floor, upto uint64) (change.Txn, bool, error)
+	FirstSeqOf(ctx context.Context, source string, txn change.Txn, floor uint64) (uint64, error)
 }
 
-var _ Index = (*index.Store)(nil)
+// Store is everything the moment package reads of the index: the
+// lookups of Index, a table's events in a window, a key's changes, the
+// change counts of a window and the archived hours' records.
+// *index.Store has it (checked in the package's tests), so this package
+// imports no database.
+type Store interface {
+	Index
+	History
+	WindowEvents(ctx context.Context, source, schemaName, table string, afterSeq, uptoSeq uint64, fn func(change.Event) error) error
+	KeyChanges(ctx context.Context, source, schemaName, table, pk string) ([]change.Event, error)
+	ChangeCounts(ctx context.Context, source string, afterSeq, uptoSeq uint64) (map[[2]string]int64, error)
+	CountHour(ctx context.Context, source string, hour uint32) (int64, error)
+	Archives(ctx context.Context, source string) ([]change.Archive, error)
+}
 
 // ReadFacts reads the checkpoint, capture starts and gaps of source.
 func ReadFacts(ctx context.Context, ix Index, source string) (Facts, error) {
@@ -64,20 +77,20 @@ func Resolve(ctx context.Context, ix Index, f Facts, at At, before bool) (Cut, e
 }
 
 // lookup finds the transaction Decide cuts at in (floor, upto].
-func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, upto uint64) (index.Txn, bool, error) {
+func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, upto uint64) (change.Txn, bool, error) {
 	src := f.Source
 	// prior is the transaction before txn, for a cut before it.
-	prior := func(txn index.Txn, found bool, err error) (index.Txn, bool, error) {
+	prior := func(txn change.Txn, found bool, err error) (change.Txn, bool, error) {
 		if err != nil || !before {
 			return txn, found, err
 		}
 		if !found { // the seq or GTID itself is unknown: refused as for a cut at it
 			_, err := Decide(at, false, f, floor, txn, false)
-			return index.Txn{}, false, err
+			return change.Txn{}, false, err
 		}
 		first, err := ix.FirstSeqOf(ctx, src, txn, floor)
 		if err != nil || first <= floor+1 {
-			return index.Txn{}, false, err
+			return change.Txn{}, false, err
 		}
 		return ix.TxnOfSeq(ctx, src, first-1, floor, upto)
 	}
@@ -92,7 +105,7 @@ func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, u
 		p := at.Pos.Coords()
 		if before {
 			if p.Pos == 0 {
-				return index.Txn{}, false, nil
+				return change.Txn{}, false, nil
 			}
 			p.Pos--
 		}
@@ -103,9 +116,9 @@ func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, u
 		return prior(ix.TxnOfGTID(ctx, src, at.GTID, floor, upto))
 	case KindLatest:
 		if f.Checkpoint.LastSeq == 0 {
-			return index.Txn{}, false, nil
+			return change.Txn{}, false, nil
 		}
 		return ix.TxnOfSeq(ctx, src, f.Checkpoint.LastSeq, floor, upto)
 	}
-	return index.Txn{}, false, fmt.Errorf("unknown kind of moment %q", at.Kind)
+	return change.Txn{}, false, fmt.Errorf("unknown kind of moment %q", at.Kind)
 }

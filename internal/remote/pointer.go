@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
@@ -26,7 +26,7 @@ const advanceRounds = 8
 // of order, e.g. an earlier snapshot that failed to upload is caught up
 // after a newer one went up. A pointer naming a snapshot without a remote
 // manifest is moved. A swap that loses a race reads the pointer again.
-func (m *Mirror) advance(ctx context.Context, id string, pos snapshot.Position) (string, error) {
+func (m *Mirror) advance(ctx context.Context, id string, pos binlogpos.Position) (string, error) {
 	next := pointerValue(id)
 	for round := 1; ; round++ {
 		cur, err := m.readPointer(ctx, m.CurrentName())
@@ -63,7 +63,7 @@ func (m *Mirror) advance(ctx context.Context, id string, pos snapshot.Position) 
 // newer reports whether the remote snapshot other is newer than snapshot
 // id at pos: a greater seq, or the same seq and a greater id. A snapshot
 // without a remote manifest is not newer.
-func (m *Mirror) newer(ctx context.Context, other, id string, pos snapshot.Position) (bool, error) {
+func (m *Mirror) newer(ctx context.Context, other, id string, pos binlogpos.Position) (bool, error) {
 	man, _, err := m.ReadManifest(ctx, other)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

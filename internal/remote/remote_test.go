@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -82,7 +83,7 @@ func (f *fixture) publish(id, prev string, seq uint64, table string, chain ...st
 		add(rel, c)
 		mt.Chain = append(mt.Chain, rel)
 	}
-	man := snapshot.Manifest{Source: "main", Position: snapshot.Position{Seq: seq}, Kind: snapshot.SnapshotFull,
+	man := snapshot.Manifest{Source: "main", Position: binlogpos.Position{Seq: seq}, Kind: snapshot.SnapshotFull,
 		Tables: []snapshot.ManifestTable{mt}}
 	if prev != "" {
 		man.Kind, man.Prev = snapshot.SnapshotRefresh, prev

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -52,7 +52,7 @@ func Verb(ddl string) string {
 // KeepsRows reports whether schema version v changes no row of its table
 // by itself: an ALTER TABLE or CREATE/DROP INDEX without partitions or
 // tablespaces (whether it changed the columns is the caller's to check).
-func KeepsRows(v index.SchemaVersion) bool {
+func KeepsRows(v change.SchemaVersion) bool {
 	if v.Definition == nil {
 		return false
 	}

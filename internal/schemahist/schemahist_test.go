@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-func at(seq uint64, file string, pos uint64) index.SchemaVersion {
-	return index.SchemaVersion{Seq: seq, BinlogFile: file, BinlogPos: pos, Definition: &schema.Table{}}
+func at(seq uint64, file string, pos uint64) change.SchemaVersion {
+	return change.SchemaVersion{Seq: seq, BinlogFile: file, BinlogPos: pos, Definition: &schema.Table{}}
 }
 
 // TestWindowAndCut: the seq decides between a window's ends, the binlog
@@ -21,7 +21,7 @@ func TestWindowAndCut(t *testing.T) {
 		ToSeq: 200, To: binlogpos.Position{File: "binlog.000003", Pos: 900}}
 	for _, c := range []struct {
 		name string
-		v    index.SchemaVersion
+		v    change.SchemaVersion
 		in   bool
 	}{
 		{"before the start seq", at(99, "binlog.000002", 900), false},
@@ -43,7 +43,7 @@ func TestWindowAndCut(t *testing.T) {
 	}
 	cut := binlogpos.Position{File: "binlog.000003", Pos: 900}
 	for _, c := range []struct {
-		v     index.SchemaVersion
+		v     change.SchemaVersion
 		pos   binlogpos.Position
 		apply bool
 	}{
@@ -85,12 +85,12 @@ func TestEveryDDLKind(t *testing.T) {
 		if got := Verb(c.ddl); got != c.verb {
 			t.Errorf("Verb(%q) = %q, want %q", c.ddl, got, c.verb)
 		}
-		v := index.SchemaVersion{DDL: c.ddl, Definition: &schema.Table{}}
+		v := change.SchemaVersion{DDL: c.ddl, Definition: &schema.Table{}}
 		if got := KeepsRows(v); got != c.keeps {
 			t.Errorf("KeepsRows(%q) = %v, want %v", c.ddl, got, c.keeps)
 		}
 	}
-	if KeepsRows(index.SchemaVersion{DDL: "ALTER TABLE a ADD c INT"}) {
+	if KeepsRows(change.SchemaVersion{DDL: "ALTER TABLE a ADD c INT"}) {
 		t.Error("a version that removes the table keeps no rows")
 	}
 	if got := Abbreviate("SELECT\n   1,\t2", 20); got != "SELECT 1, 2" {

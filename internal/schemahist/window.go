@@ -2,7 +2,7 @@ package schemahist
 
 import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Window is the stretch of the stream (From, To]: after a snapshot's or a
@@ -18,11 +18,11 @@ type Window struct {
 // its start and at or before its end. Between the end seqs the seq
 // decides; at an end seq the binlog position does, and a position that
 // cannot be ordered counts as inside (the safe side: a change is seen).
-func (w Window) Holds(v index.SchemaVersion) bool {
+func (w Window) Holds(v change.SchemaVersion) bool {
 	if v.Seq < w.FromSeq || v.Seq > w.ToSeq {
 		return false
 	}
-	p := binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos}
+	p := v.Pos().Coords()
 	if v.Seq == w.FromSeq {
 		if c, err := binlogpos.Compare(p, w.From); err == nil && c <= 0 {
 			return false
@@ -40,13 +40,13 @@ func (w Window) Holds(v index.SchemaVersion) bool {
 // binlog position pos: it comes before the cut's seq, or at it and not
 // after its position. A version at the cut's seq whose position cannot be
 // ordered, or a cut without a position (pos.File ""), counts as applying.
-func AtOrBefore(v index.SchemaVersion, cut uint64, pos binlogpos.Position) bool {
+func AtOrBefore(v change.SchemaVersion, cut uint64, pos binlogpos.Position) bool {
 	if v.Seq != cut {
 		return v.Seq < cut
 	}
 	if pos.File == "" {
 		return true
 	}
-	c, err := binlogpos.Compare(binlogpos.Position{File: v.BinlogFile, Pos: v.BinlogPos}, pos)
+	c, err := binlogpos.Compare(v.Pos().Coords(), pos)
 	return err != nil || c <= 0
 }

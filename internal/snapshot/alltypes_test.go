@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -130,7 +131,7 @@ func writeFile(t testing.TB, dir, name string, tbl *schema.Table, rows [][][]byt
 func testMeta() FooterMeta {
 	return FooterMeta{
 		CreateTable: "CREATE TABLE `all_types` (`id` int NOT NULL, PRIMARY KEY (`id`))",
-		Position:    Position{File: "mysql-bin.000042", Pos: 1234, GTID: "0-1-99", Seq: 77},
+		Position:    binlogpos.Position{File: "mysql-bin.000042", Pos: 1234, GTID: "0-1-99", Seq: 77},
 		SnapshotID:  "20261129T061500Z",
 		Source:      "src1",
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -440,7 +441,7 @@ func (c *ChangesWriter) Close() (WriteResult, error) {
 		if c.rows == 0 {
 			return "{}"
 		}
-		b, _ := json.Marshal(Position{File: ch.BinlogFile, Pos: ch.EndPos, GTID: ch.GTID, Seq: ch.Seq})
+		b, _ := json.Marshal(binlogpos.Position{File: ch.BinlogFile, Pos: ch.EndPos, GTID: ch.GTID, Seq: ch.Seq})
 		return string(b)
 	}
 	commit := func(ch Change) string {

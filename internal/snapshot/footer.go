@@ -29,17 +29,12 @@ const (
 	KeyTable         = "dbtrail.table"          // JSON of schema.Table
 )
 
-// Position is a snapshot's point of the binlog stream: the binlog
-// coordinates and GTID of the last transaction it contains and its capture
-// seq.
-type Position = binlogpos.Position
-
 // FooterMeta is the footer metadata of a table file. NewTableWriter takes
 // CreateTable, Position, SnapshotID, Source and WriterVersion from its
 // caller; Close fills in Rows, Fingerprint and Table. ReadFooter returns all.
 type FooterMeta struct {
 	CreateTable   string
-	Position      Position
+	Position      binlogpos.Position
 	SnapshotID    string
 	Source        string
 	WriterVersion string // "" means WriterVersion when writing

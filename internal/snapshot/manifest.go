@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/digest"
 )
 
@@ -31,11 +32,11 @@ const idLayout = "20060102T150405Z"
 // their chains, and the sha256 and size of every file in the snapshot.
 // Paths are relative to the snapshot folder, with '/' separators.
 type Manifest struct {
-	Version    int       `json:"version"`
-	SnapshotID string    `json:"snapshot_id"`
-	Source     string    `json:"source"`
-	Position   Position  `json:"position"`
-	CreatedAt  time.Time `json:"created_at"`
+	Version    int                `json:"version"`
+	SnapshotID string             `json:"snapshot_id"`
+	Source     string             `json:"source"`
+	Position   binlogpos.Position `json:"position"`
+	CreatedAt  time.Time          `json:"created_at"`
 	// Kind is how the snapshot was made: SnapshotFull (a full backup) or
 	// SnapshotRefresh (folded from Prev and the index). Empty in manifests
 	// written before the field existed (full backups).

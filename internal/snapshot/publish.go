@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 )
 
 // crashPoint is called between the steps of Publish with the name of the
@@ -117,7 +119,7 @@ func (b *Builder) publish(m Manifest) error {
 // republish handles an id that is already published: same manifest → finish
 // the current swap if needed and drop the staging folder (done); different →
 // error; not published → not done.
-func (b *Builder) republish(final string, enc []byte, pos Position) (bool, error) {
+func (b *Builder) republish(final string, enc []byte, pos binlogpos.Position) (bool, error) {
 	old, err := os.ReadFile(filepath.Join(final, ManifestName))
 	if os.IsNotExist(err) {
 		if _, serr := os.Lstat(final); serr == nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
@@ -60,7 +61,7 @@ func build(t *testing.T, dir, id string, seq uint64, rows [][][]byte) (*Builder,
 	}
 	return b, Manifest{
 		Source:   "src1",
-		Position: Position{File: "mysql-bin.000042", Pos: 1234, Seq: seq},
+		Position: binlogpos.Position{File: "mysql-bin.000042", Pos: 1234, Seq: seq},
 		Tables: []ManifestTable{{Schema: tbl.Schema, Table: tbl.Name, File: rel, Rows: res.Rows,
 			Fingerprint: res.Fingerprint, Chain: chain, Kind: KindDelta}},
 	}

@@ -44,6 +44,11 @@ type WriterOptions struct {
 	// row groups and pages, written in the same order. A writer with
 	// Overlap must be ended by Close or Abort, or its goroutine outlives it.
 	Overlap bool
+	// Scratch writes a file that is read back once on this machine (a
+	// restore's staged table): no dictionary encoding and no compression,
+	// which cost most of a write's CPU and buy nothing there. The file is
+	// a table file like any other, two to four times larger.
+	Scratch bool
 }
 
 // WriteResult describes a closed table file.
@@ -161,12 +166,17 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 // newParquetWriter opens a zstd Parquet writer that stores the Arrow schema
 // (so field metadata survives).
 func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions, more ...parquet.WriterProperty) (*pqarrow.FileWriter, error) {
+	codec := compress.Codecs.Zstd
+	if opts.Scratch {
+		codec = compress.Codecs.Uncompressed
+		more = append(more, parquet.WithDictionaryDefault(false))
+	}
 	pp := append([]parquet.WriterProperty{
-		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompression(codec),
 		parquet.WithMaxRowGroupLength(int64(max(opts.RowGroupRows, 1))),
 		parquet.WithCreatedBy("dbtrail " + WriterVersion),
 	}, more...)
-	if opts.ZstdLevel != 0 {
+	if opts.ZstdLevel != 0 && !opts.Scratch {
 		pp = append(pp, parquet.WithCompressionLevel(opts.ZstdLevel))
 	}
 	if opts.Allocator != nil {

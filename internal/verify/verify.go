@@ -84,8 +84,8 @@ type Result struct {
 	// LivePos is the live consistent snapshot's binlog position, SnapPos the
 	// snapshot's (its manifest's: a table file linked forward unchanged is
 	// valid at the manifest's position, not only at its footer's).
-	LivePos LivePosition      `json:"live_pos"`
-	SnapPos snapshot.Position `json:"snap_pos"`
+	LivePos LivePosition       `json:"live_pos"`
+	SnapPos binlogpos.Position `json:"snap_pos"`
 	// Diff lists differing keys (with Options.Explain), sorted, at most
 	// MaxKeys; DiffTotal counts all of them.
 	Diff      []KeyDiff `json:"diff,omitempty"`
@@ -118,7 +118,7 @@ func Table(ctx context.Context, db *sql.DB, snap *snapshot.Snapshot, schemaName,
 // is pos (the cut's). The verdicts are Table's, with pos in place of a
 // snapshot's position: a server a .sql export of that moment was loaded
 // into (no binlog) must match it.
-func Moment(ctx context.Context, db *sql.DB, t *moment.Table, pos snapshot.Position, opts Options) (Result, error) {
+func Moment(ctx context.Context, db *sql.DB, t *moment.Table, pos binlogpos.Position, opts Options) (Result, error) {
 	res := Result{Table: t.Name(), SnapPos: pos}
 	return compare(ctx, db, momentSide{t}, res, opts)
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -101,7 +101,7 @@ func Bench(events, tables, runs int) (BenchResult, error) {
 func benchHour() time.Time { return time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC) }
 
 // writeEvents writes evs as the archive of source "main" for hour.
-func writeEvents(buf *bytes.Buffer, hour time.Time, evs []index.Event) (archive.WriteResult, error) {
+func writeEvents(buf *bytes.Buffer, hour time.Time, evs []change.Event) (archive.WriteResult, error) {
 	w, err := archive.NewWriter(buf, "main", hour, archive.WriterOptions{})
 	if err != nil {
 		return archive.WriteResult{}, err
@@ -123,7 +123,7 @@ func timeRead(b []byte, schemaName, table string) (time.Duration, error) {
 		return 0, err
 	}
 	var n int64
-	count := func(index.Event) error { n++; return nil }
+	count := func(change.Event) error { n++; return nil }
 	if table == "" {
 		err = r.Events(count)
 	} else {
@@ -144,10 +144,10 @@ func benchTableName(i int) string { return fmt.Sprintf("t%02d", i) }
 // the capture benchmark's shape (see Bench), spread over tables equally busy
 // tables bench.t01, bench.t02, ... (bench.t when tables is 1) whose
 // transactions take turns.
-func BenchEvents(n, tables int) ([]index.Event, error) {
+func BenchEvents(n, tables int) ([]change.Event, error) {
 	t := benchTable()
-	per := make([][]index.Event, tables)
-	txs := make([][][]index.Event, tables) // each table's transactions
+	per := make([][]change.Event, tables)
+	txs := make([][][]change.Event, tables) // each table's transactions
 	for k := range tables {
 		name := "t"
 		if tables > 1 {
@@ -185,7 +185,7 @@ func BenchEvents(n, tables int) ([]index.Event, error) {
 			break
 		}
 	}
-	out := make([]index.Event, 0, n)
+	out := make([]change.Event, 0, n)
 	for _, evs := range per {
 		out = append(out, evs...)
 	}
@@ -215,14 +215,14 @@ func benchTable() *schema.Table {
 // benchTableEvents returns the n events of one table as the capture
 // benchmark's statements make them (seqs, times, GTIDs and positions left
 // for the caller), and the bounds of its transactions in them.
-func benchTableEvents(t *schema.Table, name string, n int) ([]index.Event, []int, error) {
+func benchTableEvents(t *schema.Table, name string, n int) ([]change.Event, []int, error) {
 	const stmtRows = 5000
 	inserts, updates := n/2, n/3
 	deletes := n - inserts - updates
-	evs := make([]index.Event, 0, n)
+	evs := make([]change.Event, 0, n)
 	bounds := []int{0}
-	add := func(op index.Op, id int, before, after []byte) {
-		evs = append(evs, index.Event{BinlogFile: "mariadb-bin.000001", Schema: "bench", Table: name, Op: op,
+	add := func(op change.Op, id int, before, after []byte) {
+		evs = append(evs, change.Event{BinlogFile: "mariadb-bin.000001", Schema: "bench", Table: name, Op: op,
 			PK: "[" + strconv.Itoa(id) + "]", SchemaVersion: 1, Before: before, After: after})
 		if len(evs)-bounds[len(bounds)-1] == stmtRows {
 			bounds = append(bounds, len(evs))
@@ -233,7 +233,7 @@ func benchTableEvents(t *schema.Table, name string, n int) ([]index.Event, []int
 		if err != nil {
 			return nil, nil, err
 		}
-		add(index.OpInsert, id, nil, img)
+		add(change.OpInsert, id, nil, img)
 	}
 	for id := 1; id <= updates; id++ {
 		before, err := benchImage(t, id, false)
@@ -244,7 +244,7 @@ func benchTableEvents(t *schema.Table, name string, n int) ([]index.Event, []int
 		if err != nil {
 			return nil, nil, err
 		}
-		add(index.OpUpdate, id, before, after)
+		add(change.OpUpdate, id, before, after)
 	}
 	if bounds[len(bounds)-1] != len(evs) {
 		bounds = append(bounds, len(evs))
@@ -254,7 +254,7 @@ func benchTableEvents(t *schema.Table, name string, n int) ([]index.Event, []int
 		if err != nil {
 			return nil, nil, err
 		}
-		evs = append(evs, index.Event{BinlogFile: "mariadb-bin.000001", Schema: "bench", Table: name, Op: index.OpDelete,
+		evs = append(evs, change.Event{BinlogFile: "mariadb-bin.000001", Schema: "bench", Table: name, Op: change.OpDelete,
 			PK: "[" + strconv.Itoa(id) + "]", SchemaVersion: 1, Before: img})
 	}
 	if bounds[len(bounds)-1] != len(evs) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -110,7 +111,7 @@ func BenchmarkIndexHour(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	slices.SortFunc(evs, func(a, b index.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(evs, func(a, b change.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i := 0; i < len(evs); i += 5000 {
 		tx, err := s.Begin(ctx, "main", nil)
 		if err != nil {
@@ -129,7 +130,7 @@ func BenchmarkIndexHour(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.HourEvents(ctx, "main", index.HourID(benchHour()), func(e index.Event) error { return w.Append(&e) }); err != nil {
+		if err := s.HourEvents(ctx, "main", change.HourID(benchHour()), func(e change.Event) error { return w.Append(&e) }); err != nil {
 			b.Fatal(err)
 		}
 		res, err := w.Close()

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -81,7 +82,7 @@ func BuildSnapshot(ctx context.Context, t testing.TB, db *sql.DB, backupDir, sou
 		}
 	}
 	defer conn.ExecContext(ctx, "ROLLBACK")
-	var pos snapshot.Position
+	var pos binlogpos.Position
 	var name, value string
 	for _, v := range []string{"binlog_snapshot_file", "binlog_snapshot_position"} {
 		if err := conn.QueryRowContext(ctx, "SHOW STATUS LIKE '"+v+"'").Scan(&name, &value); err != nil {
