@@ -47,6 +47,9 @@ type Activities struct {
 	// table (default fold.DefaultMemoryLimit); beyond it DuckDB spills to
 	// the work folder.
 	FoldMemory string
+	// RestorePartRows is the fewest rows of a part of a restored table
+	// (LoadTableInput.Parts); 0 is DefaultRestorePartRows.
+	RestorePartRows int64
 	// Engines is the worker's pool of fold engines (NewEnginePool over
 	// WorkDir and FoldMemory), closed by the worker when it stops; nil opens
 	// an engine per activity.

@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"golang.org/x/sync/errgroup"
 )
 
 // Slices of LoadTable: how long one call loads (DefaultLoadSlice) and how
@@ -66,25 +67,25 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 	}
 	foot := st.Foot
 	stageTook := time.Since(staging)
-	conn, release, err := loadSession(ctx, db, sp.NoBinlog)
-	if err != nil {
-		return LoadTableResult{}, err
-	}
-	defer release()
 	if !ok {
-		if cp, err = startTable(ctx, conn, sp, job, foot); err != nil {
+		conn, release, err := loadSession(ctx, db, sp.NoBinlog)
+		if err != nil {
+			return LoadTableResult{}, err
+		}
+		cp, err = startTable(ctx, conn, sp, job, foot)
+		release()
+		if err != nil {
 			return LoadTableResult{}, err
 		}
 	}
 	if err := cp.Matches(job.Cut.Seq, foot.Fingerprint.String(), foot.Rows); err != nil {
 		return LoadTableResult{}, nonRetryable(ErrCheckpointConflict, err)
 	}
-	l := &loader{a: a, sp: sp, job: job, db: db, conn: conn, cp: cp, progress: progress, chunk: in.ChunkRows, slice: in.Slice}
-	if err := l.openReplicas(ctx); err != nil {
+	parts, err := a.tableParts(ctx, db, sp, job, st, cp, in.Parts)
+	if err != nil {
 		return LoadTableResult{}, err
 	}
-	defer l.closeReplicas()
-	res, err := l.run(ctx, st)
+	res, err := a.loadParts(ctx, in, db, st, cp, parts, progress)
 	if err != nil {
 		return res, err
 	}
@@ -93,6 +94,82 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 	}
 	if res.Done {
 		res.Def, res.Fingerprint = foot.Table, foot.Fingerprint.String()
+	}
+	return res, nil
+}
+
+// tableParts reads the parts of job's table, or plans and writes them
+// when its load starts (planParts).
+func (a *Activities) tableParts(ctx context.Context, db *sql.DB, sp RestoreSpec, job RestoreTableJob, st stagedTable, cp restore.Checkpoint, want int) ([]restore.Part, error) {
+	parts, err := readParts(ctx, db, sp.checkpointSchema(), job)
+	if err != nil || len(parts) > 0 {
+		return parts, err
+	}
+	if err := insertParts(ctx, db, sp.checkpointSchema(), job, planParts(st, cp, want, a.restorePartRows())); err != nil {
+		return nil, err
+	}
+	return readParts(ctx, db, sp.checkpointSchema(), job)
+}
+
+// loadParts loads the table's unfinished parts at once, each by a loader
+// on its own connection for about in.Slice, and sums their results; when
+// every part is loaded the table's checkpoint is recorded as loaded
+// (finishTable). The first error stops the other loaders after their
+// current chunk.
+func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, db *sql.DB, st stagedTable, cp restore.Checkpoint, parts []restore.Part,
+	progress func(stage string, rows int64, paused string)) (LoadTableResult, error) {
+	sp, job := in.Spec, in.Job
+	var mu sync.Mutex
+	loaded := cp.RowsLoaded
+	report := func(stage string, n int64, paused string) {
+		mu.Lock()
+		defer mu.Unlock()
+		loaded += n
+		progress(stage, loaded, paused)
+	}
+	results := make([]LoadTableResult, len(parts))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, p := range parts {
+		results[i] = LoadTableResult{Rows: p.RowsLoaded, Done: p.Done(), ChunkRows: in.ChunkRows}
+		if p.Done() {
+			continue
+		}
+		g.Go(func() error {
+			conn, release, err := loadSession(gctx, db, sp.NoBinlog)
+			if err != nil {
+				return err
+			}
+			defer release()
+			l := &loader{a: a, sp: sp, job: job, db: db, conn: conn, part: p, share: len(parts), progress: report, chunk: in.ChunkRows, slice: in.Slice}
+			if err := l.openReplicas(gctx); err != nil {
+				return err
+			}
+			defer l.closeReplicas()
+			res, err := l.run(gctx, st)
+			results[i] = res
+			return err
+		})
+	}
+	err := g.Wait()
+	res := LoadTableResult{Total: cp.RowsTotal, Done: true}
+	for _, r := range results {
+		res.Rows += r.Rows
+		res.Written += r.Written
+		res.Chunks += r.Chunks
+		res.ChunkMillis = append(res.ChunkMillis, r.ChunkMillis...)
+		res.Done = res.Done && r.Done
+		if res.Paused == "" {
+			res.Paused = r.Paused
+		}
+		if res.ChunkRows == 0 || (r.ChunkRows > 0 && r.ChunkRows < res.ChunkRows) {
+			res.ChunkRows = r.ChunkRows
+		}
+	}
+	if err != nil || !res.Done {
+		return res, err
+	}
+	if _, err := finishTable(ctx, db, sp.checkpointSchema(), job); err != nil {
+		return res, err
 	}
 	return res, nil
 }
@@ -206,21 +283,4 @@ func startTable(ctx context.Context, conn *sql.Conn, sp RestoreSpec, job Restore
 		return restore.Checkpoint{}, err
 	}
 	return cp, nil
-}
-
-// keyText is the JSON array of row's values at idx (null for NULL).
-func keyText(row []types.Cell, idx []int) *string {
-	if len(idx) == 0 {
-		return nil
-	}
-	vals := make([]*string, len(idx))
-	for i, j := range idx {
-		if !row[j].Null {
-			s := string(row[j].Text)
-			vals[i] = &s
-		}
-	}
-	b, _ := json.Marshal(vals)
-	s := string(b)
-	return &s
 }

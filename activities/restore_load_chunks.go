@@ -8,20 +8,22 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/restore"
-	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
-// loader loads one slice of a table's chunks.
+// loader loads one slice of the chunks of one part of a table, on its
+// own connection.
 type loader struct {
-	a        *Activities
-	sp       RestoreSpec
-	job      RestoreTableJob
-	db       *sql.DB
-	conn     *sql.Conn
-	cp       restore.Checkpoint
-	progress func(stage string, rows int64, paused string)
+	a    *Activities
+	sp   RestoreSpec
+	job  RestoreTableJob
+	db   *sql.DB
+	conn *sql.Conn
+	part restore.Part
+	// share is the part's share of --max-rows-per-second (1 / parts).
+	share    int
+	progress func(stage string, loaded int64, paused string)
 	chunk    int
 	slice    time.Duration
 
@@ -46,36 +48,39 @@ func (l *loader) closeReplicas() {
 	}
 }
 
-// run loads chunks from the checkpoint on until the table is loaded, the
-// slice is used up, or a pause lasted pauseReport (or the rest of the
-// slice): a slice that ends in a pause says why.
+// run loads the part's chunks from its checkpoint on until the part is
+// loaded, the slice is used up, or a pause lasted pauseReport (or the
+// rest of the slice): a slice that ends in a pause says why. Its result's
+// Rows are the part's.
 func (l *loader) run(ctx context.Context, st stagedTable) (LoadTableResult, error) {
 	lim := l.sp.Limits.WithDefaults()
-	res := LoadTableResult{Rows: l.cp.RowsLoaded, Total: l.cp.RowsTotal}
+	if lim.MaxRowsPerSecond > 0 && l.share > 1 {
+		lim.MaxRowsPerSecond = max(lim.MaxRowsPerSecond/l.share, 1)
+	}
+	res := LoadTableResult{Rows: l.part.RowsLoaded}
 	if l.chunk <= 0 {
 		l.chunk = restore.FirstChunk
 	}
 	if l.slice <= 0 {
 		l.slice = DefaultLoadSlice
 	}
-	r, err := st.open()
+	r, saw, err := st.openRange(keyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
 	if err != nil {
 		return res, err
 	}
 	defer r.Close()
+	if !saw {
+		return res, nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s has no row with the key %s, the last loaded row of part %d's checkpoint",
+			l.job.Table.Key(), l.part.LastKey, l.part.Part+1))
+	}
 	t := st.Foot.Table
 	rows, err := sqlexport.NewRows(t)
 	if err != nil {
 		return res, nonRetryable(ErrBadInput, err)
 	}
-	var keyIdx []int
-	if len(t.Key) > 0 && t.KeyKind != schema.KeyRow {
-		if keyIdx, err = t.KeyIndexes(); err != nil {
-			return res, nonRetryable(ErrBadInput, err)
-		}
-	}
-	if err := l.skip(r, keyIdx); err != nil {
-		return res, err
+	order, err := restore.NewKeyOrder(t)
+	if err != nil {
+		return res, nonRetryable(ErrBadInput, err)
 	}
 	prefix := rows.InsertPrefix(l.job.Schema, l.job.Load)
 	start := time.Now()
@@ -89,7 +94,7 @@ func (l *loader) run(ctx context.Context, st stagedTable) (LoadTableResult, erro
 			return res, err
 		}
 		if reason != "" {
-			l.progress("paused", l.cp.RowsLoaded, reason)
+			l.progress("paused", 0, reason)
 			if paused >= pauseReport || time.Since(start)+pausePoll >= l.slice {
 				res.Paused = reason
 				break
@@ -107,44 +112,20 @@ func (l *loader) run(ctx context.Context, st stagedTable) (LoadTableResult, erro
 			continue
 		}
 		size := restore.CapChunk(l.chunk, lim.MaxRowsPerSecond)
-		n, took, err := l.chunkOnce(ctx, r, rows, prefix, keyIdx, size)
+		n, took, err := l.chunkOnce(ctx, r, rows, prefix, order, size)
 		if err != nil {
 			return res, err
 		}
-		res.Rows, res.Written, res.Done = l.cp.RowsLoaded, res.Written+int64(n), l.cp.Done()
+		res.Rows, res.Written, res.Done = l.part.RowsLoaded, res.Written+int64(n), l.part.Done()
 		if n > 0 {
 			res.Chunks++
 			res.ChunkMillis = append(res.ChunkMillis, int32(took.Milliseconds()))
 			l.chunk = restore.NextChunk(n, took, lim)
 		}
-		l.progress("loading", l.cp.RowsLoaded, "")
+		l.progress("loading", int64(n), "")
 	}
 	res.ChunkRows = l.chunk
 	return res, nil
-}
-
-// skip reads past the rows the checkpoint says are committed and checks
-// that the last of them has the checkpoint's key: the staged table is the
-// one the load started with.
-func (l *loader) skip(r rowReader, keyIdx []int) error {
-	var last []types.Cell
-	for i := int64(0); i < l.cp.RowsLoaded; i++ {
-		row, err := r.Next()
-		if err != nil {
-			return fmt.Errorf("staged %s: skip to row %d: %w", l.job.Table.Key(), l.cp.RowsLoaded, err)
-		}
-		if i == l.cp.RowsLoaded-1 {
-			last = row
-		}
-	}
-	if last == nil || len(keyIdx) == 0 {
-		return nil
-	}
-	if k := keyText(last, keyIdx); *k != l.cp.LastKey {
-		return nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s: row %d has key %s, the checkpoint says %s",
-			l.job.Table.Key(), l.cp.RowsLoaded, *k, l.cp.LastKey))
-	}
-	return nil
 }
 
 // pauseReason reads the throttle's signals and decides.
@@ -156,12 +137,13 @@ func (l *loader) pauseReason(ctx context.Context, lim restore.Limits) (string, e
 	return restore.Pause(s, lim), nil
 }
 
-// chunkOnce loads the next size rows of r (fewer at the end) in one
-// transaction with the checkpoint's move; it returns the rows loaded and
-// the transaction's time. The chunk's INSERTs (of at most
-// maxStatementBytes) run on the target while the next ones are built from
-// the staged rows (statementPipe).
-func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Rows, prefix string, keyIdx []int, size int) (int, time.Duration, error) {
+// chunkOnce loads the next size rows of r (fewer at the part's end) in
+// one transaction with the part's checkpoint move; it returns the rows
+// loaded and the transaction's time. The chunk that reaches the part's
+// end records the part as loaded. The chunk's INSERTs (of at most
+// maxStatementBytes) run on the target while the next ones are built
+// from the staged rows (statementPipe).
+func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int) (int, time.Duration, error) {
 	began := time.Now()
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -169,35 +151,31 @@ func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Row
 	}
 	defer tx.Rollback()
 	pipe := newStatementPipe(ctx, tx)
-	n, lastKey, err := l.buildChunk(r, rows, prefix, keyIdx, size, pipe.send)
+	n, lastKey, err := l.buildChunk(r, rows, prefix, order, size, pipe.send)
 	if perr := pipe.wait(); err == nil && perr != nil {
-		err = fmt.Errorf("target: load rows %d..%d of %s into %s.%s: %w", l.cp.RowsLoaded+1, l.cp.RowsLoaded+int64(n), l.job.Table.Key(), l.job.Schema, l.job.Load, perr)
+		err = fmt.Errorf("target: load %d rows of %s part %d after its row %d into %s.%s: %w", n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded, l.job.Schema, l.job.Load, perr)
 	}
 	if err != nil {
 		return 0, 0, err
 	}
-	total := l.cp.RowsLoaded + int64(n)
 	state := restore.StateLoading
-	if total == l.cp.RowsTotal {
+	if n < size {
 		state = restore.StateLoaded
-	} else if n == 0 {
-		return 0, 0, nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s ends at row %d; the checkpoint expects %d rows",
-			l.job.Table.Key(), total, l.cp.RowsTotal))
 	}
-	if lastKey == nil && len(keyIdx) > 0 && l.cp.LastKey != "" {
-		k := l.cp.LastKey
+	if lastKey == nil && l.part.LastKey != "" {
+		k := l.part.LastKey
 		lastKey = &k
 	}
-	if err := advanceCheckpoint(ctx, tx, l.sp.checkpointSchema(), l.cp, total, lastKey, state); err != nil {
+	if err := advancePart(ctx, tx, l.sp.checkpointSchema(), l.job, l.part, int64(n), lastKey, state); err != nil {
 		return 0, 0, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, 0, fmt.Errorf("target: commit rows %d..%d of %s: %w", l.cp.RowsLoaded+1, total, l.job.Target(), err)
+		return 0, 0, fmt.Errorf("target: commit %d rows of %s part %d after its row %d: %w", n, l.job.Target(), l.part.Part+1, l.part.RowsLoaded, err)
 	}
 	took := time.Since(began)
-	l.cp.RowsLoaded, l.cp.Chunks, l.cp.State = total, l.cp.Chunks+1, state
+	l.part.RowsLoaded, l.part.Chunks, l.part.State = l.part.RowsLoaded+int64(n), l.part.Chunks+1, state
 	if lastKey != nil {
-		l.cp.LastKey = *lastKey
+		l.part.LastKey = *lastKey
 	}
 	return n, took, nil
 }
@@ -205,9 +183,9 @@ func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Row
 // buildChunk reads up to size rows of r and passes their multi-row
 // INSERTs to send as each is complete; it returns the rows read and the
 // last one's key.
-func (l *loader) buildChunk(r rowReader, rows *sqlexport.Rows, prefix string, keyIdx []int, size int, send func([]byte) bool) (int, *string, error) {
+func (l *loader) buildChunk(r rowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
 	var stmt []byte
-	var lastKey *string
+	var last []types.Cell // the last row's key cells (copied: rows are reused)
 	n := 0
 	for n < size {
 		row, err := r.Next()
@@ -224,7 +202,7 @@ func (l *loader) buildChunk(r rowReader, rows *sqlexport.Rows, prefix string, ke
 			stmt = append(stmt, ',')
 		}
 		mark := len(stmt)
-		if stmt, err = rows.AppendTuple(stmt, l.cp.RowsLoaded+int64(n)+1, row); err != nil {
+		if stmt, err = rows.AppendTuple(stmt, l.part.RowsLoaded+int64(n)+1, row); err != nil {
 			return 0, nil, nonRetryable(ErrBadInput, err)
 		}
 		if tuple > 0 && len(stmt) > maxStatementBytes { // close the statement before this row
@@ -234,13 +212,19 @@ func (l *loader) buildChunk(r rowReader, rows *sqlexport.Rows, prefix string, ke
 			}
 			stmt = append(append(make([]byte, 0, maxStatementBytes+64<<10), prefix...), t...)
 		}
-		lastKey = keyText(row, keyIdx)
+		if order != nil {
+			last = order.Key(last, row)
+		}
 		n++
 	}
 	if len(stmt) > 0 && !send(stmt) {
 		return n, nil, nil
 	}
-	return n, lastKey, nil
+	if n == 0 || order == nil {
+		return n, nil, nil
+	}
+	k := order.Text(last)
+	return n, &k, nil
 }
 
 // statementPipe runs a transaction's statements on another goroutine, in

@@ -73,7 +73,7 @@ func (a *Activities) PlanRestore(ctx context.Context, in PlanRestoreInput) (Plan
 	if err := checkTargets(ctx, db, sp, out.Jobs); err != nil {
 		return PlanRestoreResult{}, err
 	}
-	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS " + restore.QuoteIdent(sp.checkpointSchema()), restore.BookkeepingDDL(sp.checkpointSchema())} {
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS " + restore.QuoteIdent(sp.checkpointSchema()), restore.BookkeepingDDL(sp.checkpointSchema()), restore.PartsDDL(sp.checkpointSchema())} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			return PlanRestoreResult{}, fmt.Errorf("bookkeeping table on %s: %w", addr, err)
 		}

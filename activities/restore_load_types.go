@@ -112,6 +112,11 @@ type LoadTableInput struct {
 	// last); 0 is restore.FirstChunk.
 	ChunkRows int           `json:",omitempty"`
 	Slice     time.Duration `json:",omitempty"`
+	// Parts is how many key ranges of the table load at once, each on its
+	// own connection with its own checkpoint (0 or 1: one), when its load
+	// starts; a table of fewer than 2 × Activities.RestorePartRows rows, or without a
+	// key, loads as one. A load that started keeps its parts.
+	Parts int `json:",omitempty"`
 }
 
 // LoadTableResult is where a table's load stands after a slice.

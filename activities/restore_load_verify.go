@@ -2,12 +2,14 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/go-sql-driver/mysql"
 )
 
 // VerifyRestore fingerprints a loaded table in the target with verify's
@@ -116,25 +118,37 @@ func (a *Activities) EndRestore(ctx context.Context, in EndRestoreInput) error {
 		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+restore.QuoteIdent(s)); err != nil {
 			return fmt.Errorf("drop drill schema %s: %w", s, err)
 		}
-		if _, err := db.ExecContext(ctx, "DELETE FROM "+restore.Qualified(in.Spec.checkpointSchema(), restore.BookkeepingTable)+
-			" WHERE restore_id = ? AND schema_name = ?", in.RestoreID, s); err != nil {
-			return fmt.Errorf("drop drill checkpoints of %s: %w", s, err)
+		for _, t := range []string{restore.BookkeepingTable, restore.PartsTable} {
+			if _, err := db.ExecContext(ctx, "DELETE FROM "+restore.Qualified(in.Spec.checkpointSchema(), t)+
+				" WHERE restore_id = ? AND schema_name = ?", in.RestoreID, s); err != nil {
+				return fmt.Errorf("drop drill checkpoints of %s: %w", s, err)
+			}
 		}
 	}
 	return dropIfEmpty(ctx, db, in.Spec.checkpointSchema())
 }
 
-// dropIfEmpty drops the bookkeeping table when it holds no row, and then
-// its schema when that holds no table: a drill leaves nothing behind.
+// dropIfEmpty drops the bookkeeping tables when they hold no row, and then
+// their schema when that holds no table: a drill leaves nothing behind.
 func dropIfEmpty(ctx context.Context, db querier, schemaName string) error {
-	bk := restore.Qualified(schemaName, restore.BookkeepingTable)
+	tables := []string{restore.BookkeepingTable, restore.PartsTable}
+	for _, t := range tables {
+		var n int
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+restore.Qualified(schemaName, t)).Scan(&n)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1146 { // no such table
+			continue
+		}
+		if err != nil || n > 0 {
+			return err
+		}
+	}
+	for _, t := range tables {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+restore.Qualified(schemaName, t)); err != nil {
+			return fmt.Errorf("drop the empty bookkeeping table %s: %w", restore.Qualified(schemaName, t), err)
+		}
+	}
 	var n int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+bk).Scan(&n); err != nil || n > 0 {
-		return err
-	}
-	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+bk); err != nil {
-		return fmt.Errorf("drop the empty bookkeeping table %s: %w", bk, err)
-	}
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", schemaName).Scan(&n); err != nil || n > 0 {
 		return err
 	}

@@ -34,9 +34,10 @@ const (
 // table is one run in the rebuild's order. Foot is the first run's footer
 // with the whole table's rows and fingerprint.
 type stagedTable struct {
-	Dir  string
-	Runs []string
-	Foot snapshot.FooterMeta
+	Dir    string
+	Runs   []string
+	Groups map[string][]groupStart
+	Foot   snapshot.FooterMeta
 }
 
 // stagedManifest is written last (crash-safely) in a staged table's
@@ -45,6 +46,16 @@ type stagedManifest struct {
 	Cut         moment.Cut
 	Runs        []string
 	Fingerprint snapshot.Fingerprint
+	// Groups are where each run's row groups start, by run: what a load
+	// seeks by (to a part's first key, past a checkpoint).
+	Groups map[string][]groupStart
+}
+
+// groupStart is the first row of one row group of a run: its row number
+// in the run and its key (restore.KeyOrder.Text; "" without a key).
+type groupStart struct {
+	Row int64
+	Key string `json:",omitempty"`
 }
 
 // readStaged returns the table staged in dir for cut, if it is complete.
@@ -57,6 +68,11 @@ func readStaged(dir string, cut moment.Cut) (stagedTable, bool) {
 	if json.Unmarshal(b, &m) != nil || m.Cut.Seq != cut.Seq || m.Cut.Txn.Position != cut.Txn.Position || len(m.Runs) == 0 {
 		return stagedTable{}, false
 	}
+	for _, r := range m.Runs {
+		if _, ok := m.Groups[r]; !ok { // staged by a version that kept no row group index
+			return stagedTable{}, false
+		}
+	}
 	foot, err := snapshot.ReadFooter(filepath.Join(dir, m.Runs[0]))
 	if err != nil {
 		return stagedTable{}, false
@@ -67,7 +83,7 @@ func readStaged(dir string, cut moment.Cut) (stagedTable, bool) {
 		}
 	}
 	foot.Rows, foot.Fingerprint = m.Fingerprint.Rows, m.Fingerprint
-	return stagedTable{Dir: dir, Runs: m.Runs, Foot: foot}, true
+	return stagedTable{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}, true
 }
 
 // writeStaged stages t (opened at cut) in dir, sorted by its key: the
@@ -88,7 +104,7 @@ func writeStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 	}
 	s := &runSorter{dir: dir, def: t.Footer.Table, meta: meta, order: order}
 	defer s.abort()
-	if s.main, err = s.create("run-main.parquet", snapshot.WriterOptions{}); err != nil {
+	if s.main, err = s.create("run-main.parquet", snapshot.WriterOptions{RowGroupRows: stagedGroupRows, Scratch: true, Overlap: true}); err != nil {
 		return stagedTable{}, err
 	}
 	var n int64
@@ -121,9 +137,23 @@ func writeStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 
 // runWriter is one run being written.
 type runWriter struct {
-	name string
-	f    *atomicfile.File
-	tw   *snapshot.TableWriter
+	name   string
+	f      *atomicfile.File
+	tw     *snapshot.TableWriter
+	order  *restore.KeyOrder
+	groups []groupStart
+}
+
+// append writes row and notes it when it starts a row group.
+func (w *runWriter) append(row []types.Cell) error {
+	g := w.tw.Groups()
+	if err := w.tw.AppendSQL(row); err != nil {
+		return err
+	}
+	if w.tw.Groups() != g {
+		w.groups = append(w.groups, groupStart{Row: w.tw.Rows() - 1, Key: w.order.Text(row)})
+	}
+	return nil
 }
 
 // runSorter splits a table's rows into sorted runs.
@@ -138,8 +168,10 @@ type runSorter struct {
 	side  [][]types.Cell
 	bytes int
 	runs  []string // side runs written
-	fp    snapshot.Fingerprint
-	open  []*runWriter
+	// groups are the closed runs' row group starts, by run.
+	groups map[string][]groupStart
+	fp     snapshot.Fingerprint
+	open   []*runWriter
 }
 
 func (s *runSorter) create(name string, opts snapshot.WriterOptions) (*runWriter, error) {
@@ -152,7 +184,7 @@ func (s *runSorter) create(name string, opts snapshot.WriterOptions) (*runWriter
 		f.Abort()
 		return nil, err
 	}
-	w := &runWriter{name: name, f: f, tw: tw}
+	w := &runWriter{name: name, f: f, tw: tw, order: s.order}
 	s.open = append(s.open, w)
 	return w, nil
 }
@@ -166,11 +198,16 @@ func (s *runSorter) close(w *runWriter) error {
 		return err
 	}
 	s.fp.Merge(res.Fingerprint)
+	if s.groups == nil {
+		s.groups = map[string][]groupStart{}
+	}
+	s.groups[w.name] = w.groups
 	return w.f.Commit()
 }
 
 func (s *runSorter) abort() {
 	for _, w := range s.open {
+		w.tw.Abort()
 		w.f.Abort()
 	}
 }
@@ -181,7 +218,7 @@ func (s *runSorter) add(row []types.Cell) error {
 		if s.order != nil {
 			s.last, s.has = s.order.Key(s.last, row), true
 		}
-		return s.main.tw.AppendSQL(row)
+		return s.main.append(row)
 	}
 	c := make([]types.Cell, len(row))
 	for i, v := range row {
@@ -202,12 +239,12 @@ func (s *runSorter) flushSide() error {
 		return nil
 	}
 	slices.SortStableFunc(s.side, s.order.Compare)
-	w, err := s.create(fmt.Sprintf("run-%03d.parquet", len(s.runs)+1), snapshot.WriterOptions{RowGroupRows: sideGroup})
+	w, err := s.create(fmt.Sprintf("run-%03d.parquet", len(s.runs)+1), snapshot.WriterOptions{RowGroupRows: sideGroup, Scratch: true})
 	if err != nil {
 		return err
 	}
 	for _, r := range s.side {
-		if err := w.tw.AppendSQL(r); err != nil {
+		if err := w.append(r); err != nil {
 			return err
 		}
 	}
@@ -229,7 +266,7 @@ func (s *runSorter) mergeSide() error {
 		return err
 	}
 	defer r.Close()
-	w, err := s.create(fmt.Sprintf("run-m%03d.parquet", len(s.runs)), snapshot.WriterOptions{RowGroupRows: sideGroup})
+	w, err := s.create(fmt.Sprintf("run-m%03d.parquet", len(s.runs)), snapshot.WriterOptions{RowGroupRows: sideGroup, Scratch: true})
 	if err != nil {
 		return err
 	}
@@ -242,7 +279,7 @@ func (s *runSorter) mergeSide() error {
 		if err != nil {
 			return err
 		}
-		if err := w.tw.AppendSQL(row); err != nil {
+		if err := w.append(row); err != nil {
 			return err
 		}
 	}
@@ -259,6 +296,7 @@ func (s *runSorter) mergeSide() error {
 	}
 	for _, name := range s.runs {
 		os.Remove(filepath.Join(s.dir, name))
+		delete(s.groups, name)
 	}
 	s.runs = []string{w.name}
 	return nil
@@ -272,7 +310,7 @@ func (s *runSorter) finish(cut moment.Cut) (stagedManifest, error) {
 	if err := s.close(s.main); err != nil {
 		return stagedManifest{}, err
 	}
-	return stagedManifest{Cut: cut, Runs: append([]string{s.main.name}, s.runs...), Fingerprint: s.fp}, nil
+	return stagedManifest{Cut: cut, Runs: append([]string{s.main.name}, s.runs...), Fingerprint: s.fp, Groups: s.groups}, nil
 }
 
 // rowReader reads a staged table's rows; a row is valid until the next
@@ -280,15 +318,6 @@ func (s *runSorter) finish(cut moment.Cut) (stagedManifest, error) {
 type rowReader interface {
 	Next() ([]types.Cell, error)
 	Close() error
-}
-
-// open reads the staged table in key order.
-func (st stagedTable) open() (rowReader, error) {
-	order, err := restore.NewKeyOrder(st.Foot.Table)
-	if err != nil {
-		return nil, nonRetryable(ErrBadInput, err)
-	}
-	return openRuns(st.Dir, st.Runs, order)
 }
 
 // openRuns merges the runs of dir by order (one run: read as it is).
@@ -311,7 +340,7 @@ func openRuns(dir string, runs []string, order *restore.KeyOrder) (rowReader, er
 // runMerge is a k-way merge of sorted runs; ties go to the earlier run.
 type runMerge struct {
 	order   *restore.KeyOrder
-	readers []*snapshot.TableReader
+	readers []rowReader
 	heads   mergeHeap
 	started bool
 	advance int // the run whose row Next returned last

@@ -183,5 +183,10 @@ func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, s
 	if err != nil {
 		return err
 	}
-	return a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
+	return a.checkRoom(dir, needs[0]*scratchExpansion, "stage "+tp.Key().String())
 }
+
+// scratchExpansion is how much larger a restore's staged table is than
+// the compressed table files it is rebuilt from: staged runs are written
+// without compression or dictionaries (snapshot.WriterOptions.Scratch).
+const scratchExpansion = 4

@@ -33,7 +33,12 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		`CREATE TABLE app.bag (a INT, b VARCHAR(10))`,
 		`USE app; INSERT INTO app.bag SELECT seq % 5000, IF(seq % 3 = 0, NULL, 'x') FROM seq_1_to_20000`,
 	))
-	w := startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+	// Parts of 10,000 rows: app.big (60,000 rows, keyed) loads as two key
+	// ranges at once, each with its own checkpoint; app.bag (no key) as one.
+	startWorker := func() *workerProc {
+		return startWorkerCmd(t, bin, e.frontend, e, e.indexDSN, "--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir, "--restore-part-rows", "10000")
+	}
+	w := startWorker()
 	e.waitCaughtUp(t)
 	e.fullBackup(t)
 	must(t, e.source.Exec(e.ctx, `UPDATE app.big SET n = -n WHERE id % 3 = 0`, `DELETE FROM app.bag WHERE a < 100`))
@@ -44,7 +49,7 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	want := e.liveFingerprints(t, e.src, "app", "big", "bag")
 	target := testsuite.StartTarget(t, 51)
 
-	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, Parallel: 2, RestoreSpec: activities.RestoreSpec{
+	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: activities.RestoreSpec{
 		At: at, Schemas: []string{"app"}, Target: endpoint(t, target), Limits: restore.Limits{MaxRowsPerSecond: 1500}}})
 	var written int64
 	for kill := 1; kill <= 10; kill++ {
@@ -57,7 +62,7 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		must(t, w.cmd.Process.Signal(syscall.SIGKILL))
 		w.cmd.Wait()
 		t.Logf("kill %d: worker killed at about %d of %d rows", kill, p.Rows, p.Total)
-		w = startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+		w = startWorker()
 	}
 	var res workflows.RestoreResult
 	if err := run.Get(e.ctx, &res); err != nil {
@@ -73,6 +78,15 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		}
 	}
 	t.Logf("restored %d rows after 10 kills; %d written by the run", res.Rows, res.Written)
+	for tb, parts := range map[string]int{"big": 2, "bag": 1} {
+		var n, loaded int
+		var rows int64
+		must(t, tdb.QueryRowContext(e.ctx, "SELECT COUNT(*), COALESCE(SUM(state = 'loaded'), 0), COALESCE(SUM(rows_loaded), 0) FROM dbtrail."+restore.PartsTable+
+			" WHERE schema_name = 'app' AND table_name = ?", tb).Scan(&n, &loaded, &rows))
+		if n != parts || loaded != parts || rows != want[tb].Rows {
+			t.Errorf("app.%s: %d parts, %d loaded, %d rows; want %d parts loaded with %d rows", tb, n, loaded, rows, parts, want[tb].Rows)
+		}
+	}
 
 	// The CLI: the same restore again writes nothing.
 	cmd := exec.Command(bin, "restore", "--temporal-addr", e.frontend, "--at", at, "--schema", "app",

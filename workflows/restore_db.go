@@ -176,6 +176,7 @@ type restoreRun struct {
 	progress *RestoreProgress
 	res      *RestoreResult
 	started  time.Time
+	parts    int // LoadTableInput.Parts
 }
 
 // tables restores every job, Parallel at once, and returns the first
@@ -184,6 +185,9 @@ func (r *restoreRun) tables(ctx workflow.Context, jobs []activities.RestoreTable
 	next := 0
 	var firstErr error
 	wg := workflow.NewWaitGroup(ctx)
+	// Fewer tables than Parallel: each loads as several key ranges at
+	// once (LoadTableInput.Parts), so the connections still number Parallel.
+	r.parts = max(1, r.in.Parallel/max(1, min(r.in.Parallel, len(jobs))))
 	for range min(r.in.Parallel, len(jobs)) {
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
@@ -211,7 +215,7 @@ func (r *restoreRun) table(ctx workflow.Context, i int, job activities.RestoreTa
 	var loaded activities.LoadTableResult
 	for !loaded.Done {
 		var s activities.LoadTableResult
-		in := activities.LoadTableInput{Spec: r.in.RestoreSpec, Job: job, ChunkRows: chunk, Slice: r.in.Slice}
+		in := activities.LoadTableInput{Spec: r.in.RestoreSpec, Job: job, ChunkRows: chunk, Slice: r.in.Slice, Parts: r.parts}
 		if err := workflow.ExecuteActivity(r.long, a.LoadTable, in).Get(ctx, &s); err != nil {
 			return err // its message names the table; its type stays the first the CLI and tests see
 		}

@@ -28,6 +28,8 @@ type workerConfig struct {
 	dumpStall  time.Duration
 	// archiveURL is the remote store of snapshots ("" : local only).
 	archiveURL string
+	// restorePartRows is activities.Activities.RestorePartRows.
+	restorePartRows int64
 }
 
 func newWorkerConfig() *workerConfig {
@@ -42,6 +44,7 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&w.mydumper, "mydumper", "mydumper", "mydumper binary")
 	f.DurationVar(&w.dumpStall, "dump-stall", activities.DefaultDumpStall, "kill and retry a mydumper that makes no progress (no output, no dump bytes) this long")
 	f.StringVar(&w.foldMemory, "fold-memory", "256MB", "DuckDB memory limit of a refresh or compaction of one table (it spills to the work folder beyond it)")
+	f.Int64Var(&w.restorePartRows, "restore-part-rows", activities.DefaultRestorePartRows, "a restore loads a table of at least twice this many rows as several key ranges at once (one connection each, see --parallel of restore); fewer rows load on one connection")
 	registerArchiveURL(f, &w.archiveURL, "object storage that keeps a copy of every published snapshot, under <prefix>/<source>/snapshots/<id>/; a lost backup folder is refreshed from it")
 }
 
@@ -94,15 +97,16 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		work = filepath.Join(backup, ".work")
 	}
 	return &activities.Activities{
-		Sources:    map[string]activities.Source{w.source: {Name: w.source, DSN: dsn}},
-		Index:      store,
-		BackupDir:  backup,
-		WorkDir:    work,
-		Mydumper:   w.mydumper,
-		DumpStall:  w.dumpStall,
-		FoldMemory: w.foldMemory,
-		Engines:    activities.NewEnginePool(work, w.foldMemory),
-		Remote:     archive,
-		Log:        g.log,
+		Sources:         map[string]activities.Source{w.source: {Name: w.source, DSN: dsn}},
+		Index:           store,
+		BackupDir:       backup,
+		WorkDir:         work,
+		Mydumper:        w.mydumper,
+		DumpStall:       w.dumpStall,
+		FoldMemory:      w.foldMemory,
+		Engines:         activities.NewEnginePool(work, w.foldMemory),
+		RestorePartRows: w.restorePartRows,
+		Remote:          archive,
+		Log:             g.log,
 	}, store, nil
 }

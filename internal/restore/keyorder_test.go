@@ -47,3 +47,33 @@ func TestKeyOrder(t *testing.T) {
 		t.Error("a keyless table has no key order")
 	}
 }
+
+// TestKeyText round-trips keys through Text and Parse, bytes that are
+// not UTF-8 and NULL included, and refuses a key of the wrong shape.
+func TestKeyText(t *testing.T) {
+	tbl := &schema.Table{Name: "t", KeyKind: schema.KeyPrimary, Key: []string{"b", "a"}, Columns: []schema.Column{
+		{Name: "a", Type: "int"}, {Name: "x", Type: "text"}, {Name: "b", Type: "varbinary"}}}
+	o, err := NewKeyOrder(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range [][]types.Cell{
+		{types.TextCell([]byte("-5")), types.TextCell([]byte("x")), types.TextCell([]byte{0xff, 0, '"', '<'})},
+		{types.TextCell([]byte("7")), types.NullCell(), types.NullCell()},
+		{types.TextCell([]byte("0")), types.NullCell(), types.TextCell([]byte(`é"\`))},
+	} {
+		text := o.Text(row)
+		got, err := o.Parse(text, len(row))
+		if err != nil {
+			t.Fatalf("parse %s: %v", text, err)
+		}
+		if o.Compare(got, row) != 0 || got[2].Null != row[2].Null || string(got[2].Text) != string(row[2].Text) {
+			t.Errorf("%s parsed to %v, want the key of %v", text, got, row)
+		}
+	}
+	for _, bad := range []string{`["1"]`, `[1, "2"]`, `not json`, `[{"hex":"00"}, "1"]`} {
+		if _, err := o.Parse(bad, 3); err == nil {
+			t.Errorf("Parse(%s) accepted", bad)
+		}
+	}
+}

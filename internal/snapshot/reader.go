@@ -118,17 +118,19 @@ func (s *Snapshot) openVerified(rel string) (*os.File, error) {
 
 // TableReader reads the rows of a table file in the SQL text form.
 type TableReader struct {
-	f      *os.File
-	pf     *file.Reader
-	rr     pqarrow.RecordReader
-	rec    arrow.RecordBatch
-	row    int
-	read   int64
-	footer FooterMeta
-	out    []types.Cell
-	buf    []byte
-	ends   []int
-	ncols  int // the table's columns; any after them are chain columns
+	f    *os.File
+	pf   *file.Reader
+	rr   pqarrow.RecordReader
+	rec  arrow.RecordBatch
+	row  int
+	read int64
+	// skipped are the rows of the row groups not read (OpenTableFileFrom).
+	skipped int64
+	footer  FooterMeta
+	out     []types.Cell
+	buf     []byte
+	ends    []int
+	ncols   int // the table's columns; any after them are chain columns
 }
 
 // OpenTable opens the table file of schema.table: it verifies the file's
@@ -171,11 +173,30 @@ func OpenTableFile(path string) (*TableReader, error) {
 	return r, nil
 }
 
+// OpenTableFileFrom reads a table file outside a snapshot from its row
+// group group on (0 is the whole file): the rows before it are not read.
+// At the end the rows read must equal those of the row groups read.
+func OpenTableFileFrom(path string, group int) (*TableReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open table file: %w", err)
+	}
+	r, err := openReader(f, nil, group)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open table file %s at row group %d: %w", path, group, err)
+	}
+	return r, nil
+}
+
 func newTableReader(f *os.File) (*TableReader, error) { return newKeyedReader(f, nil) }
 
 // newKeyedReader opens a file of the table's columns followed by the STRING
 // columns named extra.
-func newKeyedReader(f *os.File, extra []string) (*TableReader, error) {
+func newKeyedReader(f *os.File, extra []string) (*TableReader, error) { return openReader(f, extra, 0) }
+
+// openReader is newKeyedReader reading from row group group on.
+func openReader(f *os.File, extra []string, group int) (*TableReader, error) {
 	pf, err := file.NewParquetReader(f)
 	if err != nil {
 		return nil, err
@@ -210,7 +231,21 @@ func newKeyedReader(f *os.File, extra []string) (*TableReader, error) {
 			return nil, fmt.Errorf("column %d is %s %s, its table says %s %s", i+1, g.Name, g.Type, w.Name, w.Type)
 		}
 	}
-	if r.rr, err = fr.GetRecordReader(context.Background(), nil, nil); err != nil {
+	var groups []int
+	if group > 0 {
+		n := pf.NumRowGroups()
+		if group > n {
+			return nil, fmt.Errorf("row group %d of %d", group, n)
+		}
+		for g := group; g < n; g++ {
+			groups = append(groups, g)
+		}
+		r.skipped = r.footer.Rows
+		for _, g := range groups {
+			r.skipped -= pf.MetaData().RowGroup(g).NumRows()
+		}
+	}
+	if r.rr, err = fr.GetRecordReader(context.Background(), nil, groups); err != nil {
 		return nil, err
 	}
 	r.out = make([]types.Cell, want.NumFields())
@@ -235,8 +270,8 @@ func (r *TableReader) Next() ([]types.Cell, error) {
 			if err := r.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
 				return nil, fmt.Errorf("read table file: %w", err)
 			}
-			if r.read != r.footer.Rows {
-				return nil, fmt.Errorf("read table file: %d rows, footer says %d", r.read, r.footer.Rows)
+			if r.skipped+r.read != r.footer.Rows {
+				return nil, fmt.Errorf("read table file: %d rows, footer says %d", r.skipped+r.read, r.footer.Rows)
 			}
 			return nil, io.EOF
 		}

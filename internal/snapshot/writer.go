@@ -339,6 +339,10 @@ func (tw *TableWriter) Abort() {
 // Rows returns the number of rows appended so far.
 func (tw *TableWriter) Rows() int64 { return tw.fp.Rows }
 
+// Groups returns the number of row groups started so far: a row whose
+// AppendSQL raised it is the first row of row group Groups()-1.
+func (tw *TableWriter) Groups() int { return tw.groups }
+
 // Close flushes the last row group and writes the footer with the metadata of
 // FooterMeta (see FooterKeys). It does not close the io.Writer. A TableWriter
 // whose append failed with a write error cannot be closed successfully.
