@@ -20,13 +20,8 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
-// compactDir holds compaction output waiting for the next refresh:
-// <schema>/<table>.<from>-<to>.posdel/.upserts and <schema>/<table>.json,
-// the foldplan.CompactedRange describing them (written last).
-const compactDir = ".compact"
-
 func compactDesc(sourceDir string, k foldplan.TableKey) string {
-	return filepath.Join(sourceDir, compactDir, k.Schema, k.Table+".json")
+	return snapshot.Folder(sourceDir).Compact(k.Schema, k.Table+".json")
 }
 
 // readCompacted returns the waiting ranges of the tables of m.
@@ -148,7 +143,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	progress := func(stage string, rows int64) {
 		set(RefreshProgress{Table: k.String(), Stage: stage, Rows: rows})
 	}
-	base := filepath.Join(dir, compactDir)
+	base := snapshot.Folder(dir).Compact()
 	if err := os.Remove(compactDesc(dir, k)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return CompactTableResult{}, err
 	}
@@ -185,7 +180,7 @@ func removeCompacted(sourceDir, rel string) {
 	if rel == "" || !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return
 	}
-	os.Remove(filepath.Join(sourceDir, compactDir, filepath.FromSlash(rel)))
+	os.Remove(snapshot.Folder(sourceDir).Compact(rel))
 }
 
 func readDesc(sourceDir string, k foldplan.TableKey) (foldplan.CompactedRange, error) {

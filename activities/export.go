@@ -19,17 +19,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
-// Extra footer keys of an export's table files (docs/time-travel.md).
-const (
-	KeyAt           = "dbtrail.at"            // the moment as given
-	KeyCut          = "dbtrail.cut"           // JSON of moment.Cut: the transaction it landed on
-	KeyBaseSnapshot = "dbtrail.base_snapshot" // the snapshot the table was rebuilt from
-	KeyFrom         = "dbtrail.from"          // a changes range's start, as given
-	KeyUntil        = "dbtrail.until"         // its end, as given
-	KeyRange        = "dbtrail.range"         // JSON of the range's two cuts
-	KeyExportedAt   = "dbtrail.exported_at"   // RFC 3339 UTC
-)
-
 // PlanExport checks the export's output and input and decides it before
 // anything is written: the moment's cut and rebuild plan (moment.PlanAt),
 // or the range's cuts and its tables with changes. A moment or table it
@@ -171,8 +160,8 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 		return ExportTableResult{}, err
 	}
 	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Cut.Position(), SnapshotID: tp.Snapshot,
-		Source: in.Source, Extra: [][2]string{{KeyAt, in.Spec.At}, {KeyCut, string(cut)}, {KeyBaseSnapshot, tp.Snapshot},
-			{KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}}}
+		Source: in.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot},
+			{snapshot.KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}}}
 	var wr snapshot.WriteResult
 	f, err := writeHashed(path, func(w io.Writer) error {
 		var err error
@@ -196,7 +185,7 @@ func reusable(path string, cut moment.Cut) (ExportFile, bool) {
 	if err != nil || foot.Position.Seq != cut.Seq {
 		return ExportFile{}, false
 	}
-	if v, ok := foot.ExtraValue(KeyCut); !ok || !sameCut(v, cut) {
+	if v, ok := foot.ExtraValue(snapshot.KeyCut); !ok || !sameCut(v, cut) {
 		return ExportFile{}, false
 	}
 	d, err := digest.File(path)

@@ -20,11 +20,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
-// KeyShape is the footer key of a changes file's shape number: 1 for the
-// table's shape at the range's start, one more after each schema change
-// that changed its columns.
-const KeyShape = "dbtrail.shape"
-
 // planChanges cuts the range [From, Until) and lists the tables to write:
 // those of sel with changes in the range, and every table sel names.
 func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.Selection) (*ChangesRange, []ExportTableInput, error) {
@@ -184,8 +179,8 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 		}
 		hc := digest.NewHasher()
 		meta := snapshot.ChangesMeta{Source: in.Source, CreateTable: a.createTableOf(ctx, in.Source, v, stored),
-			Extra: [][2]string{{KeyFrom, in.Spec.From}, {KeyUntil, in.Spec.Until}, {KeyRange, string(rangeJSON)},
-				{KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}, {KeyShape, fmt.Sprint(n)}}}
+			Extra: [][2]string{{snapshot.KeyFrom, in.Spec.From}, {snapshot.KeyUntil, in.Spec.Until}, {snapshot.KeyRange, string(rangeJSON)},
+				{snapshot.KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}, {snapshot.KeyShape, fmt.Sprint(n)}}}
 		w, err := snapshot.NewChangesWriter(io.MultiWriter(file, hc), stored, meta, snapshot.WriterOptions{})
 		if err != nil {
 			file.Abort()

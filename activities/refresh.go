@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/change"
@@ -234,7 +233,7 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	for i, l := range tp.Links {
 		from := prev.Path(l.Src)
 		if l.FromCompact {
-			from = filepath.Join(a.sourceDir(in.Source), compactDir, filepath.FromSlash(l.Src))
+			from = snapshot.Folder(a.sourceDir(in.Source)).Compact(l.Src)
 		}
 		if err := b.Link(l.Dst, from, l.Digest); err != nil {
 			return ConvertTableResult{}, err

@@ -235,7 +235,7 @@ func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress
 		return stagedTable{}, err
 	}
 	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Job.Cut.Position(), SnapshotID: tp.Snapshot,
-		Source: in.Spec.Source, Extra: [][2]string{{KeyAt, in.Spec.At}, {KeyCut, string(cut)}, {KeyBaseSnapshot, tp.Snapshot}}}
+		Source: in.Spec.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot}}}
 	st, err := writeStaged(ctx, dir, t, meta, in.Job.Cut, progress)
 	if err != nil {
 		return stagedTable{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))

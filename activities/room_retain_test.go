@@ -48,7 +48,7 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 		// The folder has room only once the two older snapshots are gone.
 		a.Disk = func(string) (uint64, error) {
 			for _, id := range ids[:2] {
-				if _, err := os.Stat(filepath.Join(dir, snapshot.SnapshotsDir, id)); err == nil {
+				if _, err := os.Stat(snapshot.Folder(dir).Snapshot(id)); err == nil {
 					return need, nil
 				}
 			}

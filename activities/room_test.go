@@ -41,7 +41,7 @@ func publishDelta(t *testing.T, dir string, size int) *snapshot.Snapshot {
 	}
 	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: binlogpos.Position{Seq: 7}, Kind: snapshot.SnapshotFull,
 		Tables: []snapshot.ManifestTable{mt}}))
-	s, err := snapshot.OpenSnapshot(filepath.Join(dir, snapshot.SnapshotsDir, roomID))
+	s, err := snapshot.OpenSnapshot(snapshot.Folder(dir).Snapshot(roomID))
 	must(t, err)
 	return s
 }
@@ -133,7 +133,7 @@ func roomSteps() []roomStep {
 					Merge: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(filepath.Join(a.sourceDir("main"), compactDir)) }},
+			written: func(a *Activities) bool { return exists(snapshot.Folder(a.sourceDir("main")).Compact()) }},
 		{name: "download",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
 				store, err := storage.NewLocal(t.TempDir())

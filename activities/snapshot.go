@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -205,5 +204,5 @@ func addEmptyChain(b *snapshot.Builder, def *schema.Table, out *ConvertTableResu
 }
 
 func snapshotDir(sourceDir, id string) string {
-	return filepath.Join(sourceDir, snapshot.SnapshotsDir, id)
+	return snapshot.Folder(sourceDir).Snapshot(id)
 }

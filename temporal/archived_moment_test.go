@@ -85,7 +85,7 @@ func (p *pastEnv) testModel(t *testing.T) {
 		must(t, err)
 		forms[string(a.Kind)]++
 		want := p.baseOf(in.seq)
-		_, statErr := os.Stat(filepath.Join(sourceDir, snapshot.SnapshotsDir, want))
+		_, statErr := os.Stat(snapshot.Folder(sourceDir).Snapshot(want))
 		got, plan, err := p.rebuildPast(t, past, at)
 		if err != nil {
 			t.Fatalf("%s (%s, H%d): %v", at, in.note, in.hour, err)

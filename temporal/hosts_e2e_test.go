@@ -168,7 +168,7 @@ func checkPublished(t *testing.T, e *backupEnv, eng *fold.Engine, id, step strin
 	if _, err := m.Download(e.ctx, cur, nil); err != nil {
 		t.Fatalf("%s: read back %s: %v", step, cur, err)
 	}
-	snap, err := snapshot.OpenSnapshot(filepath.Join(dir, snapshot.SnapshotsDir, cur))
+	snap, err := snapshot.OpenSnapshot(snapshot.Folder(dir).Snapshot(cur))
 	must(t, err)
 	must(t, snap.VerifyAll())
 	checkLive(t, e, eng, snap, step)

@@ -40,7 +40,7 @@ func TestMomentFromRemote(t *testing.T) {
 	res, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: then.at[0], Out: out})
 	must(t, err)
 	t.Logf("exported %s from snapshot %s (downloaded), cut %s", then.at[0], res.Plan.Plan.Base, res.Plan.Plan.Cut)
-	if _, err := os.Stat(filepath.Join(sourceDir, snapshot.SnapshotsDir, res.Plan.Plan.Base, snapshot.ManifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(snapshot.Folder(sourceDir).Snapshot(res.Plan.Plan.Base), snapshot.ManifestName)); err != nil {
 		t.Fatalf("the base snapshot was not downloaded: %v", err)
 	}
 	for _, tb := range modelTables {

@@ -130,9 +130,9 @@ func TestMomentTransactionBoundary(t *testing.T) {
 		must(t, err)
 		f := r.Footer()
 		r.Close()
-		at, _ := f.ExtraValue(activities.KeyAt)
+		at, _ := f.ExtraValue(snapshot.KeyAt)
 		var cut moment.Cut
-		cutText, _ := f.ExtraValue(activities.KeyCut)
+		cutText, _ := f.ExtraValue(snapshot.KeyCut)
 		must(t, json.Unmarshal([]byte(cutText), &cut))
 		if at != in[0] || f.Position.Seq != lastSeq || f.Position.GTID != txn.GTID || cut.Txn.Position.GTID != txn.GTID {
 			t.Fatalf("footer of %s: at %q position %+v cut %+v", tb, at, f.Position, cut)

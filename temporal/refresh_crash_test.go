@@ -28,7 +28,7 @@ func watchCurrent(t *testing.T, sourceDir string) func() error {
 		for !stop.Load() {
 			if id, err := snapshot.ResolveCurrent(sourceDir); err == nil {
 				if _, ok := seen.Load(id); !ok {
-					snap, err := snapshot.OpenSnapshot(filepath.Join(sourceDir, snapshot.SnapshotsDir, id))
+					snap, err := snapshot.OpenSnapshot(snapshot.Folder(sourceDir).Snapshot(id))
 					if err == nil {
 						err = snap.VerifyAll()
 					}

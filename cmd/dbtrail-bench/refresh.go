@@ -511,7 +511,7 @@ func (e *refreshEnv) input(tb *refreshFixture, k int, action foldplan.Action, id
 func (e *refreshEnv) run(ctx context.Context, tb *refreshFixture, k int, action foldplan.Action) (refreshRun, error) {
 	id := e.nextID()
 	r, err := executeRefresh(e.acts, e.input(tb, k, action, id))
-	os.RemoveAll(filepath.Join(e.sourceDir(tb.source), snapshot.StagingDir, id))
+	os.RemoveAll(snapshot.Folder(e.sourceDir(tb.source)).Staging(id))
 	if err != nil {
 		return refreshRun{}, fmt.Errorf("refresh %s window %d %s: %w", tb.source, k, action, err)
 	}

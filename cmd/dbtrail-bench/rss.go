@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -41,7 +40,7 @@ type rssChildResult struct {
 // the child's peak RSS in bytes and the pair's time and bytes written.
 func (e *refreshEnv) rssChild(ctx context.Context, tb *refreshFixture, k int) (int64, refreshRun, error) {
 	id := e.nextID()
-	defer os.RemoveAll(filepath.Join(e.sourceDir(tb.source), snapshot.StagingDir, id))
+	defer os.RemoveAll(snapshot.Folder(e.sourceDir(tb.source)).Staging(id))
 	var res rssChildResult
 	rss, err := runChild(ctx, "refresh", rssChildEnv, rssChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir,
 		FoldMemory: e.acts.FoldMemory, In: e.input(tb, k, foldplan.ActionPair, id)}, &res)

@@ -131,5 +131,5 @@ func openBackupSnapshot(backupDir, source, id string) (*snapshot.Snapshot, error
 	if _, err := snapshot.ParseSnapshotID(id); err != nil {
 		return nil, fmt.Errorf("--snapshot: %w (want an id such as 20261129T061500Z, or current)", err)
 	}
-	return snapshot.OpenSnapshot(filepath.Join(srcDir, snapshot.SnapshotsDir, id))
+	return snapshot.OpenSnapshot(snapshot.Folder(srcDir).Snapshot(id))
 }

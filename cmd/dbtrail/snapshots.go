@@ -118,7 +118,7 @@ func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
 	}
 	list := make([]snapshotEntry, 0, len(ids))
 	for i, id := range ids {
-		s, err := snapshot.OpenSnapshot(filepath.Join(srcDir, snapshot.SnapshotsDir, id))
+		s, err := snapshot.OpenSnapshot(snapshot.Folder(srcDir).Snapshot(id))
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +128,7 @@ func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
 		}
 		prevDir := ""
 		if prev != "" {
-			prevDir = filepath.Join(srcDir, snapshot.SnapshotsDir, prev)
+			prevDir = snapshot.Folder(srcDir).Snapshot(prev)
 		}
 		list = append(list, summarize(s.Manifest, id == cur, func(rel string) bool { return sharedWithPrev(s, prevDir, rel) }))
 	}

@@ -64,7 +64,7 @@ func addRemote(ctx context.Context, list []snapshotEntry, archiveURL, source, sr
 		if !ok {
 			continue
 		}
-		lb, err := os.ReadFile(filepath.Join(srcDir, snapshot.SnapshotsDir, e.ID, snapshot.ManifestName))
+		lb, err := os.ReadFile(filepath.Join(snapshot.Folder(srcDir).Snapshot(e.ID), snapshot.ManifestName))
 		if err != nil {
 			return nil, err
 		}

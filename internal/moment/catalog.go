@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -68,5 +67,5 @@ func (c LocalCatalog) Open(_ context.Context, id string) (*snapshot.Snapshot, er
 }
 
 func (c LocalCatalog) dir(id string) string {
-	return filepath.Join(c.SourceDir, snapshot.SnapshotsDir, id)
+	return snapshot.Folder(c.SourceDir).Snapshot(id)
 }

@@ -48,10 +48,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
-// MarkerDir is the folder of a source that holds the confirmation markers:
-// <source dir>/.remote/<id>.ok.
-const MarkerDir = ".remote"
-
 // DefaultParallel is how many objects a Mirror transfers at once.
 const DefaultParallel = 4
 
@@ -218,12 +214,12 @@ type marker struct {
 }
 
 func (m *Mirror) markerPath(id string) string {
-	return filepath.Join(m.Dir, MarkerDir, id+".ok")
+	return snapshot.Folder(m.Dir).Remote(id + ".ok")
 }
 
 // localManifest reads the manifest bytes of the local snapshot id.
 func (m *Mirror) localManifest(id string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(m.Dir, snapshot.SnapshotsDir, id, snapshot.ManifestName))
+	return os.ReadFile(filepath.Join(snapshot.Folder(m.Dir).Snapshot(id), snapshot.ManifestName))
 }
 
 // Confirmed reports whether the local snapshot id has a valid confirmation
@@ -255,7 +251,7 @@ func (m *Mirror) Confirmed(id string) (bool, error) {
 
 // confirm writes the marker of id for the manifest bytes mb, crash-safely.
 func (m *Mirror) confirm(id string, mb []byte) error {
-	dir := filepath.Join(m.Dir, MarkerDir)
+	dir := snapshot.Folder(m.Dir).Remote()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

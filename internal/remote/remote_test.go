@@ -57,7 +57,7 @@ func (f *fixture) publish(id, prev string, seq uint64, table string, chain ...st
 	}
 	var ps *snapshot.Snapshot
 	if prev != "" {
-		if ps, err = snapshot.OpenSnapshot(filepath.Join(f.dir, snapshot.SnapshotsDir, prev)); err != nil {
+		if ps, err = snapshot.OpenSnapshot(snapshot.Folder(f.dir).Snapshot(prev)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func (f *fixture) publish(id, prev string, seq uint64, table string, chain ...st
 	if err := b.Publish(man); err != nil {
 		t.Fatal(err)
 	}
-	s, err := snapshot.OpenSnapshot(filepath.Join(f.dir, snapshot.SnapshotsDir, id))
+	s, err := snapshot.OpenSnapshot(snapshot.Folder(f.dir).Snapshot(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestUploadRefusesAnotherSnapshotUnderTheSameID(t *testing.T) {
 
 func snapshotAt(t *testing.T, dir, id string) *snapshot.Snapshot {
 	t.Helper()
-	s, err := snapshot.OpenSnapshot(filepath.Join(dir, snapshot.SnapshotsDir, id))
+	s, err := snapshot.OpenSnapshot(snapshot.Folder(dir).Snapshot(id))
 	if err != nil {
 		t.Fatal(err)
 	}

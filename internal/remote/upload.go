@@ -171,7 +171,7 @@ func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel stri
 		}
 		m.Log.Warn("previous snapshot's object is missing; sending the file", "object", m.SnapshotName(man.Prev, rel), "error", err)
 	}
-	local := filepath.Join(m.Dir, snapshot.SnapshotsDir, man.SnapshotID, filepath.FromSlash(rel))
+	local := filepath.Join(snapshot.Folder(m.Dir).Snapshot(man.SnapshotID), filepath.FromSlash(rel))
 	return m.send(ctx, name, d, t, func() (io.ReadCloser, error) { return os.Open(local) })
 }
 

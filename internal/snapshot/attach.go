@@ -17,7 +17,7 @@ func AttachBuilder(sourceDir, id string) (*Builder, error) {
 	if _, err := ParseSnapshotID(id); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(sourceDir, StagingDir, id)
+	dir := Folder(sourceDir).Staging(id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("attach snapshot %s: %w", id, err)
 	}
@@ -37,7 +37,7 @@ func (b *Builder) Adopt(rel string, d digest.Digest) error {
 	}
 	st, err := os.Stat(p)
 	if os.IsNotExist(err) {
-		st, err = os.Stat(filepath.Join(b.sourceDir, SnapshotsDir, b.id, filepath.FromSlash(rel)))
+		st, err = os.Stat(filepath.Join(Folder(b.sourceDir).Snapshot(b.id), filepath.FromSlash(rel)))
 	}
 	if err != nil {
 		return fmt.Errorf("adopt %s into snapshot %s: %w", rel, b.id, err)

@@ -35,7 +35,7 @@ func NewBuilder(sourceDir, id string) (*Builder, error) {
 	if _, err := ParseSnapshotID(id); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(sourceDir, StagingDir, id)
+	dir := Folder(sourceDir).Staging(id)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("build snapshot %s: remove old staging: %w", id, err)
 	}

@@ -29,6 +29,22 @@ const (
 	KeyTable         = "dbtrail.table"          // JSON of schema.Table
 )
 
+// Extra footer keys of an export's table files (docs/time-travel.md) and
+// of a restore's staged tables.
+const (
+	KeyAt           = "dbtrail.at"            // the moment as given
+	KeyCut          = "dbtrail.cut"           // JSON of moment.Cut: the transaction it landed on
+	KeyBaseSnapshot = "dbtrail.base_snapshot" // the snapshot the table was rebuilt from
+	KeyFrom         = "dbtrail.from"          // a changes range's start, as given
+	KeyUntil        = "dbtrail.until"         // its end, as given
+	KeyRange        = "dbtrail.range"         // JSON of the range's two cuts
+	KeyExportedAt   = "dbtrail.exported_at"   // RFC 3339 UTC
+	// KeyShape is a changes file's shape number: 1 for the table's shape
+	// at the range's start, one more after each schema change that changed
+	// its columns.
+	KeyShape = "dbtrail.shape"
+)
+
 // FooterMeta is the footer metadata of a table file. NewTableWriter takes
 // CreateTable, Position, SnapshotID, Source and WriterVersion from its
 // caller; Close fills in Rows, Fingerprint and Table. ReadFooter returns all.

@@ -7,14 +7,8 @@ import (
 	"path/filepath"
 )
 
-// DownloadDir is the folder of a source where a snapshot fetched from object
-// storage is assembled before Install moves it into place:
-// <source dir>/.download/<id>/. Readers never look at it; a download that
-// stopped half-way resumes there.
-const DownloadDir = ".download"
-
 // DownloadPath returns the folder in which snapshot id is assembled.
-func DownloadPath(sourceDir, id string) string { return filepath.Join(sourceDir, DownloadDir, id) }
+func DownloadPath(sourceDir, id string) string { return Folder(sourceDir).Download(id) }
 
 // Install publishes a snapshot assembled in <sourceDir>/.download/<id>/ (a
 // copy of a snapshot published elsewhere, its manifest.json written last)
@@ -50,7 +44,7 @@ func install(sourceDir, id string) error {
 	if m.SnapshotID != id {
 		return fmt.Errorf("manifest is for snapshot %s", m.SnapshotID)
 	}
-	final := filepath.Join(sourceDir, SnapshotsDir, id)
+	final := Folder(sourceDir).Snapshot(id)
 	if old, err := os.ReadFile(filepath.Join(final, ManifestName)); err == nil {
 		if !bytes.Equal(old, enc) {
 			return fmt.Errorf("already published with a different manifest")
@@ -74,7 +68,7 @@ func install(sourceDir, id string) error {
 	if err := syncTree(dir); err != nil {
 		return err
 	}
-	snaps := filepath.Join(sourceDir, SnapshotsDir)
+	snaps := Folder(sourceDir).Snapshots()
 	if err := os.MkdirAll(snaps, 0o755); err != nil {
 		return err
 	}
@@ -98,7 +92,7 @@ func SetCurrent(sourceDir, id string) error {
 	if _, err := ParseSnapshotID(id); err != nil {
 		return fmt.Errorf("set current: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(sourceDir, SnapshotsDir, id, ManifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(Folder(sourceDir).Snapshot(id), ManifestName)); err != nil {
 		return fmt.Errorf("set current to %s: %w", id, err)
 	}
 	if err := swapCurrent(sourceDir, id); err != nil {

@@ -41,14 +41,14 @@ func TestInstallAndSetCurrent(t *testing.T) {
 	if err := b.Publish(m); err != nil {
 		t.Fatal(err)
 	}
-	published := filepath.Join(src, SnapshotsDir, id)
+	published := Folder(src).Snapshot(id)
 
 	// A download that lacks a file is refused and left in place.
 	copyTree(t, published, DownloadPath(dst, id), func(rel string) bool { return strings.HasSuffix(rel, ".upserts") })
 	if err := Install(dst, id); err == nil {
 		t.Fatal("install of an incomplete download succeeded")
 	}
-	if _, err := os.Stat(filepath.Join(dst, SnapshotsDir, id)); !os.IsNotExist(err) {
+	if _, err := os.Stat(Folder(dst).Snapshot(id)); !os.IsNotExist(err) {
 		t.Fatalf("incomplete snapshot installed: %v", err)
 	}
 	// Complete, it installs; current is not touched until SetCurrent.

@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/flock"
 )
-
-// PublishLockName is the source folder's publish lock file.
-const PublishLockName = ".publish.lock"
 
 // LockPublish takes the publish lock of the source folder dir, waiting for
 // another publisher of the same source (another worker on this host) until
@@ -21,7 +17,7 @@ func LockPublish(ctx context.Context, dir string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("publish lock of %s: %w", dir, err)
 	}
-	unlock, err := flock.Lock(ctx, filepath.Join(dir, PublishLockName))
+	unlock, err := flock.Lock(ctx, Folder(dir).PublishLock())
 	if err != nil {
 		return nil, fmt.Errorf("publish lock of %s: %w", dir, err)
 	}

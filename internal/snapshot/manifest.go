@@ -20,9 +20,6 @@ const ManifestVersion = 1
 // Names inside a source folder and a snapshot folder.
 const (
 	ManifestName = "manifest.json"
-	SnapshotsDir = "snapshots"
-	StagingDir   = ".staging"
-	CurrentLink  = "current"
 )
 
 // idLayout is the snapshot id: UTC time to the second.
@@ -200,7 +197,7 @@ func ParseSnapshotID(id string) (time.Time, error) {
 // ListSnapshots returns the ids of the published snapshots of a source (those
 // with a manifest.json), oldest first.
 func ListSnapshots(sourceDir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(sourceDir, SnapshotsDir))
+	ents, err := os.ReadDir(Folder(sourceDir).Snapshots())
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -212,7 +209,7 @@ func ListSnapshots(sourceDir string) ([]string, error) {
 		if _, err := ParseSnapshotID(e.Name()); err != nil || !e.IsDir() {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(sourceDir, SnapshotsDir, e.Name(), ManifestName)); err == nil {
+		if _, err := os.Stat(filepath.Join(Folder(sourceDir).Snapshot(e.Name()), ManifestName)); err == nil {
 			ids = append(ids, e.Name())
 		}
 	}

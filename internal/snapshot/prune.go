@@ -12,10 +12,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
-// TrashDir is the folder of a source where Prune moves a snapshot before
-// deleting it: <source dir>/.trash/<id>. Readers never look at it.
-const TrashDir = ".trash"
-
 // PruneResult is what Prune did: the ids it removed and the ids of the
 // published snapshots it kept, both oldest first. Held lists the kept ids
 // that retention alone would have removed (PruneHeld).
@@ -130,7 +126,7 @@ func LocalPlace(sourceDir string) (retention.Place, error) {
 		if err != nil {
 			return retention.Place{}, err
 		}
-		m, err := readManifest(filepath.Join(sourceDir, SnapshotsDir, id))
+		m, err := readManifest(Folder(sourceDir).Snapshot(id))
 		if err != nil {
 			return retention.Place{}, fmt.Errorf("snapshot %s: %w", id, err)
 		}
@@ -145,7 +141,7 @@ func RemoveSnapshot(sourceDir, id string) error {
 	if err := trashSnapshot(sourceDir, id); err != nil {
 		return fmt.Errorf("prune snapshot %s: %w", id, err)
 	}
-	if err := os.RemoveAll(filepath.Join(sourceDir, TrashDir, id)); err != nil {
+	if err := os.RemoveAll(Folder(sourceDir).Trash(id)); err != nil {
 		return fmt.Errorf("prune snapshot %s: %w", id, err)
 	}
 	return nil
@@ -162,7 +158,7 @@ func currentForPrune(sourceDir string) (string, error) {
 
 // emptyTrash removes everything under <sourceDir>/.trash.
 func emptyTrash(sourceDir string, log *slog.Logger) error {
-	trash := filepath.Join(sourceDir, TrashDir)
+	trash := Folder(sourceDir).Trash()
 	ents, err := os.ReadDir(trash)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -182,14 +178,14 @@ func emptyTrash(sourceDir string, log *slog.Logger) error {
 // trashSnapshot moves snapshots/<id> to .trash/<id> durably: after it
 // returns, a crash leaves the snapshot out of snapshots/.
 func trashSnapshot(sourceDir, id string) error {
-	trash := filepath.Join(sourceDir, TrashDir)
+	trash := Folder(sourceDir).Trash()
 	if err := os.MkdirAll(trash, 0o755); err != nil {
 		return err
 	}
 	if err := syncDir(sourceDir); err != nil {
 		return err
 	}
-	snaps := filepath.Join(sourceDir, SnapshotsDir)
+	snaps := Folder(sourceDir).Snapshots()
 	if err := os.Rename(filepath.Join(snaps, id), filepath.Join(trash, id)); err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func buildChain(t *testing.T, dir string) {
 // checkReadable opens, verifies and reads every table of snapshot id.
 func checkReadable(t *testing.T, dir, id string) {
 	t.Helper()
-	s, err := OpenSnapshot(filepath.Join(dir, SnapshotsDir, id))
+	s, err := OpenSnapshot(Folder(dir).Snapshot(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +90,14 @@ func checkPruned(t *testing.T, dir string, res PruneResult, removed, kept []stri
 		t.Fatalf("listed %v, want %v", ids, kept)
 	}
 	for _, id := range removed {
-		if _, err := os.Lstat(filepath.Join(dir, SnapshotsDir, id)); !os.IsNotExist(err) {
+		if _, err := os.Lstat(Folder(dir).Snapshot(id)); !os.IsNotExist(err) {
 			t.Fatalf("snapshot %s still there: %v", id, err)
 		}
 	}
 	for _, id := range kept {
 		checkReadable(t, dir, id)
 	}
-	if ents, _ := os.ReadDir(filepath.Join(dir, TrashDir)); len(ents) != 0 {
+	if ents, _ := os.ReadDir(Folder(dir).Trash()); len(ents) != 0 {
 		t.Fatalf("trash left: %v", ents)
 	}
 }

@@ -69,7 +69,7 @@ func (b *Builder) publish(m Manifest) error {
 	if err != nil {
 		return err
 	}
-	final := filepath.Join(b.sourceDir, SnapshotsDir, b.id)
+	final := Folder(b.sourceDir).Snapshot(b.id)
 	if done, err := b.republish(final, enc, m.Position); done || err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (b *Builder) publish(m Manifest) error {
 	if err := crashPoint("manifest"); err != nil {
 		return err
 	}
-	snaps := filepath.Join(b.sourceDir, SnapshotsDir)
+	snaps := Folder(b.sourceDir).Snapshots()
 	if err := os.MkdirAll(snaps, 0o755); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (b *Builder) republish(final string, enc []byte, pos binlogpos.Position) (b
 		if cur == b.id {
 			return true, os.RemoveAll(b.dir)
 		}
-		cm, err := readManifest(filepath.Join(b.sourceDir, SnapshotsDir, cur))
+		cm, err := readManifest(Folder(b.sourceDir).Snapshot(cur))
 		if err == nil && (cm.Position.Seq > pos.Seq || (cm.Position.Seq == pos.Seq && cur > b.id)) {
 			return true, os.RemoveAll(b.dir) // current is newer: leave it
 		}
@@ -251,7 +251,7 @@ func ResolveCurrent(sourceDir string) (string, error) {
 	if _, err := ParseSnapshotID(id); err != nil {
 		return "", fmt.Errorf("resolve current: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(sourceDir, SnapshotsDir, id, ManifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(Folder(sourceDir).Snapshot(id), ManifestName)); err != nil {
 		return "", fmt.Errorf("resolve current: snapshot %s: %w", id, err)
 	}
 	return id, nil

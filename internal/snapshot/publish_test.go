@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -175,7 +174,7 @@ func TestPublishCrashAtEveryStep(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, id := range ids { // every listed snapshot is complete
-				s, err := OpenSnapshot(filepath.Join(dir, SnapshotsDir, id))
+				s, err := OpenSnapshot(Folder(dir).Snapshot(id))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -212,7 +211,7 @@ func TestPublishCrashAtEveryStep(t *testing.T) {
 					t.Fatalf("rerun: current %q", cur)
 				}
 			}
-			if ents, _ := os.ReadDir(filepath.Join(dir, StagingDir)); len(ents) != 0 {
+			if ents, _ := os.ReadDir(Folder(dir).Staging()); len(ents) != 0 {
 				t.Fatalf("staging left: %v", ents)
 			}
 			if ids, _ := ListSnapshots(dir); fmt.Sprint(ids) != "[20261129T061500Z 20261129T062000Z]" {

@@ -58,7 +58,7 @@ func OpenCurrent(sourceDir string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return OpenSnapshot(filepath.Join(sourceDir, SnapshotsDir, id))
+	return OpenSnapshot(Folder(sourceDir).Snapshot(id))
 }
 
 // Path returns the file system path of a snapshot file.

@@ -38,7 +38,7 @@ type Staging struct {
 // WriteStagingOwner records o as the owner of snapshot id's staging folder
 // (crash-safely).
 func WriteStagingOwner(sourceDir, id string, o Owner) error {
-	path := filepath.Join(sourceDir, StagingDir, id+ownerSuffix)
+	path := Folder(sourceDir).Staging(id + ownerSuffix)
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return json.NewEncoder(w).Encode(o) })
 }
 
@@ -46,7 +46,7 @@ func WriteStagingOwner(sourceDir, id string, o Owner) error {
 // file whose folder is gone (the snapshot was published) is listed with
 // its id too, so that it is removed with RemoveStaging.
 func Stagings(sourceDir string) ([]Staging, error) {
-	dir := filepath.Join(sourceDir, StagingDir)
+	dir := Folder(sourceDir).Staging()
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -95,7 +95,7 @@ func RemoveStaging(sourceDir, id string) error {
 	if err := checkStagingID(id); err != nil {
 		return err
 	}
-	dir := filepath.Join(sourceDir, StagingDir)
+	dir := Folder(sourceDir).Staging()
 	if err := os.RemoveAll(filepath.Join(dir, id)); err != nil {
 		return fmt.Errorf("remove staging folder %s: %w", id, err)
 	}

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -16,7 +15,7 @@ func TestStagingOwners(t *testing.T) {
 		t.Fatalf("no staging folder yet: %v %v", l, err)
 	}
 	for _, id := range []string{"a", "b"} {
-		if err := os.MkdirAll(filepath.Join(dir, StagingDir, id), 0o755); err != nil {
+		if err := os.MkdirAll(Folder(dir).Staging(id), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}

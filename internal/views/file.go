@@ -20,7 +20,7 @@ const FileName = "views.sql"
 // <SourceDir>/current, or <SourceDir>/snapshots/<Snapshot>.
 func (o Options) SnapshotDir() string {
 	if o.Snapshot != "" {
-		return filepath.Join(o.SourceDir, snapshot.SnapshotsDir, o.Snapshot)
+		return snapshot.Folder(o.SourceDir).Snapshot(o.Snapshot)
 	}
 	return filepath.Join(o.SourceDir, snapshot.CurrentLink)
 }

@@ -147,7 +147,7 @@ func readDir(o Options) (string, error) {
 		if _, err := snapshot.ParseSnapshotID(o.Snapshot); err != nil {
 			return "", fmt.Errorf("views: %w", err)
 		}
-		dir = filepath.Join(abs, snapshot.SnapshotsDir, o.Snapshot)
+		dir = snapshot.Folder(abs).Snapshot(o.Snapshot)
 	}
 	dir = filepath.ToSlash(dir)
 	if strings.ContainsAny(dir, "\\\x00") {

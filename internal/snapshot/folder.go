@@ -1,0 +1,67 @@
+package snapshot
+
+import "path/filepath"
+
+// Folder is a source's folder in the backup folder (<backup-dir>/<source>):
+// the one place that knows the names of what it holds.
+//
+//	snapshots/<id>/    published snapshots (manifest.json last)
+//	current            symlink to the published snapshot readers use
+//	views.sql          DuckDB views of current
+//	.staging/<id>/     a snapshot being built (with its owner file)
+//	.trash/<id>/       a snapshot being removed
+//	.download/<id>/    a snapshot being fetched from object storage
+//	.compact/          compaction output waiting for the next refresh:
+//	                   <schema>/<table>.<from>-<to>.posdel/.upserts and
+//	                   <schema>/<table>.json (foldplan.CompactedRange, last)
+//	.remote/<id>.ok    markers of snapshots confirmed on object storage
+//	.publish.lock      the publish lock (LockPublish)
+type Folder string
+
+// Names inside a source folder.
+const (
+	SnapshotsDir    = "snapshots"
+	StagingDir      = ".staging"
+	TrashDir        = ".trash"
+	DownloadDir     = ".download"
+	CompactDir      = ".compact"
+	RemoteDir       = ".remote"
+	PublishLockName = ".publish.lock"
+	CurrentLink     = "current"
+)
+
+// Snapshots is the folder of published snapshots.
+func (f Folder) Snapshots() string { return filepath.Join(string(f), SnapshotsDir) }
+
+// Snapshot is the folder of published snapshot id.
+func (f Folder) Snapshot(id string) string { return filepath.Join(string(f), SnapshotsDir, id) }
+
+// Current is the `current` symlink.
+func (f Folder) Current() string { return filepath.Join(string(f), CurrentLink) }
+
+// Staging is the folder of snapshots being built; with an id, that one's.
+func (f Folder) Staging(id ...string) string { return f.join(StagingDir, id) }
+
+// Trash is the folder of snapshots being removed; with an id, that one's.
+func (f Folder) Trash(id ...string) string { return f.join(TrashDir, id) }
+
+// Download is the folder of snapshots being fetched; with an id, that one's.
+func (f Folder) Download(id ...string) string { return f.join(DownloadDir, id) }
+
+// Compact is the folder of compaction output; with a relative path
+// (slash-separated), that file's.
+func (f Folder) Compact(rel ...string) string { return f.join(CompactDir, rel) }
+
+// Remote is the folder of confirmation markers; with a name, that one's.
+func (f Folder) Remote(name ...string) string { return f.join(RemoteDir, name) }
+
+// PublishLock is the publish lock file.
+func (f Folder) PublishLock() string { return filepath.Join(string(f), PublishLockName) }
+
+func (f Folder) join(dir string, rest []string) string {
+	parts := []string{string(f), dir}
+	for _, r := range rest {
+		parts = append(parts, filepath.FromSlash(r))
+	}
+	return filepath.Join(parts...)
+}
