@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -100,7 +101,7 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 
 // tableParts reads the parts of job's table, or plans and writes them
 // when its load starts (planParts).
-func (a *Activities) tableParts(ctx context.Context, db *sql.DB, sp RestoreSpec, job RestoreTableJob, st stagedTable, cp restore.Checkpoint, want int) ([]restore.Part, error) {
+func (a *Activities) tableParts(ctx context.Context, db *sql.DB, sp RestoreSpec, job RestoreTableJob, st restore.Staged, cp restore.Checkpoint, want int) ([]restore.Part, error) {
 	parts, err := readParts(ctx, db, sp.checkpointSchema(), job)
 	if err != nil || len(parts) > 0 {
 		return parts, err
@@ -116,7 +117,7 @@ func (a *Activities) tableParts(ctx context.Context, db *sql.DB, sp RestoreSpec,
 // every part is loaded the table's checkpoint is recorded as loaded
 // (finishTable). The first error stops the other loaders after their
 // current chunk.
-func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, db *sql.DB, st stagedTable, cp restore.Checkpoint, parts []restore.Part,
+func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, db *sql.DB, st restore.Staged, cp restore.Checkpoint, parts []restore.Part,
 	progress func(stage string, rows int64, paused string)) (LoadTableResult, error) {
 	sp, job := in.Spec, in.Job
 	var mu sync.Mutex
@@ -201,44 +202,44 @@ func (a *Activities) restoreDir(id string) string { return filepath.Join(a.WorkD
 // table files in the work folder (through moment.Past: the index,
 // archived hours and the snapshots local or on the store; see
 // writeStaged), or reuses the ones an earlier call wrote for the same cut.
-func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (stagedTable, error) {
+func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (restore.Staged, error) {
 	tp := in.Job.Table
 	dir, err := a.stagedDir(in.Job.RestoreID, tp)
 	if err != nil {
-		return stagedTable{}, err
+		return restore.Staged{}, err
 	}
-	if st, ok := readStaged(dir, in.Job.Cut); ok {
+	if st, ok := restore.ReadStaged(dir, in.Job.Cut); ok {
 		return st, nil
 	}
 	eng, releaseEngine, err := a.engine(ctx)
 	if err != nil {
-		return stagedTable{}, err
+		return restore.Staged{}, err
 	}
 	failed := true
 	defer func() { releaseEngine(failed) }()
 	past := a.past(ctx, in.Spec.Source)
 	cat, err := past.Catalog(ctx)
 	if err != nil {
-		return stagedTable{}, nonRetryable(ErrBadInput, err)
+		return restore.Staged{}, nonRetryable(ErrBadInput, err)
 	}
 	if err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, dir); err != nil {
-		return stagedTable{}, err
+		return restore.Staged{}, err
 	}
 	rb := past.Rebuilder(eng, cat)
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
-		return stagedTable{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+		return restore.Staged{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
 	}
 	defer t.Close()
 	cut, err := json.Marshal(in.Job.Cut)
 	if err != nil {
-		return stagedTable{}, err
+		return restore.Staged{}, err
 	}
 	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Job.Cut.Position(), SnapshotID: tp.Snapshot,
 		Source: in.Spec.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot}}}
-	st, err := writeStaged(ctx, dir, t, meta, in.Job.Cut, progress)
+	st, err := restore.WriteStaged(ctx, dir, t, meta, in.Job.Cut, progress)
 	if err != nil {
-		return stagedTable{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+		return restore.Staged{}, stagedErr(momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err)))
 	}
 	failed = false
 	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", st.Foot.Rows, "runs", len(st.Runs), "events", t.Events)
@@ -283,4 +284,17 @@ func startTable(ctx context.Context, conn *sql.Conn, sp RestoreSpec, job Restore
 		return restore.Checkpoint{}, err
 	}
 	return cp, nil
+}
+
+// stagedErr classifies the errors of a staged table (restore.Staged):
+// a key that cannot order the rows is bad input, a key text that cannot
+// be read back a checkpoint of another table; both are never retried.
+func stagedErr(err error) error {
+	switch {
+	case errors.Is(err, restore.ErrKeyDef):
+		return nonRetryable(ErrBadInput, err)
+	case errors.Is(err, restore.ErrKeyText):
+		return nonRetryable(ErrCheckpointConflict, err)
+	}
+	return err
 }

@@ -52,7 +52,7 @@ func (l *loader) closeReplicas() {
 // loaded, the slice is used up, or a pause lasted pauseReport (or the
 // rest of the slice): a slice that ends in a pause says why. Its result's
 // Rows are the part's.
-func (l *loader) run(ctx context.Context, st stagedTable) (LoadTableResult, error) {
+func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, error) {
 	lim := l.sp.Limits.WithDefaults()
 	if lim.MaxRowsPerSecond > 0 && l.share > 1 {
 		lim.MaxRowsPerSecond = max(lim.MaxRowsPerSecond/l.share, 1)
@@ -64,9 +64,9 @@ func (l *loader) run(ctx context.Context, st stagedTable) (LoadTableResult, erro
 	if l.slice <= 0 {
 		l.slice = DefaultLoadSlice
 	}
-	r, saw, err := st.openRange(keyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
+	r, saw, err := st.OpenRange(restore.KeyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
 	if err != nil {
-		return res, err
+		return res, stagedErr(err)
 	}
 	defer r.Close()
 	if !saw {
@@ -143,7 +143,7 @@ func (l *loader) pauseReason(ctx context.Context, lim restore.Limits) (string, e
 // end records the part as loaded. The chunk's INSERTs (of at most
 // maxStatementBytes) run on the target while the next ones are built
 // from the staged rows (statementPipe).
-func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int) (int, time.Duration, error) {
+func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int) (int, time.Duration, error) {
 	began := time.Now()
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -183,7 +183,7 @@ func (l *loader) chunkOnce(ctx context.Context, r rowReader, rows *sqlexport.Row
 // buildChunk reads up to size rows of r and passes their multi-row
 // INSERTs to send as each is complete; it returns the rows read and the
 // last one's key.
-func (l *loader) buildChunk(r rowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
+func (l *loader) buildChunk(r restore.RowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
 	var stmt []byte
 	var last []types.Cell // the last row's key cells (copied: rows are reused)
 	n := 0

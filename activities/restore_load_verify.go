@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/restore"
-	"github.com/dbtrail/dbtrail/internal/verify"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -48,7 +47,14 @@ func (a *Activities) VerifyRestore(ctx context.Context, in VerifyRestoreInput) (
 	}
 	def := *in.Def
 	def.Schema, def.Name = job.Schema, table
-	fp, _, err := verify.LiveFingerprint(ctx, db, &def)
+	parts, err := readParts(ctx, db, sp.checkpointSchema(), job)
+	if err != nil {
+		return VerifyRestoreResult{}, err
+	}
+	if err := checkPartsCover(parts); err != nil {
+		return VerifyRestoreResult{}, nonRetryable(ErrCheckpointConflict, fmt.Errorf("verify %s: %w", job.Target(), err))
+	}
+	fp, err := fingerprintTarget(ctx, db, &def, parts)
 	if err != nil {
 		return VerifyRestoreResult{}, fmt.Errorf("verify %s.%s: %w", job.Schema, table, err)
 	}

@@ -27,12 +27,12 @@ func (a *Activities) restorePartRows() int64 {
 // key ranges of the staged table (st.split), fewer for a small table. A
 // table whose checkpoint already moved without parts (a load begun by a
 // version that loaded on one connection) goes on as one part from it.
-func planParts(st stagedTable, cp restore.Checkpoint, want int, partRows int64) []restore.Part {
+func planParts(st restore.Staged, cp restore.Checkpoint, want int, partRows int64) []restore.Part {
 	if cp.RowsLoaded > 0 || cp.RowsTotal < 2*partRows {
 		want = 1
 	}
 	want = min(want, int(cp.RowsTotal/partRows))
-	ranges := st.split(want)
+	ranges := st.Split(want)
 	out := make([]restore.Part, len(ranges))
 	for i, r := range ranges {
 		out[i] = restore.Part{Part: i, Parts: len(ranges), From: r.From, To: r.To, State: restore.StateLoading}

@@ -66,11 +66,28 @@ func (e *ShapeError) Error() string {
 // Value errors name the table, the row (in SELECT order) and the column.
 func LiveFingerprint(ctx context.Context, db *sql.DB, t *schema.Table) (snapshot.Fingerprint, LivePosition, error) {
 	h := newHasher(t, nil, true)
-	pos, err := liveScan(ctx, db, t, h)
+	pos, err := liveScan(ctx, db, t, h, Where{})
 	return h.fp, pos, err
 }
 
-func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (LivePosition, error) {
+// Where restricts a scan to the rows a condition holds for: SQL is a
+// boolean expression over the table's columns with ? for Args.
+type Where struct {
+	SQL  string
+	Args []any
+}
+
+// LiveFingerprintWhere is LiveFingerprint of the rows w holds for:
+// fingerprints of conditions that split the table's rows between them
+// (each row in exactly one) add up (snapshot.Fingerprint.Merge) to the
+// table's.
+func LiveFingerprintWhere(ctx context.Context, db *sql.DB, t *schema.Table, w Where) (snapshot.Fingerprint, error) {
+	h := newHasher(t, nil, true)
+	_, err := liveScan(ctx, db, t, h, w)
+	return h.fp, err
+}
+
+func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher, w Where) (LivePosition, error) {
 	conn, pos, release, err := ConsistentSnapshot(ctx, db)
 	if err != nil {
 		return LivePosition{}, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
@@ -79,7 +96,11 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Live
 	if err := CheckColumns(ctx, conn, t); err != nil {
 		return pos, err
 	}
-	rows, err := conn.QueryContext(ctx, selectSQL(t))
+	q := selectSQL(t)
+	if w.SQL != "" {
+		q += " WHERE " + w.SQL
+	}
+	rows, err := conn.QueryContext(ctx, q, w.Args...)
 	if err != nil {
 		return pos, fmt.Errorf("table %s: select: %w", t.QualifiedName(), err)
 	}

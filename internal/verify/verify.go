@@ -132,7 +132,7 @@ func compare(ctx context.Context, db *sql.DB, side side, res Result, opts Option
 	}
 	live := newHasher(t, keys, true)
 	var err error
-	res.LivePos, err = liveScan(ctx, db, t, live)
+	res.LivePos, err = liveScan(ctx, db, t, live, Where{})
 	var shape *ShapeError
 	if errors.As(err, &shape) {
 		if res.Snap, err = side.fingerprint(ctx); err != nil {

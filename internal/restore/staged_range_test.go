@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"io"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -16,13 +15,13 @@ import (
 
 // stageIDs stages rows of ids (in that order) as a restore would, with
 // main-run row groups of group rows; key says whether the table has one.
-func stageIDs(t *testing.T, ids []int, group int, key bool) stagedTable {
+func stageIDs(t *testing.T, ids []int, group int, key bool) Staged {
 	t.Helper()
 	def := &schema.Table{Schema: "app", Name: "t", Columns: []schema.Column{{Name: "id", Type: "bigint"}, {Name: "v", Type: "varchar", Length: 20}}}
 	if key {
 		def.Key, def.KeyKind = []string{"id"}, schema.KeyPrimary
 	}
-	order, err := restore.NewKeyOrder(def)
+	order, err := NewKeyOrder(def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +43,11 @@ func stageIDs(t *testing.T, ids []int, group int, key bool) stagedTable {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stagedTable{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}
+	return Staged{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}
 }
 
 // readIDs reads r to its end.
-func readIDs(t *testing.T, r rowReader) []int {
+func readIDs(t *testing.T, r RowReader) []int {
 	t.Helper()
 	defer r.Close()
 	var out []int
@@ -86,13 +85,13 @@ func TestPartsAndSeek(t *testing.T) {
 	if len(st.Runs) != 2 || len(st.Groups[st.Runs[0]]) < 10 {
 		t.Fatalf("runs %v with %d main row groups; want a main run of small row groups and a side run", st.Runs, len(st.Groups[st.Runs[0]]))
 	}
-	ranges := st.split(3)
+	ranges := st.Split(3)
 	if len(ranges) != 3 || ranges[0].From != "" || ranges[2].To != "" {
 		t.Fatalf("split(3) = %v", ranges)
 	}
 	var got []int
 	for _, kr := range ranges {
-		r, saw, err := st.openRange(kr, "", 0)
+		r, saw, err := st.OpenRange(kr, "", 0)
 		if err != nil || !saw {
 			t.Fatalf("range %v: %v (saw %v)", kr, err, saw)
 		}
@@ -105,7 +104,7 @@ func TestPartsAndSeek(t *testing.T) {
 	if !slices.Equal(got, all) {
 		t.Fatalf("the ranges read %d rows, want the %d rows once each in key order", len(got), len(all))
 	}
-	order, _ := restore.NewKeyOrder(st.Foot.Table)
+	order, _ := NewKeyOrder(st.Foot.Table)
 	key := func(id int) string { return order.Text([]types.Cell{types.TextCell([]byte(strconv.Itoa(id))), {}}) }
 	for range 50 {
 		k := rand.IntN(len(ranges))
@@ -117,7 +116,7 @@ func TestPartsAndSeek(t *testing.T) {
 			hi = slices.Index(got, idOf(t, order, ranges[k].To))
 		}
 		i := lo + rand.IntN(hi-lo)
-		r, saw, err := st.openRange(ranges[k], key(all[i]), 0)
+		r, saw, err := st.OpenRange(ranges[k], key(all[i]), 0)
 		if err != nil || !saw {
 			t.Fatalf("range %d past %d: %v (saw %v)", k, all[i], err, saw)
 		}
@@ -125,12 +124,12 @@ func TestPartsAndSeek(t *testing.T) {
 			t.Fatalf("range %d past %d: read %d rows from %v, want %d", k, all[i], len(rest), rest[:min(len(rest), 3)], hi-i-1)
 		}
 	}
-	if _, saw, err := st.openRange(ranges[2], key(99999), 0); err != nil || saw {
+	if _, saw, err := st.OpenRange(ranges[2], key(99999), 0); err != nil || saw {
 		t.Errorf("past a key no run holds: saw %v, %v", saw, err)
 	}
 }
 
-func idOf(t *testing.T, o *restore.KeyOrder, text string) int {
+func idOf(t *testing.T, o *KeyOrder, text string) int {
 	t.Helper()
 	row, err := o.Parse(text, 2)
 	if err != nil {
@@ -148,11 +147,11 @@ func TestKeylessSeek(t *testing.T) {
 		ids = append(ids, (i*7919)%2000) // no order at all
 	}
 	st := stageIDs(t, ids, 128, false)
-	if r := st.split(4); len(r) != 1 {
+	if r := st.Split(4); len(r) != 1 {
 		t.Fatalf("a keyless table split into %v", r)
 	}
 	for _, skip := range []int64{0, 1, 127, 128, 129, 1000, 1999, 2000} {
-		r, saw, err := st.openRange(keyRange{}, "", skip)
+		r, saw, err := st.OpenRange(KeyRange{}, "", skip)
 		if err != nil || !saw {
 			t.Fatalf("skip %d: %v", skip, err)
 		}

@@ -1,9 +1,10 @@
-package activities
+package restore
 
 import (
 	"container/heap"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -28,15 +28,15 @@ const (
 	manifestName = "staged.json"
 )
 
-// stagedTable is a table rebuilt at the restore's cut on this worker: one
+// Staged is a table rebuilt at the restore's cut on this worker: one
 // or more table files (runs) in Dir, each sorted by the table's key
-// (restore.KeyOrder), whose merge is the table in key order; a keyless
+// (KeyOrder), whose merge is the table in key order; a keyless
 // table is one run in the rebuild's order. Foot is the first run's footer
 // with the whole table's rows and fingerprint.
-type stagedTable struct {
+type Staged struct {
 	Dir    string
 	Runs   []string
-	Groups map[string][]groupStart
+	Groups map[string][]GroupStart
 	Foot   snapshot.FooterMeta
 }
 
@@ -48,64 +48,64 @@ type stagedManifest struct {
 	Fingerprint snapshot.Fingerprint
 	// Groups are where each run's row groups start, by run: what a load
 	// seeks by (to a part's first key, past a checkpoint).
-	Groups map[string][]groupStart
+	Groups map[string][]GroupStart
 }
 
-// groupStart is the first row of one row group of a run: its row number
-// in the run and its key (restore.KeyOrder.Text; "" without a key).
-type groupStart struct {
+// GroupStart is the first row of one row group of a run: its row number
+// in the run and its key (KeyOrder.Text; "" without a key).
+type GroupStart struct {
 	Row int64
 	Key string `json:",omitempty"`
 }
 
-// readStaged returns the table staged in dir for cut, if it is complete.
-func readStaged(dir string, cut moment.Cut) (stagedTable, bool) {
+// ReadStaged returns the table staged in dir for cut, if it is complete.
+func ReadStaged(dir string, cut moment.Cut) (Staged, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
-		return stagedTable{}, false
+		return Staged{}, false
 	}
 	var m stagedManifest
 	if json.Unmarshal(b, &m) != nil || m.Cut.Seq != cut.Seq || m.Cut.Txn.Position != cut.Txn.Position || len(m.Runs) == 0 {
-		return stagedTable{}, false
+		return Staged{}, false
 	}
 	for _, r := range m.Runs {
 		if _, ok := m.Groups[r]; !ok { // staged by a version that kept no row group index
-			return stagedTable{}, false
+			return Staged{}, false
 		}
 	}
 	foot, err := snapshot.ReadFooter(filepath.Join(dir, m.Runs[0]))
 	if err != nil {
-		return stagedTable{}, false
+		return Staged{}, false
 	}
 	for _, r := range m.Runs[1:] {
 		if _, err := os.Stat(filepath.Join(dir, r)); err != nil {
-			return stagedTable{}, false
+			return Staged{}, false
 		}
 	}
 	foot.Rows, foot.Fingerprint = m.Fingerprint.Rows, m.Fingerprint
-	return stagedTable{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}, true
+	return Staged{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}, true
 }
 
-// writeStaged stages t (opened at cut) in dir, sorted by its key: the
+// WriteStaged stages t (opened at cut) in dir, sorted by its key: the
 // rows that arrive in key order go to the main run as they come (a
 // snapshot of a full backup is in key order, so usually nearly all), the
 // others are sorted in memory into side runs. Every run's fingerprint is
 // computed while it is written; their sum is the table's.
-func writeStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot.FooterMeta, cut moment.Cut, progress func(string, int64)) (stagedTable, error) {
+func WriteStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot.FooterMeta, cut moment.Cut, progress func(string, int64)) (Staged, error) {
 	if err := os.RemoveAll(dir); err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
-	order, err := restore.NewKeyOrder(t.Footer.Table)
+	order, err := NewKeyOrder(t.Footer.Table)
 	if err != nil {
-		return stagedTable{}, nonRetryable(ErrBadInput, err)
+		return Staged{}, fmt.Errorf("%w: %w", ErrKeyDef, err)
 	}
 	s := &runSorter{dir: dir, def: t.Footer.Table, meta: meta, order: order}
 	defer s.abort()
 	if s.main, err = s.create("run-main.parquet", snapshot.WriterOptions{RowGroupRows: stagedGroupRows, Scratch: true, Overlap: true}); err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
 	var n int64
 	if err := t.Rows(ctx, func(row []types.Cell) error {
@@ -115,22 +115,22 @@ func writeStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 		}
 		return s.add(row)
 	}); err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
 	m, err := s.finish(cut)
 	if err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
 	mb, err := json.Marshal(m)
 	if err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
 	if err := atomicfile.Write(filepath.Join(dir, manifestName), 0o644, func(w io.Writer) error { _, err := w.Write(mb); return err }); err != nil {
-		return stagedTable{}, err
+		return Staged{}, err
 	}
-	st, ok := readStaged(dir, cut)
+	st, ok := ReadStaged(dir, cut)
 	if !ok {
-		return stagedTable{}, fmt.Errorf("staged %s: its manifest cannot be read back", dir)
+		return Staged{}, fmt.Errorf("staged %s: its manifest cannot be read back", dir)
 	}
 	return st, nil
 }
@@ -140,8 +140,8 @@ type runWriter struct {
 	name   string
 	f      *atomicfile.File
 	tw     *snapshot.TableWriter
-	order  *restore.KeyOrder
-	groups []groupStart
+	order  *KeyOrder
+	groups []GroupStart
 }
 
 // append writes row and notes it when it starts a row group.
@@ -151,7 +151,7 @@ func (w *runWriter) append(row []types.Cell) error {
 		return err
 	}
 	if w.tw.Groups() != g {
-		w.groups = append(w.groups, groupStart{Row: w.tw.Rows() - 1, Key: w.order.Text(row)})
+		w.groups = append(w.groups, GroupStart{Row: w.tw.Rows() - 1, Key: w.order.Text(row)})
 	}
 	return nil
 }
@@ -161,7 +161,7 @@ type runSorter struct {
 	dir   string
 	def   *schema.Table
 	meta  snapshot.FooterMeta
-	order *restore.KeyOrder
+	order *KeyOrder
 	main  *runWriter
 	last  []types.Cell // the main run's last key
 	has   bool
@@ -169,7 +169,7 @@ type runSorter struct {
 	bytes int
 	runs  []string // side runs written
 	// groups are the closed runs' row group starts, by run.
-	groups map[string][]groupStart
+	groups map[string][]GroupStart
 	fp     snapshot.Fingerprint
 	open   []*runWriter
 }
@@ -199,7 +199,7 @@ func (s *runSorter) close(w *runWriter) error {
 	}
 	s.fp.Merge(res.Fingerprint)
 	if s.groups == nil {
-		s.groups = map[string][]groupStart{}
+		s.groups = map[string][]GroupStart{}
 	}
 	s.groups[w.name] = w.groups
 	return w.f.Commit()
@@ -313,15 +313,15 @@ func (s *runSorter) finish(cut moment.Cut) (stagedManifest, error) {
 	return stagedManifest{Cut: cut, Runs: append([]string{s.main.name}, s.runs...), Fingerprint: s.fp, Groups: s.groups}, nil
 }
 
-// rowReader reads a staged table's rows; a row is valid until the next
+// RowReader reads a staged table's rows; a row is valid until the next
 // call of Next.
-type rowReader interface {
+type RowReader interface {
 	Next() ([]types.Cell, error)
 	Close() error
 }
 
 // openRuns merges the runs of dir by order (one run: read as it is).
-func openRuns(dir string, runs []string, order *restore.KeyOrder) (rowReader, error) {
+func openRuns(dir string, runs []string, order *KeyOrder) (RowReader, error) {
 	m := &runMerge{order: order, advance: -1}
 	for _, name := range runs {
 		r, err := snapshot.OpenTableFile(filepath.Join(dir, name))
@@ -339,8 +339,8 @@ func openRuns(dir string, runs []string, order *restore.KeyOrder) (rowReader, er
 
 // runMerge is a k-way merge of sorted runs; ties go to the earlier run.
 type runMerge struct {
-	order   *restore.KeyOrder
-	readers []rowReader
+	order   *KeyOrder
+	readers []RowReader
 	heads   mergeHeap
 	started bool
 	advance int // the run whose row Next returned last
@@ -353,7 +353,7 @@ type mergeHead struct {
 
 type mergeHeap struct {
 	h     []mergeHead
-	order *restore.KeyOrder
+	order *KeyOrder
 }
 
 func (h *mergeHeap) Len() int { return len(h.h) }
@@ -415,3 +415,11 @@ func (m *runMerge) Close() error {
 	}
 	return first
 }
+
+// Errors of a staged table a caller classifies: a table whose key cannot
+// order its rows (ErrKeyDef), and a key text that cannot be read back
+// (ErrKeyText: a checkpoint or part bound written for another table).
+var (
+	ErrKeyDef  = errors.New("table key")
+	ErrKeyText = errors.New("key text")
+)

@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"io"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -20,7 +19,7 @@ func TestStagedRunsMergeInKeyOrder(t *testing.T) {
 	def := &schema.Table{Schema: "app", Name: "t", Columns: []schema.Column{{Name: "id", Type: "bigint"}, {Name: "v", Type: "varchar", Length: 20}},
 		Key: []string{"id"}, KeyKind: schema.KeyPrimary}
 	meta := snapshot.FooterMeta{CreateTable: "CREATE TABLE `t` (`id` bigint NOT NULL, `v` varchar(20), PRIMARY KEY (`id`))"}
-	order, err := restore.NewKeyOrder(def)
+	order, err := NewKeyOrder(def)
 	if err != nil {
 		t.Fatal(err)
 	}

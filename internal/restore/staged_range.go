@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -16,28 +15,28 @@ import (
 // does not load) and of the split into parts.
 const stagedGroupRows = 32 * 1024
 
-// keyRange is a part of a staged table in key order: the keys from From
+// KeyRange is a part of a staged table in key order: the keys from From
 // (inclusive; "" from the first) up to To (exclusive; "" to the last),
-// as restore.KeyOrder.Text.
-type keyRange struct{ From, To string }
+// as KeyOrder.Text.
+type KeyRange struct{ From, To string }
 
 // split divides the staged table into at most parts key ranges of about
 // as many rows of its main run each, cut where the main run's row groups
 // start; a table without a key, or too small to split, is one range.
-func (st stagedTable) split(parts int) []keyRange {
+func (st Staged) Split(parts int) []KeyRange {
 	gs := st.Groups[st.Runs[0]]
 	if parts <= 1 || len(gs) < 2 || gs[0].Key == "" {
-		return []keyRange{{}}
+		return []KeyRange{{}}
 	}
 	parts = min(parts, len(gs))
-	var out []keyRange
+	var out []KeyRange
 	from := ""
 	for k := 1; k < parts; k++ {
 		to := gs[k*len(gs)/parts].Key
-		out = append(out, keyRange{From: from, To: to})
+		out = append(out, KeyRange{From: from, To: to})
 		from = to
 	}
-	return append(out, keyRange{From: from})
+	return append(out, KeyRange{From: from})
 }
 
 // openRange reads the rows of kr in key order. With after (a checkpoint's
@@ -47,10 +46,10 @@ func (st stagedTable) split(parts int) []keyRange {
 // order from row skip on. Each run is entered at the row group its
 // bound falls in (stagedManifest.Groups), so the rows before it are not
 // read.
-func (st stagedTable) openRange(kr keyRange, after string, skip int64) (rowReader, bool, error) {
-	order, err := restore.NewKeyOrder(st.Foot.Table)
+func (st Staged) OpenRange(kr KeyRange, after string, skip int64) (RowReader, bool, error) {
+	order, err := NewKeyOrder(st.Foot.Table)
 	if err != nil {
-		return nil, false, nonRetryable(ErrBadInput, err)
+		return nil, false, fmt.Errorf("%w: %w", ErrKeyDef, err)
 	}
 	if order == nil {
 		r, err := st.openRows(skip)
@@ -63,7 +62,7 @@ func (st stagedTable) openRange(kr keyRange, after string, skip int64) (rowReade
 		}
 		row, err := order.Parse(text, ncols)
 		if err != nil {
-			return nil, nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s: %w", st.Dir, err))
+			return nil, fmt.Errorf("%w: staged %s: %w", ErrKeyText, st.Dir, err)
 		}
 		return row, nil
 	}
@@ -97,7 +96,7 @@ func (st stagedTable) openRange(kr keyRange, after string, skip int64) (rowReade
 
 // enterRun opens run name at the last row group starting at or before lo
 // and reads past the rows before lo (and lo itself when strict).
-func (st stagedTable) enterRun(name string, order *restore.KeyOrder, ncols int, lo []types.Cell, strict bool, hi []types.Cell) (*boundedRun, error) {
+func (st Staged) enterRun(name string, order *KeyOrder, ncols int, lo []types.Cell, strict bool, hi []types.Cell) (*boundedRun, error) {
 	gs := st.Groups[name]
 	g := 0
 	if lo != nil && len(gs) > 0 {
@@ -147,7 +146,7 @@ func (st stagedTable) enterRun(name string, order *restore.KeyOrder, ncols int, 
 }
 
 // openRows reads the one run of a table without a key from row skip on.
-func (st stagedTable) openRows(skip int64) (rowReader, error) {
+func (st Staged) openRows(skip int64) (RowReader, error) {
 	name := st.Runs[0]
 	gs := st.Groups[name]
 	g := sort.Search(len(gs), func(i int) bool { return gs[i].Row > skip }) - 1
@@ -172,7 +171,7 @@ func (st stagedTable) openRows(skip int64) (rowReader, error) {
 // boundedRun reads one sorted run up to (not including) the key hi.
 type boundedRun struct {
 	r       *snapshot.TableReader
-	order   *restore.KeyOrder
+	order   *KeyOrder
 	hi      []types.Cell
 	pending []types.Cell // the first row, read while entering
 	done    bool
