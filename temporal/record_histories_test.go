@@ -30,10 +30,12 @@ func historyRelease() string {
 	return time.Now().UTC().Format("2006-01-02")
 }
 
-// TestRecordHistories runs every workflow path end to end on the embedded
-// server (small tables) and stores each closed workflow's history as JSON
-// under testdata/histories/<release>/, for TestReplayStoredHistories to
-// replay in every later build. It runs only when asked:
+// TestRecordHistories runs every workflow a worker registers, on its
+// paths, end to end on the embedded server (small tables, an S3 server the
+// worker archives and uploads to) and stores each closed workflow's history
+// as JSON under testdata/histories/<release>/, for TestReplayStoredHistories
+// to replay in every later build (TestEveryWorkflowHasAStoredHistory
+// requires one of each workflow). It runs only when asked:
 //
 //	DBTRAIL_RECORD_HISTORIES=1 go test -count=1 -run TestRecordHistories ./temporal/
 //	go test -count=1 -run TestRecordHistories ./temporal/ -args -record
@@ -59,9 +61,10 @@ func TestRecordHistories(t *testing.T) {
 	must(t, os.MkdirAll(staging, 0o755))
 	t.Cleanup(func() { os.RemoveAll(staging) })
 
-	e := newBackupEnv(t)
-	rec := &historyRecorder{e: e, dir: staging}
-	rec.secrets = append(rec.secrets, e.source.Password, e.source.DSN(""), e.indexDSN)
+	ae := newArchiveEnv(t)
+	e := ae.backupEnv
+	rec := &historyRecorder{e: e, a: ae, dir: staging}
+	rec.secrets = append(rec.secrets, e.source.Password, e.source.DSN(""), e.indexDSN, ae.s3.SecretKey)
 	icfg, err := mysql.ParseDSN(e.indexDSN)
 	must(t, err)
 	rec.secrets = append(rec.secrets, icfg.Passwd)
@@ -167,6 +170,9 @@ func TestRecordHistories(t *testing.T) {
 		IntoSchema: "{schema}_restored", Schemas: []string{"app"}}})
 	rec.restore(t, "restore-drill", target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Drill: true}})
 
+	// Ping, Verify, Archive, RestoreIndex, RetentionPreview, Retention.
+	rec.recordOperations(t, w)
+
 	must(t, os.MkdirAll(historiesDir, 0o755))
 	must(t, os.Rename(staging, final))
 	for _, f := range rec.files {
@@ -179,6 +185,7 @@ func TestRecordHistories(t *testing.T) {
 // historyRecorder saves closed workflows' histories into dir.
 type historyRecorder struct {
 	e       *backupEnv
+	a       *archiveEnv // e with an S3 store the worker archives to
 	dir     string
 	secrets []string // strings no history may contain (passwords, DSNs)
 	files   []string

@@ -2,8 +2,8 @@ package temporal
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,11 +56,32 @@ func (p *workerProc) kill(t *testing.T) {
 	p.cmd.Wait()
 }
 
-// TestRefreshSurvivesWorkerKill kills the worker process at random moments
-// of refreshes (links, pairs, and full rewrites of a 200k-row table) and of
-// compactions, at least 12 times. Each time a new worker finishes the run;
-// current only ever names complete snapshots, and after every refresh the
-// published snapshot equals the live tables.
+// refreshKillSteps are the steps of a refresh a kill is aimed at, in the
+// order a run takes them: the plan, a table's fold (link, pair, rewrite),
+// the publish (the new snapshot becomes current) and the pruning after it.
+var refreshKillSteps = []string{"PlanRefresh", "RefreshTable", "PublishRefresh", "Prune"}
+
+// nextKillStep is the step of steps with the fewest kills landed so far
+// (the first of them on a tie).
+func nextKillStep(steps []string, landed map[string]int) string {
+	best := steps[0]
+	for _, s := range steps[1:] {
+		if landed[s] < landed[best] {
+			best = s
+		}
+	}
+	return best
+}
+
+// TestRefreshSurvivesWorkerKill kills the worker process in chosen steps
+// of refreshes (links, pairs, and full rewrites of a 200k-row table:
+// twice in every step of refreshKillSteps, the rewrites in their table
+// folds) and of compactions (in CompactTable, at least twice), at least 12
+// times in all; each kill is aimed by the run's state (killInStep), not by
+// a timer.
+// Each time a new worker finishes the run; current only ever names
+// complete snapshots, and after every refresh the published snapshot
+// equals the live tables.
 func TestRefreshSurvivesWorkerKill(t *testing.T) {
 	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
@@ -79,24 +100,43 @@ func TestRefreshSurvivesWorkerKill(t *testing.T) {
 	e.waitCaughtUp(t)
 	e.fullBackup(t)
 	checkWatch := watchCurrent(t, sourceDir)
-	r := rand.New(rand.NewPCG(4, 4))
 	kills, compactKills := 0, 0
-	// Chains grow for 32 rounds (two compactions, at 16 entries), then two
-	// rounds with deltas off rewrite every changed table.
-	const rounds = 34
+	landed := map[string]int{} // kills that landed in each step
+	began := time.Now()        // for the log only
+	kill := func(round int, id, runID, step string, after ...string) bool {
+		k := killInStep(t, e, wp, id, runID, step, after...)
+		if !k.Killed {
+			t.Logf("round %d: %s of %s not caught running: no kill", round, step, id)
+			return false
+		}
+		kills++
+		if k.Landed {
+			landed[step]++
+		}
+		t.Logf("round %d: worker killed in %s of %s (attempt %d, landed in it: %v), %s into the rounds",
+			round, step, id, k.Attempt, k.Landed, time.Since(began).Round(time.Second))
+		wp = startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+		return true
+	}
+	// Chains grow for 32 rounds (compactions at 16 entries), then two
+	// rounds with deltas off rewrite every changed table. Odd rounds kill
+	// until killsPerStep kills landed in each step of refreshKillSteps.
+	const rounds, killsPerStep = 34, 2
 	for round := 1; round <= rounds; round++ {
 		w.step(t, e, 6)
 		w.exec(t, e, "UPDATE big SET n = n + 1 WHERE id % 97 = ?", round%97)
 		e.waitCaughtUp(t)
 		in := workflows.RefreshInput{Source: "main", TableDeltas: round <= rounds-2}
-		run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		id := workflows.RefreshWorkflowID("main")
+		run, err := StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
 			workflows.Refresh, in)
 		must(t, err)
-		if round%2 == 1 || !in.TableDeltas {
-			time.Sleep(time.Duration(r.IntN(2500)) * time.Millisecond)
-			wp.kill(t)
-			kills++
-			wp = startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+		step := nextKillStep(refreshKillSteps, landed)
+		switch {
+		case !in.TableDeltas:
+			kill(round, id, run.GetRunID(), "RefreshTable") // in the rewrite of every changed table
+		case round%2 == 1 && landed[step] < killsPerStep:
+			kill(round, id, run.GetRunID(), step, refreshKillSteps[slices.Index(refreshKillSteps, step)+1:]...)
 		}
 		var res workflows.RefreshResult
 		if err := run.Get(e.ctx, &res); err != nil {
@@ -105,27 +145,34 @@ func TestRefreshSurvivesWorkerKill(t *testing.T) {
 		if res.Refused {
 			t.Fatalf("round %d: refused: %v", round, res.Reasons)
 		}
+		if len(res.Compact) > 0 {
+			// At once: a compaction of small tables takes milliseconds.
+			if kill(round, workflows.CompactWorkflowID("main"), "", "CompactTable") {
+				compactKills++
+			}
+			if err := e.waitClosed(t, workflows.CompactWorkflowID("main")); err != nil {
+				t.Fatalf("round %d: Compact of %v after a kill: %v", round, res.Compact, err)
+			}
+		}
 		snap := e.current(t)
 		if snap.Manifest.SnapshotID != res.SnapshotID {
 			t.Fatalf("round %d: current %s, refresh published %s", round, snap.Manifest.SnapshotID, res.SnapshotID)
 		}
 		checkLive(t, e, eng, snap, fmt.Sprintf("round %d", round))
-		if len(res.Compact) > 0 {
-			time.Sleep(time.Duration(r.IntN(400)) * time.Millisecond)
-			wp.kill(t)
-			kills++
-			compactKills++
-			wp = startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
-			if err := e.waitClosed(t, workflows.CompactWorkflowID("main")); err != nil {
-				t.Fatalf("round %d: Compact after a kill: %v", round, err)
-			}
-		}
 	}
 	if err := checkWatch(); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%d kills, %d of them during compactions; landed by step: %v", kills, compactKills, landed)
 	if kills < 12 || compactKills < 2 {
 		t.Fatalf("only %d kills (%d in compactions)", kills, compactKills)
 	}
-	t.Logf("%d kills, %d of them during compactions", kills, compactKills)
+	for _, s := range refreshKillSteps {
+		if landed[s] < killsPerStep {
+			t.Errorf("%d kills landed in %s, want %d (landed: %v)", landed[s], s, killsPerStep, landed)
+		}
+	}
+	if landed["CompactTable"] < 2 {
+		t.Errorf("%d kills landed in CompactTable, want 2 (landed: %v)", landed["CompactTable"], landed)
+	}
 }

@@ -1,13 +1,17 @@
 package temporal
 
 import (
-	"math/rand/v2"
+	"database/sql"
+	"errors"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
@@ -16,9 +20,11 @@ import (
 )
 
 // TestRestoreSurvivesWorkerKills kills the worker process with SIGKILL ten
-// times while it restores a keyed and a keyless table (each kill at a
-// random moment after the run's progress moved, so at a random chunk, often
-// inside a chunk's transaction); a new worker starts after each. The
+// times while it restores a keyed and a keyless table, each kill after the
+// run's progress moved, in turn inside a chunk's transaction (its rows
+// written, its checkpoint not moved: holdChunkCommit) and right after a
+// slice committed; no timer decides where a kill lands. A new worker
+// starts after each. The
 // restore finishes and verifies, and the target's tables equal the source
 // at the moment: no row loaded twice (the keyless table's duplicates
 // counted), none missing. `dbtrail restore` of the same moment then writes
@@ -51,6 +57,9 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 
 	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: activities.RestoreSpec{
 		At: at, Schemas: []string{"app"}, Target: endpoint(t, target), Limits: restore.Limits{MaxRowsPerSecond: 1500}}})
+	tdb, err := target.DB(e.ctx, "")
+	must(t, err)
+	defer tdb.Close()
 	var written int64
 	for kill := 1; kill <= 10; kill++ {
 		p := waitRestore(t, e, run, "progress", func(p workflows.RestoreProgress) bool { return p.Written > written })
@@ -58,19 +67,25 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 			t.Fatalf("the restore ended before kill %d", kill)
 		}
 		written = p.Written
-		time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond)
+		where := "right after a slice committed"
+		var hold *sql.Tx
+		if kill%2 == 1 {
+			var chunk string
+			hold, chunk = holdChunkCommit(t, e, tdb, run)
+			where = "inside a chunk's transaction (" + chunk + ")"
+		}
 		must(t, w.cmd.Process.Signal(syscall.SIGKILL))
 		w.cmd.Wait()
-		t.Logf("kill %d: worker killed at about %d of %d rows", kill, p.Rows, p.Total)
+		if hold != nil {
+			must(t, hold.Rollback())
+		}
+		t.Logf("kill %d: worker killed %s, at about %d of %d rows", kill, where, p.Rows, p.Total)
 		w = startWorker()
 	}
 	var res workflows.RestoreResult
 	if err := run.Get(e.ctx, &res); err != nil {
 		t.Fatalf("restore after 10 kills: %v\nworker: %s", err, w.out.String())
 	}
-	tdb, err := target.DB(e.ctx, "")
-	must(t, err)
-	defer tdb.Close()
 	sameFingerprints(t, "restore after 10 kills", e.liveFingerprints(t, tdb, "app", "big", "bag"), want)
 	for _, tb := range []string{"big", "bag"} {
 		if n := count(t, e, tdb, "app."+tb); n != want[tb].Rows {
@@ -96,4 +111,40 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		t.Fatalf("dbtrail restore again: %v\n%s", err, out)
 	}
 	t.Logf("dbtrail restore again:\n%s", out)
+}
+
+// holdChunkCommit makes the next chunk of the restore stop between its
+// rows and its commit: a transaction of the test locks every checkpoint row
+// on the target (SELECT ... FOR UPDATE), so a chunk transaction, which
+// moves its table's checkpoint after writing its rows, waits for the lock
+// with its rows written. It returns once a chunk transaction that wrote
+// rows waits so, describing it, and the held transaction (roll it back
+// after the kill).
+func holdChunkCommit(t *testing.T, e *backupEnv, tdb *sql.DB, run client.WorkflowRun) (*sql.Tx, string) {
+	t.Helper()
+	hold, err := tdb.BeginTx(e.ctx, nil)
+	must(t, err)
+	if _, err := hold.ExecContext(e.ctx, "SELECT * FROM "+restore.Qualified(restore.DefaultCheckpointSchema, restore.BookkeepingTable)+" FOR UPDATE"); err != nil {
+		hold.Rollback()
+		t.Fatalf("lock the target's checkpoints: %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var id string
+		var rows int64
+		err := tdb.QueryRowContext(e.ctx, `SELECT trx_id, trx_rows_modified FROM information_schema.INNODB_TRX
+			WHERE trx_state = 'LOCK WAIT' AND trx_rows_modified > 0 ORDER BY trx_rows_modified DESC LIMIT 1`).Scan(&id, &rows)
+		if err == nil {
+			return hold, fmt.Sprintf("transaction %s wrote %d rows and waits to move its checkpoint", id, rows)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			hold.Rollback()
+			t.Fatalf("transactions of the target: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hold.Rollback()
+	p, _ := queryRestore(t, e, run)
+	t.Fatalf("no chunk transaction waited for its checkpoint for 2 minutes; progress %+v", p)
+	return nil, ""
 }

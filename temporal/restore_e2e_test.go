@@ -29,7 +29,12 @@ import (
 // an empty index in it.
 func (e *archiveEnv) otherIndex(t *testing.T) *index.Store {
 	t.Helper()
-	srv := testsuite.StartIndex(t)
+	return e.otherIndexOn(t, testsuite.StartIndex(t))
+}
+
+// otherIndexOn opens an empty index in a new database dbtrail of srv.
+func (e *archiveEnv) otherIndexOn(t *testing.T, srv *testsuite.Server) *index.Store {
+	t.Helper()
 	must(t, srv.Exec(e.ctx, "CREATE DATABASE dbtrail"))
 	st, err := index.Open(e.ctx, srv.DSN("dbtrail"))
 	must(t, err)

@@ -1,7 +1,8 @@
 package workers
 
 import (
-	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -12,10 +13,23 @@ import (
 // the same workflows.
 type WorkflowRegistry interface {
 	RegisterWorkflow(w interface{})
+	RegisterWorkflowWithOptions(w interface{}, options workflow.RegisterOptions)
 }
 
-// RegisterWorkflows registers every dbtrail workflow on r.
+// Registry is what a worker's workflows and activities are registered on:
+// a worker.Worker (or a test's recorder of the names).
+type Registry interface {
+	WorkflowRegistry
+	RegisterActivity(a interface{})
+	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
+}
+
+// RegisterWorkflows registers on r every workflow a dbtrail worker runs
+// (RegisterAll registers them by this function): Ping and dbtrail's
+// workflows. A replayer of stored histories registers them by it too, and
+// temporal/histories_test.go requires a stored history of each.
 func RegisterWorkflows(r WorkflowRegistry) {
+	registerPing(r)
 	r.RegisterWorkflow(workflows.FullBackup)
 	r.RegisterWorkflow(workflows.Refresh)
 	r.RegisterWorkflow(workflows.Compact)
@@ -29,10 +43,11 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.RetentionPreview)
 }
 
-// RegisterAll registers every dbtrail workflow, and the activities of acts,
-// on w (plus Ping, a health check).
-func RegisterAll(w worker.Worker, acts *activities.Activities) {
-	Register(w)
+// RegisterAll registers on w every workflow (RegisterWorkflows) and
+// activity a dbtrail worker runs: PingActivity (a health check) and the
+// activities of acts.
+func RegisterAll(w Registry, acts *activities.Activities) {
 	RegisterWorkflows(w)
+	registerPingActivity(w)
 	w.RegisterActivity(acts)
 }

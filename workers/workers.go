@@ -16,21 +16,36 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
 
+// PingName is the workflow type of Ping, PingActivityName its activity's.
+const (
+	PingName         = "Ping"
+	PingActivityName = "PingActivity"
+)
+
 // Register registers Ping and PingActivity on w.
-func Register(w worker.Worker) {
-	w.RegisterWorkflowWithOptions(Ping, workflow.RegisterOptions{Name: "Ping"})
-	w.RegisterActivityWithOptions(PingActivity, activity.RegisterOptions{Name: "PingActivity"})
+func Register(w Registry) {
+	registerPing(w)
+	registerPingActivity(w)
+}
+
+// registerPing registers the Ping workflow on r.
+func registerPing(r WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(Ping, workflow.RegisterOptions{Name: PingName})
+}
+
+// registerPingActivity registers PingActivity on r.
+func registerPingActivity(r Registry) {
+	r.RegisterActivityWithOptions(PingActivity, activity.RegisterOptions{Name: PingActivityName})
 }
 
 // Ping runs PingActivity once and returns its answer: "pong: " + msg.
 func Ping(ctx workflow.Context, msg string) (string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
 	var out string
-	err := workflow.ExecuteActivity(ctx, "PingActivity", msg).Get(ctx, &out)
+	err := workflow.ExecuteActivity(ctx, PingActivityName, msg).Get(ctx, &out)
 	return out, err
 }
 
