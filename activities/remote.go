@@ -164,7 +164,7 @@ func transferErr(err error) error {
 // folder that was lost (ids are times, allocated from what is on disk)
 // never reuses the id of a snapshot on the store. A store that does not
 // answer is logged and ignored: a backup does not wait for it.
-func (a *Activities) remoteTaken(ctx context.Context, source string, local func(string) bool) func(string) bool {
+func (a *Activities) remoteTaken(ctx context.Context, source string, local func(string) (bool, error)) func(string) (bool, error) {
 	if a.Remote == nil {
 		return local
 	}
@@ -173,19 +173,19 @@ func (a *Activities) remoteTaken(ctx context.Context, source string, local func(
 		return local
 	}
 	failed := false
-	return func(id string) bool {
-		if local(id) {
-			return true
+	return func(id string) (bool, error) {
+		if taken, err := local(id); taken || err != nil {
+			return taken, err
 		}
 		if failed {
-			return false
+			return false, nil
 		}
 		taken, err := m.Taken(ctx, id)
 		if err != nil {
 			failed = true
 			a.log(ctx).Warn("cannot check the remote store for the new snapshot id", "snapshot", id, "error", err)
 		}
-		return taken
+		return taken, nil
 	}
 }
 
