@@ -116,7 +116,7 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher) (Live
 func ConsistentSnapshot(ctx context.Context, db *sql.DB) (conn *sql.Conn, pos LivePosition, release func(), err error) {
 	conn, err = db.Conn(ctx)
 	if err != nil {
-		return nil, LivePosition{}, nil, fmt.Errorf("connect: %w", err)
+		return nil, LivePosition{}, nil, fmt.Errorf("open a connection: %w", err)
 	}
 	release = func() {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discard, do not pool
