@@ -104,7 +104,11 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 		res.Reason = "no current snapshot on the remote store"
 		return res, nil
 	}
-	if err := a.checkDownloadRoom(ctx, m, dir, id); err != nil {
+	need, err := m.DownloadNeed(ctx, id)
+	if err != nil {
+		return res, transferErr(err)
+	}
+	if err := a.checkRoom(dir, need, "download snapshot "+id); err != nil {
 		return res, err
 	}
 	set, stop := keepAlive(ctx)
@@ -187,20 +191,4 @@ func (a *Activities) remoteTaken(ctx context.Context, source string, local func(
 		}
 		return taken, nil
 	}
-}
-
-// checkDownloadRoom checks the source folder dir has room for snapshot id
-// of the store: its objects' sizes in the remote manifest, less the bytes
-// an earlier attempt left in the download folder.
-func (a *Activities) checkDownloadRoom(ctx context.Context, m *remote.Mirror, dir, id string) error {
-	man, mb, err := m.ReadManifest(ctx, id)
-	if err != nil {
-		return transferErr(fmt.Errorf("%s: %w", m.Store.Location(), err))
-	}
-	need := uint64(len(mb))
-	for _, d := range man.Files {
-		need += uint64(max(d.Size, 0))
-	}
-	need -= min(need, treeBytes(snapshot.DownloadPath(dir, id)))
-	return a.checkRoom(dir, need, "download snapshot "+id)
 }
