@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 )
 
 // Retry is a step of a running job that failed and waits for, or runs,
@@ -14,6 +16,10 @@ import (
 type Retry struct {
 	// Step is the activity, e.g. RefreshTable.
 	Step string `json:"step"`
+	// Table is the table the step works on, from its last heartbeat's
+	// progress (its Table field); "" when the step has none or has not
+	// heartbeated yet (the cause then usually names it).
+	Table string `json:"table,omitempty"`
 	// Attempt is the attempt running or scheduled next; MaxAttempts its
 	// limit (0: none).
 	Attempt     int32 `json:"attempt"`
@@ -37,8 +43,8 @@ func Retries(d *workflowservice.DescribeWorkflowExecutionResponse) []Retry {
 		for f.GetCause() != nil {
 			f = f.GetCause()
 		}
-		r := Retry{Step: pa.GetActivityType().GetName(), Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(),
-			Cause: oneLine(f.GetMessage())}
+		r := Retry{Step: pa.GetActivityType().GetName(), Table: heartbeatTable(pa.GetHeartbeatDetails()),
+			Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(), Cause: oneLine(f.GetMessage())}
 		if t := pa.GetNextAttemptScheduleTime(); t != nil && t.IsValid() && !t.AsTime().IsZero() {
 			next := t.AsTime()
 			r.NextAttempt = &next
@@ -55,7 +61,11 @@ func (r Retry) String(now time.Time) string {
 	if r.MaxAttempts > 0 {
 		att += fmt.Sprintf(" of %d", r.MaxAttempts)
 	}
-	s := fmt.Sprintf("retrying %s (%s): %s", r.Step, att, r.Cause)
+	step := r.Step
+	if r.Table != "" {
+		step += " " + r.Table
+	}
+	s := fmt.Sprintf("retrying %s (%s): %s", step, att, r.Cause)
 	if r.NextAttempt != nil {
 		if d := r.NextAttempt.Sub(now).Round(time.Second); d > 0 {
 			s += fmt.Sprintf("; next attempt in %s", d)
@@ -64,6 +74,20 @@ func (r Retry) String(now time.Time) string {
 		}
 	}
 	return s
+}
+
+// heartbeatTable is the Table field of the progress a step last
+// heartbeated (the progress types of the activities that work on one
+// table have one), or "".
+func heartbeatTable(p *commonpb.Payloads) string {
+	if len(p.GetPayloads()) == 0 {
+		return ""
+	}
+	var progress struct{ Table string }
+	if err := converter.GetDefaultDataConverter().FromPayload(p.GetPayloads()[0], &progress); err != nil {
+		return ""
+	}
+	return progress.Table
 }
 
 // oneLine folds a message's white space and cuts it to 300 characters.
