@@ -6,6 +6,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 )
@@ -24,7 +25,9 @@ type Retry struct {
 	// limit (0: none).
 	Attempt     int32 `json:"attempt"`
 	MaxAttempts int32 `json:"max_attempts,omitempty"`
-	// Cause is the last failure's root cause, on one line.
+	// Cause is the last failure's message, on one line: the step's own
+	// error, which names what and where down to the root cause (the
+	// innermost cause alone, "not a directory", would say neither).
 	Cause string `json:"cause"`
 	// NextAttempt is when the next attempt starts (absent while one runs).
 	NextAttempt *time.Time `json:"next_attempt,omitempty"`
@@ -40,11 +43,8 @@ func Retries(d *workflowservice.DescribeWorkflowExecutionResponse) []Retry {
 		if f == nil {
 			continue
 		}
-		for f.GetCause() != nil {
-			f = f.GetCause()
-		}
 		r := Retry{Step: pa.GetActivityType().GetName(), Table: heartbeatTable(pa.GetHeartbeatDetails()),
-			Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(), Cause: oneLine(f.GetMessage())}
+			Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(), Cause: oneLine(failureText(f))}
 		if t := pa.GetNextAttemptScheduleTime(); t != nil && t.IsValid() && !t.AsTime().IsZero() {
 			next := t.AsTime()
 			r.NextAttempt = &next
@@ -74,6 +74,21 @@ func (r Retry) String(now time.Time) string {
 		}
 	}
 	return s
+}
+
+// failureText is f's message followed by its causes' where the message
+// does not already hold them (as FailureReason reads a run's failure).
+func failureText(f *failurepb.Failure) string {
+	msg := strings.Join(strings.Fields(f.GetMessage()), " ")
+	if c := f.GetCause(); c != nil {
+		switch cm := failureText(c); {
+		case msg == "":
+			msg = cm
+		case !strings.Contains(msg, cm):
+			msg += ": " + cm
+		}
+	}
+	return msg
 }
 
 // heartbeatTable is the Table field of the progress a step last
