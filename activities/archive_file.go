@@ -83,7 +83,7 @@ func (a *Activities) storedArchive(ctx context.Context, source string, hour uint
 	if errors.Is(err, fs.ErrNotExist) {
 		rec, found, err := a.Index.ArchiveOf(ctx, source, hour)
 		if err != nil {
-			return nil, none, err
+			return nil, none, fmt.Errorf("archive %s: %w", where, err)
 		}
 		if found && rec.Confirmed() && !rec.DroppedAt.IsZero() {
 			return nil, none, nonRetryable(ErrBrokenArchive, fmt.Errorf(

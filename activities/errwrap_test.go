@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -21,14 +22,15 @@ import (
 // failureInputs holds, for every method of Activities, the input of a call
 // that fails: with the fixture of TestErrorsWrappedOnce (a closed index, no
 // snapshot, an unreachable source, an empty store) the zero input with
-// Source "main" and SnapshotID/Prev set fails at its first I/O. A new
-// activity needs an entry here: the test enumerates the methods.
+// Source "main" and SnapshotID/Prev set fails at its first I/O; breakers
+// make it fail where it has no work to do. A new activity needs an entry
+// here: the test enumerates the methods.
 var failureInputs = map[string]any{
 	"MapPosition":           MapPositionInput{},
 	"RemoveDump":            RemoveDumpInput{Dir: "/elsewhere"},
-	"PlanArchive":           PlanArchiveInput{},
+	"PlanArchive":           PlanArchiveInput{IndexHours: 24, Now: hour.Add(time.Hour)},
 	"ArchiveHistory":        ArchiveHistoryInput{},
-	"ArchiveHour":           ArchiveHourInput{},
+	"ArchiveHour":           ArchiveHourInput{Hour: hour},
 	"DropEmptyPartitions":   DropEmptyPartitionsInput{},
 	"CompactTable":          CompactTableInput{},
 	"Prune":                 PruneInput{},
@@ -45,7 +47,7 @@ var failureInputs = map[string]any{
 	"UploadSnapshot":        UploadSnapshotInput{},
 	"DownloadCurrent":       DownloadCurrentInput{},
 	"PrepareRestore":        PrepareRestoreInput{},
-	"RestoreHour":           RestoreHourInput{},
+	"RestoreHour":           RestoreHourInput{Hour: hour},
 	"RecordDrill":           RecordDrillInput{},
 	"FinishRestore":         FinishRestoreInput{},
 	"LoadTable":             LoadTableInput{},
@@ -64,16 +66,76 @@ var failureInputs = map[string]any{
 	"ApplyRetention":        ApplyRetentionInput{Plan: retention.Plan{Items: []retention.Item{{Place: retention.PlaceLocal, ID: "20261201T000000Z"}}}},
 }
 
-// notFailedYet are the activities this fixture does not make fail yet
-// (they succeed on an empty folder and store); the test still refuses a
-// repeated context if they fail, and fails when one of them does, so that
-// it moves to the checked ones. TODO(issue 22): a failing fixture for each.
-var notFailedYet = map[string]bool{"AllocateSnapshot": true, "DownloadCurrent": true, "ExactFloats": true,
-	"LastPublisher": true, "Prune": true, "Publish": true, "RecordPublisher": true, "RemoveSnapshotStaging": true,
-	"SweepStaging": true, "UploadSnapshot": true,
-	// ApplyRetention reports a failed delete in its result, by design; it
-	// fails only when the publish lock cannot be taken.
-	"ApplyRetention": true}
+// hour is the hour the archive's failure inputs name (a zero time would
+// fail the SDK's encoding of the result before the activity's own error
+// could be read).
+var hour = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+// breakers make the fixture fail for the activities that succeed on it as
+// it is (an empty folder and store need no work): each changes its
+// subtest's copy of the Activities and may complete the input v (a
+// settable value of the activity's input type).
+var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
+	// A backup folder that is a regular file: nothing can be made in it.
+	"AllocateSnapshot":      fileBackupDir,
+	"Publish":               fileBackupDir,
+	"RemoveSnapshotStaging": fileBackupDir,
+	"SweepStaging": func(t *testing.T, a *Activities, _ reflect.Value) {
+		fileBackupDir(t, a, reflect.Value{})
+		a.Runs = noRuns{}
+	},
+	"Prune": func(t *testing.T, a *Activities, v reflect.Value) {
+		fileBackupDir(t, a, v)
+		v.Addr().Interface().(*PruneInput).Keep = 1
+	},
+	// ApplyRetention reports a failed delete of one item in its result, by
+	// design; it fails when the source folder cannot be locked.
+	"ApplyRetention": fileBackupDir,
+	// An unreachable source, reached once a dumped table has FLOAT values
+	// to fix.
+	"ExactFloats": func(t *testing.T, a *Activities, v reflect.Value) {
+		dump := t.TempDir()
+		must(t, os.WriteFile(filepath.Join(dump, "db.t-schema.sql"),
+			[]byte("CREATE TABLE `t` (`id` int NOT NULL, `f` float, PRIMARY KEY (`id`)) ENGINE=InnoDB;\n"), 0o644))
+		in := v.Addr().Interface().(*ExactFloatsInput)
+		in.DumpDir, in.Tables = dump, []TableRef{{Schema: "db", Table: "t", SchemaFile: "db.t-schema.sql"}}
+	},
+	// A remote store that refuses every call.
+	"DownloadCurrent": refusingStore,
+	"LastPublisher":   refusingStore,
+	"RecordPublisher": func(t *testing.T, a *Activities, v reflect.Value) {
+		refusingStore(t, a, v)
+		v.Addr().Interface().(*RecordPublisherInput).Token = []byte("session")
+	},
+	// The same, with a published snapshot to upload.
+	"UploadSnapshot": func(t *testing.T, a *Activities, v reflect.Value) {
+		a.BackupDir = filepath.Join(t.TempDir(), "backups")
+		publishDelta(t, a.sourceDir("main"), 10)
+		refusingStore(t, a, v)
+	},
+}
+
+// fileBackupDir makes a's backup folder a regular file.
+func fileBackupDir(t *testing.T, a *Activities, _ reflect.Value) {
+	a.BackupDir = filepath.Join(t.TempDir(), "backups")
+	must(t, os.WriteFile(a.BackupDir, []byte("not a folder"), 0o644))
+}
+
+// refusingStore gives a a remote store whose folder became a regular file
+// after it was opened: every call of it fails.
+func refusingStore(t *testing.T, a *Activities, _ reflect.Value) {
+	root := filepath.Join(t.TempDir(), "store")
+	store, err := storage.NewLocal(root)
+	must(t, err)
+	must(t, os.Remove(root))
+	must(t, os.WriteFile(root, []byte("not a folder"), 0o644))
+	a.Remote = store
+}
+
+// noRuns is a RunChecker for which no run runs.
+type noRuns struct{}
+
+func (noRuns) Running(context.Context, string, string) (bool, error) { return false, nil }
 
 // fill sets the empty string fields Source, SnapshotID and Prev of the
 // struct in v (recursively) to the fixture's.
@@ -128,9 +190,10 @@ func TestRepeatedContext(t *testing.T) {
 }
 
 // TestErrorsWrappedOnce drives the failure path of every activity (a closed
-// index, no snapshot, an unreachable source, an empty remote store) and
-// refuses an error that says the same context twice: each layer adds only
-// what the layers above it lack.
+// index, no snapshot, an unreachable source, and through breakers a backup
+// folder that is a file or a remote store that refuses) and refuses an
+// error that says the same context twice: each layer adds only what the
+// layers above it lack.
 func TestErrorsWrappedOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -161,15 +224,16 @@ func TestErrorsWrappedOnce(t *testing.T) {
 			v := reflect.New(reflect.TypeOf(in)).Elem()
 			v.Set(reflect.ValueOf(in))
 			fill(v)
+			b := *a
+			if br := breakers[m.Name]; br != nil {
+				br(t, &b, v)
+			}
 			var s sdktest.WorkflowTestSuite
 			env := s.NewTestActivityEnvironment()
-			env.RegisterActivity(a)
+			env.RegisterActivity(&b)
 			_, err := env.ExecuteActivity(m.Name, v.Interface())
-			if (err == nil) != notFailedYet[m.Name] {
-				t.Fatalf("%s with %+v: error %v; notFailedYet says %v", m.Name, v.Interface(), err, notFailedYet[m.Name])
-			}
 			if err == nil {
-				return
+				t.Fatalf("%s with %+v succeeded on its failing fixture", m.Name, v.Interface())
 			}
 			// The activity's own error, without the SDK's wrapping.
 			var app *temporal.ApplicationError

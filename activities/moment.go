@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -13,7 +14,11 @@ import (
 // snapshots local and on the store. Every activity that reads the past
 // goes through it.
 func (a *Activities) past(ctx context.Context, source string) moment.Past {
-	return moment.Past{Source: source, Index: a.Index, SourceDir: a.sourceDir(source), Archive: a.Remote, Log: a.log(ctx)}
+	free := a.Disk
+	if free == nil {
+		free = disk.Free
+	}
+	return moment.Past{Source: source, Index: a.Index, SourceDir: a.sourceDir(source), Archive: a.Remote, Free: free, Log: a.log(ctx)}
 }
 
 // events is where activities read row changes: the index merged with the
@@ -35,15 +40,19 @@ func (a *Activities) catalog(ctx context.Context, source string) (moment.Catalog
 
 // momentErr classifies an error of the moment seam: a moment or table it
 // refuses, a snapshot that fails its digests or is gone, an event that
-// cannot be folded are non-retryable with their types; anything else (I/O,
-// the index) is returned as is, to be retried.
+// cannot be folded, a folder without room for a snapshot downloaded from
+// the store are non-retryable with their types; anything else (I/O, the
+// index) is returned as is, to be retried.
 func momentErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	var se *moment.SnapshotError
 	var de *snapshot.DigestError
+	var nr *disk.NoRoomError
 	switch r, refused := moment.IsRefused(err); {
+	case errors.As(err, &nr):
+		return nonRetryable(ErrNoRoom, err)
 	case refused && (r.Code == moment.CodeUnknownTable):
 		return nonRetryable(ErrBadInput, err)
 	case refused:

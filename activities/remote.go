@@ -104,7 +104,11 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 		res.Reason = "no current snapshot on the remote store"
 		return res, nil
 	}
-	if err := a.checkDownloadRoom(ctx, m, dir, id); err != nil {
+	need, err := m.DownloadNeed(ctx, id)
+	if err != nil {
+		return res, transferErr(err)
+	}
+	if err := a.checkRoom(dir, need, "download snapshot "+id); err != nil {
 		return res, err
 	}
 	set, stop := keepAlive(ctx)
@@ -164,7 +168,7 @@ func transferErr(err error) error {
 // folder that was lost (ids are times, allocated from what is on disk)
 // never reuses the id of a snapshot on the store. A store that does not
 // answer is logged and ignored: a backup does not wait for it.
-func (a *Activities) remoteTaken(ctx context.Context, source string, local func(string) bool) func(string) bool {
+func (a *Activities) remoteTaken(ctx context.Context, source string, local func(string) (bool, error)) func(string) (bool, error) {
 	if a.Remote == nil {
 		return local
 	}
@@ -173,34 +177,18 @@ func (a *Activities) remoteTaken(ctx context.Context, source string, local func(
 		return local
 	}
 	failed := false
-	return func(id string) bool {
-		if local(id) {
-			return true
+	return func(id string) (bool, error) {
+		if taken, err := local(id); taken || err != nil {
+			return taken, err
 		}
 		if failed {
-			return false
+			return false, nil
 		}
 		taken, err := m.Taken(ctx, id)
 		if err != nil {
 			failed = true
 			a.log(ctx).Warn("cannot check the remote store for the new snapshot id", "snapshot", id, "error", err)
 		}
-		return taken
+		return taken, nil
 	}
-}
-
-// checkDownloadRoom checks the source folder dir has room for snapshot id
-// of the store: its objects' sizes in the remote manifest, less the bytes
-// an earlier attempt left in the download folder.
-func (a *Activities) checkDownloadRoom(ctx context.Context, m *remote.Mirror, dir, id string) error {
-	man, mb, err := m.ReadManifest(ctx, id)
-	if err != nil {
-		return transferErr(fmt.Errorf("%s: %w", m.Store.Location(), err))
-	}
-	need := uint64(len(mb))
-	for _, d := range man.Files {
-		need += uint64(max(d.Size, 0))
-	}
-	need -= min(need, treeBytes(snapshot.DownloadPath(dir, id)))
-	return a.checkRoom(dir, need, "download snapshot "+id)
 }

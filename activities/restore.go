@@ -167,9 +167,13 @@ func readHistory(ctx context.Context, st storage.Store, source string) (archive.
 func (a *Activities) RestoreHour(ctx context.Context, in RestoreHourInput) (RestoreHourResult, error) {
 	hour := change.HourID(in.Hour)
 	res := RestoreHourResult{Hour: change.HourTime(hour)}
-	if rec, found, err := a.Index.ArchiveOf(ctx, in.Source, hour); err != nil || found {
-		res.Events, res.FirstSeq, res.LastSeq = rec.Events, rec.FirstSeq, rec.LastSeq
-		return res, err
+	done, found, err := a.Index.ArchiveOf(ctx, in.Source, hour)
+	if err != nil {
+		return res, fmt.Errorf("restore hour %s of %s: %w", res.Hour.Format(time.RFC3339), in.Source, err)
+	}
+	if found {
+		res.Events, res.FirstSeq, res.LastSeq = done.Events, done.FirstSeq, done.LastSeq
+		return res, nil
 	}
 	st, err := a.restoreStore(ctx, in.ArchiveURL)
 	if err != nil {

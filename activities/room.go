@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -26,7 +25,12 @@ const bytesPerChange = 512
 // disk.Margin): it fails at once, naming what it needs and what is free,
 // instead of at the end of the write. Space freed makes the next run go.
 func (a *Activities) checkRoom(path string, need uint64, what string) error {
-	err := disk.Check(a.Disk, path, need, what)
+	return roomErr(disk.Check(a.Disk, path, need, what))
+}
+
+// roomErr marks a *disk.NoRoomError non-retryable NoRoom; any other err
+// is returned as is.
+func roomErr(err error) error {
 	var nr *disk.NoRoomError
 	if errors.As(err, &nr) {
 		return nonRetryable(ErrNoRoom, err)
@@ -159,21 +163,6 @@ func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan 
 		needs[i] = tableSize(base, tp.Schema, tp.Table) + uint64(max(counts[w][tp.Key()], 0))*bytesPerChange
 	}
 	return needs, nil
-}
-
-// treeBytes is the size of the files under dir (0 when it does not
-// exist; unreadable entries count as 0).
-func treeBytes(dir string) uint64 {
-	var n uint64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += uint64(fi.Size())
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // checkRebuildRoom checks dir has room for table tp rebuilt from catalog

@@ -119,6 +119,24 @@ func exists(p string) bool {
 	return err == nil
 }
 
+// onlyOnStore gives a a remote store holding snapshot roomID of main
+// (publishDelta with files of size bytes), which a's backup folder does
+// not hold, and returns the bytes its download writes.
+func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
+	store, err := storage.NewLocal(t.TempDir())
+	must(t, err)
+	elsewhere := filepath.Join(t.TempDir(), "main")
+	s := publishDelta(t, elsewhere, size)
+	m, err := remote.New(store, "main", elsewhere, quietLog())
+	must(t, err)
+	_, err = m.Upload(t.Context(), roomID, nil)
+	must(t, err)
+	mb, err := os.ReadFile(s.Path(snapshot.ManifestName))
+	must(t, err)
+	a.Remote = store
+	return 5*uint64(size) + uint64(len(mb))
+}
+
 func roomSteps() []roomStep {
 	const size = 1000
 	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+StagingSuffix) }
@@ -136,21 +154,22 @@ func roomSteps() []roomStep {
 			written: func(a *Activities) bool { return exists(snapshot.Folder(a.sourceDir("main")).Compact()) }},
 		{name: "download",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
-				store, err := storage.NewLocal(t.TempDir())
-				must(t, err)
-				elsewhere := filepath.Join(t.TempDir(), "main")
-				s := publishDelta(t, elsewhere, size)
-				m, err := remote.New(store, "main", elsewhere, quietLog())
-				must(t, err)
-				_, err = m.Upload(t.Context(), roomID, nil)
-				must(t, err)
-				mb, err := os.ReadFile(s.Path(snapshot.ManifestName))
-				must(t, err)
-				a.Remote = store
-				return a.sourceDir("main"), 5*size + uint64(len(mb))
+				return a.sourceDir("main"), onlyOnStore(t, a, size)
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
 				_, err := env.ExecuteActivity(a.DownloadCurrent, DownloadCurrentInput{Source: "main"})
+				return err
+			},
+			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) }},
+		// An export at a moment whose base snapshot is only on the store:
+		// the moment catalog downloads it into the backup folder.
+		{name: "moment download",
+			setup: func(t *testing.T, a *Activities) (string, uint64) {
+				return a.sourceDir("main"), onlyOnStore(t, a, size)
+			},
+			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
+				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportParquet, Staging: staging(a),
+					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) }},

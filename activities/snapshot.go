@@ -20,10 +20,18 @@ import (
 // AllocateSnapshot picks a snapshot id no snapshot of the source has used,
 // locally or on the remote store, and starts its staging folder (removing
 // what a crashed attempt of the same id left), recorded as this run's;
-// staging folders of runs that no longer run are removed (ownStaging).
+// staging folders of runs that no longer run are removed (ownStaging). A
+// source folder that cannot be made (the backup folder is a file, or not
+// writable) fails at once, naming the path.
 func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotInput) (AllocateSnapshotResult, error) {
 	dir := a.sourceDir(in.Source)
-	id := snapshot.NewSnapshotID(time.Now(), a.remoteTaken(ctx, in.Source, snapshot.ExistsIn(dir)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return AllocateSnapshotResult{}, fmt.Errorf("folder of source %s: %w", in.Source, err)
+	}
+	id, err := snapshot.NewSnapshotID(time.Now(), a.remoteTaken(ctx, in.Source, snapshot.ExistsIn(dir)))
+	if err != nil {
+		return AllocateSnapshotResult{}, fmt.Errorf("new snapshot id of %s: %w", in.Source, err)
+	}
 	if _, err := snapshot.NewBuilder(dir, id); err != nil {
 		return AllocateSnapshotResult{}, err
 	}

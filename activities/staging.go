@@ -24,10 +24,14 @@ type RemoveSnapshotStagingInput struct {
 
 // RemoveSnapshotStaging removes the staging folder of a snapshot whose run
 // failed (and its owner file); what is already gone is no error, and a
-// published snapshot is never touched.
+// published snapshot is never touched. A malformed id is BadInput; a folder
+// that cannot be removed is retried.
 func (a *Activities) RemoveSnapshotStaging(ctx context.Context, in RemoveSnapshotStagingInput) error {
+	if _, err := snapshot.ParseSnapshotID(in.SnapshotID); err != nil {
+		return badInput(err)
+	}
 	if err := snapshot.RemoveStaging(a.sourceDir(in.Source), in.SnapshotID); err != nil {
-		return nonRetryable(ErrBadInput, err)
+		return err
 	}
 	a.log(ctx).Info("staging folder of a failed run removed", slog.String("source", in.Source), slog.String("snapshot", in.SnapshotID))
 	return nil

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 )
 
 // Retry is a step of a running job that failed and waits for, or runs,
@@ -14,11 +17,17 @@ import (
 type Retry struct {
 	// Step is the activity, e.g. RefreshTable.
 	Step string `json:"step"`
+	// Table is the table the step works on, from its last heartbeat's
+	// progress (its Table field); "" when the step has none or has not
+	// heartbeated yet (the cause then usually names it).
+	Table string `json:"table,omitempty"`
 	// Attempt is the attempt running or scheduled next; MaxAttempts its
 	// limit (0: none).
 	Attempt     int32 `json:"attempt"`
 	MaxAttempts int32 `json:"max_attempts,omitempty"`
-	// Cause is the last failure's root cause, on one line.
+	// Cause is the last failure's message, on one line: the step's own
+	// error, which names what and where down to the root cause (the
+	// innermost cause alone, "not a directory", would say neither).
 	Cause string `json:"cause"`
 	// NextAttempt is when the next attempt starts (absent while one runs).
 	NextAttempt *time.Time `json:"next_attempt,omitempty"`
@@ -34,11 +43,8 @@ func Retries(d *workflowservice.DescribeWorkflowExecutionResponse) []Retry {
 		if f == nil {
 			continue
 		}
-		for f.GetCause() != nil {
-			f = f.GetCause()
-		}
-		r := Retry{Step: pa.GetActivityType().GetName(), Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(),
-			Cause: oneLine(f.GetMessage())}
+		r := Retry{Step: pa.GetActivityType().GetName(), Table: heartbeatTable(pa.GetHeartbeatDetails()),
+			Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(), Cause: oneLine(failureText(f))}
 		if t := pa.GetNextAttemptScheduleTime(); t != nil && t.IsValid() && !t.AsTime().IsZero() {
 			next := t.AsTime()
 			r.NextAttempt = &next
@@ -55,7 +61,11 @@ func (r Retry) String(now time.Time) string {
 	if r.MaxAttempts > 0 {
 		att += fmt.Sprintf(" of %d", r.MaxAttempts)
 	}
-	s := fmt.Sprintf("retrying %s (%s): %s", r.Step, att, r.Cause)
+	step := r.Step
+	if r.Table != "" {
+		step += " " + r.Table
+	}
+	s := fmt.Sprintf("retrying %s (%s): %s", step, att, r.Cause)
 	if r.NextAttempt != nil {
 		if d := r.NextAttempt.Sub(now).Round(time.Second); d > 0 {
 			s += fmt.Sprintf("; next attempt in %s", d)
@@ -64,6 +74,35 @@ func (r Retry) String(now time.Time) string {
 		}
 	}
 	return s
+}
+
+// failureText is f's message followed by its causes' where the message
+// does not already hold them (as FailureReason reads a run's failure).
+func failureText(f *failurepb.Failure) string {
+	msg := strings.Join(strings.Fields(f.GetMessage()), " ")
+	if c := f.GetCause(); c != nil {
+		switch cm := failureText(c); {
+		case msg == "":
+			msg = cm
+		case !strings.Contains(msg, cm):
+			msg += ": " + cm
+		}
+	}
+	return msg
+}
+
+// heartbeatTable is the Table field of the progress a step last
+// heartbeated (the progress types of the activities that work on one
+// table have one), or "".
+func heartbeatTable(p *commonpb.Payloads) string {
+	if len(p.GetPayloads()) == 0 {
+		return ""
+	}
+	var progress struct{ Table string }
+	if err := converter.GetDefaultDataConverter().FromPayload(p.GetPayloads()[0], &progress); err != nil {
+		return ""
+	}
+	return progress.Table
 }
 
 // oneLine folds a message's white space and cuts it to 300 characters.

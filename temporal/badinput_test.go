@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 // the FullBackup at its first attempt, non-retryable, with an error naming
 // the file, the line and the table, instead of retrying forever; it leaves
 // no staging folder or dump behind, and the staging folder of a run that no
-// longer runs is swept.
+// longer runs is swept, while that of a run still running is kept.
 func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	for _, q := range []string{
@@ -46,6 +47,12 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(staging, "20200101T000000Z"), 0o755))
 	must(t, snapshot.WriteStagingOwner(filepath.Join(e.acts.BackupDir, "main"), "20200101T000000Z", snapshot.Owner{WorkflowID: "fullbackup-main", RunID: "0b9f4a8e-0000-4000-8000-000000000000"}))
 	must(t, os.MkdirAll(filepath.Join(staging, "20200101T000001Z"), 0o755))
+	// And one whose run still runs (a run no worker serves stays running).
+	idle, err := e.c.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: "idle-owner", TaskQueue: "nobody-serves"}, "Idle")
+	must(t, err)
+	t.Cleanup(func() { e.c.TerminateWorkflow(context.Background(), idle.GetID(), idle.GetRunID(), "test over") })
+	must(t, os.MkdirAll(filepath.Join(staging, "20200101T000002Z"), 0o755))
+	must(t, snapshot.WriteStagingOwner(filepath.Join(e.acts.BackupDir, "main"), "20200101T000002Z", snapshot.Owner{WorkflowID: idle.GetID(), RunID: idle.GetRunID()}))
 	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
@@ -67,11 +74,15 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 	notRetried(t, e, run)
 	// No litter: the failed run removed its staging folder and dump; the
 	// orphan was swept when the run allocated its snapshot; the folder
-	// without an owner is kept.
+	// without an owner and the one whose run still runs are kept.
 	left, err := snapshot.Stagings(filepath.Join(e.acts.BackupDir, "main"))
 	must(t, err)
-	if len(left) != 1 || left[0].ID != "20200101T000001Z" {
-		t.Errorf("staging folders left: %+v; want only the one without an owner", left)
+	var ids []string
+	for _, s := range left {
+		ids = append(ids, s.ID)
+	}
+	if strings.Join(ids, " ") != "20200101T000001Z 20200101T000002Z" {
+		t.Errorf("staging folders left: %v; want only the one without an owner and the running run's", ids)
 	}
 	if dumps, _ := filepath.Glob(filepath.Join(e.acts.WorkDir, "*", "*")); len(dumps) != 0 {
 		t.Errorf("the failed run left %v in the work folder", dumps)

@@ -30,6 +30,9 @@ type smallFolder struct {
 	dir      string
 	tmpfs    bool
 	fakeFree atomic.Uint64
+	// fakeSize, when not 0, makes the fake probe a folder of that size:
+	// what is removed from it frees room, as on a tmpfs (leaveCounting).
+	fakeSize atomic.Uint64
 }
 
 func newSmallFolder(t *testing.T) *smallFolder {
@@ -50,12 +53,19 @@ func (f *smallFolder) probe() disk.Probe {
 	if f.tmpfs {
 		return disk.Free
 	}
-	return func(string) (uint64, error) { return f.fakeFree.Load(), nil }
+	return func(string) (uint64, error) {
+		if size := f.fakeSize.Load(); size != 0 {
+			used, err := usedBytes(f.dir)
+			return size - min(size, used), err
+		}
+		return f.fakeFree.Load(), nil
+	}
 }
 
 // leave fills the folder until about free bytes are left (0: empties the
 // ballast).
 func (f *smallFolder) leave(t *testing.T, free uint64) {
+	f.fakeSize.Store(0)
 	ballast := filepath.Join(f.dir, "ballast")
 	must(t, os.RemoveAll(ballast))
 	if !f.tmpfs {

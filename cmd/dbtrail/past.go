@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
 )
 
@@ -13,7 +14,8 @@ import (
 // (--archive-url or DBTRAIL_ARCHIVE_URL: archived hours and snapshots on
 // object storage; none when empty, and a moment that needs an archived
 // hour is then refused, naming it) and the source's folder under
-// backupDir. done closes the index.
+// backupDir, whose free space is checked before a snapshot only on the
+// store is downloaded into it. done closes the index.
 func openPast(cmd *cobra.Command, g *globals, backupDir, source, archiveURL string) (past moment.Past, done func(), err error) {
 	archive, err := openArchive(cmd.Context(), archiveURL, g.log)
 	if err != nil {
@@ -25,7 +27,7 @@ func openPast(cmd *cobra.Command, g *globals, backupDir, source, archiveURL stri
 	}
 	past = moment.Past{Source: source, Index: store, Archive: archive, Log: g.log}
 	if backupDir != "" {
-		past.SourceDir = filepath.Join(backupDir, source)
+		past.SourceDir, past.Free = filepath.Join(backupDir, source), disk.Free
 	}
 	return past, func() { store.Close() }, nil
 }

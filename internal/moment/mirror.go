@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -23,6 +24,11 @@ type MirrorCatalog struct {
 	Mirror *remote.Mirror
 	// Progress, when set, is told how a download goes.
 	Progress func(remote.Progress)
+	// Free, when set, measures the local folder's free space before a
+	// download: less than the download needs (Mirror.DownloadNeed, with
+	// disk.Margin) refuses it, a *disk.NoRoomError, before anything is
+	// written.
+	Free disk.Probe
 }
 
 // Manifests returns the local manifests and those of the snapshots only on
@@ -55,11 +61,20 @@ func (c MirrorCatalog) Manifests(ctx context.Context) ([]snapshot.Manifest, erro
 }
 
 // Open opens snapshot id from local disk, downloading it first when it is
-// only on the store.
+// only on the store (when Free, set, finds room for it).
 func (c MirrorCatalog) Open(ctx context.Context, id string) (*snapshot.Snapshot, error) {
 	s, err := c.Local.Open(ctx, id)
 	if !errors.Is(err, ErrSnapshotGone) {
 		return s, err
+	}
+	if c.Free != nil {
+		need, err := c.Mirror.DownloadNeed(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := disk.Check(c.Free, c.Mirror.Dir, need, "download snapshot "+id); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := c.Mirror.Download(ctx, id, c.Progress); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -26,7 +27,12 @@ type Past struct {
 	// snapshots on object storage. Nil: the index and the local folder
 	// only; a moment inside an archived hour is then refused, naming it.
 	Archive storage.Store
-	Log     *slog.Logger
+	// Free, when set, measures SourceDir's free space before a snapshot
+	// only on the store is downloaded into it (MirrorCatalog.Free): too
+	// little refuses the download, a *disk.NoRoomError, before anything
+	// is written.
+	Free disk.Probe
+	Log  *slog.Logger
 }
 
 // Events is the source's row changes: the index merged by seq with the
@@ -62,7 +68,7 @@ func (p Past) Catalog(ctx context.Context) (Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshots of %s on %s: %w", p.Source, p.Archive.Location(), err)
 	}
-	return MirrorCatalog{Local: local, Mirror: m}, nil
+	return MirrorCatalog{Local: local, Mirror: m, Free: p.Free}, nil
 }
 
 // Plan resolves at and plans the rebuild of sel at it (PlanAt) over the

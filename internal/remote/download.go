@@ -60,6 +60,36 @@ func (m *Mirror) Download(ctx context.Context, id string, progress func(Progress
 	return st, nil
 }
 
+// DownloadNeed is about the bytes Download of snapshot id writes into the
+// local folder: the remote manifest and every file it lists (their sizes
+// in it), less what an earlier attempt left in the download folder.
+func (m *Mirror) DownloadNeed(ctx context.Context, id string) (uint64, error) {
+	man, mb, err := m.ReadManifest(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", m.Store.Location(), err)
+	}
+	need := uint64(len(mb))
+	for _, d := range man.Files {
+		need += uint64(max(d.Size, 0))
+	}
+	return need - min(need, treeBytes(snapshot.DownloadPath(m.Dir, id))), nil
+}
+
+// treeBytes is the size of the regular files under dir (0 when it does
+// not exist; unreadable entries count as 0).
+func treeBytes(dir string) uint64 {
+	var n uint64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += uint64(fi.Size())
+			}
+		}
+		return nil
+	})
+	return n
+}
+
 func (m *Mirror) download(ctx context.Context, id string, progress func(Progress)) (DownloadStats, error) {
 	man, mb, err := m.ReadManifest(ctx, id)
 	if err != nil {

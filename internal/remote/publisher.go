@@ -51,7 +51,7 @@ func decodePublisher(v string) (Publisher, error) {
 func (m *Mirror) Publisher(ctx context.Context) (p Publisher, ok bool, err error) {
 	v, err := m.readPointer(ctx, m.PublisherName())
 	if err != nil {
-		return Publisher{}, false, fmt.Errorf("read %s: %w", m.PublisherName(), err)
+		return Publisher{}, false, err // the store names the pointer
 	}
 	if v == "" {
 		return Publisher{}, false, nil
@@ -70,7 +70,7 @@ func (m *Mirror) SetPublisher(ctx context.Context, p Publisher) error {
 	}
 	old, err := m.readPointer(ctx, m.PublisherName())
 	if err != nil {
-		return fmt.Errorf("read %s: %w", m.PublisherName(), err)
+		return fmt.Errorf("record the publisher of %s: %w", m.Source, err)
 	}
 	if old == next {
 		return nil

@@ -2,7 +2,9 @@ package snapshot
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -159,28 +161,43 @@ func ParseManifest(b []byte) (Manifest, error) {
 // NewSnapshotID returns the id for a snapshot made at now: the UTC time to
 // the second, "20261129T061500Z". If exists reports the id taken, the time
 // advances by one second until a free id is found, so an id is never reused
-// (ids are also never in the past of now). exists is typically ExistsIn.
-func NewSnapshotID(now time.Time, exists func(id string) bool) string {
+// (ids are also never in the past of now). exists is typically ExistsIn; an
+// error of exists (a folder that cannot be looked into) is returned, never
+// taken for "taken", so that no id is searched for forever.
+func NewSnapshotID(now time.Time, exists func(id string) (bool, error)) (string, error) {
 	t := now.UTC().Truncate(time.Second)
 	for {
 		id := t.Format(idLayout)
-		if exists == nil || !exists(id) {
-			return id
+		if exists == nil {
+			return id, nil
+		}
+		taken, err := exists(id)
+		if err != nil {
+			return "", err
+		}
+		if !taken {
+			return id, nil
 		}
 		t = t.Add(time.Second)
 	}
 }
 
 // ExistsIn returns an exists function for NewSnapshotID: an id is taken when
-// <sourceDir>/snapshots/<id> or <sourceDir>/.staging/<id> exists.
-func ExistsIn(sourceDir string) func(id string) bool {
-	return func(id string) bool {
+// <sourceDir>/snapshots/<id> or <sourceDir>/.staging/<id> exists. A path
+// that can be neither found nor ruled out (a folder on the way that is a
+// file, or not readable) is an error.
+func ExistsIn(sourceDir string) func(id string) (bool, error) {
+	return func(id string) (bool, error) {
 		for _, d := range []string{SnapshotsDir, StagingDir} {
-			if _, err := os.Lstat(filepath.Join(sourceDir, d, id)); err == nil || !os.IsNotExist(err) {
-				return true
+			_, err := os.Lstat(filepath.Join(sourceDir, d, id))
+			switch {
+			case err == nil:
+				return true, nil
+			case !errors.Is(err, fs.ErrNotExist):
+				return false, err
 			}
 		}
-		return false
+		return false, nil
 	}
 }
 

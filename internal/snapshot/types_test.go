@@ -1,8 +1,14 @@
 package snapshot
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -69,10 +75,13 @@ func TestArrowSchemaRefusesUnknownType(t *testing.T) {
 func TestNewSnapshotIDUnique(t *testing.T) {
 	now := mustTime(t, "2026-11-29T06:15:00.7Z")
 	taken := map[string]bool{}
-	exists := func(id string) bool { return taken[id] }
+	exists := func(id string) (bool, error) { return taken[id], nil }
 	var ids []string
 	for range 5 {
-		id := NewSnapshotID(now, exists)
+		id, err := NewSnapshotID(now, exists)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if taken[id] {
 			t.Fatalf("id %s reused", id)
 		}
@@ -92,13 +101,39 @@ func TestNewSnapshotIDUnique(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id := NewSnapshotID(now, ExistsIn(dir)); id != "20261129T061501Z" {
-		t.Fatalf("staging id reused: %s", id)
+	if id, err := NewSnapshotID(now, ExistsIn(dir)); err != nil || id != "20261129T061501Z" {
+		t.Fatalf("staging id reused: %s, %v", id, err)
 	}
 	if err := b.Publish(Manifest{Source: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	if id := NewSnapshotID(now, ExistsIn(dir)); id != "20261129T061501Z" {
-		t.Fatalf("published id reused: %s", id)
+	if id, err := NewSnapshotID(now, ExistsIn(dir)); err != nil || id != "20261129T061501Z" {
+		t.Fatalf("published id reused: %s, %v", id, err)
+	}
+}
+
+// TestNewSnapshotIDInAFileRefuses: a source folder below a regular file
+// cannot be looked into; the id search fails with the path instead of
+// taking every id for taken (it searched forever).
+func TestNewSnapshotIDInAFileRefuses(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "backups")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A guard against the old endless search, not a bound on its time.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewSnapshotID(time.Now(), ExistsIn(filepath.Join(file, "main")))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, syscall.ENOTDIR) || !strings.Contains(err.Error(), file) {
+			t.Fatalf("got %v, want ENOTDIR naming %s", err, file)
+		}
+	case <-ctx.Done():
+		t.Fatal("the id search did not end")
 	}
 }

@@ -137,7 +137,7 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher, w Whe
 func ConsistentSnapshot(ctx context.Context, db *sql.DB) (conn *sql.Conn, pos LivePosition, release func(), err error) {
 	conn, err = db.Conn(ctx)
 	if err != nil {
-		return nil, LivePosition{}, nil, fmt.Errorf("connect: %w", err)
+		return nil, LivePosition{}, nil, fmt.Errorf("open a connection: %w", err)
 	}
 	release = func() {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // discard, do not pool

@@ -95,7 +95,10 @@ func BuildSnapshot(ctx context.Context, t testing.TB, db *sql.DB, backupDir, sou
 		}
 	}
 	srcDir := filepath.Join(backupDir, source)
-	id := snapshot.NewSnapshotID(time.Now(), snapshot.ExistsIn(srcDir))
+	id, err := snapshot.NewSnapshotID(time.Now(), snapshot.ExistsIn(srcDir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := snapshot.NewBuilder(srcDir, id)
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,10 @@ type Table struct {
 // empty chain start, makes it current and returns its id.
 func Publish(t testing.TB, srcDir string, tables ...Table) string {
 	t.Helper()
-	id := snapshot.NewSnapshotID(time.Now(), snapshot.ExistsIn(srcDir))
+	id, err := snapshot.NewSnapshotID(time.Now(), snapshot.ExistsIn(srcDir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := snapshot.NewBuilder(srcDir, id)
 	if err != nil {
 		t.Fatal(err)
