@@ -1,0 +1,256 @@
+// Package tail prepares the live tail of a query session: the newest
+// snapshot plus the changes captured after it, cut at one transaction for
+// every table (docs/tail.md). It decides with the time-travel seam
+// (moment.Past.Plan at "latest": the cut, the base snapshot, the schema
+// changes that refuse) and stages each changed table's events as a fold
+// window (fold.WriteWindowFile); the views (internal/views) apply the
+// windows after the snapshot with the fold's rule. Tables always written in
+// full are folded into a table file by moment.Rebuilder.
+package tail
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/views"
+)
+
+// DefaultMaxEvents is the largest tail Reader folds by default.
+const DefaultMaxEvents = 2_000_000
+
+// Reader prepares tails of one source.
+type Reader struct {
+	Past moment.Past
+	// MaxEvents bounds the tail: more events after the snapshot than this
+	// and the answer is the snapshot's, with the reason (the next refresh
+	// folds them). 0: DefaultMaxEvents.
+	MaxEvents int64
+	// MemoryLimit bounds the fold engine that folds tables always written
+	// in full (fold.DefaultMemoryLimit when empty).
+	MemoryLimit string
+	Log         *slog.Logger
+}
+
+// State is one prepared tail: what a session's views answer.
+type State struct {
+	// Snapshot is the snapshot the views read and Position its position.
+	Snapshot string
+	Position binlogpos.Position
+	// Live reports that the answer is cut at Cut (the snapshot plus the
+	// changes after it up to Cut); otherwise it is the snapshot's, and
+	// Reason says why the changes after it are left out.
+	Live   bool
+	Cut    moment.Cut
+	Reason string
+	// Tables and Events count the changed tables and their events.
+	Tables int
+	Events int64
+	// Took is how long preparing took.
+	Took  time.Duration
+	Views *views.Tail
+}
+
+// Seq is the seq the answer is cut at: the cut's, or the snapshot's.
+func (s *State) Seq() uint64 {
+	if s.Live {
+		return s.Cut.Seq
+	}
+	return s.Position.Seq
+}
+
+// String names the transaction the answer is cut at.
+func (s *State) String() string {
+	switch {
+	case s.Live && s.Events == 0:
+		return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d: no change captured after it up to seq %d",
+			s.Snapshot, s.Position, gtid(s.Position.GTID), s.Position.Seq, s.Cut.Seq)
+	case s.Live:
+		return fmt.Sprintf("cut: %s (snapshot %s + %d events of %d tables after it)", s.Cut, s.Snapshot, s.Events, s.Tables)
+	}
+	return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d; the changes after it are left out: %s",
+		s.Snapshot, s.Position, gtid(s.Position.GTID), s.Position.Seq, s.Reason)
+}
+
+func gtid(g string) string {
+	if g == "" {
+		return "(none)"
+	}
+	return g
+}
+
+// Prepare cuts the source at capture's checkpoint (the newest captured
+// transaction: one cut for every table) and stages the tail in dir, which
+// the returned views read until the caller removes it. When the cut cannot
+// be answered exactly from the newest snapshot and the index (a moment
+// refusal: a schema change after the snapshot, a table created after it, a
+// capture gap, no checkpoint), or the tail holds more than MaxEvents
+// events, the answer falls back to the current snapshot and says why. Any
+// other failure (the index unreachable, a file unreadable) is an error.
+func (r *Reader) Prepare(ctx context.Context, dir string) (*State, error) {
+	start := time.Now()
+	st, err := r.prepare(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	st.Took = time.Since(start)
+	st.Views.Note = st.String()
+	if r.Log != nil {
+		r.Log.Debug("tail prepared", "snapshot", st.Snapshot, "live", st.Live, "seq", st.Seq(),
+			"tables", st.Tables, "events", st.Events, "took", st.Took, "reason", st.Reason)
+	}
+	return st, nil
+}
+
+func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
+	plan, cat, err := r.Past.Plan(ctx, moment.At{Kind: moment.KindLatest}, moment.Selection{})
+	if rf, ok := moment.IsRefused(err); ok {
+		return r.fallback(ctx, fmt.Sprintf("%s: %s", rf.Code, rf.Reason))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+	}
+	st := &State{Snapshot: plan.Base, Position: plan.BasePosition, Live: true, Cut: plan.Cut,
+		Views: &views.Tail{Snapshot: plan.Base, Windows: map[string]*views.Window{}, Files: map[string]string{}}}
+	if plan.Cut.Seq <= plan.BasePosition.Seq {
+		return st, nil
+	}
+	counts, err := r.Past.ChangeCounts(ctx, plan.BasePosition.Seq, plan.Cut.Seq)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: count changes: %w", r.Past.Source, err)
+	}
+	var changed []moment.TablePlan
+	for _, tp := range plan.Tables {
+		if n := counts[tp.Key()]; n > 0 {
+			changed = append(changed, tp)
+			st.Events += n
+		}
+	}
+	st.Tables = len(changed)
+	if max := r.maxEvents(); st.Events > max {
+		return r.fallback(ctx, fmt.Sprintf("the tail holds %d events after snapshot %s, more than %d (--tail-max-events): the next refresh folds them",
+			st.Events, plan.Base, max))
+	}
+	snap, err := cat.Open(ctx, plan.Base)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+	}
+	f := folder{r: r, dir: dir, cat: cat, snap: snap, cut: plan.Cut}
+	defer f.close()
+	var events int64
+	for _, tp := range changed {
+		n, err := f.add(ctx, tp, st.Views)
+		if err != nil {
+			return nil, fmt.Errorf("tail of %s: %s: %w", r.Past.Source, tp.Key(), err)
+		}
+		events += n
+	}
+	st.Events = events
+	return st, nil
+}
+
+// fallback is the current snapshot alone, with the reason.
+func (r *Reader) fallback(ctx context.Context, reason string) (*State, error) {
+	id, err := snapshot.ResolveCurrent(r.Past.SourceDir)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w (and the tail is off: %s)", r.Past.Source, err, reason)
+	}
+	snap, err := moment.LocalCatalog{SourceDir: r.Past.SourceDir}.Open(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+	}
+	return &State{Snapshot: id, Position: snap.Manifest.Position, Reason: reason, Views: &views.Tail{Snapshot: id}}, nil
+}
+
+func (r *Reader) maxEvents() int64 {
+	if r.MaxEvents > 0 {
+		return r.MaxEvents
+	}
+	return DefaultMaxEvents
+}
+
+// folder stages the changed tables of one tail.
+type folder struct {
+	r      *Reader
+	dir    string
+	cat    moment.Catalog
+	snap   *snapshot.Snapshot
+	cut    moment.Cut
+	engine *fold.Engine // opened for the first table written in full
+}
+
+// add stages tp's changes into v and returns how many events they are: a
+// window, or for a table always written in full, a table file of the
+// table at the cut.
+func (f *folder) add(ctx context.Context, tp moment.TablePlan, v *views.Tail) (int64, error) {
+	mt, ok := f.snap.Manifest.Table(tp.Schema, tp.Table)
+	if !ok {
+		return 0, fmt.Errorf("snapshot %s has no table file", f.snap.Manifest.SnapshotID)
+	}
+	foot, err := snapshot.ReadFooter(f.snap.Path(mt.File))
+	if err != nil {
+		return 0, fmt.Errorf("snapshot %s: %w", f.snap.Manifest.SnapshotID, err)
+	}
+	name := tp.Key().String()
+	if snapshot.FullOnly(foot.Table) {
+		return f.fullTable(ctx, tp, v)
+	}
+	path := filepath.Join(f.dir, fmt.Sprintf("%d.window", len(v.Windows)+len(v.Files)))
+	w, err := fold.WriteWindowFile(foot.Table, path, func(fn func(change.Event) error) error {
+		return f.r.Past.Events().TableEvents(ctx, f.r.Past.Source, tp.Schema, tp.Table, tp.After, tp.Upto, fn)
+	})
+	if err != nil {
+		return 0, err
+	}
+	v.Windows[name] = &views.Window{Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
+		KeyMatch: func(left, right string) string { return fold.KeyMatch(w.Table, left, right) }}
+	return w.Events, nil
+}
+
+// fullTable folds tp at the cut into a table file (the rebuild every
+// reader of the past uses).
+func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, v *views.Tail) (int64, error) {
+	if f.engine == nil {
+		e, err := fold.Open(ctx, fold.Options{TempDir: filepath.Join(f.dir, "fold"), MemoryLimit: f.r.MemoryLimit, Threads: 1})
+		if err != nil {
+			return 0, err
+		}
+		f.engine = e
+	}
+	rb := f.r.Past.Rebuilder(f.engine, f.cat)
+	t, err := rb.Open(ctx, tp, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer t.Close()
+	path := filepath.Join(f.dir, fmt.Sprintf("%d.parquet", len(v.Windows)+len(v.Files)))
+	out, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	meta := t.Footer
+	meta.Position = f.cut.Position()
+	_, err = t.Write(ctx, meta, out, nil)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	v.Files[tp.Key().String()] = path
+	return t.Events, nil
+}
+
+func (f *folder) close() {
+	if f.engine != nil {
+		f.engine.Close()
+	}
+}
