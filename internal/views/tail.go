@@ -49,9 +49,11 @@ type Window struct {
 	KeyMatch func(left, right string) string
 }
 
-// writeTail writes the views of tables over tail: Write's text with the
-// views of changed tables reading their window or file.
-func writeTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
+// WriteTail writes the views of tables over tail: Write's text, pinned to
+// tail.Snapshot, with the views of changed tables reading their window or
+// file. A window of a table always written in full is an error: such a
+// table's tail is a file.
+func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 	o.Snapshot = tail.Snapshot
 	dir, err := readDir(o)
 	if err != nil {
@@ -217,7 +219,7 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 		}
 	}
 	var b bytes.Buffer
-	if err := writeTail(&b, s.opt.Options, tables, tail); err != nil {
+	if err := WriteTail(&b, s.opt.Options, tables, tail); err != nil {
 		return false, err
 	}
 	changed := !sameShape(s.tables, tables)
