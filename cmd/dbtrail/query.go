@@ -41,7 +41,11 @@ func newQueryCmd(g *globals) *cobra.Command {
 			"EXPLAIN of one; the settings are locked. The views are typed: DECIMAL, DATE, DATETIME and\n" +
 			"TIMESTAMP (UTC), TIME as DuckDB DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot\n" +
 			"hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL. --raw shows the stored text.\n" +
-			"The session's time zone is UTC.",
+			"The session's time zone is UTC.\n\n" +
+			"With the index (--index-dsn or DBTRAIL_INDEX_DSN) the views are the newest snapshot plus the\n" +
+			"changes captured after it, cut at the newest captured transaction for every table (the live\n" +
+			"tail; a schema change after the snapshot falls back to the snapshot, saying why); --tail=false\n" +
+			"reads the snapshot alone. The transaction the answer is cut at is printed on standard error.",
 		Example: "  dbtrail query --backup-dir /backups \"SELECT status, count(*), sum(total) FROM shop.orders GROUP BY ALL\"\n" +
 			"  dbtrail query --format csv \"SELECT * FROM shop.customers WHERE created_at > now() - INTERVAL 1 DAY\" > new.csv\n" +
 			"  dbtrail query --snapshot 20261129T061500Z \"SELECT count(*) FROM shop.orders\"\n" +

@@ -191,6 +191,9 @@ func (s *Session) Tail() *Tail { return s.tail }
 // changes; the previous tail's folder is removed once they replaced its
 // views. It reports whether tables or columns changed.
 func (s *Session) reloadTail(ctx context.Context) (bool, error) {
+	if err := os.MkdirAll(s.tailRoot, 0o700); err != nil {
+		return false, fmt.Errorf("views: tail folder: %w", err)
+	}
 	dir, err := os.MkdirTemp(s.tailRoot, "tail-")
 	if err != nil {
 		return false, fmt.Errorf("views: tail folder: %w", err)
