@@ -2,10 +2,11 @@
 // snapshot plus the changes captured after it, cut at one transaction for
 // every table (docs/tail.md). It decides with the time-travel seam
 // (moment.Past.Plan at "latest": the cut, the base snapshot, the schema
-// changes that refuse) and stages each changed table's events as a fold
-// window (fold.WriteWindowFile); the views (internal/views) apply the
-// windows after the snapshot with the fold's rule. Tables always written in
-// full are folded into a table file by moment.Rebuilder.
+// changes that refuse); when a statement names a changed table, the
+// session stages its events at that cut as a fold window
+// (fold.WriteWindowFile) and the views (internal/views) apply it after the
+// snapshot with the fold's rule. Tables always written in full are folded
+// into a table file by moment.Rebuilder.
 package tail
 
 import (
@@ -40,7 +41,8 @@ type Reader struct {
 	Log         *slog.Logger
 }
 
-// State is one prepared tail: what a session's views answer.
+// State is one prepared tail: what a session's views answer. Its views'
+// Stage is not safe for concurrent use.
 type State struct {
 	// Snapshot is the snapshot the views read and Position its position.
 	Snapshot string
@@ -51,9 +53,12 @@ type State struct {
 	Live   bool
 	Cut    moment.Cut
 	Reason string
-	// Tables and Events count the changed tables and their events.
+	// Tables and Events count the changed tables and their events;
+	// Staged the events staged so far (a table's changes are staged when
+	// a statement names it: views.Tail.Pending).
 	Tables int
 	Events int64
+	Staged int64
 	// Took is how long preparing took.
 	Took  time.Duration
 	Views *views.Tail
@@ -88,8 +93,9 @@ func gtid(g string) string {
 }
 
 // Prepare cuts the source at capture's checkpoint (the newest captured
-// transaction: one cut for every table) and stages the tail in dir, which
-// the returned views read until the caller removes it. When the cut cannot
+// transaction: one cut for every table) and returns the tail: its views'
+// Pending tables are staged into dir by its Stage, at that cut, and read
+// from there until the caller removes dir. When the cut cannot
 // be answered exactly from the newest snapshot and the index (a moment
 // refusal: a schema change after the snapshot, a table created after it, a
 // capture gap, no checkpoint), or the tail holds more than MaxEvents
@@ -143,18 +149,35 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
 	}
-	f := folder{r: r, dir: dir, cat: cat, snap: snap, cut: plan.Cut}
-	defer f.close()
-	var events int64
+	f := &folder{r: r, dir: dir, cat: cat, snap: snap, cut: plan.Cut, plans: map[string]moment.TablePlan{}}
+	st.Views.Pending = map[string]bool{}
 	for _, tp := range changed {
+		f.plans[tp.Key().String()] = tp
+		st.Views.Pending[tp.Key().String()] = true
+	}
+	st.Views.Stage = func(ctx context.Context, names []string) error { return f.stage(ctx, names, st) }
+	return st, nil
+}
+
+// stage stages the changes of names (pending tables of st) at st's cut.
+func (f *folder) stage(ctx context.Context, names []string, st *State) error {
+	defer f.closeEngine()
+	for _, name := range names {
+		tp, ok := f.plans[name]
+		if !ok || !st.Views.Pending[name] {
+			return fmt.Errorf("tail of %s: %s is not a pending table", f.r.Past.Source, name)
+		}
 		n, err := f.add(ctx, tp, st.Views)
 		if err != nil {
-			return nil, fmt.Errorf("tail of %s: %s: %w", r.Past.Source, tp.Key(), err)
+			return fmt.Errorf("tail of %s: %s: %w", f.r.Past.Source, name, err)
 		}
-		events += n
+		delete(st.Views.Pending, name)
+		st.Staged += n
+		if f.r.Log != nil {
+			f.r.Log.Debug("tail staged", "table", name, "events", n, "seq", st.Cut.Seq)
+		}
 	}
-	st.Events = events
-	return st, nil
+	return nil
 }
 
 // fallback is the current snapshot alone, with the reason.
@@ -184,7 +207,8 @@ type folder struct {
 	cat    moment.Catalog
 	snap   *snapshot.Snapshot
 	cut    moment.Cut
-	engine *fold.Engine // opened for the first table written in full
+	plans  map[string]moment.TablePlan // the changed tables, by schema.table
+	engine *fold.Engine                // opened for the first table written in full
 }
 
 // add stages tp's changes into v and returns how many events they are: a
@@ -249,8 +273,10 @@ func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, v *views.Ta
 	return t.Events, nil
 }
 
-func (f *folder) close() {
+// closeEngine closes the fold engine a table written in full opened.
+func (f *folder) closeEngine() {
 	if f.engine != nil {
 		f.engine.Close()
+		f.engine = nil
 	}
 }

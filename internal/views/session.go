@@ -208,6 +208,9 @@ var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^
 // SUMMARIZE included) and EXPLAIN of a SELECT is refused with
 // ErrNotReadOnly before it runs, as is more than one statement.
 func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, explain bool, err error) {
+	if err := s.stagePending(ctx, stmt); err != nil {
+		return nil, false, err
+	}
 	typ, err := s.statementType(stmt)
 	if err != nil {
 		return nil, false, err
