@@ -71,6 +71,13 @@ func (m *markers) saw(mode int, max int, when time.Time) {
 	}
 }
 
+// allSeen reports whether mode saw every committed marker.
+func (m *markers) allSeen(mode int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.seen[mode]) == len(m.commit)
+}
+
 // latencies returns the commit-to-visible times of mode's markers, sorted,
 // and how many committed markers were never seen.
 func (m *markers) latencies(mode int) ([]time.Duration, int) {
@@ -156,11 +163,18 @@ var freshQueries = [freshModes]string{
 		"(SELECT count(*) FROM tpcc.order_line) + (SELECT count(*) FROM tpcc.item) + (SELECT count(*) FROM tpcc.stock) AS n",
 }
 
-// freshCycle is the order of the polls' modes, repeated.
-var freshCycle = []int{modeTail, modeTail, modeSnapshot, modeAll}
+// freshPollers are the two pollers' cycles of modes, running side by side:
+// the measure (the marker table with the tail, back to back), and the
+// comparisons (the snapshot alone, then every table with the tail).
+var freshPollers = [][]int{{modeTail}, {modeSnapshot, modeAll}}
+
+// freshDrain is how long the tail's poller goes on after the traffic
+// stopped, for the last markers.
+const freshDrain = 30 * time.Second
 
 // freshPolls are the measures of the polling queries, by mode.
 type freshPolls struct {
+	mu     sync.Mutex
 	runs   [freshModes]int
 	cpu    [freshModes]time.Duration
 	wall   [freshModes][]time.Duration
@@ -170,15 +184,27 @@ type freshPolls struct {
 // tailEvents finds the tail's size in `dbtrail query`'s cut line.
 var tailEvents = regexp.MustCompile(`\+ ([0-9]+) events of [0-9]+ tables`)
 
-// poll runs `dbtrail query` back to back until ctx ends, every
-// freshSnapshotEvery-th with --tail=false, and records which markers each
-// saw.
-func (e *freshEnv) poll(ctx context.Context, m *markers, p *freshPolls) error {
+// poll runs `dbtrail query` back to back in the modes of cycle, in turn,
+// and records which markers each saw, until traffic is closed; then, when
+// cycle is the tail's alone, until the tail saw every marker or for
+// freshDrain at most.
+func (e *freshEnv) poll(ctx context.Context, traffic <-chan struct{}, cycle []int, m *markers, p *freshPolls) error {
+	var stopped time.Time
 	for i := 0; ; i++ {
-		if ctx.Err() != nil {
-			return nil
+		select {
+		case <-traffic:
+			if stopped.IsZero() {
+				stopped = time.Now()
+			}
+			if len(cycle) > 1 || cycle[0] != modeTail || m.allSeen(modeTail) || time.Since(stopped) > freshDrain {
+				return nil
+			}
+		default:
 		}
-		mode := freshCycle[i%len(freshCycle)]
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		mode := cycle[i%len(cycle)]
 		args := []string{"query", "--backup-dir", e.acts.BackupDir, "--source", freshSource, "--format", "csv",
 			"--memory-limit", "512MB", "--threads", "1", "--temp-dir", filepath.Join(e.dir, "query-tmp")}
 		if mode == modeSnapshot {
@@ -201,6 +227,7 @@ func (e *freshEnv) poll(ctx context.Context, m *markers, p *freshPolls) error {
 			return fmt.Errorf("dbtrail query printed %q: %w", out.String(), err)
 		}
 		m.saw(mode, max, end)
+		p.mu.Lock()
 		p.runs[mode]++
 		p.cpu[mode] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		p.wall[mode] = append(p.wall[mode], end.Sub(start))
@@ -211,6 +238,7 @@ func (e *freshEnv) poll(ctx context.Context, m *markers, p *freshPolls) error {
 			}
 			p.events[mode] = append(p.events[mode], n)
 		}
+		p.mu.Unlock()
 	}
 }
 
@@ -272,6 +300,6 @@ func freshResults(m *markers, load *freshLoad, p *freshPolls, traffic time.Durat
 			fmt.Sprintf("%.2f s / %.2f s / %.2f s", cpu(modeTail).Seconds(), cpu(modeAll).Seconds(), cpu(modeSnapshot).Seconds()), "",
 			fmt.Sprintf("user + system of the process; the tail adds %.2f s (marker table) and %.2f s (every table's changes staged)", tailExtra.Seconds(), allExtra.Seconds())},
 		{"freshness: CPU the tail costs per second of traffic (marker table / every table)", fmt.Sprintf("%.2f / %.2f s/s", perSec(modeTail), perSec(modeAll)), "",
-			"the CPU a query with the tail adds over a snapshot-only one, per second of a poller running such queries back to back (2 cores shared with the source, index, capture and worker)"},
+			"the CPU a query with the tail adds over a snapshot-only one, per second of a poller running such queries back to back (two pollers side by side; 2 cores shared with the source, index, capture and worker)"},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
@@ -149,6 +150,10 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
 	}
+	if gone := dropped(snap.Manifest, plan); len(gone) > 0 {
+		return r.fallback(ctx, fmt.Sprintf("%s: %s no longer exist at the cut (seq %d): dropped or renamed after snapshot %s",
+			moment.CodeShape, strings.Join(gone, ", "), plan.Cut.Seq, plan.Base))
+	}
 	f := &folder{r: r, dir: dir, cat: cat, snap: snap, cut: plan.Cut, plans: map[string]moment.TablePlan{}}
 	st.Views.Pending = map[string]bool{}
 	for _, tp := range changed {
@@ -157,6 +162,22 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	}
 	st.Views.Stage = func(ctx context.Context, names []string) error { return f.stage(ctx, names, st) }
 	return st, nil
+}
+
+// dropped lists the tables of snapshot m that plan does not hold: gone at
+// the cut (the plan holds every table that exists then).
+func dropped(m snapshot.Manifest, plan moment.Plan) []string {
+	in := map[moment.TableKey]bool{}
+	for _, tp := range plan.Tables {
+		in[tp.Key()] = true
+	}
+	var out []string
+	for _, mt := range m.Tables {
+		if k := (moment.TableKey{Schema: mt.Schema, Table: mt.Table}); !in[k] {
+			out = append(out, k.String())
+		}
+	}
+	return out
 }
 
 // stage stages the changes of names (pending tables of st) at st's cut.
