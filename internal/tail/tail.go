@@ -16,7 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
@@ -180,25 +183,55 @@ func dropped(m snapshot.Manifest, plan moment.Plan) []string {
 	return out
 }
 
-// stage stages the changes of names (pending tables of st) at st's cut.
+// stageParallel is how many tables one statement stages at once.
+const stageParallel = 2
+
+// stage stages the changes of names (pending tables of st) at st's cut,
+// stageParallel tables at a time.
 func (f *folder) stage(ctx context.Context, names []string, st *State) error {
 	defer f.closeEngine()
 	for _, name := range names {
-		tp, ok := f.plans[name]
-		if !ok || !st.Views.Pending[name] {
+		if _, ok := f.plans[name]; !ok || !st.Views.Pending[name] {
 			return fmt.Errorf("tail of %s: %s is not a pending table", f.r.Past.Source, name)
 		}
-		n, err := f.add(ctx, tp, st.Views)
-		if err != nil {
-			return fmt.Errorf("tail of %s: %s: %w", f.r.Past.Source, name, err)
+	}
+	out := make([]staged, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stageParallel)
+	for i, name := range names {
+		f.files++
+		n := f.files
+		g.Go(func() error {
+			var err error
+			if out[i], err = f.add(gctx, f.plans[name], n); err != nil {
+				return fmt.Errorf("tail of %s: %s: %w", f.r.Past.Source, name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, name := range names {
+		if out[i].window != nil {
+			st.Views.Windows[name] = out[i].window
+		} else {
+			st.Views.Files[name] = out[i].file
 		}
 		delete(st.Views.Pending, name)
-		st.Staged += n
+		st.Staged += out[i].events
 		if f.r.Log != nil {
-			f.r.Log.Debug("tail staged", "table", name, "events", n, "seq", st.Cut.Seq)
+			f.r.Log.Debug("tail staged", "table", name, "events", out[i].events, "seq", st.Cut.Seq)
 		}
 	}
 	return nil
+}
+
+// staged is one table's staged changes: a window, or a table file.
+type staged struct {
+	window *views.Window
+	file   string
+	events int64
 }
 
 // fallback is the current snapshot alone, with the reason.
@@ -223,63 +256,64 @@ func (r *Reader) maxEvents() int64 {
 
 // folder stages the changed tables of one tail.
 type folder struct {
-	r      *Reader
-	dir    string
-	cat    moment.Catalog
-	snap   *snapshot.Snapshot
-	cut    moment.Cut
-	plans  map[string]moment.TablePlan // the changed tables, by schema.table
-	engine *fold.Engine                // opened for the first table written in full
+	r     *Reader
+	dir   string
+	cat   moment.Catalog
+	snap  *snapshot.Snapshot
+	cut   moment.Cut
+	plans map[string]moment.TablePlan // the changed tables, by schema.table
+	files int                         // files staged so far, naming the next
+
+	engineMu sync.Mutex
+	engine   *fold.Engine // opened for the first table written in full
 }
 
-// add stages tp's changes into v and returns how many events they are: a
+// add stages tp's changes as file n of the folder and returns them: a
 // window, or for a table always written in full, a table file of the
 // table at the cut.
-func (f *folder) add(ctx context.Context, tp moment.TablePlan, v *views.Tail) (int64, error) {
+func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, error) {
 	mt, ok := f.snap.Manifest.Table(tp.Schema, tp.Table)
 	if !ok {
-		return 0, fmt.Errorf("snapshot %s has no table file", f.snap.Manifest.SnapshotID)
+		return staged{}, fmt.Errorf("snapshot %s has no table file", f.snap.Manifest.SnapshotID)
 	}
 	foot, err := snapshot.ReadFooter(f.snap.Path(mt.File))
 	if err != nil {
-		return 0, fmt.Errorf("snapshot %s: %w", f.snap.Manifest.SnapshotID, err)
+		return staged{}, fmt.Errorf("snapshot %s: %w", f.snap.Manifest.SnapshotID, err)
 	}
-	name := tp.Key().String()
 	if snapshot.FullOnly(foot.Table) {
-		return f.fullTable(ctx, tp, v)
+		return f.fullTable(ctx, tp, filepath.Join(f.dir, fmt.Sprintf("%d.parquet", n)))
 	}
-	path := filepath.Join(f.dir, fmt.Sprintf("%d.window", len(v.Windows)+len(v.Files)))
-	w, err := fold.WriteWindowFile(foot.Table, path, func(fn func(change.Event) error) error {
+	w, err := fold.WriteWindowFile(foot.Table, filepath.Join(f.dir, fmt.Sprintf("%d.window", n)), func(fn func(change.Event) error) error {
 		return f.r.Past.Events().TableEvents(ctx, f.r.Past.Source, tp.Schema, tp.Table, tp.After, tp.Upto, fn)
 	})
 	if err != nil {
-		return 0, err
+		return staged{}, err
 	}
-	v.Windows[name] = &views.Window{Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
-		KeyMatch: func(left, right string) string { return fold.KeyMatch(w.Table, left, right) }}
-	return w.Events, nil
+	return staged{events: w.Events, window: &views.Window{Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
+		KeyMatch: func(left, right string) string { return fold.KeyMatch(w.Table, left, right) }}}, nil
 }
 
-// fullTable folds tp at the cut into a table file (the rebuild every
-// reader of the past uses).
-func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, v *views.Tail) (int64, error) {
+// fullTable folds tp at the cut into a table file at path (the rebuild
+// every reader of the past uses), one table at a time.
+func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, path string) (staged, error) {
+	f.engineMu.Lock()
+	defer f.engineMu.Unlock()
 	if f.engine == nil {
 		e, err := fold.Open(ctx, fold.Options{TempDir: filepath.Join(f.dir, "fold"), MemoryLimit: f.r.MemoryLimit, Threads: 1})
 		if err != nil {
-			return 0, err
+			return staged{}, err
 		}
 		f.engine = e
 	}
 	rb := f.r.Past.Rebuilder(f.engine, f.cat)
 	t, err := rb.Open(ctx, tp, nil)
 	if err != nil {
-		return 0, err
+		return staged{}, err
 	}
 	defer t.Close()
-	path := filepath.Join(f.dir, fmt.Sprintf("%d.parquet", len(v.Windows)+len(v.Files)))
 	out, err := os.Create(path)
 	if err != nil {
-		return 0, err
+		return staged{}, err
 	}
 	meta := t.Footer
 	meta.Position = f.cut.Position()
@@ -288,10 +322,9 @@ func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, v *views.Ta
 		err = cerr
 	}
 	if err != nil {
-		return 0, err
+		return staged{}, err
 	}
-	v.Files[tp.Key().String()] = path
-	return t.Events, nil
+	return staged{file: path, events: t.Events}, nil
 }
 
 // closeEngine closes the fold engine a table written in full opened.
