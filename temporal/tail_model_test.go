@@ -208,7 +208,8 @@ func sameTables(got, want map[string][]string) error {
 // snapshots with chains under them. Every answer equals the source right
 // after the transaction the tail names as its cut (so a transaction is in
 // every table or in none); with traffic paused the cut is the last commit.
-// `dbtrail query` (the binary) prints the cut's GTID. With --tail off the
+// `dbtrail query` (the binary) prints the cut's GTID, and the views.sql of
+// `dbtrail views --tail-dir` answers at it in a DuckDB. With --tail off the
 // answer is the snapshot's. After an ALTER TABLE the tail falls back to the
 // snapshot, naming the schema change.
 func TestTailModel(t *testing.T) {
@@ -332,6 +333,29 @@ func TestTailModel(t *testing.T) {
 	want := liveCSV(t, e, "n,s", "SELECT COUNT(*), SUM(bal) FROM acct")
 	if out != want || !strings.Contains(errText, "GTID "+w.last) {
 		t.Fatalf("dbtrail query with the tail: %q (want %q), stderr %q (want the GTID %s)", out, want, errText, w.last)
+	}
+	// The same cut for a DuckDB CLI: dbtrail views --tail-dir.
+	tailDir := filepath.Join(t.TempDir(), "tail")
+	cmd := exec.CommandContext(e.ctx, bin, "views", "--backup-dir", e.acts.BackupDir, "--tail-dir", tailDir)
+	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
+	printed, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(printed), "GTID "+w.last) {
+		t.Fatalf("dbtrail views --tail-dir: %v\n%s", err, printed)
+	}
+	text, err := os.ReadFile(filepath.Join(tailDir, "views.sql"))
+	must(t, err)
+	duck := openDuck(t)
+	_, err = duck.ExecContext(e.ctx, string(text))
+	must(t, err)
+	fromFile := map[string][]string{}
+	for _, tb := range tailTables {
+		rows, err := duck.QueryContext(e.ctx, "SELECT * FROM app."+tb)
+		must(t, err)
+		fromFile[tb], err = rowTexts(rows)
+		must(t, err)
+	}
+	if want, _ := w.at(w.last); sameTables(fromFile, want) != nil {
+		t.Fatalf("views.sql of --tail-dir: %v", sameTables(fromFile, want))
 	}
 	got, _, snapID := tailQuery(t, e, false)
 	cur := e.current(t)
