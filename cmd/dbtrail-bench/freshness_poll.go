@@ -165,8 +165,12 @@ var freshQueries = [freshModes]string{
 
 // freshPollers are the two pollers' cycles of modes, running side by side:
 // the measure (the marker table with the tail, back to back), and the
-// comparisons (the snapshot alone, then every table with the tail).
+// comparisons (the snapshot alone, then every table with the tail), one
+// every freshCompareEvery so that they do not starve the workload.
 var freshPollers = [][]int{{modeTail}, {modeSnapshot, modeAll}}
+
+// freshCompareEvery is the comparisons' poller's pause between queries.
+const freshCompareEvery = 5 * time.Second
 
 // freshDrain is how long the tail's poller goes on after the traffic
 // stopped, for the last markers.
@@ -203,6 +207,13 @@ func (e *freshEnv) poll(ctx context.Context, traffic <-chan struct{}, cycle []in
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if len(cycle) > 1 && i > 0 {
+			select {
+			case <-traffic:
+				return nil
+			case <-time.After(freshCompareEvery):
+			}
 		}
 		mode := cycle[i%len(cycle)]
 		args := []string{"query", "--backup-dir", e.acts.BackupDir, "--source", freshSource, "--format", "csv",
@@ -300,6 +311,6 @@ func freshResults(m *markers, load *freshLoad, p *freshPolls, traffic time.Durat
 			fmt.Sprintf("%.2f s / %.2f s / %.2f s", cpu(modeTail).Seconds(), cpu(modeAll).Seconds(), cpu(modeSnapshot).Seconds()), "",
 			fmt.Sprintf("user + system of the process; the tail adds %.2f s (marker table) and %.2f s (every table's changes staged)", tailExtra.Seconds(), allExtra.Seconds())},
 		{"freshness: CPU the tail costs per second of traffic (marker table / every table)", fmt.Sprintf("%.2f / %.2f s/s", perSec(modeTail), perSec(modeAll)), "",
-			"the CPU a query with the tail adds over a snapshot-only one, per second of a poller running such queries back to back (two pollers side by side; 2 cores shared with the source, index, capture and worker)"},
+			"the CPU a query with the tail adds over a snapshot-only one, per second of a poller running such queries back to back (2 cores shared with the source, index, capture, worker and the comparisons' poller)"},
 	}
 }

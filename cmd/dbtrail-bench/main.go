@@ -61,7 +61,7 @@ func main() {
 	archivedRows := flag.Int("archived-rows", 1000000, "rows of the archived benchmark's rebuilt table (its changes a tenth of them, its history workload's hours a twentieth each; smaller makes a quick run)")
 	restoreRows := flag.Int("restore-rows", 1000000, "rows of the restore benchmark's table (smaller makes a quick run)")
 	freshSeconds := flag.Int("freshness-seconds", 180, "seconds of traffic of the freshness benchmark")
-	freshRate := flag.Int("freshness-rate", 320, "transactions a second of the freshness benchmark's workload")
+	freshRate := flag.Int("freshness-rate", 340, "transactions a second of the freshness benchmark's workload")
 	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
