@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--only capture,convert,refresh,moment,archive,archived,scale,restore]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -60,7 +60,9 @@ func main() {
 	scaleRounds := flag.Int("scale-rounds", 3, "change + refresh rounds of the scale benchmark (the best of each configuration counts)")
 	archivedRows := flag.Int("archived-rows", 1000000, "rows of the archived benchmark's rebuilt table (its changes a tenth of them, its history workload's hours a twentieth each; smaller makes a quick run)")
 	restoreRows := flag.Int("restore-rows", 1000000, "rows of the restore benchmark's table (smaller makes a quick run)")
-	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore")
+	freshSeconds := flag.Int("freshness-seconds", 180, "seconds of traffic of the freshness benchmark")
+	freshRate := flag.Int("freshness-rate", 340, "transactions a second of the freshness benchmark's workload")
+	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -79,7 +81,7 @@ func main() {
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
 		if rowPrefix[name] == "" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore)\n", name)
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -98,6 +100,7 @@ func main() {
 		{"archived", func() ([]result, error) { return benchArchived(ctx, *archivedRows) }},
 		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows, *scaleRounds) }},
 		{"restore", func() ([]result, error) { return benchRestore(ctx, *restoreRows) }},
+		{"freshness", func() ([]result, error) { return benchFreshness(ctx, *freshSeconds, *freshRate) }},
 	} {
 		if !run[b.name] || err != nil {
 			continue
@@ -140,7 +143,7 @@ func write(path string, rs []result) error {
 // rowPrefix is how the rows of each benchmark's results begin; capture's
 // rows begin "capture (batch): " and "capture (interleaved): " (and
 // "capture: " in files written before the interleaved workload).
-var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: ", "restore": "restore: "}
+var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: ", "restore": "restore: ", "freshness": "freshness: "}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -20,6 +21,8 @@ type queryConfig struct {
 	memoryLimit                 string
 	threads                     int
 	tempDir                     string
+	tail                        bool
+	tailMaxEvents               int64
 }
 
 // newQueryCmd is `dbtrail query`: SQL over a snapshot with the DuckDB built
@@ -38,7 +41,11 @@ func newQueryCmd(g *globals) *cobra.Command {
 			"EXPLAIN of one; the settings are locked. The views are typed: DECIMAL, DATE, DATETIME and\n" +
 			"TIMESTAMP (UTC), TIME as DuckDB DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot\n" +
 			"hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL. --raw shows the stored text.\n" +
-			"The session's time zone is UTC.",
+			"The session's time zone is UTC.\n\n" +
+			"With the index (--index-dsn or DBTRAIL_INDEX_DSN) the views are the newest snapshot plus the\n" +
+			"changes captured after it, cut at the newest captured transaction for every table (the live\n" +
+			"tail; a schema change after the snapshot falls back to the snapshot, saying why); --tail=false\n" +
+			"reads the snapshot alone. The transaction the answer is cut at is printed on standard error.",
 		Example: "  dbtrail query --backup-dir /backups \"SELECT status, count(*), sum(total) FROM shop.orders GROUP BY ALL\"\n" +
 			"  dbtrail query --format csv \"SELECT * FROM shop.customers WHERE created_at > now() - INTERVAL 1 DAY\" > new.csv\n" +
 			"  dbtrail query --snapshot 20261129T061500Z \"SELECT count(*) FROM shop.orders\"\n" +
@@ -49,17 +56,24 @@ func newQueryCmd(g *globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := views.OpenSession(ctx, c.sessionOptions())
+			o := c.sessionOptions()
+			closeIndex, err := c.tailSession(cmd, g, &o)
+			if err != nil {
+				return err
+			}
+			defer closeIndex()
+			s, err := views.OpenSession(ctx, o)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			g.log.Debug("query session open", "snapshot", s.Snapshot(), "tables", len(s.Tables()), "raw", c.raw)
+			g.log.Debug("query session open", "snapshot", s.Snapshot(), "tables", len(s.Tables()), "raw", c.raw, "tail", o.Tail != nil)
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if len(args) == 1 {
+				fmt.Fprintln(errOut, cutNote(s, c.sourceDir()))
 				return runScript(ctx, s, args[0], c.format, out)
 			}
-			sh := &shell{s: s, format: c.format, out: out, errOut: errOut}
+			sh := &shell{s: s, format: c.format, out: out, errOut: errOut, sourceDir: c.sourceDir()}
 			return sh.run(ctx, cmd.InOrStdin())
 		},
 	}
@@ -72,6 +86,9 @@ func newQueryCmd(g *globals) *cobra.Command {
 	f.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit; beyond it DuckDB spills to --temp-dir")
 	f.IntVar(&c.threads, "threads", 2, "DuckDB threads")
 	f.StringVar(&c.tempDir, "temp-dir", "", "folder DuckDB spills to (default: a new folder under the system's temp folder, removed at the end)")
+	f.BoolVar(&c.tail, "tail", true, "answer from the newest snapshot plus the changes captured after it, cut at the newest captured transaction (needs --index-dsn; "+
+		"without one the snapshot alone is read unless --tail is given); --tail=false reads the snapshot alone")
+	f.Int64Var(&c.tailMaxEvents, "tail-max-events", tail.DefaultMaxEvents, "largest tail folded: with more changes after the snapshot the answer is the snapshot's, with the reason")
 	return cmd
 }
 
@@ -85,6 +102,9 @@ func (c *queryConfig) check() error {
 	}
 	if c.threads < 1 {
 		return fmt.Errorf("--threads %d: want at least 1", c.threads)
+	}
+	if c.tailMaxEvents < 1 {
+		return fmt.Errorf("--tail-max-events %d: want at least 1", c.tailMaxEvents)
 	}
 	if c.memoryLimit == "" {
 		return fmt.Errorf("--memory-limit is required")

@@ -36,7 +36,8 @@ type shell struct {
 	format      string
 	out, errOut io.Writer
 	interactive bool
-	failed      bool // a statement of a script failed
+	failed      bool   // a statement of a script failed
+	sourceDir   string // the source folder, for the cut line
 }
 
 // line is one line read from the input, or its end.
@@ -177,6 +178,9 @@ func (sh *shell) statement(ctx context.Context, stmt string) error {
 	}
 	if changed {
 		fmt.Fprintf(sh.errOut, "(views reloaded: snapshot %s has other tables or columns)\n", sh.s.Snapshot())
+	}
+	if sh.s.Tail() != nil {
+		fmt.Fprintln(sh.errOut, cutNote(sh.s, sh.sourceDir))
 	}
 	return runStatement(ctx, sh.s, stmt, sh.format, sh.out)
 }

@@ -110,16 +110,23 @@ func TestQueryRefusesAndFails(t *testing.T) {
 		{[]string{"--backup-dir", dir, "--snapshot", "20200101T000000Z", "SELECT 1"}, "20200101T000000Z"},
 		{[]string{"--backup-dir", filepath.Join(dir, "none"), "SELECT 1"}, "no published snapshot"},
 		{[]string{"--backup-dir", dir, " -- nothing\n"}, "no SQL statement"},
+		{[]string{"--backup-dir", dir, "--tail", "SELECT 1"}, "--index-dsn"},
+		{[]string{"--backup-dir", dir, "--tail", "--snapshot", "20200101T000000Z", "SELECT 1"}, "not with --snapshot"},
+		{[]string{"--backup-dir", dir, "--tail-max-events", "0", "SELECT 1"}, "--tail-max-events"},
 	} {
 		_, _, err := runQuery(t, "", c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error with %q", c.args, err, c.want)
 		}
 	}
-	// Several statements, the last without ';'.
-	out, _, err := runQuery(t, "", "--backup-dir", dir, "--format", "csv", "SELECT 1 AS a; SELECT 'x;y' AS b -- done")
+	// Several statements, the last without ';'; without an index the
+	// snapshot alone, said on standard error.
+	out, errOut, err := runQuery(t, "", "--backup-dir", dir, "--format", "csv", "SELECT 1 AS a; SELECT 'x;y' AS b -- done")
 	if err != nil || out != "a\n1\nb\nx;y\n" {
 		t.Fatalf("two statements: %v\n%q", err, out)
+	}
+	if !strings.HasPrefix(errOut, "cut: snapshot ") || !strings.Contains(errOut, "the snapshot alone: no tail") {
+		t.Fatalf("the cut line: %q", errOut)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // DuckDB views over current/ (see docs/snapshot-format.md). The columns come
 // from the snapshot current points at; the file is replaced atomically.
 func newViewsCmd(g *globals) *cobra.Command {
-	var backupDir, source, out string
+	var backupDir, source, out, tailDir string
 	var raw bool
 	var at viewsAt
 	cmd := &cobra.Command{
@@ -28,10 +28,17 @@ func newViewsCmd(g *globals) *cobra.Command {
 			"the type cannot hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL; --raw\n" +
 			"keeps the stored text. `dbtrail query` needs no views.sql: it loads the views itself.\n\n" +
 			"With --at T it exports the tables as they were at moment T (see dbtrail export\n" +
-			"parquet --help) into a new folder --export-dir and writes views.sql there.",
+			"parquet --help) into a new folder --export-dir and writes views.sql there.\n\n" +
+			"With --tail-dir DIR (and the index: --index-dsn or DBTRAIL_INDEX_DSN) it cuts the source at\n" +
+			"the newest captured transaction, stages the changes after the newest snapshot into the new\n" +
+			"folder DIR and writes DIR/views.sql: the snapshot plus those changes, at that one cut\n" +
+			"(docs/tail.md), for a DuckDB CLI.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if at.at != "" {
+				if tailDir != "" {
+					return fmt.Errorf("--tail-dir cuts at the newest captured transaction: not with --at")
+				}
 				return at.run(cmd, g, source)
 			}
 			if backupDir == "" {
@@ -39,6 +46,12 @@ func newViewsCmd(g *globals) *cobra.Command {
 			}
 			if source == "" || source == "." || source == ".." || strings.ContainsAny(source, `/\`) {
 				return fmt.Errorf("--source %q: want a source name (one folder name)", source)
+			}
+			if tailDir != "" {
+				if out != "" {
+					return fmt.Errorf("--tail-dir writes <dir>/views.sql: not with --out")
+				}
+				return writeTailViews(cmd, g, backupDir, source, tailDir, raw)
 			}
 			srcDir := filepath.Join(backupDir, source)
 			if out == "" {
@@ -66,6 +79,7 @@ func newViewsCmd(g *globals) *cobra.Command {
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&out, "out", "", "file to write (default <backup dir>/<source>/views.sql)")
 	f.BoolVar(&raw, "raw", false, "keep DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their stored text")
+	f.StringVar(&tailDir, "tail-dir", "", "new folder: stage the changes after the newest snapshot here, cut at the newest captured transaction, and write views.sql over both")
 	at.register(f)
 	return cmd
 }

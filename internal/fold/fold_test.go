@@ -50,6 +50,7 @@ func TestFoldModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				checkTailViews(t, db, m, st, w, fmt.Sprintf("step %d tail", step))
 				switch {
 				case step%9 == 0:
 					st = rewrite(t, e, m, st, w, store, &gen)

@@ -248,7 +248,45 @@ func sortedKeys(m map[string][]byte) []string {
 func checkViews(t *testing.T, db *sql.DB, m *modelTable, st tableState, step string) {
 	t.Helper()
 	src := t.TempDir()
-	dir := filepath.Join(src, "current", m.def.Schema)
+	layout(t, filepath.Join(src, "current", m.def.Schema), m, st)
+	var b strings.Builder
+	if err := views.Generate(&b, src, []views.TableRef{{Schema: m.def.Schema, Table: m.def.Name, Columns: m.def.ColumnNames()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(b.String()); err != nil {
+		t.Fatal(err)
+	}
+	compareModel(t, db, m, step)
+}
+
+// checkTailViews lays st out as snapshot tailSnapshot of a source folder
+// and compares the live tail's view of the table (views.WriteTail: st's
+// table file and chain with w applied after it) with the model, which
+// already holds w's changes.
+func checkTailViews(t *testing.T, db *sql.DB, m *modelTable, st tableState, w *Window, step string) {
+	t.Helper()
+	const tailSnapshot = "20261129T000000Z"
+	src := t.TempDir()
+	layout(t, filepath.Join(src, snapshot.SnapshotsDir, tailSnapshot, m.def.Schema), m, st)
+	tail := &views.Tail{Snapshot: tailSnapshot, Windows: map[string]*views.Window{
+		m.def.QualifiedName(): {Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
+			KeyMatch: func(left, right string) string { return KeyMatch(w.Table, left, right) }},
+	}}
+	var b strings.Builder
+	ref := views.TableRef{Schema: m.def.Schema, Table: m.def.Name, Columns: m.def.ColumnNames()}
+	if err := views.WriteTail(&b, views.Options{SourceDir: src, Raw: true}, []views.TableRef{ref}, tail); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(b.String()); err != nil {
+		t.Fatalf("%s: %v\n%s", step, err, b.String())
+	}
+	compareModel(t, db, m, step)
+}
+
+// layout links st's table file and chain into dir as a snapshot names
+// them.
+func layout(t *testing.T, dir string, m *modelTable, st tableState) {
+	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -262,13 +300,11 @@ func checkViews(t *testing.T, db *sql.DB, m *modelTable, st tableState, step str
 		link(e.posdel, m.def.Name+"."+e.name+".posdel")
 		link(e.upserts, m.def.Name+"."+e.name+".upserts")
 	}
-	var b strings.Builder
-	if err := views.Generate(&b, src, []views.TableRef{{Schema: m.def.Schema, Table: m.def.Name, Columns: m.def.ColumnNames()}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(b.String()); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// compareModel compares the view of m's table with the model's rows.
+func compareModel(t *testing.T, db *sql.DB, m *modelTable, step string) {
+	t.Helper()
 	got := queryJSON(t, db, m)
 	var want []string
 	for _, k := range sortedKeys(m.rows) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
@@ -20,11 +21,6 @@ const fileShift = 40
 // stale. Nullable key columns are compared with IS NOT DISTINCT FROM, so a
 // key holding NULLs (every-column keys) matches itself.
 func (e *Engine) staleRows(ctx context.Context, tableFile string, w *Window, fn func(int64) error) error {
-	t := w.Table
-	keys := t.Key
-	if len(keys) == 0 {
-		keys = t.ColumnNames()
-	}
 	base, err := readParquet(tableFile, true)
 	if err != nil {
 		return err
@@ -33,24 +29,37 @@ func (e *Engine) staleRows(ctx context.Context, tableFile string, w *Window, fn 
 	if err != nil {
 		return err
 	}
-	conds := make([]string, len(keys))
-	for i, k := range keys {
-		// = lets DuckDB push the join's key range into the table scan
-		// (row groups outside it are skipped); a nullable key column
-		// (every-column keys) needs IS NOT DISTINCT FROM.
-		op := "="
-		if j := t.ColumnIndex(k); j < 0 || t.Columns[j].Nullable {
-			op = "IS NOT DISTINCT FROM"
-		}
-		conds[i] = fmt.Sprintf("b.%[1]s %[2]s c.%[1]s", quoteIdent(k), op)
-	}
 	q := fmt.Sprintf(`SELECT b.file_row_number FROM %s AS b
 WHERE EXISTS (SELECT 1 FROM %s AS c WHERE %s)
-ORDER BY 1`, base, eff, strings.Join(conds, " AND "))
+ORDER BY 1`, base, eff, KeyMatch(w.Table, "b", "c"))
 	if err := e.streamInts(ctx, q, fn); err != nil {
 		return fmt.Errorf("stale rows of %s: %w", tableFile, err)
 	}
 	return nil
+}
+
+// KeyMatch is the SQL condition under which a row of table t aliased
+// left has the key of a row aliased right: every key column equal (every
+// column for a table without a key). It is how a window makes rows of a
+// table file stale, here and in the live tail's views. Nullable key
+// columns (every-column keys) compare with IS NOT DISTINCT FROM, so a key
+// holding NULLs matches itself; the others with =, which lets DuckDB push
+// the join's key range into the table scan (row groups outside it are
+// skipped).
+func KeyMatch(t *schema.Table, left, right string) string {
+	keys := t.Key
+	if len(keys) == 0 {
+		keys = t.ColumnNames()
+	}
+	conds := make([]string, len(keys))
+	for i, k := range keys {
+		op := "="
+		if j := t.ColumnIndex(k); j < 0 || t.Columns[j].Nullable {
+			op = "IS NOT DISTINCT FROM"
+		}
+		conds[i] = fmt.Sprintf("%[1]s.%[2]s %[3]s %[4]s.%[2]s", quoteIdent(left), quoteIdent(k), op, quoteIdent(right))
+	}
+	return strings.Join(conds, " AND ")
 }
 
 // deadRows calls fn with every row number the .posdel files name, once

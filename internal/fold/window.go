@@ -60,7 +60,14 @@ type Events func(fn func(change.Event) error) error
 // under the engine's temp folder. An event that is not of table t (another
 // table, an unknown op, a missing image) is an error naming its seq.
 func (e *Engine) WriteWindow(t *schema.Table, name string, events Events) (*Window, error) {
-	path := e.scratchPath(name)
+	return WriteWindowFile(t, e.scratchPath(name), events)
+}
+
+// WriteWindowFile writes the effects of events into a new scratch file at
+// path (Engine.WriteWindow without an engine: the live tail's windows,
+// read by a query session's DuckDB). An event that is not of table t is an
+// error naming its seq.
+func WriteWindowFile(t *schema.Table, path string, events Events) (*Window, error) {
 	w := &Window{Table: t, File: Keyed{Path: path, KeyCol: scratchKey, OpCol: scratchOp}}
 	err := writeScratch(path, func(out io.Writer) error {
 		kw, err := snapshot.NewKeyedWriter(out, t, snapshot.FooterMeta{}, snapshot.WriterOptions{}, scratchKey, scratchOp)

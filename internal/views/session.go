@@ -30,6 +30,12 @@ type SessionOptions struct {
 	// Sandbox also cuts DuckDB off every file outside SourceDir and the
 	// network (sandbox.go), for questions from untrusted callers.
 	Sandbox bool
+	// Tail, when set, prepares the changes after a snapshot into the
+	// folder it is given (a new one under the session's temp folder at
+	// every Reload) and returns them: the views then read that snapshot
+	// with its Tail (docs/tail.md), not current. Not with Snapshot or
+	// Sandbox.
+	Tail func(ctx context.Context, dir string) (*Tail, error)
 }
 
 // Session is an in-memory DuckDB with the views of one snapshot loaded, for
@@ -40,13 +46,16 @@ type SessionOptions struct {
 //
 // A Session is not safe for concurrent use.
 type Session struct {
-	opt    SessionOptions
-	db     *sql.DB
-	conn   *sql.Conn
-	tmp    string // temp folder to remove, or ""
-	loaded string // snapshot id whose shape the views have
-	text   []byte // the views' SQL as loaded
-	tables []TableRef
+	opt      SessionOptions
+	db       *sql.DB
+	conn     *sql.Conn
+	tmp      string // temp folder to remove, or ""
+	loaded   string // snapshot id whose shape the views have
+	text     []byte // the views' SQL as loaded
+	tables   []TableRef
+	tail     *Tail  // the tail the views read, with Tail
+	tailDir  string // its folder, removed when replaced
+	tailRoot string // where tail folders are made
 }
 
 // OpenSession opens the session of o: it checks the snapshot to read
@@ -59,6 +68,9 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 		if _, err := snapshot.ParseSnapshotID(o.Snapshot); err != nil {
 			return nil, fmt.Errorf("views: %w", err)
 		}
+	}
+	if o.Tail != nil && (o.Snapshot != "" || o.Sandbox) {
+		return nil, fmt.Errorf("views: a session with a tail reads the newest snapshot, without a sandbox")
 	}
 	s := &Session{opt: o}
 	defer func() {
@@ -73,6 +85,7 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 		}
 		s.tmp = tmp
 	}
+	s.tailRoot = tmp
 	if s.db, err = sql.Open("duckdb", ""); err != nil {
 		return nil, fmt.Errorf("views: open duckdb: %w", err)
 	}
@@ -115,7 +128,14 @@ func (s *Session) Tables() []TableRef { return s.tables }
 // are replaced (views of tables gone are dropped). It reports whether the
 // views changed. The views read through current either way; only their
 // columns need reloading.
+//
+// With a tail (SessionOptions.Tail) every Reload prepares a new one, cut at
+// one transaction for every table, and replaces the views with views of its
+// snapshot and changes; it reports whether tables or columns changed.
 func (s *Session) Reload(ctx context.Context) (bool, error) {
+	if s.opt.Tail != nil {
+		return s.reloadTail(ctx)
+	}
 	id := s.opt.Snapshot
 	if id == "" {
 		cur := s.opt.SnapshotDir()
@@ -188,6 +208,9 @@ var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^
 // SUMMARIZE included) and EXPLAIN of a SELECT is refused with
 // ErrNotReadOnly before it runs, as is more than one statement.
 func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, explain bool, err error) {
+	if err := s.stagePending(ctx, stmt); err != nil {
+		return nil, false, err
+	}
 	typ, err := s.statementType(stmt)
 	if err != nil {
 		return nil, false, err
@@ -237,6 +260,9 @@ func (s *Session) statementType(stmt string) (duckdb.StmtType, error) {
 // Close closes DuckDB and removes the temp folder the session made.
 func (s *Session) Close() error {
 	var errs []error
+	if s.tailDir != "" {
+		errs = append(errs, os.RemoveAll(s.tailDir))
+	}
 	if s.conn != nil {
 		errs = append(errs, s.conn.Close())
 	}

@@ -1,0 +1,336 @@
+// Package tail prepares the live tail of a query session: the newest
+// snapshot plus the changes captured after it, cut at one transaction for
+// every table (docs/tail.md). It decides with the time-travel seam
+// (moment.Past.Plan at "latest": the cut, the base snapshot, the schema
+// changes that refuse); when a statement names a changed table, the
+// session stages its events at that cut as a fold window
+// (fold.WriteWindowFile) and the views (internal/views) apply it after the
+// snapshot with the fold's rule. Tables always written in full are folded
+// into a table file by moment.Rebuilder.
+package tail
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/views"
+)
+
+// DefaultMaxEvents is the largest tail Reader folds by default.
+const DefaultMaxEvents = 2_000_000
+
+// Reader prepares tails of one source.
+type Reader struct {
+	Past moment.Past
+	// MaxEvents bounds the tail: more events after the snapshot than this
+	// and the answer is the snapshot's, with the reason (the next refresh
+	// folds them). 0: DefaultMaxEvents.
+	MaxEvents int64
+	// MemoryLimit bounds the fold engine that folds tables always written
+	// in full (fold.DefaultMemoryLimit when empty).
+	MemoryLimit string
+	Log         *slog.Logger
+}
+
+// State is one prepared tail: what a session's views answer. Its views'
+// Stage is not safe for concurrent use.
+type State struct {
+	// Snapshot is the snapshot the views read and Position its position.
+	Snapshot string
+	Position binlogpos.Position
+	// Live reports that the answer is cut at Cut (the snapshot plus the
+	// changes after it up to Cut); otherwise it is the snapshot's, and
+	// Reason says why the changes after it are left out.
+	Live   bool
+	Cut    moment.Cut
+	Reason string
+	// Tables and Events count the changed tables and their events;
+	// Staged the events staged so far (a table's changes are staged when
+	// a statement names it: views.Tail.Pending).
+	Tables int
+	Events int64
+	Staged int64
+	// Took is how long preparing took.
+	Took  time.Duration
+	Views *views.Tail
+}
+
+// Seq is the seq the answer is cut at: the cut's, or the snapshot's.
+func (s *State) Seq() uint64 {
+	if s.Live {
+		return s.Cut.Seq
+	}
+	return s.Position.Seq
+}
+
+// String names the transaction the answer is cut at.
+func (s *State) String() string {
+	switch {
+	case s.Live && s.Events == 0:
+		return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d: no change captured after it up to seq %d",
+			s.Snapshot, s.Position, gtid(s.Position.GTID), s.Position.Seq, s.Cut.Seq)
+	case s.Live:
+		return fmt.Sprintf("cut: %s (snapshot %s + %d events of %d tables after it)", s.Cut, s.Snapshot, s.Events, s.Tables)
+	}
+	return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d; the changes after it are left out: %s",
+		s.Snapshot, s.Position, gtid(s.Position.GTID), s.Position.Seq, s.Reason)
+}
+
+func gtid(g string) string {
+	if g == "" {
+		return "(none)"
+	}
+	return g
+}
+
+// Prepare cuts the source at capture's checkpoint (the newest captured
+// transaction: one cut for every table) and returns the tail: its views'
+// Pending tables are staged into dir by its Stage, at that cut, and read
+// from there until the caller removes dir. When the cut cannot
+// be answered exactly from the newest snapshot and the index (a moment
+// refusal: a schema change after the snapshot, a table created after it, a
+// capture gap, no checkpoint), or the tail holds more than MaxEvents
+// events, the answer falls back to the current snapshot and says why. Any
+// other failure (the index unreachable, a file unreadable) is an error.
+func (r *Reader) Prepare(ctx context.Context, dir string) (*State, error) {
+	start := time.Now()
+	st, err := r.prepare(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	st.Took = time.Since(start)
+	st.Views.Note = st.String()
+	if r.Log != nil {
+		r.Log.Debug("tail prepared", "snapshot", st.Snapshot, "live", st.Live, "seq", st.Seq(),
+			"tables", st.Tables, "events", st.Events, "took", st.Took, "reason", st.Reason)
+	}
+	return st, nil
+}
+
+func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
+	plan, cat, err := r.Past.Plan(ctx, moment.At{Kind: moment.KindLatest}, moment.Selection{})
+	if rf, ok := moment.IsRefused(err); ok {
+		return r.fallback(ctx, fmt.Sprintf("%s: %s", rf.Code, rf.Reason))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+	}
+	st := &State{Snapshot: plan.Base, Position: plan.BasePosition, Live: true, Cut: plan.Cut,
+		Views: &views.Tail{Snapshot: plan.Base, Windows: map[string]*views.Window{}, Files: map[string]string{}}}
+	if plan.Cut.Seq <= plan.BasePosition.Seq {
+		return st, nil
+	}
+	counts, err := r.Past.ChangeCounts(ctx, plan.BasePosition.Seq, plan.Cut.Seq)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: count changes: %w", r.Past.Source, err)
+	}
+	var changed []moment.TablePlan
+	for _, tp := range plan.Tables {
+		if n := counts[tp.Key()]; n > 0 {
+			changed = append(changed, tp)
+			st.Events += n
+		}
+	}
+	st.Tables = len(changed)
+	if max := r.maxEvents(); st.Events > max {
+		return r.fallback(ctx, fmt.Sprintf("the tail holds %d events after snapshot %s, more than %d (--tail-max-events): the next refresh folds them",
+			st.Events, plan.Base, max))
+	}
+	snap, err := cat.Open(ctx, plan.Base)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+	}
+	if gone := dropped(snap.Manifest, plan); len(gone) > 0 {
+		return r.fallback(ctx, fmt.Sprintf("%s: %s no longer exist at the cut (seq %d): dropped or renamed after snapshot %s",
+			moment.CodeShape, strings.Join(gone, ", "), plan.Cut.Seq, plan.Base))
+	}
+	f := &folder{r: r, dir: dir, cat: cat, snap: snap, cut: plan.Cut, plans: map[string]moment.TablePlan{}}
+	st.Views.Pending = map[string]bool{}
+	for _, tp := range changed {
+		f.plans[tp.Key().String()] = tp
+		st.Views.Pending[tp.Key().String()] = true
+	}
+	st.Views.Stage = func(ctx context.Context, names []string) error { return f.stage(ctx, names, st) }
+	return st, nil
+}
+
+// dropped lists the tables of snapshot m that plan does not hold: gone at
+// the cut (the plan holds every table that exists then).
+func dropped(m snapshot.Manifest, plan moment.Plan) []string {
+	in := map[moment.TableKey]bool{}
+	for _, tp := range plan.Tables {
+		in[tp.Key()] = true
+	}
+	var out []string
+	for _, mt := range m.Tables {
+		if k := (moment.TableKey{Schema: mt.Schema, Table: mt.Table}); !in[k] {
+			out = append(out, k.String())
+		}
+	}
+	return out
+}
+
+// stageParallel is how many tables one statement stages at once.
+const stageParallel = 2
+
+// stage stages the changes of names (pending tables of st) at st's cut,
+// stageParallel tables at a time.
+func (f *folder) stage(ctx context.Context, names []string, st *State) error {
+	defer f.closeEngine()
+	for _, name := range names {
+		if _, ok := f.plans[name]; !ok || !st.Views.Pending[name] {
+			return fmt.Errorf("tail of %s: %s is not a pending table", f.r.Past.Source, name)
+		}
+	}
+	out := make([]staged, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stageParallel)
+	for i, name := range names {
+		f.files++
+		n := f.files
+		g.Go(func() error {
+			var err error
+			if out[i], err = f.add(gctx, f.plans[name], n); err != nil {
+				return fmt.Errorf("tail of %s: %s: %w", f.r.Past.Source, name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, name := range names {
+		if out[i].window != nil {
+			st.Views.Windows[name] = out[i].window
+		} else {
+			st.Views.Files[name] = out[i].file
+		}
+		delete(st.Views.Pending, name)
+		st.Staged += out[i].events
+		if f.r.Log != nil {
+			f.r.Log.Debug("tail staged", "table", name, "events", out[i].events, "seq", st.Cut.Seq)
+		}
+	}
+	return nil
+}
+
+// staged is one table's staged changes: a window, or a table file.
+type staged struct {
+	window *views.Window
+	file   string
+	events int64
+}
+
+// fallback is the current snapshot alone, with the reason.
+func (r *Reader) fallback(ctx context.Context, reason string) (*State, error) {
+	id, err := snapshot.ResolveCurrent(r.Past.SourceDir)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w (and the tail is off: %s)", r.Past.Source, err, reason)
+	}
+	snap, err := moment.LocalCatalog{SourceDir: r.Past.SourceDir}.Open(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+	}
+	return &State{Snapshot: id, Position: snap.Manifest.Position, Reason: reason, Views: &views.Tail{Snapshot: id}}, nil
+}
+
+func (r *Reader) maxEvents() int64 {
+	if r.MaxEvents > 0 {
+		return r.MaxEvents
+	}
+	return DefaultMaxEvents
+}
+
+// folder stages the changed tables of one tail.
+type folder struct {
+	r     *Reader
+	dir   string
+	cat   moment.Catalog
+	snap  *snapshot.Snapshot
+	cut   moment.Cut
+	plans map[string]moment.TablePlan // the changed tables, by schema.table
+	files int                         // files staged so far, naming the next
+
+	engineMu sync.Mutex
+	engine   *fold.Engine // opened for the first table written in full
+}
+
+// add stages tp's changes as file n of the folder and returns them: a
+// window, or for a table always written in full, a table file of the
+// table at the cut.
+func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, error) {
+	mt, ok := f.snap.Manifest.Table(tp.Schema, tp.Table)
+	if !ok {
+		return staged{}, fmt.Errorf("snapshot %s has no table file", f.snap.Manifest.SnapshotID)
+	}
+	foot, err := snapshot.ReadFooter(f.snap.Path(mt.File))
+	if err != nil {
+		return staged{}, fmt.Errorf("snapshot %s: %w", f.snap.Manifest.SnapshotID, err)
+	}
+	if snapshot.FullOnly(foot.Table) {
+		return f.fullTable(ctx, tp, filepath.Join(f.dir, fmt.Sprintf("%d.parquet", n)))
+	}
+	w, err := fold.WriteWindowFile(foot.Table, filepath.Join(f.dir, fmt.Sprintf("%d.window", n)), func(fn func(change.Event) error) error {
+		return f.r.Past.Events().TableEvents(ctx, f.r.Past.Source, tp.Schema, tp.Table, tp.After, tp.Upto, fn)
+	})
+	if err != nil {
+		return staged{}, err
+	}
+	return staged{events: w.Events, window: &views.Window{Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
+		KeyMatch: func(left, right string) string { return fold.KeyMatch(w.Table, left, right) }}}, nil
+}
+
+// fullTable folds tp at the cut into a table file at path (the rebuild
+// every reader of the past uses), one table at a time.
+func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, path string) (staged, error) {
+	f.engineMu.Lock()
+	defer f.engineMu.Unlock()
+	if f.engine == nil {
+		e, err := fold.Open(ctx, fold.Options{TempDir: filepath.Join(f.dir, "fold"), MemoryLimit: f.r.MemoryLimit, Threads: 1})
+		if err != nil {
+			return staged{}, err
+		}
+		f.engine = e
+	}
+	rb := f.r.Past.Rebuilder(f.engine, f.cat)
+	t, err := rb.Open(ctx, tp, nil)
+	if err != nil {
+		return staged{}, err
+	}
+	defer t.Close()
+	out, err := os.Create(path)
+	if err != nil {
+		return staged{}, err
+	}
+	meta := t.Footer
+	meta.Position = f.cut.Position()
+	_, err = t.Write(ctx, meta, out, nil)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return staged{}, err
+	}
+	return staged{file: path, events: t.Events}, nil
+}
+
+// closeEngine closes the fold engine a table written in full opened.
+func (f *folder) closeEngine() {
+	if f.engine != nil {
+		f.engine.Close()
+		f.engine = nil
+	}
+}
