@@ -110,14 +110,11 @@ func pacedWriters(ctx context.Context, db *sql.DB, rate int, load *freshLoad) er
 	for k := range oltpConns {
 		w := newOLTPWriter(k)
 		g.Go(func() error {
-			conn, err := db.Conn(gctx)
+			conn, err := writerConn(gctx, db, k)
 			if err != nil {
-				return fmt.Errorf("writer %d: connect: %w", k, err)
+				return err
 			}
 			defer conn.Close()
-			if _, err := conn.ExecContext(gctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
-				return fmt.Errorf("writer %d: %w", k, err)
-			}
 			next := time.Now()
 			for {
 				if d := time.Until(next); d > 0 {

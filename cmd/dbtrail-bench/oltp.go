@@ -89,18 +89,29 @@ func runOLTPWriters(ctx context.Context, db *sql.DB, n int) error {
 		}
 		w := newOLTPWriter(k)
 		g.Go(func() error {
-			conn, err := db.Conn(gctx)
+			conn, err := writerConn(gctx, db, k)
 			if err != nil {
-				return fmt.Errorf("writer %d: connect: %w", k, err)
+				return err
 			}
 			defer conn.Close()
-			if _, err := conn.ExecContext(gctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
-				return fmt.Errorf("writer %d: %w", k, err)
-			}
 			return w.run(gctx, conn, budget)
 		})
 	}
 	return g.Wait()
+}
+
+// writerConn is writer k's connection: READ COMMITTED, as an OLTP
+// application's.
+func writerConn(ctx context.Context, db *sql.DB, k int) (*sql.Conn, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("writer %d: connect: %w", k, err)
+	}
+	if _, err := conn.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("writer %d: %w", k, err)
+	}
+	return conn, nil
 }
 
 func abbreviate(s string, n int) string {

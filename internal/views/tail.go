@@ -72,35 +72,22 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 	if len(tail.Pending) > 0 {
 		fmt.Fprintf(&b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(unstagedSchema))
 	}
-	schemas := map[string]bool{}
-	for _, t := range tables {
-		if err := checkRef(t); err != nil {
-			return err
-		}
-		if !schemas[t.Schema] {
-			schemas[t.Schema] = true
-			fmt.Fprintf(&b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(t.Schema))
-		}
-		b.WriteString("\n")
+	if err := appendViews(&b, tables, func(t TableRef) (string, error) {
 		name := t.Schema + "." + t.Table
 		win, file := tail.Windows[name], tail.Files[name]
-		var text string
 		switch {
 		case tail.Pending[name]:
-			text = pendingViewSQL(dir, t, o.Raw)
+			return pendingViewSQL(dir, t, o.Raw), nil
 		case file != "":
-			text, err = fileViewSQL(file, t, o.Raw)
+			return fileViewSQL(file, t, o.Raw)
 		case win != nil && t.fullOnly():
-			err = fmt.Errorf("views: table %q.%q is always written in full: its tail must be a table file, not a window", t.Schema, t.Table)
+			return "", fmt.Errorf("views: table %q.%q is always written in full: its tail must be a table file, not a window", t.Schema, t.Table)
 		case win != nil:
-			text, err = windowViewSQL(dir, t, win, o.Raw)
-		default:
-			text = viewSQL(dir, t, o.Raw)
+			return windowViewSQL(dir, t, win, o.Raw)
 		}
-		if err != nil {
-			return err
-		}
-		b.WriteString(text)
+		return viewSQL(dir, t, o.Raw), nil
+	}); err != nil {
+		return err
 	}
 	_, err = io.WriteString(w, b.String())
 	return err

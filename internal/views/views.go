@@ -120,6 +120,16 @@ func Write(w io.Writer, o Options, tables []TableRef) error {
 	} else {
 		b.WriteString(modeTyped + " (DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot hold reads as NULL)\n")
 	}
+	if err := appendViews(&b, tables, func(t TableRef) (string, error) { return viewSQL(dir, t, o.Raw), nil }); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// appendViews appends the view of every table (view's text) to b, each
+// schema created before its first table's view.
+func appendViews(b *strings.Builder, tables []TableRef, view func(TableRef) (string, error)) error {
 	schemas := map[string]bool{}
 	for _, t := range tables {
 		if err := checkRef(t); err != nil {
@@ -127,13 +137,16 @@ func Write(w io.Writer, o Options, tables []TableRef) error {
 		}
 		if !schemas[t.Schema] {
 			schemas[t.Schema] = true
-			fmt.Fprintf(&b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(t.Schema))
+			fmt.Fprintf(b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(t.Schema))
+		}
+		text, err := view(t)
+		if err != nil {
+			return err
 		}
 		b.WriteString("\n")
-		b.WriteString(viewSQL(dir, t, o.Raw))
+		b.WriteString(text)
 	}
-	_, err = io.WriteString(w, b.String())
-	return err
+	return nil
 }
 
 // readDir returns the slash-separated absolute folder the views of o read.
