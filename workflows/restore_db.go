@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -146,6 +147,7 @@ func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
 	err := r.tables(ctx, plan.Jobs)
 	if err != nil {
 		progress.Phase = "failed"
+		removeRestoreStaging(ctx, in.RestoreSpec, plan.RestoreID)
 		return res, err
 	}
 	progress.Phase = "finishing"
@@ -257,5 +259,28 @@ func (r *restoreRun) tally(ctx workflow.Context, written int64) {
 	if elapsed > 0 && p.Written > 0 {
 		p.RowsPerSecond = float64(p.Written) / elapsed
 		p.ETASeconds = int64(float64(p.Total-p.Rows) / p.RowsPerSecond)
+	}
+}
+
+// restoreStagingChange is the version id (workflow.GetVersion) of the
+// removal of a failed or cancelled restore's staged tables.
+const restoreStagingChange = "restore-staging-on-failure"
+
+// removeRestoreStaging removes what a failed or cancelled restore staged
+// (EndRestore without schemas to drop), in a disconnected context so a
+// cancelled run cleans up too: a run that stops leaves its checkpoints in
+// the target, which a rerun goes on from, and no staged table behind (a
+// rerun stages again). A cleanup that fails is only logged.
+func removeRestoreStaging(ctx workflow.Context, spec activities.RestoreSpec, restoreID string) {
+	if workflow.GetVersion(ctx, restoreStagingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	opts := shortOptions(time.Minute)
+	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
+	dctx = workflow.WithActivityOptions(dctx, opts)
+	if err := workflow.ExecuteActivity(dctx, a.EndRestore, activities.EndRestoreInput{Spec: spec, RestoreID: restoreID}).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("staged tables of a stopped restore not removed", "restore", restoreID, "error", err)
 	}
 }

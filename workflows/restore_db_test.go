@@ -92,15 +92,24 @@ func TestRestoreLoadsSlicesThenVerifies(t *testing.T) {
 }
 
 // TestRestoreMismatchFailsNamingTheTable: a table whose verification
-// fails fails the run with the table's name, and the staged tables are
-// not removed by a run that failed.
+// fails fails the run with the table's name, and the failed run removes
+// its staged tables (EndRestore, no schema dropped): its checkpoints stay
+// in the target for a rerun, which stages again.
 func TestRestoreMismatchFailsNamingTheTable(t *testing.T) {
 	env, _ := restoreEnv(t, 1)
 	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(activities.VerifyRestoreResult{},
 		temporal.NewNonRetryableApplicationError("restored table app.t1 does not match app.t1 at the moment", activities.ErrRestoreMismatch, nil))
+	var ended []activities.EndRestoreInput
+	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.EndRestoreInput) error {
+		ended = append(ended, in)
+		return nil
+	})
 	env.ExecuteWorkflow(Restore, RestoreInput{})
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrRestoreMismatch || !strings.Contains(err.Error(), "app.t1") {
 		t.Fatalf("want a RestoreMismatch naming app.t1, got %v", err)
+	}
+	if len(ended) != 1 || ended[0].RestoreID != "r1" || len(ended[0].DropSchemas) != 0 {
+		t.Fatalf("the failed run's cleanup: %+v, want one EndRestore of r1 dropping nothing", ended)
 	}
 }
