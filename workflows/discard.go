@@ -24,11 +24,8 @@ func discardOnFailure(ctx workflow.Context, source, snapshotID, dumpDir string) 
 	if workflow.GetVersion(ctx, discardStagingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
-	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	dctx, cancel := cleanupContext(ctx)
 	defer cancel()
-	opts := shortOptions(time.Minute)
-	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
-	dctx = workflow.WithActivityOptions(dctx, opts)
 	log := workflow.GetLogger(ctx)
 	if err := workflow.ExecuteActivity(dctx, a.RemoveSnapshotStaging,
 		activities.RemoveSnapshotStagingInput{Source: source, SnapshotID: snapshotID}).Get(dctx, nil); err != nil {
@@ -40,4 +37,14 @@ func discardOnFailure(ctx workflow.Context, source, snapshotID, dumpDir string) 
 	if err := workflow.ExecuteActivity(dctx, a.RemoveDump, activities.RemoveDumpInput{Dir: dumpDir}).Get(dctx, nil); err != nil {
 		log.Warn("dump folder of a failed run not removed", "dir", dumpDir, "error", err)
 	}
+}
+
+// cleanupContext is the context of a stopped run's cleanup: disconnected
+// from ctx (so a cancelled run cleans up too), short activities tried
+// three times. cancel releases it.
+func cleanupContext(ctx workflow.Context) (workflow.Context, workflow.CancelFunc) {
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	opts := shortOptions(time.Minute)
+	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
+	return workflow.WithActivityOptions(dctx, opts), cancel
 }

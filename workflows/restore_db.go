@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -275,11 +274,8 @@ func removeRestoreStaging(ctx workflow.Context, spec activities.RestoreSpec, res
 	if workflow.GetVersion(ctx, restoreStagingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
-	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	dctx, cancel := cleanupContext(ctx)
 	defer cancel()
-	opts := shortOptions(time.Minute)
-	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
-	dctx = workflow.WithActivityOptions(dctx, opts)
 	if err := workflow.ExecuteActivity(dctx, a.EndRestore, activities.EndRestoreInput{Spec: spec, RestoreID: restoreID}).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("staged tables of a stopped restore not removed", "restore", restoreID, "error", err)
 	}
