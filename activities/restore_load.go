@@ -201,7 +201,7 @@ func (a *Activities) restoreDir(id string) string { return filepath.Join(a.WorkD
 // stageTable writes the table at the job's cut, sorted by its key, as
 // table files in the work folder (through moment.Past: the index,
 // archived hours and the snapshots local or on the store; see
-// writeStaged), or reuses the ones an earlier call wrote for the same cut.
+// restore.WriteStaged), or reuses the ones an earlier call wrote for the same cut.
 func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (restore.Staged, error) {
 	tp := in.Job.Table
 	dir, err := a.stagedDir(in.Job.RestoreID, tp)

@@ -24,7 +24,7 @@ func (a *Activities) restorePartRows() int64 {
 }
 
 // planParts decides the parts of a table whose load starts: up to want
-// key ranges of the staged table (st.split), fewer for a small table. A
+// key ranges of the staged table (restore.Staged.Split), fewer for a small table. A
 // table whose checkpoint already moved without parts (a load begun by a
 // version that loaded on one connection) goes on as one part from it.
 func planParts(st restore.Staged, cp restore.Checkpoint, want int, partRows int64) []restore.Part {
