@@ -43,6 +43,10 @@ type Activities struct {
 	// dump bytes) before Dump kills it and fails the attempt (0:
 	// DefaultDumpStall).
 	DumpStall time.Duration
+	// DumpHang is how long mydumper may make no progress after it took its
+	// snapshot, while the source runs no query, before Dump runs it again
+	// (0: DefaultDumpHang).
+	DumpHang time.Duration
 	// FoldMemory is DuckDB's memory limit for a refresh or compaction of one
 	// table (default fold.DefaultMemoryLimit); beyond it DuckDB spills to
 	// the work folder.

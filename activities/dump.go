@@ -84,7 +84,35 @@ func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) er
 	} else {
 		args = append(args, "--regex", `^(?!(`+strings.Join(schema.SystemSchemas(), "|")+`)\.)`)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
+	for try := 1; ; try++ {
+		err := a.runMydumperOnce(ctx, exec.CommandContext(ctx, bin, args...), dir, src.DSN)
+		if !errors.Is(err, errMydumperHung) || try == mydumperTries {
+			return err
+		}
+		a.log(ctx).Warn("mydumper hung after its last write while the source ran none of its queries; dumping again",
+			"dir", dir, "try", try, "error", err.Error())
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("clear dump folder %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create dump folder %s: %w", dir, err)
+		}
+	}
+}
+
+// mydumperTries is how many times one Dump attempt runs a mydumper that
+// hangs (errMydumperHung) before it fails the attempt.
+const mydumperTries = 3
+
+// errMydumperHung marks a mydumper that stopped making progress while the
+// source runs no query at all: the process waits on itself (mydumper 0.10
+// can deadlock joining its worker threads at the end of a dump, its data
+// written but its metadata not finished, about once in 30 runs here), so
+// it is killed and run again at once instead of after DumpStall.
+var errMydumperHung = errors.New("mydumper hung")
+
+// runMydumperOnce starts cmd and watches it until it ends.
+func (a *Activities) runMydumperOnce(ctx context.Context, cmd *exec.Cmd, dir, dsn string) error {
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -92,19 +120,24 @@ func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) er
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	return a.watchMydumper(ctx, cmd, done, out, dir)
+	return a.watchMydumper(ctx, cmd, done, out, dir, dsn)
 }
 
 // watchMydumper heartbeats while mydumper runs and kills it when it makes
 // no progress (no output line, no byte added to the dump folder) for
 // a.dumpStall(): a mydumper that hangs (waiting for a lock on the source,
 // or stuck) fails the attempt with what it printed, and Temporal retries,
-// instead of a backup that waits forever without saying why.
-func (a *Activities) watchMydumper(ctx context.Context, cmd *exec.Cmd, done <-chan error, out *syncBuffer, dir string) error {
-	stall := a.dumpStall()
-	tick := time.NewTicker(min(10*time.Second, stall/2))
+// instead of a backup that waits forever without saying why. The error
+// also says what the source's busy threads were doing (sourceThreads).
+// Sooner, after a.dumpHang() without progress, a mydumper is killed with
+// errMydumperHung when two looks at the source, a tick apart, find no
+// query running: a dump waiting for a lock shows its FLUSH TABLES WITH READ
+// LOCK there, a dump reading shows its SELECT.
+func (a *Activities) watchMydumper(ctx context.Context, cmd *exec.Cmd, done <-chan error, out *syncBuffer, dir, dsn string) error {
+	stall, hang := a.dumpStall(), a.dumpHang()
+	tick := time.NewTicker(min(10*time.Second, stall/2, hang/2))
 	defer tick.Stop()
-	last, lastChange := int64(-1), time.Now()
+	last, lastChange, quiet := int64(-1), time.Now(), 0
 	for {
 		select {
 		case err := <-done:
@@ -115,14 +148,28 @@ func (a *Activities) watchMydumper(ctx context.Context, cmd *exec.Cmd, done <-ch
 		case <-tick.C:
 			activity.RecordHeartbeat(ctx, "dumping into "+dir)
 			if n := int64(out.Len()) + dirBytes(dir); n != last {
-				last, lastChange = n, time.Now()
+				last, lastChange, quiet = n, time.Now(), 0
 				continue
 			}
-			if time.Since(lastChange) >= stall {
+			idle := time.Since(lastChange)
+			if idle >= hang && idle < stall {
+				threads, err := sourceThreads(ctx, dsn)
+				if quiet = quiet + 1; err != nil || len(threads) > 0 {
+					quiet = 0
+				}
+				if quiet >= 2 {
+					cmd.Process.Kill()
+					<-done
+					return fmt.Errorf("%w: no progress into %s for %s while the source ran no query: killed",
+						errMydumperHung, dir, idle.Round(time.Second))
+				}
+			}
+			if idle >= stall {
+				threads := describeThreads(sourceThreads(ctx, dsn))
 				cmd.Process.Kill()
 				<-done
-				return fmt.Errorf("mydumper into %s made no progress for %s (no output, no dump bytes): killed; it printed: %s",
-					dir, stall, tail(out.String(), 2000))
+				return fmt.Errorf("mydumper into %s made no progress for %s (no output, no dump bytes): killed; %s; it printed: %s",
+					dir, stall, threads, tail(out.String(), 2000))
 			}
 		}
 	}
@@ -133,6 +180,13 @@ func (a *Activities) watchMydumper(ctx context.Context, cmd *exec.Cmd, done <-ch
 const DefaultDumpStall = 5 * time.Minute
 
 func (a *Activities) dumpStall() time.Duration { return cmp.Or(a.DumpStall, DefaultDumpStall) }
+
+// DefaultDumpHang is how long a mydumper that has taken its snapshot may
+// make no progress, while the source runs no query, before Dump kills it
+// and runs it again (Activities.DumpHang 0).
+const DefaultDumpHang = 20 * time.Second
+
+func (a *Activities) dumpHang() time.Duration { return cmp.Or(a.DumpHang, DefaultDumpHang) }
 
 // dirBytes is the size of the files in dir (not recursive: mydumper writes
 // one folder); errors count as 0.

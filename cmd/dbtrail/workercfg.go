@@ -26,6 +26,7 @@ type workerConfig struct {
 	// foldMemory is DuckDB's memory limit per refreshed table.
 	foldMemory string
 	dumpStall  time.Duration
+	dumpHang   time.Duration
 	// archiveURL is the remote store of snapshots ("" : local only).
 	archiveURL string
 	// restorePartRows is activities.Activities.RestorePartRows.
@@ -43,6 +44,7 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&w.workDir, "work-dir", "", "scratch folder for dumps (default <backup-dir>/.work)")
 	f.StringVar(&w.mydumper, "mydumper", "mydumper", "mydumper binary")
 	f.DurationVar(&w.dumpStall, "dump-stall", activities.DefaultDumpStall, "kill and retry a mydumper that makes no progress (no output, no dump bytes) this long")
+	f.DurationVar(&w.dumpHang, "dump-hang", activities.DefaultDumpHang, "run mydumper again at once when it makes no progress this long while the source runs no query (mydumper waiting on itself)")
 	f.StringVar(&w.foldMemory, "fold-memory", "256MB", "DuckDB memory limit of a refresh or compaction of one table (it spills to the work folder beyond it)")
 	f.Int64Var(&w.restorePartRows, "restore-part-rows", activities.DefaultRestorePartRows, "a restore loads a table of at least twice this many rows as several key ranges at once (one connection each, see --parallel of restore); fewer rows load on one connection")
 	registerArchiveURL(f, &w.archiveURL, "object storage that keeps a copy of every published snapshot, under <prefix>/<source>/snapshots/<id>/; a lost backup folder is refreshed from it")
@@ -103,6 +105,7 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		WorkDir:         work,
 		Mydumper:        w.mydumper,
 		DumpStall:       w.dumpStall,
+		DumpHang:        w.dumpHang,
 		FoldMemory:      w.foldMemory,
 		Engines:         activities.NewEnginePool(work, w.foldMemory),
 		RestorePartRows: w.restorePartRows,
