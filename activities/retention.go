@@ -24,7 +24,7 @@ import (
 // the source's snapshots or archives runs, nothing is removed.
 
 // JobLister lists the open workflow runs that read a source's snapshots or
-// archives (the worker's Temporal client: temporal.Runs).
+// archives (the worker's Temporal client: temporalclient.Runs).
 type JobLister interface {
 	// Readers returns "<workflow type> <workflow id>" of each open run of
 	// a reading workflow type whose source is source or not recorded.
