@@ -16,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -139,7 +140,7 @@ func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
 
 func roomSteps() []roomStep {
 	const size = 1000
-	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+StagingSuffix) }
+	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+exportdir.StagingSuffix) }
 	return []roomStep{
 		{name: "compaction",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -92,7 +93,7 @@ func TestExportSurvivesWorkerKill(t *testing.T) {
 	ents, err := os.ReadDir(dir)
 	must(t, err)
 	for _, en := range ents {
-		if strings.HasSuffix(en.Name(), activities.StagingSuffix) {
+		if strings.HasSuffix(en.Name(), exportdir.StagingSuffix) {
 			t.Fatalf("a staging folder is left: %s", en.Name())
 		}
 	}
