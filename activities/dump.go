@@ -1,25 +1,18 @@
 package activities
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
-	driver "github.com/go-sql-driver/mysql"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/mydumper"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -54,161 +47,44 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	return a.readDump(dir)
 }
 
+// runMydumper runs mydumper for src into dir (mydumper.Run), heartbeating
+// while it runs; a DSN that does not parse is ErrBadConfig.
 func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) error {
-	cfg, err := driver.ParseDSN(src.DSN)
-	if err != nil {
-		return temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), ErrBadConfig, nil)
+	run := mydumper.Run{Bin: a.Mydumper, DSN: src.DSN, Threads: src.DumpThreads, Dir: dir, Stall: a.DumpStall,
+		Beat: func(msg string) { activity.RecordHeartbeat(ctx, msg) }}
+	err := run.Do(ctx)
+	if errors.Is(err, mydumper.ErrBadDSN) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrBadConfig, nil)
 	}
-	host, port, ok := strings.Cut(cfg.Addr, ":")
-	if !ok {
-		port = "3306"
-	}
-	defaults := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".cnf")
-	body := fmt.Sprintf("[mydumper]\nhost=%s\nport=%s\nuser=%s\npassword=%s\n", host, port, cfg.User, cfg.Passwd)
-	if err := os.WriteFile(defaults, []byte(body), 0o600); err != nil {
-		return fmt.Errorf("write mydumper defaults file: %w", err)
-	}
-	defer os.Remove(defaults)
-	threads := src.DumpThreads
-	if threads <= 0 {
-		threads = 2
-	}
-	bin := a.Mydumper
-	if bin == "" {
-		bin = "mydumper"
-	}
-	args := []string{"--defaults-file", defaults, "--outputdir", dir, "--threads", strconv.Itoa(threads),
-		"--rows", "500000", "--complete-insert", "--trx-consistency-only", "--tz-utc", "--verbose", "2"}
-	if cfg.DBName != "" {
-		args = append(args, "--database", cfg.DBName)
-	} else {
-		args = append(args, "--regex", `^(?!(`+strings.Join(schema.SystemSchemas(), "|")+`)\.)`)
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start mydumper: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	return a.watchMydumper(ctx, cmd, done, out, dir)
-}
-
-// watchMydumper heartbeats while mydumper runs and kills it when it makes
-// no progress (no output line, no byte added to the dump folder) for
-// a.dumpStall(): a mydumper that hangs (waiting for a lock on the source,
-// or stuck) fails the attempt with what it printed, and Temporal retries,
-// instead of a backup that waits forever without saying why.
-func (a *Activities) watchMydumper(ctx context.Context, cmd *exec.Cmd, done <-chan error, out *syncBuffer, dir string) error {
-	stall := a.dumpStall()
-	tick := time.NewTicker(min(10*time.Second, stall/2))
-	defer tick.Stop()
-	last, lastChange := int64(-1), time.Now()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				return fmt.Errorf("mydumper into %s: %w: %s", dir, err, tail(out.String(), 2000))
-			}
-			return nil
-		case <-tick.C:
-			activity.RecordHeartbeat(ctx, "dumping into "+dir)
-			if n := int64(out.Len()) + dirBytes(dir); n != last {
-				last, lastChange = n, time.Now()
-				continue
-			}
-			if time.Since(lastChange) >= stall {
-				cmd.Process.Kill()
-				<-done
-				return fmt.Errorf("mydumper into %s made no progress for %s (no output, no dump bytes): killed; it printed: %s",
-					dir, stall, tail(out.String(), 2000))
-			}
-		}
-	}
+	return err
 }
 
 // DefaultDumpStall is how long mydumper may make no progress before the
 // Dump activity kills it (Activities.DumpStall 0).
-const DefaultDumpStall = 5 * time.Minute
+const DefaultDumpStall = mydumper.DefaultStall
 
-func (a *Activities) dumpStall() time.Duration { return cmp.Or(a.DumpStall, DefaultDumpStall) }
-
-// dirBytes is the size of the files in dir (not recursive: mydumper writes
-// one folder); errors count as 0.
-func dirBytes(dir string) int64 {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	var n int64
-	for _, e := range ents {
-		if fi, err := e.Info(); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
-}
-
-// syncBuffer is a bytes.Buffer safe for a writing process and a reading
-// watcher.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-// readDump reads a finished dump's metadata and lists its tables.
+// readDump reads a finished dump (dumpfile.Read) and lists its tables,
+// leaving out views and system schemas. An unfinished or missing dump is a
+// plain error (the caller redoes it); a damaged one is ErrBadDump.
 func (a *Activities) readDump(dir string) (DumpResult, error) {
-	f, err := os.Open(filepath.Join(dir, "metadata"))
-	if err != nil {
-		return DumpResult{}, err
-	}
-	defer f.Close()
-	md, err := dumpfile.ParseMetadata(f)
-	if err != nil {
+	d, err := dumpfile.Read(os.DirFS(dir))
+	var bad *dumpfile.BadDumpError
+	if errors.As(err, &bad) {
 		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), ErrBadDump, err)
 	}
-	if md.Finished.IsZero() {
-		return DumpResult{}, errors.New("dump did not finish")
-	}
-	tables, views, err := dumpfile.ListTables(os.DirFS(dir))
 	if err != nil {
-		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), ErrBadDump, err)
+		return DumpResult{}, fmt.Errorf("dump %s: %w", dir, err)
 	}
+	md := d.Metadata
 	res := DumpResult{Dir: dir, Position: binlogpos.Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
-	for _, t := range tables {
+	for _, t := range d.Tables {
 		if t.IsView || schema.IsSystemSchema(t.Schema) {
 			continue
 		}
 		res.Tables = append(res.Tables, TableRef{Schema: t.Schema, Table: t.Table, SchemaFile: t.SchemaFile, DataFiles: t.DataFiles})
 	}
-	for _, v := range views {
+	for _, v := range d.Views {
 		res.SkippedViews = append(res.SkippedViews, v.Name()+" (view: its rows belong to its base tables)")
 	}
 	return res, nil
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }
