@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -216,13 +215,5 @@ func TestExportNeed(t *testing.T) {
 	}
 	if got := exportNeed(ExportSQL, jobs); got != 123*(1+sqlTextFactor) {
 		t.Errorf("sql export need %d, want %d", got, 123*(1+sqlTextFactor))
-	}
-	m := snapshot.Manifest{Tables: []snapshot.ManifestTable{{Schema: "db", Table: "t", File: "f", Chain: []string{"p", "u"}}},
-		Files: map[string]digest.Digest{"f": {Size: 10}, "p": {Size: 2}, "u": {Size: 3}, "other": {Size: 100}}}
-	if got := tableSize(m, "db", "t"); got != 15 {
-		t.Errorf("tableSize %d, want 15", got)
-	}
-	if got := tableSize(m, "db", "gone"); got != 0 {
-		t.Errorf("tableSize of a table not held %d, want 0", got)
 	}
 }
