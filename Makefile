@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin
 # Integration tests start real MariaDB servers. Two test binaries run at once
-# (-p 2): the temporal package (the end-to-end tests, the longest by far) is
+# (-p 2): the temporal/e2e package (the end-to-end tests, the longest by far) is
 # named first so that it starts first and every other package runs, one at a
 # time, beside it; within a package, tests that mostly wait (killed workers,
 # retry backoff) run two at a time (t.Parallel, -parallel = GOMAXPROCS).
@@ -28,7 +28,7 @@ vet:
 # All tests, unit and integration (real MariaDB, real mydumper). In CI
 # (CI=true) an integration test whose server cannot start fails.
 test: deps vet
-	$(GO) test $(TEST_FLAGS) ./temporal/ ./...
+	$(GO) test $(TEST_FLAGS) ./temporal/e2e/ ./...
 
 # The main job on the embedded default: source + index MariaDB, dbtrail dev
 # (embedded Temporal + UI, worker, capture), a little traffic and a first full

@@ -2,50 +2,22 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/compaction"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
-
-func compactDesc(sourceDir string, k foldplan.TableKey) string {
-	return snapshot.Folder(sourceDir).Compact(k.Schema, k.Table+".json")
-}
-
-// readCompacted returns the waiting ranges of the tables of m.
-func readCompacted(sourceDir string, m snapshot.Manifest) (map[foldplan.TableKey]foldplan.CompactedRange, error) {
-	out := map[foldplan.TableKey]foldplan.CompactedRange{}
-	for _, t := range m.Tables {
-		k := foldplan.TableKey{Schema: t.Schema, Table: t.Table}
-		b, err := os.ReadFile(compactDesc(sourceDir, k))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read compacted range of %s: %w", k, err)
-		}
-		var cr foldplan.CompactedRange
-		if err := json.Unmarshal(b, &cr); err != nil {
-			// A damaged descriptor only loses a compaction: the plan
-			// links the plain pairs.
-			continue
-		}
-		out[k] = cr
-	}
-	return out, nil
-}
 
 // CompactTable merges the chain entries in.Merge names (the first entries of
 // the table's chain in snapshot in.SnapshotID, as the refresh's plan chose
@@ -67,42 +39,39 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 		return CompactTableResult{}, nonRetryable(ErrSnapshotGone, err)
 	}
 	mt, ok := snap.Manifest.Table(in.Schema, in.Table)
-	if !ok || mt.Kind != snapshot.KindDelta || len(in.Merge) < 4 {
+	if !ok {
+		return CompactTableResult{}, nil // nothing to merge
+	}
+	cr, ok, err := compaction.Range(snap.Manifest, mt, in.Merge)
+	switch {
+	case errors.Is(err, compaction.ErrNotChainStart):
+		return CompactTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("snapshot %s: %w", in.SnapshotID, err))
+	case err != nil:
+		return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("snapshot %s: %w", in.SnapshotID, err))
+	case !ok:
 		return CompactTableResult{}, nil // nothing to merge: fewer than two entries
 	}
 	merge := in.Merge
-	if len(merge)%2 != 0 || len(merge) > len(mt.Chain) || !slices.Equal(merge, mt.Chain[:len(merge)]) {
-		return CompactTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("compact %s: the plan merges %v, the chain of snapshot %s starts otherwise (%v)",
-			k, merge, in.SnapshotID, mt.Chain))
-	}
-	from, _, _, ok1 := foldplan.ParseChainEntry(merge[0])
-	_, to, _, ok2 := foldplan.ParseChainEntry(merge[len(merge)-1])
-	if !ok1 || !ok2 || from != 0 {
-		return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("compact %s: chain %v does not start at 000000", k, merge))
-	}
-	cr := foldplan.CompactedRange{From: from, To: to,
-		TableFile: foldplan.SourceFile{Path: mt.File, SHA256: snap.Manifest.Files[mt.File].SHA256}}
 	var posdel []string
 	var upserts []fold.Keyed
 	for i, rel := range merge {
 		if err := snap.Verify(rel); err != nil {
 			return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
 		}
-		cr.Merged = append(cr.Merged, foldplan.SourceFile{Path: rel, SHA256: snap.Manifest.Files[rel].SHA256})
 		if i%2 == 0 {
 			posdel = append(posdel, snap.Path(rel))
 		} else {
 			upserts = append(upserts, fold.Upserts(snap.Path(rel)))
 		}
 	}
-	name := foldplan.Entry(from, to)
+	name := foldplan.Entry(cr.From, cr.To)
 	res := CompactTableResult{Range: name, MergedFiles: len(merge)}
-	old, err := readDesc(dir, k)
-	if err == nil && sameRange(old, cr) {
+	old, err := compaction.Read(snapshot.Folder(dir), k)
+	if err == nil && compaction.Same(old, cr) {
 		return res, nil
 	}
 	// The range holds at most what it merges.
-	if err := a.checkRoom(dir, filesSize(snap.Manifest, merge), "compact "+k.String()); err != nil {
+	if err := a.checkRoom(dir, snap.Manifest.FilesSize(merge...), "compact "+k.String()); err != nil {
 		return CompactTableResult{}, err
 	}
 	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res); err != nil {
@@ -111,7 +80,7 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 	// A range the new one replaces, under other names, is no longer used.
 	for _, rel := range []string{old.Posdel, old.Upserts} {
 		if rel != cr.Posdel && rel != cr.Upserts {
-			removeCompacted(dir, rel)
+			compaction.RemoveFiles(snapshot.Folder(dir), rel)
 		}
 	}
 	return res, nil
@@ -144,7 +113,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		set(RefreshProgress{Table: k.String(), Stage: stage, Rows: rows})
 	}
 	base := snapshot.Folder(dir).Compact()
-	if err := os.Remove(compactDesc(dir, k)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := compaction.Forget(snapshot.Folder(dir), k); err != nil {
 		return CompactTableResult{}, err
 	}
 	var cres fold.CompactResult
@@ -159,50 +128,12 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		return CompactTableResult{}, err
 	}
 	cr.Posdel, cr.Upserts = pdRel, upRel
-	desc, err := json.MarshalIndent(cr, "", "  ")
-	if err != nil {
-		return CompactTableResult{}, err
-	}
-	if err := atomicfile.Write(compactDesc(dir, k), 0o644, func(w io.Writer) error {
-		_, err := w.Write(desc)
-		return err
-	}); err != nil {
+	if err := compaction.Write(snapshot.Folder(dir), k, cr); err != nil {
 		return CompactTableResult{}, err
 	}
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
 	failed = false
 	return res, nil
-}
-
-// removeCompacted removes a range file named by a descriptor (relative to
-// .compact/; a name that leaves it is ignored).
-func removeCompacted(sourceDir, rel string) {
-	if rel == "" || !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return
-	}
-	os.Remove(snapshot.Folder(sourceDir).Compact(rel))
-}
-
-func readDesc(sourceDir string, k foldplan.TableKey) (foldplan.CompactedRange, error) {
-	var cr foldplan.CompactedRange
-	b, err := os.ReadFile(compactDesc(sourceDir, k))
-	if err != nil {
-		return cr, err
-	}
-	return cr, json.Unmarshal(b, &cr)
-}
-
-// sameRange reports whether a written range merged exactly the files of cr.
-func sameRange(old, cr foldplan.CompactedRange) bool {
-	if old.From != cr.From || old.To != cr.To || old.TableFile != cr.TableFile || len(old.Merged) != len(cr.Merged) {
-		return false
-	}
-	for i := range cr.Merged {
-		if old.Merged[i] != cr.Merged[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // hashedWrite writes path crash-safely (atomicfile) and records its sha256
@@ -231,14 +162,8 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 	defer stop()
 	dir := a.sourceDir(in.Source)
 	for _, k := range in.DropCompacted {
-		cr, err := readDesc(dir, k)
-		if err := os.Remove(compactDesc(dir, k)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := compaction.Drop(snapshot.Folder(dir), k); err != nil {
 			return PruneResult{}, err
-		}
-		if err == nil {
-			for _, rel := range []string{cr.Posdel, cr.Upserts} {
-				removeCompacted(dir, rel)
-			}
 		}
 	}
 	if in.Keep <= 0 {

@@ -3,10 +3,8 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
-	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -31,7 +29,7 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 	_, stop := keepAlive(ctx)
 	defer stop()
 	sp := in.Spec
-	if err := checkOut(sp); err != nil {
+	if err := exportdir.CheckOut(sp.Out, sp.Format, sp.Format == ExportSQL); err != nil {
 		return PlanExportResult{}, nonRetryable(ErrBadInput, err)
 	}
 	if _, err := a.source(sp.Source); err != nil {
@@ -80,31 +78,6 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 	return out, nil
 }
 
-// checkOut refuses an output the export cannot write: a relative path, a
-// missing parent folder, an existing folder for a folder export, a folder
-// for a .sql file.
-func checkOut(sp ExportSpec) error {
-	if sp.Out == "" || !filepath.IsAbs(sp.Out) {
-		return fmt.Errorf("export output %q: want an absolute path on the worker's machine", sp.Out)
-	}
-	parent := filepath.Dir(sp.Out)
-	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
-		return fmt.Errorf("export output %s: its folder %s does not exist on the worker's machine", sp.Out, parent)
-	}
-	st, err := os.Stat(sp.Out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("export output %s: %w", sp.Out, err)
-	case sp.Format == ExportSQL && st.IsDir():
-		return fmt.Errorf("export output %s is a folder; a .sql export is one file", sp.Out)
-	case sp.Format != ExportSQL:
-		return fmt.Errorf("export output %s exists: a %s export writes a new folder; choose another name or remove it", sp.Out, sp.Format)
-	}
-	return nil
-}
-
 // ExportTable writes one table of an export into the staging folder: a
 // moment's table as a table file (the table at its snapshot with the
 // window folded in, moment.Table.Write), or a range's changes (one file
@@ -127,9 +100,9 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	}
 	path := filepath.Join(in.Staging, filepath.FromSlash(rel))
 	res := ExportTableResult{Schema: tp.Schema, Table: tp.Table}
-	if f, ok := reusable(path, in.Cut); ok {
-		f.Path = rel
-		res.Files, res.Rows, res.Reused = []ExportFile{f}, f.Rows, true
+	if d, rows, ok := exportdir.Reusable(path, in.Cut); ok {
+		f := ExportFile{Path: rel, Rows: rows, SHA256: d.SHA256, Size: d.Size}
+		res.Files, res.Rows, res.Reused = []ExportFile{f}, rows, true
 		return res, nil
 	}
 	if err := a.checkRoom(in.Staging, in.Need, "export "+name); err != nil {
@@ -178,28 +151,6 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	return res, nil
 }
 
-// reusable reports whether path is a complete table file of an earlier
-// attempt at cut (its footer names the same cut seq), with its digest.
-func reusable(path string, cut moment.Cut) (ExportFile, bool) {
-	foot, err := snapshot.ReadFooter(path)
-	if err != nil || foot.Position.Seq != cut.Seq {
-		return ExportFile{}, false
-	}
-	if v, ok := foot.ExtraValue(snapshot.KeyCut); !ok || !sameCut(v, cut) {
-		return ExportFile{}, false
-	}
-	d, err := digest.File(path)
-	if err != nil {
-		return ExportFile{}, false
-	}
-	return ExportFile{Rows: foot.Rows, SHA256: d.SHA256, Size: d.Size}, true
-}
-
-func sameCut(text string, cut moment.Cut) bool {
-	var c moment.Cut
-	return json.Unmarshal([]byte(text), &c) == nil && c.Seq == cut.Seq && c.Txn.Position == cut.Txn.Position
-}
-
 // writeHashed writes path crash-safely (complete under its name, or not
 // at all) and returns its sha256 and size.
 func writeHashed(path string, write func(io.Writer) error) (ExportFile, error) {
@@ -214,28 +165,13 @@ func writeHashed(path string, write func(io.Writer) error) (ExportFile, error) {
 // folder already gone is success. It refuses a path that is not a staging
 // folder's.
 func (a *Activities) RemoveExportStaging(ctx context.Context, in RemoveStagingInput) error {
-	base := filepath.Base(in.Staging)
-	if !strings.HasPrefix(base, ".") || !strings.HasSuffix(base, StagingSuffix) {
+	if !exportdir.IsStaging(in.Staging) {
 		return nonRetryable(ErrBadPath, fmt.Errorf("refusing to remove %q: not an export staging folder", in.Staging))
 	}
 	if err := os.RemoveAll(in.Staging); err != nil {
 		return fmt.Errorf("remove export staging %s: %w", in.Staging, err)
 	}
 	return nil
-}
-
-// StagingSuffix ends the name of every export staging folder.
-const StagingSuffix = ".dbtrail-partial"
-
-// StagingDir is the staging folder of an export to out by run runID: a
-// hidden sibling of out, so that the finished export moves into place
-// with one rename.
-func StagingDir(out, runID string) string {
-	id := runID
-	if len(id) > 12 {
-		id = id[:12]
-	}
-	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+"."+id+StagingSuffix)
 }
 
 // sortResults orders table results by schema, table.

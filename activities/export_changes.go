@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -37,66 +36,22 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 	if err != nil {
 		return nil, nil, err
 	}
-	known := map[moment.TableKey]bool{} // tables defined at some point up to the range's end
-	for _, v := range hist {
-		if v.Definition != nil && v.Seq <= r.Upto() && !schema.IsSystemSchema(v.Schema) {
-			known[moment.TableKey{Schema: v.Schema, Table: v.Table}] = true
-		}
-	}
-	named := map[moment.TableKey]bool{}
-	for _, n := range sp.Tables {
-		s, t, ok := strings.Cut(n, ".")
-		k := moment.TableKey{Schema: s, Table: t}
-		if !ok || !known[k] {
-			return nil, nil, nonRetryable(ErrBadInput, fmt.Errorf("changes export: unknown table %q (name it as schema.table; it must exist before --until)", n))
-		}
-		named[k] = true
-	}
-	for _, s := range sp.Schemas {
-		if !slices.ContainsFunc(keysOf(known), func(k moment.TableKey) bool { return k.Schema == s }) {
-			return nil, nil, nonRetryable(ErrBadInput, fmt.Errorf("changes export: unknown schema %q (no table of it before --until)", s))
-		}
-	}
 	counts, err := past.ChangeCounts(ctx, r.After(), r.Upto())
 	if err != nil {
 		return nil, nil, momentErr(err)
 	}
-	pick := func(k moment.TableKey) bool {
-		if len(sp.Schemas) == 0 && len(sp.Tables) == 0 {
-			return !schema.IsSystemSchema(k.Schema)
-		}
-		return named[k] || slices.Contains(sp.Schemas, k.Schema)
+	tables, err := moment.SelectChanges(hist, r.Upto(), sel, counts)
+	if err != nil {
+		return nil, nil, nonRetryable(ErrBadInput, err)
 	}
-	var keys []moment.TableKey
-	for tk, n := range counts {
-		if n > 0 && pick(tk) {
-			keys = append(keys, tk)
-		}
-	}
-	for k := range named {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b moment.TableKey) int {
-		return strings.Compare(a.String(), b.String())
-	})
 	cr := &ChangesRange{From: r.From, Until: r.Until}
 	var jobs []ExportTableInput
-	for _, k := range keys {
-		jobs = append(jobs, ExportTableInput{Source: sp.Source, Format: ExportChanges, Schema: k.Schema, Name: k.Table,
-			Range: cr, Always: named[k], Spec: ExportSpecHeader{From: sp.From, Until: sp.Until},
-			Need: uint64(max(counts[k], 0)) * bytesPerChange})
+	for _, t := range tables {
+		jobs = append(jobs, ExportTableInput{Source: sp.Source, Format: ExportChanges, Schema: t.Key.Schema, Name: t.Key.Table,
+			Range: cr, Always: t.Named, Spec: ExportSpecHeader{From: sp.From, Until: sp.Until},
+			Need: uint64(max(t.Changes, 0)) * bytesPerChange})
 	}
 	return cr, jobs, nil
-}
-
-func keysOf(m map[moment.TableKey]bool) []moment.TableKey {
-	out := make([]moment.TableKey, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // shapeWriter is the open changes file of one shape.

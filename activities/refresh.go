@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/compaction"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
@@ -69,7 +70,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 	if err := a.planIndexInputs(ctx, in.Source, out.PrevSeq, &pin); err != nil {
 		return PlanRefreshResult{}, err
 	}
-	if pin.Compacted, err = readCompacted(dir, m); err != nil {
+	if pin.Compacted, err = compaction.ReadAll(snapshot.Folder(dir), m); err != nil {
 		return PlanRefreshResult{}, err
 	}
 	out.Plan = foldplan.Make(pin)

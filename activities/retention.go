@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // Retention (docs/retention.md) lists every place a source's data lives,
@@ -24,7 +21,7 @@ import (
 // the source's snapshots or archives runs, nothing is removed.
 
 // JobLister lists the open workflow runs that read a source's snapshots or
-// archives (the worker's Temporal client: temporal.Runs).
+// archives (the worker's Temporal client: temporalclient.Runs).
 type JobLister interface {
 	// Readers returns "<workflow type> <workflow id>" of each open run of
 	// a reading workflow type whose source is source or not recorded.
@@ -183,33 +180,18 @@ func (a *Activities) ApplyRetention(ctx context.Context, in ApplyRetentionInput)
 		}
 	}
 	log := a.log(ctx)
-	var local, rem []retention.Item
-	for _, it := range in.Plan.Removals() {
-		switch it.Place {
-		case retention.PlaceLocal:
-			local = append(local, it)
-		case retention.PlaceRemote:
-			rem = append(rem, it)
-		}
+	rm := retentionRemover{a: a, source: in.Source, log: log}
+	var store retention.StoreRemover
+	if a.Remote != nil {
+		store = rm
 	}
-	if err := a.removeLocal(ctx, in.Source, local, &res, log); err != nil {
-		return res, err
-	}
-	if len(in.Plan.Removals()) > len(local) && a.Remote == nil {
+	out, err := retention.Apply(ctx, in.Plan, rm, store)
+	res.Removed, res.Locked, res.Failed, res.Held = out.Removed, out.Locked, out.Failed, out.Held
+	if errors.Is(err, retention.ErrNoStore) {
 		return res, nonRetryable(ErrNoArchiveLocation, errors.New("the plan removes from the store and this worker has no archive location (--archive-url)"))
 	}
-	for _, it := range rem {
-		a.removeRemote(ctx, in.Source, it, &res)
-	}
-	// A snapshot left in place stays a base: the hours after it stay too.
-	left := map[string]bool{}
-	for _, f := range append(slices.Clone(res.Locked), res.Failed...) {
-		left[f.Place+"/"+f.ID] = true
-	}
-	arch, held := in.Plan.HoursAfter(left)
-	res.Held = held
-	for _, it := range arch {
-		a.removeArchive(ctx, in.Source, it, &res)
+	if err != nil {
+		return res, err
 	}
 	for _, l := range res.Locked {
 		log.Warn("retention: delete refused by Object Lock", "source", in.Source, "place", l.Place, "id", l.ID, "error", l.Error)
@@ -220,95 +202,49 @@ func (a *Activities) ApplyRetention(ctx context.Context, in ApplyRetentionInput)
 	return res, nil
 }
 
-// removeLocal removes the local snapshots of items under the publish lock.
-func (a *Activities) removeLocal(ctx context.Context, source string, items []retention.Item, res *RetentionResult, log *slog.Logger) error {
-	if len(items) == 0 {
-		return nil
-	}
-	dir := a.sourceDir(source)
+// retentionRemover removes, for ApplyRetention, what retention.Apply
+// asks of one source: local snapshots, remote ones, archived hours.
+type retentionRemover struct {
+	a      *Activities
+	source string
+	log    *slog.Logger
+}
+
+// RemoveLocal removes local snapshots under the source folder's publish
+// lock, then prunes the key maps no table file uses any more.
+func (r retentionRemover) RemoveLocal(ctx context.Context, ids []string) (map[string]error, error) {
+	dir := r.a.sourceDir(r.source)
 	unlock, err := snapshot.LockPublish(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	failed := map[string]error{}
+	for _, id := range ids {
+		if err := snapshot.RemoveSnapshot(dir, id); err != nil {
+			failed[id] = err
+		}
+	}
+	if err := r.a.pruneKeyMaps(); err != nil {
+		r.log.Warn("key maps not pruned", "error", err)
+	}
+	return failed, nil
+}
+
+// RemoveSnapshot deletes a remote snapshot (remote.Mirror.DeleteSnapshot).
+func (r retentionRemover) RemoveSnapshot(ctx context.Context, id string) error {
+	m, err := remote.New(r.a.Remote, r.source, r.a.sourceDir(r.source), nil)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	for _, it := range items {
-		if err := snapshot.RemoveSnapshot(dir, it.ID); err != nil {
-			res.Failed = append(res.Failed, Refused{Place: it.Place, ID: it.ID, Error: err.Error()})
-			continue
-		}
-		res.Removed = append(res.Removed, it)
-	}
-	if err := a.pruneKeyMaps(); err != nil {
-		log.Warn("key maps not pruned", "error", err)
-	}
-	return nil
+	return m.DeleteSnapshot(ctx, id)
 }
 
-// removeRemote deletes a remote snapshot: its manifest first (the store then
-// no longer lists it as a complete snapshot), then every other object under
-// <source>/snapshots/<id>/. A locked manifest leaves the snapshot whole and
-// listed; a locked file after it is reported with the names left.
-func (a *Activities) removeRemote(ctx context.Context, source string, it retention.Item, res *RetentionResult) {
-	m, err := remote.New(a.Remote, source, a.sourceDir(source), nil)
-	if err != nil {
-		res.Failed = append(res.Failed, Refused{Place: it.Place, ID: it.ID, Error: err.Error()})
-		return
+// RemoveHour deletes an archived hour's file, then the index's record of
+// it; a locked file keeps its record (readers still find it whole).
+func (r retentionRemover) RemoveHour(ctx context.Context, it retention.Item) error {
+	if err := r.a.Remote.Delete(ctx, it.ID); err != nil {
+		return err
 	}
-	if err := a.Remote.Delete(ctx, m.SnapshotName(it.ID, snapshot.ManifestName)); err != nil {
-		res.refuse(it, err)
-		return
-	}
-	var names []string
-	prefix := m.SnapshotName(it.ID, "") + "/"
-	if err := a.Remote.List(ctx, prefix, func(info storage.Info) error {
-		names = append(names, info.Name)
-		return nil
-	}); err != nil {
-		res.Failed = append(res.Failed, Refused{Place: it.Place, ID: it.ID, Error: fmt.Sprintf("manifest deleted; list its files: %v", err)})
-		return
-	}
-	var left []string
-	var firstErr error
-	for _, name := range names {
-		if err := a.Remote.Delete(ctx, name); err != nil {
-			left = append(left, path.Base(name))
-			firstErr = cmpErr(firstErr, err)
-		}
-	}
-	if firstErr != nil {
-		res.refuse(it, fmt.Errorf("manifest deleted, %d of %d files left (%s): %w", len(left), len(names), strings.Join(left, ", "), firstErr))
-		return
-	}
-	res.Removed = append(res.Removed, it)
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
-}
-
-// removeArchive deletes an archived hour's file, then the index's record
-// of it; a locked file keeps its record (readers still find it whole).
-func (a *Activities) removeArchive(ctx context.Context, source string, it retention.Item, res *RetentionResult) {
-	if err := a.Remote.Delete(ctx, it.ID); err != nil {
-		res.refuse(it, err)
-		return
-	}
-	if err := a.Index.ForgetArchive(ctx, source, change.HourID(it.Time)); err != nil {
-		res.Failed = append(res.Failed, Refused{Place: it.Place, ID: it.ID, Error: err.Error()})
-		return
-	}
-	res.Removed = append(res.Removed, it)
-}
-
-// refuse records a failed delete: in Locked when Object Lock refused it.
-func (r *RetentionResult) refuse(it retention.Item, err error) {
-	f := Refused{Place: it.Place, ID: it.ID, Error: err.Error()}
-	if errors.Is(err, storage.ErrLocked) {
-		r.Locked = append(r.Locked, f)
-		return
-	}
-	r.Failed = append(r.Failed, f)
+	return r.a.Index.ForgetArchive(ctx, r.source, change.HourID(it.Time))
 }

@@ -14,13 +14,6 @@ type ApplyRetentionInput struct {
 	Plan   retention.Plan
 }
 
-// Refused is one removal that did not happen, with why.
-type Refused struct {
-	Place string `json:"place"`
-	ID    string `json:"id"`
-	Error string `json:"error"`
-}
-
 // RetentionResult is what ApplyRetention did with its plan.
 type RetentionResult struct {
 	Plan retention.Plan `json:"plan"`
@@ -28,9 +21,9 @@ type RetentionResult struct {
 	Removed []retention.Item `json:"removed,omitempty"`
 	// Locked are the deletes Object Lock refused: the objects stay whole
 	// and a later run tries again.
-	Locked []Refused `json:"locked,omitempty"`
+	Locked []retention.Refused `json:"locked,omitempty"`
 	// Failed are the removals that failed for another reason.
-	Failed []Refused `json:"failed,omitempty"`
+	Failed []retention.Refused `json:"failed,omitempty"`
 	// Held are archived hours the plan removed and the run kept: a
 	// snapshot before them could not be removed.
 	Held []retention.Item `json:"held,omitempty"`

@@ -76,29 +76,9 @@ func refreshNeed(prev *snapshot.Snapshot, mt snapshot.ManifestTable, tp foldplan
 	case foldplan.ActionPair:
 		return changes
 	case foldplan.ActionRewrite:
-		return changes + filesSize(prev.Manifest, append([]string{mt.File}, mt.Chain...))
+		return changes + prev.Manifest.FilesSize(append([]string{mt.File}, mt.Chain...)...)
 	}
 	return 0
-}
-
-// filesSize is the size of the files rels of a snapshot, as its manifest
-// records them.
-func filesSize(m snapshot.Manifest, rels []string) uint64 {
-	var n uint64
-	for _, rel := range rels {
-		n += uint64(max(m.Files[rel].Size, 0))
-	}
-	return n
-}
-
-// tableSize is the size of a table as a snapshot stores it: its table file
-// and chain (0 for a table the snapshot does not hold).
-func tableSize(m snapshot.Manifest, schema, table string) uint64 {
-	mt, ok := m.Table(schema, table)
-	if !ok {
-		return 0
-	}
-	return filesSize(m, append([]string{mt.File}, mt.Chain...))
 }
 
 // dumpFilesSize is the size of a dumped table's data files: about what its
@@ -160,7 +140,7 @@ func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan 
 			counts[w] = c
 		}
 		base := bases[tp.Snapshot]
-		needs[i] = tableSize(base, tp.Schema, tp.Table) + uint64(max(counts[w][tp.Key()], 0))*bytesPerChange
+		needs[i] = base.TableSize(tp.Schema, tp.Table) + uint64(max(counts[w][tp.Key()], 0))*bytesPerChange
 	}
 	return needs, nil
 }

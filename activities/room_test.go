@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -139,7 +139,7 @@ func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
 
 func roomSteps() []roomStep {
 	const size = 1000
-	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+StagingSuffix) }
+	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+exportdir.StagingSuffix) }
 	return []roomStep{
 		{name: "compaction",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
@@ -215,13 +215,5 @@ func TestExportNeed(t *testing.T) {
 	}
 	if got := exportNeed(ExportSQL, jobs); got != 123*(1+sqlTextFactor) {
 		t.Errorf("sql export need %d, want %d", got, 123*(1+sqlTextFactor))
-	}
-	m := snapshot.Manifest{Tables: []snapshot.ManifestTable{{Schema: "db", Table: "t", File: "f", Chain: []string{"p", "u"}}},
-		Files: map[string]digest.Digest{"f": {Size: 10}, "p": {Size: 2}, "u": {Size: 3}, "other": {Size: 100}}}
-	if got := tableSize(m, "db", "t"); got != 15 {
-		t.Errorf("tableSize %d, want 15", got)
-	}
-	if got := tableSize(m, "db", "gone"); got != 0 {
-		t.Errorf("tableSize of a table not held %d, want 0", got)
 	}
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // fakeJobs records what the API asks of package jobs; unit tests only (the
-// e2e test in package temporal runs the real Service on Temporal).
+// e2e test in temporal/e2e runs the real Service on Temporal).
 type fakeJobs struct {
 	mu      sync.Mutex
 	started []jobs.Request

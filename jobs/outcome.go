@@ -4,20 +4,20 @@ import (
 	"errors"
 	"strings"
 
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Outcome says how a run that did not complete ended: "failed:" and the
 // root cause, "was canceled", "was terminated" or "timed out".
 func Outcome(err error) string {
-	var ended *sdktemporal.WorkflowExecutionError
+	var ended *temporal.WorkflowExecutionError
 	if errors.As(err, &ended) {
 		switch ended.Unwrap().(type) {
-		case *sdktemporal.CanceledError:
+		case *temporal.CanceledError:
 			return "was canceled"
-		case *sdktemporal.TerminatedError:
+		case *temporal.TerminatedError:
 			return "was terminated"
-		case *sdktemporal.TimeoutError:
+		case *temporal.TimeoutError:
 			return "timed out"
 		}
 	}
@@ -34,11 +34,11 @@ func FailureReason(err error) string {
 	cause := err
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		switch t := e.(type) {
-		case *sdktemporal.WorkflowExecutionError:
+		case *temporal.WorkflowExecutionError:
 			path, cause = nil, t.Unwrap()
-		case *sdktemporal.ChildWorkflowExecutionError:
+		case *temporal.ChildWorkflowExecutionError:
 			path, cause = append(path, t.WorkflowType()), t.Unwrap()
-		case *sdktemporal.ActivityError:
+		case *temporal.ActivityError:
 			path, cause = append(path, t.ActivityType().GetName()), t.Unwrap()
 		}
 	}
@@ -49,7 +49,7 @@ func FailureReason(err error) string {
 // application error's own message, followed by its cause's when the message
 // does not already hold it.
 func failureMessage(err error) string {
-	app, ok := err.(*sdktemporal.ApplicationError)
+	app, ok := err.(*temporal.ApplicationError)
 	if !ok {
 		if err == nil {
 			return "no reason given"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -17,9 +17,9 @@ func TestFailureMessage(t *testing.T) {
 		err  error
 		want string
 	}{
-		{sdktemporal.NewApplicationErrorWithCause("publish", "Publish", errors.New("disk full")), "publish: disk full"},
-		{sdktemporal.NewNonRetryableApplicationError("dump x: no rows", activities.ErrBadDump, errors.New("no rows")), "dump x: no rows"},
-		{sdktemporal.NewApplicationErrorWithCause("", "Wrapped", errors.New("disk full")), "disk full"},
+		{temporal.NewApplicationErrorWithCause("publish", "Publish", errors.New("disk full")), "publish: disk full"},
+		{temporal.NewNonRetryableApplicationError("dump x: no rows", activities.ErrBadDump, errors.New("no rows")), "dump x: no rows"},
+		{temporal.NewApplicationErrorWithCause("", "Wrapped", errors.New("disk full")), "disk full"},
 		{errors.New("plain"), "plain"},
 		{nil, "no reason given"},
 	} {

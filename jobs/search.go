@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 )
 
 // The search attributes dbtrail sets on its jobs: every one a Keyword,
@@ -27,9 +27,9 @@ const (
 
 // Typed keys of the search attributes above.
 var (
-	KeySource = sdktemporal.NewSearchAttributeKeyKeyword(AttrSource)
-	KeyLabel  = sdktemporal.NewSearchAttributeKeyKeyword(AttrLabel)
-	KeyTarget = sdktemporal.NewSearchAttributeKeyKeyword(AttrTarget)
+	KeySource = temporal.NewSearchAttributeKeyKeyword(AttrSource)
+	KeyLabel  = temporal.NewSearchAttributeKeyKeyword(AttrLabel)
+	KeyTarget = temporal.NewSearchAttributeKeyKeyword(AttrTarget)
 )
 
 // EnsureSearchAttributes registers dbtrail's search attributes (AttrSource,
@@ -93,6 +93,6 @@ func keys(m map[string]enumspb.IndexedValueType) []string {
 }
 
 // SourceAttrs are the search attributes of a scheduled job of source.
-func SourceAttrs(source string) sdktemporal.SearchAttributes {
-	return sdktemporal.NewSearchAttributes(KeySource.ValueSet(source))
+func SourceAttrs(source string) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(KeySource.ValueSet(source))
 }

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Service starts and reads jobs through a Temporal client. It is safe for
@@ -93,7 +93,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		}
 	}
 	id := ID(req.Source, req.Label)
-	attrs := []sdktemporal.SearchAttributeUpdate{KeySource.ValueSet(req.Source), KeyLabel.ValueSet(req.Label)}
+	attrs := []temporal.SearchAttributeUpdate{KeySource.ValueSet(req.Source), KeyLabel.ValueSet(req.Label)}
 	if req.Target != "" {
 		attrs = append(attrs, KeyTarget.ValueSet(req.Target))
 	}
@@ -101,7 +101,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		ID: id, TaskQueue: s.taskQueue,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes:                    sdktemporal.NewSearchAttributes(attrs...),
+		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
 	}, req.Kind.Workflow(), req.Input)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

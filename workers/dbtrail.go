@@ -27,7 +27,7 @@ type Registry interface {
 // RegisterWorkflows registers on r every workflow a dbtrail worker runs
 // (RegisterAll registers them by this function): Ping and dbtrail's
 // workflows. A replayer of stored histories registers them by it too, and
-// temporal/histories_test.go requires a stored history of each.
+// temporal/e2e/histories_test.go requires a stored history of each.
 func RegisterWorkflows(r WorkflowRegistry) {
 	registerPing(r)
 	r.RegisterWorkflow(workflows.FullBackup)

@@ -6,7 +6,7 @@
 // Register, here, registers Ping: a workflow whose one activity answers
 // "pong: " + msg. It needs no source, index or folder, so it checks a
 // worker and the Temporal server end to end: the embedded server's tests
-// (temporal/server_test.go) run it on a bare worker, and RegisterAll puts
+// (temporal/embedded/server_test.go) run it on a bare worker, and RegisterAll puts
 // it on every `dbtrail worker` and `dbtrail dev`, where starting "Ping" on
 // the task queue checks the setup.
 package workers

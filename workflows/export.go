@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 )
 
 // ExportWorkflowID is the id of an export of source to out: one run at a
@@ -65,7 +66,7 @@ func Export(ctx workflow.Context, in ExportInput) (ExportResult, error) {
 		in.Parallel = 2
 	}
 	runID := workflow.GetInfo(ctx).WorkflowExecution.RunID
-	staging := activities.StagingDir(in.Out, runID)
+	staging := exportdir.StagingDir(in.Out, runID)
 	var res ExportResult
 	// Every step reads or writes the staging folder on the worker's disk:
 	// they run on one host, again from the start on another if it dies.

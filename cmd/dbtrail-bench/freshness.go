@@ -18,7 +18,8 @@ import (
 	"github.com/dbtrail/dbtrail/capture"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/embedded"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -38,7 +39,7 @@ const (
 type freshEnv struct {
 	src, idx *testsuite.Server
 	store    *index.Store
-	srv      *temporal.Server
+	srv      *embedded.Server
 	c        client.Client
 	w        worker.Worker
 	acts     *activities.Activities
@@ -166,11 +167,11 @@ func startFreshEnv(ctx context.Context) (e *freshEnv, err error) {
 		return nil, fmt.Errorf("init index: %w", err)
 	}
 	e.startCapture(ctx)
-	if e.srv, err = temporal.StartServer(ctx, temporal.ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"}); err != nil {
+	if e.srv, err = embedded.StartServer(ctx, embedded.ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"}); err != nil {
 		return nil, err
 	}
 	e.undo = append(e.undo, e.srv.Stop)
-	if e.c, err = temporal.Dial(ctx, e.srv.FrontendAddr(), e.srv.Namespace(), nil); err != nil {
+	if e.c, err = temporalclient.Dial(ctx, e.srv.FrontendAddr(), e.srv.Namespace(), nil); err != nil {
 		return nil, err
 	}
 	e.undo = append(e.undo, e.c.Close)
@@ -256,7 +257,7 @@ func (e *freshEnv) fullBackup(ctx context.Context) error {
 	if err := e.waitCaughtUp(ctx); err != nil {
 		return err
 	}
-	run, err := temporal.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID(freshSource), TaskQueue: workflows.TaskQueue},
+	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID(freshSource), TaskQueue: workflows.TaskQueue},
 		workflows.FullBackup, workflows.FullBackupInput{Source: freshSource})
 	if err != nil {
 		return err
@@ -282,7 +283,7 @@ func (e *freshEnv) refreshEvery(ctx context.Context) (int, error) {
 		}
 		// The run is waited for past the traffic's end: a refresh cut
 		// short is not what a schedule does.
-		run, err := temporal.StartWorkflow(context.WithoutCancel(ctx), e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("fresh-refresh-%d", round), TaskQueue: workflows.TaskQueue},
+		run, err := temporalclient.StartWorkflow(context.WithoutCancel(ctx), e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("fresh-refresh-%d", round), TaskQueue: workflows.TaskQueue},
 			workflows.Refresh, workflows.RefreshInput{Source: freshSource, TableDeltas: true})
 		if err != nil {
 			return n, err

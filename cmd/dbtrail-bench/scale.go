@@ -19,7 +19,8 @@ import (
 	"github.com/dbtrail/dbtrail/capture"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/embedded"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -48,7 +49,7 @@ type scaleEnv struct {
 	src, idx *testsuite.Server
 	s3       *testsuite.S3Server
 	store    *index.Store
-	srv      *temporal.Server
+	srv      *embedded.Server
 	c        client.Client
 	bin      string
 	dir      string
@@ -212,10 +213,10 @@ func startScaleEnv(ctx context.Context, tables, rows int) (e *scaleEnv, err erro
 	if err := e.store.Init(ctx); err != nil {
 		return nil, fmt.Errorf("init index: %w", err)
 	}
-	if e.srv, err = temporal.StartServer(ctx, temporal.ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"}); err != nil {
+	if e.srv, err = embedded.StartServer(ctx, embedded.ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"}); err != nil {
 		return nil, err
 	}
-	if e.c, err = temporal.Dial(ctx, e.srv.FrontendAddr(), e.srv.Namespace(), nil); err != nil {
+	if e.c, err = temporalclient.Dial(ctx, e.srv.FrontendAddr(), e.srv.Namespace(), nil); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -13,7 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -22,7 +22,7 @@ import (
 // table.
 func (e *scaleEnv) fullBackup(ctx context.Context, cfg *scaleConfig) error {
 	began := time.Now()
-	run, err := temporal.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: cfg.queue + "-full", TaskQueue: cfg.queue},
+	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: cfg.queue + "-full", TaskQueue: cfg.queue},
 		workflows.FullBackup, workflows.FullBackupInput{Source: scaleSource})
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (e *scaleEnv) refresh(ctx context.Context, cfg *scaleConfig, round int) (sc
 		return scaleRun{}, err
 	}
 	began := time.Now()
-	run, err := temporal.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-refresh-%d", cfg.queue, round), TaskQueue: cfg.queue},
+	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-refresh-%d", cfg.queue, round), TaskQueue: cfg.queue},
 		workflows.Refresh, workflows.RefreshInput{Source: scaleSource, TableDeltas: true})
 	if err != nil {
 		return scaleRun{}, err

@@ -15,7 +15,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/api"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/embedded"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -29,7 +30,7 @@ type devJob struct {
 
 func newDevCmd(g *globals) *cobra.Command {
 	var (
-		cfg         temporal.ServerConfig
+		cfg         embedded.ServerConfig
 		taskQueue   string
 		wc          = newWorkerConfig()
 		withCapture bool
@@ -86,9 +87,9 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data-dir", filepath.Join(".dbtrail", "dev"), "folder of the embedded server's SQLite database")
-	f.StringVar(&cfg.FrontendAddr, "frontend-addr", temporal.DefaultFrontendAddr, "Temporal frontend (gRPC) listen address")
-	f.StringVar(&cfg.UIAddr, "ui-addr", temporal.DefaultUIAddr, "Temporal web UI listen address (empty: no UI)")
-	f.StringVar(&cfg.Namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace (created if missing)")
+	f.StringVar(&cfg.FrontendAddr, "frontend-addr", embedded.DefaultFrontendAddr, "Temporal frontend (gRPC) listen address")
+	f.StringVar(&cfg.UIAddr, "ui-addr", embedded.DefaultUIAddr, "Temporal web UI listen address (empty: no UI)")
+	f.StringVar(&cfg.Namespace, "namespace", temporalclient.DefaultNamespace, "Temporal namespace (created if missing)")
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker")
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
@@ -98,19 +99,19 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	return cmd
 }
 
-func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities, reg prometheus.Registerer,
-	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string)) error {
+func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, acts *activities.Activities, reg prometheus.Registerer,
+	schedules []temporalclient.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string)) error {
 	ctx := cmd.Context()
 	began := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	srv, err := temporal.StartServer(startCtx, cfg)
+	srv, err := embedded.StartServer(startCtx, cfg)
 	cancel()
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
 	log.Info("Temporal server started", slog.Duration("in", time.Since(began).Round(time.Millisecond)))
-	c, err := temporal.Dial(ctx, srv.FrontendAddr(), srv.Namespace(), log)
+	c, err := temporalclient.Dial(ctx, srv.FrontendAddr(), srv.Namespace(), log)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 		fmt.Fprintf(out, "  Temporal UI        %s/namespaces/%s/workflows\n", u, srv.Namespace())
 	}
 	fmt.Fprintf(out, "  Temporal frontend  %s  (namespace %s, task queue %s)\n", srv.FrontendAddr(), srv.Namespace(), taskQueue)
-	fmt.Fprintf(out, "  history            %s\n", filepath.Join(cfg.DataDir, temporal.DBFile))
+	fmt.Fprintf(out, "  history            %s\n", filepath.Join(cfg.DataDir, embedded.DBFile))
 	fmt.Fprintf(out, "  backups            %s\n", acts.BackupDir)
 	if acts.Remote != nil {
 		fmt.Fprintf(out, "  remote snapshots   %s\n", acts.Remote.Location())

@@ -11,14 +11,14 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // newJobService dials Temporal as tf says and returns the jobs service on
 // it; the caller closes the client.
 func newJobService(cmd *cobra.Command, g *globals, tf *temporalFlags) (client.Client, *jobs.Service, error) {
-	c, err := temporal.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
+	c, err := temporalclient.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,10 +13,11 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/embedded"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -118,10 +119,10 @@ type temporalFlags struct {
 }
 
 func (f *temporalFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
-	fs.StringVar(&f.namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
+	fs.StringVar(&f.addr, "temporal-addr", embedded.DefaultFrontendAddr, "Temporal frontend host:port")
+	fs.StringVar(&f.namespace, "namespace", temporalclient.DefaultNamespace, "Temporal namespace")
 	fs.StringVar(&f.ui, "temporal-ui", "", "base URL of the Temporal web UI, for links to runs (default: dbtrail dev's UI, http://"+
-		temporal.DefaultUIAddr+", when --temporal-addr is dev's default)")
+		embedded.DefaultUIAddr+", when --temporal-addr is dev's default)")
 }
 
 // location is where the runs started through f can be followed. Without
@@ -129,8 +130,8 @@ func (f *temporalFlags) register(fs *pflag.FlagSet) {
 // dev's default frontend, and unknown otherwise.
 func (f *temporalFlags) location() runLocation {
 	ui := f.ui
-	if ui == "" && f.addr == temporal.DefaultFrontendAddr {
-		ui = "http://" + temporal.DefaultUIAddr
+	if ui == "" && f.addr == embedded.DefaultFrontendAddr {
+		ui = "http://" + embedded.DefaultUIAddr
 	}
 	return runLocation{addr: f.addr, namespace: f.namespace, ui: strings.TrimRight(ui, "/")}
 }
@@ -236,7 +237,7 @@ func (w *waiter) outcome(ctx context.Context, kind string, run client.WorkflowRu
 		return nil
 	}
 	id, runID := run.GetID(), run.GetRunID()
-	var ended *sdktemporal.WorkflowExecutionError
+	var ended *temporal.WorkflowExecutionError
 	if errors.As(err, &ended) {
 		fmt.Fprintf(w.out, "%s %s (run %s) did not complete; its history:\n", kind, id, runID)
 		w.where.writeFollow(w.out, id, runID)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -229,7 +229,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	env.OnActivity(acts.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)
 	env.OnActivity(acts.ExactFloats, mock.Anything, mock.Anything).Return(activities.ExactFloatsResult{Files: []string{""}}, nil)
 	env.OnActivity(acts.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{},
-		sdktemporal.NewNonRetryableApplicationError(cause, activities.ErrBadInput, errors.New(cause)))
+		temporal.NewNonRetryableApplicationError(cause, activities.ErrBadInput, errors.New(cause)))
 	env.ExecuteWorkflow(workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
 	runErr := env.GetWorkflowError()
 	if runErr == nil {
@@ -245,7 +245,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	if got, want := err.Error(), "FullBackup fullbackup-main failed: ConvertTable: "+cause; got != want {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
-	var app *sdktemporal.ApplicationError
+	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
 		t.Errorf("the SDK's error is not kept: %v", err)
 	}

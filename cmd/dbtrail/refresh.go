@@ -15,7 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -85,11 +85,11 @@ func (r *refreshConfig) policy() retention.Policy {
 }
 
 // refreshSchedule is the refresh schedule of a source, every interval.
-func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshConfig) (temporal.ScheduleSpec, error) {
+func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshConfig) (temporalclient.ScheduleSpec, error) {
 	if every < time.Minute {
-		return temporal.ScheduleSpec{}, fmt.Errorf("--refresh-every %s: the shortest refresh interval is 1m", every)
+		return temporalclient.ScheduleSpec{}, fmt.Errorf("--refresh-every %s: the shortest refresh interval is 1m", every)
 	}
-	return temporal.ScheduleSpec{ID: workflows.RefreshWorkflowID(source), Every: every, Workflow: "Refresh",
+	return temporalclient.ScheduleSpec{ID: workflows.RefreshWorkflowID(source), Every: every, Workflow: "Refresh",
 		TaskQueue: taskQueue, Args: []any{r.input(source)}, Attrs: jobs.SourceAttrs(source)}, nil
 }
 
@@ -207,12 +207,12 @@ func (s *scheduleConfig) register(f *pflag.FlagSet) {
 // (unless --refresh-every is 0), the verify and restore drill schedules
 // (deleted at 0) and the hourly archive schedule. fromArgs are the flags
 // given on the command line (a DSN's password is refused there).
-func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]bool, log *slog.Logger) ([]temporal.ScheduleSpec, error) {
+func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]bool, log *slog.Logger) ([]temporalclient.ScheduleSpec, error) {
 	s.refresh.deltas.warn(log)
 	if s.indexHours < 1 {
 		return nil, fmt.Errorf("--index-hours %d: the index keeps at least 1 hour", s.indexHours)
 	}
-	var specs []temporal.ScheduleSpec
+	var specs []temporalclient.ScheduleSpec
 	if s.refreshEvery != 0 {
 		spec, err := refreshSchedule(source, taskQueue, s.refreshEvery, &s.refresh)
 		if err != nil {
@@ -232,25 +232,25 @@ func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]boo
 	if err != nil {
 		return nil, err
 	}
-	return append(specs, verify, drill, retain, temporal.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
+	return append(specs, verify, drill, retain, temporalclient.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
 		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Attrs: jobs.SourceAttrs(source)}), nil
 }
 
 // ensureSchedules registers the jobs' search attributes (the schedules set
 // them), then creates or updates every schedule of specs; a spec with no
 // interval deletes its schedule.
-func ensureSchedules(cmd *cobra.Command, c client.Client, namespace string, specs []temporal.ScheduleSpec, log *slog.Logger) error {
+func ensureSchedules(cmd *cobra.Command, c client.Client, namespace string, specs []temporalclient.ScheduleSpec, log *slog.Logger) error {
 	if err := jobs.EnsureSearchAttributes(cmd.Context(), c, namespace); err != nil {
 		return err
 	}
 	for _, s := range specs {
 		if s.Every == 0 {
-			if err := temporal.DeleteSchedule(cmd.Context(), c, s.ID); err != nil {
+			if err := temporalclient.DeleteSchedule(cmd.Context(), c, s.ID); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := temporal.EnsureSchedule(cmd.Context(), c, s); err != nil {
+		if err := temporalclient.EnsureSchedule(cmd.Context(), c, s); err != nil {
 			return err
 		}
 		log.Info("schedule kept", slog.String("schedule", s.ID), slog.Duration("every", s.Every))

@@ -16,7 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -150,11 +150,11 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 // source, cut, mode and schema, not by the job).
 func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.RestoreInput, addr string) (client.Client, client.WorkflowRun, error) {
 	if in.Drill {
-		c, err := temporal.Dial(cmd.Context(), r.m.tf.addr, r.m.tf.namespace, g.log)
+		c, err := temporalclient.Dial(cmd.Context(), r.m.tf.addr, r.m.tf.namespace, g.log)
 		if err != nil {
 			return nil, nil, err
 		}
-		run, err := temporal.StartWorkflow(cmd.Context(), c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, addr),
+		run, err := temporalclient.StartWorkflow(cmd.Context(), c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, addr),
 			TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
 		if err != nil {
 			c.Close()

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
-	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/storage"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -44,12 +44,12 @@ here, before anything is written.`,
 			if err := checkArchiveLocation(ctx, url, source, g); err != nil {
 				return err
 			}
-			c, err := temporal.Dial(ctx, tf.addr, tf.namespace, g.log)
+			c, err := temporalclient.Dial(ctx, tf.addr, tf.namespace, g.log)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			run, err := temporal.StartWorkflow(ctx, c, client.StartWorkflowOptions{
+			run, err := temporalclient.StartWorkflow(ctx, c, client.StartWorkflowOptions{
 				ID: workflows.RestoreIndexWorkflowID(source), TaskQueue: workflows.TaskQueue,
 			}, workflows.RestoreIndex, workflows.RestoreIndexInput{Source: source, ArchiveURL: url})
 			if err != nil {
@@ -58,7 +58,7 @@ here, before anything is written.`,
 			fmt.Fprintf(cmd.ErrOrStderr(), "RestoreIndex %s started (run %s)\n", run.GetID(), run.GetRunID())
 			var res workflows.RestoreIndexResult
 			err = newWaiter(cmd.ErrOrStderr(), tf.location()).wait(ctx, "RestoreIndex", run, queryProgress(c, run, restoreProgress), &res)
-			var app *sdktemporal.ApplicationError
+			var app *temporal.ApplicationError
 			if errors.As(err, &app) && app.HasDetails() && app.Details(&res) == nil {
 				printRestore(cmd.OutOrStdout(), res)
 				return err

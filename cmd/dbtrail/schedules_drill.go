@@ -8,7 +8,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -31,8 +31,8 @@ func (d *drillConfig) register(f *pflag.FlagSet) {
 // (endpointOf): --drill-target-password-file as its absolute path (it
 // must exist at that path on every worker), a password in the
 // environment written to a 0600 file in the user's cache folder.
-func (d *drillConfig) schedule(source, taskQueue string, fromArgs map[string]bool) (temporal.ScheduleSpec, error) {
-	spec := temporal.ScheduleSpec{ID: workflows.DrillWorkflowID(source), Every: d.every, Workflow: "RestoreDrill",
+func (d *drillConfig) schedule(source, taskQueue string, fromArgs map[string]bool) (temporalclient.ScheduleSpec, error) {
+	spec := temporalclient.ScheduleSpec{ID: workflows.DrillWorkflowID(source), Every: d.every, Workflow: "RestoreDrill",
 		TaskQueue: taskQueue, Attrs: jobs.SourceAttrs(source)}
 	if d.every == 0 {
 		return spec, nil

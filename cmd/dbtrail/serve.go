@@ -16,7 +16,8 @@ import (
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/embedded"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -141,7 +142,7 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 				}
 				defer store.Close()
 			}
-			c, err := temporal.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
+			c, err := temporalclient.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
 			if err != nil {
 				return err
 			}
@@ -167,12 +168,12 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 // runDevAPI is dev's HTTP API: it dials dev's own frontend (up by the time
 // the jobs run) and serves until ctx ends. An address in use (another dev
 // on this machine) only warns: dev goes on without its API.
-func runDevAPI(ctx context.Context, g *globals, cfg temporal.ServerConfig, sc *serveConfig, rc *refreshConfig, store *index.Store) error {
+func runDevAPI(ctx context.Context, g *globals, cfg embedded.ServerConfig, sc *serveConfig, rc *refreshConfig, store *index.Store) error {
 	tf := temporalFlags{addr: cfg.FrontendAddr, namespace: cfg.Namespace}
 	if cfg.UIAddr != "" {
 		tf.ui = "http://" + cfg.UIAddr
 	}
-	c, err := temporal.Dial(ctx, tf.addr, tf.namespace, g.log)
+	c, err := temporalclient.Dial(ctx, tf.addr, tf.namespace, g.log)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/temporal"
+	"github.com/dbtrail/dbtrail/temporal/embedded"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -36,7 +37,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 			}
 			defer store.Close()
 			defer acts.Engines.Close()
-			c, err := temporal.Dial(cmd.Context(), addr, namespace, g.log)
+			c, err := temporalclient.Dial(cmd.Context(), addr, namespace, g.log)
 			if err != nil {
 				return err
 			}
@@ -58,8 +59,8 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "temporal-addr", temporal.DefaultFrontendAddr, "Temporal frontend host:port")
-	f.StringVar(&namespace, "namespace", temporal.DefaultNamespace, "Temporal namespace")
+	f.StringVar(&addr, "temporal-addr", embedded.DefaultFrontendAddr, "Temporal frontend host:port")
+	f.StringVar(&namespace, "namespace", temporalclient.DefaultNamespace, "Temporal namespace")
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
 	f.StringVar(&metricsAddr, "metrics-addr", "", "address of a Prometheus /metrics endpoint with the folders' free space (empty: off; several workers on one machine need one each)")
 	wc.register(f)
@@ -88,10 +89,10 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 		}
 	}
 	if acts.Runs == nil {
-		acts.Runs = temporal.Runs{Client: c}
+		acts.Runs = temporalclient.Runs{Client: c}
 	}
 	if acts.Jobs == nil {
-		acts.Jobs = temporal.Runs{Client: c}
+		acts.Jobs = temporalclient.Runs{Client: c}
 	}
 	for name := range acts.Sources {
 		if err := acts.SweepStaging(ctx, name); err != nil {

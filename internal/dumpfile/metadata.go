@@ -170,7 +170,7 @@ func ParseMetadata(r io.Reader) (Metadata, error) {
 		return Metadata{}, fmt.Errorf("metadata: binlog position %q is not a number", pos)
 	}
 	if !sawFinished {
-		return Metadata{}, errors.New("metadata: no \"Finished dump at\" line: the dump did not complete")
+		return Metadata{}, fmt.Errorf("metadata: no \"Finished dump at\" line: %w", ErrUnfinished)
 	}
 	md.BinlogFile, md.BinlogPos = file, n
 	if gtid != "(null)" && gtid != "NULL" {

@@ -22,7 +22,7 @@ var ids = []string{"20261129T061500Z", "20261129T062000Z", "20261129T062500Z"}
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // fixture is a local source folder and a store (a local folder here; the
-// S3 backend is exercised end to end in package temporal).
+// S3 backend is exercised end to end in temporal/e2e).
 type fixture struct {
 	t     *testing.T
 	ctx   context.Context

@@ -3,7 +3,8 @@
 // hourly archives. Make is a pure function of a listing, a policy and what
 // running jobs read; it returns a decision with its reason for every item,
 // computed before anything is removed (restic's ApplyPolicy is the model).
-// Executing a plan is the activities' job (docs/retention.md).
+// Apply executes a plan, place by place, through removers the caller gives
+// (the ApplyRetention activity: publish lock, store, index; docs/retention.md).
 //
 // What is never removed:
 //   - a place's current snapshot, and any snapshot newer than it (a publish

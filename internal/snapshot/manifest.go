@@ -89,6 +89,26 @@ func (m *Manifest) Table(schemaName, table string) (ManifestTable, bool) {
 	return ManifestTable{}, false
 }
 
+// FilesSize is the size of the files rels, as the manifest records them (a
+// file it does not list counts 0).
+func (m *Manifest) FilesSize(rels ...string) uint64 {
+	var n uint64
+	for _, rel := range rels {
+		n += uint64(max(m.Files[rel].Size, 0))
+	}
+	return n
+}
+
+// TableSize is the size of schema.table as the snapshot stores it: its
+// table file and chain (0 for a table the snapshot does not hold).
+func (m *Manifest) TableSize(schemaName, table string) uint64 {
+	mt, ok := m.Table(schemaName, table)
+	if !ok {
+		return 0
+	}
+	return m.FilesSize(append([]string{mt.File}, mt.Chain...)...)
+}
+
 // check validates the manifest's internal consistency: every table's file
 // and chain entries are listed in Files, and every path is a clean relative
 // path inside the snapshot.

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/dbtrail/dbtrail/workers"
+)
+
+// historiesDir holds the stored workflow histories, one folder per release
+// (docs/workflows.md#replaying-stored-histories): histories/<release>/<workflow>-<case>.json.
+// They are never edited or deleted; TestRecordHistories adds a release.
+const historiesDir = "testdata/histories"
+
+// storedHistories lists every stored history file, sorted.
+func storedHistories(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(historiesDir, "*", "*.json"))
+	must(t, err)
+	return files
+}
+
+// newReplayer is a replayer with every workflow a dbtrail worker registers,
+// by the worker's own registration (children included: Refresh starts
+// FullBackup and Compact).
+func newReplayer() worker.WorkflowReplayer {
+	r := worker.NewWorkflowReplayer()
+	workers.RegisterWorkflows(r)
+	return r
+}
+
+// TestReplayStoredHistories replays every stored history (this release's and
+// every earlier one's) against the current workflow code: a change that is
+// not deterministic for an old history fails here, naming its file, and must
+// go behind workflow.GetVersion. No servers are needed.
+func TestReplayStoredHistories(t *testing.T) {
+	files := storedHistories(t)
+	if len(files) == 0 {
+		t.Fatalf("no histories under %s: the replay test would check nothing", historiesDir)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(historiesDir, f)
+		t.Run(rel, func(t *testing.T) {
+			checkHistoryFile(t, f)
+			if err := newReplayer().ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}
+
+// dsnWithPassword matches a go-sql-driver DSN that carries a password.
+var dsnWithPassword = regexp.MustCompile(`[^\s"/:@]+:[^\s"@]+@(tcp|unix)\(`)
+
+// checkHistoryFile requires f to be a history the SDK reads, of at least a
+// start and an end, whose payloads (decoded) hold no DSN with a password.
+func checkHistoryFile(t *testing.T, f string) {
+	t.Helper()
+	text := historyText(t, f)
+	if m := dsnWithPassword.FindString(text); m != "" {
+		t.Fatalf("%s holds a DSN with a password (%s…)", f, m[:min(len(m), 12)])
+	}
+}
+
+// historyText reads a history file and returns it as JSON with every
+// payload decoded (Temporal's shorthand form), to search it for secrets.
+func historyText(t *testing.T, f string) string {
+	t.Helper()
+	r, err := os.Open(f)
+	must(t, err)
+	defer r.Close()
+	hist, err := client.HistoryFromJSON(r, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	if len(hist.Events) < 3 {
+		t.Fatalf("%s: %d events", f, len(hist.Events))
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{
+		Metadata: map[string]any{commonpb.EnablePayloadShorthandMetadataKey: true},
+	}.Marshal(hist)
+	if err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	raw, err := os.ReadFile(f)
+	must(t, err)
+	return string(b) + "\n" + string(raw)
+}

@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
+	"github.com/dbtrail/dbtrail/workers"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// smallFolder is a backup folder whose free space the test sets: a real
+// tmpfs of 128 MiB where the test may mount one (as root, in CI), filled
+// with a ballast file; elsewhere a folder with a probe that reports what
+// the test sets.
+type smallFolder struct {
+	dir      string
+	tmpfs    bool
+	fakeFree atomic.Uint64
+	// fakeSize, when not 0, makes the fake probe a folder of that size:
+	// what is removed from it frees room, as on a tmpfs (leaveCounting).
+	fakeSize atomic.Uint64
+}
+
+func newSmallFolder(t *testing.T) *smallFolder {
+	f := &smallFolder{dir: filepath.Join(t.TempDir(), "backups")}
+	must(t, os.MkdirAll(f.dir, 0o755))
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", f.dir).CombinedOutput(); err == nil {
+		f.tmpfs = true
+		t.Cleanup(func() { exec.Command("umount", "-l", f.dir).Run() })
+	} else {
+		t.Logf("no tmpfs (%v: %s): free space comes from a fake probe", err, strings.TrimSpace(string(out)))
+	}
+	f.fakeFree.Store(1 << 40)
+	return f
+}
+
+// probe is the probe activities measure the folder with.
+func (f *smallFolder) probe() disk.Probe {
+	if f.tmpfs {
+		return disk.Free
+	}
+	return func(string) (uint64, error) {
+		if size := f.fakeSize.Load(); size != 0 {
+			used, err := usedBytes(f.dir)
+			return size - min(size, used), err
+		}
+		return f.fakeFree.Load(), nil
+	}
+}
+
+// leave fills the folder until about free bytes are left (0: empties the
+// ballast).
+func (f *smallFolder) leave(t *testing.T, free uint64) {
+	f.fakeSize.Store(0)
+	ballast := filepath.Join(f.dir, "ballast")
+	must(t, os.RemoveAll(ballast))
+	if !f.tmpfs {
+		if free == 0 {
+			free = 1 << 40
+		}
+		f.fakeFree.Store(free)
+		return
+	}
+	if free == 0 {
+		return
+	}
+	now, err := disk.Free(f.dir)
+	must(t, err)
+	if now > free {
+		must(t, os.WriteFile(ballast, make([]byte, now-free), 0o644))
+	}
+}
+
+// TestRefreshOnAFullFolder: a refresh whose table rewrite needs more room
+// than the backup folder has fails at its first attempt, non-retryable
+// NoRoom, saying what it needs, where, and what is free; current stays the
+// full backup and no staging folder is left. With room back, the next
+// refresh publishes and equals the live tables.
+func TestRefreshOnAFullFolder(t *testing.T) {
+	e := newBackupEnv(t, withoutWorker())
+	small := newSmallFolder(t)
+	e.acts.BackupDir, e.acts.Disk = small.dir, small.probe()
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	workers.RegisterAll(w, e.acts)
+	must(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	fillBig(t, e)
+	full := e.fullBackup(t)
+	_, err := e.src.ExecContext(e.ctx, "UPDATE big SET v = REPEAT('y', 250)")
+	must(t, err)
+	e.waitCaughtUp(t)
+
+	small.leave(t, 32<<20) // less than the margin alone
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.Refresh, workflows.RefreshInput{Source: "main"})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != activities.ErrNoRoom || !app.NonRetryable() {
+		t.Fatalf("refresh on a full folder: %v; want a non-retryable %s", err, activities.ErrNoRoom)
+	}
+	for _, want := range []string{"app.big needs about ", " in " + filepath.Join(small.dir, "main") + " (", " free)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	notRetried(t, e, run)
+	if cur := e.current(t); cur.Manifest.SnapshotID != full.SnapshotID {
+		t.Fatalf("current is %s after the failed refresh, want the full backup %s", cur.Manifest.SnapshotID, full.SnapshotID)
+	}
+	if left, err := snapshot.Stagings(filepath.Join(small.dir, "main")); err != nil || len(left) != 0 {
+		t.Errorf("staging folders left by the failed refresh: %+v %v", left, err)
+	}
+
+	small.leave(t, 0)
+	res := e.refresh(t, workflows.RefreshInput{})
+	if res.SnapshotID == "" {
+		t.Fatalf("refresh with room back published nothing: %+v", res)
+	}
+	eng, done, err := moment.OpenScratch(e.ctx, t.TempDir(), "room-")
+	must(t, err)
+	defer done()
+	checkLive(t, e, eng, e.current(t), "refresh with room back")
+}
+
+// fillBig creates app.big: 4,000 rows of about 260 bytes.
+func fillBig(t *testing.T, e *backupEnv) {
+	_, err := e.src.ExecContext(e.ctx, "CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(300))")
+	must(t, err)
+	for i := 0; i < 4000; i += 500 {
+		var vals []string
+		for j := i; j < i+500; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, REPEAT('x', 250))", j))
+		}
+		_, err := e.src.ExecContext(e.ctx, "INSERT INTO big VALUES "+strings.Join(vals, ","))
+		must(t, err)
+	}
+}
+
+// noRoom requires err to be a non-retryable NoRoom saying each of says.
+func noRoom(t *testing.T, err error, what string, says ...string) {
+	t.Helper()
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != activities.ErrNoRoom || !app.NonRetryable() {
+		t.Fatalf("%s on a full folder: %v; want a non-retryable %s", what, err, activities.ErrNoRoom)
+	}
+	for _, want := range says {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not say %q", what, err, want)
+		}
+	}
+	t.Logf("%s refused as expected: %v", what, err)
+}
+
+// TestExportAndDumpOnAFullFolder: an export into a folder without room for
+// its estimate, and a full backup whose work folder has no room for the
+// dump, fail at their first attempt, non-retryable NoRoom, before writing
+// anything there; with room back the export is written.
+func TestExportAndDumpOnAFullFolder(t *testing.T) {
+	e := newBackupEnv(t, withoutWorker())
+	small := newSmallFolder(t)
+	e.acts.Disk = small.probe()
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	workers.RegisterAll(w, e.acts)
+	must(t, w.Start())
+	t.Cleanup(w.Stop)
+	fillBig(t, e)
+	e.fullBackup(t)
+	e.waitCaughtUp(t)
+
+	small.leave(t, 32<<20) // less than the margin alone
+	out := filepath.Join(small.dir, "export")
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", out), TaskQueue: workflows.TaskQueue},
+		workflows.Export, workflows.ExportInput{ExportSpec: activities.ExportSpec{Source: "main", Format: activities.ExportParquet,
+			At: "latest", Tables: []string{"app.big"}, Out: out}})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	noRoom(t, err, "export", "export to "+out+" needs about ", " in "+small.dir+" (", " free)")
+	notRetried(t, e, run)
+	ents, err := os.ReadDir(small.dir)
+	must(t, err)
+	for _, ent := range ents {
+		if ent.Name() != "ballast" && ent.Name() != "lost+found" {
+			t.Errorf("the refused export left %s in its folder", ent.Name())
+		}
+	}
+
+	e.acts.WorkDir = filepath.Join(small.dir, "work")
+	run, err = temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	noRoom(t, err, "full backup", "dump of main needs about ", " in "+filepath.Join(small.dir, "work", "main")+"/", " free)")
+	notRetried(t, e, run)
+	if left, _ := os.ReadDir(filepath.Join(small.dir, "work", "main")); len(left) != 0 {
+		t.Errorf("the refused dump left %d entries in the work folder", len(left))
+	}
+
+	small.leave(t, 0)
+	if _, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Tables: []string{"app.big"}, Out: out}); err != nil {
+		t.Fatalf("export with room back: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, activities.ExportManifestName)); err != nil {
+		t.Fatalf("export with room back: %v", err)
+	}
+}
