@@ -72,7 +72,11 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 	if err != nil {
 		return res, err
 	}
-	defer func() { r.Close() }()
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
 	t := st.Foot.Table
 	rows, err := sqlexport.NewRows(t)
 	if err != nil {
