@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -26,6 +27,9 @@ type loader struct {
 	progress func(stage string, loaded int64, paused string)
 	chunk    int
 	slice    time.Duration
+	// data, when set, loads chunks with LOAD DATA LOCAL INFILE instead
+	// of INSERTs (the target accepts it; see loadChunkData).
+	data *restore.LoadData
 
 	replicas []*sql.DB
 	names    []string
@@ -64,19 +68,24 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 	if l.slice <= 0 {
 		l.slice = DefaultLoadSlice
 	}
-	r, saw, err := st.OpenRange(restore.KeyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
+	r, err := l.openRange(st)
 	if err != nil {
-		return res, stagedErr(err)
+		return res, err
 	}
-	defer r.Close()
-	if !saw {
-		return res, nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s has no row with the key %s, the last loaded row of part %d's checkpoint",
-			l.job.Table.Key(), l.part.LastKey, l.part.Part+1))
-	}
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
 	t := st.Foot.Table
 	rows, err := sqlexport.NewRows(t)
 	if err != nil {
 		return res, nonRetryable(ErrBadInput, err)
+	}
+	if localInfile(ctx, l.conn) {
+		if l.data, err = restore.NewLoadData(t); err != nil {
+			return res, nonRetryable(ErrBadInput, err)
+		}
 	}
 	order, err := restore.NewKeyOrder(t)
 	if err != nil {
@@ -113,6 +122,16 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 		}
 		size := restore.CapChunk(l.chunk, lim.MaxRowsPerSecond)
 		n, took, err := l.chunkOnce(ctx, r, rows, prefix, order, size)
+		if errors.Is(err, errLoadDataRefused) {
+			// Nothing of the chunk is committed, but its reader moved on.
+			l.a.log(ctx).Warn("target refuses LOAD DATA LOCAL INFILE; loading with INSERTs", "table", l.job.Target(), "part", l.part.Part+1)
+			l.data = nil
+			r.Close()
+			if r, err = l.openRange(st); err != nil {
+				return res, err
+			}
+			continue
+		}
 		if err != nil {
 			return res, err
 		}
@@ -126,6 +145,20 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 	}
 	res.ChunkRows = l.chunk
 	return res, nil
+}
+
+// openRange opens the part's rows after its checkpoint.
+func (l *loader) openRange(st restore.Staged) (restore.RowReader, error) {
+	r, saw, err := st.OpenRange(restore.KeyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
+	if err != nil {
+		return nil, stagedErr(err)
+	}
+	if !saw {
+		r.Close()
+		return nil, nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s has no row with the key %s, the last loaded row of part %d's checkpoint",
+			l.job.Table.Key(), l.part.LastKey, l.part.Part+1))
+	}
+	return r, nil
 }
 
 // pauseReason reads the throttle's signals and decides.
@@ -150,10 +183,16 @@ func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlex
 		return 0, 0, fmt.Errorf("target: begin chunk of %s: %w", l.job.Target(), err)
 	}
 	defer tx.Rollback()
-	pipe := newStatementPipe(ctx, tx)
-	n, lastKey, err := l.buildChunk(r, rows, prefix, order, size, pipe.send)
-	if perr := pipe.wait(); err == nil && perr != nil {
-		err = fmt.Errorf("target: load %d rows of %s part %d after its row %d into %s.%s: %w", n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded, l.job.Schema, l.job.Load, perr)
+	var n int
+	var lastKey *string
+	if l.data != nil {
+		n, lastKey, err = l.loadChunkData(ctx, tx, r, order, size)
+	} else {
+		pipe := newStatementPipe(ctx, tx)
+		n, lastKey, err = l.buildChunk(r, rows, prefix, order, size, pipe.send)
+		if perr := pipe.wait(); err == nil && perr != nil {
+			err = fmt.Errorf("target: load %d rows of %s part %d after its row %d into %s.%s: %w", n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded, l.job.Schema, l.job.Load, perr)
+		}
 	}
 	if err != nil {
 		return 0, 0, err

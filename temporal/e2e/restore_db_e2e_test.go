@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -63,7 +64,8 @@ func restoreChanges(t *testing.T, e *backupEnv, step int) {
 }
 
 // TestRestoreEndToEnd restores the fixture tables at a moment given as a
-// GTID, a time and a binlog position into a separate target MariaDB
+// GTID, a time (with the target refusing LOAD DATA LOCAL INFILE: the
+// INSERT fallback) and a binlog position into a separate target MariaDB
 // (beside the names with --into-schema, and under the source's names): every
 // table's fingerprint in the target equals the source's at the moment.
 // A rerun writes 0 rows; a restore of another moment onto the loaded
@@ -91,15 +93,31 @@ func TestRestoreEndToEnd(t *testing.T) {
 	tdb, err := target.DB(e.ctx, "")
 	must(t, err)
 	defer tdb.Close()
-	for _, c := range []struct{ at, into, schema string }{
-		{gtid, "{schema}_gtid", "app_gtid"},
-		{at, "bytime", "bytime"},
-		{fmt.Sprintf("%s:%d", file, pos), "", "app"},
+	// The restore by time loads with INSERTs: the target refuses LOAD DATA
+	// LOCAL INFILE (local_infile off) while it runs; the others load with it.
+	for _, c := range []struct {
+		at, into, schema string
+		inserts          bool
+	}{
+		{gtid, "{schema}_gtid", "app_gtid", false},
+		{at, "bytime", "bytime", true},
+		{fmt.Sprintf("%s:%d", file, pos), "", "app", false},
 	} {
+		if c.inserts {
+			must(t, target.Exec(e.ctx, "SET GLOBAL local_infile = 0"))
+		}
+		loads, inserts := comCount(t, e, tdb, "Com_load"), comCount(t, e, tdb, "Com_insert")
 		res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: c.at, IntoSchema: c.into,
 			Schemas: []string{"app"}}})
+		if c.inserts {
+			must(t, target.Exec(e.ctx, "SET GLOBAL local_infile = 1"))
+		}
 		if err != nil {
 			t.Fatalf("restore at %s: %v", c.at, err)
+		}
+		loads, inserts = comCount(t, e, tdb, "Com_load")-loads, comCount(t, e, tdb, "Com_insert")-inserts
+		if (loads == 0) != c.inserts || (c.inserts && inserts == 0) {
+			t.Fatalf("restore at %s (local_infile on: %v): %d LOAD DATA and %d INSERT statements", c.at, !c.inserts, loads, inserts)
 		}
 		if len(res.Tables) != len(restoreTables) || res.Written != res.Rows || res.Rows == 0 {
 			t.Fatalf("restore at %s: %+v", c.at, res)
@@ -146,6 +164,16 @@ func TestRestoreEndToEnd(t *testing.T) {
 	if n := count(t, e, tdb, "app."+restore.OldTable("big")); n != atT["big"].Rows {
 		t.Fatalf("the replaced big has %d rows, want %d", n, atT["big"].Rows)
 	}
+}
+
+// comCount is the target's global status counter name (Com_load,
+// Com_insert: statements of that kind run).
+func comCount(t *testing.T, e *backupEnv, db *sql.DB, name string) int64 {
+	t.Helper()
+	var n string
+	var v int64
+	must(t, db.QueryRowContext(e.ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&n, &v))
+	return v
 }
 
 // TestRestoreRefusals: a target that cannot be reached, a user without the
