@@ -36,6 +36,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		metricsAddr string
 		sched       scheduleConfig
 		sc          serveConfig
+		early       earlyRefreshConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -79,9 +80,12 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
+			watch := func(c client.Client, namespace string) (func(context.Context), error) {
+				return early.watch(c, namespace, taskQueue, wc.source, sched.refresh.input(wc.source), acts, reg, g.log)
+			}
 			return runDev(cmd, cfg, taskQueue, acts, reg, specs, jobs, g.log, func(c client.Client, namespace string) {
 				verify.useJobs(jobsService(c, namespace, taskQueue), wc.source)
-			})
+			}, watch)
 		},
 	}
 	f := cmd.Flags()
@@ -94,12 +98,14 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
 	wc.register(f)
 	sched.register(f)
+	early.register(f)
 	sc.register(f, api.DefaultAddr)
 	return cmd
 }
 
 func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, acts *activities.Activities, reg prometheus.Registerer,
-	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string)) error {
+	schedules []temporal.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string),
+	watch func(client.Client, string) (func(context.Context), error)) error {
 	ctx := cmd.Context()
 	began := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -122,9 +128,13 @@ func runDev(cmd *cobra.Command, cfg temporal.ServerConfig, taskQueue string, act
 		return err
 	}
 
+	early, err := watch(c, srv.Namespace())
+	if err != nil {
+		return err
+	}
 	// Background jobs: capture joins the worker here.
 	jobs := append([]devJob{
-		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, reg, log) }},
+		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, reg, log, early) }},
 	}, extra...)
 
 	out := cmd.OutOrStdout()
