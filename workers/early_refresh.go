@@ -67,8 +67,10 @@ const (
 // EarlyLabel(snapshot), so however many workers watch the source, at most
 // one early refresh per snapshot ever starts, and a running refresh is
 // never joined or duplicated. Gauge dbtrail_tail_events{source} holds the
-// last count and counter dbtrail_early_refreshes_total{source, reason}
-// the refreshes started.
+// last count, counter dbtrail_early_refreshes_total{source, reason} the
+// refreshes started and dbtrail_early_refresh_checks_total{source,
+// outcome} the checks by Outcome ("error" for a failed one): many
+// "running" means refreshes do not keep up with the traffic.
 type EarlyRefresh struct {
 	source    string
 	sourceDir string
@@ -79,6 +81,7 @@ type EarlyRefresh struct {
 	log       *slog.Logger
 	events    prometheus.Gauge
 	started   prometheus.Counter
+	checks    *prometheus.CounterVec
 }
 
 // EarlyRefreshConfig configures an EarlyRefresh.
@@ -121,9 +124,12 @@ func NewEarlyRefresh(reg prometheus.Registerer, cfg EarlyRefreshConfig) (*EarlyR
 		started: prometheus.NewCounter(prometheus.CounterOpts{Name: "dbtrail_early_refreshes_total",
 			ConstLabels: prometheus.Labels{"source": cfg.Source, "reason": ReasonTailSize},
 			Help:        "Refreshes this worker started before their schedule, by reason (tail_size: the tail passed --early-refresh-events)."}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dbtrail_early_refresh_checks_total", ConstLabels: labels,
+			Help: "Measures of the live tail by outcome: below, started, running (past the bound while a refresh runs), already, no-snapshot, error."},
+			[]string{"outcome"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{w.events, w.started} {
+		for _, c := range []prometheus.Collector{w.events, w.started, w.checks} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}
@@ -139,6 +145,16 @@ func EarlyLabel(id string) string { return "early-" + id }
 // bound. It returns what it did and the tail's size; an error is a failed
 // read of the index, the snapshot or a failed start.
 func (w *EarlyRefresh) Check(ctx context.Context) (Outcome, int64, error) {
+	out, n, err := w.check(ctx)
+	if err != nil {
+		w.checks.WithLabelValues("error").Inc()
+	} else {
+		w.checks.WithLabelValues(string(out)).Inc()
+	}
+	return out, n, err
+}
+
+func (w *EarlyRefresh) check(ctx context.Context) (Outcome, int64, error) {
 	snap, err := snapshot.OpenCurrent(w.sourceDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return OutcomeNoSnapshot, 0, nil

@@ -110,17 +110,26 @@ func TestEarlyRefreshCheck(t *testing.T) {
 	check(OutcomeBelow, 0)
 	ix.last = 1500
 	check(OutcomeStarted, 399)
-	want := map[string]float64{"dbtrail_early_refreshes_total": 2, "dbtrail_tail_events": 399}
+	want := map[string]float64{"dbtrail_early_refreshes_total": 2, "dbtrail_tail_events": 399,
+		"dbtrail_early_refresh_checks_total/below": 2, "dbtrail_early_refresh_checks_total/started": 2,
+		"dbtrail_early_refresh_checks_total/running": 1, "dbtrail_early_refresh_checks_total/already": 1,
+		"dbtrail_early_refresh_checks_total/no-snapshot": 2}
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range fams {
 		for _, m := range f.GetMetric() {
-			if got := metricValue(m); got != want[f.GetName()] {
-				t.Errorf("%s = %v, want %v", f.GetName(), got, want[f.GetName()])
+			name := f.GetName()
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					name += "/" + l.GetValue()
+				}
 			}
-			delete(want, f.GetName())
+			if got := metricValue(m); got != want[name] {
+				t.Errorf("%s = %v, want %v", name, got, want[name])
+			}
+			delete(want, name)
 		}
 	}
 	if len(want) > 0 {
