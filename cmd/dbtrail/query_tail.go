@@ -30,7 +30,7 @@ func (c *queryConfig) tailSession(cmd *cobra.Command, g *globals, o *views.Sessi
 	case g.index.value == "" && !explicit:
 		return func() {}, nil
 	}
-	past, closeIndex, err := openPast(cmd, g, c.backupDir, c.source, "")
+	past, closeIndex, err := openPast(cmd, g, c.backupDir, c.source, c.archiveURL)
 	if err != nil {
 		return nil, fmt.Errorf("--tail: %w", err)
 	}

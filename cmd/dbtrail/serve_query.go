@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
@@ -28,7 +30,34 @@ type sandbox struct {
 	index moment.Store
 	// maxEvents is the tail's bound (tail.Reader.MaxEvents).
 	maxEvents int64
-	log       *slog.Logger
+	// archive opens the archive location the tail reads the hours the
+	// index dropped from (nil: none; such a tail is left out, with the
+	// reason).
+	archive func(ctx context.Context) (storage.Store, error)
+	log     *slog.Logger
+}
+
+// archiveOnce opens the store of url at its first use and keeps it (a
+// failed open is tried again at the next use); nil for "".
+func archiveOnce(url string, log *slog.Logger) func(ctx context.Context) (storage.Store, error) {
+	if url == "" {
+		return nil
+	}
+	var mu sync.Mutex
+	var open storage.Store
+	return func(ctx context.Context) (storage.Store, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if open != nil {
+			return open, nil
+		}
+		s, err := openArchive(ctx, url, log)
+		if err != nil {
+			return nil, err
+		}
+		open = s
+		return s, nil
+	}
 }
 
 // sandboxQuery answers the API's questions: a sandboxed views session
@@ -52,12 +81,18 @@ func sandboxQuery(sb sandbox) api.QueryFunc {
 			MemoryLimit: sb.memoryLimit, Threads: 1, Sandbox: true,
 		}
 		var st *tail.State
+		var err error
 		switch {
 		case q.Tail != nil && *q.Tail && sb.index == nil:
 			return api.QueryAnswer{}, errors.New("tail=true: the server reads no index (--index-dsn): only tail=false, the snapshot alone")
 		case q.Snapshot == "" && sb.index != nil && (q.Tail == nil || *q.Tail):
-			r := &tail.Reader{Past: moment.Past{Source: q.Source, Index: sb.index, SourceDir: o.SourceDir, Log: sb.log},
-				MaxEvents: sb.maxEvents, MemoryLimit: sb.memoryLimit, Log: sb.log}
+			past := moment.Past{Source: q.Source, Index: sb.index, SourceDir: o.SourceDir, Log: sb.log}
+			if sb.archive != nil {
+				if past.Archive, err = sb.archive(ctx); err != nil {
+					return api.QueryAnswer{}, err
+				}
+			}
+			r := &tail.Reader{Past: past, MaxEvents: sb.maxEvents, MemoryLimit: sb.memoryLimit, Log: sb.log}
 			o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
 				var err error
 				if st, err = r.Prepare(ctx, dir); err != nil {
@@ -136,7 +171,8 @@ func answerCut(st *tail.State, sourceDir, id string) (api.QueryCut, error) {
 // sandbox is what the API's queries read: backupDir and, when store is
 // not nil, the index for the live tail (bounded by --query-tail-max-events).
 func (s *serveConfig) sandbox(backupDir string, store *index.Store, log *slog.Logger) sandbox {
-	sb := sandbox{backupDir: backupDir, memoryLimit: s.queryMemoryLimit, maxEvents: s.queryTailMaxEvents, log: log}
+	sb := sandbox{backupDir: backupDir, memoryLimit: s.queryMemoryLimit, maxEvents: s.queryTailMaxEvents,
+		archive: archiveOnce(s.archiveURL, log), log: log}
 	if store != nil {
 		sb.index = store
 	}
