@@ -47,6 +47,9 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 ("dbtrail worker", one-shot verbs) can use its frontend address.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = g.log
+			if err := early.check(); err != nil {
+				return err
+			}
 			acts, store, err := wc.activities(cmd, g)
 			if err != nil {
 				return err

@@ -35,13 +35,8 @@ func (e *earlyRefreshConfig) register(f *pflag.FlagSet) {
 // through the jobs service of c.
 func (e *earlyRefreshConfig) watch(c client.Client, namespace, taskQueue, source string, input workflows.RefreshInput,
 	acts *activities.Activities, reg prometheus.Registerer, log *slog.Logger) (run func(context.Context), err error) {
-	switch {
-	case e.events < 0:
-		return nil, fmt.Errorf("--early-refresh-events %d: want 0 (off) or a number of events", e.events)
-	case e.events == 0:
-		return nil, nil
-	case e.every < time.Second:
-		return nil, fmt.Errorf("--early-refresh-check %s: the shortest interval is 1s", e.every)
+	if err := e.check(); err != nil || e.events == 0 {
+		return nil, err
 	}
 	w, err := workers.NewEarlyRefresh(reg, workers.EarlyRefreshConfig{Source: source, SourceDir: filepath.Join(acts.BackupDir, source),
 		Index: acts.Index, Jobs: jobsService(c, namespace, taskQueue), Input: input, MaxEvents: e.events, Log: log})
@@ -49,4 +44,16 @@ func (e *earlyRefreshConfig) watch(c client.Client, namespace, taskQueue, source
 		return nil, err
 	}
 	return func(ctx context.Context) { w.Run(ctx, e.every) }, nil
+}
+
+// check refuses a negative bound and, with the watch on, a check interval
+// under a second.
+func (e *earlyRefreshConfig) check() error {
+	switch {
+	case e.events < 0:
+		return fmt.Errorf("--early-refresh-events %d: want 0 (off) or a number of events", e.events)
+	case e.events > 0 && e.every < time.Second:
+		return fmt.Errorf("--early-refresh-check %s: the shortest interval is 1s", e.every)
+	}
+	return nil
 }

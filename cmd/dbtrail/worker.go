@@ -31,6 +31,9 @@ Give each worker its own --backup-dir and --work-dir and the same --archive-url:
 a backup's steps run on one worker (a Temporal session) and snapshots are
 shared through the store (docs/workflows.md, "Workers on several machines").`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := early.check(); err != nil {
+				return err
+			}
 			acts, store, err := wc.activities(cmd, g)
 			if err != nil {
 				return err
