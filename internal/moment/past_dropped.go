@@ -9,20 +9,24 @@ import (
 // in (after, upto] that the index no longer holds whole: the events a
 // reader of that range can only read from the archive location. A reader
 // without one (Archive nil) refuses such a range, naming them, rather than
-// answer without their events.
+// answer without their events. Only the hours in the range are counted in
+// the index.
 func (p Past) DroppedHours(ctx context.Context, after, upto uint64) ([]ArchiveHour, error) {
-	hours, err := p.archiveFiles().Hours(ctx, p.Source, after, upto)
+	recs, err := p.Index.Archives(ctx, p.Source)
 	if err != nil {
 		return nil, fmt.Errorf("archived hours of %s: %w", p.Source, err)
 	}
 	var out []ArchiveHour
-	for _, h := range hours {
-		held, err := p.Index.CountHour(ctx, p.Source, h.Hour)
+	for _, r := range recs {
+		if !r.Confirmed() || r.LastSeq <= after || r.FirstSeq > upto {
+			continue
+		}
+		held, err := p.Index.CountHour(ctx, p.Source, r.Hour)
 		if err != nil {
 			return nil, err
 		}
-		if held < h.Events {
-			out = append(out, h)
+		if held < r.Events {
+			out = append(out, ArchiveHour{Source: p.Source, Hour: r.Hour, Name: r.Object, FirstSeq: r.FirstSeq, LastSeq: r.LastSeq, Events: r.Events})
 		}
 	}
 	return out, nil
