@@ -108,7 +108,7 @@ func routes() []route {
 		{method: "GET", path: "/v1/snapshots", params: []string{"source"}, handle: (*server).snapshots},
 		{method: "GET", path: "/v1/archives", params: []string{"source"}, handle: (*server).archives},
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
-		{method: "POST", path: "/v1/query", params: []string{"snapshot"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
+		{method: "POST", path: "/v1/query", params: []string{"snapshot", "tail"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/dbtrail/dbtrail/jobs"
@@ -19,7 +20,9 @@ const (
 )
 
 // QueryRequest is POST /v1/query: one read-only SQL statement over the
-// views of the current snapshot (or ?snapshot=ID) of source.
+// views of source: the current snapshot plus the changes captured after it
+// (the live tail, when the server reads the index; ?tail=false: the
+// snapshot alone), or ?snapshot=ID.
 type QueryRequest struct {
 	SQL    string `json:"sql"`
 	Source string `json:"source"`
@@ -36,16 +39,48 @@ type Question struct {
 	Snapshot string // "": current
 	SQL      string
 	MaxRows  int
+	// Tail is ?tail: nil answers with the live tail when the server reads
+	// an index (and the snapshot alone otherwise), true requires it, false
+	// reads the snapshot alone. Never true with a Snapshot.
+	Tail *bool
 }
 
 // QueryAnswer is the answer of POST /v1/query: each row a JSON array in
-// column order (DECIMAL exact, times as text).
+// column order (DECIMAL exact, times as text), and the transaction the
+// answer is cut at.
 type QueryAnswer struct {
 	Snapshot  string            `json:"snapshot"`
+	Cut       QueryCut          `json:"cut"`
 	Columns   []string          `json:"columns"`
 	Types     []string          `json:"types"`
 	Rows      []json.RawMessage `json:"rows"`
 	Truncated bool              `json:"truncated"`
+}
+
+// QueryCut is the transaction an answer is cut at (docs/tail.md): with the
+// live tail, the newest captured transaction (the snapshot plus the
+// changes after it, one cut for every table); else the snapshot's
+// position, and Reason says why the changes after it are left out when
+// the tail was asked for.
+type QueryCut struct {
+	// Tail reports that the answer is the snapshot plus the changes after
+	// it up to the cut.
+	Tail bool `json:"tail"`
+	// Seq is the last event in the answer; GTID, Binlog (file:pos) and
+	// Committed name its transaction (Committed only with the tail).
+	Seq       uint64     `json:"seq"`
+	GTID      string     `json:"gtid,omitempty"`
+	Binlog    string     `json:"binlog"`
+	Committed *time.Time `json:"committed,omitempty"`
+	// Events and Tables count the changes after the snapshot in the
+	// answer.
+	Events int64 `json:"events"`
+	Tables int   `json:"tables"`
+	// Reason is why the tail was left out ("" with the tail, or when it
+	// was not asked for).
+	Reason string `json:"reason,omitempty"`
+	// Text is the line `dbtrail query` prints on standard error.
+	Text string `json:"text"`
 }
 
 // QueryFunc answers a question in the sandbox (views.SessionOptions.Sandbox)
@@ -72,6 +107,17 @@ func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
 	} else {
 		snap = ""
 	}
+	var withTail *bool
+	if v := r.URL.Query().Get("tail"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return badFieldf("tail", "tail %q: want true or false", v)
+		}
+		withTail = &on
+	}
+	if snap != "" && withTail != nil && *withTail {
+		return badFieldf("tail", "tail=true reads the newest snapshot and the changes after it: not with snapshot %s", snap)
+	}
 	if b.MaxRows == 0 {
 		b.MaxRows = DefaultQueryRows
 	}
@@ -87,7 +133,7 @@ func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	a, err := s.cfg.Query(ctx, Question{Source: b.Source, Snapshot: snap, SQL: b.SQL, MaxRows: b.MaxRows})
+	a, err := s.cfg.Query(ctx, Question{Source: b.Source, Snapshot: snap, SQL: b.SQL, MaxRows: b.MaxRows, Tail: withTail})
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Field: "timeout_ms",

@@ -37,6 +37,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		metricsAddr string
 		sched       scheduleConfig
 		sc          serveConfig
+		early       earlyRefreshConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -47,6 +48,9 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 ("dbtrail worker", one-shot verbs) can use its frontend address.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = g.log
+			if err := early.check(); err != nil {
+				return err
+			}
 			acts, store, err := wc.activities(cmd, g)
 			if err != nil {
 				return err
@@ -80,9 +84,12 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
+			watch := func(c client.Client, namespace string) (func(context.Context), error) {
+				return early.watch(c, namespace, taskQueue, wc.source, sched.refresh.input(wc.source), acts, reg, g.log)
+			}
 			return runDev(cmd, cfg, taskQueue, acts, reg, specs, jobs, g.log, func(c client.Client, namespace string) {
 				verify.useJobs(jobsService(c, namespace, taskQueue), wc.source)
-			})
+			}, watch)
 		},
 	}
 	f := cmd.Flags()
@@ -95,12 +102,14 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
 	wc.register(f)
 	sched.register(f)
+	early.register(f)
 	sc.register(f, api.DefaultAddr)
 	return cmd
 }
 
 func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, acts *activities.Activities, reg prometheus.Registerer,
-	schedules []temporalclient.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string)) error {
+	schedules []temporalclient.ScheduleSpec, extra []devJob, log *slog.Logger, onClient func(client.Client, string),
+	watch func(client.Client, string) (func(context.Context), error)) error {
 	ctx := cmd.Context()
 	began := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -123,9 +132,13 @@ func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, act
 		return err
 	}
 
+	early, err := watch(c, srv.Namespace())
+	if err != nil {
+		return err
+	}
 	// Background jobs: capture joins the worker here.
 	jobs := append([]devJob{
-		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, reg, log) }},
+		{name: "worker", run: func(ctx context.Context) error { return runWorker(ctx, c, taskQueue, acts, reg, log, early) }},
 	}, extra...)
 
 	out := cmd.OutOrStdout()

@@ -23,6 +23,8 @@ type queryConfig struct {
 	tempDir                     string
 	tail                        bool
 	tailMaxEvents               int64
+	// archiveURL is where the tail reads the hours the index dropped.
+	archiveURL string
 }
 
 // newQueryCmd is `dbtrail query`: SQL over a snapshot with the DuckDB built
@@ -89,6 +91,7 @@ func newQueryCmd(g *globals) *cobra.Command {
 	f.BoolVar(&c.tail, "tail", true, "answer from the newest snapshot plus the changes captured after it, cut at the newest captured transaction (needs --index-dsn; "+
 		"without one the snapshot alone is read unless --tail is given); --tail=false reads the snapshot alone")
 	f.Int64Var(&c.tailMaxEvents, "tail-max-events", tail.DefaultMaxEvents, "largest tail folded: with more changes after the snapshot the answer is the snapshot's, with the reason")
+	registerArchiveURL(f, &c.archiveURL, "archive location the tail reads the hours the index dropped from (without it such a tail is left out, with the reason)")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
@@ -29,7 +30,7 @@ func (c *queryConfig) tailSession(cmd *cobra.Command, g *globals, o *views.Sessi
 	case g.index.value == "" && !explicit:
 		return func() {}, nil
 	}
-	past, closeIndex, err := openPast(cmd, g, c.backupDir, c.source, "")
+	past, closeIndex, err := openPast(cmd, g, c.backupDir, c.source, c.archiveURL)
 	if err != nil {
 		return nil, fmt.Errorf("--tail: %w", err)
 	}
@@ -54,12 +55,17 @@ func cutNote(s *views.Session, sourceDir string) string {
 	if err != nil {
 		return fmt.Sprintf("cut: snapshot %s (its manifest: %v)", s.Snapshot(), err)
 	}
-	p := snap.Manifest.Position
+	return snapshotCutLine(s.Snapshot(), snap.Manifest.Position)
+}
+
+// snapshotCutLine is the cut line of an answer read from snapshot id alone
+// (at position p), with no tail.
+func snapshotCutLine(id string, p binlogpos.Position) string {
 	g := p.GTID
 	if g == "" {
 		g = "(none)"
 	}
-	return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d (the snapshot alone: no tail)", s.Snapshot(), p, g, p.Seq)
+	return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d (the snapshot alone: no tail)", id, p, g, p.Seq)
 }
 
 // sourceDir is the folder of c's source.

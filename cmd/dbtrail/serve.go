@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
@@ -35,6 +36,8 @@ type serveConfig struct {
 	archiveURL       string
 	source           string
 	queryMemoryLimit string
+	// queryTailMaxEvents bounds the live tail of one API query.
+	queryTailMaxEvents int64
 }
 
 func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {
@@ -44,6 +47,7 @@ func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {
 	f.StringVar(&s.tlsKey, "tls-key", "", "PEM private key of the HTTP API (with --tls-cert)")
 	f.StringVar(&s.exportDir, "export-dir", "", "folder, on the workers' machines, that API exports are written into (default <backup-dir>/../exports; \"none\" refuses exports)")
 	f.StringVar(&s.queryMemoryLimit, "query-memory-limit", "512MB", "DuckDB memory limit of one API query")
+	f.Int64Var(&s.queryTailMaxEvents, "query-tail-max-events", tail.DefaultMaxEvents, "largest live tail one API query folds (with --index-dsn): with more changes after the snapshot the answer is the snapshot's, with the reason")
 }
 
 // tokens reads the API's tokens: --token-file, else DBTRAIL_API_TOKENS,
@@ -66,6 +70,9 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	if err != nil {
 		return devJob{}, err
 	}
+	if s.queryTailMaxEvents < 1 {
+		return devJob{}, fmt.Errorf("--query-tail-max-events %d: want at least 1", s.queryTailMaxEvents)
+	}
 	exportDir, err := s.exports()
 	if err != nil {
 		return devJob{}, err
@@ -78,7 +85,7 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	h, err := api.New(api.Config{
 		Jobs:    svc,
 		Catalog: &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, log: g.log},
-		Query:   sandboxQuery(backupDir, s.queryMemoryLimit),
+		Query:   sandboxQuery(s.sandbox(backupDir, store, g.log)),
 		Tokens:  toks, Source: s.source, ExportDir: exportDir, Log: g.log,
 		Refresh:          func(source string) workflows.RefreshInput { return rc.input(source) },
 		RetentionPreview: retentionPreview(svc),

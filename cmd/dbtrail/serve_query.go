@@ -3,20 +3,71 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
 // maxQueries bounds the API's DuckDB sessions open at once (memory).
 const maxQueries = 2
 
+// sandbox is what the API's queries read: the backup folder and, for the
+// live tail, the index.
+type sandbox struct {
+	backupDir   string
+	memoryLimit string
+	// index is the index the tail reads; nil: the snapshot alone.
+	index moment.Store
+	// maxEvents is the tail's bound (tail.Reader.MaxEvents).
+	maxEvents int64
+	// archive opens the archive location the tail reads the hours the
+	// index dropped from (nil: none; such a tail is left out, with the
+	// reason).
+	archive func(ctx context.Context) (storage.Store, error)
+	log     *slog.Logger
+}
+
+// archiveOnce opens the store of url at its first use and keeps it (a
+// failed open is tried again at the next use); nil for "".
+func archiveOnce(url string, log *slog.Logger) func(ctx context.Context) (storage.Store, error) {
+	if url == "" {
+		return nil
+	}
+	var mu sync.Mutex
+	var open storage.Store
+	return func(ctx context.Context) (storage.Store, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if open != nil {
+			return open, nil
+		}
+		s, err := openArchive(ctx, url, log)
+		if err != nil {
+			return nil, err
+		}
+		open = s
+		return s, nil
+	}
+}
+
 // sandboxQuery answers the API's questions: a sandboxed views session
-// (views.SessionOptions.Sandbox: files of the source's backup folder only,
-// no network, no extension, read-only statements) of the source's snapshot,
-// its rows as JSON arrays as `dbtrail query --format json` writes values.
-func sandboxQuery(backupDir, memoryLimit string) api.QueryFunc {
+// (views.SessionOptions.Sandbox: files of the source's backup folder and
+// the session's staged tail only, no network, no extension, read-only
+// statements) of the source's current snapshot plus the changes after it
+// (the live tail of `dbtrail query`, docs/tail.md, when sb has an index and
+// the question does not turn it off), or of its snapshot; its rows as JSON
+// arrays as `dbtrail query --format json` writes values, and its cut.
+func sandboxQuery(sb sandbox) api.QueryFunc {
 	slots := make(chan struct{}, maxQueries)
 	return func(ctx context.Context, q api.Question) (api.QueryAnswer, error) {
 		select {
@@ -25,10 +76,32 @@ func sandboxQuery(backupDir, memoryLimit string) api.QueryFunc {
 		case <-ctx.Done():
 			return api.QueryAnswer{}, ctx.Err()
 		}
-		s, err := views.OpenSession(ctx, views.SessionOptions{
-			Options:     views.Options{SourceDir: filepath.Join(backupDir, q.Source), Snapshot: q.Snapshot},
-			MemoryLimit: memoryLimit, Threads: 1, Sandbox: true,
-		})
+		o := views.SessionOptions{
+			Options:     views.Options{SourceDir: filepath.Join(sb.backupDir, q.Source), Snapshot: q.Snapshot},
+			MemoryLimit: sb.memoryLimit, Threads: 1, Sandbox: true,
+		}
+		var st *tail.State
+		var err error
+		switch {
+		case q.Tail != nil && *q.Tail && sb.index == nil:
+			return api.QueryAnswer{}, errors.New("tail=true: the server reads no index (--index-dsn): only tail=false, the snapshot alone")
+		case q.Snapshot == "" && sb.index != nil && (q.Tail == nil || *q.Tail):
+			past := moment.Past{Source: q.Source, Index: sb.index, SourceDir: o.SourceDir, Log: sb.log}
+			if sb.archive != nil {
+				if past.Archive, err = sb.archive(ctx); err != nil {
+					return api.QueryAnswer{}, err
+				}
+			}
+			r := &tail.Reader{Past: past, MaxEvents: sb.maxEvents, MemoryLimit: sb.memoryLimit, Log: sb.log}
+			o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
+				var err error
+				if st, err = r.Prepare(ctx, dir); err != nil {
+					return nil, err
+				}
+				return st.Views, nil
+			}
+		}
+		s, err := views.OpenSession(ctx, o)
 		if err != nil {
 			return api.QueryAnswer{}, err
 		}
@@ -43,6 +116,9 @@ func sandboxQuery(backupDir, memoryLimit string) api.QueryFunc {
 			return api.QueryAnswer{}, err
 		}
 		a := api.QueryAnswer{Snapshot: s.Snapshot(), Columns: r.cols, Types: r.types, Rows: []json.RawMessage{}}
+		if a.Cut, err = answerCut(st, o.SourceDir, s.Snapshot()); err != nil {
+			return api.QueryAnswer{}, err
+		}
 		vals := make([]any, len(r.cols))
 		for {
 			ok, err := r.next(vals)
@@ -67,4 +143,38 @@ func sandboxQuery(backupDir, memoryLimit string) api.QueryFunc {
 		}
 		return a, rows.Close()
 	}
+}
+
+// answerCut is the cut of an answer: the tail's st, or (st nil: no tail
+// asked for) the position of snapshot id in sourceDir.
+func answerCut(st *tail.State, sourceDir, id string) (api.QueryCut, error) {
+	if st != nil && st.Live && st.Events > 0 {
+		c := st.Cut
+		t := c.Txn.CommitTime.UTC()
+		return api.QueryCut{Tail: true, Seq: c.Seq, GTID: c.Txn.Position.GTID, Binlog: c.Txn.Position.String(), Committed: &t,
+			Events: st.Events, Tables: st.Tables, Text: st.String()}, nil
+	}
+	if st != nil {
+		// No change after the snapshot (the tail answers at the snapshot's
+		// position), or a fallback with its reason.
+		p := st.Position
+		return api.QueryCut{Tail: st.Live, Seq: p.Seq, GTID: p.GTID, Binlog: p.String(), Reason: st.Reason, Text: st.String()}, nil
+	}
+	snap, err := snapshot.OpenSnapshot(snapshot.Folder(sourceDir).Snapshot(id))
+	if err != nil {
+		return api.QueryCut{}, fmt.Errorf("the cut of the answer: %w", err)
+	}
+	p := snap.Manifest.Position
+	return api.QueryCut{Seq: p.Seq, GTID: p.GTID, Binlog: p.String(), Text: snapshotCutLine(id, p)}, nil
+}
+
+// sandbox is what the API's queries read: backupDir and, when store is
+// not nil, the index for the live tail (bounded by --query-tail-max-events).
+func (s *serveConfig) sandbox(backupDir string, store *index.Store, log *slog.Logger) sandbox {
+	sb := sandbox{backupDir: backupDir, memoryLimit: s.queryMemoryLimit, maxEvents: s.queryTailMaxEvents,
+		archive: archiveOnce(s.archiveURL, log), log: log}
+	if store != nil {
+		sb.index = store
+	}
+	return sb
 }

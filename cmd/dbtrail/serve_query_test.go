@@ -12,7 +12,7 @@ import (
 // outside the backup folder or to write one.
 func TestSandboxQuery(t *testing.T) {
 	dir := queryFixture(t)
-	ask := sandboxQuery(dir, "256MB")
+	ask := sandboxQuery(sandbox{backupDir: dir, memoryLimit: "256MB"})
 	ctx := context.Background()
 	a, err := ask(ctx, api.Question{Source: "main", SQL: "SELECT id, total, status FROM shop.orders ORDER BY id", MaxRows: 2})
 	if err != nil {

@@ -21,6 +21,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 	var addr, namespace, taskQueue, metricsAddr string
 	wc := newWorkerConfig()
 	var sched scheduleConfig
+	var early earlyRefreshConfig
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run dbtrail's workflows and activities against a Temporal server (long-running)",
@@ -31,6 +32,9 @@ Give each worker its own --backup-dir and --work-dir and the same --archive-url:
 a backup's steps run on one worker (a Temporal session) and snapshots are
 shared through the store (docs/workflows.md, "Workers on several machines").`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := early.check(); err != nil {
+				return err
+			}
 			acts, store, err := wc.activities(cmd, g)
 			if err != nil {
 				return err
@@ -55,7 +59,11 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 					return err
 				}
 			}
-			return runWorker(cmd.Context(), c, taskQueue, acts, reg, g.log)
+			watch, err := early.watch(c, namespace, taskQueue, wc.source, sched.refresh.input(wc.source), acts, reg, g.log)
+			if err != nil {
+				return err
+			}
+			return runWorker(cmd.Context(), c, taskQueue, acts, reg, g.log, watch)
 		},
 	}
 	f := cmd.Flags()
@@ -65,14 +73,18 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 	f.StringVar(&metricsAddr, "metrics-addr", "", "address of a Prometheus /metrics endpoint with the folders' free space (empty: off; several workers on one machine need one each)")
 	wc.register(f)
 	sched.register(f)
+	early.register(f)
 	return cmd
 }
 
 // runWorker runs a worker with every dbtrail workflow and activity on
 // taskQueue, sessions on (workers.Options), until ctx ends (nil) or the
 // worker fails for good (its error). Meanwhile it watches the free space
-// of its folders (workers.SpaceWatch), its gauge registered on reg.
-func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, reg prometheus.Registerer, log *slog.Logger) error {
+// of its folders (workers.SpaceWatch), its gauge registered on reg, and
+// runs each of watches (e.g. the early refresh: earlyRefreshConfig.watch)
+// until it ends.
+func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, reg prometheus.Registerer, log *slog.Logger,
+	watches ...func(context.Context)) error {
 	space, err := workers.NewSpaceWatch(reg, workers.SpaceFolders(acts), acts.Disk, log)
 	if err != nil {
 		return fmt.Errorf("free space metric: %w", err)
@@ -80,6 +92,11 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go space.Run(wctx, workers.SpaceEvery)
+	for _, watch := range watches {
+		if watch != nil {
+			go watch(wctx)
+		}
+	}
 	fatal := make(chan error, 1)
 	opts := workers.Options()
 	opts.OnFatalError = func(err error) {

@@ -133,6 +133,15 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	if plan.Cut.Seq <= plan.BasePosition.Seq {
 		return st, nil
 	}
+	if r.Past.Archive == nil {
+		dropped, err := r.Past.DroppedHours(ctx, plan.BasePosition.Seq, plan.Cut.Seq)
+		if err != nil {
+			return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+		}
+		if len(dropped) > 0 {
+			return r.fallback(ctx, droppedReason(plan, dropped))
+		}
+	}
 	counts, err := r.Past.ChangeCounts(ctx, plan.BasePosition.Seq, plan.Cut.Seq)
 	if err != nil {
 		return nil, fmt.Errorf("tail of %s: count changes: %w", r.Past.Source, err)
@@ -165,6 +174,17 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	}
 	st.Views.Stage = func(ctx context.Context, names []string) error { return f.stage(ctx, names, st) }
 	return st, nil
+}
+
+// droppedReason is the reason a tail without an archive location leaves
+// out a window that reaches into hours the index dropped.
+func droppedReason(plan moment.Plan, hours []moment.ArchiveHour) string {
+	var names []string
+	for _, h := range hours {
+		names = append(names, fmt.Sprintf("%s (seq %d-%d)", change.HourTime(h.Hour).Format("2006-01-02 15:00 UTC"), h.FirstSeq, h.LastSeq))
+	}
+	return fmt.Sprintf("%s: the changes after snapshot %s (seq %d to %d) reach into archived hours the index dropped: %s; give --archive-url (or DBTRAIL_ARCHIVE_URL) to read them",
+		moment.CodeArchive, plan.Base, plan.BasePosition.Seq, plan.Cut.Seq, strings.Join(names, ", "))
 }
 
 // dropped lists the tables of snapshot m that plan does not hold: gone at

@@ -4,22 +4,32 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // sandbox cuts the session off everything but the source folder: DuckDB
 // may read files under SourceDir only (allowed_directories; the views read
-// the snapshot there), has no other file system or network access
+// the snapshot there) and, with a tail, the session's temp folder (the
+// staged changes), has no other file system or network access
 // (enable_external_access off: read_csv, read_text, glob, COPY, ATTACH on
 // any other path fail), loads and installs no extension, and keeps these
 // settings (lock_configuration, set by OpenSession after this). Query's
 // read-only check still refuses every statement but SELECT and EXPLAIN.
 func (s *Session) sandbox(ctx context.Context) error {
-	dir, err := filepath.Abs(s.opt.SourceDir)
-	if err != nil {
-		return fmt.Errorf("views: sandbox: %w", err)
+	allowed := []string{s.opt.SourceDir}
+	if s.opt.Tail != nil {
+		allowed = append(allowed, s.tailRoot)
+	}
+	var list []string
+	for _, d := range allowed {
+		dir, err := filepath.Abs(d)
+		if err != nil {
+			return fmt.Errorf("views: sandbox: %w", err)
+		}
+		list = append(list, quoteString(filepath.ToSlash(dir)+"/"))
 	}
 	for _, set := range []string{
-		"SET allowed_directories=[" + quoteString(filepath.ToSlash(dir)+"/") + "]",
+		"SET allowed_directories=[" + strings.Join(list, ", ") + "]",
 		"SET enable_external_access=false",
 		"SET autoload_known_extensions=false",
 		"SET allow_community_extensions=false",

@@ -33,8 +33,9 @@ type SessionOptions struct {
 	// Tail, when set, prepares the changes after a snapshot into the
 	// folder it is given (a new one under the session's temp folder at
 	// every Reload) and returns them: the views then read that snapshot
-	// with its Tail (docs/tail.md), not current. Not with Snapshot or
-	// Sandbox.
+	// with its Tail (docs/tail.md), not current. Not with Snapshot. With
+	// Sandbox, DuckDB may also read the session's temp folder (where the
+	// tails are staged); a TempDir given is then allowed whole.
 	Tail func(ctx context.Context, dir string) (*Tail, error)
 }
 
@@ -69,8 +70,8 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 			return nil, fmt.Errorf("views: %w", err)
 		}
 	}
-	if o.Tail != nil && (o.Snapshot != "" || o.Sandbox) {
-		return nil, fmt.Errorf("views: a session with a tail reads the newest snapshot, without a sandbox")
+	if o.Tail != nil && o.Snapshot != "" {
+		return nil, fmt.Errorf("views: a session with a tail reads the newest snapshot, not snapshot %s", o.Snapshot)
 	}
 	s := &Session{opt: o}
 	defer func() {
