@@ -134,7 +134,9 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 		User: src.cfg.User, Password: src.cfg.Passwd,
 		ParseTime: false, UseDecimal: false, TimestampStringLocation: time.UTC,
 		RenderJSONAsMySQLText: true, VerifyChecksum: true,
-		HeartbeatPeriod: time.Second, ReadTimeout: 30 * time.Second,
+		// No ReadTimeout: rows.watch detects a silent source instead of a
+		// socket deadline set for every packet.
+		HeartbeatPeriod: time.Second,
 		// go-mysql's own reconnect resumes at the last event read, which may
 		// be inside a transaction; capture instead restarts from its
 		// checkpoint, always a commit boundary.
@@ -157,6 +159,7 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	g.Go(func() error { return watchLease(gctx, lease) })
 	g.Go(func() error { return maintainPartitions(gctx, store, log) })
 	g.Go(func() error { return rows.pump(gctx, streamer) })
+	g.Go(func() error { return rows.watch(gctx, sourceSilence) })
 	g.Go(func() error {
 		defer close(batches)
 		dec := newDecoder(cfg, src.flavor, st, log, func(b *batch) error {
@@ -178,6 +181,10 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	}
 	return err
 }
+
+// sourceSilence is how long capture waits without any binlog event or
+// heartbeat (sent every second) before it gives the connection up.
+const sourceSilence = 30 * time.Second
 
 func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, out func(*batch) error) *decoder {
 	received := cfg.Metrics.EventsReceived.WithLabelValues(cfg.Source)

@@ -48,10 +48,11 @@ type binlogRange struct {
 
 // benchCapture measures capture on two workloads written on one real
 // source: the batch workload of batchEvents row events (bulk statements on
-// one table) and the interleaved OLTP workload of oltpEvents (short
+// one table), the bulk-load workload of bulkEvents (multi-row INSERTs of
+// wide TPC-C rows) and the interleaved OLTP workload of oltpEvents (short
 // transactions switching between nine tables). A workload of 0 events is
 // skipped.
-func benchCapture(ctx context.Context, batchEvents, oltpEvents int) ([]result, error) {
+func benchCapture(ctx context.Context, batchEvents, bulkEvents, oltpEvents int) ([]result, error) {
 	src, idx, stop, err := startSourceAndIndex(ctx)
 	if err != nil {
 		return nil, err
@@ -60,6 +61,9 @@ func benchCapture(ctx context.Context, batchEvents, oltpEvents int) ([]result, e
 	var workloads []captureWorkload
 	if batchEvents > 0 {
 		workloads = append(workloads, batchWorkload(batchEvents))
+	}
+	if bulkEvents > 0 {
+		workloads = append(workloads, bulkWorkload(bulkEvents))
 	}
 	if oltpEvents > 0 {
 		workloads = append(workloads, oltpWorkload(oltpEvents))
