@@ -153,23 +153,28 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	log.Info("capture streaming", slog.String("from", fmt.Sprintf("%s:%d", cp.BinlogFile, cp.BinlogPos)), slog.Uint64("last_seq", cp.LastSeq))
 
 	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan *batch, 2)
+	// decoder → cut → packer → packed → writer: decoding, packing and the
+	// index's inserts and commits overlap.
+	cut, packed := make(chan *batch, 1), make(chan *batch, 2)
+	pk := newPacker()
 	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics}
-	g.Go(func() error { return w.run(gctx, batches) })
+	g.Go(func() error { return pk.run(gctx, cut, packed) })
+	g.Go(func() error { return w.run(gctx, packed) })
 	g.Go(func() error { return watchLease(gctx, lease) })
 	g.Go(func() error { return maintainPartitions(gctx, store, log) })
 	g.Go(func() error { return rows.pump(gctx, streamer) })
 	g.Go(func() error { return rows.watch(gctx, sourceSilence) })
 	g.Go(func() error {
-		defer close(batches)
+		defer close(cut)
 		dec := newDecoder(cfg, src.flavor, st, log, func(b *batch) error {
 			select {
-			case batches <- b:
+			case cut <- b:
 				return nil
 			case <-gctx.Done():
 				return gctx.Err()
 			}
 		})
+		dec.packer = pk
 		if err := dec.gtidSet.load(src.flavor, cp.GTIDSet); err != nil {
 			return err
 		}
