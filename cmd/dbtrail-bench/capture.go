@@ -287,7 +287,9 @@ func rawDecode(ctx context.Context, src *testsuite.Server, start, end binlogpos.
 		}
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
+			// Its LogPos is in the file it ends, not in the next one.
 			file = string(e.NextLogName)
+			continue
 		case *replication.RowsEvent:
 			if e.Type() == replication.EnumRowsEventTypeUpdate {
 				events += len(e.Rows) / 2
