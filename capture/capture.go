@@ -134,7 +134,9 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 		User: src.cfg.User, Password: src.cfg.Passwd,
 		ParseTime: false, UseDecimal: false, TimestampStringLocation: time.UTC,
 		RenderJSONAsMySQLText: true, VerifyChecksum: true,
-		HeartbeatPeriod: time.Second, ReadTimeout: 30 * time.Second,
+		// No ReadTimeout: rows.watch detects a silent source instead of a
+		// socket deadline set for every packet.
+		HeartbeatPeriod: time.Second,
 		// go-mysql's own reconnect resumes at the last event read, which may
 		// be inside a transaction; capture instead restarts from its
 		// checkpoint, always a commit boundary.
@@ -151,22 +153,28 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	log.Info("capture streaming", slog.String("from", fmt.Sprintf("%s:%d", cp.BinlogFile, cp.BinlogPos)), slog.Uint64("last_seq", cp.LastSeq))
 
 	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan *batch, 2)
+	// decoder → cut → packer → packed → writer: decoding, packing and the
+	// index's inserts and commits overlap.
+	cut, packed := make(chan *batch, 1), make(chan *batch, 2)
+	pk := newPacker()
 	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics}
-	g.Go(func() error { return w.run(gctx, batches) })
+	g.Go(func() error { return pk.run(gctx, cut, packed) })
+	g.Go(func() error { return w.run(gctx, packed) })
 	g.Go(func() error { return watchLease(gctx, lease) })
 	g.Go(func() error { return maintainPartitions(gctx, store, log) })
 	g.Go(func() error { return rows.pump(gctx, streamer) })
+	g.Go(func() error { return rows.watch(gctx, sourceSilence) })
 	g.Go(func() error {
-		defer close(batches)
+		defer close(cut)
 		dec := newDecoder(cfg, src.flavor, st, log, func(b *batch) error {
 			select {
-			case batches <- b:
+			case cut <- b:
 				return nil
 			case <-gctx.Done():
 				return gctx.Err()
 			}
 		})
+		dec.packer = pk
 		if err := dec.gtidSet.load(src.flavor, cp.GTIDSet); err != nil {
 			return err
 		}
@@ -178,6 +186,10 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	}
 	return err
 }
+
+// sourceSilence is how long capture waits without any binlog event or
+// heartbeat (sent every second) before it gives the connection up.
+const sourceSilence = 30 * time.Second
 
 func newDecoder(cfg *Config, flavor string, st *startState, log *slog.Logger, out func(*batch) error) *decoder {
 	received := cfg.Metrics.EventsReceived.WithLabelValues(cfg.Source)

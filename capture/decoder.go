@@ -20,8 +20,12 @@ import (
 // a checkpoint arrives, so a binlog transaction is never half-committed to
 // the index, however many batches it spans.
 type batch struct {
-	// events are packed for the index as soon as the batch is cut, so
-	// that the decoded events (and their images) are freed at once.
+	// raw are the batch's events as the decoder cut them, at binlog
+	// position cutAt; the packer packs them into events (and frees raw)
+	// before the writer sees the batch.
+	raw   []change.Event
+	cutAt binlogpos.Position
+	// events are raw packed for the index.
 	events  *index.Packed
 	schemas []change.SchemaVersion
 	// fill, when set, gives the end position to the earlier, streamed parts
@@ -57,7 +61,8 @@ type decoder struct {
 	log     *slog.Logger
 	limits  batchLimits
 	tables  *tableTracker
-	out     func(*batch) error // hands a batch to the writer
+	out     func(*batch) error // hands a batch to the packer
+	packer  *packer            // recycles the event lists of packed batches
 	arena   []byte             // where images are carved from (see image)
 	scratch []byte             // where image encodes before it is carved
 
@@ -317,16 +322,13 @@ func (d *decoder) flush(fill *endPosFill) error {
 	if d.checkpoint == nil {
 		return nil
 	}
-	packed, err := d.cut(d.committed)
-	if err != nil {
-		return err
-	}
+	raw := d.cut(d.committed)
 	if d.checkpoint.GTIDSet == "" {
 		// The set holds every committed transaction, and no more: a GTID
 		// joins it at its commit.
 		d.checkpoint.GTIDSet = d.gtidSet.String()
 	}
-	b := &batch{events: packed, schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
+	b := &batch{raw: raw, cutAt: d.pos, schemas: d.schemas, checkpoint: d.checkpoint, fill: fill}
 	d.last = *d.checkpoint
 	d.tx.startIdx -= d.committed
 	if d.tx.startIdx < 0 {
@@ -343,21 +345,24 @@ func (d *decoder) flush(fill *endPosFill) error {
 // byte limit.
 func heldBytes(ev *change.Event) int { return len(ev.Before) + len(ev.After) + len(ev.PK) + 64 }
 
-// cut packs the first n pending events for the index and drops them from
-// pending, keeping the rest (and the pending list's storage).
-func (d *decoder) cut(n int) (*index.Packed, error) {
-	packed, err := index.PackEvents(d.pending[:n])
-	if err != nil {
-		return nil, fmt.Errorf("capture at %s: %w", d.pos, err)
+// cut takes the first n pending events out of pending, for the packer.
+// When they are all of pending, the list itself goes and pending starts
+// on a recycled one; otherwise they are copied out and the rest kept.
+func (d *decoder) cut(n int) []change.Event {
+	var out []change.Event
+	if n == len(d.pending) {
+		out, d.pending = d.pending, d.packer.list()
+	} else {
+		out = append(d.packer.list(), d.pending[:n]...)
+		rest := copy(d.pending, d.pending[n:])
+		clear(d.pending[rest:]) // the cut events live on in out
+		d.pending = d.pending[:rest]
 	}
-	rest := copy(d.pending, d.pending[n:])
-	clear(d.pending[rest:]) // let the images of the packed events go
-	d.pending = d.pending[:rest]
 	d.pendingBytes = 0
 	for i := range d.pending {
 		d.pendingBytes += heldBytes(&d.pending[i])
 	}
-	return packed, nil
+	return out
 }
 
 // moveIdleCheckpoint, called when the stream is idle, moves the checkpoint
@@ -432,11 +437,7 @@ func (d *decoder) streamOpenTx() error {
 	if len(d.pending) == 0 {
 		return nil
 	}
-	packed, err := d.cut(len(d.pending))
-	if err != nil {
-		return err
-	}
-	b := &batch{events: packed, schemas: d.schemas}
+	b := &batch{raw: d.cut(len(d.pending)), cutAt: d.pos, schemas: d.schemas}
 	d.schemas = nil
 	d.tx.startIdx = 0
 	d.tx.streamed = true

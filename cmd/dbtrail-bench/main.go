@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -52,6 +52,7 @@ func main() {
 	}
 	out := flag.String("out", "bench-results/results.md", "Markdown file to write")
 	events := flag.Int("events", 1000000, "row events of the capture benchmark's batch workload (and of the archive benchmark's)")
+	bulkEvents := flag.Int("bulk-events", 1000000, "row events of the capture benchmark's bulk-load workload (wide rows, multi-row INSERTs), 0 to skip it")
 	oltpEvents := flag.Int("oltp-events", 1000000, "row events of the capture benchmark's interleaved OLTP workload, 0 to skip it")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
@@ -92,7 +93,7 @@ func main() {
 		name string
 		fn   func() ([]result, error)
 	}{
-		{"capture", func() ([]result, error) { return benchCapture(ctx, *events, *oltpEvents) }},
+		{"capture", func() ([]result, error) { return benchCapture(ctx, *events, *bulkEvents, *oltpEvents) }},
 		{"convert", func() ([]result, error) { return benchConvert(ctx, *convRows) }},
 		{"refresh", func() ([]result, error) { return benchRefresh(ctx, *refreshMax) }},
 		{"moment", func() ([]result, error) { return benchMoment(ctx, *refreshMax) }},

@@ -40,7 +40,7 @@ func oltpWorkload(n int) captureWorkload {
 		describe: fmt.Sprintf("9 TPC-C tables (3 to 21 columns, wide customer and stock rows); %d connections of transactions of 10–30 "+
 			"single-row statements switching table (new-order, payment, delivery, order purge, price change), one round trip each; "+
 			"a population of 86k rows before the range", oltpConns),
-		ratioTarget: 0.60,
+		ratioTarget: 0.85,
 		bytesTarget: 400,
 		write: func(ctx context.Context, src *testsuite.Server) (binlogRange, error) {
 			return writeOLTPWorkload(ctx, src, n)
