@@ -154,8 +154,10 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 
 	g, gctx := errgroup.WithContext(ctx)
 	// decoder → cut → packer → packed → writer: decoding, packing and the
-	// index's inserts and commits overlap.
-	cut, packed := make(chan *batch, 1), make(chan *batch, 2)
+	// index's inserts and commits overlap. The hand-overs hold as few
+	// batches as keep the stages busy (cut none, packed one): every batch
+	// in flight is memory (TestLargeTransactionBoundedMemory).
+	cut, packed := make(chan *batch), make(chan *batch, 1)
 	pk := newPacker()
 	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics}
 	g.Go(func() error { return pk.run(gctx, cut, packed) })
