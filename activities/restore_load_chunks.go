@@ -191,7 +191,7 @@ func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlex
 		pipe := newStatementPipe(ctx, tx)
 		n, lastKey, err = l.buildChunk(r, rows, prefix, order, size, pipe.send)
 		if perr := pipe.wait(); err == nil && perr != nil {
-			err = fmt.Errorf("target: load %d rows of %s part %d after its row %d into %s.%s: %w", n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded, l.job.Schema, l.job.Load, perr)
+			err = l.loadErr(n, perr)
 		}
 	}
 	if err != nil {
@@ -224,6 +224,49 @@ func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlex
 // last one's key.
 func (l *loader) buildChunk(r restore.RowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
 	var stmt []byte
+	failed := false // a statement failed: wait says why
+	n, key, err := l.readChunk(r, order, size, func(num int64, row []types.Cell) (bool, error) {
+		tuple := len(stmt)
+		if len(stmt) == 0 {
+			stmt = append(make([]byte, 0, maxStatementBytes+64<<10), prefix...)
+		} else {
+			stmt = append(stmt, ',')
+		}
+		mark := len(stmt)
+		var err error
+		if stmt, err = rows.AppendTuple(stmt, num, row); err != nil {
+			return false, nonRetryable(ErrBadInput, err)
+		}
+		if tuple > 0 && len(stmt) > maxStatementBytes { // close the statement before this row
+			t := append([]byte(nil), stmt[mark:]...)
+			if !send(stmt[:tuple]) {
+				failed = true
+				return false, nil
+			}
+			stmt = append(append(make([]byte, 0, maxStatementBytes+64<<10), prefix...), t...)
+		}
+		return true, nil
+	})
+	if err != nil || failed {
+		return n, nil, err
+	}
+	if len(stmt) > 0 && !send(stmt) {
+		return n, nil, nil
+	}
+	return n, key, nil
+}
+
+// loadErr is the target's failure to load a chunk of n rows.
+func (l *loader) loadErr(n int, err error) error {
+	return fmt.Errorf("target: load %d rows of %s part %d after its row %d into %s.%s: %w", n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded, l.job.Schema, l.job.Load, err)
+}
+
+// readChunk reads up to size rows of r and calls add with each and its
+// row number in the part (counted after the checkpoint's rows); it returns
+// the rows read and the last one's key (nil for a keyless table or no
+// row). add returning false stops the chunk: then the rows added before
+// this one count, with no key, and add's error is returned.
+func (l *loader) readChunk(r restore.RowReader, order *restore.KeyOrder, size int, add func(num int64, row []types.Cell) (bool, error)) (int, *string, error) {
 	var last []types.Cell // the last row's key cells (copied: rows are reused)
 	n := 0
 	for n < size {
@@ -234,30 +277,13 @@ func (l *loader) buildChunk(r restore.RowReader, rows *sqlexport.Rows, prefix st
 		if err != nil {
 			return 0, nil, fmt.Errorf("staged %s: %w", l.job.Table.Key(), err)
 		}
-		tuple := len(stmt)
-		if len(stmt) == 0 {
-			stmt = append(make([]byte, 0, maxStatementBytes+64<<10), prefix...)
-		} else {
-			stmt = append(stmt, ',')
-		}
-		mark := len(stmt)
-		if stmt, err = rows.AppendTuple(stmt, l.part.RowsLoaded+int64(n)+1, row); err != nil {
-			return 0, nil, nonRetryable(ErrBadInput, err)
-		}
-		if tuple > 0 && len(stmt) > maxStatementBytes { // close the statement before this row
-			t := append([]byte(nil), stmt[mark:]...)
-			if !send(stmt[:tuple]) {
-				return n, nil, nil // the statement failed: wait says why
-			}
-			stmt = append(append(make([]byte, 0, maxStatementBytes+64<<10), prefix...), t...)
+		if ok, err := add(l.part.RowsLoaded+int64(n)+1, row); !ok || err != nil {
+			return n, nil, err
 		}
 		if order != nil {
 			last = order.Key(last, row)
 		}
 		n++
-	}
-	if len(stmt) > 0 && !send(stmt) {
-		return n, nil, nil
 	}
 	if n == 0 || order == nil {
 		return n, nil, nil

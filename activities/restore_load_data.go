@@ -75,7 +75,7 @@ func (l *loader) loadChunkData(ctx context.Context, tx *sql.Tx, r restore.RowRea
 	case b.err != nil && !errors.Is(b.err, io.ErrClosedPipe) && !errors.Is(b.err, errLoadDataRefused):
 		return 0, nil, b.err
 	case err != nil:
-		return 0, nil, fmt.Errorf("target: load %d rows of %s part %d after its row %d into %s.%s: %w", b.n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded, l.job.Schema, l.job.Load, err)
+		return 0, nil, l.loadErr(b.n, err)
 	case b.err != nil:
 		return 0, nil, fmt.Errorf("target: load %d rows of %s part %d after its row %d: the server stopped reading them", b.n, l.job.Table.Key(), l.part.Part+1, l.part.RowsLoaded)
 	}
@@ -91,38 +91,26 @@ func (l *loader) loadChunkData(ctx context.Context, tx *sql.Tx, r restore.RowRea
 // the last one's key.
 func (l *loader) encodeRows(r restore.RowReader, order *restore.KeyOrder, size int, w io.Writer) (int, *string, error) {
 	buf := make([]byte, 0, loadDataBlock+64<<10)
-	var last []types.Cell // the last row's key cells (copied: rows are reused)
-	n := 0
-	for n < size {
-		row, err := r.Next()
-		if err == io.EOF {
-			break
+	n, key, err := l.readChunk(r, order, size, func(num int64, row []types.Cell) (bool, error) {
+		var err error
+		if buf, err = l.data.AppendRow(buf, num, row); err != nil {
+			return false, nonRetryable(ErrBadInput, err)
 		}
-		if err != nil {
-			return n, nil, fmt.Errorf("staged %s: %w", l.job.Table.Key(), err)
-		}
-		if buf, err = l.data.AppendRow(buf, l.part.RowsLoaded+int64(n)+1, row); err != nil {
-			return n, nil, nonRetryable(ErrBadInput, err)
-		}
-		if order != nil {
-			last = order.Key(last, row)
-		}
-		n++
 		if len(buf) >= loadDataBlock {
 			if _, err := w.Write(buf); err != nil {
-				return n, nil, err
+				return false, err
 			}
 			buf = buf[:0]
 		}
+		return true, nil
+	})
+	if err != nil {
+		return n, nil, err
 	}
 	if len(buf) > 0 {
 		if _, err := w.Write(buf); err != nil {
 			return n, nil, err
 		}
 	}
-	if n == 0 || order == nil {
-		return n, nil, nil
-	}
-	k := order.Text(last)
-	return n, &k, nil
+	return n, key, nil
 }
