@@ -35,13 +35,7 @@ func (c *queryConfig) tailSession(cmd *cobra.Command, g *globals, o *views.Sessi
 		return nil, fmt.Errorf("--tail: %w", err)
 	}
 	r := &tail.Reader{Past: past, MaxEvents: c.tailMaxEvents, MemoryLimit: c.memoryLimit, Log: g.log}
-	o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
-		st, err := r.Prepare(ctx, dir)
-		if err != nil {
-			return nil, err
-		}
-		return st.Views, nil
-	}
+	o.Tail = r.ViewsTail(nil)
 	return closeIndex, nil
 }
 

@@ -93,13 +93,7 @@ func sandboxQuery(sb sandbox) api.QueryFunc {
 				}
 			}
 			r := &tail.Reader{Past: past, MaxEvents: sb.maxEvents, MemoryLimit: sb.memoryLimit, Log: sb.log}
-			o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
-				var err error
-				if st, err = r.Prepare(ctx, dir); err != nil {
-					return nil, err
-				}
-				return st.Views, nil
-			}
+			o.Tail = r.ViewsTail(func(prepared *tail.State) { st = prepared })
 		}
 		s, err := views.OpenSession(ctx, o)
 		if err != nil {

@@ -96,6 +96,23 @@ func gtid(g string) string {
 	return g
 }
 
+// ViewsTail is r as a views session's tail hook
+// (views.SessionOptions.Tail): it prepares the tail in the session's
+// folder (Prepare) and hands the session its views; keep, when not nil, is
+// given the prepared state (its cut, for the answer).
+func (r *Reader) ViewsTail(keep func(*State)) func(context.Context, string) (*views.Tail, error) {
+	return func(ctx context.Context, dir string) (*views.Tail, error) {
+		st, err := r.Prepare(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		if keep != nil {
+			keep(st)
+		}
+		return st.Views, nil
+	}
+}
+
 // Prepare cuts the source at capture's checkpoint (the newest captured
 // transaction: one cut for every table) and returns the tail: its views'
 // Pending tables are staged into dir by its Stage, at that cut, and read
