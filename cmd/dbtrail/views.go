@@ -14,7 +14,7 @@ import (
 // DuckDB views over current/ (see docs/snapshot-format.md). The columns come
 // from the snapshot current points at; the file is replaced atomically.
 func newViewsCmd(g *globals) *cobra.Command {
-	var backupDir, source, out, tailDir string
+	var backupDir, source, out, tailDir, archiveURL string
 	var raw bool
 	var at viewsAt
 	cmd := &cobra.Command{
@@ -32,7 +32,8 @@ func newViewsCmd(g *globals) *cobra.Command {
 			"With --tail-dir DIR (and the index: --index-dsn or DBTRAIL_INDEX_DSN) it cuts the source at\n" +
 			"the newest captured transaction, stages the changes after the newest snapshot into the new\n" +
 			"folder DIR and writes DIR/views.sql: the snapshot plus those changes, at that one cut\n" +
-			"(docs/tail.md), for a DuckDB CLI.",
+			"(docs/tail.md), for a DuckDB CLI. Changes in hours the index already dropped are read\n" +
+			"from --archive-url; without it such a tail is left out, with the reason.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if at.at != "" {
@@ -51,7 +52,10 @@ func newViewsCmd(g *globals) *cobra.Command {
 				if out != "" {
 					return fmt.Errorf("--tail-dir writes <dir>/views.sql: not with --out")
 				}
-				return writeTailViews(cmd, g, backupDir, source, tailDir, raw)
+				return writeTailViews(cmd, g, backupDir, source, tailDir, archiveURL, raw)
+			}
+			if archiveURL != "" {
+				return fmt.Errorf("--archive-url is read by --tail-dir (the hours its tail reaches that the index dropped): not without it")
 			}
 			srcDir := filepath.Join(backupDir, source)
 			if out == "" {
@@ -80,6 +84,7 @@ func newViewsCmd(g *globals) *cobra.Command {
 	f.StringVar(&out, "out", "", "file to write (default <backup dir>/<source>/views.sql)")
 	f.BoolVar(&raw, "raw", false, "keep DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their stored text")
 	f.StringVar(&tailDir, "tail-dir", "", "new folder: stage the changes after the newest snapshot here, cut at the newest captured transaction, and write views.sql over both")
+	registerArchiveURL(f, &archiveURL, "with --tail-dir: archive location the tail reads the hours the index dropped from (without it such a tail is left out, with the reason)")
 	at.register(f)
 	return cmd
 }

@@ -22,11 +22,12 @@ import (
 // captured transaction, stages every changed table's changes into the new
 // folder dir and writes dir/views.sql over the newest snapshot and them
 // (docs/tail.md). The views answer at that one cut until dir is removed.
-func writeTailViews(cmd *cobra.Command, g *globals, backupDir, source, dir string, raw bool) (err error) {
+// Hours the index dropped are read from archiveURL when it is set.
+func writeTailViews(cmd *cobra.Command, g *globals, backupDir, source, dir, archiveURL string, raw bool) (err error) {
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("--tail-dir %s: want a new folder (it exists or cannot be checked: %v)", dir, err)
 	}
-	past, done, err := openPast(cmd, g, backupDir, source, "")
+	past, done, err := openPast(cmd, g, backupDir, source, archiveURL)
 	if err != nil {
 		return fmt.Errorf("--tail-dir: %w", err)
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,5 +95,36 @@ func TestTailArchivedHours(t *testing.T) {
 	_, errOut, err = p.cli(nil, args...)
 	if err != nil || !strings.Contains(errOut, "left out") || !strings.Contains(errOut, "--archive-url") {
 		t.Fatalf("dbtrail query without --archive-url: %v\n%s", err, errOut)
+	}
+	tailViewsArchived(t, p, source, cp.LastSeq)
+}
+
+// tailViewsArchived: `dbtrail views --tail-dir` reads the dropped hours
+// from --archive-url too, and its views.sql answers as the source; without
+// the archive location it says the tail was left out and why.
+func tailViewsArchived(t *testing.T, p *pastEnv, source []string, seq uint64) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tail")
+	out, errOut, err := p.cli(nil, "views", "--backup-dir", p.acts.BackupDir, "--tail-dir", dir, "--archive-url", p.url)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("seq %d", seq)) {
+		t.Fatalf("dbtrail views --tail-dir --archive-url: %v\n%s%s", err, out, errOut)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, views.FileName))
+	must(t, err)
+	duck := openDuck(t)
+	_, err = duck.ExecContext(p.ctx, string(text))
+	must(t, err)
+	for i, q := range archivedCountQueries() {
+		rows, err := duck.QueryContext(p.ctx, q[0])
+		must(t, err)
+		lines, err := rowTexts(rows)
+		must(t, err)
+		if got := strings.Join(lines, ";"); got != source[i] {
+			t.Fatalf("views.sql of --tail-dir --archive-url: %s gives %s, the source %s", q[0], got, source[i])
+		}
+	}
+	out, errOut, err = p.cli(nil, "views", "--backup-dir", p.acts.BackupDir, "--tail-dir", filepath.Join(t.TempDir(), "tail"))
+	if err != nil || !strings.Contains(out+errOut, "left out") || !strings.Contains(out+errOut, "--archive-url") {
+		t.Fatalf("dbtrail views --tail-dir without --archive-url: %v\n%s%s", err, out, errOut)
 	}
 }
