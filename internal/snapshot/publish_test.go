@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -325,5 +326,35 @@ func TestLinkReusesDigestWithoutReading(t *testing.T) {
 	var de *DigestError
 	if err := sb.Verify(mt.File); !errors.As(err, &de) || de.WantSHA256 != sa.Manifest.Files[mt.File].SHA256 {
 		t.Fatalf("corrupted linked file: %v", err)
+	}
+}
+
+// TestSnapshotFooters: Footers reads every table file's footer in manifest
+// order; a table file that is no Parquet file is an error naming the
+// snapshot and the file.
+func TestSnapshotFooters(t *testing.T) {
+	dir := t.TempDir()
+	rows, _ := allTypesRows()
+	b, m := build(t, dir, "20261129T061500Z", 10, rows)
+	if err := b.Publish(m); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenCurrent(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := s.Footers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].SnapshotID != "20261129T061500Z" || fs[0].Position.Seq != 10 || fs[0].Table.QualifiedName() != "db1.all_types" {
+		t.Fatalf("footers %+v", fs)
+	}
+	p := s.Path(s.Manifest.Tables[0].File)
+	if err := os.WriteFile(p, []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Footers(); err == nil || !strings.Contains(err.Error(), "snapshot 20261129T061500Z: ") || !strings.Contains(err.Error(), p) {
+		t.Fatalf("broken table file: %v", err)
 	}
 }
