@@ -25,6 +25,20 @@ func writeHour(t *testing.T, dir string, evs []change.Event) HourFile {
 	return f
 }
 
+// stored puts f as the test hour's object of main in a new local store.
+func stored(t *testing.T, f HourFile) (storage.Store, string) {
+	t.Helper()
+	st, err := storage.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ObjectName("main", testHour)
+	if err := Put(t.Context(), st, name, f); err != nil {
+		t.Fatal(err)
+	}
+	return st, name
+}
+
 // TestHourFileRoundTrip: WriteHour writes the same bytes a Writer does, with
 // their digest, count and seqs; Put and Confirm store and check it;
 // OpenStored reads the events back, and has none for a name not stored.
@@ -40,14 +54,7 @@ func TestHourFileRoundTrip(t *testing.T) {
 	if string(got) != string(want) || f.Digest != d || f.Events != 3000 || f.FirstSeq != res.Footer.FirstSeq || f.LastSeq != res.Footer.LastSeq {
 		t.Fatalf("hour file %+v (%d bytes), want %d bytes %v", f, len(got), len(want), d)
 	}
-	st, err := storage.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := ObjectName("main", testHour)
-	if err := Put(t.Context(), st, name, f); err != nil {
-		t.Fatal(err)
-	}
+	st, name := stored(t, f)
 	if err := Confirm(t.Context(), st, name, f); err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +84,8 @@ func TestHourFileRefusals(t *testing.T) {
 	evs := randomEvents(rand.New(rand.NewPCG(8, 8)), 500, 2)
 	dir := t.TempDir()
 	f := writeHour(t, dir, evs)
-	st, err := storage.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := ObjectName("main", testHour)
-	if err := Put(t.Context(), st, name, f); err != nil {
-		t.Fatal(err)
-	}
+	st, name := stored(t, f)
+	var err error
 	var ce *CorruptError
 	for _, c := range []struct{ source string }{{"main"}, {"other"}} {
 		hour := testHour

@@ -222,7 +222,10 @@ func TestPublishCrashAtEveryStep(t *testing.T) {
 	}
 }
 
-func TestDigestRefusesAlteredFile(t *testing.T) {
+// publishedAllTypes publishes snapshot 20261129T061500Z (build, seq 10)
+// in a new folder and opens it.
+func publishedAllTypes(t *testing.T) *Snapshot {
+	t.Helper()
 	dir := t.TempDir()
 	rows, _ := allTypesRows()
 	b, m := build(t, dir, "20261129T061500Z", 10, rows)
@@ -233,6 +236,11 @@ func TestDigestRefusesAlteredFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestDigestRefusesAlteredFile(t *testing.T) {
+	s := publishedAllTypes(t)
 	rel := s.Manifest.Tables[0].File
 	want := s.Manifest.Files[rel]
 	p := s.Path(rel)
@@ -250,7 +258,7 @@ func TestDigestRefusesAlteredFile(t *testing.T) {
 	if err := os.Truncate(p, want.Size-10); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Verify(rel)
+	err := s.Verify(rel)
 	if !errors.As(err, &de) || de.WantSize != want.Size || de.GotSize != want.Size-10 {
 		t.Fatalf("truncated file: %v", err)
 	}
@@ -333,16 +341,7 @@ func TestLinkReusesDigestWithoutReading(t *testing.T) {
 // order; a table file that is no Parquet file is an error naming the
 // snapshot and the file.
 func TestSnapshotFooters(t *testing.T) {
-	dir := t.TempDir()
-	rows, _ := allTypesRows()
-	b, m := build(t, dir, "20261129T061500Z", 10, rows)
-	if err := b.Publish(m); err != nil {
-		t.Fatal(err)
-	}
-	s, err := OpenCurrent(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := publishedAllTypes(t)
 	fs, err := s.Footers()
 	if err != nil {
 		t.Fatal(err)
