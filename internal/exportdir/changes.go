@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -102,7 +104,7 @@ func NewChangesWriter(staging string, k moment.TableKey, hist []change.SchemaVer
 	for i, v := range hist {
 		if v.Schema == k.Schema && v.Table == k.Table {
 			w.versions[v.Version] = v
-			if v.Seq <= until && v.Definition != nil {
+			if v.Definition != nil && schemahist.AtOrBefore(v, until, binlogpos.Position{}) {
 				w.last = &hist[i]
 			}
 		}
