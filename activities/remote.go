@@ -63,7 +63,7 @@ func (r *UploadSnapshotResult) add(st remote.UploadStats) {
 // disk: when the source folder has no current snapshot (the folder was lost,
 // or this is a new machine) and the remote store has one, that snapshot is
 // downloaded with every file of its chains, each checked against the
-// manifest's sha256 (remote.Mirror.Download), installed under snapshots/
+// manifest's sha256 (remote.Mirror.DownloadCurrent), installed under snapshots/
 // and made current, under the publish lock and only while current is still
 // missing. Otherwise it does nothing and says why. It heartbeats its
 // progress and resumes a download an earlier attempt left. A remote file
