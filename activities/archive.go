@@ -124,8 +124,8 @@ func (a *Activities) ArchiveHour(ctx context.Context, in ArchiveHourInput) (Arch
 		if err != nil {
 			return res, err
 		}
-		res.Events, res.IndexEvents, res.Bytes, res.SHA256 = f.events, f.indexEvents, f.d.Size, f.d.SHA256
-		step(set, log, hour, "drop", f.events)
+		res.Events, res.IndexEvents, res.Bytes, res.SHA256 = f.Events, f.indexEvents, f.Digest.Size, f.Digest.SHA256
+		step(set, log, hour, "drop", f.Events)
 		dr, err := a.Index.DropPartition(ctx, in.Source, hour, f.indexEvents)
 		var hc *index.HourChangedError
 		if errors.As(err, &hc) {
@@ -140,7 +140,7 @@ func (a *Activities) ArchiveHour(ctx context.Context, in ArchiveHourInput) (Arch
 			return res, err
 		}
 		res.Partition, res.Deleted = dr.Partition, dr.Deleted
-		os.Remove(f.path)
+		os.Remove(f.Path)
 		log.Info("hour archived", slog.String("object", res.Object), slog.Int64("events", res.Events),
 			slog.Int64("bytes", res.Bytes), slog.String("partition_dropped", dr.Partition), slog.Int64("chunks_deleted", dr.Deleted))
 		return res, nil

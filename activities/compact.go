@@ -12,7 +12,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/compaction"
-	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
@@ -116,13 +115,21 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	if err := compaction.Forget(snapshot.Folder(dir), k); err != nil {
 		return CompactTableResult{}, err
 	}
+	pdPath, upPath := filepath.Join(base, filepath.FromSlash(pdRel)), filepath.Join(base, filepath.FromSlash(upRel))
+	for _, d := range []string{filepath.Dir(pdPath), filepath.Dir(upPath)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return CompactTableResult{}, err
+		}
+	}
 	var cres fold.CompactResult
-	err = hashedWrite(filepath.Join(base, filepath.FromSlash(pdRel)), &cr.PosdelDigest, func(pw io.Writer) error {
-		return hashedWrite(filepath.Join(base, filepath.FromSlash(upRel)), &cr.UpsertsDigest, func(uw io.Writer) error {
+	cr.PosdelDigest, err = atomicfile.WriteHashed(pdPath, 0o644, func(pw io.Writer) error {
+		var err error
+		cr.UpsertsDigest, err = atomicfile.WriteHashed(upPath, 0o644, func(uw io.Writer) error {
 			var err error
 			cres, err = eng.Compact(ctx, foot.Table, posdel, upserts, meta, pw, uw, progress)
 			return err
 		})
+		return err
 	})
 	if err != nil {
 		return CompactTableResult{}, err
@@ -134,20 +141,6 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
 	failed = false
 	return res, nil
-}
-
-// hashedWrite writes path crash-safely (atomicfile) and records its sha256
-// and size in d.
-func hashedWrite(path string, d *digest.Digest, write func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	got, err := atomicfile.WriteHashed(path, 0o644, write)
-	if err != nil {
-		return err
-	}
-	d.SHA256, d.Size = got.SHA256, got.Size
-	return nil
 }
 
 // Prune applies local retention (retention.Make over the local folder with

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	driver "github.com/go-sql-driver/mysql"
 	"go.temporal.io/sdk/temporal"
@@ -20,17 +19,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
 )
-
-// exactFloatsDir is the folder of fix files inside a dump folder (the dump's
-// table listing skips folders).
-const exactFloatsDir = ".exactfloats"
-
-// floatTable is one dumped table whose FLOAT values are to be fixed.
-type floatTable struct {
-	i    int // position in ExactFloatsInput.Tables
-	def  *schema.Table
-	plan exactfloat.Plan
-}
 
 // ExactFloats makes the FLOAT values of a dump exact (see package
 // exactfloat): mydumper writes them with 6 significant digits. For every
@@ -54,7 +42,7 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 	}
 	set, stop := keepAlive(ctx) // also through the merge of a big table's fix file
 	defer stop()
-	dir := filepath.Join(in.DumpDir, exactFloatsDir)
+	dir := filepath.Join(in.DumpDir, exactfloat.Dir)
 	if err := os.RemoveAll(dir); err != nil {
 		return out, fmt.Errorf("clear %s: %w", dir, err)
 	}
@@ -73,7 +61,7 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 	defer release()
 	if !pos.Reported || pos.File == "" {
 		for _, t := range tables {
-			out.AsDumped = append(out.AsDumped, t.def.QualifiedName()+": the source does not report the binlog position of a consistent snapshot")
+			out.AsDumped = append(out.AsDumped, t.Def.QualifiedName()+": the source does not report the binlog position of a consistent snapshot")
 		}
 		a.log(ctx).Warn("FLOAT values stay as dumped: the source does not report the binlog position of a consistent snapshot", "source", in.Source)
 		return out, nil
@@ -93,11 +81,11 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 		switch {
 		case errors.As(err, &uf) || errors.As(err, &shape):
 			out.AsDumped = append(out.AsDumped, err.Error())
-			a.log(ctx).Warn("FLOAT values stay as dumped", "table", t.def.QualifiedName(), "error", err)
+			a.log(ctx).Warn("FLOAT values stay as dumped", "table", t.Def.QualifiedName(), "error", err)
 		case err != nil:
 			return out, err
 		default:
-			out.Files[t.i] = file
+			out.Files[t.Index] = file
 		}
 	}
 	return out, nil
@@ -105,63 +93,48 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 
 // floatTables returns the tables of in with FLOAT columns to fix, and lists
 // in out.AsDumped those that cannot be.
-func floatTables(in ExactFloatsInput, out *ExactFloatsResult) ([]floatTable, error) {
+func floatTables(in ExactFloatsInput, out *ExactFloatsResult) ([]exactfloat.Table, error) {
 	fsys := os.DirFS(in.DumpDir)
-	var tables []floatTable
+	defs := make([]*schema.Table, len(in.Tables))
 	for i, t := range in.Tables {
 		def, _, err := dumpconv.Definition(fsys, t.Schema, t.Table, t.SchemaFile)
 		if err != nil {
 			return nil, badInput(err)
 		}
-		plan, err := exactfloat.NewPlan(def)
-		var uf *exactfloat.UnfixableError
-		switch {
-		case errors.As(err, &uf):
-			out.AsDumped = append(out.AsDumped, uf.Error())
-		case err != nil:
-			return nil, badInput(err)
-		case len(plan.Floats) > 0:
-			tables = append(tables, floatTable{i: i, def: def, plan: plan})
-		}
+		defs[i] = def
 	}
+	tables, asDumped, err := exactfloat.Select(defs)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	out.AsDumped = append(out.AsDumped, asDumped...)
 	return tables, nil
 }
 
-// fixTable writes t's fix file into dir and returns its path relative to
-// the dump folder, or "" when no value needs a fix. conn is in the
-// consistent snapshot; upto is the seq of its position; progress takes
-// heartbeat details.
-func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloatsInput, t floatTable, upto uint64, dir string, progress func(any)) (string, error) {
-	if err := verify.CheckColumns(ctx, conn, t.def); err != nil {
+// fixTable writes t's fix file into dir (exactfloat.Fix) and returns its
+// path relative to the dump folder, or "" when no value needs a fix. conn
+// is in the consistent snapshot; upto is the seq of its position; progress
+// takes heartbeat details.
+func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloatsInput, t exactfloat.Table, upto uint64, dir string, progress func(any)) (string, error) {
+	if err := verify.CheckColumns(ctx, conn, t.Def); err != nil {
 		return "", err
 	}
-	scratch, err := os.MkdirTemp(dir, "runs")
+	name := t.Def.QualifiedName()
+	window := func(fn func(change.Event) error) error {
+		return a.Index.WindowEvents(ctx, in.Source, t.Def.Schema, t.Def.Name, in.Position.Seq, upto, fn)
+	}
+	read := func(w *exactfloat.Writer) (int64, error) {
+		return exactfloat.ReadSource(ctx, conn, t.Def, t.Plan, w, func(n int64) {
+			progress(fmt.Sprintf("reading exact FLOAT values of %s: %d rows", name, n))
+		})
+	}
+	rel := exactfloat.FixFile(t.Index)
+	res, err := exactfloat.Fix(t, window, read, dir, filepath.Join(in.DumpDir, rel))
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(scratch)
-	w := exactfloat.NewWriter(scratch, len(t.plan.Floats))
-	name := t.def.QualifiedName()
-	changes := exactfloat.NewChanges(t.def, t.plan, w)
-	err = a.Index.WindowEvents(ctx, in.Source, t.def.Schema, t.def.Name, in.Position.Seq, upto, func(e change.Event) error {
-		return changes.Add(e)
-	})
-	if err != nil {
-		return "", err
-	}
-	rows, err := exactfloat.ReadSource(ctx, conn, t.def, t.plan, w, func(n int64) {
-		progress(fmt.Sprintf("reading exact FLOAT values of %s: %d rows", name, n))
-	})
-	if err != nil {
-		return "", err
-	}
-	rel := filepath.Join(exactFloatsDir, strconv.Itoa(t.i)+".floats")
-	n, err := w.Finish(filepath.Join(in.DumpDir, rel))
-	if err != nil {
-		return "", fmt.Errorf("table %s: %w", name, err)
-	}
-	a.log(ctx).Info("exact FLOAT values read", "table", name, "rows", rows, "changed_keys", changes.Keys(), "fixes", n)
-	if n == 0 {
+	a.log(ctx).Info("exact FLOAT values read", "table", name, "rows", res.Rows, "changed_keys", res.ChangedKeys, "fixes", res.Fixes)
+	if res.Fixes == 0 {
 		return "", nil
 	}
 	return rel, nil
@@ -193,16 +166,12 @@ func floatSink(in ConvertTableInput, def *schema.Table, tw *snapshot.TableWriter
 	if in.Floats == "" {
 		return tw, func() {}, nil
 	}
-	if !filepath.IsLocal(in.Floats) {
-		return nil, nil, badInput(fmt.Errorf("fix file %q is not inside the dump folder", in.Floats))
-	}
-	plan, err := exactfloat.NewPlan(def)
-	if err != nil {
+	s, done, err := exactfloat.OpenSink(in.DumpDir, in.Floats, def, tw)
+	if errors.Is(err, exactfloat.ErrBadFixFile) {
 		return nil, nil, badInput(err)
 	}
-	fixes, err := exactfloat.Open(filepath.Join(in.DumpDir, in.Floats), len(plan.Floats))
 	if err != nil {
 		return nil, nil, err
 	}
-	return exactfloat.NewSink(def, plan, fixes, tw), func() { fixes.Close() }, nil
+	return s, done, nil
 }

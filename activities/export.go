@@ -136,7 +136,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 		Source: in.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot},
 			{snapshot.KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}}}
 	var wr snapshot.WriteResult
-	f, err := writeHashed(path, func(w io.Writer) error {
+	d, err := atomicfile.WriteHashed(path, 0o644, func(w io.Writer) error {
 		var err error
 		wr, err = t.Write(ctx, meta, w, progress)
 		return err
@@ -144,21 +144,11 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	if err != nil {
 		return ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))
 	}
-	f.Path, f.Rows = rel, wr.Rows
 	failed = false
-	res.Files, res.Rows, res.Events = []ExportFile{f}, wr.Rows, t.Events
+	res.Files = []ExportFile{{Path: rel, Rows: wr.Rows, SHA256: d.SHA256, Size: d.Size}}
+	res.Rows, res.Events = wr.Rows, t.Events
 	a.log(ctx).Info("table exported", "table", name, "rows", wr.Rows, "events", t.Events, "snapshot", tp.Snapshot)
 	return res, nil
-}
-
-// writeHashed writes path crash-safely (complete under its name, or not
-// at all) and returns its sha256 and size.
-func writeHashed(path string, write func(io.Writer) error) (ExportFile, error) {
-	d, err := atomicfile.WriteHashed(path, 0o644, write)
-	if err != nil {
-		return ExportFile{}, err
-	}
-	return ExportFile{SHA256: d.SHA256, Size: d.Size}, nil
 }
 
 // RemoveExportStaging removes the staging folder of a failed export; a

@@ -58,8 +58,13 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 	if m.Position.Seq > 0 {
 		out.PrevSeq = m.Position.Seq
 	}
-	if pin.Footers, err = readFooters(prev); err != nil {
+	foots, err := prev.Footers()
+	if err != nil {
 		return PlanRefreshResult{}, nonRetryable(ErrBrokenSnapshot, err)
+	}
+	pin.Footers = map[foldplan.TableKey]snapshot.FooterMeta{}
+	for i, t := range m.Tables {
+		pin.Footers[foldplan.TableKey{Schema: t.Schema, Table: t.Table}] = foots[i]
 	}
 	if why, err := a.droppedInWindow(ctx, in.Source, out.PrevSeq); err != nil {
 		return PlanRefreshResult{}, err
@@ -126,20 +131,6 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 	}
 	pin.Gaps, err = a.Index.Gaps(ctx, source)
 	return err
-}
-
-// readFooters reads the footer of every table file of a snapshot (metadata
-// only).
-func readFooters(s *snapshot.Snapshot) (map[foldplan.TableKey]snapshot.FooterMeta, error) {
-	out := map[foldplan.TableKey]snapshot.FooterMeta{}
-	for _, t := range s.Manifest.Tables {
-		f, err := snapshot.ReadFooter(s.Path(t.File))
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", s.Manifest.SnapshotID, err)
-		}
-		out[foldplan.TableKey{Schema: t.Schema, Table: t.Table}] = f
-	}
-	return out, nil
 }
 
 // RefreshTable executes one table's plan into the staged snapshot: link

@@ -3,8 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -41,19 +39,12 @@ func (a *Activities) UploadSnapshot(ctx context.Context, in UploadSnapshotInput)
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
-	pending, err := m.Pending(in.SnapshotID)
-	if err != nil {
-		return UploadSnapshotResult{}, fmt.Errorf("upload snapshots of %s: %w", in.Source, err)
-	}
+	stats, err := m.UploadPending(ctx, in.SnapshotID, func(p remote.Progress) { set(p) })
 	res := UploadSnapshotResult{Location: a.Remote.Location()}
-	for _, id := range pending {
-		st, err := m.Upload(ctx, id, func(p remote.Progress) { set(p) })
-		if err != nil {
-			return res, transferErr(err)
-		}
+	for _, st := range stats {
 		res.add(st)
 	}
-	return res, nil
+	return res, transferErr(err)
 }
 
 // add counts one snapshot's upload into the totals.
@@ -72,7 +63,7 @@ func (r *UploadSnapshotResult) add(st remote.UploadStats) {
 // disk: when the source folder has no current snapshot (the folder was lost,
 // or this is a new machine) and the remote store has one, that snapshot is
 // downloaded with every file of its chains, each checked against the
-// manifest's sha256 (remote.Mirror.Download), installed under snapshots/
+// manifest's sha256 (remote.Mirror.DownloadCurrent), installed under snapshots/
 // and made current, under the publish lock and only while current is still
 // missing. Otherwise it does nothing and says why. It heartbeats its
 // progress and resumes a download an earlier attempt left. A remote file
@@ -83,69 +74,15 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 	if a.Remote == nil {
 		return DownloadCurrentResult{Reason: "no remote store"}, nil
 	}
-	res := DownloadCurrentResult{Location: a.Remote.Location()}
-	dir := a.sourceDir(in.Source)
-	if missing, err := currentMissing(dir); err != nil || !missing {
-		res.Reason = "the current snapshot is on local disk"
-		if err != nil {
-			res.Reason = "the local current snapshot does not open: " + err.Error()
-		}
-		return res, nil
-	}
 	m, err := a.mirror(ctx, in.Source)
 	if err != nil {
-		return res, err
-	}
-	id, err := m.Current(ctx)
-	if err != nil {
-		return res, fmt.Errorf("download current snapshot of %s: %w", in.Source, err)
-	}
-	if id == "" {
-		res.Reason = "no current snapshot on the remote store"
-		return res, nil
-	}
-	need, err := m.DownloadNeed(ctx, id)
-	if err != nil {
-		return res, transferErr(err)
-	}
-	if err := a.checkRoom(dir, need, "download snapshot "+id); err != nil {
-		return res, err
+		return DownloadCurrentResult{}, err
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
-	if res.Stats, err = m.Download(ctx, id, func(p remote.Progress) { set(p) }); err != nil {
-		return res, transferErr(err)
-	}
-	unlock, err := snapshot.LockPublish(ctx, dir)
-	if err != nil {
-		return res, err
-	}
-	defer unlock()
-	if missing, err := currentMissing(dir); err != nil || !missing {
-		res.Reason = "a snapshot was published locally meanwhile"
-		return res, nil
-	}
-	if err := snapshot.SetCurrent(dir, id); err != nil {
-		return res, err
-	}
-	res.SnapshotID = id
-	a.log(ctx).Info("previous snapshot downloaded and made current", "source", in.Source, "snapshot", id,
-		"location", res.Location, "files", res.Stats.Files, "bytes", res.Stats.BytesDownloaded)
-	return res, nil
-}
-
-// currentMissing reports whether the source folder has no current snapshot
-// to refresh from: no current link, or a link to a snapshot that is gone. A
-// current that exists but does not open otherwise is an error.
-func currentMissing(dir string) (bool, error) {
-	_, err := snapshot.OpenCurrent(dir)
-	switch {
-	case err == nil:
-		return false, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return true, nil
-	}
-	return false, err
+	room := func(id string, need uint64) error { return a.checkRoom(m.Dir, need, "download snapshot "+id) }
+	f, err := m.DownloadCurrent(ctx, room, func(p remote.Progress) { set(p) })
+	return DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}, transferErr(err)
 }
 
 // transferErr marks content that differs from its manifest (a local file on
@@ -164,10 +101,7 @@ func transferErr(err error) error {
 }
 
 // remoteTaken returns an exists function for snapshot.NewSnapshotID that
-// also refuses ids the remote store holds objects of, so that a source
-// folder that was lost (ids are times, allocated from what is on disk)
-// never reuses the id of a snapshot on the store. A store that does not
-// answer is logged and ignored: a backup does not wait for it.
+// also refuses ids the remote store holds objects of (remote.Mirror.TakenOr).
 func (a *Activities) remoteTaken(ctx context.Context, source string, local func(string) (bool, error)) func(string) (bool, error) {
 	if a.Remote == nil {
 		return local
@@ -176,19 +110,5 @@ func (a *Activities) remoteTaken(ctx context.Context, source string, local func(
 	if err != nil {
 		return local
 	}
-	failed := false
-	return func(id string) (bool, error) {
-		if taken, err := local(id); taken || err != nil {
-			return taken, err
-		}
-		if failed {
-			return false, nil
-		}
-		taken, err := m.Taken(ctx, id)
-		if err != nil {
-			failed = true
-			a.log(ctx).Warn("cannot check the remote store for the new snapshot id", "snapshot", id, "error", err)
-		}
-		return taken, nil
-	}
+	return m.TakenOr(ctx, local)
 }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
@@ -16,10 +17,12 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
+	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	servers "github.com/dbtrail/dbtrail/testsuite"
 )
 
 const roomID = "20261201T224010Z"
@@ -67,6 +70,9 @@ type roomStep struct {
 	run   func(env *testsuite.TestActivityEnvironment, a *Activities) error
 	// written reports whether the step wrote anything.
 	written func(a *Activities) bool
+	// past is what the step's error says once past the check (its fixture
+	// is no complete backup); "" is success.
+	past string
 }
 
 // TestRoomCheckedFirst: every writing step refuses, non-retryable NoRoom,
@@ -97,6 +103,9 @@ func TestRoomCheckedFirst(t *testing.T) {
 				if !short {
 					if refused {
 						t.Fatalf("refused with need+margin free: %v", err)
+					}
+					if st.past == "" && err != nil || st.past != "" && (err == nil || !strings.Contains(err.Error(), st.past)) {
+						t.Fatalf("with need+margin free: %v; want %s", err, cmp.Or(st.past, "success"))
 					}
 					continue
 				}
@@ -137,6 +146,17 @@ func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
 	return 5*uint64(size) + uint64(len(mb))
 }
 
+// roomIndex is an empty index on an index server of its own.
+func roomIndex(t *testing.T) *index.Store {
+	srv := servers.StartIndex(t)
+	must(t, srv.Exec(t.Context(), "CREATE DATABASE room"))
+	st, err := index.Open(t.Context(), srv.DSN("room"))
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	must(t, st.Init(t.Context()))
+	return st
+}
+
 func roomSteps() []roomStep {
 	const size = 1000
 	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+exportdir.StagingSuffix) }
@@ -151,7 +171,8 @@ func roomSteps() []roomStep {
 					Merge: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(snapshot.Folder(a.sourceDir("main")).Compact()) }},
+			written: func(a *Activities) bool { return exists(snapshot.Folder(a.sourceDir("main")).Compact()) },
+			past:    "(type: " + ErrBrokenSnapshot},
 		{name: "download",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
 				return a.sourceDir("main"), onlyOnStore(t, a, size)
@@ -172,7 +193,8 @@ func roomSteps() []roomStep {
 					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) }},
+			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) },
+			past:    "(type: " + ErrBrokenSnapshot},
 		{name: "export table",
 			setup: func(t *testing.T, a *Activities) (string, uint64) { return staging(a), 5 << 20 },
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
@@ -180,9 +202,15 @@ func roomSteps() []roomStep {
 					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}, Need: 5 << 20})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(filepath.Join(staging(a), "db")) }},
+			written: func(a *Activities) bool { return exists(filepath.Join(staging(a), "db")) },
+			past:    "(type: " + ErrSnapshotGone},
+		// An empty range of a table no one named: past the check, the
+		// export writes no file and succeeds.
 		{name: "export changes",
-			setup: func(t *testing.T, a *Activities) (string, uint64) { return staging(a), 3 << 20 },
+			setup: func(t *testing.T, a *Activities) (string, uint64) {
+				a.Index = roomIndex(t)
+				return staging(a), 3 << 20
+			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
 				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportChanges, Staging: staging(a),
 					Schema: "db", Name: "t", Range: &ChangesRange{}, Need: 3 << 20})
@@ -202,7 +230,8 @@ func roomSteps() []roomStep {
 					Staging: staging(a), RunID: "r", Tables: []ExportTableResult{{Schema: "db", Table: "t", Files: []ExportFile{{Path: "db/t.parquet", Size: size}}}}})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(filepath.Join(a.WorkDir, "out.sql")) }},
+			written: func(a *Activities) bool { return exists(filepath.Join(a.WorkDir, "out.sql")) },
+			past:    "open table file: "},
 	}
 }
 

@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -168,28 +167,19 @@ func (a *Activities) publish(ctx context.Context, in PublishInput, expect string
 
 // manifestOf lists the tables and files of a publish.
 func manifestOf(in PublishInput) (snapshot.Manifest, error) {
-	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source, Kind: snapshot.SnapshotFull,
-		Position: in.Position,
-		Files:    map[string]digest.Digest{}}
+	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source, Kind: snapshot.SnapshotFull, Position: in.Position,
+		Files: map[string]digest.Digest{}}
 	for _, t := range in.Tables {
 		fp, err := snapshot.ParseFingerprint(t.Fingerprint)
 		if err != nil {
 			return snapshot.Manifest{}, badInput(err)
 		}
-		mt := snapshot.ManifestTable{Schema: t.Schema, Table: t.Table, File: t.File, Rows: t.Rows, Fingerprint: fp,
-			Kind: t.Kind, Origin: cmp.Or(t.Origin, snapshot.OriginDump)}
-		if mt.Kind == "" {
-			mt.Kind = snapshot.KindFull
-			if len(t.Chain) > 0 {
-				mt.Kind = snapshot.KindDelta
-			}
+		chain := make([]snapshot.FileDigest, len(t.Chain))
+		for i, c := range t.Chain {
+			chain[i] = snapshot.FileDigest{Path: c.Path, Digest: digest.Digest{SHA256: c.SHA256, Size: c.Size}}
 		}
-		m.Files[t.File] = digest.Digest{SHA256: t.SHA256, Size: t.Size}
-		for _, c := range t.Chain {
-			mt.Chain = append(mt.Chain, c.Path)
-			m.Files[c.Path] = digest.Digest{SHA256: c.SHA256, Size: c.Size}
-		}
-		m.Tables = append(m.Tables, mt)
+		m.AddTable(snapshot.ManifestTable{Schema: t.Schema, Table: t.Table, File: t.File, Rows: t.Rows, Fingerprint: fp,
+			Kind: t.Kind, Origin: t.Origin}, digest.Digest{SHA256: t.SHA256, Size: t.Size}, chain...)
 	}
 	return m, nil
 }

@@ -1,9 +1,9 @@
 // Package archive is the codec of dbtrail's hourly archive files: one
 // Parquet file holds the events one source committed in one UTC hour, as
 // the index stores them, so that the hour's partition can later be dropped
-// from the index. The package does no I/O of its own: a Writer writes to an
-// io.Writer, a Reader reads from an io.ReaderAt. Where files go, when an hour
-// is archived and when its partition is dropped is the caller's business.
+// from the index. The codec does no I/O of its own: a Writer writes to an
+// io.Writer, a Reader reads from an io.ReaderAt. When an hour is archived
+// and when its partition is dropped is the caller's business.
 //
 // The format (docs/archive-format.md): the columns of change.Event, rows
 // ordered by (schema_name, table_name, seq), one table per row group so a
@@ -21,5 +21,8 @@
 // capture gaps and starts, what restore-index needs beside the events), and
 // two merges (merge.go): SeqOrder reads a file in the index's seq order for
 // restore-index, MergeFileOrder joins a stored file with events that landed
-// in its hour later.
+// in its hour later. And the hour file's life (hourfile.go): WriteHour
+// writes it crash-safely to disk, Put and Confirm store and check it in a
+// storage.Store, OpenStored reads the one stored back; Prefetch reads the
+// index ahead of the writer.
 package archive

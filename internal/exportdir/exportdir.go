@@ -2,8 +2,9 @@
 // output paths an export may write (CheckOut), the hidden staging folder
 // beside the output that one rename moves into place (StagingDir,
 // IsStaging), and the staged table file a retried table export reuses
-// (Reusable). What an export writes is sqlexport's, moment's and
-// snapshot's; the Export activities adapt this package to Temporal.
+// (Reusable), and a changes export's files, one per shape of a table
+// (ChangesWriter, changes.go). The file formats are sqlexport's, moment's
+// and snapshot's; the Export activities adapt this package to Temporal.
 package exportdir
 
 import (

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 )
 
 // ErrUnknownTable and ErrUnknownSchema are SelectChanges' errors when the
@@ -37,7 +39,7 @@ func SelectChanges(hist []change.SchemaVersion, upto uint64, sel Selection, coun
 	known := map[TableKey]bool{}
 	knownSchema := map[string]bool{}
 	for _, v := range hist {
-		if v.Definition != nil && v.Seq <= upto && !schema.IsSystemSchema(v.Schema) {
+		if v.Definition != nil && schemahist.AtOrBefore(v, upto, binlogpos.Position{}) && !schema.IsSystemSchema(v.Schema) {
 			known[TableKey{Schema: v.Schema, Table: v.Table}] = true
 			knownSchema[v.Schema] = true
 		}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,4 +253,33 @@ func ListSnapshots(sourceDir string) ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// FileDigest is a file of a snapshot with its digest.
+type FileDigest struct {
+	Path string
+	digest.Digest
+}
+
+// AddTable lists mt in m with its table file's digest and its chain, in
+// order (which replaces mt.Chain). An mt with no Kind is KindDelta when it
+// has a chain, else KindFull; one with no Origin is OriginDump.
+func (m *Manifest) AddTable(mt ManifestTable, file digest.Digest, chain ...FileDigest) {
+	if m.Files == nil {
+		m.Files = map[string]digest.Digest{}
+	}
+	m.Files[mt.File] = file
+	mt.Chain = nil
+	for _, c := range chain {
+		mt.Chain = append(mt.Chain, c.Path)
+		m.Files[c.Path] = c.Digest
+	}
+	if mt.Kind == "" {
+		mt.Kind = KindFull
+		if len(mt.Chain) > 0 {
+			mt.Kind = KindDelta
+		}
+	}
+	mt.Origin = cmp.Or(mt.Origin, OriginDump)
+	m.Tables = append(m.Tables, mt)
 }

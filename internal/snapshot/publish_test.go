@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,7 +222,10 @@ func TestPublishCrashAtEveryStep(t *testing.T) {
 	}
 }
 
-func TestDigestRefusesAlteredFile(t *testing.T) {
+// publishedAllTypes publishes snapshot 20261129T061500Z (build, seq 10)
+// in a new folder and opens it.
+func publishedAllTypes(t *testing.T) *Snapshot {
+	t.Helper()
 	dir := t.TempDir()
 	rows, _ := allTypesRows()
 	b, m := build(t, dir, "20261129T061500Z", 10, rows)
@@ -232,6 +236,11 @@ func TestDigestRefusesAlteredFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestDigestRefusesAlteredFile(t *testing.T) {
+	s := publishedAllTypes(t)
 	rel := s.Manifest.Tables[0].File
 	want := s.Manifest.Files[rel]
 	p := s.Path(rel)
@@ -249,7 +258,7 @@ func TestDigestRefusesAlteredFile(t *testing.T) {
 	if err := os.Truncate(p, want.Size-10); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Verify(rel)
+	err := s.Verify(rel)
 	if !errors.As(err, &de) || de.WantSize != want.Size || de.GotSize != want.Size-10 {
 		t.Fatalf("truncated file: %v", err)
 	}
@@ -325,5 +334,26 @@ func TestLinkReusesDigestWithoutReading(t *testing.T) {
 	var de *DigestError
 	if err := sb.Verify(mt.File); !errors.As(err, &de) || de.WantSHA256 != sa.Manifest.Files[mt.File].SHA256 {
 		t.Fatalf("corrupted linked file: %v", err)
+	}
+}
+
+// TestSnapshotFooters: Footers reads every table file's footer in manifest
+// order; a table file that is no Parquet file is an error naming the
+// snapshot and the file.
+func TestSnapshotFooters(t *testing.T) {
+	s := publishedAllTypes(t)
+	fs, err := s.Footers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].SnapshotID != "20261129T061500Z" || fs[0].Position.Seq != 10 || fs[0].Table.QualifiedName() != "db1.all_types" {
+		t.Fatalf("footers %+v", fs)
+	}
+	p := s.Path(s.Manifest.Tables[0].File)
+	if err := os.WriteFile(p, []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Footers(); err == nil || !strings.Contains(err.Error(), "snapshot 20261129T061500Z: ") || !strings.Contains(err.Error(), p) {
+		t.Fatalf("broken table file: %v", err)
 	}
 }

@@ -64,6 +64,21 @@ func OpenCurrent(sourceDir string) (*Snapshot, error) {
 // Path returns the file system path of a snapshot file.
 func (s *Snapshot) Path(rel string) string { return filepath.Join(s.Dir, filepath.FromSlash(rel)) }
 
+// Footers reads the footer of every table file of s (metadata only, no
+// digest check), in the order of s.Manifest.Tables; an error names the
+// snapshot and the file.
+func (s *Snapshot) Footers() ([]FooterMeta, error) {
+	out := make([]FooterMeta, len(s.Manifest.Tables))
+	for i, t := range s.Manifest.Tables {
+		f, err := ReadFooter(s.Path(t.File))
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", s.Manifest.SnapshotID, err)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
 // Verify re-reads the file rel and compares its size and sha256 with the
 // manifest: a mismatch is a *DigestError, a file not in the manifest an error.
 func (s *Snapshot) Verify(rel string) error {

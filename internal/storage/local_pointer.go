@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -53,17 +52,8 @@ func (l *localFolder) swapPointer(ctx context.Context, name, old, next string) e
 	}
 	defer unlock()
 	cur, err := readLink(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		cur, err = "", nil
-	}
-	if err != nil {
+	if due, err := swapDue(name, cur, old, next, err); !due {
 		return err
-	}
-	if cur == next {
-		return nil
-	}
-	if cur != old {
-		return &PointerMovedError{Name: name, Want: old, Got: cur}
 	}
 	tmp, err := tempName(p)
 	if err != nil {

@@ -5,10 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"time"
 
@@ -56,17 +54,8 @@ func (s *s3Bucket) swapPointer(ctx context.Context, name, old, next string) erro
 	hexSum := hex.EncodeToString(sum[:])
 	for attempt := 1; ; attempt++ {
 		cur, etag, err := s.readPointerTag(ctx, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			cur, err = "", nil
-		}
-		if err != nil {
+		if due, err := swapDue(name, cur, old, next, err); !due {
 			return err
-		}
-		if cur == next {
-			return nil
-		}
-		if cur != old {
-			return &PointerMovedError{Name: name, Want: old, Got: cur}
 		}
 		in := &s3.PutObjectInput{
 			Bucket:         &s.cfg.Bucket,

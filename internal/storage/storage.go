@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"strings"
 	"time"
@@ -116,6 +117,26 @@ var ErrLocked = errors.New("object is retained by object lock")
 
 // ErrPointerMoved is matched (errors.Is) by every *PointerMovedError.
 var ErrPointerMoved = errors.New("pointer moved")
+
+// swapDue is the rule of a SwapPointer from old to next, given what reading
+// the pointer returned (cur, readErr; a missing pointer reads ""): due when
+// it holds old and the write is to be done; not due, with a nil error,
+// when it holds next already (a repeated swap); not due with readErr, or a
+// *PointerMovedError when it holds anything else.
+func swapDue(name, cur, old, next string, readErr error) (due bool, err error) {
+	if errors.Is(readErr, fs.ErrNotExist) {
+		cur, readErr = "", nil
+	}
+	switch {
+	case readErr != nil:
+		return false, readErr
+	case cur == next:
+		return false, nil
+	case cur != old:
+		return false, &PointerMovedError{Name: name, Want: old, Got: cur}
+	}
+	return true, nil
+}
 
 // PointerMovedError is the error of a SwapPointer whose pointer did not hold
 // the expected value.

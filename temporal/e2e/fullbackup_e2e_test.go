@@ -254,11 +254,7 @@ func replay(t *testing.T, e *backupEnv, workflowID string) {
 	if len(hist.Events) < 10 {
 		t.Fatalf("history of %s has %d events", workflowID, len(hist.Events))
 	}
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflow(workflows.FullBackup)
-	r.RegisterWorkflow(workflows.Refresh)
-	r.RegisterWorkflow(workflows.Compact)
-	if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
+	if err := newReplayer().ReplayWorkflowHistory(nil, hist); err != nil {
 		t.Fatalf("replay %s: %v", workflowID, err)
 	}
 }

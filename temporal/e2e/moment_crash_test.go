@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
@@ -59,9 +56,11 @@ func TestExportSurvivesWorkerKill(t *testing.T) {
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", out), TaskQueue: workflows.TaskQueue},
 		workflows.Export, workflows.ExportInput{ExportSpec: spec, Parallel: 1})
 	must(t, err)
-	waitExporting(t, e, run, "app.big")
-	must(t, w1.cmd.Process.Signal(syscall.SIGKILL))
-	w1.cmd.Wait()
+	// Tables are exported one at a time in name order: the first
+	// ExportTable is app.big's.
+	if k := killInStep(t, e, w1, run.GetID(), run.GetRunID(), "ExportTable"); !k.Killed || !k.Landed {
+		t.Fatalf("the kill did not land in ExportTable of app.big: %+v", k)
+	}
 	t.Logf("worker killed while it rebuilt app.big")
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("%s exists before the export finished", out)
@@ -104,40 +103,4 @@ func footer(t *testing.T, path string) snapshot.FooterMeta {
 	f, err := snapshot.ReadFooter(path)
 	must(t, err)
 	return f
-}
-
-// waitExporting waits until ExportTable of table is running and has been
-// for a second (tables are exported one at a time in name order, so the
-// first ExportTable is the first table's): the worker is then in the middle
-// of rebuilding it. Heartbeat details are not awaited: the SDK sends them
-// at most every few seconds.
-func waitExporting(t *testing.T, e *backupEnv, run client.WorkflowRun, table string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	var since time.Time
-	for time.Now().Before(deadline) {
-		desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
-		must(t, err)
-		running := false
-		for _, pa := range desc.PendingActivities {
-			if pa.GetActivityType().GetName() == "ExportTable" && pa.GetLastStartedTime() != nil {
-				running = true
-				var p activities.ExportProgress
-				if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.Table != "" && p.Table != table {
-					t.Fatalf("ExportTable of %s runs first, want %s", p.Table, table)
-				}
-			}
-		}
-		switch {
-		case running && since.IsZero():
-			since = time.Now()
-		case running && time.Since(since) > time.Second:
-			t.Logf("ExportTable of %s running for %s", table, time.Since(since).Round(time.Millisecond))
-			return
-		case !running && !since.IsZero():
-			t.Fatalf("ExportTable of %s finished within a second: nothing to interrupt", table)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("ExportTable of %s never ran", table)
 }
