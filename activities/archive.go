@@ -3,8 +3,6 @@ package activities
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -89,8 +87,7 @@ func (a *Activities) ArchiveHistory(ctx context.Context, in ArchiveHistoryInput)
 		return ArchiveHistoryResult{}, err
 	}
 	name := archive.HistoryName(in.Source)
-	sum := sha256.Sum256(b)
-	if err := a.Remote.Put(ctx, name, bytes.NewReader(b), digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}); err != nil {
+	if err := a.Remote.Put(ctx, name, bytes.NewReader(b), digest.Bytes(b)); err != nil {
 		return ArchiveHistoryResult{}, fmt.Errorf("archive history of %s to %s: %w", in.Source, a.Remote.Location(), err)
 	}
 	return ArchiveHistoryResult{Object: name, Bytes: int64(len(b)), Schemas: len(h.Schemas), Gaps: len(h.Gaps), Starts: len(h.Starts)}, nil

@@ -50,6 +50,12 @@ func Of(r io.Reader) (Digest, error) {
 	return h.Digest(), nil
 }
 
+// Bytes returns the digest of b.
+func Bytes(b []byte) Digest {
+	sum := sha256.Sum256(b)
+	return Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
+}
+
 // File returns the digest of the file at path.
 func File(path string) (Digest, error) {
 	f, err := os.Open(path)

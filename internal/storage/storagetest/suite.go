@@ -7,8 +7,6 @@ package storagetest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -77,18 +75,12 @@ func Content(seed uint64, n int) ([]byte, digest.Digest) {
 	b := make([]byte, n)
 	r := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16), byte(seed >> 24)})
 	r.Read(b)
-	return b, DigestOf(b)
-}
-
-// DigestOf returns the digest of b.
-func DigestOf(b []byte) digest.Digest {
-	sum := sha256.Sum256(b)
-	return digest.Digest{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b))}
+	return b, digest.Bytes(b)
 }
 
 func put(t *testing.T, ctx context.Context, s storage.Store, name string, b []byte) digest.Digest {
 	t.Helper()
-	d := DigestOf(b)
+	d := digest.Bytes(b)
 	if err := s.Put(ctx, name, bytes.NewReader(b), d); err != nil {
 		t.Fatalf("Put %s: %v", name, err)
 	}
@@ -197,7 +189,7 @@ func testEmpty(t *testing.T, h Harness) {
 func testDigestMismatch(t *testing.T, h Harness) {
 	ctx, s := testCtx(t), h.New(t)
 	b, d := Content(2, 10_000)
-	other := DigestOf([]byte("something else"))
+	other := digest.Bytes([]byte("something else"))
 	cases := []struct {
 		what string
 		body []byte
