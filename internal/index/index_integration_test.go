@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -294,11 +295,7 @@ func TestStore(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- st.EnsurePartitions(ctx, now.Add(100*time.Hour), 0) }()
-		select {
-		case err := <-done:
-			t.Fatalf("EnsurePartitions did not wait for the reader: %v", err)
-		case <-time.After(3 * time.Second):
-		}
+		waitForMetadataLock(t, ctx, st.DB(), done)
 		reader.Commit()
 		if err := <-done; err != nil {
 			t.Fatalf("EnsurePartitions after the reader: %v", err)
@@ -409,4 +406,29 @@ func TestStore(t *testing.T) {
 			t.Fatalf("events %d", n)
 		}
 	})
+}
+
+// waitForMetadataLock returns once the server's process list shows an
+// ALTER TABLE event_chunks waiting for the table's metadata lock (the
+// reader holds it); it fails the test if done (the ALTER's caller) returns
+// first, or if no such wait shows within a minute.
+func waitForMetadataLock(t *testing.T, ctx context.Context, db *sql.DB, done <-chan error) {
+	t.Helper()
+	for range 600 {
+		select {
+		case err := <-done:
+			t.Fatalf("EnsurePartitions did not wait for the reader: %v", err)
+		default:
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST
+			WHERE STATE LIKE 'Waiting for table metadata lock%' AND INFO LIKE 'ALTER TABLE%event_chunks%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no ALTER TABLE event_chunks waited for the reader's metadata lock within a minute")
 }
