@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -41,6 +42,31 @@ func (s *slice) reset() {
 		s.cols[i].reset()
 	}
 	s.n, s.bytes = 0, 0
+}
+
+// sizes appends the lengths of the slice's buffers to dst.
+func (s *slice) sizes(dst []int) []int {
+	for i := range s.cols {
+		c := &s.cols[i]
+		dst = append(dst, len(c.valid), len(c.fixed), len(c.offs), len(c.data))
+	}
+	return dst
+}
+
+// reserve grows the slice's buffers to the lengths sizes gives (those of a
+// slice of the same writer), so that a new slice does not grow its buffers
+// value by value through its first row group as the previous slice did.
+func (s *slice) reserve(sizes []int) {
+	if len(sizes) != 4*len(s.cols) {
+		return
+	}
+	for i := range s.cols {
+		c, n := &s.cols[i], sizes[4*i:4*i+4]
+		c.valid = slices.Grow(c.valid, max(n[0]-len(c.valid), 0))
+		c.fixed = slices.Grow(c.fixed, max(n[1]-len(c.fixed), 0))
+		c.offs = slices.Grow(c.offs, max(n[2]-len(c.offs), 0))
+		c.data = slices.Grow(c.data, max(n[3]-len(c.data), 0))
+	}
 }
 
 // writeSlice writes s to fw as one row group, column after column, and

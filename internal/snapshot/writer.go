@@ -101,6 +101,7 @@ type TableWriter struct {
 	nExtra  int    // STRING columns after the table's (chain files)
 	canon   []byte // hash framing + canonical values of the current row
 	scratch []byte // decoded bytes of the current row
+	sizes   []int  // Overlap: the buffer sizes of the last row group
 	fp      Fingerprint
 	groupN  int
 	groupB  int
@@ -299,7 +300,9 @@ func (tw *TableWriter) cut() error {
 		tw.err = sliceWriteErr(tw.t.QualifiedName(), err)
 		return tw.err
 	}
+	tw.sizes = tw.cur.sizes(tw.sizes[:0]) // before the writing goroutine owns it
 	tw.cur = tw.over.swap(tw.cur)
+	tw.cur.reserve(tw.sizes)
 	return nil
 }
 
