@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -30,7 +31,7 @@ const benchRows = 300_000
 // benchDump returns the benchmark table's definition and a dump of n rows
 // as mydumper 0.10 writes it: one row per line, a new INSERT about every
 // megabyte.
-func benchDump(b *testing.B, n int) (fstest.MapFS, *schema.Table) {
+func benchDump(b testing.TB, n int) (fstest.MapFS, *schema.Table) {
 	var d bytes.Buffer
 	d.WriteString(header)
 	stmt := 0
@@ -101,29 +102,41 @@ func BenchmarkConvertArrowRaw(b *testing.B) {
 	if err := convertTo(fsys, def, &buf, snapshot.WriterOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
+	tbl := readTable(b, buf.Bytes())
 	defer tbl.Release()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(snapshot.DefaultRowGroupRows))
 	b.ResetTimer()
 	cpu0 := testsuite.ProcessCPUTime().Seconds()
 	for range b.N {
-		if err := pqarrow.WriteTable(tbl, io.Discard, snapshot.DefaultRowGroupRows, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
+		if err := rawWrite(tbl, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
 	reportRows(b, benchRows, cpu0)
+}
+
+// readTable reads a table file back as Arrow columns.
+func readTable(tb testing.TB, data []byte) arrow.Table {
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tbl
+}
+
+// rawWrite is the raw write of the benchmarks: pqarrow.WriteTable, zstd,
+// the table writer's row groups, the Arrow schema stored.
+func rawWrite(tbl arrow.Table, w io.Writer) error {
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(snapshot.DefaultRowGroupRows))
+	return pqarrow.WriteTable(tbl, w, snapshot.DefaultRowGroupRows, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 }
 
 // reportRows reports rows per wall second and per CPU second since cpu0.

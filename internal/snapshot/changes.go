@@ -135,11 +135,7 @@ func (ic *imageCols) parse(image []byte, n int64) (int, error) {
 			ic.vals[i] = value{null: true}
 			continue
 		}
-		at := len(canon)
-		if canon, err = types.AppendSQLValue(canon, ic.cols[i].col, v); err == nil {
-			err = ic.cols[i].parse(canon[at:], at, &scratch, &ic.vals[i])
-		}
-		if err != nil {
+		if canon, err = ic.cols[i].appendSQL(canon, v, &scratch, &ic.vals[i]); err != nil {
 			var ve *types.ValueError
 			if errors.As(err, &ve) {
 				err = ve.Err

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // column is one column of a TableWriter: its classification and the Arrow
@@ -27,7 +28,9 @@ import (
 type column struct {
 	col   *schema.Column
 	dt    arrow.DataType
-	width int // bytes per value of a fixed-width type; 0 for STRING/BINARY
+	pass  onePass // how appendSQL decodes a value
+	bits  uint    // onePassInt: the integer's width (types.ClassOf)
+	width int     // bytes per value of a fixed-width type; 0 for STRING/BINARY
 	n     int
 	nulls int
 	valid []byte  // validity bitmap, LSB first
@@ -45,8 +48,59 @@ func newColumns(t *schema.Table, sc *arrow.Schema) []column {
 			width = fw.BitWidth() / 8
 		}
 		cols[i] = column{col: &t.Columns[i], dt: dt, width: width, offs: []int32{0}}
+		switch class, bits := types.ClassOf(&t.Columns[i]); class {
+		case types.ClassInteger:
+			cols[i].pass, cols[i].bits = onePassInt, bits
+		case types.ClassFloat, types.ClassDouble:
+			cols[i].pass = onePassFloat
+		}
 	}
 	return cols
+}
+
+// onePass is how a column decodes a value while canonicalising it: numbers
+// in the same pass (their canonical text is the number's shortest text,
+// parsing it again would only cost time), the rest by parsing the
+// canonical form.
+type onePass uint8
+
+const (
+	parseCanonical onePass = iota
+	onePassInt             // types.AppendSQLInt
+	onePassFloat           // types.AppendSQLFloat
+)
+
+// appendSQL appends the canonical form of v, a non-NULL value in the SQL
+// text form (types.AppendSQLValue), to canon and decodes the value into
+// out; decoded bytes that differ from the canonical text go to *scratch.
+// On error canon is returned as given and out is not to be used.
+func (c *column) appendSQL(canon []byte, v types.Cell, scratch *[]byte, out *value) ([]byte, error) {
+	var err error
+	switch c.pass {
+	case onePassInt:
+		var mag uint64
+		var neg bool
+		canon, mag, neg, err = types.AppendSQLInt(canon, c.col, c.bits, v.Text)
+		*out = value{}
+		switch {
+		case c.col.Unsigned:
+			out.u = mag
+		case neg:
+			out.i = -int64(mag-1) - 1 // mag ≤ 1<<63, checked by AppendSQLInt
+		default:
+			out.i = int64(mag)
+		}
+		return canon, err
+	case onePassFloat:
+		*out = value{}
+		canon, out.f, err = types.AppendSQLFloat(canon, c.col, v.Text)
+		return canon, err
+	}
+	at := len(canon)
+	if canon, err = types.AppendSQLValue(canon, c.col, v); err != nil {
+		return canon, err
+	}
+	return canon, c.parse(canon[at:], at, scratch, out)
 }
 
 // newArray returns the values of the row group as an Arrow array aliasing

@@ -35,10 +35,10 @@ type WriterOptions struct {
 	// ZstdLevel is the zstd compression level; 0 is the codec's default.
 	ZstdLevel int
 	// Allocator for the Parquet writer's buffers; nil is the Go allocator.
-	// (Values are handed to the Parquet writer in slices of a few thousand
-	// rows held in Go slices, reused from slice to slice.)
+	// (A row group's values are handed to the Parquet writer as Arrow
+	// columns held in Go slices, reused from row group to row group.)
 	Allocator memory.Allocator
-	// Overlap writes the slices (Parquet encoding and zstd) in a goroutine
+	// Overlap writes the row groups (Parquet encoding and zstd) in a goroutine
 	// of the writer's own while the caller appends the next rows, so that
 	// building rows and writing them use two cores. The file holds the same
 	// row groups and pages, written in the same order. A writer with
@@ -85,9 +85,9 @@ func abbreviate(v []byte) string {
 
 // TableWriter writes one table file: Parquet, zstd, one row group per
 // RowGroupRows/RowGroupBytes, with the footer key-value metadata of
-// FooterMeta. It holds one row group in memory, encoded and compressed by
-// pqarrow, and the slices of values being built and written (see
-// slices.go). It is not safe for concurrent use.
+// FooterMeta. It holds the row group being built as Arrow columns, and with
+// Overlap the one being written (see slices.go). It is not safe for
+// concurrent use.
 type TableWriter struct {
 	t       *schema.Table
 	meta    FooterMeta
@@ -101,6 +101,7 @@ type TableWriter struct {
 	nExtra  int    // STRING columns after the table's (chain files)
 	canon   []byte // hash framing + canonical values of the current row
 	scratch []byte // decoded bytes of the current row
+	sizes   []int  // Overlap: the buffer sizes of the last row group
 	fp      Fingerprint
 	groupN  int
 	groupB  int
@@ -158,7 +159,7 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 		for range overlapSlices - 1 {
 			slices = append(slices, newSlice(tw, len(extra)))
 		}
-		tw.over = startOverlapper(fw, sc, slices)
+		tw.over = startOverlapper(fw, slices)
 	}
 	return tw, nil
 }
@@ -219,10 +220,8 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 		at := len(canon)
 		canon = append(canon, 0, 0, 0, 0)
 		var err error
-		if canon, err = types.AppendSQLValue(canon, cols[i].col, v); err == nil {
-			c := canon[at+4:]
-			binary.LittleEndian.PutUint32(canon[at:], uint32(len(c)))
-			err = cols[i].parse(c, at+4, &scratch, &tw.vals[i])
+		if canon, err = cols[i].appendSQL(canon, v, &scratch, &tw.vals[i]); err == nil {
+			binary.LittleEndian.PutUint32(canon[at:], uint32(len(canon)-at-4))
 		}
 		if err != nil {
 			tw.canon, tw.scratch = canon[:0], scratch[:0]
@@ -237,7 +236,7 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 		return fmt.Errorf("table %s row %d: row of %d bytes is too large", tw.t.QualifiedName(), tw.fp.Rows+1, rowBytes)
 	}
 	if tw.cur.n > 0 && tw.cur.bytes+rowBytes > math.MaxInt32 {
-		if err := tw.cut(); err != nil { // Arrow offsets are int32
+		if err := tw.endGroup(); err != nil { // Arrow offsets are int32
 			return err
 		}
 	}
@@ -245,21 +244,22 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 	tw.fp.Add(xxhash.Sum64(canon))
 	tw.canon, tw.scratch = canon, scratch
 	if tw.groupN >= tw.opts.RowGroupRows || tw.groupB >= tw.opts.RowGroupBytes {
-		tw.groupN, tw.groupB = 0, 0 // the next row starts a row group
-		return tw.cut()
-	}
-	if tw.cur.n >= sliceRows || tw.cur.bytes >= sliceBytes {
-		return tw.cut()
+		return tw.endGroup()
 	}
 	return nil
 }
 
-// put appends the parsed row to the current slice and counts it in its
-// row group (a row group's first row starts it).
+// endGroup ends the row group: the next row starts another.
+func (tw *TableWriter) endGroup() error {
+	tw.groupN, tw.groupB = 0, 0
+	return tw.cut()
+}
+
+// put appends the parsed row to the current slice, its row group (a row
+// group's first row starts it).
 func (tw *TableWriter) put(canon, scratch []byte, extra []string, rowBytes int) {
 	s := tw.cur
 	if tw.groupN == 0 {
-		s.startGroup = true
 		tw.groups++
 	}
 	for i := range tw.vals {
@@ -290,7 +290,7 @@ func (tw *TableWriter) cut() error {
 		return nil
 	}
 	if tw.over == nil {
-		if err := writeSlice(tw.fw, tw.sc, tw.cur); err != nil {
+		if err := writeSlice(tw.fw, tw.cur); err != nil {
 			tw.err = sliceWriteErr(tw.t.QualifiedName(), err)
 			return tw.err
 		}
@@ -300,7 +300,9 @@ func (tw *TableWriter) cut() error {
 		tw.err = sliceWriteErr(tw.t.QualifiedName(), err)
 		return tw.err
 	}
+	tw.sizes = tw.cur.sizes(tw.sizes[:0]) // before the writing goroutine owns it
 	tw.cur = tw.over.swap(tw.cur)
+	tw.cur.reserve(tw.sizes)
 	return nil
 }
 

@@ -52,20 +52,43 @@ func parseIntText(b []byte) (mag uint64, neg bool, err error) {
 // appendIntText canonicalises an integer read as text through the same range
 // rules as a binlog value.
 func appendIntText(dst []byte, c *schema.Column, bits uint, b []byte) ([]byte, error) {
+	dst, _, _, err := intText(dst, c, bits, b)
+	return dst, err
+}
+
+// intText is appendIntText that also returns the value's magnitude and sign
+// (neg is false for zero).
+func intText(dst []byte, c *schema.Column, bits uint, b []byte) ([]byte, uint64, bool, error) {
 	mag, neg, err := parseIntText(b)
 	if err != nil {
-		return dst, valueErr(c, fmt.Errorf("%w %q", err, b))
+		return dst, 0, false, valueErr(c, fmt.Errorf("%w %q", err, b))
 	}
 	if neg {
 		if mag > 1<<63 {
-			return dst, valueErr(c, fmt.Errorf("integer %q out of range", b))
+			return dst, 0, false, valueErr(c, fmt.Errorf("integer %q out of range", b))
 		}
 		if c.Unsigned {
-			return dst, valueErr(c, fmt.Errorf("negative value %q for unsigned column", b))
+			return dst, 0, false, valueErr(c, fmt.Errorf("negative value %q for unsigned column", b))
 		}
-		return appendIntValue(dst, c, bits, -int64(mag-1)-1)
 	}
-	return appendIntValue(dst, c, bits, mag)
+	dst, err = appendIntMag(dst, c, bits, mag, neg)
+	return dst, mag, neg, err
+}
+
+// AppendSQLInt is AppendSQLValue for a non-NULL value of an integer column
+// (ClassInteger, bits as ClassOf returns them) that also returns the value
+// it canonicalised: the same text, the same errors, and the number, so that
+// a caller needing both parses the text once. The value is int64(mag)
+// negated when neg (a signed column's minimum included), else mag.
+func AppendSQLInt(dst []byte, c *schema.Column, bits uint, raw []byte) (out []byte, mag uint64, neg bool, err error) {
+	if bits == 0 || bits > 64 {
+		return dst, 0, false, valueErr(c, fmt.Errorf("column type %q is not an integer type", c.Type))
+	}
+	n := len(dst)
+	if out, mag, neg, err = intText(dst, c, bits, raw); err != nil {
+		return dst[:n], 0, false, err
+	}
+	return out, mag, neg, nil
 }
 
 // appendDecimal writes DECIMAL text as a JSON string with exactly c.Scale
@@ -160,24 +183,48 @@ func appendFloat(dst []byte, c *schema.Column, k kind, f float64) ([]byte, error
 // takes the text as a double and narrows it with float32(), which is exact for
 // the output of CAST(col AS DOUBLE).
 func appendFloatText(dst []byte, c *schema.Column, k kind, b []byte) ([]byte, error) {
+	dst, _, err := floatText(dst, c, k, b)
+	return dst, err
+}
+
+// floatText is appendFloatText that also returns the value (narrowed to
+// float32 precision for FLOAT).
+func floatText(dst []byte, c *schema.Column, k kind, b []byte) ([]byte, float64, error) {
 	if len(b) == 0 {
-		return dst, valueErr(c, fmt.Errorf("empty float text"))
+		return dst, 0, valueErr(c, fmt.Errorf("empty float text"))
 	}
 	for _, ch := range b { // only what the server prints: no inf, nan, hex or '_'
 		if !isDigit(ch) && ch != '-' && ch != '+' && ch != '.' && ch != 'e' && ch != 'E' {
-			return dst, valueErr(c, fmt.Errorf("malformed float %q", b))
+			return dst, 0, valueErr(c, fmt.Errorf("malformed float %q", b))
 		}
 	}
 	f, err := strconv.ParseFloat(bytesStr(b), 64)
 	if err != nil {
-		return dst, valueErr(c, fmt.Errorf("malformed float %q", b))
+		return dst, 0, valueErr(c, fmt.Errorf("malformed float %q", b))
 	}
 	if k == kFloat {
 		f32 := float32(f)
 		if math.IsInf(float64(f32), 0) {
-			return dst, valueErr(c, fmt.Errorf("%q is out of FLOAT range", b))
+			return dst, 0, valueErr(c, fmt.Errorf("%q is out of FLOAT range", b))
 		}
 		f = float64(f32)
 	}
-	return appendFloat(dst, c, k, f)
+	dst, err = appendFloat(dst, c, k, f)
+	return dst, f, err
+}
+
+// AppendSQLFloat is AppendSQLValue for a non-NULL value of a FLOAT or DOUBLE
+// column (ClassFloat, ClassDouble) that also returns the value it
+// canonicalised (a FLOAT narrowed to float32 precision): the same text, the
+// same errors, and the number the text denotes.
+func AppendSQLFloat(dst []byte, c *schema.Column, raw []byte) ([]byte, float64, error) {
+	k, _ := kindOf(c)
+	if k != kFloat && k != kDouble {
+		return dst, 0, valueErr(c, fmt.Errorf("column type %q is not FLOAT or DOUBLE", c.Type))
+	}
+	out, f, err := floatText(dst, c, k, raw)
+	if err != nil {
+		return dst, 0, err
+	}
+	return out, f, nil
 }

@@ -321,10 +321,17 @@ func appendIntValue(dst []byte, c *schema.Column, bits uint, v any) ([]byte, err
 	if !ok {
 		return dst, typeErr(c, v)
 	}
+	return appendIntMag(dst, c, bits, mag, neg)
+}
+
+// appendIntMag writes the integer of magnitude mag (negative when neg) of a
+// column of the given width in bits, checking its range. A negative value
+// for an unsigned column is reinterpreted at the width (go-mysql without
+// signedness metadata); text callers refuse it before.
+func appendIntMag(dst []byte, c *schema.Column, bits uint, mag uint64, neg bool) ([]byte, error) {
 	maxU := uint64(math.MaxUint64) >> (64 - bits)
 	if c.Unsigned {
 		if neg {
-			// go-mysql without signedness metadata: reinterpret at the width.
 			if mag > 1<<(bits-1) {
 				return dst, valueErr(c, fmt.Errorf("value -%d out of range for %d-bit integer", mag, bits))
 			}
