@@ -63,9 +63,8 @@ func appendIntText(dst []byte, c *schema.Column, bits uint, b []byte) ([]byte, e
 		if c.Unsigned {
 			return dst, valueErr(c, fmt.Errorf("negative value %q for unsigned column", b))
 		}
-		return appendIntValue(dst, c, bits, -int64(mag-1)-1)
 	}
-	return appendIntValue(dst, c, bits, mag)
+	return appendIntMag(dst, c, bits, mag, neg)
 }
 
 // appendDecimal writes DECIMAL text as a JSON string with exactly c.Scale

@@ -321,6 +321,13 @@ func appendIntValue(dst []byte, c *schema.Column, bits uint, v any) ([]byte, err
 	if !ok {
 		return dst, typeErr(c, v)
 	}
+	return appendIntMag(dst, c, bits, mag, neg)
+}
+
+// appendIntMag writes the integer -mag (neg) or mag of a bits-wide column
+// in the column's range: a negative value of an unsigned column is
+// reinterpreted at the width (go-mysql without signedness metadata).
+func appendIntMag(dst []byte, c *schema.Column, bits uint, mag uint64, neg bool) ([]byte, error) {
 	maxU := uint64(math.MaxUint64) >> (64 - bits)
 	if c.Unsigned {
 		if neg {
