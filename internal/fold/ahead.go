@@ -7,10 +7,12 @@ import (
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
-// Bounds of a readAhead: rows per block and blocks in flight (one being
-// filled, one waiting, one being read).
+// Bounds of a readAhead: a block holds aheadRows rows, or fewer whose
+// values reach aheadBytes (at least one row); aheadBlocks are in flight
+// (one being filled, one waiting, one being read).
 const (
 	aheadRows   = 4096
+	aheadBytes  = 4 << 20
 	aheadBlocks = 3
 )
 
@@ -19,8 +21,8 @@ type rowSource interface {
 	Next() ([]types.Cell, error)
 }
 
-// readAhead reads the rows of src on another goroutine, aheadRows at a
-// time into blocks of copied cells, so that decoding the next rows of a
+// readAhead reads the rows of src on another goroutine into blocks of
+// copied cells (aheadRows rows or aheadBytes of values each), so that decoding the next rows of a
 // table file overlaps the caller's work on these. Rows come in src's order,
 // then src's error (io.EOF at its end); a row is valid until the next call
 // of Next, as src's. Close stops the goroutine; src is read by no one after
@@ -79,7 +81,7 @@ func (r *readAhead) fill(src rowSource) {
 // read fills b with the next rows of src.
 func (b *rowBlock) read(src rowSource, ncols int) {
 	b.buf, b.ends, b.rows, b.err = b.buf[:0], b.ends[:0], 0, nil
-	for b.rows < aheadRows {
+	for b.rows < aheadRows && len(b.buf) < aheadBytes {
 		row, err := src.Next()
 		if err == nil && len(row) != ncols {
 			err = fmt.Errorf("read ahead: a row of %d values, want %d", len(row), ncols)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -84,4 +85,42 @@ func TestReadAheadRowWidth(t *testing.T) {
 	if _, err := r.Next(); err == nil {
 		t.Fatal("a row of 2 values read as 3")
 	}
+}
+
+// TestReadAheadBlockBytes: rows of large values make blocks of fewer rows
+// (their values about aheadBytes), still read whole and in order.
+func TestReadAheadBlockBytes(t *testing.T) {
+	big := make([]byte, aheadBytes/3+1)
+	src := &wideRows{n: 10, v: big}
+	r := newReadAhead(src, 1)
+	defer r.Close()
+	for i := 1; i <= 10; i++ {
+		row, err := r.Next()
+		if err != nil || len(row[0].Text) != len(big) || row[0].Text[0] != byte(i) {
+			t.Fatalf("row %d: %d bytes, %v", i, len(row[0].Text), err)
+		}
+		if at := int(src.at.Load()); at > i+(aheadBlocks+1)*3 {
+			t.Fatalf("at row %d the source was read to row %d: blocks are not bounded by bytes", i, at)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("after 10 rows: %v", err)
+	}
+}
+
+// wideRows is a rowSource of n rows of one value, v with its first byte
+// the row number.
+type wideRows struct {
+	n  int32
+	at atomic.Int32 // rows read (the test reads it while they are)
+	v  []byte
+}
+
+func (w *wideRows) Next() ([]types.Cell, error) {
+	if w.at.Load() == w.n {
+		return nil, io.EOF
+	}
+	at := w.at.Add(1)
+	w.v[0] = byte(at)
+	return []types.Cell{types.TextCell(w.v)}, nil
 }
