@@ -7,7 +7,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
-	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -19,13 +18,7 @@ import (
 // checkpoint; the restore ends verified, the target's table equal to the
 // source's, no row twice.
 func TestRestoreLoadDataRefusedMidLoad(t *testing.T) {
-	e := newBackupEnv(t)
-	bigTable(t, e, 30000)
-	want := e.liveFingerprints(t, e.src, "app", "big")
-	target := testsuite.StartTarget(t, 46)
-	tdb, err := target.DB(e.ctx, "")
-	must(t, err)
-	defer tdb.Close()
+	e, want, target, tdb := bigTarget(t, 30000, 48)
 
 	// One slice for the whole load (3,000 rows/s: about 10 s), so the
 	// switch falls inside the call that found local_infile on.
