@@ -16,6 +16,8 @@ import (
 // columns (whose chain must hold no changes) gets the window's net copies.
 // Memory is bounded as in Rewrite: DuckDB decides which rows, spilling to
 // the engine's folder.
+// The table file's next rows are decoded on another goroutine while fn
+// works on these (readAhead: three blocks of 4,096 rows at most).
 func (e *Engine) RowsAt(ctx context.Context, at TableAt, w *Window, fn func(row []types.Cell) error) error {
 	if w == nil {
 		return e.Rows(ctx, at, fn)
@@ -33,7 +35,7 @@ func (e *Engine) RowsAt(ctx context.Context, at TableAt, w *Window, fn func(row 
 		}); err != nil {
 			return fmt.Errorf("read %s: window: %w", name, err)
 		}
-		if err := e.liveRows(ctx, at.TableFile, []string{stale}, fn); err != nil {
+		if err := e.liveRowsFrom(ctx, at.TableFile, []string{stale}, true, fn); err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
 		if err := e.addedCopies(ctx, w, fn); err != nil {
@@ -47,7 +49,7 @@ func (e *Engine) RowsAt(ctx context.Context, at TableAt, w *Window, fn func(row 
 		return fmt.Errorf("read %s: window posdel: %w", name, err)
 	}
 	posdel := append(append([]string(nil), at.Posdel...), stale)
-	if err := e.liveRows(ctx, at.TableFile, posdel, fn); err != nil {
+	if err := e.liveRowsFrom(ctx, at.TableFile, posdel, true, fn); err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	upserts := append(append([]Keyed(nil), at.Upserts...), w.File)

@@ -185,11 +185,23 @@ func (e *Engine) copyLive(ctx context.Context, tableFile string, posdel []string
 // liveRows calls fn with every row of the table file that no posdel names,
 // in file order.
 func (e *Engine) liveRows(ctx context.Context, tableFile string, posdel []string, fn func([]types.Cell) error) error {
-	r, err := snapshot.OpenTableFile(tableFile)
+	return e.liveRowsFrom(ctx, tableFile, posdel, false, fn)
+}
+
+// liveRowsFrom is liveRows; ahead decodes the table file's next rows on
+// another goroutine while fn works (readAhead).
+func (e *Engine) liveRowsFrom(ctx context.Context, tableFile string, posdel []string, ahead bool, fn func([]types.Cell) error) error {
+	tf, err := snapshot.OpenTableFile(tableFile)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer tf.Close()
+	var r rowSource = tf
+	if ahead {
+		ra := newReadAhead(tf, len(tf.Table().Columns))
+		defer ra.Close()
+		r = ra
+	}
 	const end = int64(1) << 62
 	var at int64 // rows of r read
 	// upTo reads the rows before limit; a limit other than end is a dead

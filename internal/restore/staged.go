@@ -322,7 +322,7 @@ type RowReader interface {
 
 // openRuns merges the runs of dir by order (one run: read as it is).
 func openRuns(dir string, runs []string, order *KeyOrder) (RowReader, error) {
-	m := &runMerge{order: order, advance: -1}
+	m := &runMerge{order: order}
 	for _, name := range runs {
 		r, err := snapshot.OpenTableFile(filepath.Join(dir, name))
 		if err != nil {
@@ -338,12 +338,16 @@ func openRuns(dir string, runs []string, order *KeyOrder) (RowReader, error) {
 }
 
 // runMerge is a k-way merge of sorted runs; ties go to the earlier run.
+// The heap holds each run's next row; the top is replaced in place as its
+// run moves on (no allocation per row).
 type runMerge struct {
 	order   *KeyOrder
 	readers []RowReader
 	heads   mergeHeap
 	started bool
-	advance int // the run whose row Next returned last
+	// advance: the top's row was returned by Next, so its run moves on
+	// at the next call.
+	advance bool
 }
 
 type mergeHead struct {
@@ -371,39 +375,40 @@ func (h *mergeHeap) Pop() any {
 	return x
 }
 
-// pull reads run i's next row onto the heap (none at its end).
-func (m *runMerge) pull(i int) error {
-	row, err := m.readers[i].Next()
-	if err == io.EOF {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	heap.Push(&m.heads, mergeHead{run: i, row: row})
-	return nil
-}
-
 func (m *runMerge) Next() ([]types.Cell, error) {
-	if !m.started {
+	switch {
+	case !m.started:
 		m.started, m.heads.order = true, m.order
-		for i := range m.readers {
-			if err := m.pull(i); err != nil {
+		for i, r := range m.readers {
+			row, err := r.Next()
+			if err == io.EOF {
+				continue
+			}
+			if err != nil {
 				return nil, err
 			}
+			m.heads.h = append(m.heads.h, mergeHead{run: i, row: row})
 		}
-	} else if m.advance >= 0 {
-		if err := m.pull(m.advance); err != nil {
+		heap.Init(&m.heads)
+	case m.advance:
+		top := &m.heads.h[0]
+		row, err := m.readers[top.run].Next()
+		switch {
+		case err == io.EOF:
+			heap.Pop(&m.heads)
+		case err != nil:
 			return nil, err
+		default:
+			top.row = row
+			heap.Fix(&m.heads, 0)
 		}
 	}
 	if m.heads.Len() == 0 {
-		m.advance = -1
+		m.advance = false
 		return nil, io.EOF
 	}
-	h := heap.Pop(&m.heads).(mergeHead)
-	m.advance = h.run
-	return h.row, nil
+	m.advance = true
+	return m.heads.h[0].row, nil
 }
 
 func (m *runMerge) Close() error {

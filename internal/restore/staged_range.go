@@ -80,7 +80,7 @@ func (st Staged) OpenRange(kr KeyRange, after string, skip int64) (RowReader, bo
 	if err != nil {
 		return nil, false, err
 	}
-	m := &runMerge{order: order, advance: -1}
+	m := &runMerge{order: order}
 	saw := !strict // without a last key there is nothing to find
 	for _, name := range st.Runs {
 		b, err := st.enterRun(name, order, ncols, lo, strict, hi)

@@ -1,13 +1,16 @@
 package e2e
 
 import (
-	"math/rand/v2"
+	"database/sql"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
@@ -16,13 +19,16 @@ import (
 )
 
 // TestRestoreSurvivesWorkerKills kills the worker process with SIGKILL ten
-// times while it restores a keyed and a keyless table (each kill at a
-// random moment after the run's progress moved, so at a random chunk, often
-// inside a chunk's transaction); a new worker starts after each. The
-// restore finishes and verifies, and the target's tables equal the source
-// at the moment: no row loaded twice (the keyless table's duplicates
-// counted), none missing. `dbtrail restore` of the same moment then writes
-// 0 rows.
+// times while it restores a keyed and a keyless table; a new worker starts
+// after each. Each kill is aimed at a chunk commit: it comes right after
+// the target's parts checkpoints counted one more chunk while a part is
+// still loading, and counts only if a LoadTable attempt was in flight
+// (the workflow's pending activities) and that attempt was then retried
+// (a later attempt started, in the pending activities or the history),
+// never completed. The restore finishes and verifies, and the target's
+// tables equal the source at the moment: no row loaded twice (the keyless
+// table's duplicates counted), none missing. `dbtrail restore` of the
+// same moment then writes 0 rows.
 func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
@@ -51,26 +57,32 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 
 	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: activities.RestoreSpec{
 		At: at, Schemas: []string{"app"}, Target: endpoint(t, target), Limits: restore.Limits{MaxRowsPerSecond: 1500}}})
-	var written int64
-	for kill := 1; kill <= 10; kill++ {
-		p := waitRestore(t, e, run, "progress", func(p workflows.RestoreProgress) bool { return p.Written > written })
-		if p.Rows == p.Total && p.TablesDone == len(p.Tables) {
-			t.Fatalf("the restore ended before kill %d", kill)
+	tdb, err := target.DB(e.ctx, "")
+	must(t, err)
+	defer tdb.Close()
+	var chunks int64
+	for hits, kills := 0, 0; hits < 10; {
+		if kills == 20 {
+			t.Fatalf("%d of %d kills hit a LoadTable attempt in flight that was then retried", hits, kills)
 		}
-		written = p.Written
-		time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond)
+		chunks = chunkCommitted(t, e, tdb, chunks, hits+1)
+		inFlight := runningLoads(t, e, run)
+		if len(inFlight) == 0 {
+			continue // between two slices: wait for the next commit
+		}
+		kills++
 		must(t, w.cmd.Process.Signal(syscall.SIGKILL))
 		w.cmd.Wait()
-		t.Logf("kill %d: worker killed at about %d of %d rows", kill, p.Rows, p.Total)
 		w = startWorker()
+		if retried(t, e, run, inFlight) {
+			hits++
+			t.Logf("kill %d: worker killed after chunk %d, LoadTable attempts %v in flight, retried", hits, chunks, inFlight)
+		}
 	}
 	var res workflows.RestoreResult
 	if err := run.Get(e.ctx, &res); err != nil {
 		t.Fatalf("restore after 10 kills: %v\nworker: %s", err, w.out.String())
 	}
-	tdb, err := target.DB(e.ctx, "")
-	must(t, err)
-	defer tdb.Close()
 	sameFingerprints(t, "restore after 10 kills", e.liveFingerprints(t, tdb, "app", "big", "bag"), want)
 	for _, tb := range []string{"big", "bag"} {
 		if n := count(t, e, tdb, "app."+tb); n != want[tb].Rows {
@@ -96,4 +108,97 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		t.Fatalf("dbtrail restore again: %v\n%s", err, out)
 	}
 	t.Logf("dbtrail restore again:\n%s", out)
+}
+
+// chunkCommitted waits until the restore's parts checkpoints in tdb count
+// more chunks than after (a chunk just committed) while a part is still
+// loading, and returns the chunks counted; it fails the test when every
+// part (app.big's two, app.bag's one) is loaded before kill.
+func chunkCommitted(t *testing.T, e *backupEnv, tdb *sql.DB, after int64, kill int) int64 {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var parts, chunks, loading sql.NullInt64
+		err := tdb.QueryRowContext(e.ctx, "SELECT COUNT(*), SUM(chunks), SUM(state = 'loading') FROM dbtrail."+restore.PartsTable).Scan(&parts, &chunks, &loading)
+		switch {
+		case err != nil: // no bookkeeping table yet
+		case parts.Int64 == 3 && loading.Int64 == 0:
+			t.Fatalf("every part was loaded before kill %d", kill)
+		case chunks.Int64 > after && loading.Int64 > 0:
+			return chunks.Int64
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no chunk committed before kill %d", kill)
+	return 0
+}
+
+// runningLoads are run's LoadTable attempts started and not ended: the
+// attempt of each by activity id.
+func runningLoads(t *testing.T, e *backupEnv, run client.WorkflowRun) map[string]int32 {
+	t.Helper()
+	desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
+	must(t, err)
+	out := map[string]int32{}
+	for _, pa := range desc.PendingActivities {
+		if pa.GetActivityType().GetName() == "LoadTable" && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			out[pa.GetActivityId()] = pa.GetAttempt()
+		}
+	}
+	return out
+}
+
+// retried waits until every killed attempt (activity id: attempt) is
+// either retried (a later attempt pending or in the history) or was found
+// ended (the history's last attempt is the killed one: it ended just
+// before the kill); it reports whether any was retried.
+func retried(t *testing.T, e *backupEnv, run client.WorkflowRun, killed map[string]int32) bool {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		pending := map[string]int32{}
+		desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
+		must(t, err)
+		for _, pa := range desc.PendingActivities {
+			pending[pa.GetActivityId()] = pa.GetAttempt()
+		}
+		ended := startedAttempts(t, e, run)
+		some, open := false, false
+		for id, a := range killed {
+			switch {
+			case pending[id] > a || (pending[id] == 0 && ended[id] > a):
+				some = true
+			case pending[id] == 0 && ended[id] == a:
+			default:
+				open = true
+			}
+		}
+		if !open {
+			return some
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("killed LoadTable attempts %v neither retried nor ended", killed)
+	return false
+}
+
+// startedAttempts are the attempts the ended activities of run last
+// started with, by activity id (the history records an activity's started
+// event, with its attempt, when it ends).
+func startedAttempts(t *testing.T, e *backupEnv, run client.WorkflowRun) map[string]int32 {
+	t.Helper()
+	ids := map[int64]string{}
+	out := map[string]int32{}
+	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		must(t, err)
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			ids[ev.GetEventId()] = a.GetActivityId()
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			out[ids[a.GetScheduledEventId()]] = a.GetAttempt()
+		}
+	}
+	return out
 }

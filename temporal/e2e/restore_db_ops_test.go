@@ -17,6 +17,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -31,6 +32,21 @@ func bigTable(t *testing.T, e *backupEnv, rows int) {
 	))
 	e.waitCaughtUp(t)
 	e.fullBackup(t)
+}
+
+// bigTarget is the start of a test that restores app.big: rows rows on
+// a new env's source, backed up; their fingerprints; a new target (server
+// id id) and a pool of connections to it, closed at the test's end.
+func bigTarget(t *testing.T, rows int, id uint32) (*backupEnv, map[string]snapshot.Fingerprint, *testsuite.Server, *sql.DB) {
+	t.Helper()
+	e := newBackupEnv(t)
+	bigTable(t, e, rows)
+	want := e.liveFingerprints(t, e.src, "app", "big")
+	target := testsuite.StartTarget(t, id)
+	tdb, err := target.DB(e.ctx, "")
+	must(t, err)
+	t.Cleanup(func() { tdb.Close() })
+	return e, want, target, tdb
 }
 
 // sleepers runs SELECT SLEEP(600) on n connections of db (each one of the
@@ -66,13 +82,7 @@ func sleepers(t *testing.T, e *backupEnv, db *sql.DB, n int) (stop func()) {
 // restore loads nothing and its progress says why; once they end it goes
 // on, finishes and verifies.
 func TestRestoreMaxLoad(t *testing.T) {
-	e := newBackupEnv(t)
-	bigTable(t, e, 30000)
-	want := e.liveFingerprints(t, e.src, "app", "big")
-	target := testsuite.StartTarget(t, 45)
-	tdb, err := target.DB(e.ctx, "")
-	must(t, err)
-	defer tdb.Close()
+	e, want, target, tdb := bigTarget(t, 30000, 45)
 	stop := sleepers(t, e, tdb, 6)
 	defer stop()
 	var running int
@@ -132,20 +142,14 @@ func binlogTables(t *testing.T, e *backupEnv, db *sql.DB, file string, pos uint6
 // row event of the restored table (a restore without the flag, for
 // contrast, has them).
 func TestRestoreNoBinlog(t *testing.T) {
-	e := newBackupEnv(t)
-	bigTable(t, e, 5000)
-	want := e.liveFingerprints(t, e.src, "app", "big")
-	target := testsuite.StartTarget(t, 46)
-	tdb, err := target.DB(e.ctx, "")
-	must(t, err)
-	defer tdb.Close()
+	e, want, target, tdb := bigTarget(t, 5000, 46)
 
 	must(t, target.Exec(e.ctx, "CREATE USER loader@'%' IDENTIFIED BY 'loaderpw'",
 		"GRANT SELECT, INSERT, UPDATE, CREATE, ALTER, DROP ON *.* TO loader@'%'"))
 	spec := activities.RestoreSpec{At: "latest", Tables: []string{"app.big"}, IntoSchema: "nb", NoBinlog: true,
 		Target: activities.Endpoint{DSN: "loader:loaderpw@tcp(" + target.Addr() + ")/"}}
 	run := e.startRestore(t, target, workflows.RestoreInput{RestoreSpec: spec})
-	err = run.Get(e.ctx, nil)
+	err := run.Get(e.ctx, nil)
 	requireAppError(t, err, activities.ErrMissingPrivilege, "--no-binlog")
 	notRetried(t, e, run)
 	var schemas int
@@ -186,13 +190,7 @@ func TestRestoreNoBinlog(t *testing.T) {
 // the checkpoint, writes only the rest and ends verified, no row twice.
 func TestRestoreCancel(t *testing.T) {
 	bin := buildDbtrail(t)
-	e := newBackupEnv(t)
-	bigTable(t, e, 40000)
-	want := e.liveFingerprints(t, e.src, "app", "big")
-	target := testsuite.StartTarget(t, 47)
-	tdb, err := target.DB(e.ctx, "")
-	must(t, err)
-	defer tdb.Close()
+	e, want, target, tdb := bigTarget(t, 40000, 47)
 	args := []string{"restore", "--temporal-addr", e.frontend, "--at", "latest", "--table", "app.big", "--slice", "1s",
 		"--target-dsn", target.User + "@tcp(" + target.Addr() + ")/", "--target-password-file", endpoint(t, target).PasswordFile}
 
