@@ -13,7 +13,6 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // RefreshWorkflowID is the fixed id of a source's `dbtrail refresh`
@@ -112,7 +111,7 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	host, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
 		progress = RefreshProgress{Phase: "planning"}
 		var err error
-		res, plan, err = refreshOnHost(sctx, in, &progress)
+		res, plan, err = refreshOnHost(sctx, ctx, in, &progress)
 		return err
 	})
 	if err != nil {
@@ -131,10 +130,12 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 }
 
 // refreshOnHost runs the steps of Refresh that hand each other local
-// snapshots, every one on the worker of ctx's session: the download of a
-// missing previous snapshot, the plan and, unless it is refused, the
-// tables, the publish, the upload and the pruning.
-func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgress) (RefreshResult, activities.PlanRefreshResult, error) {
+// snapshots, every one on the worker of ctx's session (the stager): the
+// download of a missing previous snapshot, the plan and, unless it is
+// refused, the tables (some of them on other workers: refreshTables; root
+// is the workflow's context outside the session), the publish, the upload
+// and the pruning.
+func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *RefreshProgress) (RefreshResult, activities.PlanRefreshResult, error) {
 	// Every refresh activity heartbeats (activities.HeartbeatEvery): a
 	// worker killed at any step is noticed within the heartbeat timeout.
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
@@ -171,7 +172,7 @@ func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgr
 		}
 	}()
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
-	tables, err := refreshAll(long, in, alloc.SnapshotID, plan, progress)
+	tables, err := refreshTables(ctx, root, in, alloc.SnapshotID, plan, progress)
 	if err != nil {
 		return res, plan, err
 	}
@@ -231,7 +232,7 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 	err := bounded(ctx, len(tables), in.Parallel, func(i int) workflow.Future {
 		return workflow.ExecuteActivity(ctx, a.RefreshTable, activities.RefreshTableInput{
 			Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut, Table: tables[i],
-			Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}})
+			Retention: refreshRetention(in)})
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {
 			return err

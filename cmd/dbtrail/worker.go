@@ -116,12 +116,25 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 			log.Warn("staging folders not swept", slog.String("source", name), slog.String("error", err.Error()))
 		}
 	}
+	if acts.Workers == nil {
+		acts.Workers = temporalclient.Workers{Client: c}
+	}
+	if acts.Identity == "" {
+		acts.Identity = workers.Identity()
+	}
+	opts.Identity = acts.Identity
 	w := worker.New(c, taskQueue, opts)
 	workers.RegisterAll(w, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", taskQueue, err)
 	}
 	defer w.Stop()
+	own := worker.New(c, activities.WorkerQueue(taskQueue, acts.Identity), workers.OwnQueueOptions(opts))
+	own.RegisterActivity(acts)
+	if err := own.Start(); err != nil {
+		return fmt.Errorf("start worker on its own task queue: %w", err)
+	}
+	defer own.Stop()
 	log.Info("worker started", slog.String("task_queue", taskQueue))
 	select {
 	case <-ctx.Done():
