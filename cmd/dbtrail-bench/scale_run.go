@@ -191,6 +191,12 @@ func (e *scaleEnv) readHistory(ctx context.Context, cfg *scaleConfig, run client
 			if !slices.Contains(active, w) {
 				active = append(active, w)
 			}
+			if name == "RefreshTable" {
+				if r.tables == nil {
+					r.tables = map[string]int{}
+				}
+				r.tables[w]++
+			}
 			i := slices.IndexFunc(r.steps, func(s scaleStep) bool { return s.name == name })
 			if i < 0 {
 				r.steps = append(r.steps, scaleStep{name: name, first: at})
