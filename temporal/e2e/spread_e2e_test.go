@@ -2,17 +2,19 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
-	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -40,11 +42,8 @@ type tableAttempt struct {
 // on the other one, and the published snapshot equals the live tables.
 func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 	t.Parallel() // a waiting test: see TestMain
-	bin := buildDbtrail(t)
-	srv := testsuite.StartS3(t)
-	url := srv.URL("backups")
-	e := newBackupEnv(t, withoutWorker(), withRemote(openS3(t, url, &s3Traffic{})))
-	eng := newEngine(t)
+	bin, srv, e, eng := newMachinesEnv(t)
+	url := srv.URL(machinesPrefix)
 	w := newWorkload(11)
 	for i := 1; i <= spreadTables; i++ {
 		w.exec(t, e, fmt.Sprintf("CREATE TABLE t%02d (id INT PRIMARY KEY, pad VARCHAR(60), n BIGINT)", i))
@@ -62,12 +61,7 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		m.start(t, bin, e)
 	}
 	e.waitCaughtUp(t)
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
-	must(t, err)
-	var fb workflows.FullBackupResult
-	must(t, run.Get(e.ctx, &fb))
-	checkPublished(t, e, eng, fb.SnapshotID, "full backup")
+	checkPublished(t, e, eng, e.fullBackup(t).SnapshotID, "full backup")
 	// Both machines poll their own queues once they have polled for a
 	// while; the refresh asks for the live ones.
 	waitOwnQueues(t, e, machines)
@@ -75,7 +69,7 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 	// Round 1: the tables run on both machines.
 	change(1)
 	e.waitCaughtUp(t)
-	run = startSpreadRefresh(t, e)
+	run := startSpreadRefresh(t, e)
 	var res workflows.RefreshResult
 	must(t, run.Get(e.ctx, &res))
 	hosts := sessionHosts(t, e, run, machines)
@@ -96,6 +90,8 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 			names(hosts), len(attempts), per)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 1")
+	rec := spreadRecorder(t, e, srv.SecretKey)
+	rec.saveRun(t, "refresh-spread", run)
 
 	// Round 2: the machine without the session dies in a shared table.
 	change(2)
@@ -130,6 +126,49 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		t.Fatalf("round 2: %d attempts, %d lost: the kill cost more than its tables", len(attempts), lost)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 2")
+	rec.saveRun(t, "refresh-spread-worker-lost", run)
+	rec.install(t)
+}
+
+// spreadRecorder is nil unless recording histories is asked
+// (TestRecordHistories' -record or DBTRAIL_RECORD_HISTORIES=1); then it
+// saves the test's refresh histories, at the test's end, as release
+// <release>-spread (the spread path's histories, for
+// TestReplayStoredHistories).
+func spreadRecorder(t *testing.T, e *backupEnv, s3Secret string) *historyRecorder {
+	t.Helper()
+	if !*recordHistories && os.Getenv("DBTRAIL_RECORD_HISTORIES") != "1" {
+		return nil
+	}
+	release := historyRelease() + "-spread"
+	if _, err := os.Stat(filepath.Join(historiesDir, release)); err == nil {
+		t.Fatalf("release %s exists: stored histories are never rewritten", release)
+	}
+	staging := filepath.Join(filepath.Dir(historiesDir), ".histories-staging-"+release)
+	must(t, os.RemoveAll(staging))
+	must(t, os.MkdirAll(staging, 0o755))
+	t.Cleanup(func() { os.RemoveAll(staging) })
+	icfg, err := mysql.ParseDSN(e.indexDSN)
+	must(t, err)
+	return &historyRecorder{e: e, dir: staging, release: release,
+		secrets: []string{e.source.Password, e.source.DSN(""), e.indexDSN, s3Secret, icfg.Passwd}}
+}
+
+// saveRun saves the closed run's history as name (nothing when r is nil).
+func (r *historyRecorder) saveRun(t *testing.T, name string, run client.WorkflowRun) {
+	t.Helper()
+	if r != nil {
+		r.save(t, name, run.GetID(), run.GetRunID())
+	}
+}
+
+// install moves the saved histories into place (nothing when r is nil).
+func (r *historyRecorder) install(t *testing.T) {
+	t.Helper()
+	if r != nil {
+		must(t, os.Rename(r.dir, filepath.Join(historiesDir, r.release)))
+		t.Logf("histories %v stored as release %s", r.files, r.release)
+	}
 }
 
 // startSpreadRefresh starts a refresh that rewrites every changed table.
