@@ -78,7 +78,9 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 }
 
 // runWorker runs a worker with every dbtrail workflow and activity on
-// taskQueue, sessions on (workers.Options), until ctx ends (nil) or the
+// taskQueue, sessions on (workers.Options), and one with the activities on
+// its own queue (activities.WorkerQueue of its identity, where refreshes
+// staged on other workers place tables), until ctx ends (nil) or the
 // worker fails for good (its error). Meanwhile it watches the free space
 // of its folders (workers.SpaceWatch), its gauge registered on reg, and
 // runs each of watches (e.g. the early refresh: earlyRefreshConfig.watch)
