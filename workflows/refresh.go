@@ -88,8 +88,10 @@ type RefreshProgress struct {
 // one (DownloadCurrent). A refused plan publishes nothing: a FullBackup
 // child runs in its place when a dump is configured, otherwise the refresh
 // ends with the reasons (visible in the Temporal UI). The steps from the
-// download to the pruning run on one worker (a session, onOneHost): when
-// that worker dies they start over on another. The session asks first for
+// download to the pruning run on one worker (a session, onOneHost: the
+// stager), except the tables, which spread over the live workers
+// (refreshTables): when the stager dies the steps start over on another,
+// when another worker dies only its tables do. The session asks first for
 // the worker that published the previous snapshot (it holds that snapshot
 // and its key maps warm), and records this run's worker for the next; the
 // Compact child asks for the same worker first.
