@@ -86,10 +86,10 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 		return ConvertTableResult{}, err
 	}
 	parts := snapshot.Folder(a.sourceDir(in.Source)).Parts()
-	if err := clearParts(parts, in.Prev, in.SnapshotID); err != nil {
+	if err := a.fetchPrevTable(ctx, m, parts, in); err != nil {
 		return ConvertTableResult{}, err
 	}
-	if err := a.fetchPrevTable(ctx, m, string(parts), in); err != nil {
+	if err := clearParts(parts, in.Prev, in.SnapshotID); err != nil {
 		return ConvertTableResult{}, err
 	}
 	prev, mt, err := openPrevTable(string(parts), in)
@@ -114,13 +114,21 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 }
 
 // fetchPrevTable brings the previous snapshot's manifest and the table's
-// files (table file and chain) from the store into the source folder dir.
-func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, dir string, in RefreshTableInput) error {
+// files (table file and chain) from the store into the parts folder. A
+// file an earlier refresh's previous snapshot in the parts folder holds at
+// the same path is linked first, and kept when its digest matches (a
+// pair's table file and chain go forward unchanged): only what changed is
+// fetched.
+func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts snapshot.Folder, in RefreshTableInput) error {
 	man, mb, err := m.ReadManifest(ctx, in.Prev)
 	if err != nil {
 		return transferErr(err)
 	}
-	sdir := snapshotDir(dir, in.Prev)
+	sdir := parts.Snapshot(in.Prev)
+	earlier, err := os.ReadDir(parts.Snapshots())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := os.MkdirAll(sdir, 0o755); err != nil {
 		return err
 	}
@@ -135,11 +143,29 @@ func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, dir s
 		return nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", in.Table.Key, in.Prev))
 	}
 	for _, rel := range append([]string{mt.File}, mt.Chain...) {
-		if err := m.FetchFile(ctx, in.Prev, rel, filepath.Join(sdir, filepath.FromSlash(rel)), digest.Digest(man.Files[rel])); err != nil {
+		p := filepath.Join(sdir, filepath.FromSlash(rel))
+		for _, e := range earlier {
+			if e.Name() != in.Prev && linkEarlier(filepath.Join(parts.Snapshot(e.Name()), filepath.FromSlash(rel)), p) {
+				break
+			}
+		}
+		if err := m.FetchFile(ctx, in.Prev, rel, p, digest.Digest(man.Files[rel])); err != nil {
 			return transferErr(err)
 		}
 	}
 	return nil
+}
+
+// linkEarlier hard-links from to p when p does not exist yet, and says
+// whether p exists now. FetchFile checks what it finds at p.
+func linkEarlier(from, p string) bool {
+	if _, err := os.Stat(p); err == nil {
+		return true
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return false
+	}
+	return os.Link(from, p) == nil
 }
 
 // clearParts removes from the parts folder the previous snapshots and
