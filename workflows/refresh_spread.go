@@ -22,7 +22,8 @@ import (
 // what it writes there; the stager adopts each one as it completes
 // (AdoptTable). A table goes to the stager whenever it has a free slot
 // (the stager is preferred; links and tables with a compacted range only
-// run there), to another worker when that one has a free slot. A table
+// run there), to another worker when that one has a free slot (from the
+// plan's end: tables keep their worker from refresh to refresh). A table
 // that fails on another worker, or that the worker does not take within
 // sharedTableWait (it died), goes back to the stager, and that worker gets
 // no more tables of this refresh: a worker lost mid-refresh costs only its
@@ -196,15 +197,23 @@ func newPlacement(tables []foldplan.TablePlan, workers, par int) *placement {
 
 // next returns a table to start now and its worker, counted as running:
 // the stager first, with the first pending table, then the other workers
-// in order, with the first pending shareable one. ok is false when no
+// in order, with the last pending shareable one. The stager works from the
+// plan's start and the others from its end, so that a source's tables
+// mostly land on the same worker refresh after refresh (the plan's order
+// is the tables' order): a worker that folded a table last time has its
+// files in its parts folder and its key map warm. ok is false when no
 // worker with a free slot has a table it may run.
 func (p *placement) next() (w, t int, ok bool) {
 	for w := range p.running {
 		if p.lost[w] || p.running[w] >= p.par {
 			continue
 		}
-		for i, t := range p.pending {
-			if w == 0 || p.share[t] {
+		for k := range p.pending {
+			i := k
+			if w > 0 {
+				i = len(p.pending) - 1 - k
+			}
+			if t := p.pending[i]; w == 0 || p.share[t] {
 				p.pending = slices.Delete(p.pending, i, i+1)
 				p.running[w]++
 				return w, t, true
@@ -217,8 +226,8 @@ func (p *placement) next() (w, t int, ok bool) {
 // done frees worker w's slot.
 func (p *placement) done(w int) { p.running[w]-- }
 
-// lose frees worker w's slot, puts its table t first in line (for the
-// stager, or another worker) and gives w no more tables.
+// lose frees worker w's slot, puts its table t first in line (the
+// stager's next) and gives w no more tables.
 func (p *placement) lose(w, t int) {
 	p.running[w]--
 	p.lost[w] = true

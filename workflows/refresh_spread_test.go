@@ -193,7 +193,7 @@ func TestRefreshWithoutOtherWorkersRunsEveryTableOnStager(t *testing.T) {
 }
 
 func TestPlacementPrefersStagerThenFillsOthers(t *testing.T) {
-	p := newPlacement(spreadPlan(4).Tables, 3, 2) // a b c d linked compacted; stager + 2 workers
+	p := newPlacement(spreadPlan(5).Tables, 3, 2) // a b c d e linked compacted; stager + 2 workers
 	var got []string
 	for {
 		w, t, ok := p.next()
@@ -202,18 +202,20 @@ func TestPlacementPrefersStagerThenFillsOthers(t *testing.T) {
 		}
 		got = append(got, string(rune('0'+w))+":"+string(rune('0'+t)))
 	}
-	// stager: tables 0 and 1; worker 1: 2 and 3; worker 2: nothing
-	// shareable left (4 is a link, 5 compacted).
-	if want := "0:0 0:1 1:2 1:3"; strings.Join(got, " ") != want {
+	// stager: tables 0 and 1 from the front; worker 1: the shareable ones
+	// from the end, 4 and 3; worker 2: the last shareable one, 2 (5 is a
+	// link, 6 compacted).
+	if want := "0:0 0:1 1:4 1:3 2:2"; strings.Join(got, " ") != want {
 		t.Fatalf("placed %v, want %s", got, want)
 	}
-	p.lose(1, 2)
-	if w, tb, ok := p.next(); !ok || w != 2 || tb != 2 {
-		t.Fatalf("after worker 1 lost table 2: next is worker %d table %d (%v), want worker 2 table 2", w, tb, ok)
+	p.lose(1, 4)
+	p.done(2)
+	if w, tb, ok := p.next(); !ok || w != 2 || tb != 4 {
+		t.Fatalf("after worker 1 lost table 4: next is worker %d table %d (%v), want worker 2 table 4", w, tb, ok)
 	}
 	p.done(0)
-	if w, tb, ok := p.next(); !ok || w != 0 || tb != 4 {
-		t.Fatalf("a free stager slot took worker %d table %d (%v), want the stager and the link (4)", w, tb, ok)
+	if w, tb, ok := p.next(); !ok || w != 0 || tb != 5 {
+		t.Fatalf("a free stager slot took worker %d table %d (%v), want the stager and the link (5)", w, tb, ok)
 	}
 	p.done(1) // worker 1's other table done: it is lost, it takes no more
 	p.done(2)
@@ -221,7 +223,7 @@ func TestPlacementPrefersStagerThenFillsOthers(t *testing.T) {
 		t.Fatalf("worker %d took table %d; only the stager may take the compacted table, and it is full", w, tb)
 	}
 	p.done(0)
-	if w, tb, ok := p.next(); !ok || w != 0 || tb != 5 {
-		t.Fatalf("next is worker %d table %d (%v), want the stager and the compacted table (5)", w, tb, ok)
+	if w, tb, ok := p.next(); !ok || w != 0 || tb != 6 {
+		t.Fatalf("next is worker %d table %d (%v), want the stager and the compacted table (6)", w, tb, ok)
 	}
 }
