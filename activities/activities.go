@@ -70,6 +70,14 @@ type Activities struct {
 	// Temporal client); retention removes nothing of a source while one
 	// runs. Nil: none is known (tests of the activities alone).
 	Jobs JobLister
+	// Identity is the worker's Temporal identity: besides the shared task
+	// queue it polls its own, WorkerQueue(task queue, Identity), where a
+	// refresh staged on another worker places some of its tables. ""
+	// polls none: no table of another worker's refresh comes here.
+	Identity string
+	// Workers lists the live workers of a task queue (the worker's
+	// Temporal client); nil: a refresh shares no table.
+	Workers WorkerLister
 	// Disk measures free space before a step writes (disk.Free when nil).
 	Disk disk.Probe
 	Log  *slog.Logger

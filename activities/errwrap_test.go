@@ -44,6 +44,8 @@ var failureInputs = map[string]any{
 	"RecordPublisher":       RecordPublisherInput{},
 	"PlanRefresh":           PlanRefreshInput{},
 	"RefreshTable":          RefreshTableInput{},
+	"RefreshWorkers":        RefreshWorkersInput{},
+	"AdoptTable":            AdoptTableInput{Result: ConvertTableResult{File: "app/t.parquet", Size: 1, SHA256: "00"}},
 	"UploadSnapshot":        UploadSnapshotInput{},
 	"DownloadCurrent":       DownloadCurrentInput{},
 	"PrepareRestore":        PrepareRestoreInput{},
@@ -100,6 +102,11 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 		in := v.Addr().Interface().(*ExactFloatsInput)
 		in.DumpDir, in.Tables = dump, []TableRef{{Schema: "db", Table: "t", SchemaFile: "db.t-schema.sql"}}
 	},
+	// A worker with a queue of its own whose backup folder is a file.
+	"RefreshWorkers": func(t *testing.T, a *Activities, v reflect.Value) {
+		fileBackupDir(t, a, v)
+		a.Identity, a.Workers = "1@host", noWorkers{}
+	},
 	// A remote store that refuses every call.
 	"DownloadCurrent": refusingStore,
 	"LastPublisher":   refusingStore,
@@ -133,6 +140,10 @@ func refusingStore(t *testing.T, a *Activities, _ reflect.Value) {
 }
 
 // noRuns is a RunChecker for which no run runs.
+type noWorkers struct{}
+
+func (noWorkers) LiveWorkers(context.Context, string) ([]string, error) { return nil, nil }
+
 type noRuns struct{}
 
 func (noRuns) Running(context.Context, string, string) (bool, error) { return false, nil }

@@ -145,19 +145,42 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 // (in.Retention) runs first if it would remove something; still too
 // little is NoRoom, non-retryable, before anything is written.
 func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
+	if in.Shared {
+		return a.refreshShared(ctx, in)
+	}
 	tp := in.Table
 	dir := a.sourceDir(in.Source)
-	prev, err := snapshot.OpenSnapshot(snapshotDir(dir, in.Prev))
+	prev, mt, err := openPrevTable(dir, in)
 	if err != nil {
-		return ConvertTableResult{}, fmt.Errorf("refresh %s: %w", tp.Key, err)
-	}
-	mt, ok := prev.Manifest.Table(tp.Key.Schema, tp.Key.Table)
-	if !ok {
-		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
+		return ConvertTableResult{}, err
 	}
 	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
 		return ConvertTableResult{}, err
 	}
+	return a.refreshInto(ctx, in, dir, prev, mt)
+}
+
+// openPrevTable opens the previous snapshot in the source folder dir and
+// finds the table in its manifest.
+func openPrevTable(dir string, in RefreshTableInput) (*snapshot.Snapshot, snapshot.ManifestTable, error) {
+	tp := in.Table
+	prev, err := snapshot.OpenSnapshot(snapshotDir(dir, in.Prev))
+	if err != nil {
+		return nil, snapshot.ManifestTable{}, fmt.Errorf("refresh %s: %w", tp.Key, err)
+	}
+	mt, ok := prev.Manifest.Table(tp.Key.Schema, tp.Key.Table)
+	if !ok {
+		return nil, snapshot.ManifestTable{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
+	}
+	return prev, mt, nil
+}
+
+// refreshInto executes the table's plan into the staging folder of
+// in.SnapshotID in the source folder dir, reading the previous snapshot
+// prev (a snapshot of dir).
+func (a *Activities) refreshInto(ctx context.Context, in RefreshTableInput, dir string, prev *snapshot.Snapshot,
+	mt snapshot.ManifestTable) (ConvertTableResult, error) {
+	tp := in.Table
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {
 		return ConvertTableResult{}, err
@@ -175,6 +198,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 		if err != nil {
 			return ConvertTableResult{}, err
 		}
+		job.dir = dir
 		var out ConvertTableResult
 		if tp.Action == foldplan.ActionPair {
 			out, err = a.linkOrPair(ctx, in, prev, mt, b, job)
@@ -189,8 +213,10 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 
 // foldJob is what folding one table needs: its definition, the footer of
 // the files written for it, an engine from the pool (release it with
-// whether the work failed) and the progress to report.
+// whether the work failed), the progress to report and the source folder
+// whose snapshots it reads.
 type foldJob struct {
+	dir      string
 	def      *schema.Table
 	meta     snapshot.FooterMeta
 	eng      *fold.Engine
@@ -288,9 +314,9 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	if tp.Changes == 0 {
 		tw.Upto = tw.After
 	}
-	// The previous snapshot is local (DownloadCurrent brought it when it
-	// was not).
-	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(ctx, in.Source), Catalog: moment.LocalCatalog{SourceDir: a.sourceDir(in.Source)}}
+	// The previous snapshot is in job.dir (DownloadCurrent brought it
+	// when it was not; a shared table fetched its files).
+	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(ctx, in.Source), Catalog: moment.LocalCatalog{SourceDir: job.dir}}
 	t, err := rb.Open(ctx, tw, job.progress)
 	if err != nil {
 		return ConvertTableResult{}, momentErr(err)

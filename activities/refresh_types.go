@@ -42,6 +42,43 @@ type RefreshTableInput struct {
 	// Retention is the refresh's retention policy: run before the table
 	// is written when the folder lacks the room (zero: never).
 	Retention retention.Policy `json:",omitzero"`
+	// Shared: the table runs on a worker other than the one that stages
+	// the snapshot (the workflow placed it on that worker's own queue). It
+	// reads the previous snapshot's files of the table from the remote
+	// store and puts the files it writes there, at their final names; the
+	// stager adopts them (AdoptTable). Only pair and rewrite tables without
+	// a compacted range are shared.
+	Shared bool `json:",omitempty"`
+}
+
+// RefreshWorkersInput asks which workers can fold tables of a refresh
+// whose previous snapshot is Prev, staged on the worker that runs the
+// activity. TaskQueue is the refresh's task queue.
+type RefreshWorkersInput struct {
+	Source    string
+	Prev      string
+	TaskQueue string
+}
+
+// RefreshWorkersResult names the own queue (WorkerQueue) of the worker
+// that ran RefreshWorkers (Self) and of every other live worker (Others).
+// Others is empty, with the Reason, when tables cannot be shared: no remote
+// store, the previous snapshot not confirmed on it, no queue of its own.
+type RefreshWorkersResult struct {
+	Self   string   `json:",omitempty"`
+	Others []string `json:",omitempty"`
+	Reason string   `json:",omitempty"`
+}
+
+// AdoptTableInput brings into the staged snapshot SnapshotID the files a
+// shared RefreshTable (Result) wrote for Table on another worker: the
+// plan's links from Prev, and the written files fetched from the store.
+type AdoptTableInput struct {
+	Source     string
+	SnapshotID string
+	Prev       string
+	Table      foldplan.TablePlan
+	Result     ConvertTableResult
 }
 
 // RefreshProgress is the heartbeat detail of RefreshTable and CompactTable.

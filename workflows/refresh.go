@@ -13,7 +13,6 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // RefreshWorkflowID is the fixed id of a source's `dbtrail refresh`
@@ -89,8 +88,10 @@ type RefreshProgress struct {
 // one (DownloadCurrent). A refused plan publishes nothing: a FullBackup
 // child runs in its place when a dump is configured, otherwise the refresh
 // ends with the reasons (visible in the Temporal UI). The steps from the
-// download to the pruning run on one worker (a session, onOneHost): when
-// that worker dies they start over on another. The session asks first for
+// download to the pruning run on one worker (a session, onOneHost: the
+// stager), except the tables, which spread over the live workers
+// (refreshTables): when the stager dies the steps start over on another,
+// when another worker dies only its tables do. The session asks first for
 // the worker that published the previous snapshot (it holds that snapshot
 // and its key maps warm), and records this run's worker for the next; the
 // Compact child asks for the same worker first.
@@ -112,7 +113,7 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	host, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
 		progress = RefreshProgress{Phase: "planning"}
 		var err error
-		res, plan, err = refreshOnHost(sctx, in, &progress)
+		res, plan, err = refreshOnHost(sctx, ctx, in, &progress)
 		return err
 	})
 	if err != nil {
@@ -131,10 +132,12 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 }
 
 // refreshOnHost runs the steps of Refresh that hand each other local
-// snapshots, every one on the worker of ctx's session: the download of a
-// missing previous snapshot, the plan and, unless it is refused, the
-// tables, the publish, the upload and the pruning.
-func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgress) (RefreshResult, activities.PlanRefreshResult, error) {
+// snapshots, every one on the worker of ctx's session (the stager): the
+// download of a missing previous snapshot, the plan and, unless it is
+// refused, the tables (some of them on other workers: refreshTables; root
+// is the workflow's context outside the session), the publish, the upload
+// and the pruning.
+func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *RefreshProgress) (RefreshResult, activities.PlanRefreshResult, error) {
 	// Every refresh activity heartbeats (activities.HeartbeatEvery): a
 	// worker killed at any step is noticed within the heartbeat timeout.
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
@@ -171,7 +174,7 @@ func refreshOnHost(ctx workflow.Context, in RefreshInput, progress *RefreshProgr
 		}
 	}()
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
-	tables, err := refreshAll(long, in, alloc.SnapshotID, plan, progress)
+	tables, err := refreshTables(ctx, root, in, alloc.SnapshotID, plan, progress)
 	if err != nil {
 		return res, plan, err
 	}
@@ -231,7 +234,7 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 	err := bounded(ctx, len(tables), in.Parallel, func(i int) workflow.Future {
 		return workflow.ExecuteActivity(ctx, a.RefreshTable, activities.RefreshTableInput{
 			Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut, Table: tables[i],
-			Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}})
+			Retention: refreshRetention(in)})
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {
 			return err

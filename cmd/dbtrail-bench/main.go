@@ -56,7 +56,7 @@ func main() {
 	oltpEvents := flag.Int("oltp-events", 1000000, "row events of the capture benchmark's interleaved OLTP workload, 0 to skip it")
 	convRows := flag.Int("convert-rows", 1000000, "rows of the full backup conversion benchmark's table")
 	refreshMax := flag.Int("refresh-rows-max", 5000000, "largest table of the refresh benchmark (smaller tables make a quick run)")
-	scaleTables := flag.Int("scale-tables", 20, "changed tables of the scale benchmark's refresh")
+	scaleTables := flag.Int("scale-tables", 40, "changed tables of the scale benchmark's refresh")
 	scaleRows := flag.Int("scale-rows", 200000, "rows of each table of the scale benchmark")
 	scaleRounds := flag.Int("scale-rounds", 3, "change + refresh rounds of the scale benchmark (the best of each configuration counts)")
 	archivedRows := flag.Int("archived-rows", 1000000, "rows of the archived benchmark's rebuilt table (its changes a tenth of them, its history workload's hours a twentieth each; smaller makes a quick run)")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,9 +29,14 @@ import (
 // worker` processes, each configuration with its own task queue and its own
 // prefix of one S3 store (so configurations take turns without stopping
 // workers), every worker with its own backup and work folders (a machine of
-// its own, as in temporal's TestWorkersOnTwoMachines).
+// its own, as in temporal's TestWorkersOnTwoMachines), and worker i of a
+// configuration pinned to core i (taskset -c i, where taskset and the core
+// exist): one refresh's tables spread over the workers (workflows,
+// refresh_spread.go), so 2 workers on 2 cores against 1 on 1 core is the
+// scale-out. The source, index, S3 and Temporal are not pinned: they share
+// the cores with the workers.
 const (
-	scaleMaxWorkers = 3
+	scaleMaxWorkers = 2
 	// scaleUpdateEvery: a change batch updates one row in scaleUpdateEvery
 	// (2%) of every table, and deletes and inserts one in 1,000.
 	scaleUpdateEvery = 50
@@ -76,6 +82,7 @@ type scaleWorker struct {
 	cmd  *exec.Cmd
 	log  string // its stdout and stderr
 	done chan struct{}
+	core int // the core it is pinned to, -1 none
 }
 
 // scaleRun is one measured Refresh: its wall time, the CPU time each
@@ -88,11 +95,12 @@ type scaleRun struct {
 	indexCPU     time.Duration
 	sourceCPU    time.Duration
 	s3CPU        time.Duration
-	benchCPU     time.Duration // this process: Temporal server, capture, client
-	machine      cpuSample     // every process of the machine
-	host         string        // worker that held the session
-	active       []string      // workers that ran activities
-	steps        []scaleStep   // the run's activity types, in order
+	benchCPU     time.Duration  // this process: Temporal server, capture, client
+	machine      cpuSample      // every process of the machine
+	host         string         // worker that held the session
+	active       []string       // workers that ran activities
+	tables       map[string]int // RefreshTable attempts per worker
+	steps        []scaleStep    // the run's activity types, in order
 	downloaded   string
 	// stale: the refresh started from an older snapshot than the one the
 	// configuration published last (its worker's folder was behind).
@@ -367,7 +375,7 @@ func (e *scaleEnv) startConfig(ctx context.Context, k int) (*scaleConfig, error)
 	url := e.s3.URL(cfg.queue)
 	for i := range k {
 		name := fmt.Sprintf("k%d/w%d", k, i+1)
-		w, err := e.startWorker(ctx, name, cfg.queue, url)
+		w, err := e.startWorker(ctx, name, cfg.queue, url, i)
 		if err != nil {
 			return cfg, err
 		}
@@ -377,21 +385,26 @@ func (e *scaleEnv) startConfig(ctx context.Context, k int) (*scaleConfig, error)
 }
 
 // startWorker starts `dbtrail worker` on queue with folders of its own
-// under e.dir/name.
-func (e *scaleEnv) startWorker(ctx context.Context, name, queue, url string) (*scaleWorker, error) {
+// under e.dir/name, pinned to core (when taskset and the core exist).
+func (e *scaleEnv) startWorker(ctx context.Context, name, queue, url string, core int) (*scaleWorker, error) {
 	dir := filepath.Join(e.dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	w := &scaleWorker{name: name, log: filepath.Join(dir, "worker.log"), done: make(chan struct{})}
+	w := &scaleWorker{name: name, log: filepath.Join(dir, "worker.log"), done: make(chan struct{}), core: -1}
 	out, err := os.Create(w.log)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	w.cmd = exec.Command(e.bin, "worker", "--temporal-addr", e.srv.FrontendAddr(), "--task-queue", queue,
+	args := []string{e.bin, "worker", "--temporal-addr", e.srv.FrontendAddr(), "--task-queue", queue,
 		"--source", scaleSource, "--refresh-every", "0", "--archive-url", url,
-		"--backup-dir", filepath.Join(dir, "backups"), "--work-dir", filepath.Join(dir, "work"))
+		"--backup-dir", filepath.Join(dir, "backups"), "--work-dir", filepath.Join(dir, "work")}
+	if taskset, err := exec.LookPath("taskset"); err == nil && core < runtime.NumCPU() {
+		args = append([]string{taskset, "-c", strconv.Itoa(core)}, args...)
+		w.core = core
+	}
+	w.cmd = exec.Command(args[0], args[1:]...)
 	w.cmd.Env = append(os.Environ(), "DBTRAIL_SOURCE_DSN="+e.src.DSN(""), "DBTRAIL_INDEX_DSN="+e.indexDSN())
 	w.cmd.Stdout, w.cmd.Stderr = out, out
 	w.cmd.SysProcAttr = childProcAttr()

@@ -191,6 +191,12 @@ func (e *scaleEnv) readHistory(ctx context.Context, cfg *scaleConfig, run client
 			if !slices.Contains(active, w) {
 				active = append(active, w)
 			}
+			if name == "RefreshTable" {
+				if r.tables == nil {
+					r.tables = map[string]int{}
+				}
+				r.tables[w]++
+			}
 			i := slices.IndexFunc(r.steps, func(s scaleStep) bool { return s.name == name })
 			if i < 0 {
 				r.steps = append(r.steps, scaleStep{name: name, first: at})
@@ -212,21 +218,40 @@ func (e *scaleEnv) readHistory(ctx context.Context, cfg *scaleConfig, run client
 }
 
 // stepsText is "PlanRefresh 0.12, RefreshTable ×20 1.50, ..., other 0.40"
-// (seconds): each step's span, and the rest of the run's time (workflow
-// tasks, opening and closing the session, scheduling).
+// (seconds): each step's span, and the rest of the run's time outside
+// every span (workflow tasks, opening and closing the session,
+// scheduling); spans that overlap (a spread refresh adopts tables while
+// others fold) count once.
 func stepsText(r scaleRun) string {
 	var parts []string
-	other := r.elapsed
 	for _, s := range r.steps {
 		name := s.name
 		if s.n > 1 {
 			name += fmt.Sprintf(" ×%d", s.n)
 		}
-		span := s.last.Sub(s.first)
-		other -= span
-		parts = append(parts, fmt.Sprintf("%s %.2f", name, span.Seconds()))
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, s.last.Sub(s.first).Seconds()))
 	}
+	other := r.elapsed - covered(r.steps)
 	return strings.Join(append(parts, fmt.Sprintf("other %.2f", other.Seconds())), ", ")
+}
+
+// covered is the time inside at least one step's span.
+func covered(steps []scaleStep) time.Duration {
+	s := slices.Clone(steps)
+	slices.SortFunc(s, func(a, b scaleStep) int { return a.first.Compare(b.first) })
+	var total time.Duration
+	var end time.Time
+	for _, st := range s {
+		from := st.first
+		if from.Before(end) {
+			from = end
+		}
+		if st.last.After(from) {
+			total += st.last.Sub(from)
+			end = st.last
+		}
+	}
+	return total
 }
 
 // cpuSample is the machine's CPU time from /proc/stat, in ticks summed

@@ -78,7 +78,9 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 }
 
 // runWorker runs a worker with every dbtrail workflow and activity on
-// taskQueue, sessions on (workers.Options), until ctx ends (nil) or the
+// taskQueue, sessions on (workers.Options), and one with the activities on
+// its own queue (activities.WorkerQueue of its identity, where refreshes
+// staged on other workers place tables), until ctx ends (nil) or the
 // worker fails for good (its error). Meanwhile it watches the free space
 // of its folders (workers.SpaceWatch), its gauge registered on reg, and
 // runs each of watches (e.g. the early refresh: earlyRefreshConfig.watch)
@@ -116,12 +118,25 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 			log.Warn("staging folders not swept", slog.String("source", name), slog.String("error", err.Error()))
 		}
 	}
+	if acts.Workers == nil {
+		acts.Workers = temporalclient.Workers{Client: c}
+	}
+	if acts.Identity == "" {
+		acts.Identity = workers.Identity()
+	}
+	opts.Identity = acts.Identity
 	w := worker.New(c, taskQueue, opts)
 	workers.RegisterAll(w, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", taskQueue, err)
 	}
 	defer w.Stop()
+	own := worker.New(c, activities.WorkerQueue(taskQueue, acts.Identity), workers.OwnQueueOptions(opts))
+	own.RegisterActivity(acts)
+	if err := own.Start(); err != nil {
+		return fmt.Errorf("start worker on its own task queue: %w", err)
+	}
+	defer own.Stop()
 	log.Info("worker started", slog.String("task_queue", taskQueue))
 	select {
 	case <-ctx.Done():

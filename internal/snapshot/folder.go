@@ -15,6 +15,11 @@ import "path/filepath"
 //	                   <schema>/<table>.<from>-<to>.posdel/.upserts and
 //	                   <schema>/<table>.json (foldplan.CompactedRange, last)
 //	.remote/<id>.ok    markers of snapshots confirmed on object storage
+//	.parts/            a source folder of its own, for the tables of another
+//	                   worker's refresh folded here: snapshots/<prev>/ holds
+//	                   the previous snapshot's manifest and the files of those
+//	                   tables (fetched from the store), .staging/<id>/ what
+//	                   was written for them (put on the store)
 //	.publish.lock      the publish lock (LockPublish)
 type Folder string
 
@@ -26,9 +31,14 @@ const (
 	DownloadDir     = ".download"
 	CompactDir      = ".compact"
 	RemoteDir       = ".remote"
+	PartsDir        = ".parts"
 	PublishLockName = ".publish.lock"
 	CurrentLink     = "current"
 )
+
+// Parts is the source folder of the tables folded here for a refresh staged
+// on another worker.
+func (f Folder) Parts() Folder { return Folder(filepath.Join(string(f), PartsDir)) }
 
 // Snapshots is the folder of published snapshots.
 func (f Folder) Snapshots() string { return filepath.Join(string(f), SnapshotsDir) }

@@ -35,6 +35,21 @@ type machine struct {
 	pids       []int // of every process the machine ran
 }
 
+// machinesPrefix is the prefix of the S3 store the machines share.
+const machinesPrefix = "backups"
+
+// newMachinesEnv starts an S3 store and a backup env without a worker (the
+// machines run them; the env's activities read the store under
+// machinesPrefix), and returns the dbtrail binary, the store, the env and
+// an engine to read snapshots with.
+func newMachinesEnv(t *testing.T) (string, *testsuite.S3Server, *backupEnv, *fold.Engine) {
+	t.Helper()
+	bin := buildDbtrail(t)
+	srv := testsuite.StartS3(t)
+	e := newBackupEnv(t, withoutWorker(), withRemote(openS3(t, srv.URL(machinesPrefix), &s3Traffic{})))
+	return bin, srv, e, newEngine(t)
+}
+
 func newMachine(e *backupEnv, name, archiveURL string) *machine {
 	return &machine{name: name, archiveURL: archiveURL,
 		backupDir: filepath.Join(e.dir, name, "backups"), workDir: filepath.Join(e.dir, name, "work")}
@@ -60,11 +75,8 @@ func (m *machine) start(t *testing.T, bin string, e *backupEnv) {
 // tables.
 func TestWorkersOnTwoMachines(t *testing.T) {
 	t.Parallel() // a waiting test: see TestMain
-	bin := buildDbtrail(t)
-	srv := testsuite.StartS3(t)
-	url := srv.URL("backups")
-	e := newBackupEnv(t, withoutWorker(), withRemote(openS3(t, url, &s3Traffic{})))
-	eng := newEngine(t)
+	bin, srv, e, eng := newMachinesEnv(t)
+	url := srv.URL(machinesPrefix)
 	w := newWorkload(7)
 	w.setup(t, e, 30)
 	for _, q := range []string{

@@ -188,6 +188,7 @@ type historyRecorder struct {
 	e       *backupEnv
 	a       *archiveEnv // e with an S3 store the worker archives to
 	dir     string
+	release string   // the release folder dir becomes (spreadRecorder)
 	secrets []string // strings no history may contain (passwords, DSNs)
 	files   []string
 	last    *historypb.History // the history saved last

@@ -1,0 +1,249 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// One refresh, several workers (docs/workflows.md, "Refresh"): the worker
+// that stages the snapshot (the stager, in the refresh's session) plans,
+// folds some tables itself and publishes; other live workers fold pair and
+// rewrite tables placed on their own queues (RefreshTable with Shared),
+// reading the previous snapshot's files from the remote store and putting
+// the files they write there; the stager adopts those (AdoptTable).
+
+// WorkerLister lists the identities of the workers that poll a task queue
+// and their own queue (WorkerQueue) now.
+type WorkerLister interface {
+	LiveWorkers(ctx context.Context, taskQueue string) ([]string, error)
+}
+
+// WorkerQueue is the task queue only the worker with identity polls,
+// beside the shared taskQueue.
+func WorkerQueue(taskQueue, identity string) string { return taskQueue + "/worker/" + identity }
+
+// RefreshWorkers names the worker's own queue and the other live workers'
+// (see RefreshWorkersResult): the workers a refresh staged here can share
+// its tables with.
+func (a *Activities) RefreshWorkers(ctx context.Context, in RefreshWorkersInput) (RefreshWorkersResult, error) {
+	switch {
+	case a.Identity == "" || a.Workers == nil:
+		return RefreshWorkersResult{Reason: "this worker polls no queue of its own"}, nil
+	case a.Remote == nil:
+		return RefreshWorkersResult{Reason: "no remote store (--archive-url) to share the tables' files through"}, nil
+	}
+	out := RefreshWorkersResult{Self: WorkerQueue(in.TaskQueue, a.Identity)}
+	m, err := a.mirror(ctx, in.Source)
+	if err != nil {
+		return out, err
+	}
+	if ok, err := m.Confirmed(in.Prev); err != nil {
+		return out, err
+	} else if !ok {
+		out.Reason = "the previous snapshot " + in.Prev + " is not confirmed on " + a.Remote.Location()
+		return out, nil
+	}
+	ids, err := a.Workers.LiveWorkers(ctx, in.TaskQueue)
+	if err != nil {
+		return out, err
+	}
+	for _, id := range ids {
+		if id != a.Identity {
+			out.Others = append(out.Others, WorkerQueue(in.TaskQueue, id))
+		}
+	}
+	slices.Sort(out.Others)
+	if len(out.Others) == 0 {
+		out.Reason = "no other live worker"
+	}
+	return out, nil
+}
+
+// refreshShared folds a table of a snapshot staged on another worker: it
+// fetches the previous snapshot's manifest and the table's files from the
+// store into the parts folder (snapshot.Folder.Parts), folds into the
+// parts folder's staging, and puts every file it wrote (not the links) on
+// the store at its final name. The result is RefreshTable's, Stored.
+func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
+	tp := in.Table
+	if a.Remote == nil {
+		return ConvertTableResult{}, badInput(fmt.Errorf("refresh %s: shared with this worker, which has no remote store", tp.Key))
+	}
+	m, err := a.mirror(ctx, in.Source)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	parts := snapshot.Folder(a.sourceDir(in.Source)).Parts()
+	if err := a.fetchPrevTable(ctx, m, parts, in); err != nil {
+		return ConvertTableResult{}, err
+	}
+	if err := clearParts(parts, in.Prev, in.SnapshotID); err != nil {
+		return ConvertTableResult{}, err
+	}
+	prev, mt, err := openPrevTable(string(parts), in)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	if err := a.checkRoom(string(parts), refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
+		return ConvertTableResult{}, err
+	}
+	out, err := a.refreshInto(ctx, in, string(parts), prev, mt)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	staging := parts.Staging(in.SnapshotID)
+	for _, f := range writtenFiles(tp.Links, out) {
+		if err := m.PutFile(ctx, in.SnapshotID, f.Path, filepath.Join(staging, filepath.FromSlash(f.Path)), f.digest()); err != nil {
+			return ConvertTableResult{}, transferErr(err)
+		}
+	}
+	a.log(ctx).Info("shared table folded", "table", tp.Key.String(), "snapshot", in.SnapshotID, "action", string(tp.Action))
+	return out, nil
+}
+
+// fetchPrevTable brings the previous snapshot's manifest and the table's
+// files (table file and chain) from the store into the parts folder. A
+// file an earlier refresh's previous snapshot in the parts folder holds at
+// the same path is linked first, and kept when its digest matches (a
+// pair's table file and chain go forward unchanged): only what changed is
+// fetched.
+func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts snapshot.Folder, in RefreshTableInput) error {
+	man, mb, err := m.ReadManifest(ctx, in.Prev)
+	if err != nil {
+		return transferErr(err)
+	}
+	sdir := parts.Snapshot(in.Prev)
+	earlier, err := os.ReadDir(parts.Snapshots())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(sdir, 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(sdir, snapshot.ManifestName), 0o644, func(w io.Writer) error {
+		_, err := w.Write(mb)
+		return err
+	}); err != nil {
+		return err
+	}
+	mt, ok := man.Table(in.Table.Key.Schema, in.Table.Key.Table)
+	if !ok {
+		return nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", in.Table.Key, in.Prev))
+	}
+	for _, rel := range append([]string{mt.File}, mt.Chain...) {
+		p := filepath.Join(sdir, filepath.FromSlash(rel))
+		for _, e := range earlier {
+			if e.Name() != in.Prev && linkEarlier(filepath.Join(parts.Snapshot(e.Name()), filepath.FromSlash(rel)), p) {
+				break
+			}
+		}
+		if err := m.FetchFile(ctx, in.Prev, rel, p, digest.Digest(man.Files[rel])); err != nil {
+			return transferErr(err)
+		}
+	}
+	return nil
+}
+
+// linkEarlier hard-links from to p when p does not exist yet, and says
+// whether p exists now. FetchFile checks what it finds at p.
+func linkEarlier(from, p string) bool {
+	if _, err := os.Stat(p); err == nil {
+		return true
+	}
+	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return false
+	}
+	return os.Link(from, p) == nil
+}
+
+// clearParts removes from the parts folder the previous snapshots and
+// staging folders of earlier refreshes (one refresh of a source runs at a
+// time: the ones not named prev and id are done).
+func clearParts(parts snapshot.Folder, prev, id string) error {
+	for dir, keep := range map[string]string{parts.Snapshots(): prev, parts.Staging(): id} {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Name() != keep {
+				if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// AdoptTable brings a shared table's files into the staged snapshot: the
+// plan's links from the previous snapshot (local here) and every file the
+// other worker wrote, fetched from the store with its digest checked. A
+// retry fetches again what is not there yet.
+func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct{}, error) {
+	_, stop := keepAlive(ctx)
+	defer stop()
+	if a.Remote == nil {
+		return struct{}{}, badInput(fmt.Errorf("adopt %s: this worker has no remote store", in.Table.Key))
+	}
+	m, err := a.mirror(ctx, in.Source)
+	if err != nil {
+		return struct{}{}, err
+	}
+	dir := a.sourceDir(in.Source)
+	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	if err != nil {
+		return struct{}{}, err
+	}
+	for _, l := range in.Table.Links {
+		from := snapshot.Folder(dir).Snapshot(in.Prev)
+		if l.FromCompact {
+			return struct{}{}, nonRetryable(ErrBadPlan, fmt.Errorf("adopt %s: a compacted range is never shared", in.Table.Key))
+		}
+		if err := b.Link(l.Dst, filepath.Join(from, filepath.FromSlash(l.Src)), l.Digest); err != nil {
+			return struct{}{}, err
+		}
+	}
+	for _, f := range writtenFiles(in.Table.Links, in.Result) {
+		if err := m.FetchFile(ctx, in.SnapshotID, f.Path, filepath.Join(b.Dir(), filepath.FromSlash(f.Path)), f.digest()); err != nil {
+			return struct{}{}, transferErr(err)
+		}
+	}
+	return struct{}{}, nil
+}
+
+// writtenFiles are the files of a table's result that its refresh wrote
+// (table file and chain files), not those it linked from the previous
+// snapshot (links): what a shared table puts on the store and its stager
+// fetches.
+func writtenFiles(links []foldplan.Link, out ConvertTableResult) []ChainFile {
+	linked := map[string]bool{}
+	for _, l := range links {
+		linked[l.Dst] = true
+	}
+	var files []ChainFile
+	for _, f := range append([]ChainFile{{Path: out.File, SHA256: out.SHA256, Size: out.Size}}, out.Chain...) {
+		if !linked[f.Path] {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// digest is the file's size and sha256.
+func (f ChainFile) digest() digest.Digest { return digest.Digest{SHA256: f.SHA256, Size: f.Size} }
