@@ -232,14 +232,7 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		}
 		out, err := types.AppendFloatValue(dst, c, math.Float64frombits(binary.LittleEndian.Uint64(data)), false)
 		return out, 8, err
-	case mysql.MYSQL_TYPE_ENUM:
-		n = int(meta & 0xFF)
-		if err := need(n); err != nil {
-			return dst, 0, err
-		}
-		out, err := types.AppendIntValue(dst, c, int64(unsignedLE(data[:n])))
-		return out, n, err
-	case mysql.MYSQL_TYPE_SET:
+	case mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
 		n = int(meta & 0xFF)
 		if err := need(n); err != nil {
 			return dst, 0, err
@@ -269,33 +262,30 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		*tmp = datetime2Text((*tmp)[:0], data[:n], int(meta))
 		out, err := types.AppendTextValue(dst, c, *tmp, true)
 		return out, n, err
-	case mysql.MYSQL_TYPE_BLOB:
-		w := int(meta)
-		if err := need(w); err != nil {
-			return dst, 0, err
-		}
-		n = w + int(unsignedLE(data[:w]))
-		if err := need(n); err != nil {
-			return dst, 0, err
-		}
-		out, err := types.AppendTextValue(dst, c, data[w:n], false)
-		return out, n, err
-	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING:
-		w := 1
+	case mysql.MYSQL_TYPE_BLOB: // go-mysql gives a []byte
+		return appendPrefixed(dst, c, data, int(meta), false)
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING: // a string
 		if length >= 256 {
-			w = 2
+			return appendPrefixed(dst, c, data, 2, true)
 		}
-		if err := need(w); err != nil {
-			return dst, 0, err
-		}
-		n = w + int(unsignedLE(data[:w]))
-		if err := need(n); err != nil {
-			return dst, 0, err
-		}
-		out, err := types.AppendTextValue(dst, c, data[w:n], true)
-		return out, n, err
+		return appendPrefixed(dst, c, data, 1, true)
 	}
 	return dst, 0, fmt.Errorf("column %s: binlog type %d is not decoded directly", c.Name, tp)
+}
+
+// appendPrefixed appends the stored form of the value at data's start
+// that its length, in w little-endian bytes, precedes; isString says
+// whether go-mysql gives it as a string or a []byte.
+func appendPrefixed(dst []byte, c *schema.Column, data []byte, w int, isString bool) ([]byte, int, error) {
+	if w > len(data) {
+		return dst, 0, errShortImage
+	}
+	n := w + int(unsignedLE(data[:w]))
+	if n > len(data) {
+		return dst, 0, errShortImage
+	}
+	out, err := types.AppendTextValue(dst, c, data[w:n], isString)
+	return out, n, err
 }
 
 // intWidth is the bytes of an integer binlog type.
