@@ -177,6 +177,7 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 			}
 		})
 		dec.packer = pk
+		dec.body = rows.take
 		if err := dec.gtidSet.load(src.flavor, cp.GTIDSet); err != nil {
 			return err
 		}

@@ -65,6 +65,11 @@ type decoder struct {
 	packer  *packer            // recycles the event lists of packed batches
 	arena   []byte             // where images are carved from (see image)
 	scratch []byte             // where image encodes before it is carved
+	// body, when set, takes the undecoded body of a rows event that
+	// decodes directly (rowDecoder.take); images are its work area.
+	body     func(*replication.RowsEvent) (rowsBody, bool)
+	images   [2]rowImage
+	unsigned replication.TableMapEvent
 
 	pos     binlogpos.Position // end of the last event read
 	lastSeq uint64
@@ -176,6 +181,11 @@ func (d *decoder) query(e *replication.QueryEvent, h *replication.EventHeader) e
 
 // rows converts a rows event into index events, one per row image.
 func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) error {
+	var body rowsBody
+	direct := false
+	if d.body != nil {
+		body, direct = d.body(e)
+	}
 	if !d.tx.active {
 		d.beginTx("", time.Unix(int64(h.Timestamp), 0).UTC())
 	}
@@ -185,6 +195,14 @@ func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) err
 	}
 	if rt == nil { // a system schema we do not capture
 		return nil
+	}
+	if direct {
+		if rt.columns != nil && int(e.ColumnCount) == len(rt.def.Columns) {
+			return d.directRows(rt, e, h, body)
+		}
+		if err := decodeUnsigned(e, body, &d.unsigned); err != nil {
+			return fmt.Errorf("table %s at %s: decode rows: %w", rt.def.QualifiedName(), d.here(h), err)
+		}
 	}
 	for i, skipped := range e.SkippedColumns {
 		if len(skipped) > 0 {
@@ -224,14 +242,9 @@ func (d *decoder) rows(e *replication.RowsEvent, h *replication.EventHeader) err
 // before image's for a delete; a key-changing update also records the old
 // key (PKBefore).
 func (d *decoder) emit(rt *resolvedTable, op change.Op, before, after []any, h *replication.EventHeader) error {
-	ev := change.Event{
-		Seq: d.lastSeq + 1, CommitTime: d.tx.commitTime, BinlogFile: d.pos.File,
-		GTID: d.tx.gtid, Schema: rt.def.Schema, Table: rt.def.Name, Op: op,
-		SchemaVersion: rt.version,
-	}
+	ev := d.event(rt, op)
 	var err error
 	keyRow := after
-	ev.Columns = rt.columns
 	if before != nil {
 		if ev.Before, err = d.image(rt, before, nil); err != nil {
 			return fmt.Errorf("before image at %s: %w", d.here(h), err)
@@ -256,6 +269,21 @@ func (d *decoder) emit(rt *resolvedTable, op change.Op, before, after []any, h *
 			ev.PKBefore = old
 		}
 	}
+	return d.push(ev)
+}
+
+// event is the next index event of rt, without images and keys.
+func (d *decoder) event(rt *resolvedTable, op change.Op) change.Event {
+	return change.Event{
+		Seq: d.lastSeq + 1, CommitTime: d.tx.commitTime, BinlogFile: d.pos.File,
+		GTID: d.tx.gtid, Schema: rt.def.Schema, Table: rt.def.Name, Op: op,
+		SchemaVersion: rt.version, Columns: rt.columns,
+	}
+}
+
+// push adds ev, complete, to the pending events; a batch that reaches its
+// limits is handed on.
+func (d *decoder) push(ev change.Event) error {
 	d.lastSeq++
 	if d.tx.firstSeq == 0 {
 		d.tx.firstSeq = d.lastSeq
@@ -414,17 +442,23 @@ func (d *decoder) image(rt *resolvedTable, row, before []any) ([]byte, error) {
 	if cap(img) <= arenaBlock {
 		d.scratch = img[:0] // keep what it grew to, within bounds
 	}
+	return d.carve(img), nil
+}
+
+// carve copies img into the shared buffer images are carved from (an image
+// over a quarter of a buffer gets its own).
+func (d *decoder) carve(img []byte) []byte {
 	if len(img) > arenaBlock/4 {
 		own := make([]byte, len(img))
 		copy(own, img)
-		return own, nil
+		return own
 	}
 	if cap(d.arena)-len(d.arena) < len(img) {
 		d.arena = make([]byte, 0, arenaBlock)
 	}
 	start := len(d.arena)
 	d.arena = append(d.arena, img...)
-	return d.arena[start:len(d.arena):len(d.arena)], nil
+	return d.arena[start:len(d.arena):len(d.arena)]
 }
 
 // streamOpenTx hands the read part of a large open transaction to the writer

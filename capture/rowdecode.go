@@ -118,10 +118,15 @@ func (d *rowDecoder) send(ctx context.Context, s streamed) bool {
 }
 
 // decodeRows decodes the rows of ev, a rows event, or of the rows events
-// a transaction payload event (MySQL binlog compression) holds.
+// a transaction payload event (MySQL binlog compression) holds. A rows
+// event that decodes directly (directEvent) is left to the decoder, which
+// takes its body.
 func (d *rowDecoder) decodeRows(ev *replication.BinlogEvent) error {
 	switch e := ev.Event.(type) {
 	case *replication.RowsEvent:
+		if directEvent(ev.Header, e) {
+			return nil
+		}
 		return d.decodeBody(e)
 	case *replication.TransactionPayloadEvent:
 		for _, inner := range e.Events {
@@ -141,18 +146,32 @@ func (d *rowDecoder) decodeRows(ev *replication.BinlogEvent) error {
 // column definition (appendIntValue), as it does for a source that writes
 // no signedness metadata. re keeps its own table map.
 func (d *rowDecoder) decodeBody(re *replication.RowsEvent) error {
+	b, ok := d.take(re)
+	if !ok {
+		return nil // decoded by the parser already
+	}
+	return decodeUnsigned(re, b, &d.unsigned)
+}
+
+// take returns re's body and forgets it; false when re has none (its rows
+// are decoded, or it was taken).
+func (d *rowDecoder) take(re *replication.RowsEvent) (rowsBody, bool) {
 	d.mu.Lock()
 	b, ok := d.bodies[re]
 	delete(d.bodies, re)
 	d.mu.Unlock()
-	if !ok {
-		return nil // decoded by the parser already
-	}
+	return b, ok
+}
+
+// decodeUnsigned decodes re's rows from b with go-mysql, its table map's
+// signedness left out (see decodeBody); scratch holds the copy of the
+// table map.
+func decodeUnsigned(re *replication.RowsEvent, b rowsBody, scratch *replication.TableMapEvent) error {
 	tm := re.Table
 	if tm != nil && len(tm.SignednessBitmap) > 0 {
-		d.unsigned = *tm
-		d.unsigned.SignednessBitmap = nil
-		re.Table = &d.unsigned
+		*scratch = *tm
+		scratch.SignednessBitmap = nil
+		re.Table = scratch
 		defer func() { re.Table = tm }()
 	}
 	return re.DecodeData(b.pos, b.data)

@@ -80,21 +80,64 @@ func TestTypeRoundTrip(t *testing.T) {
 	e.waitCaughtUp(p)
 	create, rows := exporttest.AllTypesTable()
 	e.exec("SET SESSION sql_mode = ''", create, "INSERT INTO alltypes VALUES "+strings.Join(rows, ","))
-	e.waitCaughtUp(p)
-	def := tableDef(t, e, "alltypes")
-	afterInsert := liveImages(t, e, def)
-
-	e.exec("SET SESSION sql_mode = ''",
+	roundTrip(t, e, p, "alltypes", len(rows),
 		"UPDATE alltypes SET ti=5, vc='now set', bn=X'01', b64=b'0', j='{\"k\": 1}', u='00000000-0000-0000-0000-000000000001', ts='2000-01-01 00:00:00' WHERE id=1",
 		"UPDATE alltypes SET biu=biu-1, dec1='1.5', tm6='-00:00:00.000001', dtm='0000-00-00 00:00:00' WHERE id=3",
 		"UPDATE alltypes SET id=40, lat='ÀÉ' WHERE id=4")
+}
+
+// directColumns are the columns of the every-type table whose types capture
+// decodes straight from the binlog bytes (capture/rowimage.go), the
+// others (BIT, TIME, TIMESTAMP, UUID, INET, GEOMETRY) left out, so that
+// the rows events of a table of them all take that path.
+const directColumns = `id, ti, tiu, si, siu, mi, miu, i, iu, bi, biu, dec1, dec2, dec3, f, d, dt, dtm, dtm6, y,
+	c, vc, bn, vb, tt, tx, mt, lt, tb, bl, mb, lb, e, s, j, lat, dz, vbin`
+
+// TestTypeRoundTripDirect is TestTypeRoundTrip for a table of the every
+// type table's columns that decode directly, with its edge values: every
+// image is the live row's, an update's delta image included.
+func TestTypeRoundTripDirect(t *testing.T) {
+	e := newEnv(t)
+	p := e.startCapture()
+	e.waitCaughtUp(p)
+	create, rows := exporttest.AllTypesTable()
+	e.exec("SET SESSION sql_mode = ''", create, "INSERT INTO alltypes VALUES "+strings.Join(rows, ","),
+		`CREATE TABLE directtypes (
+		  id INT NOT NULL PRIMARY KEY,
+		  ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED,
+		  mi MEDIUMINT, miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, biu BIGINT UNSIGNED,
+		  dec1 DECIMAL(65,30), dec2 DECIMAL(10,4) UNSIGNED, dec3 DECIMAL(5,0),
+		  f FLOAT, d DOUBLE, dt DATE, dtm DATETIME, dtm6 DATETIME(6), y YEAR,
+		  c CHAR(10), vc VARCHAR(255), bn BINARY(8), vb VARBINARY(16),
+		  tt TINYTEXT, tx TEXT, mt MEDIUMTEXT, lt LONGTEXT, tb TINYBLOB, bl BLOB, mb MEDIUMBLOB, lb LONGBLOB,
+		  e ENUM('a','b','c'), s SET('x','y','z'), j JSON,
+		  lat VARCHAR(20) CHARACTER SET latin1, dz DOUBLE, vbin VARCHAR(10) CHARACTER SET binary
+		) DEFAULT CHARSET=utf8mb4`,
+		"INSERT INTO directtypes SELECT "+directColumns+" FROM alltypes")
+	roundTrip(t, e, p, "directtypes", len(rows),
+		"UPDATE directtypes SET ti=5, vc='now set', bn=X'01', j='{\"k\": 1}' WHERE id=1",
+		"UPDATE directtypes SET biu=biu-1, dec1='1.5', dtm='0000-00-00 00:00:00', dz=-0e0, f=0 WHERE id=3",
+		"UPDATE directtypes SET id=40, lat='ÀÉ' WHERE id=4")
+}
+
+// roundTrip checks the images capture indexed for table, whose rows (keys
+// 1 to n) were just inserted, against the live rows: then it runs updates
+// (their last one changing key 4 to 40) and deletes every row, and checks
+// those images too.
+func roundTrip(t *testing.T, e *env, p *proc, table string, n int, updates ...string) {
+	t.Helper()
+	e.waitCaughtUp(p)
+	def := tableDef(t, e, table)
+	afterInsert := liveImages(t, e, def)
+
+	e.exec(append([]string{"SET SESSION sql_mode = ''"}, updates...)...)
 	e.waitCaughtUp(p)
 	afterUpdate := liveImages(t, e, def)
-	e.exec("DELETE FROM alltypes")
+	e.exec("DELETE FROM " + table)
 	e.waitCaughtUp(p)
 
-	evs := e.events("alltypes")
-	if want := 2*len(rows) + 3; len(evs) != want {
+	evs := e.events(table)
+	if want := 2*n + len(updates); len(evs) != want {
 		t.Fatalf("got %d events, want %d", len(evs), want)
 	}
 	for _, ev := range evs {
@@ -124,7 +167,7 @@ func TestTypeRoundTrip(t *testing.T) {
 		}
 	}
 	// The key-changing update (4 → 40) ends the history of key [4].
-	old, err := e.store.KeyChanges(e.ctx, "main", "app", "alltypes", "[4]")
+	old, err := e.store.KeyChanges(e.ctx, "main", "app", table, "[4]")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,7 @@ func main() {
 	freshRate := flag.Int("freshness-rate", 340, "transactions a second of the freshness benchmark's workload")
 	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
+	memprofile := flag.String("memprofile", "", "write a heap profile (allocations of the whole run) here at its end")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -115,6 +116,12 @@ func main() {
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
+			os.Exit(1)
+		}
+	}
 	results = append(keptRows(*out, run), results...)
 	if err := write(*out, results); err != nil {
 		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
@@ -122,6 +129,20 @@ func main() {
 	}
 	fmt.Print(table(results))
 	fmt.Println("written to", *out)
+}
+
+// writeHeapProfile writes the heap profile, whose alloc_space and
+// alloc_objects cover the whole run, to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func table(rs []result) string {

@@ -182,6 +182,31 @@ func Key(t *schema.Table, row []any) (string, error) {
 	if len(row) != len(t.Columns) {
 		return "", fmt.Errorf("table %s: row has %d values for %d columns", t.QualifiedName(), len(row), len(t.Columns))
 	}
+	return appendKey(t, func(dst []byte, j int) ([]byte, bool, error) {
+		if row[j] == nil {
+			return dst, true, nil
+		}
+		out, err := AppendValue(dst, &t.Columns[j], row[j])
+		return out, false, err
+	})
+}
+
+// KeyOfValues is Key for a row given as the canonical value texts that
+// AppendValues writes: value(j) is column j's ("null" for NULL), for j
+// below len(t.Columns).
+func KeyOfValues(t *schema.Table, value func(j int) []byte) (string, error) {
+	return appendKey(t, func(dst []byte, j int) ([]byte, bool, error) {
+		v := value(j)
+		if string(v) == "null" {
+			return dst, true, nil
+		}
+		return append(dst, v...), false, nil
+	})
+}
+
+// appendKey is the key of a row whose column j value appends (null: the
+// value is NULL, nothing appended).
+func appendKey(t *schema.Table, value func(dst []byte, j int) (out []byte, null bool, err error)) (string, error) {
 	nk, err := keyLen(t)
 	if err != nil {
 		return "", err
@@ -197,11 +222,15 @@ func Key(t *schema.Table, row []any) (string, error) {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		if row[j] == nil && t.KeyKind != schema.KeyRow {
-			return "", &ValueError{Table: t.QualifiedName(), Column: c.Name, Type: c.Type, Err: errors.New("key column is NULL")}
-		}
-		if b, err = AppendValue(b, c, row[j]); err != nil {
+		var null bool
+		if b, null, err = value(b, j); err != nil {
 			return "", withTable(t, err)
+		}
+		if null {
+			if t.KeyKind != schema.KeyRow {
+				return "", &ValueError{Table: t.QualifiedName(), Column: c.Name, Type: c.Type, Err: errors.New("key column is NULL")}
+			}
+			b = append(b, "null"...)
 		}
 	}
 	return string(append(b, ']')), nil

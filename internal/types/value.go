@@ -157,71 +157,122 @@ func AppendValue(dst []byte, c *schema.Column, v any) ([]byte, error) {
 }
 
 func appendValue(dst []byte, c *schema.Column, k kind, bits uint, v any) ([]byte, error) {
-	b, isText := textOf(v)
+	if b, isText := textOf(v); isText {
+		_, isString := v.(string)
+		return appendText(dst, c, k, b, isString)
+	}
+	if mag, neg, ok := intOf(v); ok {
+		mask, _ := setMaskOf(v)
+		out, ok, err := appendInteger(dst, c, k, bits, mag, neg, mask)
+		if ok {
+			return out, err
+		}
+	}
 	switch k {
-	case kInt:
-		return appendIntValue(dst, c, bits, v)
-	case kYear:
-		u, neg, ok := intOf(v)
-		if !ok {
-			return dst, typeErr(c, v)
-		}
-		if neg || u > 9999 {
-			return dst, valueErr(c, fmt.Errorf("year out of range"))
-		}
-		return appendUint(dst, u), nil
 	case kFloat, kDouble:
 		return appendFloatValue(dst, c, k, v)
+	case kUnsupported:
+		return dst, valueErr(c, fmt.Errorf("unsupported column type %q", c.Type))
+	case kJSON:
+		return dst, valueErr(c, fmt.Errorf("%w %T (partial JSON updates need binlog_row_value_options='')", ErrUnexpectedType, v))
+	}
+	return dst, typeErr(c, v)
+}
+
+// appendInteger writes an integer value, given as its magnitude and sign
+// and as its 64-bit pattern (mask, for SET and BIT), for the kinds that
+// take integers; ok is false for the other kinds (nothing written).
+func appendInteger(dst []byte, c *schema.Column, k kind, bits uint, mag uint64, neg bool, mask uint64) (out []byte, ok bool, err error) {
+	switch k {
+	case kInt:
+		out, err = appendIntMag(dst, c, bits, mag, neg)
+	case kYear:
+		if neg || mag > 9999 {
+			return dst, true, valueErr(c, fmt.Errorf("year out of range"))
+		}
+		out = appendUint(dst, mag)
 	case kEnum:
-		if isText {
-			return appendLabel(dst, c, b)
-		}
-		u, neg, ok := intOf(v)
-		if !ok {
-			return dst, typeErr(c, v)
-		}
 		if neg {
-			return dst, valueErr(c, fmt.Errorf("negative ENUM index"))
+			return dst, true, valueErr(c, fmt.Errorf("negative ENUM index"))
 		}
-		return appendEnum(dst, c, u)
+		out, err = appendEnum(dst, c, mag)
 	case kSet:
-		if isText {
-			return appendLabel(dst, c, b)
-		}
-		u, ok := setMaskOf(v)
-		if !ok {
-			return dst, typeErr(c, v)
-		}
-		return appendSet(dst, c, u)
+		out, err = appendSet(dst, c, mask)
 	case kBit:
-		if isText {
-			return appendBitBytes(dst, c, b)
+		out, err = appendBit(dst, c, mask)
+	default:
+		return dst, false, nil
+	}
+	return out, true, err
+}
+
+// appendText writes a value that go-mysql gives as text: a string
+// (isString) or []byte.
+func appendText(dst []byte, c *schema.Column, k kind, b []byte, isString bool) ([]byte, error) {
+	switch k {
+	case kInt, kYear, kFloat, kDouble:
+		if isString {
+			return dst, typeErr(c, string(b))
 		}
-		u, ok := setMaskOf(v)
-		if !ok {
-			return dst, typeErr(c, v)
-		}
-		return appendBit(dst, c, u)
+		return dst, typeErr(c, b)
+	case kEnum, kSet:
+		return appendLabel(dst, c, b)
+	case kBit:
+		return appendBitBytes(dst, c, b)
 	case kUUID, kInet6, kInet4:
-		if !isText {
-			return dst, typeErr(c, v)
-		}
 		return appendAddrBytes(dst, c, k, b)
 	case kUnsupported:
 		return dst, valueErr(c, fmt.Errorf("unsupported column type %q", c.Type))
-	}
-	// The remaining kinds come as text (string or []byte) only.
-	if !isText {
-		if k == kJSON {
-			return dst, valueErr(c, fmt.Errorf("%w %T (partial JSON updates need binlog_row_value_options='')", ErrUnexpectedType, v))
-		}
-		return dst, typeErr(c, v)
-	}
-	if k == kJSON {
-		_, binaryJSON := v.(string) // see appendJSONDoc
-		return appendJSONDoc(dst, c, b, binaryJSON)
+	case kJSON:
+		return appendJSONDoc(dst, c, b, isString) // see appendJSONDoc
 	}
 	return appendTextKind(dst, c, k, b, false)
+}
+
+// AppendTextValue is AppendValue for a value go-mysql gives as text, a
+// string (isString) or a []byte holding b, without boxing it.
+func AppendTextValue(dst []byte, c *schema.Column, b []byte, isString bool) ([]byte, error) {
+	k, _ := kindOf(c)
+	n := len(dst)
+	out, err := appendText(dst, c, k, b, isString)
+	if err != nil {
+		return dst[:n], err
+	}
+	return out, nil
+}
+
+// AppendIntValue is AppendValue for an integer that go-mysql gives as a
+// signed Go integer of any width (widened to v), without boxing it.
+func AppendIntValue(dst []byte, c *schema.Column, v int64) ([]byte, error) {
+	k, bits := kindOf(c)
+	mag, neg, _ := intOf(v)
+	n := len(dst)
+	out, ok, err := appendInteger(dst, c, k, bits, mag, neg, uint64(v))
+	if !ok {
+		return AppendValue(dst, c, v) // the error for a column that takes no integer
+	}
+	if err != nil {
+		return dst[:n], err
+	}
+	return out, nil
+}
+
+// AppendFloatValue is AppendValue for a FLOAT (single: float32) or DOUBLE
+// binlog value f, without boxing it.
+func AppendFloatValue(dst []byte, c *schema.Column, f float64, single bool) ([]byte, error) {
+	k, _ := kindOf(c)
+	if k != kFloat && k != kDouble {
+		if single {
+			return AppendValue(dst, c, float32(f))
+		}
+		return AppendValue(dst, c, f)
+	}
+	n := len(dst)
+	out, err := appendFloatBits(dst, c, k, f, single)
+	if err != nil {
+		return dst[:n], err
+	}
+	return out, nil
 }
 
 // appendTextKind encodes the kinds whose value is text or bytes in both
@@ -352,17 +403,20 @@ func appendIntMag(dst []byte, c *schema.Column, bits uint, mag uint64, neg bool)
 }
 
 func appendFloatValue(dst []byte, c *schema.Column, k kind, v any) ([]byte, error) {
-	var f float64
 	switch x := v.(type) {
 	case float32:
-		f = float64(x)
+		return appendFloatBits(dst, c, k, float64(x), true)
 	case float64:
-		f = x
-		if k == kFloat && !math.IsNaN(x) && float64(float32(x)) != x {
-			return dst, valueErr(c, fmt.Errorf("float64 %v is not a float32 value", x))
-		}
-	default:
-		return dst, typeErr(c, v)
+		return appendFloatBits(dst, c, k, x, false)
+	}
+	return dst, typeErr(c, v)
+}
+
+// appendFloatBits writes f, a float32 widened when single, for a FLOAT or
+// DOUBLE column (kind k).
+func appendFloatBits(dst []byte, c *schema.Column, k kind, f float64, single bool) ([]byte, error) {
+	if !single && k == kFloat && !math.IsNaN(f) && float64(float32(f)) != f {
+		return dst, valueErr(c, fmt.Errorf("float64 %v is not a float32 value", f))
 	}
 	return appendFloat(dst, c, k, f)
 }
