@@ -81,6 +81,13 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 	if a.Remote == nil {
 		return ConvertTableResult{}, badInput(fmt.Errorf("refresh %s: shared with this worker, which has no remote store", tp.Key))
 	}
+	// Heartbeats from the first fetch to the last put: the attempt has
+	// one try and a short heartbeat timeout, and a worker moving a large
+	// table file must not count as lost; an attempt the stager gave up
+	// on learns it at its next heartbeat (its context is cancelled) and
+	// stops putting files.
+	_, stop := keepAlive(ctx)
+	defer stop()
 	m, err := a.mirror(ctx, in.Source)
 	if err != nil {
 		return ConvertTableResult{}, err
