@@ -128,7 +128,7 @@ type rowImage struct {
 }
 
 // span is a range [from, to) of a byte slice.
-type span struct{ from, to int32 }
+type span struct{ from, to int }
 
 // value is column j's value text.
 func (img *rowImage) value(j int) []byte { return img.text[img.values[j].from:img.values[j].to] }
@@ -160,10 +160,10 @@ func decodeImage(img *rowImage, t *schema.Table, tm *replication.TableMapEvent, 
 		if j > 0 {
 			img.text = append(img.text, ',')
 		}
-		from := int32(len(img.text))
+		from := len(img.text)
 		if nulls[j>>3]&(1<<(uint(j)&7)) != 0 {
 			img.text = append(img.text, "null"...)
-			img.values = append(img.values, span{from, int32(len(img.text))})
+			img.values = append(img.values, span{from, len(img.text)})
 			img.raw = append(img.raw, span{-1, -1})
 			continue
 		}
@@ -181,8 +181,8 @@ func decodeImage(img *rowImage, t *schema.Table, tm *replication.TableMapEvent, 
 			return 0, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
 		}
 		img.text = out
-		img.values = append(img.values, span{from, int32(len(img.text))})
-		img.raw = append(img.raw, span{int32(pos), int32(pos + size)})
+		img.values = append(img.values, span{from, len(img.text)})
+		img.raw = append(img.raw, span{pos, pos + size})
 		pos += size
 	}
 	img.text = append(img.text, ']')

@@ -348,6 +348,9 @@ type runMerge struct {
 	// advance: the top's row was returned by Next, so its run moves on
 	// at the next call.
 	advance bool
+	// err is the first read error: every later Next returns it (a run
+	// that failed mid-read cannot be merged on).
+	err error
 }
 
 type mergeHead struct {
@@ -376,9 +379,20 @@ func (h *mergeHeap) Pop() any {
 }
 
 func (m *runMerge) Next() ([]types.Cell, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	row, err := m.next()
+	if err != nil && err != io.EOF {
+		m.err = err
+	}
+	return row, err
+}
+
+func (m *runMerge) next() ([]types.Cell, error) {
 	switch {
 	case !m.started:
-		m.started, m.heads.order = true, m.order
+		m.heads.order = m.order
 		for i, r := range m.readers {
 			row, err := r.Next()
 			if err == io.EOF {
@@ -390,6 +404,7 @@ func (m *runMerge) Next() ([]types.Cell, error) {
 			m.heads.h = append(m.heads.h, mergeHead{run: i, row: row})
 		}
 		heap.Init(&m.heads)
+		m.started = true
 	case m.advance:
 		top := &m.heads.h[0]
 		row, err := m.readers[top.run].Next()
