@@ -23,7 +23,8 @@ import (
 // (ParseTime=false, UseDecimal=false, no signedness metadata), as text or
 // integer without boxing, and encoded by the same types functions, so the
 // images are byte for byte those of the go-mysql path (proven by
-// TestDirectRowsMatchGoMySQL). A rows event with a column type outside
+// TestDirectRowsMatchGoMySQL; TIMESTAMP in UTC, capture's
+// TimestampStringLocation). A rows event with a column type outside
 // directType, a partial image, compression or partial JSON goes through
 // go-mysql as before.
 
@@ -99,8 +100,12 @@ func directType(tp byte, meta uint16) (real byte, length int, ok bool) {
 		return real, length, true
 	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING:
 		return real, int(meta), true
-	case mysql.MYSQL_TYPE_DATETIME2:
+	case mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_TIMESTAMP2, mysql.MYSQL_TYPE_TIME2:
 		return real, 0, meta <= 6
+	case mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIME:
+		return real, 0, true
+	case mysql.MYSQL_TYPE_BIT:
+		return real, 0, bitCount(meta) >= 1 && bitCount(meta) <= 64
 	case mysql.MYSQL_TYPE_BLOB:
 		return real, 0, meta >= 1 && meta <= 4
 	case mysql.MYSQL_TYPE_ENUM:
@@ -192,7 +197,7 @@ func decodeImage(img *rowImage, t *schema.Table, tm *replication.TableMapEvent, 
 // decodeValue decodes one non-NULL value of binlog type tp (meta as the
 // table map gives it) at data's start for column c, appends its stored
 // form to dst and returns the bytes it took. tmp is scratch for the text
-// of a DECIMAL, DATE or DATETIME.
+// of a DECIMAL or a temporal value.
 func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16, data []byte) ([]byte, int, error) {
 	real, length, _ := directType(tp, meta)
 	need := func(n int) error {
@@ -248,19 +253,23 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		out, err := types.AppendTextValue(dst, c, text, true)
 		return out, n, err
 	case mysql.MYSQL_TYPE_DATE:
-		if err := need(3); err != nil {
-			return dst, 0, err
-		}
-		*tmp = dateText((*tmp)[:0], uint32(unsignedLE(data[:3])))
-		out, err := types.AppendTextValue(dst, c, *tmp, true)
-		return out, 3, err
+		return appendFixedText(dst, tmp, c, data, 3, func(d, b []byte) []byte { return dateText(d, uint32(unsignedLE(b))) })
 	case mysql.MYSQL_TYPE_DATETIME2:
-		n = int(5 + (meta+1)/2)
+		return appendFixedText(dst, tmp, c, data, 5+fracBytes(int(meta)), func(d, b []byte) []byte { return datetime2Text(d, b, int(meta)) })
+	case mysql.MYSQL_TYPE_TIMESTAMP2:
+		return appendFixedText(dst, tmp, c, data, 4+fracBytes(int(meta)), func(d, b []byte) []byte { return timestamp2Text(d, b, int(meta)) })
+	case mysql.MYSQL_TYPE_TIMESTAMP:
+		return appendFixedText(dst, tmp, c, data, 4, timestampText)
+	case mysql.MYSQL_TYPE_TIME2:
+		return appendFixedText(dst, tmp, c, data, 3+fracBytes(int(meta)), func(d, b []byte) []byte { return time2Text(d, b, int(meta)) })
+	case mysql.MYSQL_TYPE_TIME:
+		return appendFixedText(dst, tmp, c, data, 3, func(d, b []byte) []byte { return timeText(d, uint32(unsignedLE(b))) })
+	case mysql.MYSQL_TYPE_BIT: // go-mysql gives the big-endian bits as an int64 (BIT(64) all ones as -1)
+		n = (bitCount(meta) + 7) / 8
 		if err := need(n); err != nil {
 			return dst, 0, err
 		}
-		*tmp = datetime2Text((*tmp)[:0], data[:n], int(meta))
-		out, err := types.AppendTextValue(dst, c, *tmp, true)
+		out, err := types.AppendIntValue(dst, c, int64(bigEndian(data[:n])))
 		return out, n, err
 	case mysql.MYSQL_TYPE_BLOB: // go-mysql gives a []byte
 		return appendPrefixed(dst, c, data, int(meta), false)
@@ -271,6 +280,18 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		return appendPrefixed(dst, c, data, 1, true)
 	}
 	return dst, 0, fmt.Errorf("column %s: binlog type %d is not decoded directly", c.Name, tp)
+}
+
+// appendFixedText appends the stored form of the n-byte value at data's
+// start that go-mysql gives as the string text makes of those bytes
+// (written into *tmp, decodeValue's scratch), and returns n.
+func appendFixedText(dst []byte, tmp *[]byte, c *schema.Column, data []byte, n int, text func(dst, b []byte) []byte) ([]byte, int, error) {
+	if n > len(data) {
+		return dst, 0, errShortImage
+	}
+	*tmp = text((*tmp)[:0], data[:n])
+	out, err := types.AppendTextValue(dst, c, *tmp, true)
+	return out, n, err
 }
 
 // appendPrefixed appends the stored form of the value at data's start
@@ -346,22 +367,9 @@ func dateText(dst []byte, v uint32) []byte {
 // digits (ParseTime=false), b its 5+(dec+1)/2 bytes.
 func datetime2Text(dst []byte, b []byte, dec int) []byte {
 	intPart := int64(bigEndian(b[:5])) - replication.DATETIMEF_INT_OFS
-	var frac int64
-	switch dec {
-	case 1, 2:
-		frac = int64(b[5]) * 10000
-	case 3, 4:
-		frac = int64(binary.BigEndian.Uint16(b[5:7])) * 100
-	case 5, 6:
-		frac = int64(bigEndian(b[5:8]))
-	}
+	frac := fracMicros(b[5:], dec)
 	if intPart == 0 {
-		if dec == 0 {
-			return append(dst, "0000-00-00 00:00:00"...)
-		}
-		dst = append(dst, "0000-00-00 00:00:00."...)
-		dst = appendPadded(dst, uint64(frac), 6)
-		return dst[:len(dst)-(6-dec)]
+		return appendZeroDatetime(dst, frac, dec)
 	}
 	tmp := intPart<<24 + frac
 	if tmp < 0 {

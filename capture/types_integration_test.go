@@ -88,9 +88,10 @@ func TestTypeRoundTrip(t *testing.T) {
 
 // directColumns are the columns of the every-type table whose types capture
 // decodes straight from the binlog bytes (capture/rowimage.go), the
-// others (BIT, TIME, TIMESTAMP, UUID, INET, GEOMETRY) left out, so that
-// the rows events of a table of them all take that path.
-const directColumns = `id, ti, tiu, si, siu, mi, miu, i, iu, bi, biu, dec1, dec2, dec3, f, d, dt, dtm, dtm6, y,
+// others (UUID, INET, GEOMETRY) left out, so that the rows events of a
+// table of them all take that path.
+const directColumns = `id, ti, tiu, si, siu, mi, miu, i, iu, bi, biu, dec1, dec2, dec3, f, d, b1, b12, b64,
+	dt, dtm, dtm6, ts, ts0, tm, tm6, y,
 	c, vc, bn, vb, tt, tx, mt, lt, tb, bl, mb, lb, e, s, j, lat, dz, vbin`
 
 // TestTypeRoundTripDirect is TestTypeRoundTrip for a table of the every
@@ -107,7 +108,9 @@ func TestTypeRoundTripDirect(t *testing.T) {
 		  ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED,
 		  mi MEDIUMINT, miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, biu BIGINT UNSIGNED,
 		  dec1 DECIMAL(65,30), dec2 DECIMAL(10,4) UNSIGNED, dec3 DECIMAL(5,0),
-		  f FLOAT, d DOUBLE, dt DATE, dtm DATETIME, dtm6 DATETIME(6), y YEAR,
+		  f FLOAT, d DOUBLE, b1 BIT(1), b12 BIT(12), b64 BIT(64),
+		  dt DATE, dtm DATETIME, dtm6 DATETIME(6), ts TIMESTAMP(6) NULL DEFAULT NULL, ts0 TIMESTAMP NULL DEFAULT NULL,
+		  tm TIME, tm6 TIME(6), y YEAR,
 		  c CHAR(10), vc VARCHAR(255), bn BINARY(8), vb VARBINARY(16),
 		  tt TINYTEXT, tx TEXT, mt MEDIUMTEXT, lt LONGTEXT, tb TINYBLOB, bl BLOB, mb MEDIUMBLOB, lb LONGBLOB,
 		  e ENUM('a','b','c'), s SET('x','y','z'), j JSON,
@@ -115,8 +118,8 @@ func TestTypeRoundTripDirect(t *testing.T) {
 		) DEFAULT CHARSET=utf8mb4`,
 		"INSERT INTO directtypes SELECT "+directColumns+" FROM alltypes")
 	roundTrip(t, e, p, "directtypes", len(rows),
-		"UPDATE directtypes SET ti=5, vc='now set', bn=X'01', j='{\"k\": 1}' WHERE id=1",
-		"UPDATE directtypes SET biu=biu-1, dec1='1.5', dtm='0000-00-00 00:00:00', dz=-0e0, f=0 WHERE id=3",
+		"UPDATE directtypes SET ti=5, vc='now set', bn=X'01', b64=b'0', j='{\"k\": 1}', ts='2000-01-01 00:00:00' WHERE id=1",
+		"UPDATE directtypes SET biu=biu-1, dec1='1.5', tm6='-00:00:00.000001', dtm='0000-00-00 00:00:00', dz=-0e0, f=0 WHERE id=3",
 		"UPDATE directtypes SET id=40, lat='ÀÉ' WHERE id=4")
 }
 
