@@ -76,6 +76,14 @@ func TestArchiveBookkeeping(t *testing.T) {
 	if err := s.MarkDropped(ctx, "main", hour, now); err != nil {
 		t.Fatal(err)
 	}
+	// The same content recorded again (a rerun after a crash between the
+	// drop and its record) stays confirmed and dropped.
+	if err := s.RecordArchive(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.ArchiveOf(ctx, "main", hour); err != nil || !ok || !got.Confirmed() || got.DroppedAt.IsZero() {
+		t.Fatalf("the same content recorded again: %+v %v %v", got, ok, err)
+	}
 	a2 := a
 	a2.SHA256, a2.Events = strings.Repeat("c", 64), 4
 	if err := s.RecordArchive(ctx, a2); err != nil {

@@ -19,15 +19,21 @@ type HourCount struct {
 
 // RecordArchive writes the record of a.Source's hour a.Hour, replacing the
 // one there. A zero ConfirmedAt records the file as not confirmed (about to
-// be uploaded); the DroppedAt of an existing record is kept when a's is
-// zero.
+// be uploaded), unless the existing record names the same content (sha256)
+// and is confirmed: that content is on the store already, and a rerun that
+// writes the same bytes again (after a crash between the hour's drop and
+// its record) must not make a dropped hour's only copy look unconfirmed.
+// The DroppedAt of an existing record is kept when a's is zero.
 func (s *Store) RecordArchive(ctx context.Context, a change.Archive) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO archives
 		(source, hour, object, location, size, sha256, events, first_seq, last_seq, confirmed_at, dropped_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON DUPLICATE KEY UPDATE object = VALUES(object), location = VALUES(location), size = VALUES(size),
+		ON DUPLICATE KEY UPDATE
+		confirmed_at = IF(sha256 = VALUES(sha256) AND object = VALUES(object) AND location = VALUES(location),
+			COALESCE(VALUES(confirmed_at), confirmed_at), VALUES(confirmed_at)),
+		object = VALUES(object), location = VALUES(location), size = VALUES(size),
 		sha256 = VALUES(sha256), events = VALUES(events), first_seq = VALUES(first_seq), last_seq = VALUES(last_seq),
-		confirmed_at = VALUES(confirmed_at), dropped_at = COALESCE(VALUES(dropped_at), dropped_at)`,
+		dropped_at = COALESCE(VALUES(dropped_at), dropped_at)`,
 		a.Source, change.HourTime(a.Hour), a.Object, a.Location, a.Size, a.SHA256, a.Events, a.FirstSeq, a.LastSeq,
 		nullTime(a.ConfirmedAt), nullTime(a.DroppedAt))
 	if err != nil {

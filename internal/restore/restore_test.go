@@ -19,8 +19,27 @@ func TestNextChunkAimsAtChunkTime(t *testing.T) {
 	if got := NextChunk(1000, 10*time.Second, l); got < 500 || got > 510 {
 		t.Fatalf("a very slow chunk halves the size at most: %d", got)
 	}
-	if got := NextChunk(1000, time.Microsecond, l); got != 2000 {
-		t.Fatalf("a very fast chunk doubles the size at most: %d", got)
+	if got := NextChunk(1000, time.Microsecond, l); got != 1000*FastGrowth {
+		t.Fatalf("a very fast chunk grows the size %d times at most: %d", FastGrowth, got)
+	}
+	if got := NextChunk(1000, 20*time.Millisecond, l); got != 5000 {
+		t.Fatalf("a chunk at a fifth of the chunk time goes to the size that takes it: %d", got)
+	}
+	if got := NextChunk(1000, 50*time.Millisecond, l); got != 1500 {
+		t.Fatalf("a chunk at half the chunk time moves half-way: %d", got)
+	}
+	// From FirstChunk, a server at 7 µs a row plus 8 ms a chunk reaches
+	// 80% of the chunk time in 4 chunks and never passes it.
+	size, n := FirstChunk, 0
+	for took := 8*time.Millisecond + time.Duration(size)*7*time.Microsecond; took < 80*time.Millisecond; n++ {
+		if took > l.ChunkTime {
+			t.Fatalf("chunk %d of %d rows took %s, over the chunk time", n, size, took)
+		}
+		size = NextChunk(size, took, l)
+		took = 8*time.Millisecond + time.Duration(size)*7*time.Microsecond
+	}
+	if n > 4 {
+		t.Fatalf("%d chunks to reach 80%% of the chunk time", n)
 	}
 	if got := NextChunk(MaxChunk, time.Microsecond, l); got != MaxChunk {
 		t.Fatalf("bounded: %d", got)

@@ -84,25 +84,34 @@ func Pause(s Signals, l Limits) string {
 }
 
 // Chunk sizes: a load starts at FirstChunk rows; the size stays within
-// [MinChunk, MaxChunk] and changes by at most a factor of 2 per chunk.
+// [MinChunk, MaxChunk]. A chunk that took less than a quarter of
+// ChunkTime is followed by the size that would have taken ChunkTime at its
+// rate, at most FastGrowth times larger (a load reaches its chunk time in a
+// few chunks instead of doubling its way there: a chunk's fixed cost makes
+// a small chunk's rate an underestimate, so the jump stays below the
+// target); otherwise the size moves half-way to that size, by at most a
+// factor of 2.
 const (
 	FirstChunk = 1000
 	MinChunk   = 1
 	MaxChunk   = 100000
+	FastGrowth = 8
 )
 
 // NextChunk is the size of the chunk after one of rows rows whose
-// transaction took took: the size that would have taken ChunkTime at the
-// same rate, smoothed (the mean of the two) and bounded.
+// transaction took took (see FirstChunk for the rule).
 func NextChunk(rows int, took time.Duration, l Limits) int {
 	l = l.WithDefaults()
 	if rows <= 0 {
 		return FirstChunk
 	}
 	if took <= 0 {
-		return clamp(rows*2, MinChunk, MaxChunk)
+		return clamp(rows*FastGrowth, MinChunk, MaxChunk)
 	}
 	ideal := float64(rows) * float64(l.ChunkTime) / float64(took)
+	if 4*took <= l.ChunkTime {
+		return clamp(int(math.Min(ideal, float64(rows)*FastGrowth)), MinChunk, MaxChunk)
+	}
 	next := (ideal + float64(rows)) / 2
 	next = math.Min(math.Max(next, float64(rows)/2), float64(rows)*2)
 	return clamp(int(math.Round(next)), MinChunk, MaxChunk)
