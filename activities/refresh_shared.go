@@ -254,3 +254,44 @@ func writtenFiles(links []foldplan.Link, out ConvertTableResult) []ChainFile {
 
 // digest is the file's size and sha256.
 func (f ChainFile) digest() digest.Digest { return digest.Digest{SHA256: f.SHA256, Size: f.Size} }
+
+// DiscardUnpublishedInput names the snapshot of a failed spread refresh.
+type DiscardUnpublishedInput struct {
+	Source     string
+	SnapshotID string
+}
+
+// DiscardUnpublished deletes from the store what the shared tables of a
+// failed refresh put under its snapshot id, unless the store holds that
+// snapshot's manifest (a published snapshot is never touched): see
+// remote.Mirror.DiscardUnpublished. An object Object Lock retains is
+// logged and left; it does not fail the cleanup. Without a remote store
+// it does nothing. Running it again is harmless.
+func (a *Activities) DiscardUnpublished(ctx context.Context, in DiscardUnpublishedInput) error {
+	if a.Remote == nil {
+		return nil
+	}
+	m, err := a.mirror(ctx, in.Source)
+	if err != nil {
+		return err
+	}
+	if _, err := snapshot.ParseSnapshotID(in.SnapshotID); err != nil {
+		return badInput(err)
+	}
+	d, err := m.DiscardUnpublished(ctx, in.SnapshotID)
+	if err != nil {
+		return transferErr(err)
+	}
+	log := a.log(ctx)
+	if d.Published {
+		log.Info("remote objects of a failed run kept: the snapshot is published", "source", in.Source, "snapshot", in.SnapshotID)
+		return nil
+	}
+	for _, name := range d.Locked {
+		log.Warn("remote object of a failed run left: object lock retains it", "source", in.Source, "snapshot", in.SnapshotID,
+			"object", name)
+	}
+	log.Info("remote objects of a failed run deleted", "source", in.Source, "snapshot", in.SnapshotID,
+		"deleted", len(d.Deleted), "locked", len(d.Locked))
+	return nil
+}
