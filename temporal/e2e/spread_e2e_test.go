@@ -160,7 +160,8 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 }
 
 // strayObjects lists the store's objects of snapshot id that its remote
-// manifest does not name: every object of id when it has no manifest.
+// manifest does not name (every object of id when it has no manifest) and
+// the shared tables' parts of id.
 func strayObjects(t *testing.T, e *backupEnv, m *remote.Mirror, id string) []string {
 	t.Helper()
 	named := map[string]bool{m.SnapshotName(id, snapshot.ManifestName): true}
@@ -174,24 +175,26 @@ func strayObjects(t *testing.T, e *backupEnv, m *remote.Mirror, id string) []str
 		named = nil
 	}
 	var stray []string
-	must(t, e.acts.Remote.List(e.ctx, m.SnapshotName(id, "")+"/", func(info storage.Info) error {
-		if !named[info.Name] {
-			stray = append(stray, info.Name)
-		}
-		return nil
-	}))
+	for _, prefix := range []string{m.SnapshotName(id, "") + "/", m.PartName(id, "", "") + "/"} {
+		must(t, e.acts.Remote.List(e.ctx, prefix, func(info storage.Info) error {
+			if !named[info.Name] {
+				stray = append(stray, info.Name)
+			}
+			return nil
+		}))
+	}
 	return stray
 }
 
 // errFoundObject stops a listing at the object looked for.
 var errFoundObject = errors.New("found")
 
-// waitUnpublishedObject waits until the store holds an object of a
-// snapshot id not in known (put by a shared table of the running refresh:
-// its stager uploads only after every table) and returns that id.
+// waitUnpublishedObject waits until the store holds a part of a snapshot
+// id not in known (put by a shared table of the running refresh) and
+// returns that id.
 func waitUnpublishedObject(t *testing.T, e *backupEnv, m *remote.Mirror, known []string) string {
 	t.Helper()
-	prefix := m.SnapshotName("", "") + "/"
+	prefix := m.PartName("", "", "") + "/"
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		var id string
