@@ -96,6 +96,14 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 			names(hosts), len(attempts), per)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 1")
+	// The shared tables' files were on the store only as parts: the upload
+	// copied them (none was at its final name already) and dropped them.
+	if up := res.Upload; up == nil || up.FilesSkipped != 0 || up.FilesCopied < len(per[otherThan(hosts[0], machines).name]) {
+		t.Fatalf("round 1: upload %+v; want the shared tables' files copied from their parts, none skipped", up)
+	}
+	if stray := strayObjects(t, e, e.mirror(t), res.SnapshotID); len(stray) != 0 {
+		t.Fatalf("round 1: objects of snapshot %s outside its manifest: %v", res.SnapshotID, stray)
+	}
 	rec := spreadRecorder(t, e, srv.SecretKey)
 	rec.saveRun(t, "refresh-spread", run)
 
@@ -157,6 +165,16 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		t.Fatalf("round 3: the cancelled refresh left objects of %s on the store: %v", id, left)
 	}
 	t.Logf("round 3: cancelled refresh of %s left nothing on the store", id)
+}
+
+// otherThan is the machine of machines that is not m.
+func otherThan(m *machine, machines []*machine) *machine {
+	for _, o := range machines {
+		if o != m {
+			return o
+		}
+	}
+	return nil
 }
 
 // strayObjects lists the store's objects of snapshot id that its remote
