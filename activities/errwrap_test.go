@@ -45,6 +45,7 @@ var failureInputs = map[string]any{
 	"PlanRefresh":           PlanRefreshInput{},
 	"RefreshTable":          RefreshTableInput{},
 	"RefreshWorkers":        RefreshWorkersInput{},
+	"DiscardUnpublished":    DiscardUnpublishedInput{},
 	"AdoptTable":            AdoptTableInput{Result: ConvertTableResult{File: "app/t.parquet", Size: 1, SHA256: "00"}},
 	"UploadSnapshot":        UploadSnapshotInput{},
 	"DownloadCurrent":       DownloadCurrentInput{},
@@ -108,8 +109,9 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 		a.Identity, a.Workers = "1@host", noWorkers{}
 	},
 	// A remote store that refuses every call.
-	"DownloadCurrent": refusingStore,
-	"LastPublisher":   refusingStore,
+	"DownloadCurrent":    refusingStore,
+	"LastPublisher":      refusingStore,
+	"DiscardUnpublished": refusingStore,
 	"RecordPublisher": func(t *testing.T, a *Activities, v reflect.Value) {
 		refusingStore(t, a, v)
 		v.Addr().Interface().(*RecordPublisherInput).Token = []byte("session")

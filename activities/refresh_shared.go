@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
@@ -75,7 +77,9 @@ func (a *Activities) RefreshWorkers(ctx context.Context, in RefreshWorkersInput)
 // fetches the previous snapshot's manifest and the table's files from the
 // store into the parts folder (snapshot.Folder.Parts), folds into the
 // parts folder's staging, and puts every file it wrote (not the links) on
-// the store at its final name. The result is RefreshTable's, Stored.
+// the store under its attempt's parts folder (remote.Mirror.PutPart; the
+// result's Part names it): a stale attempt never writes a final name. The
+// result is RefreshTable's, Stored.
 func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
 	tp := in.Table
 	if a.Remote == nil {
@@ -111,8 +115,10 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 		return ConvertTableResult{}, err
 	}
 	staging := parts.Staging(in.SnapshotID)
+	info := activity.GetInfo(ctx)
+	out.Part = fmt.Sprintf("%s-%d", info.ActivityID, info.Attempt)
 	for _, f := range writtenFiles(tp.Links, out) {
-		if err := m.PutFile(ctx, in.SnapshotID, f.Path, filepath.Join(staging, filepath.FromSlash(f.Path)), f.digest()); err != nil {
+		if err := m.PutPart(ctx, in.SnapshotID, out.Part, f.Path, filepath.Join(staging, filepath.FromSlash(f.Path)), f.digest()); err != nil {
 			return ConvertTableResult{}, transferErr(err)
 		}
 	}
@@ -200,7 +206,8 @@ func clearParts(parts snapshot.Folder, prev, id string) error {
 
 // AdoptTable brings a shared table's files into the staged snapshot: the
 // plan's links from the previous snapshot (local here) and every file the
-// other worker wrote, fetched from the store with its digest checked. A
+// other worker wrote, fetched from the store (from the attempt's parts,
+// Result.Part) with its digest checked. A
 // retry fetches again what is not there yet.
 func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct{}, error) {
 	_, stop := keepAlive(ctx)
@@ -227,7 +234,13 @@ func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct
 		}
 	}
 	for _, f := range writtenFiles(in.Table.Links, in.Result) {
-		if err := m.FetchFile(ctx, in.SnapshotID, f.Path, filepath.Join(b.Dir(), filepath.FromSlash(f.Path)), f.digest()); err != nil {
+		p := filepath.Join(b.Dir(), filepath.FromSlash(f.Path))
+		if in.Result.Part == "" { // put at its final name by an earlier release
+			err = m.FetchFile(ctx, in.SnapshotID, f.Path, p, f.digest())
+		} else {
+			err = m.FetchPart(ctx, in.SnapshotID, in.Result.Part, f.Path, p, f.digest())
+		}
+		if err != nil {
 			return struct{}{}, transferErr(err)
 		}
 	}
@@ -254,3 +267,41 @@ func writtenFiles(links []foldplan.Link, out ConvertTableResult) []ChainFile {
 
 // digest is the file's size and sha256.
 func (f ChainFile) digest() digest.Digest { return digest.Digest{SHA256: f.SHA256, Size: f.Size} }
+
+// DiscardUnpublishedInput names the snapshot of a failed spread refresh.
+type DiscardUnpublishedInput struct {
+	Source     string
+	SnapshotID string
+}
+
+// DiscardUnpublished deletes from the store what the shared tables of a
+// failed refresh put for its snapshot id (its parts, and the objects of
+// the id when the store holds no manifest of it: a published snapshot is
+// never touched): see
+// remote.Mirror.DiscardUnpublished. An object Object Lock retains is
+// logged and left; it does not fail the cleanup. Without a remote store
+// it does nothing. Running it again is harmless.
+func (a *Activities) DiscardUnpublished(ctx context.Context, in DiscardUnpublishedInput) error {
+	if a.Remote == nil {
+		return nil
+	}
+	m, err := a.mirror(ctx, in.Source)
+	if err != nil {
+		return err
+	}
+	if _, err := snapshot.ParseSnapshotID(in.SnapshotID); err != nil {
+		return badInput(err)
+	}
+	d, err := m.DiscardUnpublished(ctx, in.SnapshotID)
+	if err != nil {
+		return transferErr(err)
+	}
+	log := a.log(ctx)
+	for _, name := range d.Locked {
+		log.Warn("remote object of a failed run left: object lock retains it", "source", in.Source, "snapshot", in.SnapshotID,
+			"object", name)
+	}
+	log.Info("remote objects of a failed run deleted", "source", in.Source, "snapshot", in.SnapshotID,
+		"deleted", len(d.Deleted), "locked", len(d.Locked), "published", d.Published)
+	return nil
+}

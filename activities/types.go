@@ -103,6 +103,11 @@ type ConvertTableResult struct {
 	Kind string `json:"kind,omitempty"`
 	// Origin is the manifest origin (empty: snapshot.OriginDump).
 	Origin string `json:"origin,omitempty"`
+	// Part names the attempt of a shared table whose parts folder on the
+	// store holds the files it wrote (remote.Mirror.PartName); empty: a
+	// table folded on the stager, or put at the final names by an earlier
+	// release.
+	Part string `json:"part,omitempty"`
 }
 
 // ChainFile is one .posdel/.upserts file with its digest.

@@ -167,14 +167,18 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
 		return res, plan, err
 	}
-	done := false
+	done, shared := false, false
 	defer func() {
 		if !done {
 			discardOnFailure(ctx, in.Source, alloc.SnapshotID, "")
+			if shared {
+				discardShared(root, in.Source, alloc.SnapshotID)
+			}
 		}
 	}()
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
-	tables, err := refreshTables(ctx, root, in, alloc.SnapshotID, plan, progress)
+	var tables []activities.ConvertTableResult
+	tables, shared, err = refreshTables(ctx, root, in, alloc.SnapshotID, plan, progress)
 	if err != nil {
 		return res, plan, err
 	}

@@ -42,25 +42,32 @@ const sharedTableWait = 10 * time.Second
 
 // sharedTableOptions are the options of a table folded on the worker that
 // polls queue: one attempt (its retries are the stager's), noticed lost
-// within the heartbeat timeout.
+// within the heartbeat timeout. A cancelled attempt is waited for (it
+// stops at its next heartbeat, or is lost within the heartbeat timeout):
+// a failed refresh deletes its files from the store only once none of its
+// shared attempts still puts any.
 func sharedTableOptions(queue string) workflow.ActivityOptions {
 	o := refreshActivityOptions
 	o.TaskQueue = queue
 	o.ScheduleToStartTimeout = sharedTableWait
 	o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+	o.WaitForCancellation = true
 	return o
 }
 
 // refreshTables runs the plan's tables: spread over the live workers
 // (spreadAll) when RefreshWorkers, on the stager (ctx is the session's),
 // names others, otherwise all on the stager (refreshAll). root is the
-// workflow's context outside the session.
+// workflow's context outside the session. shared says whether a table was
+// started on another worker (which may have put files on the store under
+// id: a failed refresh deletes them, discardShared).
 func refreshTables(ctx, root workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult,
-	progress *RefreshProgress) ([]activities.ConvertTableResult, error) {
+	progress *RefreshProgress) (results []activities.ConvertTableResult, shared bool, err error) {
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	if workflow.GetVersion(ctx, spreadTablesChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion ||
 		!slices.ContainsFunc(plan.Plan.Tables, shareable) {
-		return refreshAll(long, in, id, plan, progress)
+		results, err = refreshAll(long, in, id, plan, progress)
+		return results, false, err
 	}
 	log := workflow.GetLogger(ctx)
 	var w activities.RefreshWorkersResult
@@ -68,11 +75,13 @@ func refreshTables(ctx, root workflow.Context, in RefreshInput, id string, plan 
 	if err := workflow.ExecuteActivity(short, a.RefreshWorkers, activities.RefreshWorkersInput{Source: in.Source, Prev: plan.Prev,
 		TaskQueue: workflow.GetInfo(ctx).TaskQueueName}).Get(ctx, &w); err != nil {
 		log.Warn("live workers unknown; every table runs on the stager", "error", err)
-		return refreshAll(long, in, id, plan, progress)
+		results, err = refreshAll(long, in, id, plan, progress)
+		return results, false, err
 	}
 	if len(w.Others) == 0 {
 		log.Info("every table runs on the stager", "reason", w.Reason)
-		return refreshAll(long, in, id, plan, progress)
+		results, err = refreshAll(long, in, id, plan, progress)
+		return results, false, err
 	}
 	return spreadAll(ctx, root, in, id, plan, w.Others, progress)
 }
@@ -87,12 +96,13 @@ func shareable(t foldplan.TablePlan) bool {
 // spreadAll runs the tables on the stager (worker 0, ctx's session) and on
 // the workers of the queues others (1..), as placement decides; a shared
 // table's files are adopted by the stager as it completes. Results keep
-// the plan's order. The first error of a table on the stager, or of an
-// adoption, stops new starts and is returned once the running ones end.
+// the plan's order; shared says whether a table was started on another
+// worker. The first error of a table on the stager, or of an adoption,
+// stops new starts and is returned once the running ones end.
 func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult, others []string,
-	progress *RefreshProgress) ([]activities.ConvertTableResult, error) {
+	progress *RefreshProgress) (results []activities.ConvertTableResult, shared bool, err error) {
 	tables := plan.Plan.Tables
-	results := make([]activities.ConvertTableResult, len(tables))
+	results = make([]activities.ConvertTableResult, len(tables))
 	p := newPlacement(tables, 1+len(others), in.Parallel)
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	rctx, cancel := workflow.WithCancel(root)
@@ -138,6 +148,7 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 			})
 			return
 		}
+		shared = true
 		actx := workflow.WithActivityOptions(rctx, sharedTableOptions(others[w-1]))
 		add(workflow.ExecuteActivity(actx, a.RefreshTable, input(t, true)), func(f workflow.Future) {
 			var r activities.ConvertTableResult
@@ -166,7 +177,31 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 		}
 		sel.Select(ctx)
 	}
-	return results, firstErr
+	return results, shared, firstErr
+}
+
+// discardSharedChange is the change id (workflow.GetVersion) of the
+// deletion of a failed spread refresh's files from the store: histories
+// recorded before it end without it.
+const discardSharedChange = "discard-shared-on-failure"
+
+// discardShared deletes from the store what the shared tables of a failed
+// refresh put under snapshot id, unless its manifest is there
+// (activities.DiscardUnpublished). It runs on any worker of the
+// workflow's queue (root is the workflow's context outside the session:
+// the stager may be the one lost), disconnected, so a cancelled run
+// cleans up too. A cleanup that fails is logged: what it left stays on the
+// store, outside every manifest, until deleted by hand.
+func discardShared(root workflow.Context, source, id string) {
+	if workflow.GetVersion(root, discardSharedChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	dctx, cancel := cleanupContext(root)
+	defer cancel()
+	if err := workflow.ExecuteActivity(dctx, a.DiscardUnpublished,
+		activities.DiscardUnpublishedInput{Source: source, SnapshotID: id}).Get(dctx, nil); err != nil {
+		workflow.GetLogger(root).Warn("store objects of a failed refresh not deleted", "source", source, "snapshot", id, "error", err)
+	}
 }
 
 // refreshRetention is the retention policy a table applies when its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -190,6 +191,57 @@ func TestRefreshWithoutOtherWorkersRunsEveryTableOnStager(t *testing.T) {
 		}
 	}
 	s.checkPublished(t, plan)
+}
+
+// discards mocks the cleanup of a failed refresh and returns the
+// snapshots DiscardUnpublished was asked to delete from the store.
+func discards(env *testsuite.TestWorkflowEnvironment) *[]string {
+	var ids []string
+	env.OnActivity(a.RemoveSnapshotStaging, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.DiscardUnpublished, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DiscardUnpublishedInput) error {
+		ids = append(ids, in.Source+"/"+in.SnapshotID)
+		return nil
+	})
+	return &ids
+}
+
+// failOn fails, without retry, the runs of table on the stager.
+func failOn(table string) func(tableRun) error {
+	return func(r tableRun) error {
+		if r.table == table && !r.shared {
+			return temporal.NewNonRetryableApplicationError("broken", "Broken", nil)
+		}
+		return nil
+	}
+}
+
+func TestRefreshSpreadFailedDeletesSharedFilesFromStore(t *testing.T) {
+	var s spreadRuns
+	env := s.mock(t, spreadPlan(6), failOn("compacted"))
+	ids := discards(env)
+	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
+	if env.GetWorkflowError() == nil {
+		t.Fatal("the refresh succeeded with a failed table")
+	}
+	if other, _ := s.ranOn(otherQueue); len(other) == 0 {
+		t.Fatalf("no table ran on the other worker: %+v", s.runs)
+	}
+	if !slices.Equal(*ids, []string{"main/20261129T090500Z"}) {
+		t.Fatalf("store cleanup of the failed refresh: %v, want main/20261129T090500Z once", *ids)
+	}
+}
+
+func TestRefreshFailedWithoutSharedTablesLeavesStoreAlone(t *testing.T) {
+	s := spreadRuns{workers: &activities.RefreshWorkersResult{Reason: "no other live worker"}}
+	env := s.mock(t, spreadPlan(3), failOn("compacted"))
+	ids := discards(env)
+	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	if env.GetWorkflowError() == nil {
+		t.Fatal("the refresh succeeded with a failed table")
+	}
+	if len(*ids) != 0 {
+		t.Fatalf("store cleanup without a shared table: %v", *ids)
+	}
 }
 
 func TestPlacementPrefersStagerThenFillsOthers(t *testing.T) {

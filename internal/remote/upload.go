@@ -83,6 +83,10 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 	if err != nil {
 		return UploadStats{}, err
 	}
+	parts, err := m.parts(ctx, id)
+	if err != nil {
+		return UploadStats{}, err
+	}
 	t := newTracker(id, man, int64(len(mb)), progress)
 	rels := make([]string, 0, len(man.Files))
 	for rel := range man.Files {
@@ -92,7 +96,7 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(m.parallel())
 	for _, rel := range rels {
-		g.Go(func() error { return m.uploadFile(gctx, man, rel, prev, t) })
+		g.Go(func() error { return m.uploadFile(gctx, man, rel, prev, parts[rel], t) })
 	}
 	if err := g.Wait(); err != nil {
 		return t.stats(), err
@@ -109,6 +113,7 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 	if err := m.confirm(id, mb); err != nil {
 		return st, err
 	}
+	m.dropParts(ctx, id, len(parts))
 	m.Log.Info("snapshot uploaded", "snapshot", id, "location", m.Store.Location(), "files", st.Files,
 		"uploaded", st.Uploaded, "copied", st.Copied, "skipped", st.Skipped,
 		"bytes_uploaded", st.BytesUploaded, "bytes_copied", st.BytesCopied, "remote_current", st.Current)
@@ -152,8 +157,10 @@ func (m *Mirror) remotePrev(ctx context.Context, prev string) (map[string]digest
 }
 
 // uploadFile puts one file of the snapshot: skipped when already there,
-// copied from Prev's object when Prev holds it, sent otherwise.
-func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel string, prev map[string]digest.Digest, t *tracker) error {
+// copied from Prev's object when Prev holds it, or from a shared table's
+// part (parts: its objects) with the file's digest, sent otherwise.
+func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel string, prev map[string]digest.Digest, parts []string,
+	t *tracker) error {
 	d := digest.Digest(man.Files[rel])
 	name := m.SnapshotName(man.SnapshotID, rel)
 	if pd, ok := prev[rel]; ok && digest.Digest(pd) == d {
@@ -170,6 +177,9 @@ func (m *Mirror) uploadFile(ctx context.Context, man snapshot.Manifest, rel stri
 			return err
 		}
 		m.Log.Warn("previous snapshot's object is missing; sending the file", "object", m.SnapshotName(man.Prev, rel), "error", err)
+	}
+	if done, err := m.copyPart(ctx, name, d, parts, t); done || err != nil {
+		return err
 	}
 	local := filepath.Join(snapshot.Folder(m.Dir).Snapshot(man.SnapshotID), filepath.FromSlash(rel))
 	return m.send(ctx, name, d, t, func() (io.ReadCloser, error) { return os.Open(local) })

@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +17,9 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -90,6 +96,14 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 			names(hosts), len(attempts), per)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 1")
+	// The shared tables' files were on the store only as parts: the upload
+	// copied them (none was at its final name already) and dropped them.
+	if up := res.Upload; up == nil || up.FilesSkipped != 0 || up.FilesCopied < len(per[otherThan(hosts[0], machines).name]) {
+		t.Fatalf("round 1: upload %+v; want the shared tables' files copied from their parts, none skipped", up)
+	}
+	if stray := strayObjects(t, e, e.mirror(t), res.SnapshotID); len(stray) != 0 {
+		t.Fatalf("round 1: objects of snapshot %s outside its manifest: %v", res.SnapshotID, stray)
+	}
 	rec := spreadRecorder(t, e, srv.SecretKey)
 	rec.saveRun(t, "refresh-spread", run)
 
@@ -126,8 +140,99 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		t.Fatalf("round 2: %d attempts, %d lost: the kill cost more than its tables", len(attempts), lost)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 2")
+	m := e.mirror(t)
+	if stray := strayObjects(t, e, m, res.SnapshotID); len(stray) != 0 {
+		t.Fatalf("round 2: objects of snapshot %s outside its manifest: %v", res.SnapshotID, stray)
+	}
 	rec.saveRun(t, "refresh-spread-worker-lost", run)
 	rec.install(t)
+
+	// Round 3: a refresh cancelled once a shared table put files leaves
+	// nothing of its snapshot id on the store.
+	victim.start(t, bin, e)
+	waitOwnQueues(t, e, machines)
+	change(3)
+	e.waitCaughtUp(t)
+	known, err := m.List(e.ctx)
+	must(t, err)
+	run = startSpreadRefresh(t, e)
+	id := waitUnpublishedObject(t, e, m, known)
+	must(t, e.c.CancelWorkflow(e.ctx, run.GetID(), run.GetRunID()))
+	if err := run.Get(e.ctx, &res); err == nil {
+		t.Fatal("round 3: the cancelled refresh succeeded")
+	}
+	if left := strayObjects(t, e, m, id); len(left) != 0 {
+		t.Fatalf("round 3: the cancelled refresh left objects of %s on the store: %v", id, left)
+	}
+	t.Logf("round 3: cancelled refresh of %s left nothing on the store", id)
+}
+
+// otherThan is the machine of machines that is not m.
+func otherThan(m *machine, machines []*machine) *machine {
+	for _, o := range machines {
+		if o != m {
+			return o
+		}
+	}
+	return nil
+}
+
+// strayObjects lists the store's objects of snapshot id that its remote
+// manifest does not name (every object of id when it has no manifest) and
+// the shared tables' parts of id.
+func strayObjects(t *testing.T, e *backupEnv, m *remote.Mirror, id string) []string {
+	t.Helper()
+	named := map[string]bool{m.SnapshotName(id, snapshot.ManifestName): true}
+	if man, _, err := m.ReadManifest(e.ctx, id); err == nil {
+		for rel := range man.Files {
+			named[m.SnapshotName(id, rel)] = true
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	} else {
+		named = nil
+	}
+	var stray []string
+	for _, prefix := range []string{m.SnapshotName(id, "") + "/", m.PartName(id, "", "") + "/"} {
+		must(t, e.acts.Remote.List(e.ctx, prefix, func(info storage.Info) error {
+			if !named[info.Name] {
+				stray = append(stray, info.Name)
+			}
+			return nil
+		}))
+	}
+	return stray
+}
+
+// errFoundObject stops a listing at the object looked for.
+var errFoundObject = errors.New("found")
+
+// waitUnpublishedObject waits until the store holds a part of a snapshot
+// id not in known (put by a shared table of the running refresh) and
+// returns that id.
+func waitUnpublishedObject(t *testing.T, e *backupEnv, m *remote.Mirror, known []string) string {
+	t.Helper()
+	prefix := m.PartName("", "", "") + "/"
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var id string
+		err := e.acts.Remote.List(e.ctx, prefix, func(info storage.Info) error {
+			if s, _, ok := strings.Cut(strings.TrimPrefix(info.Name, prefix), "/"); ok && !slices.Contains(known, s) {
+				id = s
+				return errFoundObject
+			}
+			return nil
+		})
+		if !errors.Is(err, errFoundObject) {
+			must(t, err)
+		}
+		if id != "" {
+			return id
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no shared table put a file of the refresh's snapshot on the store")
+	return ""
 }
 
 // spreadRecorder is nil unless recording histories is asked
