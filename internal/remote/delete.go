@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // DeleteSnapshot deletes the remote snapshot id: its manifest first (the
@@ -19,11 +18,8 @@ func (m *Mirror) DeleteSnapshot(ctx context.Context, id string) error {
 	if err := m.Store.Delete(ctx, m.SnapshotName(id, snapshot.ManifestName)); err != nil {
 		return err
 	}
-	var names []string
-	if err := m.Store.List(ctx, m.SnapshotName(id, "")+"/", func(info storage.Info) error {
-		names = append(names, info.Name)
-		return nil
-	}); err != nil {
+	names, err := m.names(ctx, m.snapshotPrefix(id))
+	if err != nil {
 		return fmt.Errorf("manifest deleted; list its files: %w", err)
 	}
 	var left []string

@@ -31,6 +31,9 @@ import (
 // files shared tables put.
 const PartsDir = "parts"
 
+// partsPrefix is the prefix of every part put for snapshot id.
+func (m *Mirror) partsPrefix(id string) string { return path.Join(m.Source, PartsDir, id) + "/" }
+
 // PartName is the remote name of file rel that the attempt named attempt
 // put for snapshot id.
 func (m *Mirror) PartName(id, attempt, rel string) string {
@@ -60,16 +63,16 @@ func (m *Mirror) FetchPart(ctx context.Context, id, attempt, rel, p string, d di
 // parts lists the objects under <source>/parts/<id>/: for each file rel,
 // the names of the attempts' objects.
 func (m *Mirror) parts(ctx context.Context, id string) (map[string][]string, error) {
-	prefix := path.Join(m.Source, PartsDir, id) + "/"
-	out := map[string][]string{}
-	err := m.Store.List(ctx, prefix, func(info storage.Info) error {
-		if _, rel, ok := strings.Cut(strings.TrimPrefix(info.Name, prefix), "/"); ok {
-			out[rel] = append(out[rel], info.Name)
-		}
-		return nil
-	})
+	prefix := m.partsPrefix(id)
+	names, err := m.names(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list parts of snapshot %s: %w", id, err)
+	}
+	out := map[string][]string{}
+	for _, name := range names {
+		if _, rel, ok := strings.Cut(strings.TrimPrefix(name, prefix), "/"); ok {
+			out[rel] = append(out[rel], name)
+		}
 	}
 	return out, nil
 }
@@ -138,22 +141,18 @@ func (m *Mirror) DiscardUnpublished(ctx context.Context, id string) (Discarded, 
 		return out, err
 	}
 	manifest := m.SnapshotName(id, snapshot.ManifestName)
-	var names []string
-	if err := m.Store.List(ctx, m.SnapshotName(id, "")+"/", func(info storage.Info) error {
-		names = append(names, info.Name)
-		return nil
-	}); err != nil {
+	names, err := m.names(ctx, m.snapshotPrefix(id))
+	if err != nil {
 		return out, fmt.Errorf("list objects of snapshot %s on %s: %w", id, m.Store.Location(), err)
 	}
 	if slices.Contains(names, manifest) {
 		out.Published, names = true, nil
 	}
-	if err := m.Store.List(ctx, path.Join(m.Source, PartsDir, id)+"/", func(info storage.Info) error {
-		names = append(names, info.Name)
-		return nil
-	}); err != nil {
+	parts, err := m.names(ctx, m.partsPrefix(id))
+	if err != nil {
 		return out, fmt.Errorf("list parts of snapshot %s on %s: %w", id, m.Store.Location(), err)
 	}
+	names = append(names, parts...)
 	for _, name := range names {
 		err := m.Store.Delete(ctx, name)
 		switch {
@@ -175,11 +174,8 @@ func (m *Mirror) dropParts(ctx context.Context, id string, n int) {
 	if n == 0 {
 		return
 	}
-	var names, left []string
-	err := m.Store.List(ctx, path.Join(m.Source, PartsDir, id)+"/", func(info storage.Info) error {
-		names = append(names, info.Name)
-		return nil
-	})
+	var left []string
+	names, err := m.names(ctx, m.partsPrefix(id))
 	for _, name := range names {
 		if m.Store.Delete(ctx, name) != nil {
 			left = append(left, name)

@@ -96,6 +96,19 @@ func (m *Mirror) SnapshotName(id, rel string) string {
 	return path.Join(m.Source, snapshot.SnapshotsDir, id, rel)
 }
 
+// snapshotPrefix is the prefix of every object of snapshot id on the store.
+func (m *Mirror) snapshotPrefix(id string) string { return m.SnapshotName(id, "") + "/" }
+
+// names lists the names of the objects under prefix.
+func (m *Mirror) names(ctx context.Context, prefix string) ([]string, error) {
+	var names []string
+	err := m.Store.List(ctx, prefix, func(info storage.Info) error {
+		names = append(names, info.Name)
+		return nil
+	})
+	return names, err
+}
+
 // CurrentName is the remote name of the current pointer.
 func (m *Mirror) CurrentName() string { return path.Join(m.Source, snapshot.CurrentLink) }
 
@@ -200,7 +213,7 @@ var errFound = errors.New("found")
 // that id. AllocateSnapshot asks, so that a source folder that was lost
 // never reuses an id the store has.
 func (m *Mirror) Taken(ctx context.Context, id string) (bool, error) {
-	err := m.Store.List(ctx, m.SnapshotName(id, "")+"/", func(storage.Info) error { return errFound })
+	err := m.Store.List(ctx, m.snapshotPrefix(id), func(storage.Info) error { return errFound })
 	if errors.Is(err, errFound) {
 		return true, nil
 	}
