@@ -236,9 +236,7 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 	tables := plan.Plan.Tables
 	results := make([]activities.ConvertTableResult, len(tables))
 	err := bounded(ctx, len(tables), in.Parallel, func(i int) workflow.Future {
-		return workflow.ExecuteActivity(ctx, a.RefreshTable, activities.RefreshTableInput{
-			Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut, Table: tables[i],
-			Retention: refreshRetention(in)})
+		return workflow.ExecuteActivity(ctx, a.RefreshTable, refreshTableInput(in, id, plan, tables[i]))
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {
 			return err

@@ -118,8 +118,9 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 		}
 	}
 	input := func(t int, shared bool) activities.RefreshTableInput {
-		return activities.RefreshTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut,
-			Table: tables[t], Retention: refreshRetention(in), Shared: shared}
+		ti := refreshTableInput(in, id, plan, tables[t])
+		ti.Shared = shared
+		return ti
 	}
 	add := func(f workflow.Future, done func(workflow.Future)) {
 		running++
@@ -204,10 +205,12 @@ func discardShared(root workflow.Context, source, id string) {
 	}
 }
 
-// refreshRetention is the retention policy a table applies when its
-// folder lacks the room.
-func refreshRetention(in RefreshInput) retention.Policy {
-	return retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}
+// refreshTableInput is RefreshTable's input for table t of the refresh's
+// plan into snapshot id, on the stager (Shared unset); the retention
+// policy is the one a table applies when its folder lacks the room.
+func refreshTableInput(in RefreshInput, id string, plan activities.PlanRefreshResult, t foldplan.TablePlan) activities.RefreshTableInput {
+	return activities.RefreshTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut,
+		Table: t, Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}}
 }
 
 // placement decides which worker runs which table of a spread refresh:
