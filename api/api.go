@@ -51,6 +51,9 @@ type Catalog interface {
 	Snapshots(ctx context.Context, source string) (any, error)
 	Archives(ctx context.Context, source string) (any, error)
 	Capture(ctx context.Context, source string) (any, error)
+	// Folders is the free space of every worker's folders as they last
+	// measured it (nil: absent).
+	Folders(ctx context.Context) (any, error)
 }
 
 // Config is what the API serves.

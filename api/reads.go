@@ -142,6 +142,10 @@ type Status struct {
 	// Capture is the capture checkpoint, lag and index size (absent
 	// without a Catalog).
 	Capture any `json:"capture,omitempty"`
+	// Folders is the free space of the workers' backup, work and dump
+	// folders as each worker last measured it (absent without a Catalog's
+	// index).
+	Folders any `json:"folders,omitempty"`
 	// LastRefresh, LastVerify and LastRetention are the newest finished job
 	// of each kind, with its result (the verify verdicts, what retention
 	// removed) or error.
@@ -162,6 +166,9 @@ func (s *server) status(w http.ResponseWriter, r *http.Request, _ any) error {
 	st := Status{Source: src}
 	if s.cfg.Catalog != nil {
 		if st.Capture, err = s.cfg.Catalog.Capture(r.Context(), src); err != nil {
+			return err
+		}
+		if st.Folders, err = s.cfg.Catalog.Folders(r.Context()); err != nil {
 			return err
 		}
 	}

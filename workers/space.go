@@ -11,6 +11,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/index"
 )
 
 // Folder is a folder whose free space a SpaceWatch reports. Label is the
@@ -38,10 +39,11 @@ const SpaceEvery = 30 * time.Second
 
 // SpaceWatch measures the free space of folders: each Check sets the gauge
 // dbtrail_folder_free_bytes{folder, path} and logs a warning when a folder
-// falls below disk.LowSpace (disk.Low, the rule `status --folder` marks LOW
-// with), once per crossing: again only after the folder was above it, which
-// is logged too. A folder that cannot be measured loses its gauge and is
-// logged once until it can be again.
+// falls below disk.LowSpace (disk.Low, the rule `status` marks LOW with),
+// once per crossing: again only after the folder was above it, which is
+// logged too. A folder that cannot be measured loses its gauge and is
+// logged once until it can be again. With a Recorder, Run also records
+// each measure where `dbtrail status` and the API read it (the index).
 type SpaceWatch struct {
 	folders []Folder
 	probe   disk.Probe
@@ -49,6 +51,19 @@ type SpaceWatch struct {
 	free    *prometheus.GaugeVec
 	// state is each folder's last state: "ok", "low" or "error".
 	state map[Folder]string
+
+	// Recorder, when set before Run, is where Run records every measure,
+	// as worker Worker.
+	Recorder SpaceRecorder
+	Worker   string
+	// recordFailed is whether the last record failed (logged once per
+	// failure run).
+	recordFailed bool
+}
+
+// SpaceRecorder keeps a worker's folder measures (index.Store does).
+type SpaceRecorder interface {
+	RecordFolderSpace(ctx context.Context, worker string, fs []index.FolderSpace, now time.Time) error
 }
 
 // NewSpaceWatch returns a watch of folders measured with probe (disk.Free
@@ -72,10 +87,17 @@ func NewSpaceWatch(reg prometheus.Registerer, folders []Folder, probe disk.Probe
 	return w, nil
 }
 
-// Check measures every folder once.
-func (w *SpaceWatch) Check() {
+// Check measures every folder once and returns the measures.
+func (w *SpaceWatch) Check() []index.FolderSpace {
+	now := time.Now()
+	out := make([]index.FolderSpace, 0, len(w.folders))
 	for _, f := range w.folders {
 		free, err := w.probe(f.Path)
+		m := index.FolderSpace{Worker: w.Worker, Folder: f.Label, Path: f.Path, Free: free, MeasuredAt: now}
+		if err != nil {
+			m.Free, m.Error = 0, err.Error()
+		}
+		out = append(out, m)
 		state := "ok"
 		switch {
 		case err != nil:
@@ -103,14 +125,32 @@ func (w *SpaceWatch) Check() {
 			w.log.Info("folder has free space again", append(attrs, slog.String("free", disk.Bytes(free)))...)
 		}
 	}
+	return out
 }
 
-// Run checks now and then every every until ctx ends.
+// record keeps ms with the Recorder, if any; a failure is logged once
+// until a record succeeds again (the gauge and the log go on meanwhile).
+func (w *SpaceWatch) record(ctx context.Context, ms []index.FolderSpace) {
+	if w.Recorder == nil {
+		return
+	}
+	err := w.Recorder.RecordFolderSpace(ctx, w.Worker, ms, time.Now())
+	switch {
+	case err != nil && ctx.Err() == nil && !w.recordFailed:
+		w.log.Warn("free space of the folders not recorded for status", slog.String("error", err.Error()))
+	case err == nil && w.recordFailed:
+		w.log.Info("free space of the folders recorded for status again")
+	}
+	w.recordFailed = err != nil
+}
+
+// Run checks (and records, with a Recorder) now and then every every until
+// ctx ends.
 func (w *SpaceWatch) Run(ctx context.Context, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		w.Check()
+		w.record(ctx, w.Check())
 		select {
 		case <-ctx.Done():
 			return

@@ -2,17 +2,20 @@ package workers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/index"
 )
 
 // TestSpaceWatch: the gauge follows each folder's free space; a folder
@@ -92,5 +95,57 @@ func TestSpaceWatch(t *testing.T) {
 	}
 	if want := []string{"dbtrail_folder_free_bytes{folder=backup,path=/b} 1.048576e+06"}; !slices.Equal(got, want) {
 		t.Errorf("registry holds %q, want %q (the unmeasurable folder's gauge removed)", got, want)
+	}
+}
+
+// fakeRecorder keeps what a SpaceWatch records, or fails with err.
+type fakeRecorder struct {
+	err    error
+	worker string
+	got    []index.FolderSpace
+}
+
+func (r *fakeRecorder) RecordFolderSpace(_ context.Context, worker string, fs []index.FolderSpace, _ time.Time) error {
+	if r.err != nil {
+		return r.err
+	}
+	r.worker, r.got = worker, fs
+	return nil
+}
+
+// TestSpaceWatchRecords: every measure is recorded for status, a folder
+// that cannot be measured with its reason; a recorder that fails is logged
+// once until it records again, and the measures go on meanwhile.
+func TestSpaceWatchRecords(t *testing.T) {
+	probe := func(p string) (uint64, error) {
+		if p == "/gone" {
+			return 0, errors.New("statfs /gone: no such file or directory")
+		}
+		return 5 << 30, nil
+	}
+	var logs bytes.Buffer
+	w, err := NewSpaceWatch(nil, []Folder{{"backup", "/b"}, {"dump", "/gone"}}, probe, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &fakeRecorder{}
+	w.Recorder, w.Worker = rec, "7@host"
+	ctx := context.Background()
+	w.record(ctx, w.Check())
+	if rec.worker != "7@host" || len(rec.got) != 2 ||
+		rec.got[0].Folder != "backup" || rec.got[0].Path != "/b" || rec.got[0].Free != 5<<30 || rec.got[0].Error != "" || rec.got[0].MeasuredAt.IsZero() ||
+		rec.got[1].Folder != "dump" || rec.got[1].Free != 0 || !strings.Contains(rec.got[1].Error, "no such file") {
+		t.Fatalf("recorded %q: %+v", rec.worker, rec.got)
+	}
+	rec.err = errors.New("index unreachable")
+	w.record(ctx, w.Check())
+	w.record(ctx, w.Check())
+	if n := strings.Count(logs.String(), "not recorded for status"); n != 1 || !strings.Contains(logs.String(), "index unreachable") {
+		t.Fatalf("%d warnings of a failing recorder, want 1: %s", n, logs.String())
+	}
+	rec.err = nil
+	w.record(ctx, w.Check())
+	if !strings.Contains(logs.String(), "recorded for status again") {
+		t.Fatalf("no log of the recorder's recovery: %s", logs.String())
 	}
 }

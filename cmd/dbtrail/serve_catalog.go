@@ -84,3 +84,17 @@ func (c *catalog) Capture(ctx context.Context, source string) (any, error) {
 	}
 	return st, nil
 }
+
+func (c *catalog) Folders(ctx context.Context) (any, error) {
+	if c.store == nil {
+		return nil, nil
+	}
+	fs, err := c.store.FolderSpaces(ctx)
+	if err != nil {
+		return nil, explainIndexErr(err)
+	}
+	if fs == nil {
+		fs = []index.FolderSpace{}
+	}
+	return fs, nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/workers"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -35,7 +37,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			out := cmd.OutOrStdout()
 			if !ok {
 				fmt.Fprintf(out, "source %s: no checkpoint yet (capture has not started)\n", source)
-				return nil
+				return writeSpace(ctx, out, store, folders)
 			}
 			n, err := store.CountEvents(ctx, source)
 			if err != nil {
@@ -66,7 +68,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			for _, gp := range gaps {
 				fmt.Fprintf(out, "  GAP %s:%d → %s:%d  %s (detected %s)\n", gp.FromFile, gp.FromPos, gp.ToFile, gp.ToPos, gp.Reason, gp.DetectedAt.Format(time.RFC3339))
 			}
-			writeFreeSpace(out, folders, disk.Free)
+			if err := writeSpace(ctx, out, store, folders); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("temporal-addr") {
 				c, svc, err := newJobService(cmd, g, &tf)
 				if err != nil {
@@ -81,8 +85,20 @@ func newStatusCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&source, "source", "main", "source name")
 	tf.register(cmd.Flags())
-	cmd.Flags().StringArrayVar(&folders, "folder", nil, "also show the free space of this folder (repeatable: the backup, work and dump folders)")
+	cmd.Flags().StringArrayVar(&folders, "folder", nil, "also show the free space of this folder, measured here (repeatable; the workers' backup, work and dump folders are shown as they last measured them)")
 	return cmd
+}
+
+// writeSpace writes the free space of the workers' folders as they
+// recorded it in store, then that of folders measured here.
+func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders []string) error {
+	space, err := store.FolderSpaces(ctx)
+	if err != nil {
+		return explainIndexErr(err)
+	}
+	writeWorkerSpace(out, space, time.Now())
+	writeFreeSpace(out, folders, disk.Free)
+	return nil
 }
 
 // writeFreeSpace writes one line per folder: its free space, marked LOW
@@ -90,14 +106,41 @@ func newStatusCmd(g *globals) *cobra.Command {
 func writeFreeSpace(out io.Writer, folders []string, probe disk.Probe) {
 	for _, f := range folders {
 		free, err := probe(f)
-		switch {
-		case err != nil:
-			fmt.Fprintf(out, "  free space  %s: %v\n", f, err)
-		case disk.Low(free):
-			fmt.Fprintf(out, "  free space  %s: %s  LOW (a refresh or backup refuses steps that do not fit, NoRoom)\n", f, disk.Bytes(free))
-		default:
-			fmt.Fprintf(out, "  free space  %s: %s\n", f, disk.Bytes(free))
+		fmt.Fprintf(out, "  free space  %s: %s\n", f, freeText(free, err))
+	}
+}
+
+// spaceStale is the age past which a worker's recorded folder measure is
+// marked stale: three of its measuring periods.
+const spaceStale = 3 * workers.SpaceEvery
+
+// writeWorkerSpace writes one line per folder the workers recorded in the
+// index (workers.SpaceWatch): the folder's role, path and worker, its free
+// space as freeText says, and the measure's age when it is stale (the
+// worker stopped, or cannot reach the index).
+func writeWorkerSpace(out io.Writer, fs []index.FolderSpace, now time.Time) {
+	for _, f := range fs {
+		var err error
+		if f.Error != "" {
+			err = errors.New(f.Error)
 		}
+		line := fmt.Sprintf("  free space  %s %s (worker %s): %s", f.Folder, f.Path, f.Worker, freeText(f.Free, err))
+		if age := now.Sub(f.MeasuredAt); age > spaceStale {
+			line += fmt.Sprintf("  (measured %s ago: is that worker running?)", age.Round(time.Second))
+		}
+		fmt.Fprintln(out, line)
+	}
+}
+
+// freeText is a folder's free space, marked LOW when disk.Low, or err.
+func freeText(free uint64, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case disk.Low(free):
+		return disk.Bytes(free) + "  LOW (a refresh or backup refuses steps that do not fit, NoRoom)"
+	default:
+		return disk.Bytes(free)
 	}
 }
 

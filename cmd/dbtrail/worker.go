@@ -87,9 +87,15 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 // until it ends.
 func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities, reg prometheus.Registerer, log *slog.Logger,
 	watches ...func(context.Context)) error {
+	if acts.Identity == "" {
+		acts.Identity = workers.Identity()
+	}
 	space, err := workers.NewSpaceWatch(reg, workers.SpaceFolders(acts), acts.Disk, log)
 	if err != nil {
 		return fmt.Errorf("free space metric: %w", err)
+	}
+	if acts.Index != nil {
+		space.Recorder, space.Worker = acts.Index, acts.Identity
 	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -120,9 +126,6 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 	}
 	if acts.Workers == nil {
 		acts.Workers = temporalclient.Workers{Client: c}
-	}
-	if acts.Identity == "" {
-		acts.Identity = workers.Identity()
 	}
 	opts.Identity = acts.Identity
 	w := worker.New(c, taskQueue, opts)

@@ -46,6 +46,8 @@ var migrations = []migration{
 	}, nil},
 	// The verdicts of restore drills (docs/restore.md), for status.
 	{7, "create restore_drills", func(time.Time) []string { return []string{restoreDrillsDDL} }, nil},
+	// The free space of every worker's folders, for status (docs/index-schema.md).
+	{8, "create folder_space", func(time.Time) []string { return []string{folderSpaceDDL} }, nil},
 }
 
 // captureStartsDDL records each point where capture of a source began with no

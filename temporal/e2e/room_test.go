@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
@@ -219,4 +221,90 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, activities.ExportManifestName)); err != nil {
 		t.Fatalf("export with room back: %v", err)
 	}
+}
+
+// TestStatusShowsWorkersFreeSpace: a `dbtrail worker` records the free
+// space of its backup, work and dump folders in the index, and `dbtrail
+// status` (run elsewhere: only the index in common) shows them. On a real
+// tmpfs left with 32 MiB the backup folder is marked LOW (in the API's
+// status too), and the worker's next measure shows the room back; without
+// a tmpfs the line shows the folder's own free space.
+func TestStatusShowsWorkersFreeSpace(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
+	bin := buildDbtrail(t)
+	e := newBackupEnv(t, withoutWorker())
+	small := newSmallFolder(t)
+	small.leave(t, 32<<20)
+	p := startWorkerCmd(t, bin, e.frontend, e, e.indexDSN, "--backup-dir", small.dir, "--work-dir", e.acts.WorkDir)
+	status := func() string {
+		cmd := exec.CommandContext(e.ctx, bin, "status")
+		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	backupLine := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "free space  backup "+small.dir+" (worker ") {
+				return l
+			}
+		}
+		return ""
+	}
+	// wait polls status until line says want (and, with not, does not say not).
+	wait := func(what, want, not string) string {
+		t.Helper()
+		for range 240 { // the worker measures every 30 s
+			out := status()
+			if l := backupLine(out); strings.Contains(l, want) && (not == "" || !strings.Contains(l, not)) {
+				return out
+			}
+			select {
+			case <-e.ctx.Done():
+				t.Fatal(e.ctx.Err())
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+		t.Fatalf("%s: status never showed it:\n%s\nworker:\n%s", what, status(), p.out.String())
+		return ""
+	}
+	if !small.tmpfs {
+		free, err := disk.Free(small.dir)
+		must(t, err)
+		out := wait("the backup folder", "GiB", "")
+		t.Logf("no tmpfs; status:\n%s (free here %s)", out, disk.Bytes(free))
+		return
+	}
+	out := wait("a full backup folder", "LOW", "")
+	// The API's status shows the same measure.
+	c := startServe(t, e, bin, "ro-space-e2e-secret-0123456789")
+	var st struct {
+		Folders []index.FolderSpace `json:"folders"`
+	}
+	if code := c.call("GET", "/v1/status", "", &st); code != 200 {
+		t.Fatalf("GET /v1/status: %d", code)
+	}
+	var seen bool
+	for _, f := range st.Folders {
+		if f.Folder == "backup" && f.Path == small.dir {
+			seen = disk.Low(f.Free) && f.Error == "" && f.Worker != ""
+		}
+	}
+	if !seen {
+		t.Errorf("GET /v1/status folders %+v: no low backup folder %s", st.Folders, small.dir)
+	}
+	for _, want := range []string{"free space  work " + e.acts.WorkDir + " (worker ", "free space  dump " + filepath.Join(e.acts.WorkDir, "main") + " (worker "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status does not show %q:\n%s", want, out)
+		}
+	}
+	// The tmpfs is smaller than disk.LowSpace: with the room back it stays
+	// LOW, but at the worker's next measure it shows the room.
+	lowText := backupLine(out)
+	lowText = lowText[strings.LastIndex(lowText, "): ")+3:]
+	lowText = lowText[:strings.Index(lowText, "  LOW")]
+	small.leave(t, 0)
+	wait("room back", "MiB", ": "+lowText)
 }
