@@ -46,6 +46,7 @@ var failureInputs = map[string]any{
 	"RefreshTable":          RefreshTableInput{},
 	"RefreshWorkers":        RefreshWorkersInput{},
 	"DiscardUnpublished":    DiscardUnpublishedInput{},
+	"SweepParts":            SweepPartsInput{},
 	"AdoptTable":            AdoptTableInput{Result: ConvertTableResult{File: "app/t.parquet", Size: 1, SHA256: "00"}},
 	"UploadSnapshot":        UploadSnapshotInput{},
 	"DownloadCurrent":       DownloadCurrentInput{},
@@ -112,6 +113,10 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 	"DownloadCurrent":    refusingStore,
 	"LastPublisher":      refusingStore,
 	"DiscardUnpublished": refusingStore,
+	"SweepParts": func(t *testing.T, a *Activities, v reflect.Value) {
+		refusingStore(t, a, v)
+		a.Runs = noRuns{}
+	},
 	"RecordPublisher": func(t *testing.T, a *Activities, v reflect.Value) {
 		refusingStore(t, a, v)
 		v.Addr().Interface().(*RecordPublisherInput).Token = []byte("session")

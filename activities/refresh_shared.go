@@ -117,6 +117,12 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 	staging := parts.Staging(in.SnapshotID)
 	info := activity.GetInfo(ctx)
 	out.Part = fmt.Sprintf("%s-%d", info.ActivityID, info.Attempt)
+	// The run is recorded as the parts' owner before any part: SweepParts
+	// deletes what it leaves only once that run no longer runs.
+	owner := snapshot.Owner{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
+	if err := m.PutPartsOwner(ctx, in.SnapshotID, owner); err != nil {
+		return ConvertTableResult{}, transferErr(err)
+	}
 	for _, f := range writtenFiles(tp.Links, out) {
 		if err := m.PutPart(ctx, in.SnapshotID, out.Part, f.Path, filepath.Join(staging, filepath.FromSlash(f.Path)), f.digest()); err != nil {
 			return ConvertTableResult{}, transferErr(err)

@@ -110,17 +110,20 @@ func (d *decoder) delta(tm *replication.TableMapEvent, before, after *rowImage) 
 
 // sameRaw reports whether two binlog values of type tp and meta (nil for
 // NULL) decode to values that types' sameValue takes as equal: equal
-// bytes; for FLOAT and DOUBLE equal numbers (0 and -0); for DATETIME2 and
-// DECIMAL equal go-mysql text (a fraction byte's digits beyond the FSP are
-// not in it).
+// bytes; for FLOAT and DOUBLE equal numbers (0 and -0); for DECIMAL and
+// the fractional temporal types (DATETIME2, TIMESTAMP2, TIME2) equal
+// go-mysql text (a fraction's digits beyond the FSP are not in it).
 func sameRaw(tp byte, meta uint16, a, b []byte) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	switch {
-	case tp == mysql.MYSQL_TYPE_DATETIME2:
+	case tp == mysql.MYSQL_TYPE_DATETIME2 || tp == mysql.MYSQL_TYPE_TIMESTAMP2 || tp == mysql.MYSQL_TYPE_TIME2:
+		if bytes.Equal(a, b) {
+			return true
+		}
 		var x, y [32]byte
-		return bytes.Equal(datetime2Text(x[:0], a, int(meta)), datetime2Text(y[:0], b, int(meta)))
+		return bytes.Equal(fracTemporalText(x[:0], tp, a, int(meta)), fracTemporalText(y[:0], tp, b, int(meta)))
 	case tp == mysql.MYSQL_TYPE_NEWDECIMAL:
 		var x, y [80]byte
 		ta, _, errA := decimalText(x[:0], a, int(meta>>8), int(meta&0xFF))
@@ -132,4 +135,16 @@ func sameRaw(tp byte, meta uint16, a, b []byte) bool {
 		return math.Float64frombits(binary.LittleEndian.Uint64(a)) == math.Float64frombits(binary.LittleEndian.Uint64(b))
 	}
 	return bytes.Equal(a, b)
+}
+
+// fracTemporalText is go-mysql's text of a DATETIME2, TIMESTAMP2 or TIME2
+// value b of type tp and dec fraction digits.
+func fracTemporalText(dst []byte, tp byte, b []byte, dec int) []byte {
+	switch tp {
+	case mysql.MYSQL_TYPE_TIMESTAMP2:
+		return timestamp2Text(dst, b, dec)
+	case mysql.MYSQL_TYPE_TIME2:
+		return time2Text(dst, b, dec)
+	}
+	return datetime2Text(dst, b, dec)
 }

@@ -48,3 +48,28 @@ func cleanupContext(ctx workflow.Context) (workflow.Context, workflow.CancelFunc
 	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
 	return workflow.WithActivityOptions(dctx, opts), cancel
 }
+
+// sweepPartsChange is the version id (workflow.GetVersion) of the sweep of
+// leftover parts at the start of a refresh: histories from before it
+// allocate without it.
+const sweepPartsChange = "sweep-parts"
+
+// sweepParts deletes the source's leftover parts on the store that no
+// running run owns (activities.SweepParts), on the stager (ctx is the
+// session's, with short options), before the refresh allocates its
+// snapshot. It returns what was removed, nil when nothing was; a sweep
+// that fails is only logged (the next refresh sweeps again).
+func sweepParts(ctx workflow.Context, source string) *activities.SweepPartsResult {
+	if workflow.GetVersion(ctx, sweepPartsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	var res activities.SweepPartsResult
+	if err := workflow.ExecuteActivity(ctx, a.SweepParts, activities.SweepPartsInput{Source: source}).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("leftover parts on the store not swept", "source", source, "error", err)
+		return nil
+	}
+	if len(res.Removed) == 0 && len(res.Locked) == 0 {
+		return nil
+	}
+	return &res
+}

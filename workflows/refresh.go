@@ -70,6 +70,9 @@ type RefreshResult struct {
 	// Upload is what went to the remote store (nil when nothing was
 	// published, and for runs from before the step).
 	Upload *activities.UploadSnapshotResult `json:",omitempty"`
+	// SweptParts is what the sweep of leftover parts on the store removed
+	// before this refresh allocated its snapshot (sweepParts).
+	SweptParts *activities.SweepPartsResult `json:",omitempty"`
 }
 
 // RefreshProgress is what the "progress" query of a refresh returns.
@@ -162,6 +165,7 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 		log.Warn("refresh refused", "source", in.Source, "reasons", strings.Join(plan.Plan.Reasons, "; "))
 		return res, plan, nil
 	}
+	res.SweptParts = sweepParts(short, in.Source)
 	progress.Phase = "allocating snapshot"
 	var alloc activities.AllocateSnapshotResult
 	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {

@@ -96,6 +96,7 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 			names(hosts), len(attempts), per)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 1")
+	round1 := res.SnapshotID
 	// The shared tables' files were on the store only as parts: the upload
 	// copied them (none was at its final name already) and dropped them.
 	if up := res.Upload; up == nil || up.FilesSkipped != 0 || up.FilesCopied < len(per[otherThan(hosts[0], machines).name]) {
@@ -140,6 +141,12 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		t.Fatalf("round 2: %d attempts, %d lost: the kill cost more than its tables", len(attempts), lost)
 	}
 	checkPublished(t, e, eng, res.SnapshotID, "round 2")
+	// Round 1's shared tables recorded its run as their parts' owner; its
+	// upload deleted the parts, and round 2's sweep the record, that run
+	// being over.
+	if sw := res.SweptParts; sw == nil || !slices.Contains(sw.Removed, round1) {
+		t.Fatalf("round 2: swept %+v; want the owner record of round 1's %s", sw, round1)
+	}
 	m := e.mirror(t)
 	if stray := strayObjects(t, e, m, res.SnapshotID); len(stray) != 0 {
 		t.Fatalf("round 2: objects of snapshot %s outside its manifest: %v", res.SnapshotID, stray)
@@ -163,6 +170,14 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 	}
 	if left := strayObjects(t, e, m, id); len(left) != 0 {
 		t.Fatalf("round 3: the cancelled refresh left objects of %s on the store: %v", id, left)
+	}
+	// Only the owner record its shared tables put first: the run, for the
+	// next refresh's sweep (TestRefreshSweepsLeftoverParts).
+	folders, err := m.PartsFolders(e.ctx)
+	must(t, err)
+	if i := slices.IndexFunc(folders, func(f remote.PartsFolder) bool { return f.ID == id }); i < 0 || folders[i].Parts != 0 ||
+		folders[i].Owner == nil || *folders[i].Owner != (snapshot.Owner{WorkflowID: run.GetID(), RunID: run.GetRunID()}) {
+		t.Fatalf("round 3: parts folders %+v; want the owner record of %s naming the cancelled run", folders, id)
 	}
 	t.Logf("round 3: cancelled refresh of %s left nothing on the store", id)
 }
