@@ -17,8 +17,15 @@
 // mark of a complete remote snapshot. A file that the snapshot's Prev holds
 // at the same path with the same sha256, where Prev's remote manifest
 // exists, is copied inside the store (storage.Store.Copy) instead of sent
-// again, so a refresh sends its new files only. Nothing is ever deleted
-// from the store: a bucket with Object Lock works the same.
+// again, so a refresh sends its new files only. A snapshot's upload deletes
+// nothing that a published snapshot holds; what is deleted is retention's
+// choice (DeleteSnapshot, refused per object by Object Lock) and the
+// spread refresh's scratch: its parts once the snapshot is confirmed, a
+// failed run's unpublished objects (DiscardUnpublished) and parts whose
+// owner run no longer runs (SweepParts).
+//
+//	<source>/parts/<id>/<activity id>-<attempt>/...    a shared table's files, never at a final name
+//	<source>/parts/<id>.owner                          the Refresh run that owns the parts of <id>
 //
 // Confirmation is recorded locally in <source dir>/.remote/<id>.ok (written
 // crash-safely after the manifest and the pointer are up): the store's
