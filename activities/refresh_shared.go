@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 
@@ -97,10 +98,11 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 		return ConvertTableResult{}, err
 	}
 	parts := snapshot.Folder(a.sourceDir(in.Source)).Parts()
-	if err := a.fetchPrevTable(ctx, m, parts, in); err != nil {
+	man, err := a.fetchPrevTable(ctx, m, parts, in)
+	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	if err := clearParts(parts, in.Prev, in.SnapshotID); err != nil {
+	if err := clearParts(parts, in.Prev, in.SnapshotID, man); err != nil {
 		return ConvertTableResult{}, err
 	}
 	prev, mt, err := openPrevTable(string(parts), in)
@@ -133,65 +135,115 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 }
 
 // fetchPrevTable brings the previous snapshot's manifest and the table's
-// files (table file and chain) from the store into the parts folder. A
-// file an earlier refresh's previous snapshot in the parts folder holds at
-// the same path is linked first, and kept when its digest matches (a
-// pair's table file and chain go forward unchanged): only what changed is
-// fetched.
-func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts snapshot.Folder, in RefreshTableInput) error {
+// files (table file and chain) from the store into the parts folder and
+// returns the manifest. A file the parts folder's cache holds (by sha256,
+// partsCache) is linked from there and fetched only when its digest is not
+// the manifest's (FetchFile checks what it finds): a pair's table file and
+// chain go forward unchanged from refresh to refresh, so a table this
+// worker folded last time fetches nothing but the newest pair.
+func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts snapshot.Folder, in RefreshTableInput) (snapshot.Manifest, error) {
 	man, mb, err := m.ReadManifest(ctx, in.Prev)
 	if err != nil {
-		return transferErr(err)
+		return man, transferErr(err)
 	}
 	sdir := parts.Snapshot(in.Prev)
-	earlier, err := os.ReadDir(parts.Snapshots())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	if err := os.MkdirAll(sdir, 0o755); err != nil {
-		return err
+		return man, err
 	}
 	if err := atomicfile.Write(filepath.Join(sdir, snapshot.ManifestName), 0o644, func(w io.Writer) error {
 		_, err := w.Write(mb)
 		return err
 	}); err != nil {
-		return err
+		return man, err
 	}
 	mt, ok := man.Table(in.Table.Key.Schema, in.Table.Key.Table)
 	if !ok {
-		return nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", in.Table.Key, in.Prev))
+		return man, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", in.Table.Key, in.Prev))
 	}
 	for _, rel := range append([]string{mt.File}, mt.Chain...) {
 		p := filepath.Join(sdir, filepath.FromSlash(rel))
-		for _, e := range earlier {
-			if e.Name() != in.Prev && linkEarlier(filepath.Join(parts.Snapshot(e.Name()), filepath.FromSlash(rel)), p) {
-				break
+		d := digest.Digest(man.Files[rel])
+		cached, ok := cachePath(parts, d)
+		if ok {
+			linkCached(cached, p)
+		}
+		if err := m.FetchFile(ctx, in.Prev, rel, p, d); err != nil {
+			return man, transferErr(err)
+		}
+		if ok {
+			if err := cacheFile(p, cached); err != nil {
+				a.log(ctx).Warn("fetched file not cached", "file", p, "error", err)
 			}
 		}
-		if err := m.FetchFile(ctx, in.Prev, rel, p, digest.Digest(man.Files[rel])); err != nil {
-			return transferErr(err)
-		}
 	}
-	return nil
+	return man, nil
 }
 
-// linkEarlier hard-links from to p when p does not exist yet, and says
-// whether p exists now. FetchFile checks what it finds at p.
-func linkEarlier(from, p string) bool {
-	if _, err := os.Stat(p); err == nil {
-		return true
+// cachePath is where the parts folder's cache holds the file with digest
+// d; ok is false when d's sha256 is not 64 hex digits (no cache then).
+func cachePath(parts snapshot.Folder, d digest.Digest) (string, bool) {
+	if len(d.SHA256) != 64 || strings.Trim(d.SHA256, "0123456789abcdef") != "" {
+		return "", false
 	}
-	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
-		return false
+	return parts.Cache(d.SHA256), true
+}
+
+// linkCached hard-links the cached file to p when p does not exist yet.
+// Nothing is trusted: FetchFile checks the digest of what it finds at p
+// and fetches the file again when it differs.
+func linkCached(cached, p string) {
+	if _, err := os.Lstat(p); err == nil {
+		return
 	}
-	return os.Link(from, p) == nil
+	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		_ = os.Link(cached, p)
+	}
+}
+
+// cacheFile makes cached a hard link to p (checked by FetchFile), replacing
+// what was there (a cached file that failed its check is replaced by the
+// one fetched again). The link is made in a folder of its own and renamed
+// into place, so concurrent tables with files of the same content do not
+// meet. The cache only saves fetches: callers ignore its failures.
+func cacheFile(p, cached string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if ci, err := os.Stat(cached); err == nil && os.SameFile(fi, ci) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(cached), ".link-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	link := filepath.Join(tmp, "f")
+	if err := os.Link(p, link); err != nil {
+		return err
+	}
+	return os.Rename(link, cached)
 }
 
 // clearParts removes from the parts folder the previous snapshots and
 // staging folders of earlier refreshes (one refresh of a source runs at a
-// time: the ones not named prev and id are done).
-func clearParts(parts snapshot.Folder, prev, id string) error {
-	for dir, keep := range map[string]string{parts.Snapshots(): prev, parts.Staging(): id} {
+// time: the ones not named prev and id are done) and the cached files the
+// previous snapshot's manifest man does not list: no table of this
+// refresh can need them, and the cache never holds more than one
+// snapshot's files.
+func clearParts(parts snapshot.Folder, prev, id string, man snapshot.Manifest) error {
+	keep := map[string]bool{}
+	for _, d := range man.Files {
+		keep[d.SHA256] = true
+	}
+	for dir, keepName := range map[string]func(string) bool{
+		parts.Snapshots(): func(n string) bool { return n == prev },
+		parts.Staging():   func(n string) bool { return n == id },
+		parts.Cache():     func(n string) bool { return keep[n] },
+	} {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -200,7 +252,7 @@ func clearParts(parts snapshot.Folder, prev, id string) error {
 			return err
 		}
 		for _, e := range entries {
-			if e.Name() != keep {
+			if !keepName(e.Name()) {
 				if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 					return err
 				}

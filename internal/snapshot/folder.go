@@ -19,7 +19,9 @@ import "path/filepath"
 //	                   worker's refresh folded here: snapshots/<prev>/ holds
 //	                   the previous snapshot's manifest and the files of those
 //	                   tables (fetched from the store), .staging/<id>/ what
-//	                   was written for them (put on the store)
+//	                   was written for them (put on the store), .cache/<sha256>
+//	                   hard links to the fetched files by content, kept while
+//	                   the previous snapshot lists them
 //	.publish.lock      the publish lock (LockPublish)
 type Folder string
 
@@ -32,6 +34,7 @@ const (
 	CompactDir      = ".compact"
 	RemoteDir       = ".remote"
 	PartsDir        = ".parts"
+	CacheDir        = ".cache"
 	PublishLockName = ".publish.lock"
 	CurrentLink     = "current"
 )
@@ -39,6 +42,10 @@ const (
 // Parts is the source folder of the tables folded here for a refresh staged
 // on another worker.
 func (f Folder) Parts() Folder { return Folder(filepath.Join(string(f), PartsDir)) }
+
+// Cache is the folder of a parts folder's fetched files by content; with a
+// sha256 (hex), that file's.
+func (f Folder) Cache(sha256 ...string) string { return f.join(CacheDir, sha256) }
 
 // Snapshots is the folder of published snapshots.
 func (f Folder) Snapshots() string { return filepath.Join(string(f), SnapshotsDir) }
