@@ -63,7 +63,7 @@ type SpaceWatch struct {
 
 // SpaceRecorder keeps a worker's folder measures (index.Store does).
 type SpaceRecorder interface {
-	RecordFolderSpace(ctx context.Context, worker string, fs []index.FolderSpace, now time.Time) error
+	RecordFolderSpace(ctx context.Context, worker string, fs []index.FolderSpace) error
 }
 
 // NewSpaceWatch returns a watch of folders measured with probe (disk.Free
@@ -128,13 +128,16 @@ func (w *SpaceWatch) Check() []index.FolderSpace {
 	return out
 }
 
-// record keeps ms with the Recorder, if any; a failure is logged once
-// until a record succeeds again (the gauge and the log go on meanwhile).
-func (w *SpaceWatch) record(ctx context.Context, ms []index.FolderSpace) {
+// record keeps ms with the Recorder, if any, waiting at most every; a
+// failure is logged once until a record succeeds again (the gauge and the
+// log go on meanwhile).
+func (w *SpaceWatch) record(ctx context.Context, ms []index.FolderSpace, every time.Duration) {
 	if w.Recorder == nil {
 		return
 	}
-	err := w.Recorder.RecordFolderSpace(ctx, w.Worker, ms, time.Now())
+	rctx, cancel := context.WithTimeout(ctx, every)
+	defer cancel()
+	err := w.Recorder.RecordFolderSpace(rctx, w.Worker, ms)
 	switch {
 	case err != nil && ctx.Err() == nil && !w.recordFailed:
 		w.log.Warn("free space of the folders not recorded for status", slog.String("error", err.Error()))
@@ -144,13 +147,28 @@ func (w *SpaceWatch) record(ctx context.Context, ms []index.FolderSpace) {
 	w.recordFailed = err != nil
 }
 
+// forget removes the worker's records, so that status does not show the
+// folders of a worker that stopped (a worker killed leaves them, marked
+// stale, until a worker on the same host records the same folder).
+func (w *SpaceWatch) forget() {
+	if w.Recorder == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Recorder.RecordFolderSpace(ctx, w.Worker, nil); err != nil {
+		w.log.Warn("free space records of the stopping worker not removed", slog.String("error", err.Error()))
+	}
+}
+
 // Run checks (and records, with a Recorder) now and then every every until
-// ctx ends.
+// ctx ends; then it removes its records.
 func (w *SpaceWatch) Run(ctx context.Context, every time.Duration) {
+	defer w.forget()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		w.record(ctx, w.Check())
+		w.record(ctx, w.Check(), every)
 		select {
 		case <-ctx.Done():
 			return

@@ -105,7 +105,7 @@ type fakeRecorder struct {
 	got    []index.FolderSpace
 }
 
-func (r *fakeRecorder) RecordFolderSpace(_ context.Context, worker string, fs []index.FolderSpace, _ time.Time) error {
+func (r *fakeRecorder) RecordFolderSpace(_ context.Context, worker string, fs []index.FolderSpace) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -131,21 +131,28 @@ func TestSpaceWatchRecords(t *testing.T) {
 	rec := &fakeRecorder{}
 	w.Recorder, w.Worker = rec, "7@host"
 	ctx := context.Background()
-	w.record(ctx, w.Check())
+	w.record(ctx, w.Check(), time.Minute)
 	if rec.worker != "7@host" || len(rec.got) != 2 ||
 		rec.got[0].Folder != "backup" || rec.got[0].Path != "/b" || rec.got[0].Free != 5<<30 || rec.got[0].Error != "" || rec.got[0].MeasuredAt.IsZero() ||
 		rec.got[1].Folder != "dump" || rec.got[1].Free != 0 || !strings.Contains(rec.got[1].Error, "no such file") {
 		t.Fatalf("recorded %q: %+v", rec.worker, rec.got)
 	}
 	rec.err = errors.New("index unreachable")
-	w.record(ctx, w.Check())
-	w.record(ctx, w.Check())
+	w.record(ctx, w.Check(), time.Minute)
+	w.record(ctx, w.Check(), time.Minute)
 	if n := strings.Count(logs.String(), "not recorded for status"); n != 1 || !strings.Contains(logs.String(), "index unreachable") {
 		t.Fatalf("%d warnings of a failing recorder, want 1: %s", n, logs.String())
 	}
 	rec.err = nil
-	w.record(ctx, w.Check())
+	w.record(ctx, w.Check(), time.Minute)
 	if !strings.Contains(logs.String(), "recorded for status again") {
 		t.Fatalf("no log of the recorder's recovery: %s", logs.String())
+	}
+	// A watch that stops removes its records.
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	w.Run(stopped, time.Hour)
+	if rec.worker != "7@host" || rec.got != nil {
+		t.Fatalf("after Run ended the recorder holds %q %+v, want 7@host's records removed", rec.worker, rec.got)
 	}
 }

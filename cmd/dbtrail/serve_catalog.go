@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -90,8 +91,11 @@ func (c *catalog) Folders(ctx context.Context) (any, error) {
 		return nil, nil
 	}
 	fs, err := c.store.FolderSpaces(ctx)
+	if errors.Is(err, index.ErrNoFolderSpace) {
+		return nil, nil // absent, as without an index: the workers are older
+	}
 	if err != nil {
-		return nil, explainIndexErr(err)
+		return nil, err
 	}
 	if fs == nil {
 		fs = []index.FolderSpace{}

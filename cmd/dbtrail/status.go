@@ -93,10 +93,14 @@ func newStatusCmd(g *globals) *cobra.Command {
 // recorded it in store, then that of folders measured here.
 func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders []string) error {
 	space, err := store.FolderSpaces(ctx)
-	if err != nil {
-		return explainIndexErr(err)
+	switch {
+	case errors.Is(err, index.ErrNoFolderSpace):
+		fmt.Fprintf(out, "  free space  not recorded: %v\n", index.ErrNoFolderSpace)
+	case err != nil:
+		return err
+	default:
+		writeWorkerSpace(out, latestSpaces(space))
 	}
-	writeWorkerSpace(out, space, time.Now())
 	writeFreeSpace(out, folders, disk.Free)
 	return nil
 }
@@ -114,19 +118,43 @@ func writeFreeSpace(out io.Writer, folders []string, probe disk.Probe) {
 // marked stale: three of its measuring periods.
 const spaceStale = 3 * workers.SpaceEvery
 
+// latestSpaces drops from fs each record that a newer one of the same
+// folder and path on the same host supersedes (the worker was restarted
+// under a new identity, <pid>@<host>, and the killed one left its records).
+func latestSpaces(fs []index.FolderSpace) []index.FolderSpace {
+	type key struct{ host, folder, path string }
+	keyOf := func(f index.FolderSpace) key {
+		_, host, _ := strings.Cut(f.Worker, "@")
+		return key{host, f.Folder, f.Path}
+	}
+	newest := map[key]time.Duration{}
+	for _, f := range fs {
+		if a, ok := newest[keyOf(f)]; !ok || f.Age < a {
+			newest[keyOf(f)] = f.Age
+		}
+	}
+	var out []index.FolderSpace
+	for _, f := range fs {
+		if f.Age == newest[keyOf(f)] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // writeWorkerSpace writes one line per folder the workers recorded in the
 // index (workers.SpaceWatch): the folder's role, path and worker, its free
 // space as freeText says, and the measure's age when it is stale (the
-// worker stopped, or cannot reach the index).
-func writeWorkerSpace(out io.Writer, fs []index.FolderSpace, now time.Time) {
+// worker was killed, or cannot reach the index).
+func writeWorkerSpace(out io.Writer, fs []index.FolderSpace) {
 	for _, f := range fs {
 		var err error
 		if f.Error != "" {
 			err = errors.New(f.Error)
 		}
 		line := fmt.Sprintf("  free space  %s %s (worker %s): %s", f.Folder, f.Path, f.Worker, freeText(f.Free, err))
-		if age := now.Sub(f.MeasuredAt); age > spaceStale {
-			line += fmt.Sprintf("  (measured %s ago: is that worker running?)", age.Round(time.Second))
+		if f.Age > spaceStale {
+			line += fmt.Sprintf("  (measured %s ago: is that worker running?)", f.Age.Round(time.Second))
 		}
 		fmt.Fprintln(out, line)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -253,12 +254,12 @@ func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 		}
 		return ""
 	}
-	// wait polls status until line says want (and, with not, does not say not).
-	wait := func(what, want, not string) string {
+	// wait polls status until the backup folder's line is ok.
+	wait := func(what string, ok func(line string) bool) string {
 		t.Helper()
 		for range 240 { // the worker measures every 30 s
 			out := status()
-			if l := backupLine(out); strings.Contains(l, want) && (not == "" || !strings.Contains(l, not)) {
+			if l := backupLine(out); l != "" && ok(l) {
 				return out
 			}
 			select {
@@ -273,11 +274,12 @@ func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 	if !small.tmpfs {
 		free, err := disk.Free(small.dir)
 		must(t, err)
-		out := wait("the backup folder", "GiB", "")
+		measured := regexp.MustCompile(`\): \d+\.\d (B|KiB|MiB|GiB|TiB|PiB|EiB)$`)
+		out := wait("the backup folder", measured.MatchString)
 		t.Logf("no tmpfs; status:\n%s (free here %s)", out, disk.Bytes(free))
 		return
 	}
-	out := wait("a full backup folder", "LOW", "")
+	out := wait("a full backup folder", func(l string) bool { return strings.Contains(l, "LOW") })
 	// The API's status shows the same measure.
 	c := startServe(t, e, bin, "ro-space-e2e-secret-0123456789")
 	var st struct {
@@ -306,5 +308,5 @@ func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 	lowText = lowText[strings.LastIndex(lowText, "): ")+3:]
 	lowText = lowText[:strings.Index(lowText, "  LOW")]
 	small.leave(t, 0)
-	wait("room back", "MiB", ": "+lowText)
+	wait("room back", func(l string) bool { return !strings.Contains(l, ": "+lowText) && strings.Contains(l, " MiB") })
 }
