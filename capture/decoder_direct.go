@@ -71,11 +71,11 @@ func (d *decoder) emitImages(rt *resolvedTable, tm *replication.TableMapEvent, o
 		ev.After = d.carve(text)
 		key = after
 	}
-	if ev.PK, err = types.KeyOfValues(rt.def, key.value); err != nil {
+	if ev.PK, err = rt.key(key); err != nil {
 		return fmt.Errorf("key: %w", err)
 	}
 	if op == change.OpUpdate {
-		old, err := types.KeyOfValues(rt.def, before.value)
+		old, err := rt.key(before)
 		if err != nil {
 			return fmt.Errorf("key of before image: %w", err)
 		}
@@ -147,4 +147,12 @@ func fracTemporalText(dst []byte, tp byte, b []byte, dec int) []byte {
 		return time2Text(dst, b, dec)
 	}
 	return datetime2Text(dst, b, dec)
+}
+
+// key is img's key (types.KeyOfValues), by rt's key columns found once.
+func (rt *resolvedTable) key(img *rowImage) (string, error) {
+	if rt.keys == nil {
+		return types.KeyOfValues(rt.def, img.value)
+	}
+	return types.KeyOfValuesAt(rt.def, rt.keys, img.value)
 }

@@ -40,6 +40,9 @@ type resolvedTable struct {
 	// columns is the JSON array of def's column names: the stored images'
 	// column list (change.Event.Columns).
 	columns []byte
+	// keys are the positions of def's key columns (types.KeyColumns), nil
+	// when def has none: types.KeyOfValues then names the error.
+	keys []int
 }
 
 // newResolved is the resolved form of version of def. A column name that
@@ -47,7 +50,8 @@ type resolvedTable struct {
 // encoder names the column in its error.
 func newResolved(def *schema.Table, version uint32) *resolvedTable {
 	names, _ := types.ColumnList(def)
-	return &resolvedTable{def: def, version: version, columns: names}
+	keys, _ := types.KeyColumns(def)
+	return &resolvedTable{def: def, version: version, columns: names, keys: keys}
 }
 
 // tableMapShape is what schema.CheckTableMap reads of a table map event.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -110,7 +111,11 @@ func measureCapture(ctx context.Context, src, idx *testsuite.Server, w captureWo
 	var capRates []string
 	for range 3 {
 		raw0 := testsuite.ProcessCPUTime()
-		r, n, err := rawDecode(ctx, src, rng.start, rng.end)
+		var r float64
+		var n int
+		pprof.Do(ctx, pprof.Labels("part", "raw"), func(ctx context.Context) {
+			r, n, err = rawDecode(ctx, src, rng.start, rng.end)
+		})
 		rawUsed := testsuite.ProcessCPUTime() - raw0
 		if err != nil {
 			return nil, fmt.Errorf("raw decode: %w", err)
@@ -122,7 +127,10 @@ func measureCapture(ctx context.Context, src, idx *testsuite.Server, w captureWo
 			rawRate, rawCPU = r, rawUsed
 		}
 		cpu0, idx0 := testsuite.ProcessCPUTime(), serverCPU(idx)
-		run, err := captureInto(ctx, src, idx, rng.start, rng.end)
+		var run captureRun
+		pprof.Do(ctx, pprof.Labels("part", "capture"), func(ctx context.Context) {
+			run, err = captureInto(ctx, src, idx, rng.start, rng.end)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("capture: %w", err)
 		}

@@ -195,7 +195,41 @@ func Key(t *schema.Table, row []any) (string, error) {
 // AppendValues writes: value(j) is column j's ("null" for NULL), for j
 // below len(t.Columns).
 func KeyOfValues(t *schema.Table, value func(j int) []byte) (string, error) {
-	return appendKey(t, func(dst []byte, j int) ([]byte, bool, error) {
+	cols, err := KeyColumns(t)
+	if err != nil {
+		return "", err
+	}
+	return KeyOfValuesAt(t, cols, value)
+}
+
+// KeyColumns is the positions in t.Columns of t's key columns, in key
+// order, for KeyOfValuesAt: an error when t has no key columns or names
+// one it does not have.
+func KeyColumns(t *schema.Table) ([]int, error) {
+	return appendKeyColumns(nil, t)
+}
+
+// appendKeyColumns appends KeyColumns(t) to dst.
+func appendKeyColumns(dst []int, t *schema.Table) ([]int, error) {
+	nk, err := keyLen(t)
+	if err != nil {
+		return nil, err
+	}
+	for n := range nk {
+		j, err := keyColumn(t, n)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, j)
+	}
+	return dst, nil
+}
+
+// KeyOfValuesAt is KeyOfValues with t's key columns given, as KeyColumns
+// returns them: capture looks them up once per table version, not for
+// every row.
+func KeyOfValuesAt(t *schema.Table, cols []int, value func(j int) []byte) (string, error) {
+	return appendKeyAt(t, cols, func(dst []byte, j int) ([]byte, bool, error) {
 		v := value(j)
 		if string(v) == "null" {
 			return dst, true, nil
@@ -207,22 +241,25 @@ func KeyOfValues(t *schema.Table, value func(j int) []byte) (string, error) {
 // appendKey is the key of a row whose column j value appends (null: the
 // value is NULL, nothing appended).
 func appendKey(t *schema.Table, value func(dst []byte, j int) (out []byte, null bool, err error)) (string, error) {
-	nk, err := keyLen(t)
+	var arr [16]int
+	cols, err := appendKeyColumns(arr[:0], t)
 	if err != nil {
 		return "", err
 	}
+	return appendKeyAt(t, cols, value)
+}
+
+// appendKeyAt is appendKey with t's key columns given (KeyColumns).
+func appendKeyAt(t *schema.Table, cols []int, value func(dst []byte, j int) (out []byte, null bool, err error)) (string, error) {
 	var buf [128]byte
 	b := append(buf[:0], '[')
-	for n := 0; n < nk; n++ {
-		j, err := keyColumn(t, n)
-		if err != nil {
-			return "", err
-		}
+	for n, j := range cols {
 		c := &t.Columns[j]
 		if n > 0 {
 			b = append(b, ',')
 		}
 		var null bool
+		var err error
 		if b, null, err = value(b, j); err != nil {
 			return "", withTable(t, err)
 		}
