@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -64,15 +62,7 @@ func TestScheduledRestoreDrill(t *testing.T) {
 	}
 
 	bin := build()
-	status := func() string {
-		cmd := exec.CommandContext(e.ctx, bin, "status")
-		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("status: %v\n%s", err, out)
-		}
-		return string(out)
-	}
+	status := func() string { return runStatus(t, e, bin) }
 	out := status()
 	t.Logf("status:\n%s", out)
 	if !strings.Contains(out, "last drill  OK at ") || !strings.Contains(out, "cut "+res.Cut.String()) {

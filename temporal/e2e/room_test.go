@@ -237,15 +237,7 @@ func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 	small := newSmallFolder(t)
 	small.leave(t, 32<<20)
 	p := startWorkerCmd(t, bin, e.frontend, e, e.indexDSN, "--backup-dir", small.dir, "--work-dir", e.acts.WorkDir)
-	status := func() string {
-		cmd := exec.CommandContext(e.ctx, bin, "status")
-		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("status: %v\n%s", err, out)
-		}
-		return string(out)
-	}
+	status := func() string { return runStatus(t, e, bin) }
 	backupLine := func(out string) string {
 		for _, l := range strings.Split(out, "\n") {
 			if strings.Contains(l, "free space  backup "+small.dir+" (worker ") {
@@ -309,4 +301,17 @@ func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 	lowText = lowText[:strings.Index(lowText, "  LOW")]
 	small.leave(t, 0)
 	wait("room back", func(l string) bool { return !strings.Contains(l, ": "+lowText) && strings.Contains(l, " MiB") })
+}
+
+// runStatus runs `dbtrail status` (the binary bin) on e's index and
+// returns its output.
+func runStatus(t *testing.T, e *backupEnv, bin string) string {
+	t.Helper()
+	cmd := exec.CommandContext(e.ctx, bin, "status")
+	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	return string(out)
 }
