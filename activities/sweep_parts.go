@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 
 	"github.com/dbtrail/dbtrail/internal/remote"
@@ -13,13 +14,24 @@ type SweepPartsInput struct {
 	Source string
 }
 
-// SweepPartsResult says what SweepParts removed: the snapshot ids whose
-// parts (or owner record alone) it deleted, how many objects, and those
-// Object Lock retains (left as they were).
+// SweepPartsResult says what SweepParts did: the snapshot ids whose parts
+// and owner record are all gone (Removed), how many objects it deleted,
+// the objects Object Lock retains (left as they were, their id's owner
+// record kept for a later sweep), and the folders it left for a later
+// sweep because of something that concerns that folder alone (Skipped).
+// Its fields are all empty when nothing was there to do.
 type SweepPartsResult struct {
-	Removed []string `json:",omitempty"`
-	Deleted int      `json:",omitempty"`
-	Locked  []string `json:",omitempty"`
+	Removed []string      `json:",omitempty"`
+	Deleted int           `json:",omitempty"`
+	Locked  []string      `json:",omitempty"`
+	Skipped []SkippedPart `json:",omitempty"`
+}
+
+// SkippedPart is a folder under <source>/parts/ a sweep left as it was,
+// and why.
+type SkippedPart struct {
+	ID     string
+	Reason string
 }
 
 // SweepParts deletes the source's leftover parts on the store: those of a
@@ -28,8 +40,13 @@ type SweepPartsResult struct {
 // worker not yet confirmed on the store (remote.PartsOrphan). It runs on
 // the stager before a refresh allocates its snapshot. Without a remote
 // store or a way to ask Temporal (a.Runs), it does nothing; a run that
-// cannot be looked up keeps its parts. It logs each id removed and why,
-// and each id kept with parts but no owner recorded.
+// cannot be looked up keeps its parts. It fails only for what concerns
+// the whole sweep (the listing of parts, this worker's pending uploads):
+// a folder it cannot judge or sweep (a name that is not a snapshot id, an
+// owner record it cannot read, a run it cannot look up, a delete refused)
+// is logged, listed in Skipped and left to the next sweep, and the other
+// folders are swept. It logs each id removed and why, each id kept with
+// parts but no owner recorded, and each whose objects Object Lock retains.
 func (a *Activities) SweepParts(ctx context.Context, in SweepPartsInput) (SweepPartsResult, error) {
 	var out SweepPartsResult
 	if a.Remote == nil || a.Runs == nil {
@@ -47,15 +64,23 @@ func (a *Activities) SweepParts(ctx context.Context, in SweepPartsInput) (SweepP
 	if err != nil {
 		return out, err
 	}
-	log := a.log(ctx)
+	log := a.log(ctx).With("source", in.Source)
+	skip := func(f remote.PartsFolder, reason string) {
+		log.Warn("leftover parts skipped", "snapshot", f.ID, "parts", f.Parts, "reason", reason)
+		out.Skipped = append(out.Skipped, SkippedPart{ID: f.ID, Reason: reason})
+	}
 	for _, f := range folders {
+		if f.Err != nil {
+			skip(f, f.Err.Error())
+			continue
+		}
 		run := remote.RunUnknown
 		if f.Owner != nil {
 			running, err := a.Runs.Running(ctx, f.Owner.WorkflowID, f.Owner.RunID)
 			switch {
 			case err != nil:
-				log.Warn("leftover parts kept: their run could not be looked up", "source", in.Source, "snapshot", f.ID,
-					"owner_workflow_id", f.Owner.WorkflowID, "owner_run_id", f.Owner.RunID, "error", err.Error())
+				skip(f, "its run "+f.Owner.WorkflowID+" "+f.Owner.RunID+" could not be looked up: "+err.Error())
+				continue
 			case running:
 				run = remote.RunRunning
 			default:
@@ -65,19 +90,38 @@ func (a *Activities) SweepParts(ctx context.Context, in SweepPartsInput) (SweepP
 		orphan, why := remote.PartsOrphan(f, run, slices.Contains(pending, f.ID))
 		if !orphan {
 			if f.Owner == nil {
-				log.Warn("leftover parts kept", "source", in.Source, "snapshot", f.ID, "parts", f.Parts, "reason", why)
+				log.Warn("leftover parts kept", "snapshot", f.ID, "parts", f.Parts, "reason", why)
 			}
 			continue
 		}
-		d, err := m.SweepParts(ctx, f.ID)
+		d, err := m.SweepParts(ctx, f.ID, *f.Owner)
 		out.Deleted += len(d.Deleted)
 		out.Locked = append(out.Locked, d.Locked...)
 		if err != nil {
-			return out, err
+			skip(f, err.Error())
+			continue
 		}
-		out.Removed = append(out.Removed, f.ID)
-		log.Info("leftover parts removed", "source", in.Source, "snapshot", f.ID, "parts", f.Parts, "reason", why,
-			"owner_workflow_id", f.Owner.WorkflowID, "owner_run_id", f.Owner.RunID, "deleted", len(d.Deleted), "locked", len(d.Locked))
+		reportSwept(log, &out, f, why, d)
 	}
 	return out, nil
+}
+
+// reportSwept logs what SweepParts did with folder f, orphan for reason
+// why, and adds it to out: Removed when it is all gone, Skipped when parts
+// were put during the sweep.
+func reportSwept(log *slog.Logger, out *SweepPartsResult, f remote.PartsFolder, why string, d remote.Swept) {
+	attrs := []any{"snapshot", f.ID, "parts", f.Parts, "reason", why, "owner_workflow_id", f.Owner.WorkflowID,
+		"owner_run_id", f.Owner.RunID, "deleted", len(d.Deleted), "locked", len(d.Locked)}
+	switch {
+	case len(d.Late) > 0:
+		out.Skipped = append(out.Skipped, SkippedPart{ID: f.ID, Reason: "parts put during the sweep: its owner record put back for the next sweep"})
+		log.Warn("leftover parts: parts put during the sweep, owner record put back", append(attrs, "late", len(d.Late))...)
+	case len(d.Locked) > 0 && len(d.Deleted) == 0:
+		log.Warn("leftover parts retained by Object Lock: owner record kept for a later sweep", attrs...)
+	case len(d.Locked) > 0:
+		log.Warn("leftover parts partly removed: Object Lock retains the rest, owner record kept for a later sweep", attrs...)
+	default:
+		out.Removed = append(out.Removed, f.ID)
+		log.Info("leftover parts removed", attrs...)
+	}
 }

@@ -54,21 +54,28 @@ func cleanupContext(ctx workflow.Context) (workflow.Context, workflow.CancelFunc
 // allocate without it.
 const sweepPartsChange = "sweep-parts"
 
+// sweepPartsRetry is the retry policy of the sweep of leftover parts: it
+// fails only when the store cannot be listed (a folder it cannot sweep is
+// skipped and reported), and a refresh waits for it before it allocates,
+// so it is tried twice, a second apart, and then left to the next refresh.
+var sweepPartsRetry = temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2}
+
 // sweepParts deletes the source's leftover parts on the store that no
 // running run owns (activities.SweepParts), on the stager (ctx is the
 // session's, with short options), before the refresh allocates its
-// snapshot. It returns what was removed, nil when nothing was; a sweep
-// that fails is only logged (the next refresh sweeps again).
+// snapshot. It returns what it did, nil when nothing was there to do; a
+// sweep that fails is only logged (the next refresh sweeps again).
 func sweepParts(ctx workflow.Context, source string) *activities.SweepPartsResult {
 	if workflow.GetVersion(ctx, sweepPartsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
+	ctx = workflow.WithRetryPolicy(ctx, sweepPartsRetry)
 	var res activities.SweepPartsResult
 	if err := workflow.ExecuteActivity(ctx, a.SweepParts, activities.SweepPartsInput{Source: source}).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("leftover parts on the store not swept", "source", source, "error", err)
 		return nil
 	}
-	if len(res.Removed) == 0 && len(res.Locked) == 0 {
+	if res.Deleted == 0 && len(res.Locked) == 0 && len(res.Skipped) == 0 {
 		return nil
 	}
 	return &res

@@ -24,7 +24,9 @@ import (
 // put was still in flight then (a worker cut off from Temporal), or the
 // parts of a run whose cleanup never ran, are still known as that run's:
 // SweepParts deletes them, and the record, once Temporal says the run no
-// longer runs (PartsOrphan), never judged by age.
+// longer runs (PartsOrphan), never judged by age. The record goes only
+// with the last part: while Object Lock retains one, or when one was put
+// during the sweep, the record stays (or is put back) for a later sweep.
 
 // partsOwnerSuffix ends the name of the owner record of a snapshot's parts.
 const partsOwnerSuffix = ".owner"
@@ -58,16 +60,21 @@ func (m *Mirror) PutPartsOwner(ctx context.Context, id string, o snapshot.Owner)
 
 // PartsFolder is what the store holds under <source>/parts/ for one
 // snapshot id: how many parts, and the run recorded as their owner (nil
-// when no record is there).
+// when no record is there). Err, when not nil, says why the folder cannot
+// be judged (its name is not a snapshot id, its owner record cannot be
+// read or parsed): it is left as it is.
 type PartsFolder struct {
 	ID    string
 	Parts int
 	Owner *snapshot.Owner
+	Err   error
 }
 
 // PartsFolders lists the snapshot ids that have parts or an owner record
 // under <source>/parts/, in byte order, each with its owner record read.
-// A record that cannot be parsed is an error naming it.
+// It fails only when the listing does; what concerns one folder alone
+// (a name that is not a snapshot id, an owner record that cannot be read
+// or parsed) is that folder's Err, and its record is not read.
 func (m *Mirror) PartsFolders(ctx context.Context) ([]PartsFolder, error) {
 	prefix := path.Join(m.Source, PartsDir) + "/"
 	names, err := m.names(ctx, prefix)
@@ -95,12 +102,16 @@ func (m *Mirror) PartsFolders(ctx context.Context) ([]PartsFolder, error) {
 			owned = append(owned, id)
 		}
 	}
-	for _, id := range owned {
-		o, err := m.readPartsOwner(ctx, id)
-		if err != nil {
-			return nil, err
+	for i := range out {
+		if _, err := snapshot.ParseSnapshotID(out[i].ID); err != nil {
+			out[i].Err = fmt.Errorf("%s%s on %s: %w", prefix, out[i].ID, m.Store.Location(), err)
 		}
-		out[at[id]].Owner = o
+	}
+	for _, id := range owned {
+		f := &out[at[id]]
+		if f.Err == nil {
+			f.Owner, f.Err = m.readPartsOwner(ctx, id)
+		}
 	}
 	return out, nil
 }
@@ -164,12 +175,32 @@ func PartsOrphan(f PartsFolder, run RunState, pending bool) (orphan bool, why st
 	return true, "its run no longer runs"
 }
 
-// SweepParts deletes the parts of snapshot id, then their owner record
-// (the record last, so that a sweep cut short is done again). A delete
-// Object Lock refuses is recorded in Locked, not an error; any other
-// error is returned.
-func (m *Mirror) SweepParts(ctx context.Context, id string) (Discarded, error) {
-	var out Discarded
+// Swept says what SweepParts did with the parts of one snapshot id: the
+// names it deleted (the owner record last), those Object Lock retains
+// (left as they were), and the parts it found put after it deleted the
+// owner record (Late: it put the record back).
+type Swept struct {
+	Deleted []string
+	Locked  []string
+	Late    []string
+}
+
+// Gone reports whether the parts of the id and their owner record are all
+// gone: nothing Locked, nothing Late. Otherwise the owner record stays and
+// a later sweep tries again.
+func (s Swept) Gone() bool { return len(s.Locked) == 0 && len(s.Late) == 0 }
+
+// SweepParts deletes the parts of snapshot id, then their owner record,
+// which names owner: the record goes last, so that a sweep cut short is
+// done again. A delete Object Lock refuses is recorded in Locked, not an
+// error, and then the record is kept, so that a later sweep (once the
+// retention is over) deletes what is left. After the record is deleted,
+// the parts are listed again: a part put meanwhile (an attempt of the
+// owner run still putting, cut off from Temporal) is recorded in Late and
+// the record put back, so that no part is ever left without an owner. Any
+// other error is returned, the record kept (or put back).
+func (m *Mirror) SweepParts(ctx context.Context, id string, owner snapshot.Owner) (Swept, error) {
+	var out Swept
 	if _, err := snapshot.ParseSnapshotID(id); err != nil {
 		return out, err
 	}
@@ -177,7 +208,11 @@ func (m *Mirror) SweepParts(ctx context.Context, id string) (Discarded, error) {
 	if err != nil {
 		return out, fmt.Errorf("list parts of snapshot %s on %s: %w", id, m.Store.Location(), err)
 	}
-	for _, name := range append(names, m.partsOwnerName(id)) {
+	record := m.partsOwnerName(id)
+	for _, name := range append(names, record) {
+		if name == record && len(out.Locked) > 0 {
+			return out, nil // the record kept for what Object Lock retains
+		}
 		err := m.Store.Delete(ctx, name)
 		switch {
 		case errors.Is(err, storage.ErrLocked):
@@ -188,5 +223,19 @@ func (m *Mirror) SweepParts(ctx context.Context, id string) (Discarded, error) {
 			out.Deleted = append(out.Deleted, name)
 		}
 	}
-	return out, nil
+	if len(out.Locked) > 0 {
+		return out, nil // the record itself retained
+	}
+	late, err := m.names(ctx, m.partsPrefix(id))
+	if err == nil && len(late) == 0 {
+		return out, nil
+	}
+	if err != nil {
+		err = fmt.Errorf("list parts of snapshot %s on %s after deleting their owner record: %w", id, m.Store.Location(), err)
+	}
+	out.Late = late
+	if perr := m.PutPartsOwner(ctx, id, owner); perr != nil {
+		return out, errors.Join(err, fmt.Errorf("put back: %w", perr))
+	}
+	return out, err
 }

@@ -50,12 +50,17 @@ type UploadStats struct {
 //  2. manifest.json (the local bytes) goes up last, and is confirmed;
 //  3. the current pointer moves to this snapshot (advance), unless it
 //     already names a newer one;
-//  4. the local marker .remote/<id>.ok is written.
+//  4. the local marker .remote/<id>.ok is written;
+//  5. the parts a spread refresh put for id under <source>/parts/<id>/
+//     are deleted (dropParts: a part it cannot delete, Object Lock or
+//     another error, is logged and stays), their owner record left for
+//     SweepParts.
 //
 // progress, when not nil, is called after each object. A local file whose
 // content differs from the manifest fails the upload with a
-// *storage.DigestError and nothing is stored under its name. Nothing is ever
-// deleted from the store.
+// *storage.DigestError and nothing is stored under its name. The parts of
+// id are the only objects an upload deletes: nothing under
+// <source>/snapshots/ is.
 func (m *Mirror) Upload(ctx context.Context, id string, progress func(Progress)) (UploadStats, error) {
 	st, err := m.upload(ctx, id, progress)
 	if err != nil {
