@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"go.temporal.io/sdk/activity"
 
@@ -180,9 +179,10 @@ func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts
 }
 
 // cachePath is where the parts folder's cache holds the file with digest
-// d; ok is false when d's sha256 is not 64 hex digits (no cache then).
+// d; ok is false when d's sha256 is not one (digest.ValidSHA256: no cache
+// then).
 func cachePath(parts snapshot.Folder, d digest.Digest) (string, bool) {
-	if len(d.SHA256) != 64 || strings.Trim(d.SHA256, "0123456789abcdef") != "" {
+	if !digest.ValidSHA256(d.SHA256) {
 		return "", false
 	}
 	return parts.Cache(d.SHA256), true

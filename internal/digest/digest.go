@@ -17,6 +17,20 @@ type Digest struct {
 	Size   int64  `json:"size"`
 }
 
+// ValidSHA256 reports whether s is a sha256 as a Digest holds it: 64
+// lower-case hex digits.
+func ValidSHA256(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Hasher is an io.Writer that hashes and counts what is written through
 // it; it never fails.
 type Hasher struct {

@@ -33,3 +33,15 @@ func TestOfFileAndHasherAgree(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+func TestValidSHA256(t *testing.T) {
+	good := helloSHA
+	if !ValidSHA256(good) || !ValidSHA256(Bytes(nil).SHA256) {
+		t.Fatal("a sha256 refused")
+	}
+	for _, bad := range []string{"", good[:63], good + "0", strings.ToUpper(good), good[:63] + "g", good[:63] + " "} {
+		if ValidSHA256(bad) {
+			t.Errorf("%q taken as a sha256", bad)
+		}
+	}
+}

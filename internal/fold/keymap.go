@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -60,10 +61,7 @@ func keyHash(key string) [16]byte {
 // keyMapPath returns where the key map of tf lives, or "" when tf has no
 // digest or the engine keeps no key maps.
 func (e *Engine) keyMapPath(tf TableFile) string {
-	if e.keyMaps == "" || len(tf.SHA256) != 64 {
-		return ""
-	}
-	if _, err := hex.DecodeString(tf.SHA256); err != nil {
+	if e.keyMaps == "" || !digest.ValidSHA256(tf.SHA256) {
 		return ""
 	}
 	return filepath.Join(e.keyMaps, tf.SHA256+".keys")

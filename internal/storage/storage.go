@@ -43,7 +43,6 @@ package storage
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -218,10 +217,7 @@ func checkDigest(d digest.Digest) error {
 	if d.Size < 0 {
 		return fmt.Errorf("bad digest: negative size %d", d.Size)
 	}
-	if len(d.SHA256) != 64 || strings.ToLower(d.SHA256) != d.SHA256 {
-		return fmt.Errorf("bad digest: sha256 %q is not 64 lower-case hex digits", d.SHA256)
-	}
-	if _, err := hex.DecodeString(d.SHA256); err != nil {
+	if !digest.ValidSHA256(d.SHA256) {
 		return fmt.Errorf("bad digest: sha256 %q is not 64 lower-case hex digits", d.SHA256)
 	}
 	return nil
