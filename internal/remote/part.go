@@ -152,19 +152,27 @@ func (m *Mirror) DiscardUnpublished(ctx context.Context, id string) (Discarded, 
 	if err != nil {
 		return out, fmt.Errorf("list parts of snapshot %s on %s: %w", id, m.Store.Location(), err)
 	}
-	names = append(names, parts...)
+	out.Deleted, out.Locked, err = m.deleteNames(ctx, append(names, parts...), "unpublished snapshot "+id)
+	return out, err
+}
+
+// deleteNames deletes names in order and returns those it deleted and
+// those Object Lock retains (storage.ErrLocked: left as they were, the
+// next name tried). Any other error stops it, returned naming the object,
+// of what (e.g. "unpublished snapshot <id>") and the store.
+func (m *Mirror) deleteNames(ctx context.Context, names []string, of string) (deleted, locked []string, err error) {
 	for _, name := range names {
 		err := m.Store.Delete(ctx, name)
 		switch {
 		case errors.Is(err, storage.ErrLocked):
-			out.Locked = append(out.Locked, name)
+			locked = append(locked, name)
 		case err != nil:
-			return out, fmt.Errorf("delete %s of unpublished snapshot %s on %s: %w", name, id, m.Store.Location(), err)
+			return deleted, locked, fmt.Errorf("delete %s of %s on %s: %w", name, of, m.Store.Location(), err)
 		default:
-			out.Deleted = append(out.Deleted, name)
+			deleted = append(deleted, name)
 		}
 	}
-	return out, nil
+	return deleted, locked, nil
 }
 
 // dropParts deletes the parts of snapshot id (n files listed) once it is

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
 // Leftover parts. A spread refresh's parts of snapshot id belong to the
@@ -208,23 +207,14 @@ func (m *Mirror) SweepParts(ctx context.Context, id string, owner snapshot.Owner
 	if err != nil {
 		return out, fmt.Errorf("list parts of snapshot %s on %s: %w", id, m.Store.Location(), err)
 	}
-	record := m.partsOwnerName(id)
-	for _, name := range append(names, record) {
-		if name == record && len(out.Locked) > 0 {
-			return out, nil // the record kept for what Object Lock retains
-		}
-		err := m.Store.Delete(ctx, name)
-		switch {
-		case errors.Is(err, storage.ErrLocked):
-			out.Locked = append(out.Locked, name)
-		case err != nil:
-			return out, fmt.Errorf("delete %s of leftover parts of snapshot %s on %s: %w", name, id, m.Store.Location(), err)
-		default:
-			out.Deleted = append(out.Deleted, name)
-		}
+	of := "leftover parts of snapshot " + id
+	if out.Deleted, out.Locked, err = m.deleteNames(ctx, names, of); err != nil || len(out.Locked) > 0 {
+		return out, err // with parts retained, the record is kept for them
 	}
-	if len(out.Locked) > 0 {
-		return out, nil // the record itself retained
+	deleted, locked, err := m.deleteNames(ctx, []string{m.partsOwnerName(id)}, of)
+	out.Deleted, out.Locked = append(out.Deleted, deleted...), locked
+	if err != nil || len(out.Locked) > 0 {
+		return out, err // the record itself retained
 	}
 	late, err := m.names(ctx, m.partsPrefix(id))
 	if err == nil && len(late) == 0 {
