@@ -195,11 +195,7 @@ func Key(t *schema.Table, row []any) (string, error) {
 // AppendValues writes: value(j) is column j's ("null" for NULL), for j
 // below len(t.Columns).
 func KeyOfValues(t *schema.Table, value func(j int) []byte) (string, error) {
-	cols, err := KeyColumns(t)
-	if err != nil {
-		return "", err
-	}
-	return KeyOfValuesAt(t, cols, value)
+	return appendKey(t, valueText(value))
 }
 
 // KeyColumns is the positions in t.Columns of t's key columns, in key
@@ -229,13 +225,19 @@ func appendKeyColumns(dst []int, t *schema.Table) ([]int, error) {
 // returns them: capture looks them up once per table version, not for
 // every row.
 func KeyOfValuesAt(t *schema.Table, cols []int, value func(j int) []byte) (string, error) {
-	return appendKeyAt(t, cols, func(dst []byte, j int) ([]byte, bool, error) {
+	return appendKeyAt(t, cols, valueText(value))
+}
+
+// valueText is appendKey's value function for a row given as canonical
+// value texts ("null": NULL).
+func valueText(value func(j int) []byte) func(dst []byte, j int) ([]byte, bool, error) {
+	return func(dst []byte, j int) ([]byte, bool, error) {
 		v := value(j)
 		if string(v) == "null" {
 			return dst, true, nil
 		}
 		return append(dst, v...), false, nil
-	})
+	}
 }
 
 // appendKey is the key of a row whose column j value appends (null: the
