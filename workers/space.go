@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -175,4 +176,29 @@ func (w *SpaceWatch) Run(ctx context.Context, every time.Duration) {
 		case <-tick.C:
 		}
 	}
+}
+
+// LatestSpaces drops from fs (index.Store.FolderSpaces) each record that
+// a newer one of the same folder and path on the same host supersedes: the
+// worker was restarted under a new Identity and the killed one left its
+// records. Status and the API show what it keeps.
+func LatestSpaces(fs []index.FolderSpace) []index.FolderSpace {
+	type key struct{ host, folder, path string }
+	keyOf := func(f index.FolderSpace) key {
+		_, host, _ := strings.Cut(f.Worker, "@")
+		return key{host, f.Folder, f.Path}
+	}
+	newest := map[key]time.Duration{}
+	for _, f := range fs {
+		if a, ok := newest[keyOf(f)]; !ok || f.Age < a {
+			newest[keyOf(f)] = f.Age
+		}
+	}
+	var out []index.FolderSpace
+	for _, f := range fs {
+		if f.Age == newest[keyOf(f)] {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/workers"
 )
 
 // catalog answers the API's reads of a source: the snapshots of the backup
@@ -97,7 +98,7 @@ func (c *catalog) Folders(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fs == nil {
+	if fs = workers.LatestSpaces(fs); fs == nil {
 		fs = []index.FolderSpace{}
 	}
 	return fs, nil

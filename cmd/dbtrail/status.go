@@ -99,7 +99,7 @@ func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders 
 	case err != nil:
 		return err
 	default:
-		writeWorkerSpace(out, latestSpaces(space))
+		writeWorkerSpace(out, workers.LatestSpaces(space))
 	}
 	writeFreeSpace(out, folders, disk.Free)
 	return nil
@@ -110,7 +110,11 @@ func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders 
 func writeFreeSpace(out io.Writer, folders []string, probe disk.Probe) {
 	for _, f := range folders {
 		free, err := probe(f)
-		fmt.Fprintf(out, "  free space  %s: %s\n", f, freeText(free, err))
+		var failure string
+		if err != nil {
+			failure = err.Error()
+		}
+		fmt.Fprintf(out, "  free space  %s: %s\n", f, freeText(free, failure))
 	}
 }
 
@@ -118,41 +122,13 @@ func writeFreeSpace(out io.Writer, folders []string, probe disk.Probe) {
 // marked stale: three of its measuring periods.
 const spaceStale = 3 * workers.SpaceEvery
 
-// latestSpaces drops from fs each record that a newer one of the same
-// folder and path on the same host supersedes (the worker was restarted
-// under a new identity, <pid>@<host>, and the killed one left its records).
-func latestSpaces(fs []index.FolderSpace) []index.FolderSpace {
-	type key struct{ host, folder, path string }
-	keyOf := func(f index.FolderSpace) key {
-		_, host, _ := strings.Cut(f.Worker, "@")
-		return key{host, f.Folder, f.Path}
-	}
-	newest := map[key]time.Duration{}
-	for _, f := range fs {
-		if a, ok := newest[keyOf(f)]; !ok || f.Age < a {
-			newest[keyOf(f)] = f.Age
-		}
-	}
-	var out []index.FolderSpace
-	for _, f := range fs {
-		if f.Age == newest[keyOf(f)] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // writeWorkerSpace writes one line per folder the workers recorded in the
 // index (workers.SpaceWatch): the folder's role, path and worker, its free
 // space as freeText says, and the measure's age when it is stale (the
 // worker was killed, or cannot reach the index).
 func writeWorkerSpace(out io.Writer, fs []index.FolderSpace) {
 	for _, f := range fs {
-		var err error
-		if f.Error != "" {
-			err = errors.New(f.Error)
-		}
-		line := fmt.Sprintf("  free space  %s %s (worker %s): %s", f.Folder, f.Path, f.Worker, freeText(f.Free, err))
+		line := fmt.Sprintf("  free space  %s %s (worker %s): %s", f.Folder, f.Path, f.Worker, freeText(f.Free, f.Error))
 		if f.Age > spaceStale {
 			line += fmt.Sprintf("  (measured %s ago: is that worker running?)", f.Age.Round(time.Second))
 		}
@@ -160,11 +136,12 @@ func writeWorkerSpace(out io.Writer, fs []index.FolderSpace) {
 	}
 }
 
-// freeText is a folder's free space, marked LOW when disk.Low, or err.
-func freeText(free uint64, err error) string {
+// freeText is a folder's free space, marked LOW when disk.Low, or why it
+// could not be measured (failure, when not "").
+func freeText(free uint64, failure string) string {
 	switch {
-	case err != nil:
-		return err.Error()
+	case failure != "":
+		return failure
 	case disk.Low(free):
 		return disk.Bytes(free) + "  LOW (a refresh or backup refuses steps that do not fit, NoRoom)"
 	default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/workers"
 )
 
 func TestWriteFreeSpace(t *testing.T) {
@@ -32,7 +33,7 @@ func TestWriteFreeSpace(t *testing.T) {
 
 func TestWriteWorkerSpace(t *testing.T) {
 	var b bytes.Buffer
-	writeWorkerSpace(&b, latestSpaces([]index.FolderSpace{
+	writeWorkerSpace(&b, workers.LatestSpaces([]index.FolderSpace{
 		{Worker: "11@a", Folder: "backup", Path: "/backups", Free: 100 << 30, Age: 10 * time.Second},
 		{Worker: "11@a", Folder: "dump", Path: "/work/main", Free: 10 << 20, Age: 10 * time.Second},
 		{Worker: "12@b", Folder: "work", Path: "/gone", Error: "statfs /gone: no such file or directory", Age: 10 * time.Second},
