@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // nudgeFraction is b, a DATETIME2, TIMESTAMP2 or TIME2 value of dec
@@ -60,32 +60,12 @@ func TestDeltaTemporalFractionMatchesGoMySQL(t *testing.T) {
 		for range 500 {
 			k, b := key.gen(r), c.gen(r)
 			nb := nudgeFraction(r, b, int(c.meta))
-			var imgs [2]rowImage
-			var rows [2][]any
-			ok := true
-			for i, v := range [][]byte{b, nb} {
-				data := append(append([]byte{0}, k...), v...)
-				goRow, goErr := goMySQLImage(tm, data)
-				if goErr == nil {
-					_, goErr = types.AppendValues(nil, def, goRow)
-				}
-				_, err := decodeImage(&imgs[i], def, tm, data, 0)
-				if (err == nil) != (goErr == nil) {
-					t.Fatalf("%s(%d) %x: direct error %v, go-mysql error %v", c.col.Type, c.meta, v, err, goErr)
-				}
-				ok = ok && err == nil
-				rows[i] = goRow
-			}
+			row := func(v []byte) []byte { return append(append([]byte{0}, k...), v...) } // no NULLs, key, value
+			imgs, rows, ok := decodeBoth(t, tm, def, [2][]byte{row(b), row(nb)})
 			if !ok {
 				continue
 			}
-			want, err := types.AppendValuesDelta(nil, def, rows[1], rows[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := d.delta(tm, &imgs[0], &imgs[1]); !bytes.Equal(got, want) {
-				t.Fatalf("%s(%d) delta of %x -> %x:\n direct   %s\n go-mysql %s", c.col.Type, c.meta, b, nb, got, want)
-			}
+			checkDelta(t, d, tm, def, &imgs, rows, fmt.Sprintf("%s(%d) delta of %x -> %x", c.col.Type, c.meta, b, nb))
 			if !bytes.Equal(b, nb) && sameRaw(c.tp, c.meta, b, nb) {
 				kept[c.tp]++
 			}

@@ -299,55 +299,69 @@ func TestDirectRowsMatchGoMySQL(t *testing.T) {
 	for range 20000 {
 		before, vals := row(nil)
 		after, _ := row(vals)
-		var imgs [2]rowImage
-		var rows [2][]any
-		ok := true
-		for i, data := range [][]byte{before, after} {
-			goRow, goErr := goMySQLImage(tm, data)
-			var want []byte
-			if goErr == nil {
-				want, goErr = types.AppendValues(nil, def, goRow)
-			}
-			n, err := decodeImage(&imgs[i], def, tm, data, 0)
-			if (err == nil) != (goErr == nil) {
-				t.Fatalf("image %x: direct error %v, go-mysql error %v", data, err, goErr)
-			}
-			if err != nil {
-				if !strings.Contains(err.Error(), "s.t") {
-					t.Fatalf("error %q does not name the table", err)
-				}
-				ok = false
-				failed++
-				break
-			}
-			if n != len(data) {
-				t.Fatalf("image %x: took %d bytes of %d", data, n, len(data))
-			}
-			if !bytes.Equal(imgs[i].text, want) {
-				t.Fatalf("image %x:\n direct   %s\n go-mysql %s", data, imgs[i].text, want)
-			}
-			wantKey, err := types.Key(def, goRow)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if key, err := types.KeyOfValues(def, imgs[i].value); err != nil || key != wantKey {
-				t.Fatalf("key %q (%v), want %q", key, err, wantKey)
-			}
-			rows[i] = goRow
-		}
+		imgs, rows, ok := decodeBoth(t, tm, def, [2][]byte{before, after})
 		if !ok {
+			failed++
 			continue
 		}
-		want, err := types.AppendValuesDelta(nil, def, rows[1], rows[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := d.delta(tm, &imgs[0], &imgs[1]); !bytes.Equal(got, want) {
-			t.Fatalf("delta:\n direct   %s\n go-mysql %s", got, want)
-		}
+		checkDelta(t, d, tm, def, &imgs, rows, "delta")
 		checked++
 	}
 	if checked < 1000 || failed < 100 {
 		t.Fatalf("%d rows compared, %d failed in both: the generator misses a side", checked, failed)
+	}
+}
+
+// decodeBoth decodes each of datas (a before and an after image) directly
+// and through go-mysql, and fails t where the two differ: one refusing
+// what the other takes, the bytes taken, the image's text, its key. ok is
+// false when both refused an image (the direct error naming the table);
+// the images after it are not decoded.
+func decodeBoth(t *testing.T, tm *replication.TableMapEvent, def *schema.Table, datas [2][]byte) (imgs [2]rowImage, rows [2][]any, ok bool) {
+	t.Helper()
+	for i, data := range datas {
+		goRow, goErr := goMySQLImage(tm, data)
+		var want []byte
+		if goErr == nil {
+			want, goErr = types.AppendValues(nil, def, goRow)
+		}
+		n, err := decodeImage(&imgs[i], def, tm, data, 0)
+		if (err == nil) != (goErr == nil) {
+			t.Fatalf("image %x: direct error %v, go-mysql error %v", data, err, goErr)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), def.QualifiedName()) {
+				t.Fatalf("error %q does not name the table", err)
+			}
+			return imgs, rows, false
+		}
+		if n != len(data) {
+			t.Fatalf("image %x: took %d bytes of %d", data, n, len(data))
+		}
+		if !bytes.Equal(imgs[i].text, want) {
+			t.Fatalf("image %x:\n direct   %s\n go-mysql %s", data, imgs[i].text, want)
+		}
+		wantKey, err := types.Key(def, goRow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key, err := types.KeyOfValues(def, imgs[i].value); err != nil || key != wantKey {
+			t.Fatalf("key %q (%v), want %q", key, err, wantKey)
+		}
+		rows[i] = goRow
+	}
+	return imgs, rows, true
+}
+
+// checkDelta fails t, saying what, when the direct delta of the images
+// (before, after) differs from go-mysql's of their rows.
+func checkDelta(t *testing.T, d *decoder, tm *replication.TableMapEvent, def *schema.Table, imgs *[2]rowImage, rows [2][]any, what string) {
+	t.Helper()
+	want, err := types.AppendValuesDelta(nil, def, rows[1], rows[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.delta(tm, &imgs[0], &imgs[1]); !bytes.Equal(got, want) {
+		t.Fatalf("%s:\n direct   %s\n go-mysql %s", what, got, want)
 	}
 }
