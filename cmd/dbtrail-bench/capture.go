@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -107,16 +108,16 @@ func measureCapture(ctx context.Context, src, idx *testsuite.Server, w captureWo
 	// within a minute, and turns expose both to the same drift.
 	var rawRate float64
 	var best captureRun
-	var rawCPU, capCPU, idxCPU time.Duration
+	var cpu captureCPU
 	var capRates []string
 	for range 3 {
-		raw0 := testsuite.ProcessCPUTime()
+		raw0, rawSrc0 := testsuite.ProcessCPUTime(), serverCPU(src)
 		var r float64
 		var n int
 		pprof.Do(ctx, pprof.Labels("part", "raw"), func(ctx context.Context) {
 			r, n, err = rawDecode(ctx, src, rng.start, rng.end)
 		})
-		rawUsed := testsuite.ProcessCPUTime() - raw0
+		rawUsed, rawSrc := testsuite.ProcessCPUTime()-raw0, serverCPU(src)-rawSrc0
 		if err != nil {
 			return nil, fmt.Errorf("raw decode: %w", err)
 		}
@@ -124,9 +125,9 @@ func measureCapture(ctx context.Context, src, idx *testsuite.Server, w captureWo
 			return nil, fmt.Errorf("raw decode read %d row events, the workload wrote %d", n, rng.events)
 		}
 		if r > rawRate {
-			rawRate, rawCPU = r, rawUsed
+			rawRate, cpu.raw, cpu.rawSource = r, rawUsed, rawSrc
 		}
-		cpu0, idx0 := testsuite.ProcessCPUTime(), serverCPU(idx)
+		cpu0, idx0, src0 := testsuite.ProcessCPUTime(), serverCPU(idx), serverCPU(src)
 		var run captureRun
 		pprof.Do(ctx, pprof.Labels("part", "capture"), func(ctx context.Context) {
 			run, err = captureInto(ctx, src, idx, rng.start, rng.end)
@@ -139,20 +140,42 @@ func measureCapture(ctx context.Context, src, idx *testsuite.Server, w captureWo
 		}
 		if run.rate > best.rate {
 			best = run
-			capCPU, idxCPU = testsuite.ProcessCPUTime()-cpu0, serverCPU(idx)-idx0
+			cpu.capture, cpu.index, cpu.source = testsuite.ProcessCPUTime()-cpu0, serverCPU(idx)-idx0, serverCPU(src)-src0
 		}
 		capRates = append(capRates, fmt.Sprintf("%.0f", run.rate))
 	}
-	return captureRows(w, rng, rawRate, best, rawCPU, capCPU, idxCPU, capRates), nil
+	return captureRows(w, rng, rawRate, best, cpu, capRates), nil
 }
 
-// captureRows are the results of w: rng's events, read raw at rawRate
-// with rawCPU of this process, and captured at best's rate with capCPU of
-// this process and idxCPU of the index server; capRates are the three
-// capture runs' rates.
-func captureRows(w captureWorkload, rng binlogRange, rawRate float64, best captureRun,
-	rawCPU, capCPU, idxCPU time.Duration, capRates []string) []result {
+// captureCPU is the CPU time of the processes of the capture benchmark's
+// best runs: the bare reader's best run (this process, the source
+// server) and capture's best run (this process, the index server, the
+// source server).
+type captureCPU struct {
+	raw, rawSource         time.Duration
+	capture, index, source time.Duration
+}
+
+// ceiling is the highest capture / raw ratio that cores allow at the CPU
+// per event capture's best run of n events took (capture, index server and
+// source together), with every core busy all the time: capture cannot
+// reach more than cores / (CPU per event) events a second on this machine
+// however well its stages overlap.
+func (c captureCPU) ceiling(n int64, cores int, rawRate float64) float64 {
+	perEvent := (c.capture + c.index + c.source).Seconds() / float64(max(n, 1))
+	if perEvent <= 0 || rawRate <= 0 {
+		return 0
+	}
+	return float64(cores) / perEvent / rawRate
+}
+
+// captureRows are the results of w: rng's events, read raw at rawRate,
+// captured at best's rate, with the CPU the best runs took; capRates are
+// the three capture runs' rates.
+func captureRows(w captureWorkload, rng binlogRange, rawRate float64, best captureRun, cpu captureCPU, capRates []string) []result {
+	cores := runtime.NumCPU()
 	ratio := best.rate / rawRate
+	ceiling := cpu.ceiling(best.events, cores, rawRate)
 	bpe := best.bytesPerEvent()
 	bytesRow := result{w.prefix + "index bytes per event", fmt.Sprintf("%.0f B", bpe), "", "data + indexes of event_chunks, per event"}
 	if w.bytesTarget > 0 {
@@ -164,8 +187,13 @@ func captureRows(w captureWorkload, rng binlogRange, rawRate float64, best captu
 		{w.prefix + "raw BinlogSyncer read+decode", fmt.Sprintf("%.0f events/s", rawRate), "", "best of 3 runs, taking turns with capture"},
 		{w.prefix + "dbtrail capture into index", fmt.Sprintf("%.0f events/s", best.rate), "", "binlog → images → index, checkpointed; best of 3 (" + strings.Join(capRates, ", ") + ")"},
 		{w.prefix + "ratio capture / raw", fmt.Sprintf("%.2f", ratio), fmt.Sprintf("≥ %.2f", w.ratioTarget), verdict(ratio >= w.ratioTarget)},
-		{w.prefix + "CPU per event, capture process / index server (best run)", fmt.Sprintf("%.2f µs / %.2f µs", perEvent(capCPU, best.events), perEvent(idxCPU, best.events)), "",
-			fmt.Sprintf("user + system; 2 cores shared by both; the raw reader's best run %.2f µs", perEvent(rawCPU, int64(rng.events)))},
+		{w.prefix + "CPU per event, capture process / index server (best run)", fmt.Sprintf("%.2f µs / %.2f µs", perEvent(cpu.capture, best.events), perEvent(cpu.index, best.events)), "",
+			fmt.Sprintf("user + system; %d cores shared by both; the raw reader's best run %.2f µs", cores, perEvent(cpu.raw, int64(rng.events)))},
+		{w.prefix + "CPU per event, source server: raw read / capture (best runs)", fmt.Sprintf("%.2f µs / %.2f µs", perEvent(cpu.rawSource, int64(rng.events)), perEvent(cpu.source, best.events)), "",
+			"the source's binlog dump thread (and anything else it ran meanwhile), user + system"},
+		{w.prefix + "ceiling of capture / raw on this machine", fmt.Sprintf("%.2f", ceiling), "",
+			fmt.Sprintf("%d cores ÷ (capture + index server + source CPU per event, %.2f µs) ÷ the raw rate: the best ratio with every core busy all the time; %s",
+				cores, perEvent(cpu.capture+cpu.index+cpu.source, best.events), ceilingSays(ceiling, w.ratioTarget))},
 		bytesRow,
 		{w.prefix + "events per event_chunks row", fmt.Sprintf("%.1f", float64(best.packed)/float64(max(best.chunks, 1))), "", fmt.Sprintf("SUM(n) / COUNT(*) of event_chunks: %d events in %d rows", best.packed, best.chunks)},
 		{w.prefix + "payload bytes per event", fmt.Sprintf("%.0f B", float64(best.payload)/float64(max(best.packed, 1))), "", "SUM(LENGTH(events)) / SUM(n) of event_chunks"},
@@ -199,6 +227,14 @@ func serverCPU(srv *testsuite.Server) time.Duration {
 
 func perEvent(d time.Duration, n int64) float64 {
 	return float64(d.Nanoseconds()) / 1e3 / float64(max(n, 1))
+}
+
+// ceilingSays says whether a target is within a ceiling.
+func ceilingSays(ceiling, target float64) string {
+	if ceiling < target {
+		return fmt.Sprintf("below the target %.2f: out of reach on this machine at this CPU per event", target)
+	}
+	return fmt.Sprintf("the target %.2f is within it", target)
 }
 
 func verdict(ok bool) string {

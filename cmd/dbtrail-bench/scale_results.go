@@ -32,8 +32,27 @@ func (e *scaleEnv) results(cfgs []*scaleConfig) []result {
 		ratio := one.elapsed.Seconds() / b.elapsed.Seconds()
 		out = append(out, result{fmt.Sprintf("scale: ratio time 1 worker / %d workers (a core each)", k), fmt.Sprintf("%.2f", ratio), "≥ 1.6 (scale-out)",
 			verdict(ratio >= 1.6) + "; " + scaleWhy(cfg, b, cores)})
+		spread, free := scaleCeilings(one, b, cores)
+		out = append(out, result{fmt.Sprintf("scale: ceiling of 1 worker / %d workers on %d cores", k, cores), fmt.Sprintf("%.2f / %.2f", spread, free), "",
+			fmt.Sprintf("the 1-worker time ÷ the least time %d cores need for the CPU of the measured processes: of the %d-worker run (%.1f s) / of the 1-worker run (%.1f s: spreading at no cost); every core busy all the time; %s",
+				cores, k, b.measuredCPU().Seconds(), one.measuredCPU().Seconds(), ceilingSays(max(spread, free), 1.6))})
 	}
 	return out
+}
+
+// scaleCeilings are the highest 1-worker / k-worker ratios that cores
+// allow: a run cannot take less than its measured CPU divided by the
+// cores, so the k-worker run's own CPU bounds the ratio (spread), and
+// the 1-worker run's CPU bounds it even if spreading cost nothing (free).
+func scaleCeilings(one, k scaleRun, cores int) (spread, free float64) {
+	least := func(r scaleRun) float64 { return r.measuredCPU().Seconds() / float64(cores) }
+	if least(k) > 0 {
+		spread = one.elapsed.Seconds() / least(k)
+	}
+	if least(one) > 0 {
+		free = one.elapsed.Seconds() / least(one)
+	}
+	return spread, free
 }
 
 // note describes the best run of cfg: every run's time and host, the CPU
