@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -202,7 +201,7 @@ func runMomentChild(cfg string) error {
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(rssChildResult{Nanos: int64(r.elapsed), Bytes: r.bytes})
+	return writeChildResult(rssChildResult{Nanos: int64(r.elapsed), Bytes: r.bytes})
 }
 
 // rebuildWith plans the bench table app.t of past's source at at

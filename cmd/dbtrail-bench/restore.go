@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -324,7 +323,7 @@ func runRestoreChild(cfg string) error {
 		}
 		out.Chunks += t.Chunks
 	}
-	return json.NewEncoder(os.Stdout).Encode(out)
+	return writeChildResult(out)
 }
 
 // warmWorker runs one empty activity in a test environment of s: the SDK

@@ -34,8 +34,8 @@ func (e *scaleEnv) results(cfgs []*scaleConfig) []result {
 			verdict(ratio >= 1.6) + "; " + scaleWhy(cfg, b, cores)})
 		spread, free := scaleCeilings(one, b, cores)
 		out = append(out, result{fmt.Sprintf("scale: ceiling of 1 worker / %d workers on %d cores", k, cores), fmt.Sprintf("%.2f / %.2f", spread, free), "",
-			fmt.Sprintf("the 1-worker time ÷ the least time %d cores need for the CPU of the measured processes: of the %d-worker run (%.1f s) / of the 1-worker run (%.1f s: spreading at no cost); every core busy all the time; %s",
-				cores, k, b.measuredCPU().Seconds(), one.measuredCPU().Seconds(), ceilingSays(max(spread, free), 1.6))})
+			fmt.Sprintf("the 1-worker time ÷ the least time %d cores need for the CPU of the measured processes, with every core busy all the time: of the %d-worker run (%.1f s; %s) / of the 1-worker run (%.1f s, as if spreading cost no CPU: %.3f)",
+				cores, k, b.measuredCPU().Seconds(), ceilingSays(spread, 1.6), one.measuredCPU().Seconds(), free)})
 	}
 	return out
 }
