@@ -5,11 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // TestDDLLabelsImages: a table created and filled at once, then altered
@@ -111,19 +111,11 @@ func TestLargeTransactionBoundedMemory(t *testing.T) {
 // peakRSS reads VmHWM of a running process.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	peak, err := testsuite.PeakRSS(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
+	return peak
 }
 
 // TestLeaseTakeover: a second capture waits while the first holds the

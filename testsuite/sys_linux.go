@@ -87,3 +87,24 @@ func ProcessCPUTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// PeakRSS is the peak resident set in bytes of process pid's own address
+// space (VmHWM of /proc/<pid>/status): unlike the rusage a parent reads,
+// it never holds the parent's peak that exec folds into a vfork-started
+// child.
+func PeakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("peak RSS of process %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("peak RSS of process %d: %q: %w", pid, line, err)
+			}
+			return kib << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("peak RSS of process %d: no VmHWM in its status", pid)
+}

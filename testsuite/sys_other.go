@@ -25,3 +25,6 @@ func PIDCPUTime(pid int) (time.Duration, error) { return 0, errUnsupported }
 
 // ProcessCPUTime is not available off Linux; it returns 0.
 func ProcessCPUTime() time.Duration { return 0 }
+
+// PeakRSS is not available off Linux.
+func PeakRSS(pid int) (int64, error) { return 0, errUnsupported }

@@ -162,11 +162,17 @@ type captureCPU struct {
 // reach more than cores / (CPU per event) events a second on this machine
 // however well its stages overlap.
 func (c captureCPU) ceiling(n int64, cores int, rawRate float64) float64 {
-	perEvent := (c.capture + c.index + c.source).Seconds() / float64(max(n, 1))
-	if perEvent <= 0 || rawRate <= 0 {
+	us := c.perEvent(n)
+	if us <= 0 || rawRate <= 0 {
 		return 0
 	}
-	return float64(cores) / perEvent / rawRate
+	return float64(cores) / (us / 1e6) / rawRate
+}
+
+// perEvent is capture's best run's CPU per event of its n events in µs:
+// capture, index server and source together.
+func (c captureCPU) perEvent(n int64) float64 {
+	return perEvent(c.capture+c.index+c.source, n)
 }
 
 // captureRows are the results of w: rng's events, read raw at rawRate,
@@ -193,7 +199,7 @@ func captureRows(w captureWorkload, rng binlogRange, rawRate float64, best captu
 			"the source's binlog dump thread (and anything else it ran meanwhile), user + system"},
 		{w.prefix + "ceiling of capture / raw on this machine", fmt.Sprintf("%.2f", ceiling), "",
 			fmt.Sprintf("%d cores ÷ (capture + index server + source CPU per event, %.2f µs) ÷ the raw rate: the best ratio with every core busy all the time; %s",
-				cores, perEvent(cpu.capture+cpu.index+cpu.source, best.events), ceilingSays(ceiling, w.ratioTarget))},
+				cores, cpu.perEvent(best.events), ceilingSays(ceiling, w.ratioTarget))},
 		bytesRow,
 		{w.prefix + "events per event_chunks row", fmt.Sprintf("%.1f", float64(best.packed)/float64(max(best.chunks, 1))), "", fmt.Sprintf("SUM(n) / COUNT(*) of event_chunks: %d events in %d rows", best.packed, best.chunks)},
 		{w.prefix + "payload bytes per event", fmt.Sprintf("%.0f B", float64(best.payload)/float64(max(best.packed, 1))), "", "SUM(LENGTH(events)) / SUM(n) of event_chunks"},
@@ -232,7 +238,7 @@ func perEvent(d time.Duration, n int64) float64 {
 // ceilingSays says whether a target is within a ceiling.
 func ceilingSays(ceiling, target float64) string {
 	if ceiling < target {
-		return fmt.Sprintf("below the target %.2f: out of reach on this machine at this CPU per event", target)
+		return fmt.Sprintf("below the target %.2f: out of reach on this machine at the CPU measured", target)
 	}
 	return fmt.Sprintf("the target %.2f is within it", target)
 }

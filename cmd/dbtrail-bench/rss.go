@@ -15,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // rssChildEnv, when set, makes dbtrail-bench a child that runs one refresh
@@ -99,7 +100,7 @@ func writeChildResult(v any) error {
 	if err := json.Unmarshal(b, &fields); err != nil {
 		return err
 	}
-	if peak := ownPeakRSS(); peak > 0 {
+	if peak, err := testsuite.PeakRSS(os.Getpid()); err == nil && peak > 0 {
 		fields["PeakRSS"] = json.RawMessage(fmt.Sprint(peak))
 	}
 	return json.NewEncoder(os.Stdout).Encode(fields)
