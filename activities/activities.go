@@ -16,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/internal/target"
 )
 
 // Source is one captured server as the activities see it.
@@ -80,7 +81,16 @@ type Activities struct {
 	Workers WorkerLister
 	// Disk measures free space before a step writes (disk.Free when nil).
 	Disk disk.Probe
-	Log  *slog.Logger
+	// Targets are the restore targets this worker's operator configured
+	// (--restore-targets): the only servers a restore writes into, by
+	// name. Nil: none (every named restore is refused).
+	Targets *target.Set
+	// AdHocTargets lets a restore give its target as an endpoint (`dbtrail
+	// restore --target-dsn` on this machine), whose password file must be
+	// in AdHocSecrets (target.SecretsDir). Off by default.
+	AdHocTargets bool
+	AdHocSecrets string
+	Log          *slog.Logger
 }
 
 func (a *Activities) source(name string) (Source, error) {

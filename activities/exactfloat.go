@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/dsn"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/exactfloat"
 	"github.com/dbtrail/dbtrail/internal/schema"
@@ -147,9 +148,9 @@ func (a *Activities) openSource(name string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := driver.ParseDSN(src.DSN)
+	cfg, err := dsn.Parse("source DSN", src.DSN)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), ErrBadConfig, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrBadConfig, nil)
 	}
 	cfg.ParseTime = false
 	c, err := driver.NewConnector(cfg)

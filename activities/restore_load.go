@@ -49,11 +49,15 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 	progress := func(stage string, rows int64, paused string) {
 		set(LoadProgress{Table: name, Stage: stage, Rows: rows, Paused: paused})
 	}
-	db, _, err := sp.Target.open(ctx, "target")
+	tg, err := a.openTarget(ctx, sp)
 	if err != nil {
 		return LoadTableResult{}, err
 	}
-	defer db.Close()
+	defer tg.db.Close()
+	db := tg.db
+	if err := a.checkJobSchemas(tg, sp, job.Schema); err != nil {
+		return LoadTableResult{}, err
+	}
 	cp, ok, err := readCheckpoint(ctx, db, sp.checkpointSchema(), job)
 	if err != nil {
 		return LoadTableResult{}, err
@@ -86,7 +90,7 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 	if err != nil {
 		return LoadTableResult{}, err
 	}
-	res, err := a.loadParts(ctx, in, db, st, cp, parts, progress)
+	res, err := a.loadParts(ctx, in, tg, st, cp, parts, progress)
 	if err != nil {
 		return res, err
 	}
@@ -117,9 +121,9 @@ func (a *Activities) tableParts(ctx context.Context, db *sql.DB, sp RestoreSpec,
 // every part is loaded the table's checkpoint is recorded as loaded
 // (finishTable). The first error stops the other loaders after their
 // current chunk.
-func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, db *sql.DB, st restore.Staged, cp restore.Checkpoint, parts []restore.Part,
+func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, tg openedTarget, st restore.Staged, cp restore.Checkpoint, parts []restore.Part,
 	progress func(stage string, rows int64, paused string)) (LoadTableResult, error) {
-	sp, job := in.Spec, in.Job
+	sp, job, db := in.Spec, in.Job, tg.db
 	var mu sync.Mutex
 	loaded := cp.RowsLoaded
 	report := func(stage string, n int64, paused string) {
@@ -141,7 +145,7 @@ func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, db *sql.D
 				return err
 			}
 			defer release()
-			l := &loader{a: a, sp: sp, job: job, db: db, conn: conn, part: p, share: len(parts), progress: report, chunk: in.ChunkRows, slice: in.Slice}
+			l := &loader{a: a, sp: sp, tg: tg.Target, job: job, db: db, conn: conn, part: p, share: len(parts), progress: report, chunk: in.ChunkRows, slice: in.Slice}
 			if err := l.openReplicas(gctx); err != nil {
 				return err
 			}

@@ -10,14 +10,17 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
+	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // loader loads one slice of the chunks of one part of a table, on its
 // own connection.
 type loader struct {
-	a    *Activities
-	sp   RestoreSpec
+	a  *Activities
+	sp RestoreSpec
+	// tg is the target: its replicas and throttle query.
+	tg   target.Target
 	job  RestoreTableJob
 	db   *sql.DB
 	conn *sql.Conn
@@ -36,8 +39,8 @@ type loader struct {
 }
 
 func (l *loader) openReplicas(ctx context.Context) error {
-	for i, r := range l.sp.Replicas {
-		db, addr, err := r.open(ctx, fmt.Sprintf("replica %d", i+1))
+	for i, r := range l.tg.Replicas {
+		db, addr, err := openServer(ctx, r, fmt.Sprintf("replica %d", i+1))
 		if err != nil {
 			return err
 		}
@@ -163,7 +166,7 @@ func (l *loader) openRange(st restore.Staged) (restore.RowReader, error) {
 
 // pauseReason reads the throttle's signals and decides.
 func (l *loader) pauseReason(ctx context.Context, lim restore.Limits) (string, error) {
-	s, err := signals(ctx, l.db, l.replicas, l.names, l.sp.ThrottleQuery)
+	s, err := signals(ctx, l.db, l.replicas, l.names, l.tg.ThrottleQuery)
 	if err != nil {
 		return "", err
 	}

@@ -37,16 +37,20 @@ func (a *Activities) PlanRestore(ctx context.Context, in PlanRestoreInput) (Plan
 	if err != nil {
 		return PlanRestoreResult{}, nonRetryable(ErrBadInput, fmt.Errorf("--at: %w", err))
 	}
-	if err := restore.CheckIdent("--checkpoint-schema", sp.checkpointSchema()); err != nil {
-		return PlanRestoreResult{}, nonRetryable(ErrBadInput, err)
+	if err := checkSpecBounds(sp); err != nil {
+		return PlanRestoreResult{}, err
 	}
-	db, addr, err := sp.Target.open(ctx, "target")
+	tg, err := a.openTarget(ctx, sp)
 	if err != nil {
 		return PlanRestoreResult{}, err
 	}
-	defer db.Close()
-	for i, r := range sp.Replicas {
-		rdb, _, err := r.open(ctx, fmt.Sprintf("replica %d", i+1))
+	defer tg.db.Close()
+	db, addr := tg.db, tg.addr
+	if err := a.checkJobSchemas(tg, sp); err != nil {
+		return PlanRestoreResult{}, err
+	}
+	for i, r := range tg.Replicas {
+		rdb, _, err := openServer(ctx, r, fmt.Sprintf("replica %d", i+1))
 		if err != nil {
 			return PlanRestoreResult{}, err
 		}
@@ -59,6 +63,9 @@ func (a *Activities) PlanRestore(ctx context.Context, in PlanRestoreInput) (Plan
 	out := PlanRestoreResult{RestoreID: restore.ID(sp.Source, plan.Cut.Seq, sp.Mode(), sp.IntoSchema), TargetAddr: addr, Plan: plan}
 	if out.Jobs, err = restoreJobs(out.RestoreID, plan, sp); err != nil {
 		return PlanRestoreResult{}, nonRetryable(ErrBadInput, err)
+	}
+	if err := a.checkJobSchemas(tg, sp, jobSchemas(out.Jobs)...); err != nil {
+		return PlanRestoreResult{}, err
 	}
 	if err := checkPrivileges(ctx, db, sp, out.Jobs); err != nil {
 		return PlanRestoreResult{}, err

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,39 +13,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/target"
 )
-
-// open connects to e: its password from the password file, values as
-// text (parseTime off, as verify's fingerprint reads them). A DSN that
-// does not parse, a password file that cannot be read and a server that
-// does not answer are non-retryable, naming the address.
-func (e Endpoint) open(ctx context.Context, what string) (*sql.DB, string, error) {
-	cfg, err := mysql.ParseDSN(e.DSN)
-	if err != nil {
-		return nil, "", nonRetryable(ErrBadInput, fmt.Errorf("%s DSN: %w", what, err))
-	}
-	if e.PasswordFile != "" {
-		b, err := os.ReadFile(e.PasswordFile)
-		if err != nil {
-			return nil, cfg.Addr, nonRetryable(ErrBadInput, fmt.Errorf("%s password file: %w", what, err))
-		}
-		cfg.Passwd = strings.TrimRight(string(b), "\r\n")
-	}
-	cfg.ParseTime, cfg.MultiStatements, cfg.InterpolateParams = false, false, true
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, cfg.Addr, nonRetryable(ErrBadInput, fmt.Errorf("%s %s: %w", what, cfg.Addr, err))
-	}
-	db := sql.OpenDB(conn)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, cfg.Addr, nonRetryable(ErrTargetUnreachable, fmt.Errorf("%s %s cannot be reached: %w", what, cfg.Addr, err))
-	}
-	return db, cfg.Addr, nil
-}
 
 // loadSession is one connection of the target set up for loading, as a
 // .sql export's header sets its session (sqlexport.Header: UTF-8, UTC
@@ -241,10 +209,12 @@ func replicaState(ctx context.Context, db *sql.DB, name string) restore.ReplicaS
 }
 
 // RestoreCheckpoints reads every checkpoint of restore id from the
-// target's bookkeeping table, by target table: what a restore that
-// stopped (cancelled, failed) loaded, and where a rerun goes on from.
-func RestoreCheckpoints(ctx context.Context, sp RestoreSpec, id string) ([]restore.Checkpoint, error) {
-	db, addr, err := sp.Target.open(ctx, "target")
+// bookkeeping table of an ad-hoc target ep (the CLI's --target-dsn, read
+// on the CLI's machine with its own password file), by target table: what
+// a restore that stopped (cancelled, failed) loaded, and where a rerun
+// goes on from.
+func RestoreCheckpoints(ctx context.Context, ep Endpoint, sp RestoreSpec, id string) ([]restore.Checkpoint, error) {
+	db, addr, err := target.Open(ctx, target.Server(ep), "target")
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -24,25 +25,75 @@ const (
 	// ErrRestoreMismatch: a restored table's fingerprint differs from the
 	// rebuilt table's.
 	ErrRestoreMismatch = "RestoreMismatch"
+	// ErrTargetRefused: the restore names a target this worker does not
+	// know or may not write (the source server, the index database, a
+	// schema or mode its configuration does not allow, an ad-hoc target
+	// where those are off); nothing connected to it or nothing was written.
+	ErrTargetRefused = "TargetRefused"
 )
 
-// Endpoint is a server the restore connects to: a go-sql-driver DSN that
-// carries no password, and the file on the worker's machine that holds it
-// (the password never travels in a workflow's history).
+// Endpoint is a server an ad-hoc restore connects to (TargetRef.AdHoc, a
+// replica of it): a go-sql-driver DSN that carries no password, and the
+// file on the worker's machine that holds it (the password never travels
+// in a workflow's history). A worker takes one only where its operator
+// allows ad-hoc targets, and the file only from its secrets folder.
 type Endpoint struct {
 	DSN          string
 	PasswordFile string `json:",omitempty"`
 }
 
+// TargetRef is the server a restore writes into: the name of a restore
+// target the worker's operator configured (package target), or, only on a
+// worker that allows ad-hoc targets (Activities.AdHocTargets), an endpoint
+// that `dbtrail restore --target-dsn` on the worker's machine passed. It
+// is a JSON string (the name) or an object (the endpoint; the form every
+// restore had before targets were named, so older histories still decode).
+type TargetRef struct {
+	Name  string
+	AdHoc *Endpoint
+}
+
+// MarshalJSON writes the name as a JSON string, an ad-hoc endpoint as an
+// object.
+func (r TargetRef) MarshalJSON() ([]byte, error) {
+	if r.AdHoc != nil {
+		return json.Marshal(r.AdHoc)
+	}
+	return json.Marshal(r.Name)
+}
+
+// UnmarshalJSON reads either form (null: none).
+func (r *TargetRef) UnmarshalJSON(b []byte) error {
+	*r = TargetRef{}
+	switch {
+	case string(b) == "null":
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &r.Name)
+	}
+	r.AdHoc = new(Endpoint)
+	return json.Unmarshal(b, r.AdHoc)
+}
+
+// String names the target in messages: its name, or "ad-hoc DSN".
+func (r TargetRef) String() string {
+	if r.AdHoc != nil {
+		return "ad-hoc " + r.AdHoc.DSN
+	}
+	return r.Name
+}
+
 // RestoreSpec is what a restore loads and how: the source's tables at At,
-// into Target, throttled by Limits, the replicas' lag and ThrottleQuery.
+// into Target, throttled by Limits (and the target's replicas and
+// throttle query).
 type RestoreSpec struct {
 	Source  string
 	At      string
 	Schemas []string `json:",omitempty"`
 	Tables  []string `json:",omitempty"`
-	Target  Endpoint
-	// Replicas are the target's replicas whose lag pauses the load.
+	Target  TargetRef
+	// Replicas are an ad-hoc target's replicas whose lag pauses the load;
+	// a named target's are its configuration (refused here).
 	Replicas []Endpoint `json:",omitempty"`
 	// IntoSchema is the schema the tables go into ({schema} stands for the
 	// source table's schema); empty: the source table's own schema.
@@ -53,9 +104,11 @@ type RestoreSpec struct {
 	// CheckpointSchema holds the bookkeeping table (default "dbtrail").
 	CheckpointSchema string `json:",omitempty"`
 	// NoBinlog loads with sql_log_bin=0.
-	NoBinlog      bool           `json:",omitempty"`
-	Limits        restore.Limits `json:",omitzero"`
-	ThrottleQuery string         `json:",omitempty"`
+	NoBinlog bool           `json:",omitempty"`
+	Limits   restore.Limits `json:",omitzero"`
+	// ThrottleQuery is an ad-hoc target's throttle query; a named
+	// target's is its configuration (refused here).
+	ThrottleQuery string `json:",omitempty"`
 	// Drill restores into new schemas that the workflow drops at the end.
 	Drill bool `json:",omitempty"`
 }

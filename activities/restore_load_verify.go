@@ -23,11 +23,15 @@ func (a *Activities) VerifyRestore(ctx context.Context, in VerifyRestoreInput) (
 	_, stop := keepAlive(ctx)
 	defer stop()
 	sp, job := in.Spec, in.Job
-	db, _, err := sp.Target.open(ctx, "target")
+	tg, err := a.openTarget(ctx, sp)
 	if err != nil {
 		return VerifyRestoreResult{}, err
 	}
-	defer db.Close()
+	defer tg.db.Close()
+	db := tg.db
+	if err := a.checkJobSchemas(tg, sp, job.Schema); err != nil {
+		return VerifyRestoreResult{}, err
+	}
 	cp, ok, err := readCheckpoint(ctx, db, sp.checkpointSchema(), job)
 	if err != nil {
 		return VerifyRestoreResult{}, err
@@ -115,11 +119,21 @@ func (a *Activities) EndRestore(ctx context.Context, in EndRestoreInput) error {
 	if len(in.DropSchemas) == 0 {
 		return nil
 	}
-	db, _, err := in.Spec.Target.open(ctx, "target")
+	drill := strings.TrimSuffix(restore.DrillSchema, restore.SchemaPlaceholder)
+	for _, s := range in.DropSchemas {
+		if !in.Spec.Drill || !strings.HasPrefix(s, drill) {
+			return nonRetryable(ErrBadInput, fmt.Errorf("schema %s: a restore drops only a drill's own schemas (%s…)", s, drill))
+		}
+	}
+	tg, err := a.openTarget(ctx, in.Spec)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer tg.db.Close()
+	db := tg.db
+	if err := a.checkJobSchemas(tg, in.Spec, in.DropSchemas...); err != nil {
+		return err
+	}
 	for _, s := range in.DropSchemas {
 		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+restore.QuoteIdent(s)); err != nil {
 			return fmt.Errorf("drop drill schema %s: %w", s, err)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -229,8 +231,14 @@ func TestRequestChecks(t *testing.T) {
 		{"export bad at", "POST", "/v1/exports", `{"format": "parquet", "at": "yesterday-ish", "out": "x"}`, nil, 400, CodeBadRequest, "at"},
 		{"export range", "POST", "/v1/exports", `{"format": "changes", "from": "latest", "out": "x"}`, nil, 400, CodeBadRequest, "until"},
 		{"export format", "POST", "/v1/exports", `{"format": "csv", "at": "latest", "out": "x"}`, nil, 400, CodeBadRequest, "format"},
-		{"restore target", "POST", "/v1/restores", `{"input": {}}`, nil, 400, CodeBadRequest, "target"},
-		{"restore input", "POST", "/v1/restores", `{"target": "shop", "input": [1]}`, nil, 400, CodeBadRequest, "input"},
+		{"restore target", "POST", "/v1/restores", `{"at": "latest"}`, nil, 400, CodeBadRequest, "target"},
+		{"restore passthrough", "POST", "/v1/restores", `{"target": "shop", "input": {"Target": {"DSN": "x@tcp(127.0.0.1:1)/?allowAllFiles=true", "PasswordFile": "/proc/self/environ"}}}`,
+			nil, 400, CodeUnknownField, "input"},
+		{"restore dsn", "POST", "/v1/restores", `{"target": "x@tcp(127.0.0.1:1)/", "at": "latest"}`, nil, 400, CodeBadRequest, "target"},
+		{"restore throttle", "POST", "/v1/restores", `{"target": "db1", "at": "latest", "throttle_query": "SELECT 1"}`, nil, 400, CodeUnknownField, "throttle_query"},
+		{"restore no at", "POST", "/v1/restores", `{"target": "db1"}`, nil, 400, CodeBadRequest, "at"},
+		{"restore parallel", "POST", "/v1/restores", `{"target": "db1", "at": "latest", "parallel": 100000}`, nil, 400, CodeBadRequest, "parallel"},
+		{"restore limits", "POST", "/v1/restores", `{"target": "db1", "at": "latest", "max_load": -1}`, nil, 400, CodeBadRequest, "limits"},
 		{"query off", "POST", "/v1/query", `{"sql": "SELECT 1"}`, nil, 501, CodeNotConfigured, ""},
 		{"catalog off", "GET", "/v1/snapshots", "", nil, 501, CodeNotConfigured, ""},
 	} {
@@ -264,9 +272,10 @@ func TestStarts(t *testing.T) {
 			Input: workflows.RefreshInput{Source: "db2", TableDeltas: false, Keep: -1}}},
 		{"/v1/verifies", `{"tables": ["shop.orders"]}`, jobs.Request{Kind: jobs.Verify, Source: "main",
 			Input: workflows.VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"shop.orders"}}}},
-		{"/v1/restores", `{"label": "r1", "target": "shop_copy", "input": {"Schema": "shop", "Into": "shop_copy"}}`,
-			jobs.Request{Kind: jobs.Restore, Source: "main", Label: "r1", Target: "shop_copy",
-				Input: json.RawMessage(`{"Schema": "shop", "Into": "shop_copy"}`)}},
+		{"/v1/restores", `{"label": "r1", "target": "db1", "at": "latest", "schemas": ["shop"], "into_schema": "shop_copy", "max_lag_ms": 2000}`,
+			jobs.Request{Kind: jobs.Restore, Source: "main", Label: "r1", Target: "db1.shop_copy",
+				Input: workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{Source: "main", At: "latest", Schemas: []string{"shop"},
+					IntoSchema: "shop_copy", Target: activities.TargetRef{Name: "db1"}, Limits: restore.Limits{MaxLag: 2 * time.Second}}}}},
 	} {
 		f.jobs.started = nil
 		status, body, hdr := f.do("POST", tc.path, "", tc.body)

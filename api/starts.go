@@ -1,13 +1,14 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -54,15 +55,29 @@ type VerifyRequest struct {
 	Tables   []string `json:"tables"`
 }
 
-// RestoreRequest is POST /v1/restores: it starts the workflow type
-// "Restore" with Input as its argument, passed through as it is (its shape
-// is the Restore workflow's). Target is the schema restored into: restores
-// into one target run one at a time.
+// RestoreRequest is POST /v1/restores: a restore (the Restore workflow)
+// of the tables at moment At into Target, a restore target the workers'
+// operator configured, named (never a DSN, a file or a query: those are
+// the target's configuration on the workers). Restores into one target
+// and schema run one at a time.
 type RestoreRequest struct {
-	Source string          `json:"source"`
-	Label  string          `json:"label"`
-	Target string          `json:"target"`
-	Input  json.RawMessage `json:"input"`
+	Source  string   `json:"source"`
+	Label   string   `json:"label"`
+	Target  string   `json:"target"`
+	At      string   `json:"at"`
+	Schemas []string `json:"schemas"`
+	Tables  []string `json:"tables"`
+	// IntoSchema is the schema restored into ({schema}: the source
+	// table's); Replace swaps a verified twin in (where the target allows).
+	IntoSchema string `json:"into_schema"`
+	Replace    bool   `json:"replace"`
+	NoBinlog   bool   `json:"no_binlog"`
+	Parallel   int    `json:"parallel"`
+	// The load's limits (0: each one's default).
+	ChunkTimeMS      int `json:"chunk_time_ms"`
+	MaxLagMS         int `json:"max_lag_ms"`
+	MaxLoad          int `json:"max_load"`
+	MaxRowsPerSecond int `json:"max_rows_per_second"`
 }
 
 // common checks the source and label every start carries; an empty source
@@ -222,8 +237,24 @@ func (s *server) startRestore(w http.ResponseWriter, r *http.Request, body any) 
 	if err := jobs.CheckName("target", b.Target); err != nil {
 		return badField("target", err)
 	}
-	if len(b.Input) == 0 || b.Input[0] != '{' {
-		return badFieldf("input", "input: want the Restore workflow's input as a JSON object")
+	if err := checkMoment("at", b.At); err != nil {
+		return err
 	}
-	return s.start(w, r, jobs.Request{Kind: jobs.Restore, Source: b.Source, Label: b.Label, Target: b.Target, Input: b.Input})
+	if b.Parallel < 0 || b.Parallel > workflows.MaxRestoreParallel {
+		return badFieldf("parallel", "parallel %d: want 0 (default) to %d", b.Parallel, workflows.MaxRestoreParallel)
+	}
+	for _, t := range b.Tables {
+		if !strings.Contains(t, ".") {
+			return badFieldf("tables", "table %q: name it as schema.table", t)
+		}
+	}
+	spec := activities.RestoreSpec{Source: b.Source, At: b.At, Schemas: b.Schemas, Tables: b.Tables, Target: activities.TargetRef{Name: b.Target},
+		IntoSchema: b.IntoSchema, Replace: b.Replace, NoBinlog: b.NoBinlog, Limits: restore.Limits{
+			ChunkTime: time.Duration(b.ChunkTimeMS) * time.Millisecond, MaxLag: time.Duration(b.MaxLagMS) * time.Millisecond,
+			MaxLoad: b.MaxLoad, MaxRowsPerSecond: b.MaxRowsPerSecond}}
+	if err := spec.Limits.Check(); err != nil {
+		return badField("limits", err)
+	}
+	return s.start(w, r, jobs.Request{Kind: jobs.Restore, Source: b.Source, Label: b.Label, Target: jobs.RestoreLock(b.Target, b.IntoSchema, b.Schemas, b.Tables),
+		Input: workflows.RestoreInput{RestoreSpec: spec, Parallel: b.Parallel}})
 }

@@ -13,6 +13,7 @@ import (
 	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	dsnrule "github.com/dbtrail/dbtrail/internal/dsn"
 )
 
 // sourceConn is what capture needs to know and ask of the source server. It
@@ -30,9 +31,9 @@ type sourceConn struct {
 // openSource connects to the source described by dsn (go-sql-driver syntax)
 // and detects its flavor from SELECT VERSION().
 func openSource(ctx context.Context, dsn string) (*sourceConn, error) {
-	cfg, err := driver.ParseDSN(dsn)
+	cfg, err := dsnrule.Parse("source DSN", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("parse source DSN: %w", err)
+		return nil, err
 	}
 	cfg.ParseTime = false
 	cfg.Loc = time.UTC

@@ -18,10 +18,13 @@
 package jobs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -183,6 +186,34 @@ func CheckName(what, name string) error {
 		return fmt.Errorf("%s %q: want 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit", what, name)
 	}
 	return nil
+}
+
+// RestoreLock names where a restore writes, for "one restore per target
+// at a time": the target (its name, or an ad-hoc target's address) and the
+// schema restored into (into, else the schemas selected when no table
+// is, else every schema: "all").
+//
+// It is spelt as a job name (CheckName): other characters become '-',
+// and a name longer than 64 keeps its start and a digest of the whole.
+func RestoreLock(target, into string, schemas, tables []string) string {
+	schema := "all"
+	switch {
+	case into != "":
+		schema = into
+	case len(schemas) > 0 && len(tables) == 0:
+		schema = strings.Join(schemas, ".")
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == '_' || r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, target+"."+schema)
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:47] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return name
 }
 
 // ID is the job ID of the job labelled label of source.

@@ -27,9 +27,13 @@ func RestoreWorkflowID(spec activities.RestoreSpec, addr string) string {
 	return prefix + spec.Source + "-" + hex.EncodeToString(h[:6])
 }
 
+// MaxRestoreParallel bounds RestoreInput.Parallel: a larger value (from
+// any caller) loads with this many connections.
+const MaxRestoreParallel = 64
+
 // RestoreInput is a restore: activities.RestoreSpec, how many tables load
-// at once (default 2) and how long one LoadTable call loads (default
-// activities.DefaultLoadSlice).
+// at once (default 2, at most MaxRestoreParallel) and how long one
+// LoadTable call loads (default activities.DefaultLoadSlice).
 type RestoreInput struct {
 	activities.RestoreSpec
 	Parallel int
@@ -131,6 +135,7 @@ func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
+	in.Parallel = min(in.Parallel, MaxRestoreParallel)
 	long := workflow.WithActivityOptions(ctx, restoreOptions)
 	var plan activities.PlanRestoreResult
 	if err := workflow.ExecuteActivity(long, a.PlanRestore, activities.PlanRestoreInput{Spec: in.RestoreSpec}).Get(ctx, &plan); err != nil {

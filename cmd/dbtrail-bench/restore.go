@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	targetpkg "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -38,9 +39,14 @@ const restoreChildEnv = "DBTRAIL_BENCH_RESTORE_CHILD"
 // CPU profile to (each round overwrites it: the last round's is kept).
 const childProfileEnv = "DBTRAIL_BENCH_CHILD_CPUPROFILE"
 
+// benchTarget is the name of the benchmark's restore target.
+const benchTarget = "bench"
+
 type restoreChildConfig struct {
 	DSN, BackupDir, WorkDir string
 	In                      workflows.RestoreInput
+	// Target is the restore target In names.
+	Target targetpkg.Target
 }
 
 // restoreChildResult is the child's restore: the workflow's time and the
@@ -135,8 +141,9 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 		into := fmt.Sprintf("restored_%d", round)
 		in := workflows.RestoreInput{Parallel: 2, RestoreSpec: activities.RestoreSpec{Source: tb.source, At: at, IntoSchema: into,
 			Tables: []string{refreshSchema + "." + refreshTable},
-			Target: activities.Endpoint{DSN: fmt.Sprintf("%s@tcp(%s)/", target.User, target.Addr()), PasswordFile: pw}}}
-		rss, run, err := env.restoreChild(ctx, in)
+			Target: activities.TargetRef{Name: benchTarget}}}
+		rss, run, err := env.restoreChild(ctx, in, targetpkg.Target{Name: benchTarget,
+			Server: targetpkg.Server{DSN: fmt.Sprintf("%s@tcp(%s)/", target.User, target.Addr()), PasswordFile: pw}})
 		if err != nil {
 			return nil, err
 		}
@@ -247,9 +254,9 @@ func countRows(ctx context.Context, target *testsuite.Server, table string) (int
 
 // restoreChild runs the Restore workflow of in in a child process and
 // returns the child's peak RSS in bytes and its times.
-func (e *refreshEnv) restoreChild(ctx context.Context, in workflows.RestoreInput) (int64, restoreChildResult, error) {
+func (e *refreshEnv) restoreChild(ctx context.Context, in workflows.RestoreInput, tg targetpkg.Target) (int64, restoreChildResult, error) {
 	var res restoreChildResult
-	rss, err := runChild(ctx, "restore", restoreChildEnv, restoreChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir, In: in}, &res)
+	rss, err := runChild(ctx, "restore", restoreChildEnv, restoreChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir, In: in, Target: tg}, &res)
 	return rss, res, err
 }
 
@@ -273,8 +280,12 @@ func runRestoreChild(cfg string) error {
 		return err
 	}
 	defer store.Close()
+	targets, err := targetpkg.NewSet(c.Target)
+	if err != nil {
+		return err
+	}
 	acts := &activities.Activities{Index: store, BackupDir: c.BackupDir, WorkDir: c.WorkDir, FoldMemory: refreshFoldMemory,
-		Sources: map[string]activities.Source{c.In.Source: {Name: c.In.Source}}}
+		Sources: map[string]activities.Source{c.In.Source: {Name: c.In.Source}}, Targets: targets}
 	var s temporaltest.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()

@@ -106,7 +106,7 @@ func TestDemoSmoke(t *testing.T) {
 			"http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics",
 			"set -a; . " + filepath.Join(dir, "env") + "; set +a; " + filepath.Join(bin, "dbtrail") + " status",
 			"mariadb --defaults-extra-file=" + filepath.Join(dir, "index.cnf") + " dbtrail -e",
-			filepath.Join(bin, "dbtrail") + " restore --temporal-addr 127.0.0.1:" + strconv.Itoa(frontendPort) + " --source main --at latest --schema shop --into-schema shop_restored",
+			filepath.Join(bin, "dbtrail") + " restore --temporal-addr 127.0.0.1:" + strconv.Itoa(frontendPort) + " --source main --target scratch --at latest --schema shop --into-schema shop_restored",
 			"| restored main at latest into ",
 			"|   cut: transaction GTID",
 			"shop_restored.orders",

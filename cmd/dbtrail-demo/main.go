@@ -204,9 +204,13 @@ func run(cfg config) (err error) {
 	if err := checkAddrsFree(cfg); err != nil {
 		return err
 	}
+	targets, err := writeTargets(dir, env.Index)
+	if err != nil {
+		return err
+	}
 	devArgs := []string{"dev", "--data-dir", filepath.Join(dir, "dev"), "--backup-dir", backupDir,
 		"--source", sourceName, "--metrics-addr", cfg.metricsAddr, "--refresh-every", "1m",
-		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr, "--api-addr", cfg.apiAddr}
+		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr, "--api-addr", cfg.apiAddr, "--restore-targets", targets}
 	if cfg.s3Port != 0 {
 		s3srv, err := testsuite.StartPersistentS3(ctx, filepath.Join(dir, "s3"), cfg.s3Port, "dbtrail-demo")
 		if err != nil {
@@ -272,7 +276,7 @@ func run(cfg config) (err error) {
 	w := &watcher{
 		idx: idx, src: src, traffic: tr, bin: bin, env: childEnv,
 		files: files, envFile: env.EnvFile, backupDir: backupDir, cfg: cfg,
-		sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(), indexDSN: env.IndexDSN(),
+		sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(),
 	}
 	werr := w.loop(ctx, trafficCtx, dev)
 	stopTraffic()

@@ -47,7 +47,6 @@ type watcher struct {
 	cfg        config
 	sourceAddr string
 	indexAddr  string
-	indexDSN   string // the index server's DSN, with its password
 }
 
 // loop runs until trafficCtx is done (nil; at the end of --duration a

@@ -3,8 +3,6 @@ package main
 import (
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,26 +70,22 @@ func TestScheduleSpecs(t *testing.T) {
 
 	s = scheduleConfig{indexHours: 24}
 	s.drill.every = 24 * time.Hour
-	if _, err := s.specs("main", "dbtrail", nil, log); err == nil || !strings.Contains(err.Error(), "--drill-target-dsn") {
+	if _, err := s.specs("main", "dbtrail", nil, log); err == nil || !strings.Contains(err.Error(), "--drill-target") {
 		t.Fatalf("--drill-every without a target: %v", err)
 	}
-	s.drill.target = dsnFlag{name: "drill-target-dsn", value: "dba:secret@tcp(db9:3306)/"}
-	if _, err := s.specs("main", "dbtrail", map[string]bool{"drill-target-dsn": true}, log); err == nil || !strings.Contains(err.Error(), "password on the command line") {
-		t.Fatalf("a password on the command line: %v", err)
+	s.drill.target = "db9@tcp(db9:3306)/"
+	if _, err := s.specs("main", "dbtrail", nil, log); err == nil || !strings.Contains(err.Error(), "--drill-target") {
+		t.Fatalf("a DSN as the drill's target: %v", err)
 	}
-	pw := filepath.Join(t.TempDir(), "pw")
-	if err := os.WriteFile(pw, []byte("secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s.drill.target = dsnFlag{name: "drill-target-dsn", value: "dba@tcp(db9:3306)/", passwordFile: pw}
+	s.drill.target = "scratch"
 	specs, err = s.specs("main", "dbtrail", nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := specs[1]
 	din, ok := d.Args[0].(workflows.RestoreDrillInput)
-	if d.ID != "restore-drill-main" || d.Workflow != "RestoreDrill" || d.Every != 24*time.Hour || !ok || din.TargetAddr != "db9:3306" ||
-		!din.Restore.Drill || din.Restore.At != "latest" || din.Restore.Target.PasswordFile != pw || strings.Contains(din.Restore.Target.DSN, "secret") {
+	if d.ID != "restore-drill-main" || d.Workflow != "RestoreDrill" || d.Every != 24*time.Hour || !ok || din.TargetAddr != "scratch" ||
+		!din.Restore.Drill || din.Restore.At != "latest" || din.Restore.Target.Name != "scratch" || din.Restore.Target.AdHoc != nil {
 		t.Fatalf("drill schedule %+v", d)
 	}
 	s.drill.every = time.Minute

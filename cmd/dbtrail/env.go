@@ -5,9 +5,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/dbtrail/dbtrail/internal/dsn"
 )
 
 // envName is the environment variable that sets a flag: DBTRAIL_ and the
@@ -59,12 +60,13 @@ func (d *dsnFlag) resolve(fromArgs map[string]bool) (string, error) {
 	if d.value == "" {
 		return "", fmt.Errorf("--%s (or %s) is required", d.name, envName(d.name))
 	}
-	cfg, err := mysql.ParseDSN(d.value)
+	what := "--" + d.name
+	if !fromArgs[d.name] {
+		what = envName(d.name)
+	}
+	cfg, err := dsn.Parse(what, d.value)
 	if err != nil {
-		if fromArgs[d.name] {
-			return "", fmt.Errorf("--%s: %w", d.name, err)
-		}
-		return "", fmt.Errorf("%s: %w", envName(d.name), err)
+		return "", err
 	}
 	if cfg.Passwd != "" && fromArgs[d.name] {
 		return "", fmt.Errorf("--%s carries a password on the command line, where every user of this machine can read it; set %s in the environment or use --%s-password-file",

@@ -224,7 +224,7 @@ func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]boo
 	if err != nil {
 		return nil, err
 	}
-	drill, err := s.drill.schedule(source, taskQueue, fromArgs)
+	drill, err := s.drill.schedule(source, taskQueue)
 	if err != nil {
 		return nil, err
 	}

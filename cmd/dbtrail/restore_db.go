@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +20,10 @@ import (
 
 // restoreFlags are the flags of `dbtrail restore`.
 type restoreFlags struct {
-	m                   momentFlags
-	at                  string
+	m  momentFlags
+	at string
+	// targetName is --target: a restore target configured on the workers.
+	targetName          string
 	target              dsnFlag
 	replicas            []string
 	replicaPasswordFile string
@@ -44,29 +44,39 @@ the table's checkpoint in the bookkeeping table <checkpoint-schema>.dbtrail_rest
 so a killed worker goes on after the last committed chunk. At the end every table
 is fingerprinted in the target and compared with the rebuilt table.
 
+The target is named: --target NAME is one of the restore targets the workers'
+operator configured (--restore-targets of dbtrail worker/dev: the server, its
+password file, the schemas a restore may write there, whether --replace is
+allowed, its replicas and throttle query). --target-dsn instead names a server
+ad hoc, for a person on the worker's own machine, where the worker allows it
+(--allow-ad-hoc-targets; off by default). The source server is never a target.
+
 It refuses a target table that exists and holds rows, unless --replace (load a
 twin, verify it, swap it in with RENAME TABLE; the old table is kept as
 _dbtrail_old_<name>) or --into-schema (restore beside it; {schema} stands for
 the source table's schema). Loading pauses while a --replica-dsn lags more than
---max-lag or is not replicating, while --throttle-query returns a value above 0
-or while Threads_running passes --max-load; the chunk size follows --chunk-time
-and --max-rows-per-second caps the rate. Passwords come from the environment
-(DBTRAIL_TARGET_DSN) or --target-password-file, never the command line; the
-worker reads them from a file (see docs/restore.md). Ctrl-C stops waiting, not
+--max-lag or is not replicating, while the throttle query returns a value above
+0 or while Threads_running passes --max-load; the chunk size follows --chunk-time
+and --max-rows-per-second caps the rate. An ad-hoc target's password comes from
+the environment (DBTRAIL_TARGET_DSN) or --target-password-file, never the
+command line; it reaches the worker as a 0600 file in the user's cache folder
+(see docs/restore.md). Ctrl-C stops waiting, not
 the run; a cancelled run keeps what it loaded, and running the same restore
 again goes on from the checkpoints (a finished one writes 0 rows).`,
-		Example: "  DBTRAIL_TARGET_DSN='dba:secret@tcp(db1:3306)/' dbtrail restore --at '2026-11-29 10:41:59' --table shop.orders --into-schema shop_restored\n" +
-			"  dbtrail restore --at 0-1-5123 --schema shop --target-dsn 'dba@tcp(db1:3306)/' --target-password-file pw --replace --replica-dsn 'dba@tcp(db2:3306)/' --replica-password-file pw",
+		Example: "  dbtrail restore --target scratch --at '2026-11-29 10:41:59' --table shop.orders --into-schema shop_restored\n" +
+			"  dbtrail restore --target db1 --at 0-1-5123 --schema shop --replace\n" +
+			"  DBTRAIL_TARGET_DSN='dba:secret@tcp(db1:3306)/' dbtrail restore --at latest --schema shop --into-schema shop_restored   # ad hoc: the worker needs --allow-ad-hoc-targets",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRestore(cmd, g, r) },
 	}
 	f := cmd.Flags()
 	r.m.register(f)
-	r.target.register(f, "target server")
+	f.StringVar(&r.targetName, "target", "", "the restore target, by the name the workers' --restore-targets gives it")
+	r.target.register(f, "ad-hoc target server (instead of --target; the worker must allow ad-hoc targets)")
 	f.StringArrayVar(&r.m.tables, "table", nil, "only this table, as schema.table (repeatable)")
 	f.StringVar(&r.at, "at", "", "the moment T (time, seq:N, file:pos, GTID or latest)")
-	f.StringArrayVar(&r.replicas, "replica-dsn", nil, "a replica of the target whose lag pauses the load (repeatable; no password here)")
-	f.StringVar(&r.replicaPasswordFile, "replica-password-file", "", "file holding the replicas' password")
+	f.StringArrayVar(&r.replicas, "replica-dsn", nil, "a replica of an ad-hoc target whose lag pauses the load (repeatable; no password here; a named target's replicas are its configuration)")
+	f.StringVar(&r.replicaPasswordFile, "replica-password-file", "", "file holding the ad-hoc replicas' password")
 	f.StringVar(&r.spec.IntoSchema, "into-schema", "", "restore into this schema ({schema} stands for the source table's schema)")
 	f.BoolVar(&r.spec.Replace, "replace", false, "load into a twin table and swap it with the existing one at the end")
 	f.StringVar(&r.spec.CheckpointSchema, "checkpoint-schema", restore.DefaultCheckpointSchema, "schema of the bookkeeping table dbtrail_restore in the target")
@@ -75,7 +85,7 @@ again goes on from the checkpoints (a finished one writes 0 rows).`,
 	f.DurationVar(&r.spec.Limits.MaxLag, "max-lag", restore.DefaultMaxLag, "pause while a --replica-dsn lags more")
 	f.IntVar(&r.spec.Limits.MaxLoad, "max-load", restore.DefaultMaxLoad, "pause while the target's Threads_running is above this (0: no limit)")
 	f.IntVar(&r.spec.Limits.MaxRowsPerSecond, "max-rows-per-second", 0, "cap on each table's load rate (0: none)")
-	f.StringVar(&r.spec.ThrottleQuery, "throttle-query", "", "a query on the target; the load pauses while it returns a value above 0")
+	f.StringVar(&r.spec.ThrottleQuery, "throttle-query", "", "a query on an ad-hoc target; the load pauses while it returns a value above 0 (a named target's is its configuration)")
 	f.DurationVar(&r.slice, "slice", activities.DefaultLoadSlice, "how long one LoadTable activity loads before it reports")
 	f.BoolVar(&r.spec.Drill, "drill", false, "restore drill: restore (latest unless --at) into new schemas dbtrail_drill_<schema>, verify, drop them")
 	return cmd
@@ -94,28 +104,18 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 			return fmt.Errorf("--drill restores into new schemas of its own: drop --replace and --into-schema")
 		}
 	}
-	if r.target.value == "" {
-		return fmt.Errorf("--target-dsn (or %s) is required", envName("target-dsn"))
-	}
 	spec := r.spec
 	spec.Source, spec.At = r.m.source, r.at
 	var err error
 	if spec.Schemas, spec.Tables, err = r.m.selection(); err != nil {
 		return err
 	}
-	ep, addr, cleanup, err := endpointOf(r.target.value, "target-dsn", r.target.passwordFile, g.fromArgs)
-	if err != nil {
+	if err := checkRestoreBounds(r.m.parallel, spec); err != nil {
 		return err
 	}
-	spec.Target = ep
-	cleanups := []func(){cleanup}
-	for _, d := range r.replicas {
-		rep, _, rc, err := endpointOf(d, "replica-dsn", r.replicaPasswordFile, g.fromArgs)
-		if err != nil {
-			return err
-		}
-		spec.Replicas = append(spec.Replicas, rep)
-		cleanups = append(cleanups, rc)
+	addr, cleanups, err := r.targetRef(&spec, g.fromArgs)
+	if err != nil {
+		return err
 	}
 	ctx := cmd.Context()
 	in := workflows.RestoreInput{RestoreSpec: spec, Parallel: r.m.parallel, Slice: r.slice}
@@ -128,7 +128,7 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 	err = newWaiter(cmd.ErrOrStderr(), r.m.tf.location()).wait(ctx, "Restore", run, queryProgress(c, run, restoreDBProgress), &res)
 	var failed *runFailedError
 	if errors.As(err, &failed) && !spec.Drill {
-		printStopped(ctx, cmd.OutOrStdout(), c, run, spec, addr)
+		printStopped(ctx, cmd.OutOrStdout(), c, run, spec)
 	}
 	if err == nil || errors.As(err, &failed) { // the run ended: its password files are not needed any more
 		for _, c := range cleanups {
@@ -140,6 +140,53 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 	}
 	printRestoreDB(cmd.OutOrStdout(), spec, res)
 	return nil
+}
+
+// targetRef sets spec's target from the flags: --target (a configured
+// target, by name), or --target-dsn (ad hoc: its password and its
+// replicas' written to 0600 files of the secrets folder, which the
+// returned cleanups remove). It returns how the target is named for
+// "one restore per target at a time".
+func (r *restoreFlags) targetRef(spec *activities.RestoreSpec, fromArgs map[string]bool) (string, []func(), error) {
+	switch {
+	case r.targetName != "" && r.target.value != "":
+		return "", nil, errors.New("give --target (a target the workers know) or --target-dsn (ad hoc), not both")
+	case r.targetName != "":
+		if len(r.replicas) > 0 || spec.ThrottleQuery != "" {
+			return "", nil, fmt.Errorf("--replica-dsn and --throttle-query are for an ad-hoc target: target %s's replicas and throttle query are its configuration on the workers", r.targetName)
+		}
+		if err := jobs.CheckName("--target", r.targetName); err != nil {
+			return "", nil, err
+		}
+		spec.Target = activities.TargetRef{Name: r.targetName}
+		return r.targetName, nil, nil
+	case r.target.value == "":
+		return "", nil, fmt.Errorf("--target (a restore target the workers know, or %s) is required; or --target-dsn for an ad-hoc target", envName("target"))
+	}
+	ep, addr, cleanup, err := endpointOf(r.target.value, "target-dsn", r.target.passwordFile, fromArgs)
+	if err != nil {
+		return "", nil, err
+	}
+	spec.Target = activities.TargetRef{AdHoc: &ep}
+	cleanups := []func(){cleanup}
+	for _, d := range r.replicas {
+		rep, _, rc, err := endpointOf(d, "replica-dsn", r.replicaPasswordFile, fromArgs)
+		if err != nil {
+			return "", nil, err
+		}
+		spec.Replicas = append(spec.Replicas, rep)
+		cleanups = append(cleanups, rc)
+	}
+	return addr, cleanups, nil
+}
+
+// checkRestoreBounds refuses --parallel and the limits outside their
+// bounds (the worker refuses them too).
+func checkRestoreBounds(parallel int, spec activities.RestoreSpec) error {
+	if parallel < 0 || parallel > workflows.MaxRestoreParallel {
+		return fmt.Errorf("--parallel %d: want 0 (default) to %d", parallel, workflows.MaxRestoreParallel)
+	}
+	return spec.Limits.Check()
 }
 
 // startRestore starts the Restore workflow: a restore as a job under the
@@ -168,39 +215,12 @@ func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.
 		return nil, nil, err
 	}
 	run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Restore, Source: in.Source, Label: r.m.label,
-		Target: restoreTarget(addr, in.RestoreSpec), Input: in})
+		Target: jobs.RestoreLock(addr, in.IntoSchema, in.Schemas, in.Tables), Input: in})
 	if err != nil {
 		c.Close()
 		return nil, nil, err
 	}
 	return c, run, nil
-}
-
-// restoreTarget names where a restore writes, for "one restore per target
-// at a time": the target server and the schema restored into (its
-// --into-schema, else the schemas selected, else every schema: "*").
-//
-// It is spelt as a job name (jobs.CheckName): other characters become '-',
-// and a name longer than 64 keeps its start and a digest of the whole.
-func restoreTarget(addr string, sp activities.RestoreSpec) string {
-	schema := "all"
-	switch {
-	case sp.IntoSchema != "":
-		schema = sp.IntoSchema
-	case len(sp.Schemas) > 0 && len(sp.Tables) == 0:
-		schema = strings.Join(sp.Schemas, ".")
-	}
-	name := strings.Map(func(r rune) rune {
-		if r == '_' || r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-			return r
-		}
-		return '-'
-	}, addr+"."+schema)
-	if len(name) > 64 {
-		sum := sha256.Sum256([]byte(name))
-		name = name[:47] + "-" + hex.EncodeToString(sum[:8])
-	}
-	return name
 }
 
 // restoreDBProgress shows a Restore's progress: the tables verified, the
@@ -236,24 +256,23 @@ func restoreDBProgress(p workflows.RestoreProgress) progress {
 }
 
 // printStopped lists what a restore that ended without completing
-// (cancelled, failed) loaded: its checkpoints in the target, which a rerun
-// of the same command goes on from. It says so when it cannot read them.
-func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.WorkflowRun, spec activities.RestoreSpec, addr string) {
+// (cancelled, failed) loaded: for an ad-hoc target its checkpoints, read
+// from the target with the CLI's own password file; for a named target
+// (whose password only the workers have) the tables as the run last
+// reported them. A rerun of the same command goes on from the checkpoints.
+func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.WorkflowRun, spec activities.RestoreSpec) {
 	var p workflows.RestoreProgress
 	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
 	if err == nil {
 		err = v.Get(&p)
 	}
+	where := spec.Target.String()
 	if err == nil && p.RestoreID == "" {
-		fmt.Fprintf(w, "the restore stopped before it loaded anything into %s\n", addr)
+		fmt.Fprintf(w, "the restore stopped before it loaded anything into %s\n", where)
 		return
 	}
-	var cps []restore.Checkpoint
-	if err == nil {
-		cps, err = activities.RestoreCheckpoints(ctx, spec, p.RestoreID)
-	}
 	if err != nil {
-		fmt.Fprintf(w, "what the restore loaded into %s cannot be listed: %v\n", addr, err)
+		fmt.Fprintf(w, "what the restore loaded into %s cannot be listed: %v\n", where, err)
 		return
 	}
 	schemaName := spec.CheckpointSchema
@@ -261,7 +280,18 @@ func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.
 		schemaName = restore.DefaultCheckpointSchema
 	}
 	fmt.Fprintf(w, "restore %s stopped; what it loaded stays in %s, with its checkpoints in %s.%s (the same command goes on from them):\n",
-		p.RestoreID, addr, schemaName, restore.BookkeepingTable)
+		p.RestoreID, where, schemaName, restore.BookkeepingTable)
+	if spec.Target.AdHoc == nil {
+		for _, t := range p.Tables {
+			fmt.Fprintf(w, "  %-30s -> %-30s %10d of %d rows loaded when last reported (%s)\n", t.Table, t.Target, t.Rows, t.Total, t.State)
+		}
+		return
+	}
+	cps, err := activities.RestoreCheckpoints(ctx, *spec.Target.AdHoc, spec, p.RestoreID)
+	if err != nil {
+		fmt.Fprintf(w, "  the checkpoints cannot be read: %v\n", err)
+		return
+	}
 	if len(cps) == 0 {
 		fmt.Fprintln(w, "  no table started")
 	}

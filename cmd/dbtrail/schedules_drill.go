@@ -14,24 +14,21 @@ import (
 
 // drillConfig is the scheduled restore drill that dev and worker keep
 // (--drill-every): every table of the source at the latest moment restored
-// into scratch schemas of a scratch server, verified, dropped.
+// into scratch schemas of a restore target, verified, dropped.
 type drillConfig struct {
 	every  time.Duration
-	target dsnFlag
+	target string
 }
 
 func (d *drillConfig) register(f *pflag.FlagSet) {
-	d.target = dsnFlag{name: "drill-target-dsn"}
-	f.DurationVar(&d.every, "drill-every", 0, "interval of the scheduled restore drill into --drill-target-dsn (at least 1h; 0 deletes the schedule)")
-	d.target.register(f, "scratch server of the restore drill")
+	f.DurationVar(&d.every, "drill-every", 0, "interval of the scheduled restore drill into --drill-target (at least 1h; 0 deletes the schedule)")
+	f.StringVar(&d.target, "drill-target", "", "restore target (of --restore-targets, on every worker) of the restore drill; it must allow the drill's schemas dbtrail_drill_*")
 }
 
 // schedule is the drill schedule of source; an interval of 0 is the spec
-// that deletes it. The target's password reaches the worker as a file
-// (endpointOf): --drill-target-password-file as its absolute path (it
-// must exist at that path on every worker), a password in the
-// environment written to a 0600 file in the user's cache folder.
-func (d *drillConfig) schedule(source, taskQueue string, fromArgs map[string]bool) (temporalclient.ScheduleSpec, error) {
+// that deletes it. The drill names its target; each worker resolves the
+// name from its own --restore-targets.
+func (d *drillConfig) schedule(source, taskQueue string) (temporalclient.ScheduleSpec, error) {
 	spec := temporalclient.ScheduleSpec{ID: workflows.DrillWorkflowID(source), Every: d.every, Workflow: "RestoreDrill",
 		TaskQueue: taskQueue, Attrs: jobs.SourceAttrs(source)}
 	if d.every == 0 {
@@ -40,14 +37,13 @@ func (d *drillConfig) schedule(source, taskQueue string, fromArgs map[string]boo
 	if d.every < time.Hour {
 		return spec, fmt.Errorf("--drill-every %s: the shortest drill interval is 1h (a drill restores every table)", d.every)
 	}
-	if d.target.value == "" {
-		return spec, fmt.Errorf("--drill-every needs the scratch server: --drill-target-dsn (or %s)", envName("drill-target-dsn"))
+	if d.target == "" {
+		return spec, fmt.Errorf("--drill-every needs a restore target: --drill-target (or %s)", envName("drill-target"))
 	}
-	ep, addr, _, err := endpointOf(d.target.value, "drill-target-dsn", d.target.passwordFile, fromArgs)
-	if err != nil {
+	if err := jobs.CheckName("--drill-target", d.target); err != nil {
 		return spec, err
 	}
-	spec.Args = []any{workflows.RestoreDrillInput{TargetAddr: addr, Restore: workflows.RestoreInput{
-		RestoreSpec: activities.RestoreSpec{Source: source, At: "latest", Target: ep, Drill: true}, Parallel: 2}}}
+	spec.Args = []any{workflows.RestoreDrillInput{TargetAddr: d.target, Restore: workflows.RestoreInput{
+		RestoreSpec: activities.RestoreSpec{Source: source, At: "latest", Target: activities.TargetRef{Name: d.target}, Drill: true}, Parallel: 2}}}
 	return spec, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/internal/target"
 )
 
 // workerConfig is what a worker's activities need: the source, the index
@@ -31,6 +32,11 @@ type workerConfig struct {
 	archiveURL string
 	// restorePartRows is activities.Activities.RestorePartRows.
 	restorePartRows int64
+	// targetsFile is the restore targets file (--restore-targets).
+	targetsFile string
+	// adHocTargets allows restores into a DSN given by the CLI on this
+	// machine (--allow-ad-hoc-targets).
+	adHocTargets bool
 }
 
 func newWorkerConfig() *workerConfig {
@@ -48,6 +54,16 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&w.foldMemory, "fold-memory", "256MB", "DuckDB memory limit of a refresh or compaction of one table (it spills to the work folder beyond it)")
 	f.Int64Var(&w.restorePartRows, "restore-part-rows", activities.DefaultRestorePartRows, "a restore loads a table of at least twice this many rows as several key ranges at once (one connection each, see --parallel of restore); fewer rows load on one connection")
 	registerArchiveURL(f, &w.archiveURL, "object storage that keeps a copy of every published snapshot, under <prefix>/<source>/snapshots/<id>/; a lost backup folder is refreshed from it")
+	f.StringVar(&w.targetsFile, "restore-targets", "", "file (mode 0600) of the restore targets this worker may write into, by name (docs/security.md); none: every restore is refused")
+	f.BoolVar(&w.adHocTargets, "allow-ad-hoc-targets", false, "also restore into a server that `dbtrail restore --target-dsn` on this machine names (its password file in the user's cache folder); off: named targets only")
+}
+
+// targets reads the restore targets file (an empty set without one).
+func (w *workerConfig) targets() (*target.Set, error) {
+	if w.targetsFile == "" {
+		return &target.Set{}, nil
+	}
+	return target.Load(w.targetsFile)
 }
 
 // registerArchiveURL registers --archive-url (DBTRAIL_ARCHIVE_URL).
@@ -77,6 +93,14 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 	dsn, err := w.sourceDSN.resolve(g.fromArgs)
 	if err != nil {
 		return nil, nil, err
+	}
+	targets, err := w.targets()
+	if err != nil {
+		return nil, nil, err
+	}
+	secrets, err := target.SecretsDir()
+	if err != nil && w.adHocTargets {
+		return nil, nil, fmt.Errorf("--allow-ad-hoc-targets: %w", err)
 	}
 	archive, err := openArchive(cmd.Context(), w.archiveURL, g.log)
 	if err != nil {
@@ -110,6 +134,9 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		Engines:         activities.NewEnginePool(work, w.foldMemory),
 		RestorePartRows: w.restorePartRows,
 		Remote:          archive,
+		Targets:         targets,
+		AdHocTargets:    w.adHocTargets,
+		AdHocSecrets:    secrets,
 		Log:             g.log,
 	}, store, nil
 }

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	dsnrule "github.com/dbtrail/dbtrail/internal/dsn"
 )
 
 // ErrLeaseLost means the capture lease of a source is no longer held by this
@@ -54,6 +56,9 @@ type Store struct {
 	maxStmt int
 	// maxPacket is the server's max_allowed_packet.
 	maxPacket int
+
+	// database is the index database's name (the DSN's).
+	database string
 
 	mu    sync.Mutex
 	stmts map[int]*sql.Stmt // prepared INSERTs by row count
@@ -95,7 +100,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("index dsn %s: %w", RedactDSN(dsn), err)
 	}
-	s := &Store{db: db, wdb: wdb, maxStmt: targetStmtBytes, stmts: map[int]*sql.Stmt{}}
+	s := &Store{db: db, wdb: wdb, maxStmt: targetStmtBytes, stmts: map[int]*sql.Stmt{}, database: cfg.DBName}
 	if err := errors.Join(db.PingContext(ctx), wdb.PingContext(ctx)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("connect to index %s: %w", RedactDSN(dsn), err)
@@ -128,9 +133,9 @@ func openPool(cfg *mysql.Config, maxOpen int) (*sql.DB, error) {
 
 // storeConfig parses dsn and imposes the session settings the Store relies on.
 func storeConfig(dsn string) (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := dsnrule.Parse("index dsn "+RedactDSN(dsn), dsn)
 	if err != nil {
-		return nil, fmt.Errorf("parse index dsn %s: %w", RedactDSN(dsn), err)
+		return nil, err
 	}
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -192,6 +197,9 @@ func (s *Store) Close() error {
 // DB returns the underlying pool, whose connections carry the Store's session
 // settings (UTC, sql_mode, utf8mb4).
 func (s *Store) DB() *sql.DB { return s.db }
+
+// Database is the index database's name.
+func (s *Store) Database() string { return s.database }
 
 // nullString maps "" to SQL NULL.
 func nullString(v string) sql.NullString { return sql.NullString{String: v, Valid: v != ""} }

@@ -26,6 +26,31 @@ const (
 	DefaultMaxLoad   = 25
 )
 
+// Bounds of Limits: a caller's values outside them are refused (Check).
+const (
+	MinChunkTime        = 10 * time.Millisecond
+	MaxChunkTime        = time.Minute
+	MaxMaxLag           = 24 * time.Hour
+	MaxMaxLoad          = 100000
+	MaxMaxRowsPerSecond = 100_000_000
+)
+
+// Check refuses a limit outside its bounds (0 is each one's default), naming
+// the flag.
+func (l Limits) Check() error {
+	switch {
+	case l.ChunkTime != 0 && (l.ChunkTime < MinChunkTime || l.ChunkTime > MaxChunkTime):
+		return fmt.Errorf("--chunk-time %s: want %s to %s", l.ChunkTime, MinChunkTime, MaxChunkTime)
+	case l.MaxLag < 0 || l.MaxLag > MaxMaxLag:
+		return fmt.Errorf("--max-lag %s: want 0 (default) to %s", l.MaxLag, MaxMaxLag)
+	case l.MaxLoad < 0 || l.MaxLoad > MaxMaxLoad:
+		return fmt.Errorf("--max-load %d: want 0 (no limit) to %d", l.MaxLoad, MaxMaxLoad)
+	case l.MaxRowsPerSecond < 0 || l.MaxRowsPerSecond > MaxMaxRowsPerSecond:
+		return fmt.Errorf("--max-rows-per-second %d: want 0 (no cap) to %d", l.MaxRowsPerSecond, MaxMaxRowsPerSecond)
+	}
+	return nil
+}
+
 // WithDefaults fills the zero ChunkTime and MaxLag.
 func (l Limits) WithDefaults() Limits {
 	if l.ChunkTime <= 0 {

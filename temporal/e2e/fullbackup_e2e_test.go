@@ -19,6 +19,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/capture"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -50,7 +51,12 @@ type envOption func(*envOptions)
 type envOptions struct {
 	noWorker bool
 	remote   storage.Store
+	adHoc    bool
 }
+
+// withAdHocTargets lets the worker restore into a DSN the CLI gives
+// (--allow-ad-hoc-targets), its password file in the user's secrets folder.
+func withAdHocTargets() envOption { return func(o *envOptions) { o.adHoc = true } }
 
 // withoutWorker leaves running a worker to the test (e.g. as a process).
 func withoutWorker() envOption { return func(o *envOptions) { o.noWorker = true } }
@@ -108,6 +114,12 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 		DumpStall: 2 * time.Minute, // mydumper 0.10 has been seen to hang at start on a loaded machine
 		Engines:   activities.NewEnginePool(filepath.Join(e.dir, "work"), ""),
 		Remote:    o.remote,
+		Targets:   &target.Set{},
+	}
+	if o.adHoc {
+		e.acts.AdHocTargets = true
+		e.acts.AdHocSecrets, err = target.SecretsDir()
+		must(t, err)
 	}
 	t.Cleanup(func() { e.acts.Engines.Close() })
 	if o.noWorker {

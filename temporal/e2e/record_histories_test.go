@@ -245,7 +245,7 @@ func (r *historyRecorder) export(t *testing.T, name string, spec activities.Expo
 func (r *historyRecorder) restore(t *testing.T, name string, target *testsuite.Server, in workflows.RestoreInput) {
 	t.Helper()
 	r.e.waitCaughtUp(t)
-	in.Source, in.Target = "main", endpoint(t, target)
+	in.Source, in.Target = "main", r.e.target(t, target)
 	id := workflows.RestoreWorkflowID(in.RestoreSpec, target.Addr())
 	var run client.WorkflowRun
 	var err error

@@ -41,8 +41,12 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	))
 	// Parts of 10,000 rows: app.big (60,000 rows, keyed) loads as two key
 	// ranges at once, each with its own checkpoint; app.bag (no key) as one.
+	target := testsuite.StartTarget(t, 51)
+	ref := e.target(t, target)
+	targets := e.targetsFile(t)
 	startWorker := func() *workerProc {
-		return startWorkerCmd(t, bin, e.frontend, e, e.indexDSN, "--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir, "--restore-part-rows", "10000")
+		return startWorkerCmd(t, bin, e.frontend, e, e.indexDSN, "--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir, "--restore-part-rows", "10000",
+			"--restore-targets", targets)
 	}
 	w := startWorker()
 	e.waitCaughtUp(t)
@@ -53,10 +57,9 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	must(t, err)
 	at := "seq:" + strconv.FormatUint(cp.LastSeq, 10)
 	want := e.liveFingerprints(t, e.src, "app", "big", "bag")
-	target := testsuite.StartTarget(t, 51)
 
 	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: activities.RestoreSpec{
-		At: at, Schemas: []string{"app"}, Target: endpoint(t, target), Limits: restore.Limits{MaxRowsPerSecond: 1500}}})
+		At: at, Schemas: []string{"app"}, Target: ref, Limits: restore.Limits{MaxRowsPerSecond: 1500}}})
 	tdb, err := target.DB(e.ctx, "")
 	must(t, err)
 	defer tdb.Close()
@@ -101,8 +104,7 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	}
 
 	// The CLI: the same restore again writes nothing.
-	cmd := exec.Command(bin, "restore", "--temporal-addr", e.frontend, "--at", at, "--schema", "app",
-		"--target-dsn", target.User+"@tcp("+target.Addr()+")/", "--target-password-file", endpoint(t, target).PasswordFile)
+	cmd := exec.Command(bin, "restore", "--temporal-addr", e.frontend, "--at", at, "--schema", "app", "--target", ref.Name)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "(0 written by this run)") || !strings.Contains(string(out), "app.big") {
 		t.Fatalf("dbtrail restore again: %v\n%s", err, out)

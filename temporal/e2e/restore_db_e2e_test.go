@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
+	rtarget "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -196,7 +199,10 @@ func TestRestoreRefusals(t *testing.T) {
 
 	must(t, target.Exec(e.ctx, "CREATE USER weak@'%' IDENTIFIED BY 'weakpw'", "GRANT SELECT, INSERT, UPDATE ON *.* TO weak@'%'"))
 	weak := spec
-	weak.Target = activities.Endpoint{DSN: "weak:weakpw@tcp(" + target.Addr() + ")/"}
+	weakPW := filepath.Join(t.TempDir(), "weak.pw")
+	must(t, os.WriteFile(weakPW, []byte("weakpw\n"), 0o600))
+	must(t, e.acts.Targets.Add(rtarget.Target{Name: "weak", Server: rtarget.Server{DSN: "weak@tcp(" + target.Addr() + ")/", PasswordFile: weakPW}}))
+	weak.Target = activities.TargetRef{Name: "weak"}
 	_, err = e.restore(t, target, workflows.RestoreInput{RestoreSpec: weak})
 	requireAppError(t, err, activities.ErrMissingPrivilege, "CREATE privilege")
 

@@ -12,14 +12,15 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/internal/verify"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// endpoint is srv as a restore reaches it: a DSN without the password and
-// a password file (as the CLI passes them to the worker).
+// endpoint is srv as an ad-hoc restore reaches it: a DSN without the
+// password and a password file.
 func endpoint(t *testing.T, srv *testsuite.Server) activities.Endpoint {
 	t.Helper()
 	pw := filepath.Join(t.TempDir(), fmt.Sprintf("pw-%d", srv.Port))
@@ -27,11 +28,53 @@ func endpoint(t *testing.T, srv *testsuite.Server) activities.Endpoint {
 	return activities.Endpoint{DSN: fmt.Sprintf("%s@tcp(%s)/", srv.User, srv.Addr()), PasswordFile: pw}
 }
 
+// targetName is the name e's workers know srv by as a restore target.
+func targetName(srv *testsuite.Server) string { return fmt.Sprintf("t%d", srv.Port) }
+
+// target makes srv a restore target of e's workers (replace allowed,
+// every schema), named targetName(srv), and returns the reference a
+// restore names it by.
+func (e *backupEnv) target(t *testing.T, srv *testsuite.Server) activities.TargetRef {
+	t.Helper()
+	return e.namedTarget(t, targetName(srv), srv)
+}
+
+// namedTarget makes srv the restore target name of e's workers (replace
+// allowed, every schema), changed by opts; a name already known is kept
+// as it is.
+func (e *backupEnv) namedTarget(t *testing.T, name string, srv *testsuite.Server, opts ...func(*target.Target)) activities.TargetRef {
+	t.Helper()
+	if _, err := e.acts.Targets.Get(name); err == nil {
+		return activities.TargetRef{Name: name}
+	}
+	ep := endpoint(t, srv)
+	tg := target.Target{Name: name, Server: target.Server(ep), Replace: true}
+	for _, o := range opts {
+		o(&tg)
+	}
+	must(t, e.acts.Targets.Add(tg))
+	return activities.TargetRef{Name: name}
+}
+
+// targetsFile writes e's restore targets to a 0600 file, for --restore-targets.
+func (e *backupEnv) targetsFile(t *testing.T) string {
+	t.Helper()
+	b, err := e.acts.Targets.Marshal()
+	must(t, err)
+	path := filepath.Join(t.TempDir(), "restore-targets.json")
+	must(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
 // startRestore starts a Restore of in (source main) into target.
 func (e *backupEnv) startRestore(t *testing.T, target *testsuite.Server, in workflows.RestoreInput) client.WorkflowRun {
 	t.Helper()
 	in.Source = "main"
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, target.Addr()),
+	addr := in.Target.String()
+	if target != nil {
+		addr = target.Addr()
+	}
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, addr),
 		TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
 	must(t, err)
 	return run
@@ -40,8 +83,8 @@ func (e *backupEnv) startRestore(t *testing.T, target *testsuite.Server, in work
 // restore runs a Restore of in into target to its end.
 func (e *backupEnv) restore(t *testing.T, target *testsuite.Server, in workflows.RestoreInput) (workflows.RestoreResult, error) {
 	t.Helper()
-	if in.Target.DSN == "" {
-		in.Target = endpoint(t, target)
+	if in.Target == (activities.TargetRef{}) {
+		in.Target = e.target(t, target)
 	}
 	run := e.startRestore(t, target, in)
 	var res workflows.RestoreResult

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	rtarget "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -37,9 +40,9 @@ func bigTable(t *testing.T, e *backupEnv, rows int) {
 // bigTarget is the start of a test that restores app.big: rows rows on
 // a new env's source, backed up; their fingerprints; a new target (server
 // id id) and a pool of connections to it, closed at the test's end.
-func bigTarget(t *testing.T, rows int, id uint32) (*backupEnv, map[string]snapshot.Fingerprint, *testsuite.Server, *sql.DB) {
+func bigTarget(t *testing.T, rows int, id uint32, opts ...envOption) (*backupEnv, map[string]snapshot.Fingerprint, *testsuite.Server, *sql.DB) {
 	t.Helper()
-	e := newBackupEnv(t)
+	e := newBackupEnv(t, opts...)
 	bigTable(t, e, rows)
 	want := e.liveFingerprints(t, e.src, "app", "big")
 	target := testsuite.StartTarget(t, id)
@@ -93,7 +96,7 @@ func TestRestoreMaxLoad(t *testing.T) {
 	}
 
 	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
-		Tables: []string{"app.big"}, Target: endpoint(t, target), Limits: restore.Limits{MaxLoad: 3}}})
+		Tables: []string{"app.big"}, Target: e.target(t, target), Limits: restore.Limits{MaxLoad: 3}}})
 	p := waitRestore(t, e, run, "a pause", func(p workflows.RestoreProgress) bool { return strings.Contains(p.Paused, "Threads_running") })
 	t.Logf("paused: %s", p.Paused)
 	time.Sleep(2 * time.Second)
@@ -146,8 +149,11 @@ func TestRestoreNoBinlog(t *testing.T) {
 
 	must(t, target.Exec(e.ctx, "CREATE USER loader@'%' IDENTIFIED BY 'loaderpw'",
 		"GRANT SELECT, INSERT, UPDATE, CREATE, ALTER, DROP ON *.* TO loader@'%'"))
+	loaderPW := filepath.Join(t.TempDir(), "loader.pw")
+	must(t, os.WriteFile(loaderPW, []byte("loaderpw\n"), 0o600))
+	must(t, e.acts.Targets.Add(rtarget.Target{Name: "loader", Server: rtarget.Server{DSN: "loader@tcp(" + target.Addr() + ")/", PasswordFile: loaderPW}}))
 	spec := activities.RestoreSpec{At: "latest", Tables: []string{"app.big"}, IntoSchema: "nb", NoBinlog: true,
-		Target: activities.Endpoint{DSN: "loader:loaderpw@tcp(" + target.Addr() + ")/"}}
+		Target: activities.TargetRef{Name: "loader"}}
 	run := e.startRestore(t, target, workflows.RestoreInput{RestoreSpec: spec})
 	err := run.Get(e.ctx, nil)
 	requireAppError(t, err, activities.ErrMissingPrivilege, "--no-binlog")
@@ -162,7 +168,7 @@ func TestRestoreNoBinlog(t *testing.T) {
 	var pos uint64
 	var doDB, ignoreDB any
 	must(t, tdb.QueryRowContext(e.ctx, "SHOW MASTER STATUS").Scan(&file, &pos, &doDB, &ignoreDB))
-	spec.Target = endpoint(t, target)
+	spec.Target = e.target(t, target)
 	res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: spec})
 	if err != nil || res.Rows != want["big"].Rows {
 		t.Fatalf("restore --no-binlog: %+v, %v", res, err)
@@ -190,7 +196,9 @@ func TestRestoreNoBinlog(t *testing.T) {
 // the checkpoint, writes only the rest and ends verified, no row twice.
 func TestRestoreCancel(t *testing.T) {
 	bin := buildDbtrail(t)
-	e, want, target, tdb := bigTarget(t, 40000, 47)
+	// An ad-hoc target (--target-dsn): the CLI lists the checkpoints it
+	// reads from the target itself.
+	e, want, target, tdb := bigTarget(t, 40000, 47, withAdHocTargets())
 	args := []string{"restore", "--temporal-addr", e.frontend, "--at", "latest", "--table", "app.big", "--slice", "1s",
 		"--target-dsn", target.User + "@tcp(" + target.Addr() + ")/", "--target-password-file", endpoint(t, target).PasswordFile}
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	rtarget "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -47,7 +48,9 @@ func TestRestoreThrottle(t *testing.T) {
 
 	// A replica that stops replicating pauses the load.
 	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
-		Tables: []string{"app.big"}, IntoSchema: "slow", Target: endpoint(t, target), Replicas: []activities.Endpoint{endpoint(t, replica)},
+		Tables: []string{"app.big"}, IntoSchema: "slow", Target: e.namedTarget(t, "with-replica", target, func(tg *rtarget.Target) {
+			tg.Replicas = []rtarget.Server{rtarget.Server(endpoint(t, replica))}
+		}),
 		Limits: restore.Limits{MaxRowsPerSecond: 20000, ChunkTime: 100 * time.Millisecond}}})
 	waitRestore(t, e, run, "rows loaded", func(p workflows.RestoreProgress) bool { return p.Rows > 0 })
 	must(t, replica.Exec(e.ctx, "STOP SLAVE SQL_THREAD"))
@@ -69,7 +72,7 @@ func TestRestoreThrottle(t *testing.T) {
 	// The throttle query.
 	must(t, target.Exec(e.ctx, "CREATE DATABASE ctl", "CREATE TABLE ctl.flag (v INT)", "INSERT INTO ctl.flag VALUES (1)"))
 	run = e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
-		Tables: []string{"app.big"}, IntoSchema: "tq", Target: endpoint(t, target), ThrottleQuery: "SELECT v FROM ctl.flag"}})
+		Tables: []string{"app.big"}, IntoSchema: "tq", Target: e.namedTarget(t, "throttled", target, func(tg *rtarget.Target) { tg.ThrottleQuery = "SELECT v FROM ctl.flag" })}})
 	p = waitRestore(t, e, run, "a pause", func(p workflows.RestoreProgress) bool { return strings.Contains(p.Paused, "throttle query returned 1") })
 	if p.Rows != 0 {
 		t.Fatalf("loaded %d rows while the throttle query said 1", p.Rows)

@@ -34,7 +34,7 @@ func TestScheduledRestoreDrill(t *testing.T) {
 	must(t, jobs.EnsureSearchAttributes(e.ctx, e.c, temporalclient.DefaultNamespace))
 
 	in := workflows.RestoreDrillInput{TargetAddr: scratch.Addr(), Restore: workflows.RestoreInput{
-		RestoreSpec: activities.RestoreSpec{Source: "main", At: "latest", Target: endpoint(t, scratch), Drill: true}, Parallel: 2}}
+		RestoreSpec: activities.RestoreSpec{Source: "main", At: "latest", Target: e.target(t, scratch), Drill: true}, Parallel: 2}}
 	spec := temporalclient.ScheduleSpec{ID: workflows.DrillWorkflowID("main"), Every: 24 * time.Hour, Workflow: "RestoreDrill",
 		TaskQueue: workflows.TaskQueue, Args: []any{in}, Attrs: jobs.SourceAttrs("main")}
 	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, spec))
