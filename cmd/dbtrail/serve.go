@@ -149,7 +149,7 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 				}
 				defer store.Close()
 			}
-			c, err := temporalclient.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
+			c, err := tf.dial(cmd.Context(), g.log)
 			if err != nil {
 				return err
 			}
@@ -180,7 +180,10 @@ func runDevAPI(ctx context.Context, g *globals, cfg embedded.ServerConfig, sc *s
 	if cfg.UIAddr != "" {
 		tf.ui = "http://" + cfg.UIAddr
 	}
-	c, err := temporalclient.Dial(ctx, tf.addr, tf.namespace, g.log)
+	if cfg.TLS != nil {
+		tf.creds.tls = cfg.TLS.Client
+	}
+	c, err := tf.dial(ctx, g.log)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -56,16 +57,41 @@ func TestReplayStoredHistories(t *testing.T) {
 	}
 }
 
-// dsnWithPassword matches a go-sql-driver DSN that carries a password.
-var dsnWithPassword = regexp.MustCompile(`[^\s"/:@]+:[^\s"@]+@(tcp|unix)\(`)
+// secretShapes match what a workflow input or result must never carry,
+// whoever configured it: a go-sql-driver DSN with a password, an AWS
+// access key id, a bearer token, and a JSON field named like a secret with
+// a value ("Password", "SecretAccessKey", "Token", "APIKey", …; a
+// "PasswordFile" names a file and is allowed).
+var secretShapes = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"a DSN with a password", regexp.MustCompile(`[^\s"/:@]+:[^\s"@]+@(tcp|unix)\(`)},
+	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"a bearer token", regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}`)},
+	{"a secret-named field", regexp.MustCompile(`(?i)"[a-z_]*(password|passwd|secret|secretkey|secret_?access_?key|token|api_?key)"\s*:\s*"[^"]+"`)},
+}
 
 // checkHistoryFile requires f to be a history the SDK reads, of at least a
-// start and an end, whose payloads (decoded) hold no DSN with a password.
-func checkHistoryFile(t *testing.T, f string) {
+// start and an end, whose text and payloads (decoded) hold none of the
+// secretShapes and none of secrets (the exact passwords, DSNs, tokens and
+// keys the test configured). A failure names the file and the kind of
+// secret, never the secret.
+func checkHistoryFile(t *testing.T, f string, secrets ...string) {
 	t.Helper()
 	text := historyText(t, f)
-	if m := dsnWithPassword.FindString(text); m != "" {
-		t.Fatalf("%s holds a DSN with a password (%s…)", f, m[:min(len(m), 12)])
+	for _, s := range secretShapes {
+		if m := s.re.FindString(text); m != "" {
+			t.Fatalf("%s holds %s (%s…)", f, s.what, m[:min(len(m), 12)])
+		}
+	}
+	for i, s := range secrets {
+		if len(s) < 8 {
+			t.Fatalf("secret %d to look for is too short to search for (%d characters)", i, len(s))
+		}
+		if strings.Contains(text, s) {
+			t.Fatalf("%s holds secret %d of the test's (a password, DSN, token or key)", f, i)
+		}
 	}
 }
 
