@@ -58,6 +58,9 @@ certificate in --temporal-tls-cert/--temporal-tls-key (docs/workflows.md,
 			if err := devTLS(&cfg, ftls, creds); err != nil {
 				return err
 			}
+			if err := cfg.Check(); err != nil {
+				return err
+			}
 			if err := early.check(); err != nil {
 				return err
 			}

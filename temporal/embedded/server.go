@@ -113,7 +113,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		cfg.Namespace = temporalclient.DefaultNamespace
 	}
 	log := orDefault(cfg.Logger)
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {

@@ -99,9 +99,10 @@ func checkExposure(what, addr, ip string, t *FrontendTLS) error {
 		what, addr, ErrExposed)
 }
 
-// check refuses cfg when its frontend or UI would listen beyond loopback
-// without TLS, or its TLS is incomplete. It binds nothing.
-func (cfg ServerConfig) check() error {
+// Check refuses cfg when its frontend or UI would listen beyond loopback
+// without TLS (ErrExposed), or its TLS is incomplete. It binds nothing;
+// StartServer calls it first.
+func (cfg ServerConfig) Check() error {
 	if cfg.TLS != nil {
 		if err := cfg.TLS.check(); err != nil {
 			return err

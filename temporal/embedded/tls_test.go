@@ -154,11 +154,11 @@ func TestExposedAddressRefused(t *testing.T) {
 	}
 	cfg := mtlsConfig(t, dir, certs)
 	cfg.FrontendAddr, cfg.UIAddr = "0.0.0.0:7233", "0.0.0.0:8233"
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		t.Errorf("with TLS: %v", err)
 	}
 	cfg.TLS.Client.CertFile = ""
-	if err := cfg.check(); err == nil || !strings.Contains(err.Error(), "Client.CertFile (--temporal-tls-cert) missing") {
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "Client.CertFile (--temporal-tls-cert) missing") {
 		t.Errorf("TLS without the server's own client certificate: %v", err)
 	}
 }
