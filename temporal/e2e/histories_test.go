@@ -60,8 +60,9 @@ func TestReplayStoredHistories(t *testing.T) {
 // secretShapes match what a workflow input or result must never carry,
 // whoever configured it: a go-sql-driver DSN with a password, an AWS
 // access key id, a bearer token, and a JSON field named like a secret with
-// a value ("Password", "SecretAccessKey", "Token", "APIKey", …; a
-// "PasswordFile" names a file and is allowed).
+// a value ("Password", "SecretAccessKey", "APIKey", "AccessToken", …; a
+// "PasswordFile" names a file and is allowed, and so is a session's
+// recreate "Token", which is no credential).
 var secretShapes = []struct {
 	what string
 	re   *regexp.Regexp
@@ -69,7 +70,7 @@ var secretShapes = []struct {
 	{"a DSN with a password", regexp.MustCompile(`[^\s"/:@]+:[^\s"@]+@(tcp|unix)\(`)},
 	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
 	{"a bearer token", regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}`)},
-	{"a secret-named field", regexp.MustCompile(`(?i)"[a-z_]*(password|passwd|secret|secretkey|secret_?access_?key|token|api_?key)"\s*:\s*"[^"]+"`)},
+	{"a secret-named field", regexp.MustCompile(`(?i)"[a-z_]*(password|passwd|secret|secretkey|secret_?access_?key|access_?token|auth_?token|api_?token|api_?key)"\s*:\s*"[^"]+"`)},
 }
 
 // checkHistoryFile requires f to be a history the SDK reads, of at least a
