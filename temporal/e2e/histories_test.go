@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,19 +81,58 @@ var secretShapes = []struct {
 // secret, never the secret.
 func checkHistoryFile(t *testing.T, f string, secrets ...string) {
 	t.Helper()
-	text := historyText(t, f)
-	for _, s := range secretShapes {
-		if m := s.re.FindString(text); m != "" {
-			t.Fatalf("%s holds %s (%s…)", f, s.what, m[:min(len(m), 12)])
-		}
-	}
 	for i, s := range secrets {
 		if len(s) < 8 {
 			t.Fatalf("secret %d to look for is too short to search for (%d characters)", i, len(s))
 		}
-		if strings.Contains(text, s) {
-			t.Fatalf("%s holds secret %d of the test's (a password, DSN, token or key)", f, i)
+	}
+	if found := findSecret(historyText(t, f), secrets); found != "" {
+		t.Fatalf("%s holds %s", f, found)
+	}
+}
+
+// findSecret says what secret text holds (secretShapes, or one of
+// secrets, by its index), or "" when none. It never quotes a whole secret.
+func findSecret(text string, secrets []string) string {
+	for _, s := range secretShapes {
+		if m := s.re.FindString(text); m != "" {
+			return fmt.Sprintf("%s (%s…)", s.what, m[:min(len(m), 12)])
 		}
+	}
+	for i, s := range secrets {
+		if strings.Contains(text, s) {
+			return fmt.Sprintf("secret %d of the test's (a password, DSN, token or key)", i)
+		}
+	}
+	return ""
+}
+
+// TestFindSecret: each kind of secret planted in a stored history's text
+// is found; the history itself holds none.
+func TestFindSecret(t *testing.T) {
+	files := storedHistories(t)
+	if len(files) == 0 {
+		t.Fatal("no stored history")
+	}
+	text := historyText(t, files[0])
+	const mine = "the-test's-own-secret-42"
+	if f := findSecret(text, []string{mine}); f != "" {
+		t.Fatalf("%s: %s", files[0], f)
+	}
+	for _, plant := range []string{
+		`"DSN":"dbtrail:hunter2hunter2@tcp(127.0.0.1:3306)/"`,
+		`"Key":"AKIAIOSFODNN7EXAMPLE"`,
+		`"Header":"Authorization: Bearer abcdefgh12345678"`,
+		`"SecretAccessKey":"wJalrXUtnFEMI"`,
+		`"TargetPassword":"x"`,
+		`"Note":"` + mine + `"`,
+	} {
+		if findSecret(text+plant, []string{mine}) == "" {
+			t.Errorf("planted %s not found", plant)
+		}
+	}
+	if f := findSecret(text+`"PasswordFile":"/run/secrets/target"`, nil); f != "" {
+		t.Errorf("a password file's name taken for a secret: %s", f)
 	}
 }
 
