@@ -177,7 +177,7 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 func runDevAPI(ctx context.Context, g *globals, cfg embedded.ServerConfig, sc *serveConfig, rc *refreshConfig, store *index.Store) error {
 	tf := temporalFlags{addr: cfg.FrontendAddr, namespace: cfg.Namespace}
 	if cfg.UIAddr != "" {
-		tf.ui = "http://" + cfg.UIAddr
+		tf.ui = cfg.UIScheme() + "://" + cfg.UIAddr
 	}
 	if cfg.TLS != nil {
 		tf.creds.tls = cfg.TLS.Client

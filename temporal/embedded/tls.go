@@ -158,3 +158,12 @@ func serveMTLS(addr, target string, t *FrontendTLS, log *slog.Logger) (*http.Ser
 	}()
 	return srv, nil
 }
+
+// UIScheme is the scheme the UI at cfg.UIAddr is served with: "https"
+// beyond loopback (behind the mTLS proxy), else "http".
+func (cfg ServerConfig) UIScheme() string {
+	if ip, _, err := parseAddr(cfg.UIAddr, "UI"); err == nil && !isLoopback(ip) && cfg.TLS != nil {
+		return "https"
+	}
+	return "http"
+}

@@ -157,6 +157,9 @@ func TestExposedAddressRefused(t *testing.T) {
 	if err := cfg.Check(); err != nil {
 		t.Errorf("with TLS: %v", err)
 	}
+	if s := cfg.UIScheme(); s != "https" {
+		t.Errorf("UI beyond loopback with TLS served over %s", s)
+	}
 	cfg.TLS.Client.CertFile = ""
 	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "Client.CertFile (--temporal-tls-cert) missing") {
 		t.Errorf("TLS without the server's own client certificate: %v", err)
