@@ -38,6 +38,8 @@ func newDevCmd(g *globals) *cobra.Command {
 		sched       scheduleConfig
 		sc          serveConfig
 		early       earlyRefreshConfig
+		ftls        embedded.FrontendTLS
+		creds       temporalCreds
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -45,9 +47,20 @@ func newDevCmd(g *globals) *cobra.Command {
 		Long: `dev is the embedded default: an in-process Temporal server that keeps its
 history in <data-dir>/temporal.db (it survives restarts), its web UI, and a
 worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
-("dbtrail worker", one-shot verbs) can use its frontend address.`,
+("dbtrail worker", one-shot verbs) can use its frontend address.
+The frontend and the UI listen on loopback; another address is refused
+unless the frontend requires client certificates: --frontend-tls-cert,
+--frontend-tls-key and --frontend-tls-client-ca, with dev's own client
+certificate in --temporal-tls-cert/--temporal-tls-key (docs/workflows.md,
+"A production Temporal cluster").`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = g.log
+			if err := devTLS(&cfg, ftls, creds); err != nil {
+				return err
+			}
+			if err := cfg.Check(); err != nil {
+				return err
+			}
 			if err := early.check(); err != nil {
 				return err
 			}
@@ -97,6 +110,10 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 	f.StringVar(&cfg.FrontendAddr, "frontend-addr", embedded.DefaultFrontendAddr, "Temporal frontend (gRPC) listen address")
 	f.StringVar(&cfg.UIAddr, "ui-addr", embedded.DefaultUIAddr, "Temporal web UI listen address (empty: no UI)")
 	f.StringVar(&cfg.Namespace, "namespace", temporalclient.DefaultNamespace, "Temporal namespace (created if missing)")
+	f.StringVar(&ftls.CertFile, "frontend-tls-cert", "", "serve the Temporal frontend over TLS with this certificate (PEM), requiring client certificates")
+	f.StringVar(&ftls.KeyFile, "frontend-tls-key", "", "key (PEM) of --frontend-tls-cert")
+	f.StringVar(&ftls.ClientCAFile, "frontend-tls-client-ca", "", "CA certificates (PEM) of the client certificates the frontend accepts")
+	creds.registerTLS(f)
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker")
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
@@ -120,7 +137,7 @@ func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, act
 	}
 	defer srv.Stop()
 	log.Info("Temporal server started", slog.Duration("in", time.Since(began).Round(time.Millisecond)))
-	c, err := temporalclient.Dial(ctx, srv.FrontendAddr(), srv.Namespace(), log)
+	c, err := srv.Connection().Dial(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -153,6 +170,20 @@ func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, act
 		fmt.Fprintf(out, "  remote snapshots   %s\n", acts.Remote.Location())
 	}
 	return runJobs(ctx, jobs)
+}
+
+// devTLS sets cfg.TLS from dev's frontend TLS flags (ftls) and its own
+// client's (creds): both or neither.
+func devTLS(cfg *embedded.ServerConfig, ftls embedded.FrontendTLS, creds temporalCreds) error {
+	if ftls == (embedded.FrontendTLS{}) {
+		if creds.tls.Enabled() {
+			return fmt.Errorf("--temporal-tls-* are dev's own client certificate for a TLS frontend: give --frontend-tls-cert, --frontend-tls-key and --frontend-tls-client-ca too")
+		}
+		return nil
+	}
+	ftls.Client = creds.tls
+	cfg.TLS = &ftls
+	return nil
 }
 
 // runJobs runs jobs until ctx ends (nil) or one fails (its error, after the

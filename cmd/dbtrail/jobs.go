@@ -11,14 +11,13 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // newJobService dials Temporal as tf says and returns the jobs service on
 // it; the caller closes the client.
 func newJobService(cmd *cobra.Command, g *globals, tf *temporalFlags) (client.Client, *jobs.Service, error) {
-	c, err := temporalclient.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
+	c, err := tf.dial(cmd.Context(), g.log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
-	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -113,14 +112,14 @@ func retries(ctx context.Context, c client.Client, run client.WorkflowRun) strin
 }
 
 // temporalFlags are the flags of a verb that starts a workflow and waits
-// for it.
+// for it: how to reach Temporal (temporal_conn.go) and its web UI.
 type temporalFlags struct {
 	addr, namespace, ui string
+	creds               temporalCreds
 }
 
 func (f *temporalFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.addr, "temporal-addr", embedded.DefaultFrontendAddr, "Temporal frontend host:port")
-	fs.StringVar(&f.namespace, "namespace", temporalclient.DefaultNamespace, "Temporal namespace")
+	f.registerConn(fs)
 	fs.StringVar(&f.ui, "temporal-ui", "", "base URL of the Temporal web UI, for links to runs (default: dbtrail dev's UI, http://"+
 		embedded.DefaultUIAddr+", when --temporal-addr is dev's default)")
 }

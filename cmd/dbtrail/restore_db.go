@@ -197,7 +197,7 @@ func checkRestoreBounds(parallel int, spec activities.RestoreSpec) error {
 // source, cut, mode and schema, not by the job).
 func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.RestoreInput, addr string) (client.Client, client.WorkflowRun, error) {
 	if in.Drill {
-		c, err := temporalclient.Dial(cmd.Context(), r.m.tf.addr, r.m.tf.namespace, g.log)
+		c, err := r.m.tf.dial(cmd.Context(), g.log)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -44,7 +44,7 @@ here, before anything is written.`,
 			if err := checkArchiveLocation(ctx, url, source, g); err != nil {
 				return err
 			}
-			c, err := temporalclient.Dial(ctx, tf.addr, tf.namespace, g.log)
+			c, err := tf.dial(ctx, g.log)
 			if err != nil {
 				return err
 			}

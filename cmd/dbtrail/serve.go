@@ -18,7 +18,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
-	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -149,7 +148,7 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 				}
 				defer store.Close()
 			}
-			c, err := temporalclient.Dial(cmd.Context(), tf.addr, tf.namespace, g.log)
+			c, err := tf.dial(cmd.Context(), g.log)
 			if err != nil {
 				return err
 			}
@@ -178,9 +177,12 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 func runDevAPI(ctx context.Context, g *globals, cfg embedded.ServerConfig, sc *serveConfig, rc *refreshConfig, store *index.Store) error {
 	tf := temporalFlags{addr: cfg.FrontendAddr, namespace: cfg.Namespace}
 	if cfg.UIAddr != "" {
-		tf.ui = "http://" + cfg.UIAddr
+		tf.ui = cfg.UIScheme() + "://" + cfg.UIAddr
 	}
-	c, err := temporalclient.Dial(ctx, tf.addr, tf.namespace, g.log)
+	if cfg.TLS != nil {
+		tf.creds.tls = cfg.TLS.Client
+	}
+	c, err := tf.dial(ctx, g.log)
 	if err != nil {
 		return err
 	}

@@ -11,14 +11,14 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
 func newWorkerCmd(g *globals) *cobra.Command {
-	var addr, namespace, taskQueue, metricsAddr string
+	var tf temporalFlags
+	var taskQueue, metricsAddr string
 	wc := newWorkerConfig()
 	var sched scheduleConfig
 	var early earlyRefreshConfig
@@ -28,6 +28,9 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Long: `worker polls a Temporal task queue and runs dbtrail's workflows and activities.
 Any Temporal works: the one inside "dbtrail dev", a self-hosted cluster or Temporal
 Cloud. Run as many as you like, on as many machines: Temporal spreads the work.
+A cluster with mTLS takes --temporal-tls-cert/--temporal-tls-key (and
+--temporal-tls-ca), an API key --temporal-api-key-file (docs/workflows.md,
+"A production Temporal cluster").
 Give each worker its own --backup-dir and --work-dir and the same --archive-url:
 a backup's steps run on one worker (a Temporal session) and snapshots are
 shared through the store (docs/workflows.md, "Workers on several machines").`,
@@ -41,7 +44,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 			}
 			defer store.Close()
 			defer acts.Engines.Close()
-			c, err := temporalclient.Dial(cmd.Context(), addr, namespace, g.log)
+			c, err := tf.dial(cmd.Context(), g.log)
 			if err != nil {
 				return err
 			}
@@ -50,7 +53,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 			if err != nil {
 				return err
 			}
-			if err := ensureSchedules(cmd, c, namespace, specs, g.log); err != nil {
+			if err := ensureSchedules(cmd, c, tf.namespace, specs, g.log); err != nil {
 				return err
 			}
 			reg := prometheus.NewRegistry()
@@ -59,7 +62,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 					return err
 				}
 			}
-			watch, err := early.watch(c, namespace, taskQueue, wc.source, sched.refresh.input(wc.source), acts, reg, g.log)
+			watch, err := early.watch(c, tf.namespace, taskQueue, wc.source, sched.refresh.input(wc.source), acts, reg, g.log)
 			if err != nil {
 				return err
 			}
@@ -67,8 +70,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "temporal-addr", embedded.DefaultFrontendAddr, "Temporal frontend host:port")
-	f.StringVar(&namespace, "namespace", temporalclient.DefaultNamespace, "Temporal namespace")
+	tf.registerConn(f)
 	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
 	f.StringVar(&metricsAddr, "metrics-addr", "", "address of a Prometheus /metrics endpoint with the folders' free space (empty: off; several workers on one machine need one each)")
 	wc.register(f)

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -56,16 +58,81 @@ func TestReplayStoredHistories(t *testing.T) {
 	}
 }
 
-// dsnWithPassword matches a go-sql-driver DSN that carries a password.
-var dsnWithPassword = regexp.MustCompile(`[^\s"/:@]+:[^\s"@]+@(tcp|unix)\(`)
+// secretShapes match what a workflow input or result must never carry,
+// whoever configured it: a go-sql-driver DSN with a password, an AWS
+// access key id, a bearer token, and a JSON field named like a secret with
+// a value ("Password", "SecretAccessKey", "APIKey", "AccessToken", …; a
+// "PasswordFile" names a file and is allowed, and so is a session's
+// recreate "Token", which is no credential).
+var secretShapes = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"a DSN with a password", regexp.MustCompile(`[^\s"/:@]+:[^\s"@]+@(tcp|unix)\(`)},
+	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"a bearer token", regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}`)},
+	{"a secret-named field", regexp.MustCompile(`(?i)"[a-z_]*(password|passwd|secret|secretkey|secret_?access_?key|access_?token|auth_?token|api_?token|api_?key)"\s*:\s*"[^"]+"`)},
+}
 
 // checkHistoryFile requires f to be a history the SDK reads, of at least a
-// start and an end, whose payloads (decoded) hold no DSN with a password.
-func checkHistoryFile(t *testing.T, f string) {
+// start and an end, whose text and payloads (decoded) hold none of the
+// secretShapes and none of secrets (the exact passwords, DSNs, tokens and
+// keys the test configured). A failure names the file and the kind of
+// secret, never the secret.
+func checkHistoryFile(t *testing.T, f string, secrets ...string) {
 	t.Helper()
-	text := historyText(t, f)
-	if m := dsnWithPassword.FindString(text); m != "" {
-		t.Fatalf("%s holds a DSN with a password (%s…)", f, m[:min(len(m), 12)])
+	for i, s := range secrets {
+		if len(s) < 8 {
+			t.Fatalf("secret %d to look for is too short to search for (%d characters)", i, len(s))
+		}
+	}
+	if found := findSecret(historyText(t, f), secrets); found != "" {
+		t.Fatalf("%s holds %s", f, found)
+	}
+}
+
+// findSecret says what secret text holds (secretShapes, or one of
+// secrets, by its index), or "" when none. It never quotes a whole secret.
+func findSecret(text string, secrets []string) string {
+	for _, s := range secretShapes {
+		if m := s.re.FindString(text); m != "" {
+			return fmt.Sprintf("%s (%s…)", s.what, m[:min(len(m), 12)])
+		}
+	}
+	for i, s := range secrets {
+		if strings.Contains(text, s) {
+			return fmt.Sprintf("secret %d of the test's (a password, DSN, token or key)", i)
+		}
+	}
+	return ""
+}
+
+// TestFindSecret: each kind of secret planted in a stored history's text
+// is found; the history itself holds none.
+func TestFindSecret(t *testing.T) {
+	files := storedHistories(t)
+	if len(files) == 0 {
+		t.Fatal("no stored history")
+	}
+	text := historyText(t, files[0])
+	const mine = "the-test's-own-secret-42"
+	if f := findSecret(text, []string{mine}); f != "" {
+		t.Fatalf("%s: %s", files[0], f)
+	}
+	for _, plant := range []string{
+		`"DSN":"dbtrail:hunter2hunter2@tcp(127.0.0.1:3306)/"`,
+		`"Key":"AKIAIOSFODNN7EXAMPLE"`,
+		`"Header":"Authorization: Bearer abcdefgh12345678"`,
+		`"SecretAccessKey":"wJalrXUtnFEMI"`,
+		`"TargetPassword":"x"`,
+		`"Note":"` + mine + `"`,
+	} {
+		if findSecret(text+plant, []string{mine}) == "" {
+			t.Errorf("planted %s not found", plant)
+		}
+	}
+	if f := findSecret(text+`"PasswordFile":"/run/secrets/target"`, nil); f != "" {
+		t.Errorf("a password file's name taken for a secret: %s", f)
 	}
 }
 

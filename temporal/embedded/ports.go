@@ -14,6 +14,24 @@ const loopback = "127.0.0.1"
 // an empty host mean 127.0.0.1; port 0 picks a free port. The server binds
 // to IPs only, so other host names are refused.
 func hostPort(addr, what string) (ip string, port int, err error) {
+	host, port, err := parseAddr(addr, what)
+	if err != nil {
+		return "", 0, err
+	}
+	if port == 0 {
+		if port, err = freePort(host); err != nil {
+			return "", 0, fmt.Errorf("%s address %q: %w", what, addr, err)
+		}
+	} else if err := checkFree(host, port); err != nil {
+		return "", 0, fmt.Errorf("%s address %s is taken (another dbtrail dev or Temporal server running?): %w", what, addr, err)
+	}
+	return host, port, nil
+}
+
+// parseAddr splits addr ("host:port") into an IP and a port without
+// binding anything. "localhost" and an empty host mean 127.0.0.1; other
+// host names are refused.
+func parseAddr(addr, what string) (ip string, port int, err error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", 0, fmt.Errorf("%s address %q: %w", what, addr, err)
@@ -27,13 +45,6 @@ func hostPort(addr, what string) (ip string, port int, err error) {
 	port, err = strconv.Atoi(p)
 	if err != nil || port < 0 || port > 65535 {
 		return "", 0, fmt.Errorf("%s address %q: bad port", what, addr)
-	}
-	if port == 0 {
-		if port, err = freePort(host); err != nil {
-			return "", 0, fmt.Errorf("%s address %q: %w", what, addr, err)
-		}
-	} else if err := checkFree(host, port); err != nil {
-		return "", 0, fmt.Errorf("%s address %s is taken (another dbtrail dev or Temporal server running?): %w", what, addr, err)
 	}
 	return host, port, nil
 }

@@ -59,11 +59,17 @@ type ServerConfig struct {
 	DataDir string
 	// FrontendAddr is where clients and workers connect (gRPC), host:port
 	// with an IP or localhost. Default 127.0.0.1:7233; port 0 picks one.
+	// An address beyond loopback is refused without TLS.
 	FrontendAddr string
 	// UIAddr is where the web UI listens (its assets are embedded: no
 	// network needed); "" runs no UI. DefaultUIAddr is the usual value.
-	// Port 0 picks one.
+	// Port 0 picks one. An address beyond loopback is refused without TLS;
+	// with TLS the UI is served there over HTTPS and requires a client
+	// certificate signed by TLS.ClientCAFile's CA, like the frontend.
 	UIAddr string
+	// TLS, when set, serves the frontend over TLS and requires client
+	// certificates (mTLS). nil: plaintext, on loopback only.
+	TLS *FrontendTLS
 	// Namespace is registered (retention NamespaceRetention) if missing.
 	// Default "default".
 	Namespace string
@@ -81,6 +87,8 @@ type Server struct {
 	frontend string
 	uiURL    string
 	ns       string
+	tls      *FrontendTLS
+	uiProxy  *http.Server // the UI's mTLS listener beyond loopback, or nil
 	unlock   func()
 	logMin   *slog.LevelVar
 	sqlCfg   *config.SQL
@@ -105,6 +113,9 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		cfg.Namespace = temporalclient.DefaultNamespace
 	}
 	log := orDefault(cfg.Logger)
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
@@ -126,9 +137,6 @@ func start(ctx context.Context, cfg ServerConfig, log *slog.Logger) (*Server, er
 	if err != nil {
 		return nil, err
 	}
-	if !isLoopback(feIP) {
-		log.Warn("Temporal frontend listens beyond this machine and has no authentication", "addr", cfg.FrontendAddr)
-	}
 	frontend := joinHostPort(feIP, fePort)
 	sqlCfg := sqliteConfig(filepath.Join(cfg.DataDir, DBFile))
 	if err := ensureSchema(sqlCfg); err != nil {
@@ -146,6 +154,9 @@ func start(ctx context.Context, cfg ServerConfig, log *slog.Logger) (*Server, er
 	conf, hosts, err := serverConfig(feIP, fePort, sqlCfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.TLS != nil {
+		cfg.TLS.apply(conf)
 	}
 	slogger := newServerLogger(log)
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
@@ -175,14 +186,14 @@ func start(ctx context.Context, cfg ServerConfig, log *slog.Logger) (*Server, er
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
-	s := &Server{server: srv, frontend: frontend, ns: cfg.Namespace, unlock: func() {}, logMin: slogger.min, sqlCfg: sqlCfg}
+	s := &Server{server: srv, frontend: frontend, ns: cfg.Namespace, tls: cfg.TLS, unlock: func() {}, logMin: slogger.min, sqlCfg: sqlCfg}
 	if cfg.UIAddr != "" {
 		if err := s.startUI(ctx, cfg.UIAddr, log); err != nil {
 			s.Stop()
 			return nil, err
 		}
 	}
-	if err := waitReady(ctx, frontend, cfg.Namespace); err != nil {
+	if err := waitReady(ctx, s.Connection()); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -262,33 +273,52 @@ func serverConfig(feIP string, fePort int, sqlCfg *config.SQL) (*config.Config, 
 
 // startUI starts the web UI on addr and waits until it answers. The UI
 // server's Start blocks and exits the process when it cannot listen, so the
-// address is checked first.
+// address is checked first. With TLS the UI dials the frontend with
+// TLS.Client's certificate; an addr beyond loopback (allowed only with
+// TLS, ServerConfig.check) is then served by an mTLS proxy (uiProxy) and
+// the UI itself listens on a free loopback port.
 func (s *Server) startUI(ctx context.Context, addr string, log *slog.Logger) error {
 	ip, port, err := hostPort(addr, "UI")
 	if err != nil {
 		return err
 	}
-	if !isLoopback(ip) {
-		log.Warn("Temporal UI listens beyond this machine and has no authentication", "addr", addr)
+	uiIP, uiPort := ip, port
+	if !isLoopback(ip) { // the mTLS proxy listens on addr, the UI behind it
+		uiIP = loopback
+		if uiPort, err = freePort(loopback); err != nil {
+			return err
+		}
 	}
-	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
-		Host:                ip,
-		Port:                port,
+	cfg := &uiconfig.Config{
+		Host:                uiIP,
+		Port:                uiPort,
 		TemporalGRPCAddress: s.frontend,
 		EnableUI:            true,
 		DefaultNamespace:    s.ns,
 		CORS:                uiconfig.CORS{CookieInsecure: true},
 		HideLogs:            true,
 		DisableNewsFetch:    true,
-	}))
+	}
+	if s.tls != nil {
+		cfg.TLS = uiconfig.TLS{CaFile: s.tls.Client.CAFile, CertFile: s.tls.Client.CertFile, KeyFile: s.tls.Client.KeyFile,
+			ServerName: s.tls.Client.ServerName, EnableHostVerification: true}
+	}
+	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(cfg))
 	go func() {
 		if err := s.ui.Start(); err != nil {
 			log.Error("Temporal UI stopped", "error", err)
 		}
 	}()
-	s.uiURL = "http://" + joinHostPort(ip, port)
-	return poll(ctx, "Temporal UI at "+s.uiURL, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.uiURL+"/healthz", nil)
+	local := "http://" + joinHostPort(uiIP, uiPort)
+	s.uiURL = local
+	if !isLoopback(ip) {
+		if s.uiProxy, err = serveMTLS(joinHostPort(ip, port), local, s.tls, log); err != nil {
+			return err
+		}
+		s.uiURL = "https://" + joinHostPort(ip, port)
+	}
+	return poll(ctx, "Temporal UI at "+local, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, local+"/healthz", nil)
 		if err != nil {
 			return err
 		}
@@ -307,6 +337,17 @@ func (s *Server) startUI(ctx context.Context, addr string, log *slog.Logger) err
 // FrontendAddr is the host:port clients and workers dial.
 func (s *Server) FrontendAddr() string { return s.frontend }
 
+// Connection is how a client dials the server: its frontend address and
+// namespace and, with ServerConfig.TLS, the client certificate of
+// TLS.Client.
+func (s *Server) Connection() temporalclient.Connection {
+	c := temporalclient.Connection{Addr: s.frontend, Namespace: s.ns}
+	if s.tls != nil {
+		c.TLS = s.tls.Client
+	}
+	return c
+}
+
 // Namespace is the namespace the server registered.
 func (s *Server) Namespace() string { return s.ns }
 
@@ -322,6 +363,9 @@ func (s *Server) UIURL() string { return s.uiURL }
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		s.logMin.Set(slog.LevelError + 4) // silence: see Stop's doc
+		if s.uiProxy != nil {
+			_ = s.uiProxy.Close()
+		}
 		if s.ui != nil {
 			s.ui.Stop()
 		}
@@ -331,15 +375,15 @@ func (s *Server) Stop() {
 	})
 }
 
-// waitReady waits until the frontend at addr answers for namespace.
-func waitReady(ctx context.Context, addr, namespace string) error {
-	c, err := temporalclient.Dial(ctx, addr, namespace, slog.New(slog.DiscardHandler))
+// waitReady waits until the frontend answers conn's namespace.
+func waitReady(ctx context.Context, conn temporalclient.Connection) error {
+	c, err := conn.Dial(ctx, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return fmt.Errorf("connect to the embedded frontend: %w", err)
 	}
 	defer c.Close()
-	return poll(ctx, "namespace "+namespace, func(ctx context.Context) error {
-		_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
+	return poll(ctx, "namespace "+conn.Namespace, func(ctx context.Context) error {
+		_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: conn.Namespace})
 		return err
 	})
 }

@@ -47,19 +47,26 @@ func (w testWriter) Write(p []byte) (int, error) {
 // (or earlier through the returned stop).
 func startTest(t *testing.T, dir string, ui bool) (srv *Server, c client.Client, stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	cfg := ServerConfig{DataDir: dir, FrontendAddr: "127.0.0.1:0", Logger: testLogger(t)}
 	if ui {
 		cfg.UIAddr = "127.0.0.1:0"
 	}
+	return startConfig(t, cfg)
+}
+
+// startConfig is startTest with the server's config; the client dials as
+// the server's Connection says.
+func startConfig(t *testing.T, cfg ServerConfig) (srv *Server, c client.Client, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	began := time.Now()
 	srv, err := StartServer(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("server started in %s (frontend %s, UI %q)", time.Since(began).Round(time.Millisecond), srv.FrontendAddr(), srv.UIURL())
-	c, err = temporalclient.Dial(ctx, srv.FrontendAddr(), temporalclient.DefaultNamespace, testLogger(t))
+	c, err = srv.Connection().Dial(ctx, testLogger(t))
 	if err != nil {
 		srv.Stop()
 		t.Fatal(err)

@@ -38,21 +38,12 @@ func (e *AlreadyRunningError) Is(target error) bool { return target == ErrAlread
 func (e *AlreadyRunningError) Unwrap() error { return e.Err }
 
 // Dial connects to the Temporal frontend at addr (host:port) for namespace
-// and checks the connection before returning. The SDK's messages go to log
-// (slog.Default() when nil). The caller closes the client.
+// without TLS or credentials (an embedded server on loopback) and checks
+// the connection before returning. The SDK's messages go to log
+// (slog.Default() when nil). The caller closes the client. A frontend that
+// asks for credentials is dialled through Connection.
 func Dial(ctx context.Context, addr, namespace string, log *slog.Logger) (client.Client, error) {
-	if namespace == "" {
-		namespace = DefaultNamespace
-	}
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  addr,
-		Namespace: namespace,
-		Logger:    sdkLogger(log),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", addr, namespace, err)
-	}
-	return c, nil
+	return Connection{Addr: addr, Namespace: namespace}.Dial(ctx, log)
 }
 
 // StartWorkflow starts workflow wf (a function or a registered type name)
