@@ -27,15 +27,16 @@ type SessionOptions struct {
 	// TempDir is where DuckDB spills (temp_directory): "" makes a folder
 	// under os.TempDir that Close removes.
 	TempDir string
-	// Sandbox also cuts DuckDB off every file outside SourceDir and the
-	// network (sandbox.go), for questions from untrusted callers.
+	// Sandbox also cuts DuckDB off every file outside SourceDir and its
+	// temp folder, and the network (sandbox.go), for questions from
+	// untrusted callers and `dbtrail query` by default.
 	Sandbox bool
 	// Tail, when set, prepares the changes after a snapshot into the
 	// folder it is given (a new one under the session's temp folder at
 	// every Reload) and returns them: the views then read that snapshot
-	// with its Tail (docs/tail.md), not current. Not with Snapshot. With
-	// Sandbox, DuckDB may also read the session's temp folder (where the
-	// tails are staged); a TempDir given is then allowed whole.
+	// with its Tail (docs/tail.md), not current. Not with Snapshot. (With
+	// Sandbox, DuckDB may read the session's temp folder, where the tails
+	// are staged: a TempDir given is allowed whole.)
 	Tail func(ctx context.Context, dir string) (*Tail, error)
 }
 
@@ -213,7 +214,7 @@ var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^
 // folding included) and running all happen under ctx: its end interrupts
 // DuckDB (which stops at its next check of the interrupt).
 func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, explain bool, err error) {
-	c, err := s.checkStatement(ctx, stmt)
+	c, err := checkStatement(ctx, stmt)
 	if err != nil {
 		return nil, false, err
 	}

@@ -2,9 +2,11 @@ package views
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
+	stdsync "sync" // the package has a test helper named sync
 )
 
 // checked is what checkStatement learned of a statement before it runs.
@@ -16,22 +18,47 @@ type checked struct {
 	names map[string]bool
 }
 
+// parser is an empty in-memory DuckDB whose only use is parsing statements
+// (json_serialize_sql): it holds no view, file or setting of a session.
+var parser = stdsync.OnceValues(func() (*sql.DB, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("views: open the statement parser: %w", err)
+	}
+	db.SetMaxOpenConns(2)
+	db.SetMaxIdleConns(2) // an in-memory database lives while a connection does
+	return db, nil
+})
+
+// CheckStatement is Session.Query's check of stmt, without a session:
+// from DuckDB's parse alone, before anything opens, reads the index or
+// stages a tail. The API and `dbtrail query` call it first, so a refused
+// statement costs a parse only.
+func CheckStatement(ctx context.Context, stmt string) error {
+	_, err := checkStatement(ctx, stmt)
+	return err
+}
+
 // checkStatement refuses, from DuckDB's parse of stmt alone (nothing is
 // bound, planned, staged or run), anything but one SELECT (in all its
 // forms: WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE) or an EXPLAIN of
 // one, and a statement that calls a function the sandbox refuses or does
 // not know (sandbox_functions.go), naming it. It returns the tables the
 // statement names.
-func (s *Session) checkStatement(ctx context.Context, stmt string) (checked, error) {
+func checkStatement(ctx context.Context, stmt string) (checked, error) {
 	var c checked
 	inner := stmt
 	if loc := explainPrefix.FindStringIndex(stmt); loc != nil {
 		c.explain, inner = true, stmt[loc[1]:]
 	}
+	db, err := parser()
+	if err != nil {
+		return c, err
+	}
 	var text string
 	// json_serialize_sql parses SELECT statements only: any other
 	// statement is an error of its answer.
-	if err := s.conn.QueryRowContext(ctx, "SELECT json_serialize_sql("+quoteString(inner)+")::VARCHAR").Scan(&text); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT json_serialize_sql("+quoteString(inner)+")::VARCHAR").Scan(&text); err != nil {
 		return c, fmt.Errorf("views: parse the statement: %w", err)
 	}
 	var tree struct {
