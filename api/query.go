@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -46,7 +49,7 @@ type Question struct {
 }
 
 // QueryAnswer is the answer of POST /v1/query: each row a JSON array in
-// column order (DECIMAL exact, times as text), and the transaction the
+// column order (a QueryFunc's rows are written as they are) (DECIMAL exact, times as text), and the transaction the
 // answer is cut at.
 type QueryAnswer struct {
 	Snapshot  string            `json:"snapshot"`
@@ -84,9 +87,22 @@ type QueryCut struct {
 }
 
 // QueryFunc answers a question in the sandbox (views.SessionOptions.Sandbox)
-// until ctx's deadline, the time limit. A statement the sandbox or DuckDB
-// refuses is an error the caller sees as is.
+// until ctx's deadline, the time limit: it returns ctx's error at the
+// deadline at the latest. A statement the sandbox or DuckDB refuses is an
+// error the caller sees as is; an answer whose rows exceed the server's
+// byte cap is an *AnswerTooLarge.
 type QueryFunc func(ctx context.Context, q Question) (QueryAnswer, error)
+
+// CodeAnswerTooLarge is the code of a query answer over the byte cap.
+const CodeAnswerTooLarge = "answer_too_large"
+
+// AnswerTooLarge is the error of a question whose answer's rows, encoded,
+// exceed Cap bytes (serve's --query-max-bytes): 413, naming the cap.
+type AnswerTooLarge struct{ Cap int64 }
+
+func (e *AnswerTooLarge) Error() string {
+	return fmt.Sprintf("the answer's rows are larger than the server's cap of %d bytes (--query-max-bytes): ask for fewer rows (max_rows, LIMIT) or narrower columns", e.Cap)
+}
 
 func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
 	b := body.(*QueryRequest)
@@ -134,13 +150,48 @@ func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	a, err := s.cfg.Query(ctx, Question{Source: b.Source, Snapshot: snap, SQL: b.SQL, MaxRows: b.MaxRows, Tail: withTail})
+	var big *AnswerTooLarge
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Field: "timeout_ms",
 			Message: "the statement ran past its time limit of " + timeout.String()}
+	case errors.As(err, &big):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeAnswerTooLarge, Field: "sql", Message: big.Error()}
 	case err != nil:
 		return &Error{Status: http.StatusBadRequest, Code: CodeQueryRefused, Field: "sql", Message: err.Error()}
 	}
-	writeJSON(w, http.StatusOK, a)
+	return writeAnswer(w, a)
+}
+
+// writeAnswer answers a with 200: its rows are written as they are (each
+// already one JSON array, as QueryFunc returns them), not encoded again,
+// so the answer is held once. An error is the header's encoding, before
+// anything is written.
+func writeAnswer(w http.ResponseWriter, a QueryAnswer) error {
+	head, err := json.MarshalIndent(struct {
+		Snapshot string   `json:"snapshot"`
+		Cut      QueryCut `json:"cut"`
+		Columns  []string `json:"columns"`
+		Types    []string `json:"types"`
+	}{a.Snapshot, a.Cut, a.Columns, a.Types}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the answer: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	// The client going away is nothing to answer: errors stick in b.
+	b := bufio.NewWriterSize(w, 64<<10)
+	b.Write(bytes.TrimSuffix(head, []byte("\n}")))
+	b.WriteString(",\n  \"rows\": [")
+	for i, r := range a.Rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(r) // a large row goes to w as it is, not copied
+	}
+	fmt.Fprintf(b, "\n  ],\n  \"truncated\": %t\n}\n", a.Truncated)
+	_ = b.Flush()
 	return nil
 }

@@ -23,6 +23,8 @@ type queryConfig struct {
 	tempDir                     string
 	tail                        bool
 	tailMaxEvents               int64
+	// noSandbox lets DuckDB read any file the user can (--no-sandbox).
+	noSandbox bool
 	// archiveURL is where the tail reads the hours the index dropped.
 	archiveURL string
 }
@@ -40,8 +42,11 @@ func newQueryCmd(g *globals) *cobra.Command {
 			"with ';' from the terminal (or standard input): an interactive shell with .tables,\n" +
 			".schema [table], .format table|csv|json, .help and .quit.\n\n" +
 			"Only read statements run: SELECT (with WITH, VALUES, FROM, DESCRIBE, SHOW, SUMMARIZE) and\n" +
-			"EXPLAIN of one; the settings are locked. The views are typed: DECIMAL, DATE, DATETIME and\n" +
-			"TIMESTAMP (UTC), TIME as DuckDB DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot\n" +
+			"EXPLAIN of one, calling no function that writes or changes settings; the settings are locked.\n" +
+			"DuckDB is sandboxed as in the API: it reads the source's backup folder and its own temp folder\n" +
+			"only, with no network and no extension (--no-sandbox lifts that for a person on this machine).\n" +
+			"The views are typed: DECIMAL, DATE, DATETIME and TIMESTAMP (UTC), TIME as DuckDB DECIMAL,\n" +
+			"DATE, TIMESTAMP, INTERVAL; a value the type cannot\n" +
 			"hold (a zero date, a DECIMAL beyond 38 digits) reads as NULL. --raw shows the stored text.\n" +
 			"The session's time zone is UTC.\n\n" +
 			"With the index (--index-dsn or DBTRAIL_INDEX_DSN) the views are the newest snapshot plus the\n" +
@@ -91,6 +96,7 @@ func newQueryCmd(g *globals) *cobra.Command {
 	f.BoolVar(&c.tail, "tail", true, "answer from the newest snapshot plus the changes captured after it, cut at the newest captured transaction (needs --index-dsn; "+
 		"without one the snapshot alone is read unless --tail is given); --tail=false reads the snapshot alone")
 	f.Int64Var(&c.tailMaxEvents, "tail-max-events", tail.DefaultMaxEvents, "largest tail folded: with more changes after the snapshot the answer is the snapshot's, with the reason")
+	f.BoolVar(&c.noSandbox, "no-sandbox", false, "let DuckDB read any file this user can, and the network (default: the source's backup folder and the temp folder only, as in the API)")
 	registerArchiveURL(f, &c.archiveURL, "archive location the tail reads the hours the index dropped from (without it such a tail is left out, with the reason)")
 	return cmd
 }
@@ -119,7 +125,7 @@ func (c *queryConfig) check() error {
 func (c *queryConfig) sessionOptions() views.SessionOptions {
 	return views.SessionOptions{
 		Options:     views.Options{SourceDir: filepath.Join(c.backupDir, c.source), Snapshot: c.snapshot, Raw: c.raw},
-		MemoryLimit: c.memoryLimit, Threads: c.threads, TempDir: c.tempDir,
+		MemoryLimit: c.memoryLimit, Threads: c.threads, TempDir: c.tempDir, Sandbox: !c.noSandbox,
 	}
 }
 

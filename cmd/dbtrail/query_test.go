@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -233,5 +234,31 @@ true,170141183460469231731687303715884105727,"[1, 2]","{'a': 1, 'b': 'x'}",{'k'=
 `
 	if err != nil || out != want {
 		t.Fatalf("json: %v\n got %q\nwant %q", err, out, want)
+	}
+}
+
+// TestQuerySandboxed: `dbtrail query` reads the source's backup folder
+// only by default (a file elsewhere is refused, as in the API), and
+// --no-sandbox lets a person read it; a function that changes settings is
+// refused either way.
+func TestQuerySandboxed(t *testing.T) {
+	dir := queryFixture(t)
+	other := filepath.Join(t.TempDir(), "other.csv")
+	if err := os.WriteFile(other, []byte("a\n42\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := "SELECT * FROM read_csv('" + other + "')"
+	if out, _, err := runQuery(t, "", "--backup-dir", dir, "--format", "csv", q); err == nil {
+		t.Fatalf("a file outside the backup folder answered: %q", out)
+	}
+	if out, _, err := runQuery(t, "", "--backup-dir", dir, "--format", "csv", "SELECT content FROM read_text('/etc/hostname')"); err == nil {
+		t.Fatalf("/etc/hostname answered: %q", out)
+	}
+	out, _, err := runQuery(t, "", "--backup-dir", dir, "--format", "csv", "--no-sandbox", q)
+	if err != nil || out != "a\n42\n" {
+		t.Fatalf("--no-sandbox: %q, %v", out, err)
+	}
+	if _, _, err := runQuery(t, "", "--backup-dir", dir, "--no-sandbox", "SELECT enable_logging()"); err == nil || !strings.Contains(err.Error(), "enable_logging") {
+		t.Fatalf("enable_logging with --no-sandbox: %v, want it refused by name", err)
 	}
 }

@@ -35,6 +35,8 @@ type serveConfig struct {
 	archiveURL       string
 	source           string
 	queryMemoryLimit string
+	// queryMaxBytes bounds the rows of one API query's answer, encoded.
+	queryMaxBytes int64
 	// queryTailMaxEvents bounds the live tail of one API query.
 	queryTailMaxEvents int64
 }
@@ -46,6 +48,7 @@ func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {
 	f.StringVar(&s.tlsKey, "tls-key", "", "PEM private key of the HTTP API (with --tls-cert)")
 	f.StringVar(&s.exportDir, "export-dir", "", "folder, on the workers' machines, that API exports are written into (default <backup-dir>/../exports; \"none\" refuses exports)")
 	f.StringVar(&s.queryMemoryLimit, "query-memory-limit", "512MB", "DuckDB memory limit of one API query")
+	f.Int64Var(&s.queryMaxBytes, "query-max-bytes", DefaultQueryMaxBytes, "largest answer of one API query, its rows encoded as JSON, in bytes: a larger one is refused (413, naming this cap)")
 	f.Int64Var(&s.queryTailMaxEvents, "query-tail-max-events", tail.DefaultMaxEvents, "largest live tail one API query folds (with --index-dsn): with more changes after the snapshot the answer is the snapshot's, with the reason")
 }
 
@@ -71,6 +74,9 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	}
 	if s.queryTailMaxEvents < 1 {
 		return devJob{}, fmt.Errorf("--query-tail-max-events %d: want at least 1", s.queryTailMaxEvents)
+	}
+	if s.queryMaxBytes < 1 {
+		return devJob{}, fmt.Errorf("--query-max-bytes %d: want at least 1", s.queryMaxBytes)
 	}
 	exportDir, err := s.exports()
 	if err != nil {

@@ -26,6 +26,9 @@ const maxQueries = 2
 type sandbox struct {
 	backupDir   string
 	memoryLimit string
+	// maxBytes bounds an answer's rows, encoded (--query-max-bytes; 0:
+	// DefaultQueryMaxBytes).
+	maxBytes int64
 	// index is the index the tail reads; nil: the snapshot alone.
 	index moment.Store
 	// maxEvents is the tail's bound (tail.Reader.MaxEvents).
@@ -60,6 +63,10 @@ func archiveOnce(url string, log *slog.Logger) func(ctx context.Context) (storag
 	}
 }
 
+// DefaultQueryMaxBytes is --query-max-bytes' default: the largest answer,
+// its rows encoded, one API query holds.
+const DefaultQueryMaxBytes = 16 << 20
+
 // sandboxQuery answers the API's questions: a sandboxed views session
 // (views.SessionOptions.Sandbox: files of the source's backup folder and
 // the session's staged tail only, no network, no extension, read-only
@@ -67,76 +74,117 @@ func archiveOnce(url string, log *slog.Logger) func(ctx context.Context) (storag
 // (the live tail of `dbtrail query`, docs/tail.md, when sb has an index and
 // the question does not turn it off), or of its snapshot; its rows as JSON
 // arrays as `dbtrail query --format json` writes values, and its cut.
+//
+// The statement is checked (views.CheckStatement) before the session opens
+// or the index is read. It answers at ctx's end at the latest: the work
+// goes on in the background until DuckDB stops at its interrupt (a
+// function DuckDB cannot interrupt, folding a constant, finishes first),
+// holding its slot (maxQueries) until then.
 func sandboxQuery(sb sandbox) api.QueryFunc {
 	slots := make(chan struct{}, maxQueries)
 	return func(ctx context.Context, q api.Question) (api.QueryAnswer, error) {
+		if err := views.CheckStatement(ctx, q.SQL); err != nil {
+			return api.QueryAnswer{}, err
+		}
 		select {
 		case slots <- struct{}{}:
-			defer func() { <-slots }()
 		case <-ctx.Done():
 			return api.QueryAnswer{}, ctx.Err()
 		}
-		o := views.SessionOptions{
-			Options:     views.Options{SourceDir: filepath.Join(sb.backupDir, q.Source), Snapshot: q.Snapshot},
-			MemoryLimit: sb.memoryLimit, Threads: 1, Sandbox: true,
+		type answer struct {
+			a   api.QueryAnswer
+			err error
 		}
-		var st *tail.State
-		var err error
-		switch {
-		case q.Tail != nil && *q.Tail && sb.index == nil:
-			return api.QueryAnswer{}, errors.New("tail=true: the server reads no index (--index-dsn): only tail=false, the snapshot alone")
-		case q.Snapshot == "" && sb.index != nil && (q.Tail == nil || *q.Tail):
-			past := moment.Past{Source: q.Source, Index: sb.index, SourceDir: o.SourceDir, Log: sb.log}
-			if sb.archive != nil {
-				if past.Archive, err = sb.archive(ctx); err != nil {
-					return api.QueryAnswer{}, err
-				}
+		done := make(chan answer, 1)
+		go func() {
+			defer func() { <-slots }()
+			a, err := sb.answer(ctx, q)
+			if errors.Is(err, views.ErrInterrupted) && sb.log != nil {
+				sb.log.Info("query interrupted at its time limit", "source", q.Source, "error", err)
 			}
-			r := &tail.Reader{Past: past, MaxEvents: sb.maxEvents, MemoryLimit: sb.memoryLimit, Log: sb.log}
-			o.Tail = r.ViewsTail(func(prepared *tail.State) { st = prepared })
+			done <- answer{a, err}
+		}()
+		select {
+		case r := <-done:
+			return r.a, r.err
+		case <-ctx.Done():
+			return api.QueryAnswer{}, ctx.Err()
 		}
-		s, err := views.OpenSession(ctx, o)
-		if err != nil {
-			return api.QueryAnswer{}, err
-		}
-		defer s.Close()
-		rows, _, err := s.Query(ctx, q.SQL)
-		if err != nil {
-			return api.QueryAnswer{}, err
-		}
-		defer rows.Close()
-		r, err := newResult(rows)
-		if err != nil {
-			return api.QueryAnswer{}, err
-		}
-		a := api.QueryAnswer{Snapshot: s.Snapshot(), Columns: r.cols, Types: r.types, Rows: []json.RawMessage{}}
-		if a.Cut, err = answerCut(st, o.SourceDir, s.Snapshot()); err != nil {
-			return api.QueryAnswer{}, err
-		}
-		vals := make([]any, len(r.cols))
-		for {
-			ok, err := r.next(vals)
-			if err != nil {
+	}
+}
+
+// answer answers q: its rows while they fit sb.maxBytes encoded (else an
+// *api.AnswerTooLarge), at most q.MaxRows of them (then Truncated).
+func (sb sandbox) answer(ctx context.Context, q api.Question) (api.QueryAnswer, error) {
+	o := views.SessionOptions{
+		Options:     views.Options{SourceDir: filepath.Join(sb.backupDir, q.Source), Snapshot: q.Snapshot},
+		MemoryLimit: sb.memoryLimit, Threads: 1, Sandbox: true,
+	}
+	var st *tail.State
+	var err error
+	switch {
+	case q.Tail != nil && *q.Tail && sb.index == nil:
+		return api.QueryAnswer{}, errors.New("tail=true: the server reads no index (--index-dsn): only tail=false, the snapshot alone")
+	case q.Snapshot == "" && sb.index != nil && (q.Tail == nil || *q.Tail):
+		past := moment.Past{Source: q.Source, Index: sb.index, SourceDir: o.SourceDir, Log: sb.log}
+		if sb.archive != nil {
+			if past.Archive, err = sb.archive(ctx); err != nil {
 				return api.QueryAnswer{}, err
 			}
-			if !ok {
-				break
-			}
-			if len(a.Rows) == q.MaxRows {
-				a.Truncated = true
-				break
-			}
-			b := []byte{'['}
-			for i, v := range vals {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSON(b, v, r.types[i])
-			}
-			a.Rows = append(a.Rows, append(b, ']'))
 		}
-		return a, rows.Close()
+		r := &tail.Reader{Past: past, MaxEvents: sb.maxEvents, MemoryLimit: sb.memoryLimit, Log: sb.log}
+		o.Tail = r.ViewsTail(func(prepared *tail.State) { st = prepared })
 	}
+	s, err := views.OpenSession(ctx, o)
+	if err != nil {
+		return api.QueryAnswer{}, err
+	}
+	defer s.Close()
+	rows, _, err := s.Query(ctx, q.SQL)
+	if err != nil {
+		return api.QueryAnswer{}, err
+	}
+	defer rows.Close()
+	r, err := newResult(rows)
+	if err != nil {
+		return api.QueryAnswer{}, err
+	}
+	a := api.QueryAnswer{Snapshot: s.Snapshot(), Columns: r.cols, Types: r.types, Rows: []json.RawMessage{}}
+	if a.Cut, err = answerCut(st, o.SourceDir, s.Snapshot()); err != nil {
+		return api.QueryAnswer{}, err
+	}
+	maxBytes := sb.maxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultQueryMaxBytes
+	}
+	var size int64
+	vals := make([]any, len(r.cols))
+	for {
+		ok, err := r.next(vals)
+		if err != nil {
+			return api.QueryAnswer{}, err
+		}
+		if !ok {
+			break
+		}
+		if len(a.Rows) == q.MaxRows {
+			a.Truncated = true
+			break
+		}
+		b := []byte{'['}
+		for i, v := range vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, v, r.types[i])
+		}
+		b = append(b, ']')
+		if size += int64(len(b)) + 1; size > maxBytes {
+			return api.QueryAnswer{}, &api.AnswerTooLarge{Cap: maxBytes}
+		}
+		a.Rows = append(a.Rows, b)
+	}
+	return a, rows.Close()
 }
 
 // answerCut is the cut of an answer: the tail's st, or (st nil: no tail
@@ -165,7 +213,7 @@ func answerCut(st *tail.State, sourceDir, id string) (api.QueryCut, error) {
 // sandbox is what the API's queries read: backupDir and, when store is
 // not nil, the index for the live tail (bounded by --query-tail-max-events).
 func (s *serveConfig) sandbox(backupDir string, store *index.Store, log *slog.Logger) sandbox {
-	sb := sandbox{backupDir: backupDir, memoryLimit: s.queryMemoryLimit, maxEvents: s.queryTailMaxEvents,
+	sb := sandbox{backupDir: backupDir, memoryLimit: s.queryMemoryLimit, maxBytes: s.queryMaxBytes, maxEvents: s.queryTailMaxEvents,
 		archive: archiveOnce(s.archiveURL, log), log: log}
 	if store != nil {
 		sb.index = store

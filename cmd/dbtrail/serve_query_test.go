@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/internal/views"
 )
 
 // TestSandboxQuery: the API's query answers rows as JSON arrays with
@@ -33,5 +36,32 @@ func TestSandboxQuery(t *testing.T) {
 		if a, err := ask(ctx, api.Question{Source: "main", SQL: q, MaxRows: 10}); err == nil {
 			t.Errorf("%s: answered %+v", q, a)
 		}
+	}
+}
+
+// TestSandboxQueryBounds: an answer whose rows exceed the byte cap is an
+// *api.AnswerTooLarge naming the cap, and one under it answers; a
+// function that changes the session's logging is refused by name; a
+// statement that does not parse is refused before a session opens (the
+// source folder does not exist: opening one would fail otherwise).
+func TestSandboxQueryBounds(t *testing.T) {
+	dir := queryFixture(t)
+	ask := sandboxQuery(sandbox{backupDir: dir, memoryLimit: "256MB", maxBytes: 1 << 20})
+	ctx := context.Background()
+	_, err := ask(ctx, api.Question{Source: "main", SQL: "SELECT repeat('x', 100000) FROM range(20)", MaxRows: 100})
+	var big *api.AnswerTooLarge
+	if !errors.As(err, &big) || big.Cap != 1<<20 {
+		t.Fatalf("20 rows of 100 kB under a 1 MiB cap: %v", err)
+	}
+	if a, err := ask(ctx, api.Question{Source: "main", SQL: "SELECT repeat('x', 100000) FROM range(9)", MaxRows: 100}); err != nil || len(a.Rows) != 9 {
+		t.Fatalf("9 rows of 100 kB under a 1 MiB cap: %v", err)
+	}
+	for q, name := range map[string]string{"SELECT enable_logging()": "enable_logging", "FROM truncate_duckdb_logs()": "truncate_duckdb_logs"} {
+		if _, err := ask(ctx, api.Question{Source: "main", SQL: q, MaxRows: 10}); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want it refused naming %s", q, err, name)
+		}
+	}
+	if _, err := ask(ctx, api.Question{Source: "nowhere", SQL: "SELEC 1", MaxRows: 10}); !errors.Is(err, views.ErrNotReadOnly) {
+		t.Errorf("a statement that does not parse: %v, want ErrNotReadOnly before the session opens", err)
 	}
 }

@@ -9,17 +9,16 @@ import (
 
 // sandbox cuts the session off everything but the source folder: DuckDB
 // may read files under SourceDir only (allowed_directories; the views read
-// the snapshot there) and, with a tail, the session's temp folder (the
-// staged changes), has no other file system or network access
+// the snapshot there) and the session's temp folder (where it spills and
+// a tail's changes are staged), has no other file system or network access
 // (enable_external_access off: read_csv, read_text, glob, COPY, ATTACH on
 // any other path fail), loads and installs no extension, and keeps these
 // settings (lock_configuration, set by OpenSession after this). Query's
-// read-only check still refuses every statement but SELECT and EXPLAIN.
+// read-only check still refuses every statement but SELECT and EXPLAIN,
+// and every function that writes or changes settings (by name,
+// sandbox_functions.go).
 func (s *Session) sandbox(ctx context.Context) error {
-	allowed := []string{s.opt.SourceDir}
-	if s.opt.Tail != nil {
-		allowed = append(allowed, s.tailRoot)
-	}
+	allowed := []string{s.opt.SourceDir, s.tailRoot}
 	var list []string
 	for _, d := range allowed {
 		dir, err := filepath.Abs(d)

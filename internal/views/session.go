@@ -27,15 +27,16 @@ type SessionOptions struct {
 	// TempDir is where DuckDB spills (temp_directory): "" makes a folder
 	// under os.TempDir that Close removes.
 	TempDir string
-	// Sandbox also cuts DuckDB off every file outside SourceDir and the
-	// network (sandbox.go), for questions from untrusted callers.
+	// Sandbox also cuts DuckDB off every file outside SourceDir and its
+	// temp folder, and the network (sandbox.go), for questions from
+	// untrusted callers and `dbtrail query` by default.
 	Sandbox bool
 	// Tail, when set, prepares the changes after a snapshot into the
 	// folder it is given (a new one under the session's temp folder at
 	// every Reload) and returns them: the views then read that snapshot
-	// with its Tail (docs/tail.md), not current. Not with Snapshot. With
-	// Sandbox, DuckDB may also read the session's temp folder (where the
-	// tails are staged); a TempDir given is then allowed whole.
+	// with its Tail (docs/tail.md), not current. Not with Snapshot. (With
+	// Sandbox, DuckDB may read the session's temp folder, where the tails
+	// are staged: a TempDir given is allowed whole.)
 	Tail func(ctx context.Context, dir string) (*Tail, error)
 }
 
@@ -207,55 +208,42 @@ var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^
 // Query runs one read-only statement and returns its rows and whether it is
 // an EXPLAIN. Anything but SELECT (in all its forms, DESCRIBE, SHOW and
 // SUMMARIZE included) and EXPLAIN of a SELECT is refused with
-// ErrNotReadOnly before it runs, as is more than one statement.
+// ErrNotReadOnly before it runs, as is more than one statement and a call
+// of a function the sandbox refuses (checkStatement); only then are the
+// tail's pending tables it names staged. Binding, planning (constant
+// folding included) and running all happen under ctx: its end interrupts
+// DuckDB (which stops at its next check of the interrupt).
 func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, explain bool, err error) {
-	if err := s.stagePending(ctx, stmt); err != nil {
-		return nil, false, err
-	}
-	typ, err := s.statementType(stmt)
+	c, err := checkStatement(ctx, stmt)
 	if err != nil {
 		return nil, false, err
 	}
-	switch typ {
-	case duckdb.STATEMENT_TYPE_SELECT:
-	case duckdb.STATEMENT_TYPE_EXPLAIN:
-		// EXPLAIN ANALYZE runs the statement it explains.
-		inner := explainPrefix.ReplaceAllString(stmt, "")
-		if t, err := s.statementType(inner); err != nil || t != duckdb.STATEMENT_TYPE_SELECT {
-			return nil, false, ErrNotReadOnly
-		}
-		explain = true
-	default:
-		return nil, false, ErrNotReadOnly
+	if err := s.stagePending(ctx, c.names, false); err != nil {
+		return nil, false, err
 	}
 	rows, err = s.conn.QueryContext(ctx, stmt)
-	return rows, explain, err
+	if err != nil && isUnstaged(err) {
+		// A table function read a pending table by a name the parse does
+		// not show (query_table): stage them all, and bind again.
+		if err := s.stagePending(ctx, nil, true); err != nil {
+			return nil, false, err
+		}
+		rows, err = s.conn.QueryContext(ctx, stmt)
+	}
+	return rows, c.explain, interrupted(err)
 }
 
-// statementType prepares stmt, which must be one statement, and returns its
-// type without running it.
-func (s *Session) statementType(stmt string) (duckdb.StmtType, error) {
-	var typ duckdb.StmtType
-	err := s.conn.Raw(func(dc any) error {
-		c, ok := dc.(*duckdb.Conn)
-		if !ok {
-			return fmt.Errorf("views: unexpected driver connection %T", dc)
-		}
-		// Conn.Prepare takes exactly one statement (PrepareContext would
-		// run all but the last).
-		st, err := c.Prepare(stmt)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		ds, ok := st.(*duckdb.Stmt)
-		if !ok {
-			return fmt.Errorf("views: unexpected driver statement %T", st)
-		}
-		typ, err = ds.StatementType()
-		return err
-	})
-	return typ, err
+// ErrInterrupted is the error of a statement DuckDB stopped because its
+// context ended (Query's time limit).
+var ErrInterrupted = errors.New("views: the statement was interrupted")
+
+// interrupted marks DuckDB's interrupt error as ErrInterrupted.
+func interrupted(err error) error {
+	var de *duckdb.Error
+	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeInterrupt {
+		return fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return err
 }
 
 // Close closes DuckDB and removes the temp folder the session made.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/views/viewstest"
 )
@@ -106,4 +107,30 @@ func TestSessionFollowsShape(t *testing.T) {
 	if _, err := OpenSession(ctx, SessionOptions{Options: Options{SourceDir: filepath.Join(src, "nothing")}, MemoryLimit: "64MB", Threads: 1}); err == nil {
 		t.Fatal("a session on a source without snapshots opened")
 	}
+}
+
+// TestQueryInterruptedByContext: a statement whose planning is the work
+// (a constant folded while the plan is optimized) is interrupted when its
+// context ends: the check, the bind and the plan all run under the
+// context, none before it. Asserted by the error's kind, not by time.
+func TestQueryInterruptedByContext(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "main")
+	viewstest.Publish(t, src, ordersV1)
+	s := openSession(t, SessionOptions{Options: Options{SourceDir: src}, Sandbox: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	rows, _, err := s.Query(ctx, "SELECT length(repeat('x', 100000000))")
+	if err == nil {
+		rows.Close()
+		t.Fatal("the statement finished, want it interrupted")
+	}
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("%v, want ErrInterrupted", err)
+	}
+	// The session answers the next statement.
+	rows, _, err = s.Query(context.Background(), "SELECT count(*) FROM shop.orders")
+	if err != nil {
+		t.Fatalf("after an interrupt: %v", err)
+	}
+	rows.Close()
 }

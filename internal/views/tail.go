@@ -43,6 +43,10 @@ type Tail struct {
 // pendingViewSQL).
 const unstagedSchema = "dbtrail_unstaged"
 
+// unstagedNote ends the name of a pending table's stand-in: DuckDB's
+// error binding its view names it.
+const unstagedNote = "after the snapshot were not staged for this statement"
+
 // Window is one table's changes after the snapshot: a fold window's
 // scratch file (fold.Window), its rows in stream order, each the row
 // effect of one change on one key (an upsert with the after image, a
@@ -103,7 +107,7 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 func pendingViewSQL(dir string, t TableRef, raw bool) string {
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	standIn := quoteIdent(unstagedSchema) + "." +
-		quoteIdent(fmt.Sprintf("dbtrail: the changes of %s.%s after the snapshot were not staged for this statement", t.Schema, t.Table))
+		quoteIdent(fmt.Sprintf("dbtrail: the changes of %s.%s %s", t.Schema, t.Table, unstagedNote))
 	tableFile := quoteString(globEscape(dir) + "/" + globEscape(t.Schema) + "/" + globEscape(t.Table) + ".parquet")
 	shown := joinIdents(t.Columns)
 	if !raw {

@@ -3,7 +3,6 @@ package views
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,15 +75,13 @@ func sameShape(a, b []TableRef) bool {
 	})
 }
 
-// stagePending stages the pending tables stmt names (every pending table
-// when what it names cannot be told: it does not parse as SELECT
-// statements, or it calls a table function) and replaces their views with
-// views of their changes. The cut stays the tail's.
-func (s *Session) stagePending(ctx context.Context, stmt string) error {
+// stagePending stages the pending tables of names (every pending table
+// with all) and replaces their views with views of their changes. The cut
+// stays the tail's.
+func (s *Session) stagePending(ctx context.Context, names map[string]bool, all bool) error {
 	if s.tail == nil || len(s.tail.Pending) == 0 {
 		return nil
 	}
-	names, all := s.named(ctx, stmt)
 	var stage []string
 	for name := range s.tail.Pending {
 		if all || names[name] {
@@ -114,44 +111,6 @@ func (s *Session) stagePending(ctx context.Context, stmt string) error {
 	return nil
 }
 
-// named returns the schema.table names stmt reads, from DuckDB's parse
-// of it (json_serialize_sql: every BASE_TABLE reference, CTEs and
-// subqueries included), or all when that cannot be told.
-func (s *Session) named(ctx context.Context, stmt string) (names map[string]bool, all bool) {
-	var text string
-	if err := s.conn.QueryRowContext(ctx, "SELECT json_serialize_sql("+quoteString(stmt)+")::VARCHAR").Scan(&text); err != nil {
-		return nil, true
-	}
-	var tree any
-	if err := json.Unmarshal([]byte(text), &tree); err != nil {
-		return nil, true
-	}
-	if m, ok := tree.(map[string]any); !ok || m["error"] != false {
-		return nil, true
-	}
-	names = map[string]bool{}
-	all = false
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			switch v["type"] {
-			case "BASE_TABLE":
-				schemaName, _ := v["schema_name"].(string)
-				table, _ := v["table_name"].(string)
-				names[schemaName+"."+table] = true
-			case "TABLE_FUNCTION":
-				all = true
-			}
-			for _, c := range v {
-				walk(c)
-			}
-		case []any:
-			for _, c := range v {
-				walk(c)
-			}
-		}
-	}
-	walk(tree)
-	return names, all
-}
+// isUnstaged reports whether err is DuckDB's failure to bind the view of a
+// pending table (pendingViewSQL).
+func isUnstaged(err error) bool { return strings.Contains(err.Error(), unstagedNote) }

@@ -40,7 +40,7 @@ func (f *stagingTail) prepare(s **Session) func(ctx context.Context, dir string)
 
 // TestSessionTailStagesNamedTables: a pending table's changes are staged
 // when a statement names it (directly, in a CTE or a subquery, or when a
-// table function makes what it reads unknown), once, at the tail's cut;
+// table function reads it), once, at the tail's cut;
 // a statement naming other tables stages nothing; and the view of a
 // pending table fails, naming it, instead of answering the snapshot's rows.
 func TestSessionTailStagesNamedTables(t *testing.T) {
@@ -84,10 +84,28 @@ func TestSessionTailStagesNamedTables(t *testing.T) {
 	if len(f.staged) != 1 {
 		t.Fatalf("a table named in a subquery: staged %v", f.staged)
 	}
+	// A table function stages what it reads (bound against the stand-ins
+	// first), and nothing when it reads no pending table.
 	s, f = open()
 	query(s, "SELECT count(*) FROM query_table('crm.news')")
-	if len(f.staged) != 1 {
-		t.Fatalf("a table function: staged %v, want every pending table", f.staged)
+	if len(f.staged) != 0 {
+		t.Fatalf("a table function reading crm.news: staged %v, want nothing", f.staged)
+	}
+	if got := query(s, "SELECT id FROM query_table('shop.orders')"); !slices.Equal(got, []string{"9"}) || len(f.staged) != 1 {
+		t.Fatalf("a table function reading shop.orders: %v, staged %v, want it staged once", got, f.staged)
+	}
+	// A statement refused, or failing to bind, stages nothing.
+	s, f = open()
+	for _, q := range []string{"SELEC * FROM shop.orders", "SELECT * FROM shop.orders; SELECT 1", "SELECT enable_logging()",
+		"SELECT * FROM shop.orders, truncate_duckdb_logs()", "COPY shop.orders TO 'x.csv'",
+		"SELECT * FROM read_csv('" + filepath.Join(src, "nothing.csv") + "')"} {
+		if rows, _, err := s.Query(ctx, q); err == nil {
+			rows.Close()
+			t.Errorf("%s: answered, want it refused", q)
+		}
+	}
+	if len(f.staged) != 0 {
+		t.Fatalf("refused statements staged %v", f.staged)
 	}
 	s, f = open()
 	if got := query(s, "DESCRIBE shop.orders"); len(got) != 2 || len(f.staged) != 1 {

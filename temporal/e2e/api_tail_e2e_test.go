@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -20,15 +21,24 @@ import (
 // backup folder, with the read-only token ro, and returns its API client.
 func startServe(t *testing.T, e *backupEnv, bin, ro string) apiClient {
 	t.Helper()
+	c, _ := startServeProc(t, e, bin, ro, os.Stderr)
+	return c
+}
+
+// startServeProc is startServe with serve's log written to logTo and
+// extra flags, returning the process too.
+func startServeProc(t *testing.T, e *backupEnv, bin, ro string, logTo io.Writer, extra ...string) (apiClient, *exec.Cmd) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	addr := ln.Addr().String()
 	must(t, ln.Close())
 	ctx, cancel := context.WithCancel(e.ctx)
-	cmd := exec.CommandContext(ctx, bin, "serve", "--backup-dir", e.acts.BackupDir, "--temporal-addr", e.frontend,
-		"--api-addr", addr, "--query-memory-limit", "256MB")
+	args := append([]string{"serve", "--backup-dir", e.acts.BackupDir, "--temporal-addr", e.frontend,
+		"--api-addr", addr, "--query-memory-limit", "256MB"}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN, "DBTRAIL_API_TOKENS=ro "+ro+" viewer")
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = logTo
 	out, err := cmd.StdoutPipe()
 	must(t, err)
 	must(t, cmd.Start())
@@ -40,11 +50,11 @@ func startServe(t *testing.T, e *backupEnv, bin, ro string) apiClient {
 				for sc.Scan() {
 				}
 			}()
-			return apiClient{t: t, url: "http://" + addr, token: ro}
+			return apiClient{t: t, url: "http://" + addr, token: ro}, cmd
 		}
 	}
 	t.Fatalf("dbtrail serve ended before it ran: %v", sc.Err())
-	return apiClient{}
+	return apiClient{}, nil
 }
 
 // askAPI posts sql to /v1/query (with params) and returns the answer's
