@@ -89,6 +89,9 @@ func startFilesEnv(t *testing.T, p filemode.Policy) (*backupEnv, *workload, func
 	loose := filepath.Join(e.acts.BackupDir, "note-from-before")
 	must(t, os.WriteFile(loose, []byte("x"), 0o600))
 	must(t, os.Chmod(loose, 0o644))
+	// The export folder is the operator's (the worker writes where an
+	// export names it); dbtrail creates what is inside.
+	must(t, os.Mkdir(filesExports(e), p.Dir()))
 	folders := []string{e.acts.BackupDir, e.acts.WorkDir, filesExports(e)}
 	m := &modeWatch{seen: map[string]fs.FileMode{}, allowFile: p.File(), allowDir: p.Dir()}
 	stop := m.run(folders)
