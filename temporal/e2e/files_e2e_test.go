@@ -117,7 +117,7 @@ func startFilesEnv(t *testing.T, p filemode.Policy) (*backupEnv, *workload, func
 		if got := permOf(t, filepath.Join(snap.Dir, snapshot.ManifestName)); got != p.File() {
 			t.Errorf("the manifest is %o, want %o", got, p.File())
 		}
-		t.Logf("%d files and folders seen over %d walks; none beyond %v", m.files, m.walks, p)
+		t.Logf("%d files and folders seen over %d walks, %d beyond %v", m.files, m.walks, len(m.bad), p)
 	}
 }
 
