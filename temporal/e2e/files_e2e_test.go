@@ -25,7 +25,7 @@ import (
 // with a 0644 file from before is tightened at start (one log line), and a
 // symbolic link in it to a file outside is not followed.
 func TestFilesPrivate(t *testing.T) {
-	e, w, check := startFilesEnv(t, filemode.Private)
+	e, w, check, w2 := startFilesEnv(t, filemode.Private)
 	loose := filepath.Join(e.acts.BackupDir, "note-from-before")
 	outside := filepath.Join(t.TempDir(), "outside")
 	must(t, os.WriteFile(outside, []byte("x"), 0o600))
@@ -56,13 +56,18 @@ func TestFilesPrivate(t *testing.T) {
 		t.Fatalf("restore: %v", err)
 	}
 	check(filemode.Private)
+	for _, under := range []string{filepath.Join(e.acts.WorkDir, "restore") + "/", filepath.Join(filesExports(e), "at-latest") + "/"} {
+		if !w2.sawUnder(under) {
+			t.Errorf("the watcher saw nothing under %s", under)
+		}
+	}
 }
 
 // TestFilesGroupReadable is TestFilesPrivate's full backup and export with
 // DBTRAIL_FILE_MODE=group: the group reads (files 0640, folders 0750),
 // others get nothing.
 func TestFilesGroupReadable(t *testing.T) {
-	e, _, check := startFilesEnv(t, filemode.Group)
+	e, _, check, _ := startFilesEnv(t, filemode.Group)
 	t.Setenv("DBTRAIL_FILE_MODE", "group") // the worker process inherits it
 	startWorkerCmd(t, buildDbtrail(t), e.frontend, e, e.indexDSN, "--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
 	e.fullBackup(t)
@@ -75,11 +80,12 @@ func TestFilesGroupReadable(t *testing.T) {
 func filesExports(e *backupEnv) string { return filepath.Join(e.dir, "exports") }
 
 // startFilesEnv is a source with a workload and no worker; the backup
-// folder exists with a 0644 file from before, 0755. It returns a check
+// folder exists with a 0644 file from before, 0755. It returns the watch
+// and a check
 // that stops the watcher, walks the folders once more and fails on any
 // mode beyond p's, and requires the current snapshot's manifest to be
 // exactly p.File() (the mode took effect).
-func startFilesEnv(t *testing.T, p filemode.Policy) (*backupEnv, *workload, func(filemode.Policy)) {
+func startFilesEnv(t *testing.T, p filemode.Policy) (*backupEnv, *workload, func(filemode.Policy), *modeWatch) {
 	t.Helper()
 	e := newBackupEnv(t, withoutWorker())
 	w := newWorkload(31)
@@ -118,7 +124,19 @@ func startFilesEnv(t *testing.T, p filemode.Policy) (*backupEnv, *workload, func
 			t.Errorf("the manifest is %o, want %o", got, p.File())
 		}
 		t.Logf("%d files and folders seen over %d walks, %d beyond %v", m.files, m.walks, len(m.bad), p)
+	}, m
+}
+
+// sawUnder is whether the watcher saw a file or folder under prefix.
+func (m *modeWatch) sawUnder(prefix string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for path := range m.seen {
+		if strings.HasPrefix(path, prefix) {
+			return true
+		}
 	}
+	return false
 }
 
 // modeWatch walks folders again and again while the runs write, so that
