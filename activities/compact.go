@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/compaction"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
@@ -117,14 +118,14 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	}
 	pdPath, upPath := filepath.Join(base, filepath.FromSlash(pdRel)), filepath.Join(base, filepath.FromSlash(upRel))
 	for _, d := range []string{filepath.Dir(pdPath), filepath.Dir(upPath)} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, filemode.Dir()); err != nil {
 			return CompactTableResult{}, err
 		}
 	}
 	var cres fold.CompactResult
-	cr.PosdelDigest, err = atomicfile.WriteHashed(pdPath, 0o644, func(pw io.Writer) error {
+	cr.PosdelDigest, err = atomicfile.WriteHashed(pdPath, filemode.File(), func(pw io.Writer) error {
 		var err error
-		cr.UpsertsDigest, err = atomicfile.WriteHashed(upPath, 0o644, func(uw io.Writer) error {
+		cr.UpsertsDigest, err = atomicfile.WriteHashed(upPath, filemode.File(), func(uw io.Writer) error {
 			var err error
 			cres, err = eng.Compact(ctx, foot.Table, posdel, upserts, meta, pw, uw, progress)
 			return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/mydumper"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
@@ -38,7 +39,7 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	if err := a.checkDumpRoom(ctx, in.Source, dir); err != nil {
 		return DumpResult{}, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return DumpResult{}, fmt.Errorf("create dump folder %s: %w", dir, err)
 	}
 	if err := a.runMydumper(ctx, src, dir); err != nil {

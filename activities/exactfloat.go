@@ -16,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/dsn"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/exactfloat"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
@@ -47,7 +48,7 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 	if err := os.RemoveAll(dir); err != nil {
 		return out, fmt.Errorf("clear %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return out, fmt.Errorf("create %s: %w", dir, err)
 	}
 	db, err := a.openSource(in.Source)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -72,7 +73,7 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 	if err := a.checkRoom(filepath.Dir(sp.Out), exportNeed(sp.Format, out.Jobs), "export to "+sp.Out); err != nil {
 		return PlanExportResult{}, err
 	}
-	if err := os.MkdirAll(in.Staging, 0o755); err != nil {
+	if err := os.MkdirAll(in.Staging, filemode.Dir()); err != nil {
 		return PlanExportResult{}, fmt.Errorf("export staging folder: %w", err)
 	}
 	return out, nil
@@ -108,7 +109,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	if err := a.checkRoom(in.Staging, in.Need, "export "+name); err != nil {
 		return ExportTableResult{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {
 		return ExportTableResult{}, err
 	}
 	eng, release, err := a.engine(ctx)
@@ -136,7 +137,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 		Source: in.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot},
 			{snapshot.KeyExportedAt, in.ExportedAt.Format(time.RFC3339Nano)}}}
 	var wr snapshot.WriteResult
-	d, err := atomicfile.WriteHashed(path, 0o644, func(w io.Writer) error {
+	d, err := atomicfile.WriteHashed(path, filemode.File(), func(w io.Writer) error {
 		var err error
 		wr, err = t.Write(ctx, meta, w, progress)
 		return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 )
@@ -73,13 +74,13 @@ func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (Fi
 		}
 	}
 	if sp.Views && sp.Format == ExportParquet {
-		if err := atomicfile.Write(filepath.Join(in.Staging, "views.sql"), 0o644, func(w io.Writer) error {
+		if err := atomicfile.Write(filepath.Join(in.Staging, "views.sql"), filemode.File(), func(w io.Writer) error {
 			return writeExportViews(w, sp.Out, m)
 		}); err != nil {
 			return FinishExportResult{}, err
 		}
 	}
-	if err := atomicfile.Write(filepath.Join(in.Staging, ExportManifestName), 0o644, func(w io.Writer) error {
+	if err := atomicfile.Write(filepath.Join(in.Staging, ExportManifestName), filemode.File(), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
@@ -124,7 +125,7 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 	}
 	header = append(header, "export run "+in.RunID)
 	var st sqlexport.Stats
-	err := atomicfile.Write(sp.Out, 0o600, func(w io.Writer) error {
+	err := atomicfile.Write(sp.Out, filemode.File(), func(w io.Writer) error {
 		var err error
 		st, err = sqlexport.Files(w, header, paths, sqlexport.Options{MaxStatementBytes: sp.MaxStatementBytes})
 		return err

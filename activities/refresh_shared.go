@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -146,10 +147,10 @@ func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts
 		return man, transferErr(err)
 	}
 	sdir := parts.Snapshot(in.Prev)
-	if err := os.MkdirAll(sdir, 0o755); err != nil {
+	if err := os.MkdirAll(sdir, filemode.Dir()); err != nil {
 		return man, err
 	}
-	if err := atomicfile.Write(filepath.Join(sdir, snapshot.ManifestName), 0o644, func(w io.Writer) error {
+	if err := atomicfile.Write(filepath.Join(sdir, snapshot.ManifestName), filemode.File(), func(w io.Writer) error {
 		_, err := w.Write(mb)
 		return err
 	}); err != nil {
@@ -195,7 +196,7 @@ func linkCached(cached, p string) {
 	if _, err := os.Lstat(p); err == nil {
 		return
 	}
-	if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+	if os.MkdirAll(filepath.Dir(p), filemode.Dir()) == nil {
 		_ = os.Link(cached, p)
 	}
 }
@@ -213,7 +214,7 @@ func cacheFile(p, cached string) error {
 	if ci, err := os.Stat(cached); err == nil && os.SameFile(fi, ci) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(cached), filemode.Dir()); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(cached), ".link-")

@@ -15,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -268,11 +269,11 @@ func (a *Activities) download(ctx context.Context, st storage.Store, source, nam
 		return "", digest.Digest{}, fmt.Errorf("stat archive %s: %w", where, err)
 	}
 	dir := filepath.Join(a.WorkDir, source, "restore")
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return "", digest.Digest{}, err
 	}
 	path := filepath.Join(dir, filepath.Base(filepath.Dir(name))+"-"+filepath.Base(name))
-	d, err := atomicfile.WriteHashed(path, 0o640, func(w io.Writer) error {
+	d, err := atomicfile.WriteHashed(path, filemode.File(), func(w io.Writer) error {
 		rc, err := st.Open(ctx, name)
 		if err != nil {
 			return err

@@ -44,6 +44,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -85,6 +86,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "dbtrail-demo:", err)
 		os.Exit(2)
 	}
+	// What the demo and its children (versitygw's objects, the servers'
+	// files) create in its folder is private, as dbtrail's own (docs/files.md).
+	filemode.Apply(filemode.Private)
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "dbtrail-demo: error:", err)
 		os.Exit(1)

@@ -69,6 +69,9 @@ certificate in --temporal-tls-cert/--temporal-tls-key (docs/workflows.md,
 				return err
 			}
 			defer store.Close()
+			if err := devTighten(g, cfg.DataDir, sc, wc.backupDir); err != nil {
+				return err
+			}
 			defer acts.Engines.Close()
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -200,4 +203,20 @@ func runJobs(ctx context.Context, jobs []devJob) error {
 	}
 	g.Go(func() error { <-gctx.Done(); return nil })
 	return g.Wait()
+}
+
+// devTighten tightens dev's own folders beside the worker's (which
+// wc.activities tightens): the embedded server's data folder and, with the
+// API on, its export folder (beside backupDir unless --export-dir).
+func devTighten(g *globals, dataDir string, sc serveConfig, backupDir string) error {
+	folders := []folder{{"data", dataDir}}
+	if sc.addr != "" {
+		sc.backupDir = backupDir
+		exports, err := sc.exports()
+		if err != nil {
+			return err
+		}
+		folders = append(folders, folder{"export", exports})
+	}
+	return tightenFolders(g.fileMode, g.log, folders...)
 }

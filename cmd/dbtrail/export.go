@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 )
@@ -81,7 +82,7 @@ machine), and the file names the transaction the cut landed on.`,
 				report = cmd.ErrOrStderr()
 				err = export(cmd.OutOrStdout())
 			} else {
-				err = atomicfile.Write(out, 0o600, export) // an export holds every row
+				err = atomicfile.Write(out, filemode.File(), export) // an export holds every row
 			}
 			if err != nil {
 				return fmt.Errorf("export snapshot %s: %w", snap.Manifest.SnapshotID, err)

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // globals are the flags every command shares.
@@ -15,6 +17,9 @@ type globals struct {
 	index     dsnFlag
 	fromArgs  map[string]bool
 	log       *slog.Logger
+	// fileMode is --file-mode, applied to the process (umask) before any
+	// command runs.
+	fileMode filemode.Policy
 }
 
 func newRootCmd() *cobra.Command {
@@ -29,6 +34,7 @@ func newRootCmd() *cobra.Command {
 			if g.fromArgs, err = applyEnv(cmd); err != nil {
 				return err
 			}
+			filemode.Apply(g.fileMode)
 			g.log, err = newLogger(g.logLevel, g.logFormat)
 			if err != nil {
 				return err
@@ -41,6 +47,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	g.index.register(pf, "index database")
+	registerFileMode(pf, &g.fileMode)
 	root.AddCommand(newInitCmd(g), newCaptureCmd(g), newStatusCmd(g), newDevCmd(g), newWorkerCmd(g), newViewsCmd(g), newBackupCmd(g), newRefreshCmd(g), newExportCmd(g), newVerifyCmd(g), newSnapshotsCmd(g), newQueryCmd(g), newHistoryCmd(g),
 		newArchivesCmd(g), newRestoreIndexCmd(g), newRestoreCmd(g), newServeCmd(g), newJobsCmd(g))
 	return root

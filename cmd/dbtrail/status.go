@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/workers"
 )
@@ -37,7 +38,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			out := cmd.OutOrStdout()
 			if !ok {
 				fmt.Fprintf(out, "source %s: no checkpoint yet (capture has not started)\n", source)
-				return writeSpace(ctx, out, store, folders)
+				return writeSpace(ctx, out, store, folders, g.fileMode)
 			}
 			n, err := store.CountEvents(ctx, source)
 			if err != nil {
@@ -68,7 +69,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			for _, gp := range gaps {
 				fmt.Fprintf(out, "  GAP %s:%d → %s:%d  %s (detected %s)\n", gp.FromFile, gp.FromPos, gp.ToFile, gp.ToPos, gp.Reason, gp.DetectedAt.Format(time.RFC3339))
 			}
-			if err := writeSpace(ctx, out, store, folders); err != nil {
+			if err := writeSpace(ctx, out, store, folders, g.fileMode); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("temporal-addr") {
@@ -90,8 +91,10 @@ func newStatusCmd(g *globals) *cobra.Command {
 }
 
 // writeSpace writes the free space of the workers' folders as they
-// recorded it in store, then that of folders measured here.
-func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders []string) error {
+// recorded it in store, then that of folders measured here; then a
+// warning for each of these folders on this machine that others can
+// read (writeOpenFolders).
+func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders []string, policy filemode.Policy) error {
 	space, err := store.FolderSpaces(ctx)
 	switch {
 	case errors.Is(err, index.ErrNoFolderSpace):
@@ -102,6 +105,7 @@ func writeSpace(ctx context.Context, out io.Writer, store *index.Store, folders 
 		writeWorkerSpace(out, workers.LatestSpaces(space))
 	}
 	writeFreeSpace(out, folders, disk.Free)
+	writeOpenFolders(out, append(localFolders(space), folders...), policy)
 	return nil
 }
 

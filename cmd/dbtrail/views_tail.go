@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
@@ -32,7 +33,7 @@ func writeTailViews(cmd *cobra.Command, g *globals, backupDir, source, dir, arch
 		return fmt.Errorf("--tail-dir: %w", err)
 	}
 	defer done()
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, filemode.Dir()); err != nil {
 		return fmt.Errorf("--tail-dir: %w", err)
 	}
 	defer func() {
@@ -61,7 +62,7 @@ func writeTailViews(cmd *cobra.Command, g *globals, backupDir, source, dir, arch
 		return err
 	}
 	out := filepath.Join(dir, views.FileName)
-	if err := atomicfile.Write(out, 0o644, func(w io.Writer) error {
+	if err := atomicfile.Write(out, filemode.File(), func(w io.Writer) error {
 		return views.WriteTail(w, views.Options{SourceDir: srcDir, Raw: raw}, tables, st.Views)
 	}); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)

@@ -122,6 +122,10 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 	if work == "" {
 		work = filepath.Join(backup, ".work")
 	}
+	if err := tightenFolders(g.fileMode, g.log, folder{"backup", backup}, folder{"work", work}); err != nil {
+		store.Close()
+		return nil, nil, err
+	}
 	return &activities.Activities{
 		Sources:         map[string]activities.Source{w.source: {Name: w.source, DSN: dsn}},
 		Index:           store,

@@ -13,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
 
@@ -37,11 +38,11 @@ const progressEvery = 65536
 // on any error nothing is left at path.
 func WriteHour(path, source string, hour time.Time, events Scan, progress func(events int64)) (HourFile, error) {
 	f := HourFile{Path: path, Source: source, Hour: hour}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {
 		return f, err
 	}
 	var res WriteResult
-	d, err := atomicfile.WriteHashed(path, 0o640, func(w io.Writer) error {
+	d, err := atomicfile.WriteHashed(path, filemode.File(), func(w io.Writer) error {
 		aw, err := NewWriter(w, source, hour, WriterOptions{ZstdLevel: 1})
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -112,10 +113,10 @@ func Write(f snapshot.Folder, k foldplan.TableKey, cr foldplan.CompactedRange) e
 		return fmt.Errorf("compacted range of %s: %w", k, err)
 	}
 	path := descPath(f, k)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, filemode.File(), func(w io.Writer) error {
 		_, err := w.Write(desc)
 		return err
 	})

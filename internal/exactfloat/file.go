@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // A fix file holds, sorted, one record per row key that has a FLOAT value
@@ -177,7 +179,7 @@ func (w *Writer) Finish(path string) (n int64, err error) {
 // merge writes the fix file from sorted sources, skipping the records of
 // overridden keys in the filtered ones (the spilled runs).
 func (w *Writer) merge(path string, srcs []*runReader) (int64, error) {
-	f, err := os.Create(path)
+	f, err := filemode.Create(path)
 	if err != nil {
 		return 0, fmt.Errorf("create fix file: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
@@ -38,7 +39,7 @@ type ChangesFile struct {
 // attempt are gone (a retry writes them again).
 func StartChanges(staging, schemaName, table string) error {
 	dir := filepath.Join(staging, schemaName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return err
 	}
 	stale, _ := filepath.Glob(filepath.Join(dir, globQuote(table)+".[0-9]*.parquet"))
@@ -178,7 +179,7 @@ func (w *ChangesWriter) Abort() {
 func (w *ChangesWriter) open(v change.SchemaVersion, stored *schema.Table) error {
 	n := len(w.files) + 1
 	rel := strings.TrimSuffix(w.base, ".parquet") + fmt.Sprintf(".%06d.parquet", n)
-	file, err := atomicfile.Create(filepath.Join(w.staging, filepath.FromSlash(rel)), 0o644)
+	file, err := atomicfile.Create(filepath.Join(w.staging, filepath.FromSlash(rel)), filemode.File())
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // Options bound the engine.
@@ -58,7 +60,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Threads <= 0 {
 		opts.Threads = 2
 	}
-	if err := os.MkdirAll(opts.TempDir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.TempDir, filemode.Dir()); err != nil {
 		return nil, fmt.Errorf("fold: temp dir: %w", err)
 	}
 	db, err := sql.Open("duckdb", "")

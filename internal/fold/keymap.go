@@ -16,6 +16,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -113,10 +114,10 @@ func buildKeyMap(tf TableFile, path string) error {
 		recs = append(recs, rec)
 	}
 	slices.SortFunc(recs, func(a, b keyRec) int { return bytes.Compare(a[:], b[:]) })
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, filemode.File(), func(w io.Writer) error {
 		hdr := binary.BigEndian.AppendUint64([]byte(keyMapMagic), uint64(len(recs)))
 		hdr = binary.BigEndian.AppendUint64(hdr, keyMapBlock)
 		if _, err := w.Write(hdr); err != nil {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -170,7 +171,7 @@ func (e *Engine) scratchPath(name string) string { return filepath.Join(e.tmp, n
 // writeScratch writes a scratch file (no fsync: a crash loses the scratch
 // folder's purpose, and a retry writes it again).
 func writeScratch(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := filemode.Create(path)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -145,7 +146,7 @@ func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progre
 // removes the folder.
 func OpenScratch(ctx context.Context, dir, prefix string) (e *fold.Engine, done func() error, err error) {
 	if dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 			return nil, nil, fmt.Errorf("scratch folder: %w", err)
 		}
 	}

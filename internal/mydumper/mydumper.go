@@ -23,6 +23,7 @@ import (
 
 	driver "github.com/go-sql-driver/mysql"
 
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -98,7 +99,7 @@ func (r Run) Do(ctx context.Context) error {
 		if err := os.RemoveAll(r.Dir); err != nil {
 			return fmt.Errorf("clear dump folder %s: %w", r.Dir, err)
 		}
-		if err := os.Mkdir(r.Dir, 0o700); err != nil {
+		if err := os.Mkdir(r.Dir, filemode.Dir()); err != nil {
 			return fmt.Errorf("create dump folder %s: %w", r.Dir, err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -101,7 +102,7 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 		return st, m.confirm(id, mb)
 	}
 	dir := snapshot.DownloadPath(m.Dir, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return st, err
 	}
 	total := int64(len(mb))
@@ -144,7 +145,7 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 	if err := g.Wait(); err != nil {
 		return st, err
 	}
-	err = atomicfile.Write(filepath.Join(dir, snapshot.ManifestName), 0o644, func(w io.Writer) error {
+	err = atomicfile.Write(filepath.Join(dir, snapshot.ManifestName), filemode.File(), func(w io.Writer) error {
 		_, err := w.Write(mb)
 		return err
 	})
@@ -175,7 +176,7 @@ func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d digest.Digest
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), filemode.Dir()); err != nil {
 		return false, err
 	}
 	rc, err := m.Store.Open(ctx, name)
@@ -183,7 +184,7 @@ func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d digest.Digest
 		return false, err
 	}
 	defer rc.Close()
-	err = atomicfile.Write(p, 0o644, func(w io.Writer) error {
+	err = atomicfile.Write(p, filemode.File(), func(w io.Writer) error {
 		h := digest.NewHasher()
 		if _, err := io.Copy(io.MultiWriter(w, h), rc); err != nil {
 			return err

@@ -51,6 +51,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -272,14 +273,14 @@ func (m *Mirror) Confirmed(id string) (bool, error) {
 // confirm writes the marker of id for the manifest bytes mb, crash-safely.
 func (m *Mirror) confirm(id string, mb []byte) error {
 	dir := snapshot.Folder(m.Dir).Remote()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return err
 	}
 	b, err := json.Marshal(marker{Location: m.Store.Location(), ManifestSHA256: sha256Hex(mb)})
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(m.markerPath(id), 0o644, func(w io.Writer) error {
+	return atomicfile.Write(m.markerPath(id), filemode.File(), func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})

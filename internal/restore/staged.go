@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -95,7 +96,7 @@ func WriteStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 	if err := os.RemoveAll(dir); err != nil {
 		return Staged{}, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return Staged{}, err
 	}
 	order, err := NewKeyOrder(t.Footer.Table)
@@ -125,7 +126,7 @@ func WriteStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 	if err != nil {
 		return Staged{}, err
 	}
-	if err := atomicfile.Write(filepath.Join(dir, manifestName), 0o644, func(w io.Writer) error { _, err := w.Write(mb); return err }); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, manifestName), filemode.File(), func(w io.Writer) error { _, err := w.Write(mb); return err }); err != nil {
 		return Staged{}, err
 	}
 	st, ok := ReadStaged(dir, cut)
@@ -175,7 +176,7 @@ type runSorter struct {
 }
 
 func (s *runSorter) create(name string, opts snapshot.WriterOptions) (*runWriter, error) {
-	f, err := atomicfile.Create(filepath.Join(s.dir, name), 0o644)
+	f, err := atomicfile.Create(filepath.Join(s.dir, name), filemode.File())
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // AttachBuilder returns a Builder for the staging folder of snapshot id as it
@@ -18,7 +19,7 @@ func AttachBuilder(sourceDir, id string) (*Builder, error) {
 		return nil, err
 	}
 	dir := Folder(sourceDir).Staging(id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return nil, fmt.Errorf("attach snapshot %s: %w", id, err)
 	}
 	return &Builder{sourceDir: sourceDir, id: id, dir: dir, files: map[string]digest.Digest{}}, nil

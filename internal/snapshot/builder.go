@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // Builder builds one snapshot in its staging folder
@@ -39,7 +40,7 @@ func NewBuilder(sourceDir, id string) (*Builder, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("build snapshot %s: remove old staging: %w", id, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return nil, fmt.Errorf("build snapshot %s: %w", id, err)
 	}
 	return &Builder{sourceDir: sourceDir, id: id, dir: dir, files: map[string]digest.Digest{}}, nil
@@ -68,7 +69,7 @@ func (b *Builder) target(rel string) (string, error) {
 		return "", err
 	}
 	p := filepath.Join(b.dir, filepath.FromSlash(rel))
-	return p, os.MkdirAll(filepath.Dir(p), 0o755)
+	return p, os.MkdirAll(filepath.Dir(p), filemode.Dir())
 }
 
 // WriteFile creates the staging file rel (a '/'-separated path relative to the
@@ -89,7 +90,7 @@ func (b *Builder) writeFile(rel string, write func(io.Writer) error) (digest.Dig
 	if err != nil {
 		return digest.Digest{}, err
 	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, filemode.File())
 	if err != nil {
 		return digest.Digest{}, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // DownloadPath returns the folder in which snapshot id is assembled.
@@ -69,7 +71,7 @@ func install(sourceDir, id string) error {
 		return err
 	}
 	snaps := Folder(sourceDir).Snapshots()
-	if err := os.MkdirAll(snaps, 0o755); err != nil {
+	if err := os.MkdirAll(snaps, filemode.Dir()); err != nil {
 		return err
 	}
 	if err := syncDir(sourceDir); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/flock"
 )
 
@@ -14,7 +15,7 @@ import (
 // rewrites the views or installs a downloaded snapshot holds it. The lock
 // dies with its process.
 func LockPublish(ctx context.Context, dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return nil, fmt.Errorf("publish lock of %s: %w", dir, err)
 	}
 	unlock, err := flock.Lock(ctx, Folder(dir).PublishLock())

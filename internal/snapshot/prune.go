@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
@@ -179,7 +180,7 @@ func emptyTrash(sourceDir string, log *slog.Logger) error {
 // returns, a crash leaves the snapshot out of snapshots/.
 func trashSnapshot(sourceDir, id string) error {
 	trash := Folder(sourceDir).Trash()
-	if err := os.MkdirAll(trash, 0o755); err != nil {
+	if err := os.MkdirAll(trash, filemode.Dir()); err != nil {
 		return err
 	}
 	if err := syncDir(sourceDir); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // crashPoint is called between the steps of Publish with the name of the
@@ -95,7 +96,7 @@ func (b *Builder) publish(m Manifest) error {
 		return err
 	}
 	snaps := Folder(b.sourceDir).Snapshots()
-	if err := os.MkdirAll(snaps, 0o755); err != nil {
+	if err := os.MkdirAll(snaps, filemode.Dir()); err != nil {
 		return err
 	}
 	if err := syncDir(b.sourceDir); err != nil {
@@ -173,7 +174,7 @@ func swapCurrent(sourceDir, id string) error {
 // of the folder. crash is called after the temporary file is synced.
 func writeSynced(path string, data []byte, crash func(string) error) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, filemode.File())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // A staging folder <source dir>/.staging/<id> belongs to the workflow run
@@ -39,7 +40,7 @@ type Staging struct {
 // (crash-safely).
 func WriteStagingOwner(sourceDir, id string, o Owner) error {
 	path := Folder(sourceDir).Staging(id + ownerSuffix)
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return json.NewEncoder(w).Encode(o) })
+	return atomicfile.Write(path, filemode.File(), func(w io.Writer) error { return json.NewEncoder(w).Encode(o) })
 }
 
 // Stagings lists the source's staging folders with their owners; an owner

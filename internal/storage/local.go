@@ -16,6 +16,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // Local is a Store in a folder of the local file system: the object name
@@ -43,7 +44,7 @@ func NewLocal(root string) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open local store %s: %w", root, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if err := os.MkdirAll(abs, filemode.Dir()); err != nil {
 		return nil, fmt.Errorf("open local store %s: %w", abs, err)
 	}
 	st, err := os.Stat(abs)
@@ -72,10 +73,10 @@ func (l *localFolder) path(name string) string {
 // digest, then renames it over name.
 func (l *localFolder) put(ctx context.Context, name string, body io.Reader, d digest.Digest) error {
 	p := l.path(name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), filemode.Dir()); err != nil {
 		return err
 	}
-	return atomicfile.Write(p, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(p, filemode.File(), func(w io.Writer) error {
 		_, err := io.Copy(w, newVerifyingReader(ctx, name, body, d))
 		return err
 	})
@@ -96,7 +97,7 @@ func (l *localFolder) copy(ctx context.Context, src, dst string) error {
 	if dstat, err := os.Lstat(dp); err == nil && os.SameFile(sst, dstat) {
 		return nil // already linked
 	}
-	if err := os.MkdirAll(filepath.Dir(dp), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dp), filemode.Dir()); err != nil {
 		return err
 	}
 	tmp, err := linkTemp(sp, dp)
@@ -144,7 +145,7 @@ func copyFile(ctx context.Context, from, to string, size int64) error {
 		return err
 	}
 	defer f.Close()
-	return atomicfile.Write(to, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(to, filemode.File(), func(w io.Writer) error {
 		n, err := io.Copy(w, ctxReader{ctx, f})
 		if err == nil && n != size {
 			err = fmt.Errorf("copied %d bytes of %d: the source changed", n, size)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/flock"
 )
 
@@ -42,7 +43,7 @@ func readLink(p string) (string, error) {
 func (l *localFolder) swapPointer(ctx context.Context, name, old, next string) error {
 	p := l.path(name)
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return err
 	}
 	lock := filepath.Join(dir, "."+filepath.Base(p)+".lock")

@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -348,7 +348,7 @@ func (f *folder) fullTable(ctx context.Context, tp moment.TablePlan, path string
 		return staged{}, err
 	}
 	defer t.Close()
-	out, err := os.Create(path)
+	out, err := filemode.Create(path)
 	if err != nil {
 		return staged{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -118,7 +119,7 @@ func isRaw(text []byte) bool {
 
 // writeText replaces path with text crash-safely.
 func writeText(path string, text []byte) error {
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	err := atomicfile.Write(path, filemode.File(), func(w io.Writer) error {
 		_, err := w.Write(text)
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -19,7 +20,7 @@ func (s *Session) Tail() *Tail { return s.tail }
 // changes; the previous tail's folder is removed once they replaced its
 // views. It reports whether tables or columns changed.
 func (s *Session) reloadTail(ctx context.Context) (bool, error) {
-	if err := os.MkdirAll(s.tailRoot, 0o700); err != nil {
+	if err := os.MkdirAll(s.tailRoot, filemode.Dir()); err != nil {
 		return false, fmt.Errorf("views: tail folder: %w", err)
 	}
 	dir, err := os.MkdirTemp(s.tailRoot, "tail-")

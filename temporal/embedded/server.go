@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
@@ -116,7 +117,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, filemode.Dir()); err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
 	unlock, err := lockDir(cfg.DataDir)
