@@ -2,6 +2,8 @@ package api
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +175,41 @@ func TestRateLimit(t *testing.T) {
 	}
 	if !strings.Contains(open.log.String(), "status=429") {
 		t.Error("a 429 is not logged")
+	}
+}
+
+// TestEnsureTokenFile: the file is made once (0600, one read-write token
+// of 64 hex characters), read as it is afterwards, and refused when others
+// may read it.
+func TestEnsureTokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dev", DevTokenFile)
+	toks, created, err := EnsureTokenFile(path)
+	if err != nil || !created || len(toks) != 1 || !toks[0].Write || toks[0].Name != DevTokenName {
+		t.Fatalf("first: %v created %v tokens %+v", err, created, toks)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v %v", st.Mode(), err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 3 || f[0] != "rw" || len(f[1]) != 64 || strings.Trim(f[1], "0123456789abcdef") != "" {
+		t.Fatalf("file %q", b)
+	}
+	again, created, err := EnsureTokenFile(path)
+	if err != nil || created || len(again) != 1 || again[0].sum != toks[0].sum {
+		t.Fatalf("second: %v created %v", err, created)
+	}
+	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+		t.Fatal("the file was rewritten")
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := EnsureTokenFile(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a file others may read: %v", err)
 	}
 }
