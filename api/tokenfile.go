@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 )
@@ -50,4 +51,31 @@ func EnsureTokenFile(path string) (toks []Token, created bool, err error) {
 	}
 	toks, err = LoadTokens(path)
 	return toks, true, err
+}
+
+// DevSecret returns the secret of the DevTokenName token of the token file
+// path (mode 0600, as LoadTokens), for a client on the same machine, such
+// as the demo.
+func DevSecret(path string) (string, error) {
+	if _, err := LoadTokens(path); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "rw" && f[2] == DevTokenName {
+			return f[1], nil
+		}
+	}
+	return "", fmt.Errorf("token file %s holds no read-write token named %s", path, DevTokenName)
+}
+
+// Curl is the start of a curl command line that sends the first token of
+// the token file path and Content-Type: application/json (every POST
+// needs it), as dev and the demo print it.
+func Curl(path string) string {
+	quoted := "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+	return fmt.Sprintf(`curl -s -H "Authorization: Bearer $(awk '/^r[ow] /{print $2; exit}' %s)" -H 'Content-Type: application/json'`, quoted)
 }

@@ -48,6 +48,7 @@ type watcher struct {
 	sourceAddr string
 	indexAddr  string
 	indexDSN   string // the index server's DSN, with its password
+	tokenFile  string // dev's API token file (absolute)
 }
 
 // loop runs until trafficCtx is done (nil; at the end of --duration a

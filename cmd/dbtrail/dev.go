@@ -26,6 +26,8 @@ import (
 type devJob struct {
 	name string
 	run  func(ctx context.Context) error
+	// note is printed in dev's start block ("" for none).
+	note string
 }
 
 func newDevCmd(g *globals) *cobra.Command {
@@ -45,7 +47,12 @@ func newDevCmd(g *globals) *cobra.Command {
 		Long: `dev is the embedded default: an in-process Temporal server that keeps its
 history in <data-dir>/temporal.db (it survives restarts), its web UI, and a
 worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
-("dbtrail worker", one-shot verbs) can use its frontend address.`,
+("dbtrail worker", one-shot verbs) can use its frontend address.
+
+Its HTTP API (--api-addr) needs a token: without --token-file or
+` + tokensEnv + `, dev makes <data-dir>/` + api.DevTokenFile + ` (mode 0600, one
+read-write token) on its first start, keeps it, and prints how to use it.
+--no-auth serves the API without tokens (loopback only).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = g.log
 			if err := early.check(); err != nil {
@@ -80,7 +87,11 @@ worker on the dbtrail task queue. It runs until Ctrl-C. Other processes
 			}
 			if sc.addr != "" {
 				sc.source, sc.backupDir, sc.archiveURL = wc.source, wc.backupDir, wc.archiveURL
-				jobs = append(jobs, devJob{name: "api", run: func(ctx context.Context) error {
+				note, err := sc.devTokens(cfg.DataDir, g.log)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, devJob{name: "api", note: note, run: func(ctx context.Context) error {
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
@@ -151,6 +162,9 @@ func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, act
 	fmt.Fprintf(out, "  backups            %s\n", acts.BackupDir)
 	if acts.Remote != nil {
 		fmt.Fprintf(out, "  remote snapshots   %s\n", acts.Remote.Location())
+	}
+	for _, j := range extra {
+		fmt.Fprint(out, j.note)
 	}
 	return runJobs(ctx, jobs)
 }
