@@ -58,6 +58,17 @@ func jobQuery(kind Kind) string {
 	return "WorkflowType IN (" + strings.Join(names, ", ") + ") AND " + AttrSource + " IS NOT NULL"
 }
 
+// readerAttrs registers the search attributes before a listing, whose
+// query names them (a fresh namespace refuses it otherwise). A process that
+// may not register them (no operator permission on a cluster) still
+// lists where they are registered: the error only joins the listing's own.
+func (s *Service) readerAttrs(ctx context.Context) error {
+	if err := s.ensureAttrs(ctx); err != nil {
+		return fmt.Errorf("(while registering the jobs' search attributes: %w)", err)
+	}
+	return nil
+}
+
 // query is the visibility query of f: jobs only (jobQuery).
 func (f Filter) query() (string, error) {
 	if f.Kind != "" && f.Kind.Workflow() == "" {
@@ -96,9 +107,7 @@ func (s *Service) List(ctx context.Context, f Filter, pageSize int, token []byte
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.ensureAttrs(ctx); err != nil {
-		return nil, nil, err
-	}
+	attrsErr := s.readerAttrs(ctx)
 	resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: s.namespace, PageSize: int32(pageSize), NextPageToken: token, Query: q})
 	if err != nil {
@@ -106,7 +115,7 @@ func (s *Service) List(ctx context.Context, f Filter, pageSize int, token []byte
 		if errors.As(err, &bad) && len(token) > 0 {
 			return nil, nil, fmt.Errorf("page token: %w", ErrBadToken)
 		}
-		return nil, nil, fmt.Errorf("list jobs: %w", err)
+		return nil, nil, fmt.Errorf("list jobs: %w", errors.Join(err, attrsErr))
 	}
 	out := make([]Job, 0, len(resp.GetExecutions()))
 	for _, ex := range resp.GetExecutions() {
@@ -187,13 +196,11 @@ func (s *Service) Last(ctx context.Context, kind Kind, source string) (j Job, ok
 	if err != nil {
 		return Job{}, false, err
 	}
-	if err := s.ensureAttrs(ctx); err != nil {
-		return Job{}, false, err
-	}
+	attrsErr := s.readerAttrs(ctx)
 	resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: s.namespace, PageSize: 1, Query: q + " AND ExecutionStatus != 'Running'"})
 	if err != nil {
-		return Job{}, false, fmt.Errorf("last %s of %s: %w", kind, source, err)
+		return Job{}, false, fmt.Errorf("last %s of %s: %w", kind, source, errors.Join(err, attrsErr))
 	}
 	if len(resp.GetExecutions()) == 0 {
 		return Job{}, false, nil

@@ -163,7 +163,7 @@ func TestAPICrossSite(t *testing.T) {
 		t.Fatalf("the refused requests changed the namespace's workflows: before %v, after %v", before, after)
 	}
 
-	c := apiClient{t: t, url: base}
+	c := apiClient{t: t, url: base, token: "not-checked-with-no-auth"}
 	for _, run := range others {
 		var refused errAnswer
 		if st := c.call("GET", "/v1/jobs/"+run.GetID(), "", &refused); st != 404 || refused.Error.Code != api.CodeNotFound {
@@ -231,7 +231,7 @@ func TestDevTokenFile(t *testing.T) {
 			"--frontend-addr", freeAddr(t), "--ui-addr", "", "--metrics-addr", "", "--api-addr", addr}, extra...)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN, "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_API_TOKENS=")
-		lines, stop := runUntil(t, cmd, cancel, "HTTP API")
+		lines, stop := runUntil(t, cmd, cancel, "/v1/jobs") // the curl line after "HTTP API"
 		return "http://" + addr, lines, stop
 	}
 	// waitAPI polls until the API answers (it listens once Temporal is up).
