@@ -212,7 +212,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, rts []route, allo
 	rt := rts[i]
 	if rt.method != http.MethodGet {
 		if e := requireJSON(r); e != nil {
-			return "", e
+			return "none", e
 		}
 	}
 	who := "none"

@@ -110,11 +110,12 @@ func TestAPICrossSite(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	must(t, jobs.EnsureSearchAttributes(e.ctx, e.c, "default"))
 
-	// Not jobs: a FullBackup under its fixed id without the search
-	// attributes (as a child or an old release starts it) and another
-	// application's workflow. No worker runs them: they stay running.
+	// Not jobs: a FullBackup without the search attributes (as a refresh's
+	// child or an old release starts one; not under fullbackup-main, which
+	// holds main's backups) and another application's workflow. No worker
+	// runs them: they stay running.
 	var others []client.WorkflowRun
-	for _, wf := range []struct{ id, typ string }{{"fullbackup-main", "FullBackup"}, {"payments-42", "PaymentWorkflow"}} {
+	for _, wf := range []struct{ id, typ string }{{"fullbackup-other", "FullBackup"}, {"payments-42", "PaymentWorkflow"}} {
 		run, err := e.c.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: wf.id, TaskQueue: workflows.TaskQueue}, wf.typ)
 		must(t, err)
 		others = append(others, run)
@@ -148,11 +149,11 @@ func TestAPICrossSite(t *testing.T) {
 		{"foreign Host, the port", "POST", "/v1/backups", backup, map[string]string{"Content-Type": "application/json", "Host": "evil.test:" + addr[strings.LastIndex(addr, ":")+1:]}, 421},
 		{"foreign Origin", "POST", "/v1/backups", backup, map[string]string{"Content-Type": "application/json", "Origin": "http://evil.test"}, 403},
 		{"cross-site fetch", "POST", "/v1/backups", backup, map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, 403},
-		{"cancel without Content-Type", "POST", "/v1/jobs/fullbackup-main/cancel", "", nil, 415},
-		{"cancel, foreign Origin", "POST", "/v1/jobs/fullbackup-main/cancel", "", map[string]string{"Content-Type": "application/json", "Origin": "http://evil.test"}, 403},
+		{"cancel without Content-Type", "POST", "/v1/jobs/fullbackup-other/cancel", "", nil, 415},
+		{"cancel, foreign Origin", "POST", "/v1/jobs/fullbackup-other/cancel", "", map[string]string{"Content-Type": "application/json", "Origin": "http://evil.test"}, 403},
 		{"query, foreign Origin", "POST", "/v1/query", `{"sql": "SELECT 1"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://evil.test"}, 403},
 		{"rebinding GET", "GET", "/v1/jobs", "", map[string]string{"Host": "evil.test"}, 421},
-		{"rebinding GET of a job", "GET", "/v1/jobs/fullbackup-main", "", map[string]string{"Host": "evil.test"}, 421},
+		{"rebinding GET of a job", "GET", "/v1/jobs/fullbackup-other", "", map[string]string{"Host": "evil.test"}, 421},
 		{"foreign Origin GET", "GET", "/v1/jobs", "", map[string]string{"Origin": "http://evil.test"}, 403},
 	} {
 		if st := probe(t, p.method, base+p.path, p.body, p.hdr); st != p.status {
