@@ -131,13 +131,17 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		ln.Close()
 		return devJob{}, err
 	}
-	scheme := "http"
-	if s.tlsCert != "" {
-		scheme = "https"
-	}
-	g.log.Info("HTTP API listening", slog.String("url", scheme+"://"+ln.Addr().String()+"/v1/"), slog.Int("tokens", len(toks)),
+	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"), slog.Int("tokens", len(toks)),
 		slog.String("export_dir", exportDir))
 	return devJob{name: "api", run: func(ctx context.Context) error { return api.Serve(ctx, ln, h) }}, nil
+}
+
+// scheme is the API's URL scheme: https with --tls-cert.
+func (s *serveConfig) scheme() string {
+	if s.tlsCert != "" {
+		return "https"
+	}
+	return "http"
 }
 
 // devTokens sets dev's own token file (<dataDir>/api-tokens), makes it
@@ -153,11 +157,7 @@ func (s *serveConfig) devTokens(dataDir string, log *slog.Logger) (string, error
 	if err != nil {
 		return "", err
 	}
-	scheme := "http"
-	if s.tlsCert != "" {
-		scheme = "https"
-	}
-	base := scheme + "://" + s.addr + "/v1"
+	base := s.scheme() + "://" + s.addr + "/v1"
 	var b strings.Builder
 	switch {
 	case len(toks) == 0:
