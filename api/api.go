@@ -10,10 +10,12 @@
 // (openapi.json, served at /v1/openapi.json) is checked against that table
 // by a test. The contract: docs/api.md.
 //
-// Rules every request goes through: a bearer token when tokens are
-// configured (read-only tokens may only read), JSON bodies of at most
-// Config.MaxBodyBytes with unknown fields refused, unknown query parameters
-// refused, and errors as {"error": {"code", "message", "field"}}.
+// Rules every request goes through: the cross-site rules (guard.go: the
+// Host header names this server, an Origin is its own, every POST is
+// application/json), a bearer token when tokens are configured (read-only
+// tokens may only read), a rate per token or remote address, JSON bodies
+// of at most Config.MaxBodyBytes with unknown fields refused, unknown query
+// parameters refused, and errors as {"error": {"code", "message", "field"}}.
 package api
 
 import (
@@ -23,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -81,7 +82,20 @@ type Config struct {
 	Refresh func(source string) workflows.RefreshInput
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	Log          *slog.Logger
+	// Addr is the address the server listens on (the listener's own,
+	// host:port): the Host header must name it (required).
+	Addr string
+	// Hosts are the other names the server is reached at (a reverse
+	// proxy's): "NAME" (any port) or "NAME:PORT".
+	Hosts []string
+	// TLS: the server answers HTTPS (its own origin is https://).
+	TLS bool
+	// Rate is the requests per second of one token (without tokens, of
+	// one remote address), burst twice that; 0: no limit.
+	Rate float64
+	// Now is the rate limit's clock (default time.Now).
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // route is one method on one path.
@@ -116,8 +130,10 @@ func routes() []route {
 }
 
 type server struct {
-	cfg Config
-	log *slog.Logger
+	cfg     Config
+	log     *slog.Logger
+	hosts   hosts
+	limiter *limiter
 }
 
 // New returns the API's handler.
@@ -139,7 +155,14 @@ func New(cfg Config) (http.Handler, error) {
 			return workflows.RefreshInput{Source: source, TableDeltas: true}
 		}
 	}
-	s := &server{cfg: cfg, log: cfg.Log}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	h, err := newHosts(cfg.Addr, cfg.Hosts, cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg, log: cfg.Log, hosts: h, limiter: newLimiter(cfg.Rate, cfg.Now)}
 	byPath := map[string][]route{}
 	var order []string
 	for _, rt := range routes() {
@@ -155,7 +178,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such route: " + r.URL.Path})
 	})
-	return mux, nil
+	return s.guard(mux), nil
 }
 
 // dispatch picks the route of r's method among rts (405 otherwise) and
@@ -187,10 +210,18 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, rts []route, allo
 			Message: fmt.Sprintf("%s %s: allowed %s", r.Method, r.URL.Path, strings.Join(allow, ", "))}
 	}
 	rt := rts[i]
+	if rt.method != http.MethodGet {
+		if e := requireJSON(r); e != nil {
+			return "none", e
+		}
+	}
 	who := "none"
 	if len(s.cfg.Tokens) > 0 && rt.path != "/v1/openapi.json" {
 		tok, e := authenticate(s.cfg.Tokens, r)
 		if e != nil {
+			if limited := s.limit(w, r, ""); limited != nil {
+				return who, limited
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="dbtrail"`)
 			return who, e
 		}
@@ -199,6 +230,13 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, rts []route, allo
 			return who, &Error{Status: http.StatusForbidden, Code: CodeForbidden,
 				Message: fmt.Sprintf("token %s is read-only: %s %s needs a read-write token", tok.Name, rt.method, rt.path)}
 		}
+	}
+	key := ""
+	if who != "none" {
+		key = who
+	}
+	if e := s.limit(w, r, key); e != nil {
+		return who, e
 	}
 	for name := range r.URL.Query() {
 		if !slices.Contains(rt.params, name) {
@@ -216,16 +254,10 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, rts []route, allo
 	return who, rt.handle(s, w, r, body)
 }
 
-// decode reads r's JSON body into v: at most MaxBodyBytes, one JSON
-// object, no unknown field. An empty body is an empty object.
+// decode reads r's JSON body (its type checked by requireJSON) into v: at
+// most MaxBodyBytes, one JSON object, no unknown field. An empty body is an
+// empty object.
 func (s *server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeMediaType,
-				Message: fmt.Sprintf("Content-Type %q: send application/json", ct)}
-		}
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()

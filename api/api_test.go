@@ -71,10 +71,13 @@ type fixture struct {
 	log  *bytes.Buffer
 }
 
-func newFixture(t *testing.T, tokens bool) *fixture {
+// testAddr is the fixture's listen address: requests name it in Host.
+const testAddr = "127.0.0.1:8280"
+
+func newFixture(t *testing.T, tokens bool, opts ...func(*Config)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, jobs: &fakeJobs{}, log: new(bytes.Buffer)}
-	cfg := Config{Jobs: f.jobs, ExportDir: "/exports", Log: slog.New(slog.NewTextHandler(f.log, nil)), MaxBodyBytes: 1024,
+	cfg := Config{Jobs: f.jobs, ExportDir: "/exports", Log: slog.New(slog.NewTextHandler(f.log, nil)), MaxBodyBytes: 1024, Addr: testAddr,
 		Refresh: func(s string) workflows.RefreshInput {
 			return workflows.RefreshInput{Source: s, TableDeltas: true, Keep: -1}
 		}}
@@ -85,6 +88,9 @@ func newFixture(t *testing.T, tokens bool) *fixture {
 		}
 		cfg.Tokens = toks
 	}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	h, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +99,10 @@ func newFixture(t *testing.T, tokens bool) *fixture {
 	return f
 }
 
-// do sends a request and returns the status and decoded JSON body.
+// do sends a request and returns the status and decoded JSON body. It
+// sends Host testAddr and, on a POST, Content-Type: application/json;
+// hdr (name, value pairs) sets others ("Host" the Host, an empty value
+// removes the header, "RemoteAddr" the client's address).
 func (f *fixture) do(method, path, token, body string, hdr ...string) (int, map[string]any, http.Header) {
 	f.t.Helper()
 	var rd io.Reader
@@ -101,14 +110,24 @@ func (f *fixture) do(method, path, token, body string, hdr ...string) (int, map[
 		rd = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, rd)
+	req.Host = testAddr
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	if body != "" {
+	if method == "POST" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+		switch {
+		case hdr[i] == "Host":
+			req.Host = hdr[i+1]
+		case hdr[i] == "RemoteAddr":
+			req.RemoteAddr = hdr[i+1]
+		case hdr[i+1] == "":
+			req.Header.Del(hdr[i])
+		default:
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
 	}
 	rec := httptest.NewRecorder()
 	f.h.ServeHTTP(rec, req)
@@ -449,11 +468,11 @@ func TestListenRefusesOpenAddressWithoutTokens(t *testing.T) {
 // TestServeShutsDown: Serve answers until its context ends, then returns
 // nil.
 func TestServeShutsDown(t *testing.T) {
-	f := newFixture(t, false)
 	ln, err := Listen(ServeConfig{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := newFixture(t, false, func(c *Config) { c.Addr = ln.Addr().String() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, f.h) }()

@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/converter"
 )
 
 func TestDefaultLabelIsAValidLabel(t *testing.T) {
@@ -33,11 +37,47 @@ func TestFilterQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "WorkflowType = 'Export' AND ExecutionStatus = 'Failed' AND DbtrailLabel = 'x1' AND DbtrailSource = 'main'"
+	want := "WorkflowType IN ('Export') AND DbtrailSource IS NOT NULL AND ExecutionStatus = 'Failed' AND DbtrailLabel = 'x1' AND DbtrailSource = 'main'"
 	if q != want {
 		t.Fatalf("query %q, want %q", q, want)
 	}
 	if _, err := (Filter{Label: "x' OR 1=1"}).query(); err == nil {
 		t.Fatal("a label with a quote made a query")
+	}
+}
+
+// TestIsJob: a job is a workflow of a job kind's type that carries the
+// source search attribute; a drill, a child without the attribute and
+// another application's workflow are not.
+func TestIsJob(t *testing.T) {
+	src, err := converter.GetDefaultDataConverter().ToPayload("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := func(typ string, withSource bool) *workflowpb.WorkflowExecutionInfo {
+		i := &workflowpb.WorkflowExecutionInfo{Type: &commonpb.WorkflowType{Name: typ}}
+		if withSource {
+			i.SearchAttributes = &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{AttrSource: src}}
+		}
+		return i
+	}
+	for _, tc := range []struct {
+		typ    string
+		source bool
+		want   bool
+	}{
+		{"FullBackup", true, true},
+		{"Verify", true, true},
+		{"FullBackup", false, false},
+		{"Compact", false, false},
+		{"RestoreDrill", true, false},
+		{"PaymentWorkflow", true, false},
+	} {
+		if got := isJob(info(tc.typ, tc.source)); got != tc.want {
+			t.Errorf("%s with source %v: isJob %v, want %v", tc.typ, tc.source, got, tc.want)
+		}
+	}
+	if q := jobQuery(""); !strings.HasPrefix(q, "WorkflowType IN ('FullBackup', 'Refresh', ") || !strings.HasSuffix(q, ") AND DbtrailSource IS NOT NULL") {
+		t.Errorf("jobQuery: %s", q)
 	}
 }

@@ -30,21 +30,51 @@ type Filter struct {
 	Source string
 }
 
-// query is the visibility query of f: dbtrail's workflow types only.
-func (f Filter) query() (string, error) {
-	var parts []string
-	if f.Kind != "" {
-		if f.Kind.Workflow() == "" {
-			return "", fmt.Errorf("unknown kind %q", f.Kind)
-		}
-		parts = append(parts, "WorkflowType = "+quote(f.Kind.Workflow()))
-	} else {
-		var types []string
-		for _, k := range Kinds() {
-			types = append(types, quote(k.Workflow()))
-		}
-		parts = append(parts, "WorkflowType IN ("+strings.Join(types, ", ")+")")
+// What a job is, in one place: a workflow whose type is a job kind's and
+// that carries the source search attribute (AttrSource), as every start
+// through Start and every schedule sets it. Any other workflow of the
+// namespace is not a job, whatever its id or type: another application's, a
+// drill's Restore, `dbtrail restore-index`'s run, the children a refresh
+// starts (its full backup in place of a refused refresh, its compaction:
+// parts of that refresh job). Get and Cancel answer ErrNotFound for it,
+// List and Last leave it out. isJob is the rule on a description, jobQuery
+// the same rule as a visibility query.
+
+// isJob reports whether info describes a job.
+func isJob(info *workflowpb.WorkflowExecutionInfo) bool {
+	return KindOf(info.GetType().GetName()) != "" && keyword(info.GetSearchAttributes().GetIndexedFields(), AttrSource) != ""
+}
+
+// jobQuery is the visibility query of the jobs of kind ("": every kind).
+func jobQuery(kind Kind) string {
+	types := []Kind{kind}
+	if kind == "" {
+		types = Kinds()
 	}
+	var names []string
+	for _, k := range types {
+		names = append(names, quote(k.Workflow()))
+	}
+	return "WorkflowType IN (" + strings.Join(names, ", ") + ") AND " + AttrSource + " IS NOT NULL"
+}
+
+// readerAttrs registers the search attributes before a listing, whose
+// query names them (a fresh namespace refuses it otherwise). A process that
+// may not register them (no operator permission on a cluster) still
+// lists where they are registered: the error only joins the listing's own.
+func (s *Service) readerAttrs(ctx context.Context) error {
+	if err := s.ensureAttrs(ctx); err != nil {
+		return fmt.Errorf("(while registering the jobs' search attributes: %w)", err)
+	}
+	return nil
+}
+
+// query is the visibility query of f: jobs only (jobQuery).
+func (f Filter) query() (string, error) {
+	if f.Kind != "" && f.Kind.Workflow() == "" {
+		return "", fmt.Errorf("unknown kind %q", f.Kind)
+	}
+	parts := []string{jobQuery(f.Kind)}
 	if f.State != "" {
 		st := f.State.visibilityStatus()
 		if st == "" {
@@ -77,6 +107,7 @@ func (s *Service) List(ctx context.Context, f Filter, pageSize int, token []byte
 	if err != nil {
 		return nil, nil, err
 	}
+	attrsErr := s.readerAttrs(ctx)
 	resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: s.namespace, PageSize: int32(pageSize), NextPageToken: token, Query: q})
 	if err != nil {
@@ -84,7 +115,7 @@ func (s *Service) List(ctx context.Context, f Filter, pageSize int, token []byte
 		if errors.As(err, &bad) && len(token) > 0 {
 			return nil, nil, fmt.Errorf("page token: %w", ErrBadToken)
 		}
-		return nil, nil, fmt.Errorf("list jobs: %w", err)
+		return nil, nil, fmt.Errorf("list jobs: %w", errors.Join(err, attrsErr))
 	}
 	out := make([]Job, 0, len(resp.GetExecutions()))
 	for _, ex := range resp.GetExecutions() {
@@ -97,11 +128,12 @@ func (s *Service) List(ctx context.Context, f Filter, pageSize int, token []byte
 var ErrBadToken = errors.New("not a page token of this listing")
 
 // Get returns the job id with its progress (running), result (completed)
-// or error (any other end).
+// or error (any other end). A workflow id that Temporal does not know or
+// that is not a job (isJob) is ErrNotFound, with the same message.
 func (s *Service) Get(ctx context.Context, id string) (Job, error) {
 	d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if errors.As(err, &nf) || (err == nil && !isJob(d.GetWorkflowExecutionInfo())) {
 		return Job{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
@@ -141,8 +173,8 @@ func (s *Service) progress(ctx context.Context, j Job) json.RawMessage {
 }
 
 // Cancel asks the running job id to cancel (its workflow cleans up and
-// ends as canceled). A job not running is ErrClosed, an unknown one
-// ErrNotFound.
+// ends as canceled). A job not running is ErrClosed, an unknown one or a
+// workflow that is no job ErrNotFound (nothing is cancelled).
 func (s *Service) Cancel(ctx context.Context, id string) (Job, error) {
 	j, err := s.Get(ctx, id)
 	if err != nil {
@@ -164,10 +196,11 @@ func (s *Service) Last(ctx context.Context, kind Kind, source string) (j Job, ok
 	if err != nil {
 		return Job{}, false, err
 	}
+	attrsErr := s.readerAttrs(ctx)
 	resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: s.namespace, PageSize: 1, Query: q + " AND ExecutionStatus != 'Running'"})
 	if err != nil {
-		return Job{}, false, fmt.Errorf("last %s of %s: %w", kind, source, err)
+		return Job{}, false, fmt.Errorf("last %s of %s: %w", kind, source, errors.Join(err, attrsErr))
 	}
 	if len(resp.GetExecutions()) == 0 {
 		return Job{}, false, nil

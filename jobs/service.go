@@ -30,7 +30,9 @@ type Service struct {
 	// recent is the last job this Service started per source and kind
 	// (and per restore target): the visibility API lists a run a moment
 	// after its start, Describe knows it at once.
-	recent   map[string]string
+	recent map[string]string
+
+	attrsMu  sync.Mutex
 	attrsSet bool
 }
 
@@ -196,8 +198,12 @@ func (s *Service) runningFor(ctx context.Context, key lockKey, req Request) (str
 	return "", nil
 }
 
-// ensureAttrs registers the search attributes once per Service.
+// ensureAttrs registers the search attributes once per Service: before a
+// start, and before a listing, whose query names them (a namespace where
+// none is registered yet would refuse it).
 func (s *Service) ensureAttrs(ctx context.Context) error {
+	s.attrsMu.Lock()
+	defer s.attrsMu.Unlock()
 	if s.attrsSet {
 		return nil
 	}

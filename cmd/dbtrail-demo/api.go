@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/api"
 )
 
 // apiJobTimeout bounds how long the demo follows its example API job.
@@ -23,13 +25,20 @@ type apiJob struct {
 // apiExample starts a verify of the current snapshot through dbtrail dev's
 // HTTP API (POST /v1/verifies), follows it (GET /v1/jobs/{id}) until it
 // ends, and returns the two example curl commands with what they answered.
-// The label carries the time, so every demo run starts a new job.
+// The label carries the time, so every demo run starts a new job. The API
+// needs dev's token (its token file, made on dev's first start): the
+// commands read it from the file.
 func (w *watcher) apiExample(ctx context.Context) (commands []string, answers []string, err error) {
 	base := "http://" + w.cfg.apiAddr
+	token, err := api.DevSecret(w.tokenFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	curl := api.Curl(w.tokenFile)
 	label := "demo-verify-" + time.Now().UTC().Format("20060102T150405Z")
 	body := fmt.Sprintf(`{"source":%q,"label":%q}`, sourceName, label)
-	commands = append(commands, fmt.Sprintf("curl -s -X POST %s/v1/verifies -d '%s'", base, body))
-	started, status, err := apiCall(ctx, http.MethodPost, base+"/v1/verifies", body)
+	commands = append(commands, fmt.Sprintf("%s -X POST %s/v1/verifies -d '%s'", curl, base, body))
+	started, status, err := apiCall(ctx, http.MethodPost, base+"/v1/verifies", token, body)
 	if err != nil {
 		return commands, nil, err
 	}
@@ -42,10 +51,10 @@ func (w *watcher) apiExample(ctx context.Context) (commands []string, answers []
 		return commands, answers, fmt.Errorf("POST /v1/verifies: no job id in %q", started)
 	}
 	url := base + "/v1/jobs/" + job.ID
-	commands = append(commands, "curl -s "+url)
+	commands = append(commands, curl+" "+url)
 	deadline := time.Now().Add(apiJobTimeout)
 	for {
-		got, status, err := apiCall(ctx, http.MethodGet, url, "")
+		got, status, err := apiCall(ctx, http.MethodGet, url, token, "")
 		if err != nil {
 			return commands, answers, err
 		}
@@ -73,15 +82,17 @@ func (w *watcher) apiExample(ctx context.Context) (commands []string, answers []
 	}
 }
 
-// apiCall sends one request and returns the answer's body, compacted.
-func apiCall(ctx context.Context, method, url, body string) (string, int, error) {
+// apiCall sends one request with the bearer token and returns the answer's
+// body, compacted.
+func apiCall(ctx context.Context, method, url, token, body string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return "", 0, err
 	}
-	if body != "" {
+	req.Header.Set("Authorization", "Bearer "+token)
+	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -102,7 +113,7 @@ func apiCall(ctx context.Context, method, url, body string) (string, int, error)
 
 // writeAPI writes the block's part on the example API calls.
 func (w *watcher) writeAPI(b *strings.Builder, r backupResult) {
-	fmt.Fprintf(b, " Start and follow jobs over the HTTP API of dbtrail dev (docs/api.md; a token is needed off loopback):\n")
+	fmt.Fprintf(b, " Start and follow jobs over the HTTP API of dbtrail dev (docs/api.md) with its token, from %s:\n", w.tokenFile)
 	for i, c := range r.apiCommands {
 		var answer string
 		if i < len(r.apiAnswers) {

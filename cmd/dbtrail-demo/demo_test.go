@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -106,13 +107,13 @@ func TestDemoSmoke(t *testing.T) {
 			"http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics",
 			"set -a; . " + filepath.Join(dir, "env") + "; set +a; " + filepath.Join(bin, "dbtrail") + " status",
 			"mariadb --defaults-extra-file=" + filepath.Join(dir, "index.cnf") + " dbtrail -e",
-			filepath.Join(bin, "dbtrail") + " restore --temporal-addr 127.0.0.1:" + strconv.Itoa(frontendPort) + " --source main --target scratch --at latest --schema shop --into-schema shop_restored",
+			filepath.Join(bin, "dbtrail") + " restore --temporal-addr 127.0.0.1:" + strconv.Itoa(frontendPort) + " --source main --target scratch --at latest --schema shop --into-schema shop_restored --checkpoint-schema shop_restored",
 			"| restored main at latest into ",
 			"|   cut: transaction GTID",
 			"shop_restored.orders",
-			"curl -s -X POST " + apiBase + `/v1/verifies -d '{"source":"main","label":"demo-verify-`,
+			api.Curl(filepath.Join(dir, "dev", api.DevTokenFile)) + " -X POST " + apiBase + `/v1/verifies -d '{"source":"main","label":"demo-verify-`,
 			`| {"id":"main:demo-verify-`,
-			"curl -s " + apiBase + "/v1/jobs/main:demo-verify-",
+			api.Curl(filepath.Join(dir, "dev", api.DevTokenFile)) + " " + apiBase + "/v1/jobs/main:demo-verify-",
 			`"state":"completed"`,
 			`"verdict":"`,
 		} {
@@ -135,6 +136,9 @@ func TestDemoSmoke(t *testing.T) {
 	}
 
 	first := demo("20s")
+	if st, err := os.Stat(filepath.Join(dir, "dev", api.DevTokenFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("dev's token file: %v (want mode 0600)", err)
+	}
 	if !strings.Contains(first, "created sample database shop") {
 		t.Errorf("first run did not create the sample database")
 	}

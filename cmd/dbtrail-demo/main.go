@@ -44,6 +44,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -281,6 +282,7 @@ func run(cfg config) (err error) {
 		idx: idx, src: src, traffic: tr, bin: bin, env: childEnv,
 		files: files, envFile: env.EnvFile, backupDir: backupDir, cfg: cfg,
 		sourceAddr: env.Source.Addr(), indexAddr: env.Index.Addr(),
+		tokenFile: filepath.Join(dir, "dev", api.DevTokenFile),
 	}
 	werr := w.loop(ctx, trafficCtx, dev)
 	stopTraffic()

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -33,7 +32,7 @@ func writeTargets(dir string, idx *testsuite.Server) (string, error) {
 		return "", fmt.Errorf("scratch target password file: %w", err)
 	}
 	t := target.Target{Name: restoreTarget, Server: target.Server{DSN: idx.User + "@tcp(" + idx.Addr() + ")/", PasswordFile: pw},
-		Schemas: []string{restoreSchema, restore.DefaultCheckpointSchema}, IndexServer: true}
+		Schemas: []string{restoreSchema}, IndexServer: true}
 	set, err := target.NewSet(t)
 	if err != nil {
 		return "", err
@@ -54,7 +53,7 @@ func writeTargets(dir string, idx *testsuite.Server) (string, error) {
 // restoreSchema of the target restoreTarget (the index server).
 func (w *watcher) restoreArgs() []string {
 	return []string{"restore", "--temporal-addr", w.cfg.frontendAddr, "--source", sourceName, "--target", restoreTarget, "--at", "latest",
-		"--schema", "shop", "--into-schema", restoreSchema}
+		"--schema", "shop", "--into-schema", restoreSchema, "--checkpoint-schema", restoreSchema}
 }
 
 // restoreCommand is the example `dbtrail restore` as the user types it.

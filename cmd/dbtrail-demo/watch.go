@@ -47,6 +47,7 @@ type watcher struct {
 	cfg        config
 	sourceAddr string
 	indexAddr  string
+	tokenFile  string // dev's API token file (absolute)
 }
 
 // loop runs until trafficCtx is done (nil; at the end of --duration a

@@ -26,6 +26,8 @@ import (
 type devJob struct {
 	name string
 	run  func(ctx context.Context) error
+	// note is printed in dev's start block ("" for none).
+	note string
 }
 
 func newDevCmd(g *globals) *cobra.Command {
@@ -52,7 +54,12 @@ The frontend and the UI listen on loopback; another address is refused
 unless the frontend requires client certificates: --frontend-tls-cert,
 --frontend-tls-key and --frontend-tls-client-ca, with dev's own client
 certificate in --temporal-tls-cert/--temporal-tls-key (docs/workflows.md,
-"A production Temporal cluster").`,
+"A production Temporal cluster").
+
+Its HTTP API (--api-addr) needs a token: without --token-file or
+` + tokensEnv + `, dev makes <data-dir>/` + api.DevTokenFile + ` (mode 0600, one
+read-write token) on its first start, keeps it, and prints how to use it.
+--no-auth serves the API without tokens (loopback only).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = g.log
 			if err := devTLS(&cfg, ftls, creds); err != nil {
@@ -96,7 +103,11 @@ certificate in --temporal-tls-cert/--temporal-tls-key (docs/workflows.md,
 			}
 			if sc.addr != "" {
 				sc.source, sc.backupDir, sc.archiveURL = wc.source, wc.backupDir, wc.archiveURL
-				jobs = append(jobs, devJob{name: "api", run: func(ctx context.Context) error {
+				note, err := sc.devTokens(cfg.DataDir, g.log)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, devJob{name: "api", note: note, run: func(ctx context.Context) error {
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
@@ -171,6 +182,9 @@ func runDev(cmd *cobra.Command, cfg embedded.ServerConfig, taskQueue string, act
 	fmt.Fprintf(out, "  backups            %s\n", acts.BackupDir)
 	if acts.Remote != nil {
 		fmt.Fprintf(out, "  remote snapshots   %s\n", acts.Remote.Location())
+	}
+	for _, j := range extra {
+		fmt.Fprint(out, j.note)
 	}
 	return runJobs(ctx, jobs)
 }

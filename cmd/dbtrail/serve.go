@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,16 @@ type serveConfig struct {
 	queryMaxBytes int64
 	// queryTailMaxEvents bounds the live tail of one API query.
 	queryTailMaxEvents int64
+	// hosts are --api-host: other names the API is reached at.
+	hosts []string
+	// rate is --api-rate, requests per second per token or address.
+	rate float64
+	// noAuth is --no-auth: no tokens, on purpose (loopback only).
+	noAuth bool
+	// devTokenFile is dev's own token file, made on its first start and
+	// used when neither --token-file nor DBTRAIL_API_TOKENS gives tokens
+	// ("" for serve).
+	devTokenFile string
 }
 
 func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {
@@ -50,25 +61,46 @@ func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {
 	f.StringVar(&s.queryMemoryLimit, "query-memory-limit", "512MB", "DuckDB memory limit of one API query")
 	f.Int64Var(&s.queryMaxBytes, "query-max-bytes", DefaultQueryMaxBytes, "largest answer of one API query, its rows encoded as JSON, in bytes: a larger one is refused (413, naming this cap)")
 	f.Int64Var(&s.queryTailMaxEvents, "query-tail-max-events", tail.DefaultMaxEvents, "largest live tail one API query folds (with --index-dsn): with more changes after the snapshot the answer is the snapshot's, with the reason")
+	f.StringArrayVar(&s.hosts, "api-host", nil, "another name the HTTP API is reached at, NAME or NAME:PORT (a reverse proxy's; repeatable): the Host header must name the listen address or one of these, an Origin header the API's own")
+	f.Float64Var(&s.rate, "api-rate", api.DefaultRate, "requests per second each API token (without tokens, each client address) may send, bursts of twice that (0: no limit)")
+	f.BoolVar(&s.noAuth, "no-auth", false, "serve the HTTP API without tokens on purpose (loopback only)")
 }
 
 // tokens reads the API's tokens: --token-file, else DBTRAIL_API_TOKENS,
-// else none.
-func (s *serveConfig) tokens() ([]api.Token, error) {
-	if s.tokenFile != "" {
-		return api.LoadTokens(s.tokenFile)
+// else dev's own token file (made on dev's first start), else none (with a
+// warning unless --no-auth says so). created reports that dev's token file
+// was made now.
+func (s *serveConfig) tokens(log *slog.Logger) (toks []api.Token, created bool, err error) {
+	env := os.Getenv(tokensEnv)
+	switch {
+	case s.noAuth && (s.tokenFile != "" || env != ""):
+		return nil, false, fmt.Errorf("--no-auth serves the API without tokens: not with --token-file or %s", tokensEnv)
+	case s.noAuth:
+		if loop, err := api.IsLoopback(s.addr); err != nil || !loop {
+			return nil, false, fmt.Errorf("--no-auth is for a loopback --api-addr only, not %s: give tokens (--token-file or %s)", s.addr, tokensEnv)
+		}
+		return nil, false, nil
+	case s.tokenFile != "":
+		toks, err = api.LoadTokens(s.tokenFile)
+		return toks, false, err
+	case env != "":
+		toks, err = api.ParseTokens(env, tokensEnv)
+		return toks, false, err
+	case s.devTokenFile != "":
+		toks, created, err = api.EnsureTokenFile(s.devTokenFile)
+		s.tokenFile = s.devTokenFile
+		return toks, created, err
 	}
-	if v := os.Getenv(tokensEnv); v != "" {
-		return api.ParseTokens(v, tokensEnv)
-	}
-	return nil, nil
+	log.Warn("the HTTP API has no tokens: every local user and process may start, cancel and read jobs; give --token-file (or " +
+		tokensEnv + "), or --no-auth to mean it")
+	return nil, false, nil
 }
 
 // job returns the API as a long-running job on c; store may be nil (no
 // archives, no capture status). It listens at once, so a refused address
 // or token file fails here.
 func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *refreshConfig, store *index.Store) (devJob, error) {
-	toks, err := s.tokens()
+	toks, _, err := s.tokens(g.log)
 	if err != nil {
 		return devJob{}, err
 	}
@@ -86,6 +118,10 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	if err != nil {
 		return devJob{}, err
 	}
+	ln, err := api.Listen(api.ServeConfig{Addr: s.addr, TLSCert: s.tlsCert, TLSKey: s.tlsKey, Tokens: len(toks) > 0})
+	if err != nil {
+		return devJob{}, err
+	}
 	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui})
 	h, err := api.New(api.Config{
 		Jobs:    svc,
@@ -94,21 +130,55 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		Tokens:  toks, Source: s.source, ExportDir: exportDir, Log: g.log,
 		Refresh:          func(source string) workflows.RefreshInput { return rc.input(source) },
 		RetentionPreview: retentionPreview(svc),
+		Addr:             ln.Addr().String(), Hosts: s.hosts, TLS: s.tlsCert != "", Rate: s.rate,
 	})
 	if err != nil {
+		ln.Close()
 		return devJob{}, err
 	}
-	ln, err := api.Listen(api.ServeConfig{Addr: s.addr, TLSCert: s.tlsCert, TLSKey: s.tlsKey, Tokens: len(toks) > 0})
-	if err != nil {
-		return devJob{}, err
-	}
-	scheme := "http"
-	if s.tlsCert != "" {
-		scheme = "https"
-	}
-	g.log.Info("HTTP API listening", slog.String("url", scheme+"://"+ln.Addr().String()+"/v1/"), slog.Int("tokens", len(toks)),
+	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"), slog.Int("tokens", len(toks)),
 		slog.String("export_dir", exportDir))
 	return devJob{name: "api", run: func(ctx context.Context) error { return api.Serve(ctx, ln, h) }}, nil
+}
+
+// scheme is the API's URL scheme: https with --tls-cert.
+func (s *serveConfig) scheme() string {
+	if s.tlsCert != "" {
+		return "https"
+	}
+	return "http"
+}
+
+// devTokens sets dev's own token file (<dataDir>/api-tokens), makes it
+// when it is to be used and missing, and returns the lines dev prints
+// about the API: where it is, its tokens and a curl line that uses them.
+func (s *serveConfig) devTokens(dataDir string, log *slog.Logger) (string, error) {
+	path, err := filepath.Abs(filepath.Join(dataDir, api.DevTokenFile))
+	if err != nil {
+		return "", err
+	}
+	s.devTokenFile = path
+	toks, created, err := s.tokens(log)
+	if err != nil {
+		return "", err
+	}
+	base := s.scheme() + "://" + s.addr + "/v1"
+	var b strings.Builder
+	switch {
+	case len(toks) == 0:
+		fmt.Fprintf(&b, "  HTTP API           %s/  (no tokens: --no-auth)\n", base)
+		fmt.Fprintf(&b, "                     curl -s %s/jobs\n", base)
+	case s.tokenFile == "":
+		fmt.Fprintf(&b, "  HTTP API           %s/  (tokens from %s)\n", base, tokensEnv)
+	default:
+		made := ""
+		if created {
+			made = ", made now"
+		}
+		fmt.Fprintf(&b, "  HTTP API           %s/  (token file %s%s)\n", base, s.tokenFile, made)
+		fmt.Fprintf(&b, "                     %s %s/jobs\n", api.Curl(s.tokenFile), base)
+	}
+	return b.String(), nil
 }
 
 // exports is the export folder: --export-dir, else exports/ beside the
@@ -141,8 +211,11 @@ Labels are unique per source, one job per source and kind runs at a time
 
 It listens on loopback by default and refuses any other address without
 tokens (--token-file or ` + tokensEnv + `): each line "ro SECRET [NAME]" or
-"rw SECRET [NAME]"; read-only tokens may only read. --tls-cert/--tls-key
-serve HTTPS. With --index-dsn it also answers archives and capture status;
+"rw SECRET [NAME]"; read-only tokens may only read. Without tokens on
+loopback it serves with a warning (--no-auth: on purpose, no warning).
+Every POST needs Content-Type: application/json; the Host header must name
+the listen address (or an --api-host), an Origin header the API's own:
+no web page can start a job. --tls-cert/--tls-key serve HTTPS. With --index-dsn it also answers archives and capture status;
 the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,9 +94,14 @@ func TestAPIJobs(t *testing.T) {
 	toks, err := api.ParseTokens("rw "+rw+" ops\nro "+ro+" viewer\n", "test")
 	must(t, err)
 	svc := jobs.New(jobs.Config{Client: e.c, TaskQueue: workflows.TaskQueue, UI: "http://ui.example"})
-	h, err := api.New(api.Config{Jobs: svc, Tokens: toks, ExportDir: t.TempDir()})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	srv := httptest.NewServer(h)
+	h, err := api.New(api.Config{Jobs: svc, Tokens: toks, ExportDir: t.TempDir(), Addr: ln.Addr().String()})
+	must(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(srv.Close)
 	c := apiClient{t: t, url: srv.URL, token: rw}
 
