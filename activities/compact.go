@@ -16,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -71,7 +72,7 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 		return res, nil
 	}
 	// The range holds at most what it merges.
-	if err := a.checkRoom(dir, snap.Manifest.FilesSize(merge...), "compact "+k.String()); err != nil {
+	if err := a.checkRoom(dir, room.Exact(snap.Manifest.FilesSize(merge...)), "compact "+k.String()); err != nil {
 		return CompactTableResult{}, err
 	}
 	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res); err != nil {

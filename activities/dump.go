@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/mydumper"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -36,7 +38,8 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	if err := os.RemoveAll(dir); err != nil {
 		return DumpResult{}, fmt.Errorf("clear dump folder %s: %w", dir, err)
 	}
-	if err := a.checkDumpRoom(ctx, in.Source, dir); err != nil {
+	est, err := a.checkDumpRoom(ctx, in.Source, dir)
+	if err != nil {
 		return DumpResult{}, err
 	}
 	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
@@ -45,7 +48,35 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	if err := a.runMydumper(ctx, src, dir); err != nil {
 		return DumpResult{}, err
 	}
-	return a.readDump(dir)
+	res, err := a.readDump(dir)
+	if err != nil {
+		return res, err
+	}
+	written, err := folderSize(dir)
+	if err != nil {
+		return res, err
+	}
+	res.Room = room.Record("dump", est, written)
+	return res, nil
+}
+
+// folderSize is the size of the files under dir.
+func folderSize(dir string) (uint64, error) {
+	var n uint64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += uint64(info.Size())
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("size of %s: %w", dir, err)
+	}
+	return n, nil
 }
 
 // runMydumper runs mydumper for src into dir (mydumper.Run), heartbeating

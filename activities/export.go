@@ -49,13 +49,13 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 			return PlanExportResult{}, momentErr(err)
 		}
 		out.Plan = &plan
-		needs, err := a.rebuildNeeds(ctx, cat, plan)
+		needs, err := a.rebuildNeeds(ctx, cat, plan, false)
 		if err != nil {
 			return PlanExportResult{}, err
 		}
 		for i, tp := range plan.Tables {
 			out.Jobs = append(out.Jobs, ExportTableInput{Source: sp.Source, Format: sp.Format, Staging: in.Staging,
-				Table: tp, Cut: plan.Cut, ExportedAt: out.ExportedAt, Spec: ExportSpecHeader{At: sp.At}, Need: needs[i]})
+				Table: tp, Cut: plan.Cut, ExportedAt: out.ExportedAt, Spec: ExportSpecHeader{At: sp.At}, Need: sureBytes(needs[i])})
 		}
 	case ExportChanges:
 		r, jobs, err := a.planChanges(ctx, sp, sel)
@@ -106,7 +106,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 		res.Files, res.Rows, res.Reused = []ExportFile{f}, rows, true
 		return res, nil
 	}
-	if err := a.checkRoom(in.Staging, in.Need, "export "+name); err != nil {
+	if err := a.checkRoom(in.Staging, needOf(in.Need), "export "+name); err != nil {
 		return ExportTableResult{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {

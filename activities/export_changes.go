@@ -9,6 +9,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -43,7 +44,7 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 	for _, t := range tables {
 		jobs = append(jobs, ExportTableInput{Source: sp.Source, Format: ExportChanges, Schema: t.Key.Schema, Name: t.Key.Table,
 			Range: cr, Always: t.Named, Spec: ExportSpecHeader{From: sp.From, Until: sp.Until},
-			Need: uint64(max(t.Changes, 0)) * bytesPerChange})
+			Need: sureBytes(room.Changes())})
 	}
 	return cr, jobs, nil
 }
@@ -57,7 +58,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 	if err := exportdir.StartChanges(in.Staging, in.Schema, in.Name); err != nil {
 		return res, err
 	}
-	if err := a.checkRoom(in.Staging, in.Need, "export changes of "+k.String()); err != nil {
+	if err := a.checkRoom(in.Staging, needOf(in.Need), "export changes of "+k.String()); err != nil {
 		return res, err
 	}
 	hist, err := a.Index.SchemaHistory(ctx, in.Source)

@@ -16,6 +16,8 @@ import (
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 )
 
@@ -97,7 +99,7 @@ func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (Fi
 }
 
 // finishSQL composes the .sql file from the staged table files, after
-// checking its folder has room for about sqlTextFactor times their size.
+// checking its folder has room for their text (room.Text).
 func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables []ExportTableResult) (FinishExportResult, error) {
 	sp := in.Spec
 	if done, n := finishedBy(sp, in.RunID); done {
@@ -109,14 +111,19 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 		return FinishExportResult{Out: sp.Out, Bytes: n}, nil
 	}
 	var paths []string
-	var staged uint64
+	var staged room.Table
 	for _, t := range tables {
 		for _, f := range t.Files {
-			paths = append(paths, filepath.Join(in.Staging, filepath.FromSlash(f.Path)))
-			staged += uint64(max(f.Size, 0))
+			p := filepath.Join(in.Staging, filepath.FromSlash(f.Path))
+			paths = append(paths, p)
+			staged.File += uint64(max(f.Size, 0))
+			if st, err := snapshot.ReadFileStats(p); err == nil {
+				staged.Plain += uint64(max(st.Plain, 0))
+				staged.PlainBinary += uint64(max(st.PlainBinary, 0))
+			}
 		}
 	}
-	if err := a.checkRoom(filepath.Dir(sp.Out), staged*sqlTextFactor, "write "+sp.Out); err != nil {
+	if err := a.checkRoom(filepath.Dir(sp.Out), room.Text(staged), "write "+sp.Out); err != nil {
 		return FinishExportResult{}, err
 	}
 	header := []string{fmt.Sprintf("dbtrail export of source %s at moment %s: %d tables", sp.Source, sp.At, len(tables))}

@@ -141,9 +141,11 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 // overwritten, and the same window gives the same files.
 //
 // Before it writes, it checks the backup folder's free space against its
-// estimate (refreshNeed); when it is short, the refresh's retention
-// (in.Retention) runs first if it would remove something; still too
-// little is NoRoom, non-retryable, before anything is written.
+// estimate (refreshNeed, package room); when it is short, the refresh's
+// retention (in.Retention) runs first if it would remove something; still
+// too little is NoRoom, non-retryable, before anything is written. A
+// folder that fills while it writes is NoRoom too (noSpace). Its result
+// records the estimate and the bytes written (Room).
 func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
 	if in.Shared {
 		return a.refreshShared(ctx, in)
@@ -154,10 +156,17 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
+	est := refreshNeed(prev, mt, tp)
+	what := string(tp.Action) + " " + tp.Key.String()
+	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, est, what); err != nil {
 		return ConvertTableResult{}, err
 	}
-	return a.refreshInto(ctx, in, dir, prev, mt)
+	out, err := a.refreshInto(ctx, in, dir, prev, mt)
+	if err != nil {
+		return ConvertTableResult{}, noSpace(err, dir, what)
+	}
+	recordRefresh(&out, tp, est)
+	return out, nil
 }
 
 // openPrevTable opens the previous snapshot in the source folder dir and

@@ -17,6 +17,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -109,13 +110,16 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	if err := a.checkRoom(string(parts), refreshNeed(prev, mt, tp), string(tp.Action)+" "+tp.Key.String()); err != nil {
+	est := refreshNeed(prev, mt, tp)
+	what := string(tp.Action) + " " + tp.Key.String()
+	if err := a.checkRoom(string(parts), est, what); err != nil {
 		return ConvertTableResult{}, err
 	}
 	out, err := a.refreshInto(ctx, in, string(parts), prev, mt)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return ConvertTableResult{}, noSpace(err, string(parts), what)
 	}
+	recordRefresh(&out, tp, est)
 	staging := parts.Staging(in.SnapshotID)
 	info := activity.GetInfo(ctx)
 	out.Part = fmt.Sprintf("%s-%d", info.ActivityID, info.Attempt)
@@ -322,6 +326,23 @@ func writtenFiles(links []foldplan.Link, out ConvertTableResult) []ChainFile {
 		}
 	}
 	return files
+}
+
+// writtenBytes is the size of the files out names that are not links.
+func writtenBytes(links []foldplan.Link, out ConvertTableResult) uint64 {
+	var n uint64
+	for _, f := range writtenFiles(links, out) {
+		n += uint64(max(f.Size, 0))
+	}
+	return n
+}
+
+// recordRefresh records in out the room of a pair or a rewrite: its
+// estimate est and the bytes it wrote (nothing for a link).
+func recordRefresh(out *ConvertTableResult, tp foldplan.TablePlan, est room.Estimate) {
+	if tp.Action == foldplan.ActionPair || tp.Action == foldplan.ActionRewrite {
+		out.Room = room.Record(string(tp.Action), est, writtenBytes(tp.Links, *out))
+	}
 }
 
 // digest is the file's size and sha256.

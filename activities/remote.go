@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -80,8 +81,10 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
-	room := func(id string, need uint64) error { return a.checkRoom(m.Dir, need, "download snapshot "+id) }
-	f, err := m.DownloadCurrent(ctx, room, func(p remote.Progress) { set(p) })
+	fits := func(id string, need uint64) error {
+		return a.checkRoom(m.Dir, room.Exact(need), "download snapshot "+id)
+	}
+	f, err := m.DownloadCurrent(ctx, fits, func(p remote.Progress) { set(p) })
 	return DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}, transferErr(err)
 }
 

@@ -6,26 +6,40 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"go.temporal.io/sdk/temporal"
 )
 
-// bytesPerChange is what one change of a window is taken to add to the
-// files a pair or a rewrite writes (a compressed row of a few hundred
-// bytes, generously).
-const bytesPerChange = 512
+// checkRoom refuses, non-retryable (NoRoom), a step whose estimate (package
+// room: measured bytes × room.Margin) is more than the free space of the
+// file system holding path: it fails at once, naming what it needs and
+// what is free, instead of at the end of the write. An estimate that is
+// not Sure is not refused on: the step writes, and a full folder fails it
+// cleanly (noSpace). Space freed makes the next run go.
+func (a *Activities) checkRoom(path string, est room.Estimate, what string) error {
+	if !est.Sure {
+		return nil
+	}
+	return roomErr(disk.Check(a.Disk, path, est.Bytes, what))
+}
 
-// checkRoom refuses, non-retryable (NoRoom), a step that needs about need
-// bytes in path when the file system holding it has less (with
-// disk.Margin): it fails at once, naming what it needs and what is free,
-// instead of at the end of the write. Space freed makes the next run go.
-func (a *Activities) checkRoom(path string, need uint64, what string) error {
-	return roomErr(disk.Check(a.Disk, path, need, what))
+// noSpace marks err non-retryable NoRoom when it is the file system's "no
+// space left on device" (ENOSPC), naming the folder and what was being
+// written: the write failed cleanly (its temporary file is gone, the
+// workflow removes the staging folder) and a retry would fail the same
+// way until room is made. Any other err is returned as is.
+func noSpace(err error, dir, what string) error {
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	return nonRetryable(ErrNoRoom, fmt.Errorf("%s: no space left in %s: %w", what, dir, err))
 }
 
 // roomErr marks a *disk.NoRoomError non-retryable NoRoom; any other err
@@ -50,7 +64,7 @@ func isNoRoom(err error) bool {
 // prune applies after it publishes: nothing current, nothing a running
 // job reads, nothing a moment of the kept window needs) and the room is
 // checked again. What it removed is logged.
-func (a *Activities) checkRoomOrRetain(ctx context.Context, source string, policy retention.Policy, dir string, need uint64, what string) error {
+func (a *Activities) checkRoomOrRetain(ctx context.Context, source string, policy retention.Policy, dir string, need room.Estimate, what string) error {
 	err := a.checkRoom(dir, need, what)
 	if policy.KeepSnapshots <= 0 || !isNoRoom(err) {
 		return err
@@ -68,21 +82,32 @@ func (a *Activities) checkRoomOrRetain(ctx context.Context, source string, polic
 }
 
 // refreshNeed estimates the bytes a refresh of one table writes into the
-// staging folder: nothing for a link; its changes for a pair; the table
-// as stored (table file and chain) and its changes for a rewrite.
-func refreshNeed(prev *snapshot.Snapshot, mt snapshot.ManifestTable, tp foldplan.TablePlan) uint64 {
-	changes := uint64(max(tp.Changes, 0)) * bytesPerChange
+// staging folder from the table as prev stores it (snapshot.MeasureTable):
+// nothing for a link, room.Pair for a pair, room.Rewrite for a rewrite.
+func refreshNeed(prev *snapshot.Snapshot, mt snapshot.ManifestTable, tp foldplan.TablePlan) room.Estimate {
+	t := snapshot.MeasureTable(&prev.Manifest, mt, prev.Path)
 	switch tp.Action {
 	case foldplan.ActionPair:
-		return changes
+		return room.Pair(t, tp.Changes)
 	case foldplan.ActionRewrite:
-		return changes + prev.Manifest.FilesSize(append([]string{mt.File}, mt.Chain...)...)
+		return room.Rewrite(t, tp.Changes)
 	}
-	return 0
+	return room.Estimate{Sure: true}
 }
 
-// dumpFilesSize is the size of a dumped table's data files: about what its
-// table file takes at most (Parquet is smaller than the dump's SQL text).
+// sureBytes is the bytes of a Sure estimate carried in a step's input (an
+// export table's Need), 0 for one that is not: needOf turns it back.
+func sureBytes(e room.Estimate) uint64 {
+	if !e.Sure {
+		return 0
+	}
+	return e.Bytes
+}
+
+// needOf is the estimate of a Need carried as sureBytes: 0 is not Sure.
+func needOf(n uint64) room.Estimate { return room.Estimate{Bytes: n, Sure: n > 0} }
+
+// dumpFilesSize is the size of a dumped table's data files.
 func dumpFilesSize(dumpDir string, files []string) uint64 {
 	var n uint64
 	for _, f := range files {
@@ -93,30 +118,30 @@ func dumpFilesSize(dumpDir string, files []string) uint64 {
 	return n
 }
 
-// sqlTextFactor is how many times the size of its staged table files a
-// .sql export's text is taken to be: Parquet's dictionaries and
-// compression against INSERT statements' plain text (docs/workflows.md).
-const sqlTextFactor = 4
-
-// exportNeed is the bytes an export writes into its output's folder: every
-// table's staged files, and for a .sql export the composed text besides
-// them (the staged files are removed only after it is written).
-func exportNeed(format string, jobs []ExportTableInput) uint64 {
+// exportNeed is what an export writes into its output's folder: every
+// table's staged files (their Need), and for a .sql export the composed
+// text besides them (room.Expansion times the staged files: they are
+// removed only after it is written). A job whose Need is not Sure makes
+// the whole not Sure.
+func exportNeed(format string, jobs []ExportTableInput) room.Estimate {
 	var n uint64
 	for _, j := range jobs {
+		if j.Need == 0 {
+			return room.Estimate{}
+		}
 		n += j.Need
 	}
 	if format == ExportSQL {
-		n += n * sqlTextFactor
+		n += n * room.Expansion
 	}
-	return n
+	return room.Exact(n)
 }
 
 // rebuildNeeds estimates, for each table of plan, the bytes of its rebuilt
-// table file: the table as its base snapshot stores it (table file and
-// chain) and its window's changes at bytesPerChange each.
-func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan moment.Plan) ([]uint64, error) {
-	needs := make([]uint64, len(plan.Tables))
+// table file (room.Export; .sql text when sql) from the table as its base
+// snapshot's manifest records it and its window's changes.
+func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan moment.Plan, sql bool) ([]room.Estimate, error) {
+	needs := make([]room.Estimate, len(plan.Tables))
 	if len(plan.Tables) == 0 {
 		return needs, nil
 	}
@@ -140,22 +165,32 @@ func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan 
 			counts[w] = c
 		}
 		base := bases[tp.Snapshot]
-		needs[i] = base.TableSize(tp.Schema, tp.Table) + uint64(max(counts[w][tp.Key()], 0))*bytesPerChange
+		var t room.Table
+		if mt, ok := base.Table(tp.Schema, tp.Table); ok {
+			t = snapshot.MeasureTable(&base, mt, a.localFiles(plan.Source, tp.Snapshot))
+		}
+		needs[i] = room.Export(t, counts[w][tp.Key()], sql)
 	}
 	return needs, nil
 }
 
+// localFiles is where the files of snapshot id of source are in the backup
+// folder, or nil when it holds no such snapshot (its files are then
+// measured from its manifest alone).
+func (a *Activities) localFiles(source, id string) func(rel string) string {
+	dir := snapshot.Folder(a.sourceDir(source)).Snapshot(id)
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	return func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+}
+
 // checkRebuildRoom checks dir has room for table tp rebuilt from catalog
-// cat (rebuildNeeds) before a restore stages it there.
+// cat and staged for a restore (room.Staging) before it is staged there.
 func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) error {
-	needs, err := a.rebuildNeeds(ctx, cat, moment.Plan{Source: source, Tables: []moment.TablePlan{tp}})
+	needs, err := a.rebuildNeeds(ctx, cat, moment.Plan{Source: source, Tables: []moment.TablePlan{tp}}, true)
 	if err != nil {
 		return err
 	}
-	return a.checkRoom(dir, needs[0]*scratchExpansion, "stage "+tp.Key().String())
+	return a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
 }
-
-// scratchExpansion is how much larger a restore's staged table is than
-// the compressed table files it is rebuilt from: staged runs are written
-// without compression or dictionaries (snapshot.WriterOptions.Scratch).
-const scratchExpansion = 4

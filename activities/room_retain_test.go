@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -49,16 +49,16 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 		a.Disk = func(string) (uint64, error) {
 			for _, id := range ids[:2] {
 				if _, err := os.Stat(snapshot.Folder(dir).Snapshot(id)); err == nil {
-					return need, nil
+					return need - 1, nil
 				}
 			}
-			return need + disk.Margin, nil
+			return need, nil
 		}
 		return a, dir
 	}
 	t.Run("retention frees the room", func(t *testing.T) {
 		a, dir := setup(t)
-		if err := a.checkRoomOrRetain(ctx, "main", retention.Policy{KeepSnapshots: 1}, dir, need, "pair db.t"); err != nil {
+		if err := a.checkRoomOrRetain(ctx, "main", retention.Policy{KeepSnapshots: 1}, dir, room.Exact(need), "pair db.t"); err != nil {
 			t.Fatalf("with retention that frees the room: %v", err)
 		}
 		left, err := snapshot.ListSnapshots(dir)
@@ -73,7 +73,7 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			a, dir := setup(t)
-			err := a.checkRoomOrRetain(ctx, "main", policy, dir, need, "pair db.t")
+			err := a.checkRoomOrRetain(ctx, "main", policy, dir, room.Exact(need), "pair db.t")
 			if !isNoRoom(err) || !strings.Contains(err.Error(), "pair db.t needs about") {
 				t.Fatalf("got %v, want NoRoom naming the step", err)
 			}

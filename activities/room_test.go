@@ -3,12 +3,14 @@ package activities
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
@@ -20,6 +22,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	servers "github.com/dbtrail/dbtrail/testsuite"
@@ -76,12 +79,12 @@ type roomStep struct {
 }
 
 // TestRoomCheckedFirst: every writing step refuses, non-retryable NoRoom,
-// when the folder it writes to has less than its estimate plus the margin
-// (saying what it needs, where and what is free), and writes nothing; with
-// exactly that much it goes past the check. The estimates are those the
-// docs state: the merged files of a compaction, the objects of a download,
-// the planned need of an export table, the staged files times
-// sqlTextFactor for a .sql export.
+// when the folder it writes to has less than its estimate (saying what it
+// needs, where and what is free), and writes nothing; with exactly that
+// much it goes past the check. The estimates are those the docs state:
+// the merged files of a compaction, the objects of a download (exact), the
+// planned need of an export table, room.Text of the staged files for a
+// .sql export.
 func TestRoomCheckedFirst(t *testing.T) {
 	for _, st := range roomSteps() {
 		t.Run(st.name, func(t *testing.T) {
@@ -89,7 +92,7 @@ func TestRoomCheckedFirst(t *testing.T) {
 				var probe fakeFree
 				a := &Activities{BackupDir: filepath.Join(t.TempDir(), "backups"), WorkDir: t.TempDir(), Disk: probe.probe, Log: quietLog()}
 				folder, need := st.setup(t, a)
-				free := need + disk.Margin
+				free := need
 				if short {
 					free--
 				}
@@ -109,7 +112,7 @@ func TestRoomCheckedFirst(t *testing.T) {
 					}
 					continue
 				}
-				want := "needs about " + disk.Bytes(need+disk.Margin) + " in " + folder + " (" + disk.Bytes(free) + " free)"
+				want := "needs about " + disk.Bytes(need) + " in " + folder + " (" + disk.Bytes(free) + " free)"
 				if !refused || !app.NonRetryable() || !strings.Contains(err.Error(), want) {
 					t.Fatalf("with one byte too few: %v; want a non-retryable %s saying %q", err, ErrNoRoom, want)
 				}
@@ -204,26 +207,10 @@ func roomSteps() []roomStep {
 			},
 			written: func(a *Activities) bool { return exists(filepath.Join(staging(a), "db")) },
 			past:    "(type: " + ErrSnapshotGone},
-		// An empty range of a table no one named: past the check, the
-		// export writes no file and succeeds.
-		{name: "export changes",
-			setup: func(t *testing.T, a *Activities) (string, uint64) {
-				a.Index = roomIndex(t)
-				return staging(a), 3 << 20
-			},
-			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportChanges, Staging: staging(a),
-					Schema: "db", Name: "t", Range: &ChangesRange{}, Need: 3 << 20})
-				return err
-			},
-			written: func(a *Activities) bool {
-				m, _ := filepath.Glob(filepath.Join(staging(a), "db", "*"))
-				return len(m) > 0
-			}},
 		{name: "sql export",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
 				must(t, os.MkdirAll(staging(a), 0o755))
-				return a.WorkDir, size * sqlTextFactor
+				return a.WorkDir, room.Text(room.Table{File: size}).Bytes
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
 				_, err := env.ExecuteActivity(a.FinishExport, FinishExportInput{Spec: ExportSpec{Source: "main", Format: ExportSQL, Out: filepath.Join(a.WorkDir, "out.sql")},
@@ -239,10 +226,33 @@ func roomSteps() []roomStep {
 // besides them; a folder export its files.
 func TestExportNeed(t *testing.T) {
 	jobs := []ExportTableInput{{Need: 100}, {Need: 23}}
-	if got := exportNeed(ExportParquet, jobs); got != 123 {
-		t.Errorf("parquet export need %d, want 123", got)
+	if got := exportNeed(ExportParquet, jobs); got != room.Exact(123) {
+		t.Errorf("parquet export need %+v, want 123", got)
 	}
-	if got := exportNeed(ExportSQL, jobs); got != 123*(1+sqlTextFactor) {
-		t.Errorf("sql export need %d, want %d", got, 123*(1+sqlTextFactor))
+	if got := exportNeed(ExportSQL, jobs); got != room.Exact(123*(1+room.Expansion)) {
+		t.Errorf("sql export need %+v, want %d", got, 123*(1+room.Expansion))
+	}
+	if got := exportNeed(ExportParquet, append(jobs, ExportTableInput{})); got.Sure {
+		t.Errorf("an export with a table not estimated: %+v, want not sure", got)
+	}
+}
+
+// TestNotSureWrites: an estimate that is not Sure is not refused on, even
+// with no room at all: the step writes and fails cleanly if the folder
+// fills (noSpace).
+func TestNotSureWrites(t *testing.T) {
+	var probe fakeFree
+	a := &Activities{Disk: probe.probe}
+	if err := a.checkRoom(t.TempDir(), room.Changes(), "export changes of db.t"); err != nil {
+		t.Fatalf("not sure, no room: %v; want no refusal", err)
+	}
+	err := noSpace(fmt.Errorf("build snapshot x: write db/t.parquet: %w", syscall.ENOSPC), "/backups/main", "pair db.t")
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrNoRoom || !app.NonRetryable() ||
+		!strings.Contains(err.Error(), "pair db.t: no space left in /backups/main: build snapshot x: write db/t.parquet") {
+		t.Fatalf("ENOSPC: %v; want a non-retryable %s naming the folder and the file", err, ErrNoRoom)
+	}
+	if other := errors.New("x"); noSpace(other, "/b", "y") != other {
+		t.Fatal("another error is changed by noSpace")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/filemode"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -55,7 +56,8 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	if err != nil {
 		return ConvertTableResult{}, badInput(err)
 	}
-	if err := a.checkRoom(a.sourceDir(in.Source), dumpFilesSize(in.DumpDir, t.DataFiles), "convert "+t.Schema+"."+t.Table); err != nil {
+	est := room.Convert(dumpFilesSize(in.DumpDir, t.DataFiles))
+	if err := a.checkRoom(a.sourceDir(in.Source), est, "convert "+t.Schema+"."+t.Table); err != nil {
 		return ConvertTableResult{}, err
 	}
 	b, err := snapshot.AttachBuilder(a.sourceDir(in.Source), in.SnapshotID)
@@ -93,13 +95,14 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 		if dumpconv.IsBadInput(err) {
 			return ConvertTableResult{}, badInput(fmt.Errorf("convert table %s.%s: %w", t.Schema, t.Table, err))
 		}
-		return ConvertTableResult{}, err
+		return ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
 	out := ConvertTableResult{Schema: t.Schema, Table: t.Table, File: rel, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size}
 	if err := addEmptyChain(b, def, &out); err != nil {
-		return ConvertTableResult{}, err
+		return ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
+	out.Room = room.Record("convert", est, writtenBytes(nil, out))
 	activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
 	return out, nil
 }

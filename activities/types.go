@@ -6,7 +6,10 @@
 // carry paths, keys and counts, never rows.
 package activities
 
-import "github.com/dbtrail/dbtrail/internal/binlogpos"
+import (
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/room"
+)
 
 // TableRef names one table of a dump and its files.
 type TableRef struct {
@@ -39,6 +42,9 @@ type DumpResult struct {
 	Position     binlogpos.Position // Seq is 0 until MapPosition fills it
 	Tables       []TableRef
 	SkippedViews []string
+	// Room is the dump's estimate and the bytes it wrote (nil for a
+	// finished dump reused).
+	Room *room.Step `json:",omitempty"`
 }
 
 // MapPositionInput asks for the seq of the last captured transaction at or
@@ -108,6 +114,9 @@ type ConvertTableResult struct {
 	// table folded on the stager, or put at the final names by an earlier
 	// release.
 	Part string `json:"part,omitempty"`
+	// Room is the step's estimate and the bytes it wrote (nil for a link:
+	// nothing is written).
+	Room *room.Step `json:"room,omitempty"`
 }
 
 // ChainFile is one .posdel/.upserts file with its digest.

@@ -288,7 +288,7 @@ func TestStarts(t *testing.T) {
 		{"/v1/backups", `{"label": "nightly-1", "parallel": 3}`, jobs.Request{Kind: jobs.Backup, Source: "main", Label: "nightly-1",
 			Input: workflows.FullBackupInput{Source: "main", Parallel: 3}}},
 		{"/v1/refreshes", `{"source": "db2", "table_deltas": false}`, jobs.Request{Kind: jobs.Refresh, Source: "db2",
-			Input: workflows.RefreshInput{Source: "db2", TableDeltas: false, Keep: -1}}},
+			Input: workflows.RefreshInput{Source: "db2", TableDeltas: false, Keep: -1}, Follow: true}},
 		{"/v1/verifies", `{"tables": ["shop.orders"]}`, jobs.Request{Kind: jobs.Verify, Source: "main",
 			Input: workflows.VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"shop.orders"}}}},
 		{"/v1/restores", `{"label": "r1", "target": "db1", "at": "latest", "schemas": ["shop"], "into_schema": "shop_copy", "max_lag_ms": 2000}`,

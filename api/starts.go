@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -21,12 +23,28 @@ type BackupRequest struct {
 }
 
 // RefreshRequest is POST /v1/refreshes: a refresh (Refresh), with the
-// worker's refresh settings unless TableDeltas says otherwise.
+// worker's refresh settings unless TableDeltas says otherwise. A refresh
+// of the source that runs is followed: the answer is that job, Followed,
+// with who started it. New queues one more after it.
 type RefreshRequest struct {
 	Source       string `json:"source"`
 	Label        string `json:"label"`
 	TableDeltas  *bool  `json:"table_deltas"`
 	NoFullBackup bool   `json:"no_full_backup"`
+	New          bool   `json:"new"`
+}
+
+// FollowedRefresh is the answer to a refresh asked for with New while one
+// runs: the running job, followed, and the ID the queued one starts under
+// once it ends.
+type FollowedRefresh struct {
+	jobs.Job
+	Queued string `json:"queued"`
+}
+
+// queuer is the part of *jobs.Service that starts a job after another.
+type queuer interface {
+	After(ctx context.Context, after jobs.Job, req jobs.Request) (jobs.Job, error)
 }
 
 // ExportRequest is POST /v1/exports (Export): format sql or parquet at a
@@ -131,7 +149,35 @@ func (s *server) startRefresh(w http.ResponseWriter, r *http.Request, body any) 
 		in.TableDeltas = *b.TableDeltas
 	}
 	in.NoFullBackup = in.NoFullBackup || b.NoFullBackup
-	return s.start(w, r, jobs.Request{Kind: jobs.Refresh, Source: b.Source, Label: b.Label, Input: in})
+	req := jobs.Request{Kind: jobs.Refresh, Source: b.Source, Label: b.Label, Input: in, Follow: true}
+	q, canQueue := s.cfg.Jobs.(queuer)
+	if b.New && !canQueue {
+		return badFieldf("new", "this server cannot queue a refresh")
+	}
+	if b.New && req.Label == "" {
+		// Named now: the answer says under which ID the queued one starts.
+		req.Label = jobs.DefaultLabel(jobs.Refresh, time.Now())
+	}
+	j, err := s.cfg.Jobs.Start(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/jobs/"+j.ID)
+	if !j.Followed || !b.New {
+		writeJSON(w, http.StatusAccepted, j)
+		return nil
+	}
+	// The queued start waits in this server for the followed job to end:
+	// a server stopped before then does not start it.
+	go func(ctx context.Context) {
+		if next, err := q.After(ctx, j, req); err != nil {
+			s.log.Warn("queued refresh not started", slog.String("after", j.ID), slog.String("error", err.Error()))
+		} else {
+			s.log.Info("queued refresh started", slog.String("after", j.ID), slog.String("job", next.ID))
+		}
+	}(context.WithoutCancel(r.Context()))
+	writeJSON(w, http.StatusAccepted, FollowedRefresh{Job: j, Queued: jobs.ID(req.Source, req.Label)})
+	return nil
 }
 
 func (s *server) startExport(w http.ResponseWriter, r *http.Request, body any) error {

@@ -157,6 +157,12 @@ type Job struct {
 	Label    string `json:"label,omitempty"`
 	Target   string `json:"target,omitempty"`
 	State    State  `json:"state"`
+	// StartedBy is who started the job: StartedBySchedule, StartedByAPI,
+	// StartedByCLI, or empty when unknown.
+	StartedBy string `json:"started_by,omitempty"`
+	// Followed is set on the job a start returned instead of starting one:
+	// a job of its kind was running (Request.Follow).
+	Followed bool `json:"followed,omitempty"`
 	// URL is the run's page in the Temporal UI ("" without a UI address).
 	URL       string     `json:"url,omitempty"`
 	StartedAt time.Time  `json:"started_at"`

@@ -224,6 +224,7 @@ func (s *Service) fromInfo(info *workflowpb.WorkflowExecutionInfo) Job {
 	fields := info.GetSearchAttributes().GetIndexedFields()
 	j.Source, j.Label, j.Target = keyword(fields, AttrSource), keyword(fields, AttrLabel), keyword(fields, AttrTarget)
 	j.URL = s.runURL(j.ID, j.RunID)
+	j.StartedBy = startedBy(info)
 	return j
 }
 

@@ -25,6 +25,7 @@ type Service struct {
 	taskQueue string
 	ui        string
 	now       func() time.Time
+	origin    string
 
 	mu sync.Mutex
 	// recent is the last job this Service started per source and kind
@@ -45,6 +46,9 @@ type Config struct {
 	UI string
 	// Now is the clock of default labels (default time.Now).
 	Now func() time.Time
+	// Origin is who starts jobs through the Service (StartedByAPI,
+	// StartedByCLI): each run's memo keeps it (Job.StartedBy).
+	Origin string
 }
 
 // New returns the Service of cfg.
@@ -56,7 +60,7 @@ func New(cfg Config) *Service {
 		cfg.Now = time.Now
 	}
 	return &Service{c: cfg.Client, namespace: cfg.Namespace, taskQueue: cfg.TaskQueue,
-		ui: strings.TrimRight(cfg.UI, "/"), now: cfg.Now, recent: map[string]string{}}
+		ui: strings.TrimRight(cfg.UI, "/"), now: cfg.Now, origin: cfg.Origin, recent: map[string]string{}}
 }
 
 // Request is a job to start.
@@ -70,11 +74,16 @@ type Request struct {
 	Target string
 	// Input is the workflow's argument.
 	Input any
+	// Follow, when a job of the same source and kind runs, returns that
+	// job (Job.Followed) instead of refusing the start: a refresh asked
+	// for while one runs follows it.
+	Follow bool
 }
 
 // Start checks req (names, one job per source and kind, the restore
 // target) and starts its workflow under ID(source, label). A refusal is a
-// *ConflictError naming the existing job.
+// *ConflictError naming the existing job; with req.Follow, a job of the
+// same source and kind that runs is returned instead (Job.Followed).
 func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if err := s.check(&req); err != nil {
 		return Job{}, err
@@ -84,10 +93,13 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if err := s.ensureAttrs(ctx); err != nil {
 		return Job{}, err
 	}
-	for _, key := range s.lockKeys(req) {
+	for i, key := range s.lockKeys(req) {
 		running, err := s.runningFor(ctx, key, req)
 		if err != nil {
 			return Job{}, err
+		}
+		if running != "" && req.Follow && i == 0 {
+			return s.follow(ctx, running)
 		}
 		if running != "" {
 			return Job{}, &ConflictError{Reason: ConflictRunning, JobID: running,
@@ -104,6 +116,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
+		Memo:                                     s.memo(),
 	}, req.Kind.Workflow(), req.Input)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
@@ -117,7 +130,16 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		s.recent[key.id] = id
 	}
 	return Job{ID: id, RunID: run.GetRunID(), Kind: req.Kind, Workflow: req.Kind.Workflow(), Source: req.Source,
-		Label: req.Label, Target: req.Target, State: Running, URL: s.runURL(id, run.GetRunID()), StartedAt: s.now().UTC()}, nil
+		Label: req.Label, Target: req.Target, State: Running, URL: s.runURL(id, run.GetRunID()), StartedAt: s.now().UTC(),
+		StartedBy: s.origin}, nil
+}
+
+// memo is a run's memo: who started it (Config.Origin), when known.
+func (s *Service) memo() map[string]any {
+	if s.origin == "" {
+		return nil
+	}
+	return map[string]any{memoStartedBy: s.origin}
 }
 
 // check validates req and fills its default label.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,8 +20,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -103,6 +106,10 @@ func benchConvert(ctx context.Context, n int) ([]result, error) {
 	}
 	m := m1.minus(m0)
 	busy := 100 * float64(m.busy) / float64(max(m.total, 1))
+	rooms, err := dumpRoom(ctx, src, filepath.Join(dir, "dump"), tf, uint64(res.Bytes))
+	if err != nil {
+		return nil, err
+	}
 	ratio := conv.rate / raw.rate
 	return []result{
 		{"full backup: rows in dump", strconv.FormatInt(res.Rows, 10), "", "mydumper 0.10, 7 columns, --rows 500000"},
@@ -115,6 +122,44 @@ func benchConvert(ctx context.Context, n int) ([]result, error) {
 				strings.Join(pairs, " / "), busy, runtime.NumCPU(), load0, loadAverage())},
 		{"full backup: Parquet size / InnoDB size", fmt.Sprintf("%.2f", float64(res.Bytes)/float64(innodb)),
 			"", fmt.Sprintf("%d MiB / %d MiB (data + indexes)", res.Bytes>>20, innodb>>20)},
+		rooms[0], rooms[1],
+	}, nil
+}
+
+// dumpRoom is the room rows of the dump and the conversion: what each
+// wrote (the dump folder, the table file of written bytes) ÷ its estimate
+// (room.Dump of the table's data_length, room.Convert of its data files).
+func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dumpfile.TableFiles, written uint64) ([2]result, error) {
+	db, err := src.DB(ctx, "conv")
+	if err != nil {
+		return [2]result{}, err
+	}
+	defer db.Close()
+	var length uint64
+	if err := db.QueryRowContext(ctx, `SELECT DATA_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'conv' AND TABLE_NAME = 't'`).Scan(&length); err != nil {
+		return [2]result{}, err
+	}
+	var dumped, data uint64
+	ents, err := os.ReadDir(dumpDir)
+	if err != nil {
+		return [2]result{}, err
+	}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			dumped += uint64(info.Size())
+			if slices.Contains(tf.DataFiles, e.Name()) {
+				data += uint64(info.Size())
+			}
+		}
+	}
+	row := func(kind string, written uint64, est room.Estimate, basis string) result {
+		x := room.Ratio(written, est.Bytes)
+		return result{"room: " + kind + " written ÷ estimate", fmt.Sprintf("%.2f", x), "0.4–1.0",
+			fmt.Sprintf("%s; %s written, estimate %s from %s", verdict(x >= 0.4 && x <= 1), disk.Bytes(written), disk.Bytes(est.Bytes), basis)}
+	}
+	return [2]result{
+		row("dump", dumped, room.Dump(length), "data_length "+disk.Bytes(length)),
+		row("convert", written, room.Convert(data), "the dump's data files "+disk.Bytes(data)),
 	}, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +20,11 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -130,6 +134,9 @@ type refreshWindow struct {
 type refreshRun struct {
 	elapsed time.Duration
 	bytes   int64 // bytes of the files the run wrote (not linked)
+	// room is the run's estimate and bytes written, as its result records
+	// them.
+	room *room.Step
 }
 
 // benchRefresh measures the RefreshTable activity on real files and a real
@@ -215,7 +222,7 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 			if round == 0 || r.elapsed < best[i].elapsed {
 				best[i].elapsed = r.elapsed
 			}
-			best[i].bytes = r.bytes
+			best[i].bytes, best[i].room = r.bytes, r.room
 		}
 	}
 	find := func(tb *refreshFixture, k int, a foldplan.Action) refreshRun {
@@ -248,6 +255,13 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 		out = append(out, result{fmt.Sprintf("refresh: pair, %s changed %s", thousands(k), plural(k, "row")), fmtRun(find(big, k, foldplan.ActionPair)), "",
 			"RefreshTable pair: links + new .posdel/.upserts; best of " + strconv.Itoa(rounds)})
 	}
+	out = append(out, roomRows(func(yield func(refreshRun) bool) {
+		for i := range jobs {
+			if !yield(best[i]) {
+				return
+			}
+		}
+	})...)
 	out = append(out,
 		result{"refresh: ratio time 1 row / rewrite", fmt.Sprintf("%.4f", timeRatio), "≤ 0.02", verdict(timeRatio <= 0.02)},
 		result{"refresh: ratio bytes 1 row / rewrite", fmt.Sprintf("%.5f", byteRatio), "≤ 0.01", verdict(byteRatio <= 0.01)},
@@ -553,7 +567,7 @@ func executeRefresh(acts *activities.Activities, in activities.RefreshTableInput
 	if err := val.Get(&res); err != nil {
 		return refreshRun{}, err
 	}
-	r := refreshRun{elapsed: elapsed}
+	r := refreshRun{elapsed: elapsed, room: res.Room}
 	switch in.Table.Action {
 	case foldplan.ActionPair:
 		if len(res.Chain) < 2 {
@@ -569,6 +583,36 @@ func executeRefresh(acts *activities.Activities, in activities.RefreshTableInput
 		}
 	}
 	return r, nil
+}
+
+// roomRows reports, per step kind (pair, rewrite), the least and greatest
+// actual ÷ estimate of the runs whose estimate is above room.Floor (a
+// floored estimate says nothing of the rule), against the target 0.4–1.
+func roomRows(runs iter.Seq[refreshRun]) []result {
+	type span struct {
+		lo, hi float64
+		n      int
+	}
+	kinds := map[string]*span{}
+	for r := range runs {
+		if r.room == nil || r.room.Estimate <= room.Floor {
+			continue
+		}
+		x := room.Ratio(r.room.Written, r.room.Estimate)
+		sp := kinds[r.room.Kind]
+		if sp == nil {
+			sp = &span{lo: x, hi: x}
+			kinds[r.room.Kind] = sp
+		}
+		sp.lo, sp.hi, sp.n = min(sp.lo, x), max(sp.hi, x), sp.n+1
+	}
+	var out []result
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		sp := kinds[k]
+		out = append(out, result{"room: " + k + " written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi), "0.4–1.0",
+			fmt.Sprintf("%s; %d runs above the %s floor", verdict(sp.lo >= 0.4 && sp.hi <= 1), sp.n, disk.Bytes(room.Floor))})
+	}
+	return out
 }
 
 func plural(n int, word string) string {

@@ -21,7 +21,7 @@ func newJobService(cmd *cobra.Command, g *globals, tf *temporalFlags) (client.Cl
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui}), nil
+	return c, jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByCLI}), nil
 }
 
 // startJob starts req under the jobs rules (label unique per source, one

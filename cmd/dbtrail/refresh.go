@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,6 +99,7 @@ func newRefreshCmd(g *globals) *cobra.Command {
 	var source string
 	var rc refreshConfig
 	var label string
+	var queue bool
 	cmd := &cobra.Command{
 		Use:   "refresh",
 		Short: "Refresh now: fold the changes since the current snapshot into a new one, and wait",
@@ -107,7 +109,10 @@ new snapshot (unchanged tables linked, changed ones as delta pairs or rewritten)
 without reading the source. A refused refresh (a schema change, a capture gap,
 no previous snapshot) publishes nothing and runs a full backup in its place.
 Progress is a bar on a terminal, else a line per phase and every 10 s at most.
-Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.`,
+Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.
+A refresh of the source that already runs (the schedule's, the API's, another
+CLI's) is followed: the CLI says which run and who started it and returns its
+result. --new waits for it and then starts one more.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			rc.deltas.warn(g.log)
@@ -116,10 +121,23 @@ Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.`,
 				return err
 			}
 			defer c.Close()
-			run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Refresh, Source: source, Label: label, Input: rc.input(source)})
+			req := jobs.Request{Kind: jobs.Refresh, Source: source, Label: label, Input: rc.input(source), Follow: true}
+			j, err := svc.Start(ctx, req)
 			if err != nil {
 				return err
 			}
+			if j.Followed && queue {
+				sayFollowed(cmd.ErrOrStderr(), j, "; --new: one more starts after it")
+				if j, err = svc.After(ctx, j, req); err != nil {
+					return err
+				}
+			}
+			if j.Followed {
+				sayFollowed(cmd.ErrOrStderr(), j, "")
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s job %s started (label %s, run %s)\n", j.Workflow, j.ID, j.Label, j.RunID)
+			}
+			run := c.GetWorkflow(ctx, j.ID, j.RunID)
 			var res workflows.RefreshResult
 			if err := newWaiter(cmd.ErrOrStderr(), tf.location()).wait(ctx, "Refresh", run, queryProgress(c, run, refreshProgress), &res); err != nil {
 				return err
@@ -132,8 +150,16 @@ Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.`,
 	tf.register(f)
 	f.StringVar(&source, "source", "main", "source to refresh")
 	f.StringVar(&label, "label", "", "the job's label, unique per source (default refresh-<UTC time>); the job id is <source>:<label>")
+	f.BoolVar(&queue, "new", false, "when a refresh of the source runs, wait for it and then start one more (default: follow it)")
 	rc.register(f)
 	return cmd
+}
+
+// sayFollowed tells that the running refresh j is followed, which run and
+// who started it, and what follows.
+func sayFollowed(w io.Writer, j jobs.Job, then string) {
+	fmt.Fprintf(w, "a refresh of %s is running: following job %s (run %s, started by %s)%s\n",
+		j.Source, j.ID, j.RunID, cmp.Or(j.StartedBy, "another client"), then)
 }
 
 // refreshProgress shows a Refresh's progress: its tables, without a bar.

@@ -122,7 +122,7 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	if err != nil {
 		return devJob{}, err
 	}
-	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui})
+	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByAPI})
 	h, err := api.New(api.Config{
 		Jobs:    svc,
 		Catalog: &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, log: g.log},

@@ -12,20 +12,16 @@ import (
 // file system holding path. Free is the real one; tests inject others.
 type Probe func(path string) (uint64, error)
 
-// Margin is added to every need: what a step writes besides its estimate
-// (temporary files, metadata, other writers in the meantime).
-const Margin = 64 << 20
-
-// LowSpace is the free space under which a folder is low: less than four
-// step margins left for anything. `dbtrail status --folder` marks such a
-// folder LOW and the worker logs a warning when one falls below it.
-const LowSpace = 4 * Margin
+// LowSpace is the free space under which a folder is low (256 MiB).
+// `dbtrail status --folder` marks such a folder LOW and the worker logs a
+// warning when one falls below it.
+const LowSpace = 256 << 20
 
 // Low reports whether free bytes is low (under LowSpace).
 func Low(free uint64) bool { return free < LowSpace }
 
 // NoRoomError is a step refused for want of room: it needs about Need
-// bytes (with Margin) in Path, which has Free.
+// bytes (its estimate, package room) in Path, which has Free.
 type NoRoomError struct {
 	Path       string
 	Need, Free uint64
@@ -37,8 +33,9 @@ func (e *NoRoomError) Error() string {
 	return fmt.Sprintf("%s needs about %s in %s (%s free)", e.What, Bytes(e.Need), e.Path, Bytes(e.Free))
 }
 
-// Check returns a *NoRoomError when path has less than need+Margin bytes
-// free; an error of the probe is returned wrapped.
+// Check returns a *NoRoomError when path has less than need bytes free
+// (need is an estimate with its margin, package room, or an exact size);
+// an error of the probe is returned wrapped.
 func Check(probe Probe, path string, need uint64, what string) error {
 	if probe == nil {
 		probe = Free
@@ -47,8 +44,8 @@ func Check(probe Probe, path string, need uint64, what string) error {
 	if err != nil {
 		return fmt.Errorf("free space of %s: %w", path, err)
 	}
-	if want := need + Margin; free < want {
-		return &NoRoomError{Path: path, Need: want, Free: free, What: what}
+	if free < need {
+		return &NoRoomError{Path: path, Need: need, Free: free, What: what}
 	}
 	return nil
 }

@@ -9,14 +9,14 @@ func TestCheck(t *testing.T) {
 	probe := func(free uint64) Probe { return func(string) (uint64, error) { return free, nil } }
 	err := Check(probe(1<<30), "/backups", 2<<30, "rewrite shop.orders")
 	var nr *NoRoomError
-	if !errors.As(err, &nr) || err.Error() != "rewrite shop.orders needs about 2.1 GiB in /backups (1.0 GiB free)" {
+	if !errors.As(err, &nr) || err.Error() != "rewrite shop.orders needs about 2.0 GiB in /backups (1.0 GiB free)" {
 		t.Fatalf("%v", err)
 	}
-	if err := Check(probe(3<<30), "/backups", 2<<30, "x"); err != nil {
+	if err := Check(probe(2<<30), "/backups", 2<<30, "x"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(probe(2<<30), "/backups", 2<<30, "x"); err == nil {
-		t.Fatal("no room for the margin: want a refusal")
+	if err := Check(probe(2<<30-1), "/backups", 2<<30, "x"); err == nil {
+		t.Fatal("one byte short: want a refusal")
 	}
 	free, err := Free(t.TempDir() + "/not/yet")
 	if err != nil || free == 0 {

@@ -25,8 +25,8 @@ type MirrorCatalog struct {
 	// Progress, when set, is told how a download goes.
 	Progress func(remote.Progress)
 	// Free, when set, measures the local folder's free space before a
-	// download: less than the download needs (Mirror.DownloadNeed, with
-	// disk.Margin) refuses it, a *disk.NoRoomError, before anything is
+	// download: less than the download needs (Mirror.DownloadNeed,
+	// exactly) refuses it, a *disk.NoRoomError, before anything is
 	// written.
 	Free disk.Probe
 }

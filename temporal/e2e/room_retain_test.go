@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
@@ -102,9 +103,9 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	e.waitCaughtUp(t)
 
-	// A pair of 10 changes needs a few KiB besides the margin: 1 MiB less
-	// than the margin is short, and the older snapshot frees 4 MiB or more.
-	small.leaveCounting(t, disk.Margin-1<<20)
+	// A pair of 10 changes is estimated at room.Floor: half of it is
+	// short, and the older snapshot frees 4 MiB or more.
+	small.leaveCounting(t, room.Floor/2)
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
 		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true, Keep: 10})
 	must(t, err)
@@ -121,7 +122,7 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 		t.Fatalf("snapshots %v (%v) after the refused refresh: want %s still there", ids, err, old.SnapshotID)
 	}
 
-	small.leaveCounting(t, disk.Margin-1<<20)
+	small.leaveCounting(t, room.Floor/2)
 	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: 1})
 	if res.SnapshotID == "" {
 		t.Fatalf("refresh after retention published nothing: %+v", res)

@@ -20,6 +20,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
@@ -27,7 +28,7 @@ import (
 )
 
 // smallFolder is a backup folder whose free space the test sets: a real
-// tmpfs of 128 MiB where the test may mount one (as root, in CI), filled
+// tmpfs of 200 MiB where the test may mount one (as root, in CI), filled
 // with a ballast file; elsewhere a folder with a probe that reports what
 // the test sets.
 type smallFolder struct {
@@ -42,7 +43,7 @@ type smallFolder struct {
 func newSmallFolder(t *testing.T) *smallFolder {
 	f := &smallFolder{dir: filepath.Join(t.TempDir(), "backups")}
 	must(t, os.MkdirAll(f.dir, 0o755))
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", f.dir).CombinedOutput(); err == nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", f.dir).CombinedOutput(); err == nil {
 		f.tmpfs = true
 		t.Cleanup(func() { exec.Command("umount", "-l", f.dir).Run() })
 	} else {
@@ -109,7 +110,7 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	e.waitCaughtUp(t)
 
-	small.leave(t, 32<<20) // less than the margin alone
+	small.leave(t, room.Floor/2) // less than the least estimate
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
 		workflows.Refresh, workflows.RefreshInput{Source: "main"})
 	must(t, err)
@@ -140,6 +141,67 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	defer done()
 	checkLive(t, e, eng, e.current(t), "refresh with room back")
+}
+
+// TestRefreshWithRoomTwiceTheSnapshot is the case of issue 36: on a full
+// 200 MiB backup folder a refresh of a window of changes is refused
+// (NoRoom, current intact, no staging left); with the folder freed to
+// twice the current snapshot's size, the next refresh is not refused on an
+// estimate ten times what a pair takes: it publishes, and every table
+// equals the source. Its pair records its estimate and what it wrote.
+func TestRefreshWithRoomTwiceTheSnapshot(t *testing.T) {
+	e := newBackupEnv(t, withoutWorker())
+	small := newSmallFolder(t)
+	e.acts.BackupDir, e.acts.Disk = small.dir, small.probe()
+	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	workers.RegisterAll(w, e.acts)
+	must(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	_, err := e.src.ExecContext(e.ctx, "CREATE TABLE orders (id INT PRIMARY KEY, note VARCHAR(200), n INT)")
+	must(t, err)
+	for i := 0; i < 20000; i += 1000 {
+		_, err := e.src.ExecContext(e.ctx, "INSERT INTO orders SELECT seq, CONCAT(SHA2(seq, 256), SHA2(seq+1, 224)), seq % 97 FROM seq_"+fmt.Sprint(i)+"_to_"+fmt.Sprint(i+999))
+		must(t, err)
+	}
+	full := e.fullBackup(t)
+	_, err = e.src.ExecContext(e.ctx, "UPDATE orders SET n = n + 1, note = SHA2(note, 512) WHERE id % 20 = 0")
+	must(t, err)
+	e.waitCaughtUp(t)
+
+	small.leave(t, room.Floor/2)
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	must(t, err)
+	err = run.Get(e.ctx, nil)
+	noRoom(t, err, "refresh on a full folder", "app.orders needs about ", " in "+filepath.Join(small.dir, "main")+" (", " free)")
+	if cur := e.current(t); cur.Manifest.SnapshotID != full.SnapshotID {
+		t.Fatalf("current is %s after the refused refresh, want %s", cur.Manifest.SnapshotID, full.SnapshotID)
+	}
+	if left, err := snapshot.Stagings(filepath.Join(small.dir, "main")); err != nil || len(left) != 0 {
+		t.Errorf("staging folders left by the refused refresh: %+v %v", left, err)
+	}
+
+	snapBytes := e.current(t).Manifest.FilesSize(filesOf(e.current(t).Manifest)...)
+	t.Logf("current snapshot %s holds %s; the folder is freed to twice that", full.SnapshotID, disk.Bytes(snapBytes))
+	small.leave(t, 2*snapBytes)
+	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	if res.SnapshotID == "" {
+		t.Fatalf("refresh with twice the snapshot free published nothing: %+v", res)
+	}
+	eng, done, err := moment.OpenScratch(e.ctx, t.TempDir(), "room-")
+	must(t, err)
+	defer done()
+	checkLive(t, e, eng, e.current(t), "refresh with twice the snapshot free")
+}
+
+// filesOf lists the files of m.
+func filesOf(m snapshot.Manifest) []string {
+	var rels []string
+	for rel := range m.Files {
+		rels = append(rels, rel)
+	}
+	return rels
 }
 
 // fillBig creates app.big: 4,000 rows of about 260 bytes.
@@ -187,7 +249,7 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 	e.fullBackup(t)
 	e.waitCaughtUp(t)
 
-	small.leave(t, 32<<20) // less than the margin alone
+	small.leave(t, room.Floor/2) // less than the least estimate
 	out := filepath.Join(small.dir, "export")
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", out), TaskQueue: workflows.TaskQueue},
 		workflows.Export, workflows.ExportInput{ExportSpec: activities.ExportSpec{Source: "main", Format: activities.ExportParquet,

@@ -1,0 +1,83 @@
+package snapshot
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/dbtrail/dbtrail/internal/room"
+)
+
+// FileRows is the number of rows of the Parquet file at path, from its
+// footer (no data is read).
+func FileRows(path string) (int64, error) {
+	st, err := ReadFileStats(path)
+	return st.Rows, err
+}
+
+// FileStats is what a Parquet file's footer says of its size: its rows,
+// the uncompressed size of its column data (Plain) and the part of it in
+// binary columns (byte arrays that are not text).
+type FileStats struct {
+	Rows, Plain, PlainBinary int64
+}
+
+// ReadFileStats reads the FileStats of the Parquet file at path from its
+// footer (no data is read).
+func ReadFileStats(path string) (FileStats, error) {
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return FileStats{}, fmt.Errorf("footer of %s: %w", path, err)
+	}
+	defer r.Close()
+	md := r.MetaData()
+	st := FileStats{Rows: r.NumRows()}
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		st.Plain += rg.TotalByteSize()
+		for c := range rg.NumColumns() {
+			col := md.Schema.Column(c)
+			if col.PhysicalType() != parquet.Types.ByteArray || col.LogicalType().Equals(pqschema.StringLogicalType{}) {
+				continue
+			}
+			if cc, err := rg.ColumnChunk(c); err == nil {
+				st.PlainBinary += cc.TotalUncompressedSize()
+			}
+		}
+	}
+	return st, nil
+}
+
+// MeasureTable is what the room estimates (package room) know of table mt
+// of the manifest man: its table file's size and rows and its chain's size
+// from the manifest; with path (where the snapshot's file rel is on this
+// machine; nil: nowhere), the table file's plain size and the sizes and
+// rows of the chain's non-empty pairs, from their footers. A file whose
+// footer cannot be read is not measured.
+func MeasureTable(man *Manifest, mt ManifestTable, path func(rel string) string) room.Table {
+	t := room.Table{File: man.FilesSize(mt.File), Rows: mt.Rows, Chain: man.FilesSize(mt.Chain...)}
+	if path == nil {
+		return t
+	}
+	if st, err := ReadFileStats(path(mt.File)); err == nil {
+		t.Plain, t.PlainBinary = uint64(max(st.Plain, 0)), uint64(max(st.PlainBinary, 0))
+	}
+	for i := 1; i < len(mt.Chain); i++ {
+		pd, up := mt.Chain[i-1], mt.Chain[i]
+		if !strings.HasSuffix(up, ".upserts") || !strings.HasSuffix(pd, ".posdel") {
+			continue
+		}
+		ups, err1 := FileRows(path(up))
+		dels, err2 := FileRows(path(pd))
+		if err1 != nil || err2 != nil || ups == 0 {
+			continue
+		}
+		t.PairRows += ups
+		t.PosdelRows += dels
+		t.PairBytes += man.FilesSize(up, pd)
+	}
+	return t
+}
