@@ -13,7 +13,7 @@ import (
 func queryFixture(t *testing.T, q QueryFunc) *fixture {
 	t.Helper()
 	f := &fixture{t: t, jobs: &fakeJobs{}, log: new(bytes.Buffer)}
-	h, err := New(Config{Jobs: f.jobs, ExportDir: "/exports", Log: slog.New(slog.NewTextHandler(f.log, nil)), MaxBodyBytes: 1024, Query: q})
+	h, err := New(Config{Jobs: f.jobs, ExportDir: "/exports", Log: slog.New(slog.NewTextHandler(f.log, nil)), MaxBodyBytes: 1024, Query: q, Addr: testAddr})
 	if err != nil {
 		t.Fatal(err)
 	}
