@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
+	rtarget "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -175,11 +176,33 @@ func TestAPIJobs(t *testing.T) {
 		t.Fatalf("status %+v", status)
 	}
 
+	// A restore into a target whose server accepts and never answers: its
+	// plan waits (up to the DSN's timeouts) while the second start and
+	// the cancel are tried.
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer mute.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	must(t, e.acts.Targets.Add(rtarget.Target{Name: "shop_copy", Server: rtarget.Server{DSN: "x@tcp(" + mute.Addr().String() + ")/?timeout=30s&readTimeout=30s"}}))
 	var restore jobs.Job
-	if st := c.call("POST", "/v1/restores", `{"label": "r1", "target": "shop_copy", "input": {"Source": "main", "Target": "shop_copy"}}`, &restore); st != 202 {
+	if st := c.call("POST", "/v1/restores", `{"label": "r1", "target": "shop_copy", "at": "latest"}`, &restore); st != 202 {
 		t.Fatalf("POST restores: %d %+v", st, restore)
 	}
-	if st := c.call("POST", "/v1/restores", `{"source": "main", "label": "r2", "target": "shop_copy", "input": {}}`, &refused); st != 409 ||
+	if st := c.call("POST", "/v1/restores", `{"source": "main", "label": "r2", "target": "shop_copy", "at": "latest"}`, &refused); st != 409 ||
 		refused.Error.JobID != restore.ID {
 		t.Fatalf("second restore into the same target: %d %+v", st, refused)
 	}

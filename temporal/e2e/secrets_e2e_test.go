@@ -35,9 +35,12 @@ func TestHistoriesHoldNoSecret(t *testing.T) {
 	const token = "rw-history-secret-0123456789abcdef"
 	toks, err := api.ParseTokens("rw "+token+" ops\n", "test")
 	must(t, err)
-	h, err := api.New(api.Config{Jobs: jobs.New(jobs.Config{Client: e.c, TaskQueue: workflows.TaskQueue}), Tokens: toks, ExportDir: t.TempDir()})
+	srv := httptest.NewUnstartedServer(nil)
+	h, err := api.New(api.Config{Jobs: jobs.New(jobs.Config{Client: e.c, TaskQueue: workflows.TaskQueue}), Tokens: toks, ExportDir: t.TempDir(),
+		Addr: srv.Listener.Addr().String()})
 	must(t, err)
-	srv := httptest.NewServer(h)
+	srv.Config.Handler = h
+	srv.Start()
 	t.Cleanup(srv.Close)
 	c := apiClient{t: t, url: srv.URL, token: token}
 	want := map[string]bool{} // workflow ids the list must show
