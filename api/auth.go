@@ -6,8 +6,9 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // MinTokenLength is the shortest secret a token may have.
@@ -72,16 +73,9 @@ func ParseTokens(text, what string) ([]Token, error) {
 // LoadTokens reads the token file path (ParseTokens). A file others may
 // read (group or world permission bits) is refused: it holds secrets.
 func LoadTokens(path string) ([]Token, error) {
-	st, err := os.Stat(path)
+	b, err := filemode.ReadPrivate(path, "token file")
 	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("token file %s: mode %v lets others read it; chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
+		return nil, err
 	}
 	toks, err := ParseTokens(string(b), "token file "+path)
 	if err != nil {

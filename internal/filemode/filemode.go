@@ -111,3 +111,30 @@ func Apply(p Policy) {
 func Create(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, File())
 }
+
+// CheckPrivate refuses the file at path (what names it in errors, e.g.
+// "token file") when its group or world permission bits are set: a file
+// of secrets or of what the worker may do is its owner's alone, whatever
+// the policy.
+func CheckPrivate(path, what string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%s %s: mode %v lets others read it; chmod 600 it", what, path, st.Mode().Perm())
+	}
+	return nil
+}
+
+// ReadPrivate reads the file at path after CheckPrivate.
+func ReadPrivate(path, what string) ([]byte, error) {
+	if err := CheckPrivate(path, what); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return b, nil
+}

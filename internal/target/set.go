@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // ErrUnknown is the error of a name the worker does not know.
@@ -125,16 +126,9 @@ func Parse(text []byte, what string) (*Set, error) {
 // or write (group or world permission bits) is refused: it says where the
 // worker may write and where its passwords are.
 func Load(path string) (*Set, error) {
-	st, err := os.Stat(path)
+	b, err := filemode.ReadPrivate(path, "restore targets file")
 	if err != nil {
-		return nil, fmt.Errorf("restore targets file: %w", err)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("restore targets file %s: mode %v lets others read it; chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("restore targets file: %w", err)
+		return nil, err
 	}
 	return Parse(b, "restore targets file "+path)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
 )
 
 // Connection is how a dbtrail process reaches a Temporal frontend: its
@@ -57,7 +59,7 @@ func (t TLSFiles) Config() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	switch {
 	case t.CertFile != "" && t.KeyFile != "":
-		if err := checkPrivate(t.KeyFile, "TLS key file"); err != nil {
+		if err := filemode.CheckPrivate(t.KeyFile, "TLS key file"); err != nil {
 			return nil, err
 		}
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
@@ -158,7 +160,7 @@ func (c Connection) describe() string {
 // readAPIKey reads the API key of path: its first line, trimmed; a file
 // readable by others or without a key is refused.
 func readAPIKey(path string) (string, error) {
-	if err := checkPrivate(path, "API key file"); err != nil {
+	if err := filemode.CheckPrivate(path, "API key file"); err != nil {
 		return "", err
 	}
 	b, err := os.ReadFile(path)
@@ -171,17 +173,4 @@ func readAPIKey(path string) (string, error) {
 		return "", fmt.Errorf("API key file %s holds no key", path)
 	}
 	return key, nil
-}
-
-// checkPrivate refuses the secret file path (what it is) when group or
-// others may read or write it.
-func checkPrivate(path, what string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%s %s: mode %v lets others read it; chmod 600 it", what, path, st.Mode().Perm())
-	}
-	return nil
 }
