@@ -44,6 +44,10 @@ type backupEnv struct {
 	// frontend is the embedded server's address; indexDSN the index's.
 	frontend string
 	indexDSN string
+	// index is the index server (shared unless withOwnIndex); capture the
+	// `dbtrail capture` process under withCaptureProcess.
+	index   *testsuite.Server
+	capture *captureProc
 }
 
 type envOption func(*envOptions)
@@ -52,6 +56,8 @@ type envOptions struct {
 	noWorker bool
 	remote   storage.Store
 	adHoc    bool
+	ownIndex bool // an index server of the test's own (withOwnIndex)
+	capProc  bool // capture as a process (withCaptureProcess)
 }
 
 // withAdHocTargets lets the worker restore into a DSN the CLI gives
@@ -74,7 +80,15 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	t.Cleanup(cancel)
 	e := &backupEnv{ctx: ctx, dir: t.TempDir()}
 	e.source = testsuite.StartSource(t)
-	idx, indexDB := indexDatabase(t, ctx)
+	var idx *testsuite.Server
+	var indexDB string
+	if o.ownIndex { // a server the test may kill: not the shared one
+		idx, indexDB = testsuite.StartIndex(t), "dbtrail"
+		must(t, idx.Exec(ctx, "CREATE DATABASE dbtrail"))
+	} else {
+		idx, indexDB = indexDatabase(t, ctx)
+	}
+	e.index = idx
 	must(t, e.source.Exec(ctx, "CREATE DATABASE app"))
 	var err error
 	e.src, err = e.source.DB(ctx, "app")
@@ -86,18 +100,22 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	t.Cleanup(func() { e.store.Close() })
 	must(t, e.store.Init(ctx))
 
-	cctx, stopCapture := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- capture.Run(cctx, capture.Config{Source: "main", SourceDSN: e.source.DSN(""),
-			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}, e.store)
-	}()
-	t.Cleanup(func() {
-		stopCapture()
-		if err := <-done; err != nil {
-			t.Errorf("capture: %v", err)
-		}
-	})
+	if o.capProc {
+		e.capture = startCaptureProc(t, buildDbtrail(t), e)
+	} else {
+		cctx, stopCapture := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- capture.Run(cctx, capture.Config{Source: "main", SourceDSN: e.source.DSN(""),
+				Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}, e.store)
+		}()
+		t.Cleanup(func() {
+			stopCapture()
+			if err := <-done; err != nil {
+				t.Errorf("capture: %v", err)
+			}
+		})
+	}
 
 	srv, err := embedded.StartServer(ctx, embedded.ServerConfig{DataDir: filepath.Join(e.dir, "temporal"), FrontendAddr: "127.0.0.1:0"})
 	must(t, err)
