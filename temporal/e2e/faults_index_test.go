@@ -47,7 +47,7 @@ func refreshEqualsSource(t *testing.T, e *backupEnv, w *workload, step string) w
 // server is back. Afterwards no gap is recorded, the index holds every seq
 // once, and a refresh equals the source.
 func TestFaultIndexKilledDuringCapture(t *testing.T) {
-	t.Parallel() // a waiting test (capture's backoff): see TestMain
+	t.Parallel()        // a waiting test (capture's backoff): see TestMain
 	began := time.Now() // for the log only
 	e, w := faultEnv(t, 61)
 	t.Logf("servers and full backup: %s", time.Since(began).Round(time.Millisecond))
@@ -80,6 +80,7 @@ func TestFaultIndexKilledDuringCapture(t *testing.T) {
 // equals the source, and current never names an incomplete snapshot.
 func TestFaultIndexKilledDuringRefresh(t *testing.T) {
 	t.Parallel() // a waiting test (retry backoff): see TestMain
+	began := time.Now() // for the log only
 	e := newBackupEnv(t, withOwnIndex(), withCaptureProcess())
 	w := newWorkload(62)
 	w.setup(t, e, 30)
@@ -87,6 +88,7 @@ func TestFaultIndexKilledDuringRefresh(t *testing.T) {
 	w.exec(t, e, `INSERT INTO big SELECT seq, CONCAT('row-', seq), seq FROM seq_1_to_60000`)
 	e.waitCaughtUp(t)
 	fb := e.fullBackup(t)
+	t.Logf("servers and full backup: %s", time.Since(began).Round(time.Millisecond))
 	checkWatch := watchCurrent(t, filepath.Join(e.acts.BackupDir, "main"))
 
 	w.exec(t, e, "UPDATE big SET n = n + 1, pad = CONCAT(pad, '+')")
@@ -100,11 +102,12 @@ func TestFaultIndexKilledDuringRefresh(t *testing.T) {
 		t.Fatal("the refresh ended before a RefreshTable ran")
 	}
 	must(t, e.index.Kill())
-	t.Log("index killed while RefreshTable runs")
+	t.Logf("index killed while RefreshTable runs (%s)", time.Since(began).Round(time.Millisecond))
 	if pa := e.waitActivity(t, id, "", failedOnce); pa != nil {
 		t.Logf("while the index is down: %s", describeFailure(pa))
 	}
 	must(t, e.index.Restart(e.ctx))
+	t.Logf("index restarted (%s)", time.Since(began).Round(time.Millisecond))
 	var res workflows.RefreshResult
 	if err := run.Get(e.ctx, &res); err != nil {
 		t.Logf("the refresh across the index kill failed: %v", err)
@@ -122,6 +125,7 @@ func TestFaultIndexKilledDuringRefresh(t *testing.T) {
 	}
 	checkIndexWhole(t, e)
 	refreshEqualsSource(t, e, w, "refresh after the index came back")
+	t.Logf("next refresh checked (%s)", time.Since(began).Round(time.Millisecond))
 	if err := checkWatch(); err != nil {
 		t.Fatal(err)
 	}
