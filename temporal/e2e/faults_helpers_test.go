@@ -103,7 +103,7 @@ type sourceLoad struct {
 	wg      sync.WaitGroup
 	commits atomic.Int64
 	errs    atomic.Int64
-	lastErr atomic.Value
+	lastErr atomic.Value // the last failure's text
 }
 
 // createLoadTable creates app.traffic, the table sourceLoad writes.
@@ -135,7 +135,7 @@ func startLoad(t *testing.T, e *backupEnv, conns int) *sourceLoad {
 				}
 				if err := loadTx(e, db, rng, c, &ids); err != nil {
 					l.errs.Add(1)
-					l.lastErr.Store(err)
+					l.lastErr.Store(err.Error())
 					time.Sleep(50 * time.Millisecond) // the source is down: try again a little later
 					continue
 				}

@@ -274,7 +274,7 @@ func isAppErr(err error, kind string) bool {
 // to and including file, waiting until the server lets it go (MariaDB
 // keeps a binlog until its binlog checkpoint and while a reader is on it);
 // it returns the oldest file left.
-func (e *archiveEnv) purgeBinlogsBefore(t *testing.T, file string) string {
+func (e *backupEnv) purgeBinlogsBefore(t *testing.T, file string) string {
 	t.Helper()
 	_, err := e.src.ExecContext(e.ctx, "FLUSH BINARY LOGS")
 	must(t, err)
