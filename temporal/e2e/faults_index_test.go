@@ -79,7 +79,7 @@ func TestFaultIndexKilledDuringCapture(t *testing.T) {
 // the previous snapshot, no staging left); the next refresh publishes and
 // equals the source, and current never names an incomplete snapshot.
 func TestFaultIndexKilledDuringRefresh(t *testing.T) {
-	t.Parallel() // a waiting test (retry backoff): see TestMain
+	t.Parallel()        // a waiting test (retry backoff): see TestMain
 	began := time.Now() // for the log only
 	e := newBackupEnv(t, withOwnIndex(), withCaptureProcess())
 	w := newWorkload(62)
