@@ -22,7 +22,8 @@ type GapError struct {
 func (e *GapError) Error() string {
 	g := e.Gap
 	return fmt.Sprintf("capture gap for source %s: %s; changes from %s:%d to %s:%d are lost to the index. "+
-		"Take a full backup, then restart capture with --continue-past-gap to go on from %s:%d (every refresh across the gap becomes a full backup)",
+		"Restart capture with --continue-past-gap to go on from %s:%d; the next refresh across the gap then takes a full backup in its place "+
+		"(a full backup needs capture past its dump position: started before, it waits for capture)",
 		g.Source, g.Reason, g.FromFile, g.FromPos, g.ToFile, g.ToPos, g.ToFile, g.ToPos)
 }
 

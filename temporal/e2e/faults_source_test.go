@@ -72,7 +72,7 @@ func TestFaultSourceBinlogPurged(t *testing.T) {
 
 	bin := buildDbtrail(t)
 	p := startCaptureProc(t, bin, e)
-	if err := p.waitExit(t); err == nil || !p.out.contains("capture gap") || !p.out.contains("--continue-past-gap") {
+	if err := p.waitExit(t); err == nil || !p.out.contains("capture gap") || !p.out.contains("Restart capture with --continue-past-gap") {
 		t.Fatalf("capture over a purged binlog: %v\n%s", err, p.out.String())
 	}
 	gaps, err := e.store.Gaps(e.ctx, "main")
