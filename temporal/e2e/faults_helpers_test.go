@@ -17,6 +17,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // withOwnIndex gives the test an index server of its own, one it may kill
@@ -27,6 +28,35 @@ func withOwnIndex() envOption { return func(o *envOptions) { o.ownIndex = true }
 // command that restarts it with backoff after a transient failure, instead
 // of capture.Run in the test process.
 func withCaptureProcess() envOption { return func(o *envOptions) { o.capProc = true } }
+
+// faultEnv is a backupEnv for the fault tests: an index server of its own,
+// capture as `dbtrail capture` (restarted with backoff), the workload's
+// tables and app.traffic, and a full backup of them.
+func faultEnv(t *testing.T, seed uint64) (*backupEnv, *workload) {
+	t.Helper()
+	e := newBackupEnv(t, withOwnIndex(), withCaptureProcess())
+	w := newWorkload(seed)
+	w.setup(t, e, 30)
+	createLoadTable(t, e)
+	e.waitCaughtUp(t)
+	e.fullBackup(t)
+	return e, w
+}
+
+// refreshEqualsSource runs a refresh (deltas on) after a few more changes
+// and requires it to publish a snapshot equal to the live tables, with
+// nothing left half done.
+func refreshEqualsSource(t *testing.T, e *backupEnv, w *workload, step string) workflows.RefreshResult {
+	t.Helper()
+	w.step(t, e, 6)
+	e.waitCaughtUp(t)
+	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, NoFullBackup: true})
+	if res.Refused || res.SnapshotID == "" {
+		t.Fatalf("%s: refresh refused or published nothing: %+v", step, res)
+	}
+	checkLive(t, e, newEngine(t), checkNothingHalfDone(t, e, res.SnapshotID), step)
+	return res
+}
 
 // captureProc is a `dbtrail capture` process.
 type captureProc struct {

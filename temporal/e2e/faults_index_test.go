@@ -11,35 +11,6 @@ import (
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// faultEnv is a backupEnv for the fault tests: an index server of its own,
-// capture as `dbtrail capture` (restarted with backoff), the workload's
-// tables and app.traffic, and a full backup of them.
-func faultEnv(t *testing.T, seed uint64) (*backupEnv, *workload) {
-	t.Helper()
-	e := newBackupEnv(t, withOwnIndex(), withCaptureProcess())
-	w := newWorkload(seed)
-	w.setup(t, e, 30)
-	createLoadTable(t, e)
-	e.waitCaughtUp(t)
-	e.fullBackup(t)
-	return e, w
-}
-
-// refreshEqualsSource runs a refresh (deltas on) after a few more changes
-// and requires it to publish a snapshot equal to the live tables, with
-// nothing left half done.
-func refreshEqualsSource(t *testing.T, e *backupEnv, w *workload, step string) workflows.RefreshResult {
-	t.Helper()
-	w.step(t, e, 6)
-	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, NoFullBackup: true})
-	if res.Refused || res.SnapshotID == "" {
-		t.Fatalf("%s: refresh refused or published nothing: %+v", step, res)
-	}
-	checkLive(t, e, newEngine(t), checkNothingHalfDone(t, e, res.SnapshotID), step)
-	return res
-}
-
 // TestFaultIndexKilledDuringCapture: under a steady write load on four
 // connections, the index server is killed with SIGKILL while capture
 // writes into it; capture stops and restarts with backoff while the index
@@ -103,9 +74,11 @@ func TestFaultIndexKilledDuringRefresh(t *testing.T) {
 	}
 	must(t, e.index.Kill())
 	t.Logf("index killed while RefreshTable runs (%s)", time.Since(began).Round(time.Millisecond))
-	if pa := e.waitActivity(t, id, "", failedOnce); pa != nil {
-		t.Logf("while the index is down: %s", describeFailure(pa))
+	pa := e.waitActivity(t, id, "", failedOnce)
+	if pa == nil {
+		t.Fatal("no step of the refresh failed with the index down: the kill missed the fold")
 	}
+	t.Logf("while the index is down: %s", describeFailure(pa))
 	must(t, e.index.Restart(e.ctx))
 	t.Logf("index restarted (%s)", time.Since(began).Round(time.Millisecond))
 	var res workflows.RefreshResult
