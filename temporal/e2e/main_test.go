@@ -20,7 +20,8 @@ import (
 // packages): every test has its own source MariaDB (capture reads its
 // whole binlog and tests assert on seqs), its own embedded Temporal server
 // and folders, and a database of its own on a shared index server
-// (indexDatabase). The dbtrail binary is built once (buildDbtrail). Tests
+// (indexDatabase; a test that kills its index server has one of its own:
+// withOwnIndex). The dbtrail binary is built once (buildDbtrail). Tests
 // that spend most of their time waiting (a killed worker's heartbeat
 // timeout, retry backoff against a stopped S3 server) call t.Parallel: go
 // test runs them after the others, two at a time (-parallel defaults to
