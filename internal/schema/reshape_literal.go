@@ -351,45 +351,31 @@ func fits(n Column, size int) bool {
 	return false
 }
 
-// enumForm stores an ENUM default given as a label (exactly) or a 1-based
-// index.
+// enumForm stores an ENUM default given as a label, exactly (MariaDB
+// refuses an index as an ENUM default).
 func enumForm(n Column, l literal) (string, bool) {
-	if l.kind == litString {
-		if slices.Contains(n.Elems, l.text) {
-			return l.text, true
-		}
-		return "", false
+	if l.kind == litString && slices.Contains(n.Elems, l.text) {
+		return l.text, true
 	}
-	neg, ip, frac, ok := numeric(l)
-	i, err := strconv.Atoi(ip)
-	if !ok || neg || frac != "" || err != nil || i < 1 || i > len(n.Elems) {
-		return "", false
-	}
-	return n.Elems[i-1], true
+	return "", false
 }
 
 // setForm stores a SET default given as labels joined by "," (each exactly
-// a label) or a bit mask: the labels in declaration order.
+// a label; MariaDB refuses a bit mask as a SET default): the labels in
+// declaration order.
 func setForm(n Column, l literal) (string, bool) {
+	if l.kind != litString {
+		return "", false
+	}
 	var mask uint64
-	switch l.kind {
-	case litString:
-		if l.text != "" {
-			for _, part := range strings.Split(l.text, ",") {
-				i := slices.Index(n.Elems, part)
-				if i < 0 {
-					return "", false
-				}
-				mask |= 1 << uint(i)
+	if l.text != "" {
+		for _, part := range strings.Split(l.text, ",") {
+			i := slices.Index(n.Elems, part)
+			if i < 0 {
+				return "", false
 			}
+			mask |= 1 << uint(i)
 		}
-	default:
-		neg, ip, frac, ok := numeric(l)
-		v, err := strconv.ParseUint(ip, 10, 64)
-		if !ok || neg || frac != "" || err != nil || (len(n.Elems) < 64 && v>>uint(len(n.Elems)) != 0) {
-			return "", false
-		}
-		mask = v
 	}
 	var labels []string
 	for i, e := range n.Elems {
