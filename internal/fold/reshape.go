@@ -100,4 +100,3 @@ func reshapeMap(from *schema.Table, r schema.Reshape, to *schema.Table) (pick []
 	}
 	return pick, consts, nil
 }
-

@@ -96,6 +96,10 @@ type planner struct {
 	// backslash: a string literal of the statement holds a backslash, whose
 	// meaning depends on the session's NO_BACKSLASH_ESCAPES.
 	backslash bool
+	// lenient: the pre-pass removed an IF [NOT] EXISTS the parser rejects,
+	// so a clause on a missing (or existing) column is tolerated, as
+	// ApplyDDL tolerates it.
+	lenient bool
 }
 
 func (pl *planner) redump(format string, args ...any) error {
@@ -126,6 +130,7 @@ func (pl *planner) parse() error {
 			pl.backslash = true
 		}
 	}
+	pl.lenient = p.lenient
 	node, err := parseOne(p.sql)
 	if err != nil && p.retry != "" {
 		if n2, err2 := parseOne(p.retry); err2 == nil {
@@ -311,7 +316,7 @@ func (pl *planner) find(name string) int {
 func (pl *planner) addColumn(def *ast.ColumnDef, pos *ast.ColumnPosition, ifNotExists bool) error {
 	name := def.Name.Name.O
 	if pl.find(name) >= 0 || pl.old.IsDerived(name) {
-		if ifNotExists || pl.cutExprs {
+		if ifNotExists || pl.lenient {
 			return nil
 		}
 		return pl.redump("column %s already exists", name)
@@ -329,7 +334,7 @@ func (pl *planner) addColumn(def *ast.ColumnDef, pos *ast.ColumnPosition, ifNotE
 func (pl *planner) dropColumn(name string, ifExists bool) error {
 	i := pl.find(name)
 	if i < 0 {
-		if ifExists || pl.old.IsDerived(name) {
+		if ifExists || pl.lenient || pl.old.IsDerived(name) {
 			return nil
 		}
 		return pl.redump("column %s does not exist", name)
@@ -352,7 +357,7 @@ func (pl *planner) modifyColumn(from string, def *ast.ColumnDef, pos *ast.Column
 			return nil // a generated column stays one: not stored
 		case pl.old.IsDerived(from):
 			return pl.redump("generated column %s becomes a stored column", from)
-		case ifExists:
+		case ifExists || pl.lenient:
 			return nil
 		}
 		return pl.redump("column %s does not exist", from)

@@ -33,6 +33,9 @@ func keepsValues(o, n Column) string {
 	if NormalizeCharset(o.Charset) == NormalizeCharset(n.Charset) && widens(o, n) {
 		return ""
 	}
+	if o.Type == "char" && n.Type != "char" {
+		return fmt.Sprintf("type %s → %s keeps or pads CHAR's trailing spaces by sql_mode (PAD_CHAR_TO_FULL_LENGTH)", typeText(o), typeText(n))
+	}
 	return fmt.Sprintf("type %s → %s converts values", typeText(o), typeText(n))
 }
 
