@@ -82,6 +82,9 @@ var reshapeCases = []struct {
 		"CREATE TABLE t (k INT NOT NULL, b VARCHAR(3))", "INSERT INTO t VALUES (1, 'x'), (2, NULL)"}},
 }
 
+// sameRowsCases are the reshapeCases that change no row nor column type.
+var sameRowsCases = []string{"metadata only", "new primary key", "create index", "drop index", "keyless gets a key"}
+
 // keyless is a table without a key holding two identical rows.
 var keyless = []string{
 	"DROP TABLE IF EXISTS t",
@@ -143,6 +146,9 @@ func TestReshapeAgainstMariaDB(t *testing.T) {
 				t.Fatalf("PlanReshape: %v", err)
 			}
 			checkModelPlan(t, old, c.alter, r)
+			if want := slices.Contains(sameRowsCases, c.name); r.SameRows() != want {
+				t.Errorf("SameRows %v, want %v", r.SameRows(), want)
+			}
 			out, err := os.Create(filepath.Join(dir, "after.parquet"))
 			if err != nil {
 				t.Fatal(err)

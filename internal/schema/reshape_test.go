@@ -100,6 +100,7 @@ func TestPlanReshapeMetadataOnly(t *testing.T) {
 		"ALTER ONLINE TABLE t ADD INDEX ia (a)",
 		"ALTER TABLE t RENAME TO t2",
 		"ALTER TABLE t PAGE_COMPRESSED = 1, ADD INDEX ia (a)",
+		"ALTER TABLE t ENCRYPTED = YES, ADD INDEX ia (a), ENGINE = InnoDB", // parsed on the retry
 	} {
 		r, err := planFor(t, reshapeBase, stmt)
 		if err != nil {
@@ -151,6 +152,7 @@ func TestPlanReshapeFolds(t *testing.T) {
 		{"ALTER TABLE t ADD COLUMN z INT DEFAULT 3 AFTER a", "id a z='3' b c d e s dt tm bt bn u nn"},
 		{"ALTER TABLE t ADD COLUMN (y INT, z INT DEFAULT 1)", allKept + " y=NULL z='1'"},
 		{"ALTER TABLE t DROP COLUMN b", "id a c d e s dt tm bt bn u nn"},
+		{"ALTER TABLE t DROP COLUMN nn", "id a b c d e s dt tm bt bn u"}, // in a unique index, not the key
 		{"ALTER TABLE t DROP COLUMN b, ADD COLUMN b INT DEFAULT 1", "id a c d e s dt tm bt bn u nn b='1'"},
 		{"ALTER TABLE t RENAME COLUMN a TO a2", "id a2<-a b c d e s dt tm bt bn u nn"},
 		{"ALTER TABLE t CHANGE a a2 INT", "id a2<-a b c d e s dt tm bt bn u nn"},
@@ -219,6 +221,8 @@ func TestPlanReshapeRedumps(t *testing.T) {
 		{"ALTER TABLE t MODIFY a INT NOT NULL", "column a: NULL → NOT NULL"},
 		{"ALTER TABLE t CONVERT TO CHARACTER SET latin1", "CONVERT TO CHARACTER SET converts the values of column b"},
 		{"ALTER TABLE t ENGINE = BLACKHOLE", "ENGINE=BLACKHOLE"},
+		{"ALTER TABLE t ENCRYPTED = YES, ENGINE = BLACKHOLE", "ENGINE=BLACKHOLE"},
+		{"ALTER TABLE t ADD COLUMN z INT DEFAULT 5, ENCRYPTED = YES", "expressions cannot be parsed"},
 		{"ALTER TABLE t ADD COLUMN z DATETIME DEFAULT CURRENT_TIMESTAMP", "column z: DEFAULT CURRENT_TIMESTAMP() is not a constant"},
 		{"ALTER TABLE t ADD COLUMN z INT DEFAULT (a + 1)", "default is unknown"},
 		{"ALTER TABLE t ADD COLUMN z INT AUTO_INCREMENT UNIQUE", "AUTO_INCREMENT"},
@@ -262,6 +266,18 @@ func TestPlanReshapeRedumps(t *testing.T) {
 		if !strings.Contains(re.Reason, c.reason) || re.Table != "d.t" || re.Stmt != c.stmt {
 			t.Errorf("%s: %v; want the reason to say %q", c.stmt, err, c.reason)
 		}
+	}
+}
+
+// TestPlanReshapeKeyless: every column of a table without a key is its
+// "key", yet dropping one keeps the other values: it folds.
+func TestPlanReshapeKeyless(t *testing.T) {
+	r, err := planFor(t, "CREATE TABLE t (a INT, b INT, c INT)", "ALTER TABLE t DROP COLUMN b, ADD COLUMN d INT DEFAULT 1 FIRST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(r); got != "d='1' a c" || !r.KeyChanged {
+		t.Errorf("got %s (key changed %v), want d='1' a c with the key changed", got, r.KeyChanged)
 	}
 }
 
