@@ -306,3 +306,30 @@ func TestPlanReshapeChecksDefinitions(t *testing.T) {
 		t.Errorf("got %v, want a parse redump", err)
 	}
 }
+
+// TestPlanReshapeAnyStatement: every statement of the DDL corpus, on any
+// table, is planned or refused with a RedumpError; none panics or returns
+// another error.
+func TestPlanReshapeAnyStatement(t *testing.T) {
+	cat := NewCatalog()
+	cat.SetSchemaCharset("d", "utf8mb4")
+	if _, err := ApplyDDL(cat, "d", reshapeBase); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := cat.Get("d", "t")
+	stored, err := old.Stored()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := append([]string{"", ";", "ALTER", "ALTER TABLE", "ALTER TABLE t", "ALTER TABLE t ADD COLUMN", "CREATE INDEX i ON t",
+		"ALTER TABLE t MODIFY a", "ALTER TABLE t ADD COLUMN z INT AFTER", "ALTER TABLE t, ADD INDEX (a)"}, integrationDDL...)
+	for _, s := range stmts {
+		for _, r := range []string{s, strings.ReplaceAll(s, "nokey", "t"), strings.ReplaceAll(s, "all_types", "t")} {
+			_, err := PlanReshape(stored, stored, r)
+			var re *RedumpError
+			if err != nil && !errors.As(err, &re) {
+				t.Errorf("%s: %v, want a RedumpError", r, err)
+			}
+		}
+	}
+}
