@@ -65,7 +65,12 @@ var reshapeCases = []struct {
 		ADD n4 DATETIME(2) NOT NULL, ADD n5 TIME(1) NOT NULL, ADD n6 YEAR NOT NULL, ADD n7 ENUM('k','l') NOT NULL,
 		ADD n8 SET('k','l') NOT NULL, ADD n9 BINARY(2) NOT NULL, ADD n10 BIT(10) NOT NULL, ADD n11 CHAR(3) NOT NULL,
 		ADD n12 VARCHAR(3) NOT NULL, ADD n13 BLOB NOT NULL, ADD n14 FLOAT NOT NULL, ADD n15 DOUBLE NOT NULL,
-		ADD n16 VARBINARY(3) NOT NULL, ADD n17 TEXT NOT NULL, ADD n18 BIGINT UNSIGNED NOT NULL`, nil},
+		ADD n16 VARBINARY(3) NOT NULL, ADD n17 TEXT NOT NULL, ADD n18 BIGINT UNSIGNED NOT NULL, ADD n19 TINYINT NOT NULL,
+		ADD n20 MEDIUMTEXT NOT NULL, ADD n21 LONGBLOB NOT NULL, ADD n22 DECIMAL(4,0) UNSIGNED NOT NULL`, nil},
+	{"edge literals", `ALTER TABLE t ADD COLUMN t1 TIME DEFAULT '100:00:00', ADD t2 DECIMAL(5,2) DEFAULT -0.5,
+		ADD t3 DOUBLE DEFAULT 1e300, ADD t4 FLOAT DEFAULT 3.4e38, ADD t5 DATETIME(6) DEFAULT '2026-01-02 03:04:05.123456',
+		ADD t6 BIT(64) DEFAULT x'ffffffffffffffff', ADD t7 SET('a','b') DEFAULT 'b,a,b', ADD t8 DATETIME(2) DEFAULT '2026-01-02 03:04:05.100',
+		ADD t9 BINARY(2) DEFAULT x'', ADD t10 INT UNSIGNED DEFAULT '4294967295', ADD t11 FLOAT DEFAULT 16777217`, nil},
 	{"first and after", "ALTER TABLE t ADD COLUMN f1 INT DEFAULT 7 FIRST, ADD COLUMN f2 VARCHAR(3) DEFAULT 'z' AFTER d, ADD COLUMN f3 INT AFTER f1", nil},
 	{"rename change drop move", "ALTER TABLE t RENAME COLUMN i TO i2, CHANGE v v2 VARCHAR(10), DROP COLUMN tx, MODIFY c CHAR(5) AFTER vb, MODIFY id INT NOT NULL FIRST", nil},
 	{"widen", `ALTER TABLE t MODIFY i BIGINT, MODIFY u BIGINT UNSIGNED, MODIFY d DECIMAL(14,4), MODIFY v VARCHAR(40),
@@ -164,7 +169,7 @@ func TestReshapeAgainstMariaDB(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Reshape: %v", err)
 			}
-			got := fileRows(t, out.Name(), after)
+			got := fileRows(t, out.Name(), after, true)
 			want := liveRows(ctx, t, db, after)
 			if !slices.Equal(got, want) {
 				t.Errorf("reshaped rows differ from the server's after %s:\n got %s\nwant %s", c.alter, strings.Join(got, "\n    "), strings.Join(want, "\n    "))
@@ -176,10 +181,16 @@ func TestReshapeAgainstMariaDB(t *testing.T) {
 			if res.Fingerprint != fp {
 				t.Errorf("reshaped fingerprint %s, live %s", res.Fingerprint, fp)
 			}
+			// A dump holds FLOATs with 6 digits; the full backup makes them
+			// exact afterwards (internal/exactfloat), the live rows above
+			// check them exactly.
 			dumped, dumpFP := dumpTable(ctx, t, src, dir, after)
-			if !slices.Equal(got, dumped) || res.Fingerprint != dumpFP {
-				t.Errorf("reshaped rows (fingerprint %s) differ from a full backup's (%s):\n got %s\nwant %s", res.Fingerprint, dumpFP,
-					strings.Join(got, "\n    "), strings.Join(dumped, "\n    "))
+			if noFloat := fileRows(t, out.Name(), after, false); !slices.Equal(noFloat, dumped) {
+				t.Errorf("reshaped rows differ from a full backup's (FLOAT aside):\n got %s\nwant %s",
+					strings.Join(noFloat, "\n    "), strings.Join(dumped, "\n    "))
+			}
+			if !slices.ContainsFunc(after.Columns, func(c schema.Column) bool { return c.Type == "float" }) && res.Fingerprint != dumpFP {
+				t.Errorf("reshaped fingerprint %s, a full backup's %s", res.Fingerprint, dumpFP)
 			}
 		})
 	}
@@ -231,7 +242,7 @@ func reshapeBefore(ctx context.Context, t *testing.T, db *sql.DB, dir string, ta
 
 // dumpTable is what a full backup writes of r.t: a mydumper dump of the
 // database converted by dumpconv into a table file. It returns the file's
-// rows in canonical form and its fingerprint, after checking that the
+// rows in canonical form (FLOAT columns left out) and its fingerprint, after checking that the
 // dump's definition is want's.
 func dumpTable(ctx context.Context, t *testing.T, src *testsuite.Server, dir string, want *schema.Table) ([]string, snapshot.Fingerprint) {
 	t.Helper()
@@ -277,7 +288,7 @@ func dumpTable(ctx context.Context, t *testing.T, src *testsuite.Server, dir str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fileRows(t, path, want), res.Fingerprint
+	return fileRows(t, path, want, false), res.Fingerprint
 }
 
 // storedDef reads table r.t from information_schema: its stored definition.
@@ -371,13 +382,13 @@ func selectLive(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table
 func liveRows(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table) []string {
 	t.Helper()
 	var out []string
-	selectLive(ctx, t, db, def, func(row []types.Cell) { out = append(out, canonicalRow(t, def, row)) })
+	selectLive(ctx, t, db, def, func(row []types.Cell) { out = append(out, canonicalRow(t, def, row, true)) })
 	slices.Sort(out)
 	return out
 }
 
 // fileRows returns the rows of a table file in canonical form.
-func fileRows(t *testing.T, path string, def *schema.Table) []string {
+func fileRows(t *testing.T, path string, def *schema.Table, floats bool) []string {
 	t.Helper()
 	r, err := snapshot.OpenTableFile(path)
 	if err != nil {
@@ -393,17 +404,21 @@ func fileRows(t *testing.T, path string, def *schema.Table) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, canonicalRow(t, def, row))
+		out = append(out, canonicalRow(t, def, row, floats))
 	}
 	slices.Sort(out)
 	return out
 }
 
-// canonicalRow renders a row as its columns' canonical values.
-func canonicalRow(t *testing.T, def *schema.Table, row []types.Cell) string {
+// canonicalRow renders a row as its columns' canonical values, FLOAT
+// columns only with floats.
+func canonicalRow(t *testing.T, def *schema.Table, row []types.Cell, floats bool) string {
 	t.Helper()
 	var b []byte
 	for i := range def.Columns {
+		if !floats && def.Columns[i].Type == "float" {
+			continue
+		}
 		if i > 0 {
 			b = append(b, ' ')
 		}
