@@ -242,8 +242,8 @@ func reshapeBefore(ctx context.Context, t *testing.T, db *sql.DB, dir string, ta
 
 // dumpTable is what a full backup writes of r.t: a mydumper dump of the
 // database converted by dumpconv into a table file. It returns the file's
-// rows in canonical form (FLOAT columns left out) and its fingerprint, after checking that the
-// dump's definition is want's.
+// rows in canonical form (FLOAT columns left out) and its fingerprint,
+// after checking that the dump's columns are want's.
 func dumpTable(ctx context.Context, t *testing.T, src *testsuite.Server, dir string, want *schema.Table) ([]string, snapshot.Fingerprint) {
 	t.Helper()
 	dumpDir := filepath.Join(dir, "dump")
