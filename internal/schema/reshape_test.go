@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -331,5 +333,28 @@ func TestPlanReshapeAnyStatement(t *testing.T) {
 				t.Errorf("%s: %v, want a RedumpError", r, err)
 			}
 		}
+	}
+}
+
+// TestReshapeJSON: a reshape crosses workflow boundaries as JSON; an empty
+// default and NULL stay apart.
+func TestReshapeJSON(t *testing.T) {
+	r, err := planFor(t, reshapeBase, "ALTER TABLE t ADD COLUMN y VARCHAR(3) DEFAULT '', ADD COLUMN z VARCHAR(3), MODIFY nn INT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Reshape
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if sources(back) != sources(r) || !slices.Equal(back.OldColumns, r.OldColumns) || back.SameRows() || !back.Columns[12].Retyped {
+		t.Errorf("JSON %s reads back as %s, want %s", b, sources(back), sources(r))
+	}
+	if !strings.Contains(string(b), `{"name":"y","value":""}`) || !strings.Contains(string(b), `{"name":"z"}`) {
+		t.Errorf("JSON %s: want y with an empty value and z without one", b)
 	}
 }
