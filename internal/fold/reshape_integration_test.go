@@ -169,6 +169,7 @@ func TestReshapeAgainstMariaDB(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Reshape: %v", err)
 			}
+			checkValues(t, out.Name(), r)
 			got := fileRows(t, out.Name(), after, true)
 			want := liveRows(ctx, t, db, after)
 			if !slices.Equal(got, want) {
@@ -408,6 +409,30 @@ func fileRows(t *testing.T, path string, def *schema.Table, floats bool) []strin
 	}
 	slices.Sort(out)
 	return out
+}
+
+// checkValues checks that every added column of r reads back from the
+// reshaped file as exactly its Value: the text form a table file stores.
+func checkValues(t *testing.T, path string, r schema.Reshape) {
+	t.Helper()
+	tr, err := snapshot.OpenTableFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	row, err := tr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range r.Columns {
+		switch {
+		case c.From != "":
+		case c.Value == nil && !row[i].Null:
+			t.Errorf("column %s reads back as %q, want NULL", c.Name, row[i].Text)
+		case c.Value != nil && (row[i].Null || string(row[i].Text) != *c.Value):
+			t.Errorf("column %s reads back as %q (null %v), its Value is %q", c.Name, row[i].Text, row[i].Null, *c.Value)
+		}
+	}
 }
 
 // canonicalRow renders a row as its columns' canonical values, FLOAT
