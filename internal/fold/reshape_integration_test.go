@@ -77,6 +77,7 @@ var reshapeCases = []struct {
 		MODIFY c CHAR(8), MODIFY dt DATETIME(6), MODIFY tm TIME(4), MODIFY ts TIMESTAMP(5) NULL, MODIFY e ENUM('x','y','z','w'),
 		MODIFY s SET('p','q','r','t'), MODIFY bt BIT(12), MODIFY bn BINARY(6), MODIFY vb VARBINARY(20), MODIFY tx MEDIUMTEXT,
 		MODIFY nn INT NULL`, nil},
+	{"widen across types", "ALTER TABLE t MODIFY u BIGINT, MODIFY v TEXT, MODIFY vb BLOB, MODIFY tx LONGTEXT, MODIFY y YEAR NULL", nil},
 	{"metadata only", "ALTER TABLE t ADD INDEX iv (v), COMMENT 'x', ALTER COLUMN i SET DEFAULT 9, ENGINE=InnoDB, ALGORITHM=COPY", nil},
 	{"new primary key", "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (nn, id)", nil},
 	{"drop and add back", "ALTER TABLE t DROP COLUMN e, ADD COLUMN e ENUM('x','y') NOT NULL DEFAULT 'y' AFTER db", nil},

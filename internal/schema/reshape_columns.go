@@ -17,12 +17,14 @@ var (
 
 // keepsValues returns "" when every value column o can hold is stored
 // unchanged by the server in column n (the same type, or a widening), else
-// why not. Widenings: a wider integer of the same signedness; DECIMAL with
-// at least as many integer and fraction digits (not to UNSIGNED); CHAR,
-// VARCHAR, BINARY, VARBINARY, BIT longer; TEXT and BLOB larger; DATETIME,
-// TIMESTAMP, TIME with more fraction digits; ENUM and SET with labels
-// appended. Character columns keep their charset. NULL → NOT NULL is refused:
-// the server changes NULLs to the type's default (or refuses, by sql_mode).
+// why not. Widenings: a wider integer of the same signedness, or a strictly
+// wider signed one for an unsigned one; DECIMAL with at least as many
+// integer and fraction digits (not to UNSIGNED); CHAR, VARCHAR, BINARY,
+// VARBINARY, BIT longer; TEXT and BLOB larger, VARCHAR to a TEXT and
+// VARBINARY to a BLOB that hold its longest value; DATETIME, TIMESTAMP,
+// TIME with more fraction digits; ENUM and SET with labels appended.
+// Character columns keep their charset. NULL → NOT NULL is refused: the
+// server changes NULLs to the type's default (or refuses, by sql_mode).
 func keepsValues(o, n Column) string {
 	if o.Nullable && !n.Nullable {
 		return "NULL → NOT NULL would change existing NULLs (or fail), depending on sql_mode"
@@ -43,12 +45,18 @@ func keepsValues(o, n Column) string {
 // charsets being equal.
 func widens(o, n Column) bool {
 	if ro, rn := slices.Index(intRanks, o.Type), slices.Index(intRanks, n.Type); ro >= 0 && rn >= 0 {
-		return rn >= ro && o.Unsigned == n.Unsigned
+		return (rn >= ro && o.Unsigned == n.Unsigned) || (rn > ro && o.Unsigned && !n.Unsigned)
 	}
 	for _, ranks := range [][]string{textRanks, blobRanks} {
 		if ro, rn := slices.Index(ranks, o.Type), slices.Index(ranks, n.Type); ro >= 0 && rn >= 0 {
 			return rn >= ro
 		}
+	}
+	switch {
+	case o.Type == "varchar" && slices.Contains(textRanks, n.Type):
+		return int64(o.Length)*int64(max(CharsetMaxLen(o.Charset), 1)) <= blobCapacity(n.Type)
+	case o.Type == "varbinary" && slices.Contains(blobRanks, n.Type):
+		return int64(o.Length) <= blobCapacity(n.Type)
 	}
 	if o.Type != n.Type {
 		return false
@@ -65,6 +73,16 @@ func widens(o, n Column) bool {
 	}
 	return o.Unsigned == n.Unsigned && o.Length == n.Length && o.Precision == n.Precision &&
 		o.Scale == n.Scale && o.FSP == n.FSP && slices.Equal(o.Elems, n.Elems)
+}
+
+// blobCapacity returns the capacity in bytes of a TEXT or BLOB type.
+func blobCapacity(tp string) int64 {
+	for _, b := range blobTypes {
+		if tp == b.text || tp == b.blob {
+			return b.capacity
+		}
+	}
+	return 0
 }
 
 // sameColumnType reports whether two columns have the same definition, name

@@ -343,12 +343,7 @@ func fits(n Column, size int) bool {
 	case "char", "varchar", "binary", "varbinary":
 		return size <= n.Length
 	}
-	for _, b := range blobTypes {
-		if n.Type == b.text || n.Type == b.blob {
-			return int64(size) <= b.capacity
-		}
-	}
-	return false
+	return int64(size) <= blobCapacity(n.Type)
 }
 
 // enumForm stores an ENUM default given as a label, exactly (MariaDB

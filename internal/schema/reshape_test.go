@@ -162,6 +162,9 @@ func TestPlanReshapeFolds(t *testing.T) {
 		{"ALTER TABLE t MODIFY a INT AFTER nn", "id b c d e s dt tm bt bn u nn a"},
 		{"ALTER TABLE t MODIFY a BIGINT", allKept},
 		{"ALTER TABLE t MODIFY u BIGINT UNSIGNED", allKept},
+		{"ALTER TABLE t MODIFY u BIGINT", allKept},
+		{"ALTER TABLE t MODIFY b TEXT", allKept},
+		{"ALTER TABLE t MODIFY b VARCHAR(63) CHARACTER SET utf8mb4, MODIFY c CHAR(5) CHARACTER SET utf8mb4", allKept},
 		{"ALTER TABLE t MODIFY b VARCHAR(20)", allKept},
 		{"ALTER TABLE t MODIFY c CHAR(8)", allKept},
 		{"ALTER TABLE t MODIFY d DECIMAL(12,2)", allKept},
@@ -212,7 +215,9 @@ func TestPlanReshapeRedumps(t *testing.T) {
 		{"ALTER TABLE t MODIFY a VARCHAR(10)", "column a: type int → varchar(10)"},
 		{"ALTER TABLE t MODIFY a SMALLINT", "column a: type int → smallint"},
 		{"ALTER TABLE t MODIFY a INT UNSIGNED", "column a: type int → int unsigned"},
-		{"ALTER TABLE t MODIFY u BIGINT", "column u: type int unsigned → bigint"},
+		{"ALTER TABLE t MODIFY u INT", "column u: type int unsigned → int"},
+		{"ALTER TABLE t MODIFY a BIGINT UNSIGNED", "column a: type int → bigint unsigned"},
+		{"ALTER TABLE t MODIFY bn BLOB", "column bn: type binary(4) → blob"},
 		{"ALTER TABLE t MODIFY b VARCHAR(5)", "column b: type varchar(10)"},
 		{"ALTER TABLE t MODIFY c VARCHAR(10)", "column c: type char(5)"},
 		{"ALTER TABLE t MODIFY d DECIMAL(10,1)", "column d: type decimal(10,2)"},
@@ -267,6 +272,29 @@ func TestPlanReshapeRedumps(t *testing.T) {
 		}
 		if !strings.Contains(re.Reason, c.reason) || re.Table != "d.t" || re.Stmt != c.stmt {
 			t.Errorf("%s: %v; want the reason to say %q", c.stmt, err, c.reason)
+		}
+	}
+}
+
+// TestPlanReshapeToText: VARCHAR becomes a TEXT that holds its longest
+// value in bytes, VARBINARY a BLOB that holds its length.
+func TestPlanReshapeToText(t *testing.T) {
+	const create = "CREATE TABLE t (a VARCHAR(100) CHARACTER SET utf8mb4, b VARCHAR(100) CHARACTER SET latin1, c VARBINARY(300))"
+	for _, c := range []struct {
+		stmt   string
+		redump bool
+	}{
+		{"ALTER TABLE t MODIFY a TINYTEXT CHARACTER SET utf8mb4", true}, // 400 bytes > 255
+		{"ALTER TABLE t MODIFY a TEXT CHARACTER SET utf8mb4", false},
+		{"ALTER TABLE t MODIFY b TINYTEXT CHARACTER SET latin1", false},
+		{"ALTER TABLE t MODIFY b TINYTEXT CHARACTER SET utf8mb4", true},
+		{"ALTER TABLE t MODIFY c TINYBLOB", true},
+		{"ALTER TABLE t MODIFY c BLOB", false},
+	} {
+		_, err := planFor(t, create, c.stmt)
+		var re *RedumpError
+		if errors.As(err, &re) != c.redump || (err != nil && re == nil) {
+			t.Errorf("%s: %v, want a redump: %v", c.stmt, err, c.redump)
 		}
 	}
 }
