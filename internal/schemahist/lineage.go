@@ -195,8 +195,11 @@ func applyStatement(state map[Key]*Lineage, gone map[Key]string, g []change.Sche
 			state[to] = l
 		}
 	}
-	for _, v := range g {
+	for i, v := range g {
 		k := Key{v.Schema, v.Table}
+		if renamed && lastOf(g, i) < 0 {
+			continue // a rename's versions of one name: only the last one tells where the name ends
+		}
 		if v.Definition == nil {
 			if renamed {
 				if l := state[k]; l != nil {
@@ -215,6 +218,16 @@ func applyStatement(state map[Key]*Lineage, gone map[Key]string, g []change.Sche
 		}
 		applyVersion(state, k, v, what(v))
 	}
+}
+
+// lastOf returns i when g[i] is the last version of its table in g, else -1.
+func lastOf(g []change.SchemaVersion, i int) int {
+	for _, o := range g[i+1:] {
+		if o.Schema == g[i].Schema && o.Table == g[i].Table {
+			return -1
+		}
+	}
+	return i
 }
 
 // applyVersion applies one version with a definition to table k.

@@ -21,6 +21,12 @@ func ver(seq, pos uint64, s, n, ddl string, def *schema.Table) change.SchemaVers
 	return change.SchemaVersion{Schema: s, Table: n, Seq: seq, BinlogFile: "binlog.000002", BinlogPos: pos, DDL: ddl, Definition: def}
 }
 
+func verN(seq, pos uint64, s, n string, version uint32, ddl string, def *schema.Table) change.SchemaVersion {
+	v := ver(seq, pos, s, n, ddl, def)
+	v.Version = version
+	return v
+}
+
 var win = Window{FromSeq: 100, ToSeq: 200}
 
 func kinds(l Lineage) string {
@@ -66,12 +72,14 @@ func TestTraceEveryKind(t *testing.T) {
 			hist: []change.SchemaVersion{ver(150, 10, "db", "a", "RENAME TABLE a TO n", nil),
 				ver(150, 10, "db", "n", "RENAME TABLE a TO n", tbl("db", "n", "v"))},
 			want: map[Key]string{a: "-", {"db", "n"}: "rename:n"}, base: map[Key]Key{{"db", "n"}: a}},
-		{name: "swap through a third name",
+		{name: "swap through a third name (as capture writes it: a version per move)",
 			hist: []change.SchemaVersion{
-				ver(150, 10, "db", "a", "RENAME TABLE a TO t, b TO a, t TO b", tbl("db", "a", "w")),
-				ver(150, 10, "db", "b", "RENAME TABLE a TO t, b TO a, t TO b", tbl("db", "b", "v")),
-				ver(150, 10, "db", "t", "RENAME TABLE a TO t, b TO a, t TO b", tbl("db", "t", "v")),
-				ver(150, 10, "db", "t", "RENAME TABLE a TO t, b TO a, t TO b", nil),
+				verN(150, 10, "db", "a", 1, "RENAME TABLE a TO t, b TO a, t TO b", nil),
+				verN(150, 10, "db", "t", 1, "RENAME TABLE a TO t, b TO a, t TO b", tbl("db", "t", "v")),
+				verN(150, 10, "db", "b", 1, "RENAME TABLE a TO t, b TO a, t TO b", nil),
+				verN(150, 10, "db", "a", 2, "RENAME TABLE a TO t, b TO a, t TO b", tbl("db", "a", "w")),
+				verN(150, 10, "db", "t", 2, "RENAME TABLE a TO t, b TO a, t TO b", nil),
+				verN(150, 10, "db", "b", 2, "RENAME TABLE a TO t, b TO a, t TO b", tbl("db", "b", "v")),
 			},
 			want: map[Key]string{a: "rename:a", b: "rename:t,rename:b"}, base: map[Key]Key{a: b, b: a}},
 		{name: "partition change re-dumps",
