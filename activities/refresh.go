@@ -78,7 +78,36 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 	if pin.Compacted, err = compaction.ReadAll(snapshot.Folder(dir), m); err != nil {
 		return PlanRefreshResult{}, err
 	}
+	if pin.Redumped, err = redumpedTables(dir, in.Redumped); err != nil {
+		return PlanRefreshResult{}, err
+	}
 	out.Plan = foldplan.Make(pin)
+	if !out.Plan.Refused {
+		a.createTables(ctx, in.Source, out.Plan, pin.Current, &out)
+	}
+	return out, nil
+}
+
+// redumpedTables reads the tables of partial snapshot id in the source
+// folder dir: its position and every table file footer's definition.
+func redumpedTables(dir, id string) (map[foldplan.TableKey]foldplan.Redumped, error) {
+	if id == "" {
+		return nil, nil
+	}
+	snap, err := snapshot.OpenSnapshot(snapshotDir(dir, id))
+	if err != nil {
+		return nil, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
+	}
+	foots, err := snap.Footers()
+	if err != nil {
+		return nil, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
+	}
+	m := snap.Manifest
+	out := map[foldplan.TableKey]foldplan.Redumped{}
+	for i, t := range m.Tables {
+		out[foldplan.TableKey{Schema: t.Schema, Table: t.Table}] = foldplan.Redumped{SnapshotID: id,
+			Seq: uint64(max(m.Position.Seq, 0)), Position: m.Position, Def: foots[i].Table}
+	}
 	return out, nil
 }
 
@@ -149,6 +178,9 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
 	if in.Shared {
 		return a.refreshShared(ctx, in)
+	}
+	if foldsLineage(in.Table) {
+		return a.refreshLineage(ctx, in)
 	}
 	tp := in.Table
 	dir := a.sourceDir(in.Source)
@@ -253,7 +285,10 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	b *snapshot.Builder, job *foldJob) (ConvertTableResult, error) {
 	tp := in.Table
 	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: mt.Rows,
-		Fingerprint: mt.Fingerprint.String(), Kind: tp.Kind, Origin: snapshot.OriginLinked}
+		Fingerprint: mt.Fingerprint.String(), Kind: tp.Kind, Origin: snapshot.OriginLinked, CreateTable: mt.CreateTable}
+	if in.CreateTable != "" {
+		out.CreateTable = in.CreateTable
+	}
 	if tp.UseCompacted != nil {
 		out.Origin = snapshot.OriginCompacted
 	}
@@ -360,7 +395,14 @@ func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTab
 	if err != nil {
 		return nil, snapshot.FooterMeta{}, nonRetryable(ErrBrokenSnapshot, err)
 	}
-	meta := snapshot.FooterMeta{CreateTable: f.CreateTable, SnapshotID: in.SnapshotID, Source: in.Source,
+	create := f.CreateTable
+	if mt.CreateTable != "" {
+		create = mt.CreateTable
+	}
+	if in.CreateTable != "" {
+		create = in.CreateTable
+	}
+	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source,
 		Position: in.Cut}
 	return f.Table, meta, nil
 }

@@ -16,6 +16,10 @@ type PlanRefreshInput struct {
 	TableDeltas bool
 	// MaxChainAge ends a chain this old (0: foldplan.DefaultMaxChainAge).
 	MaxChainAge time.Duration
+	// Redumped is the partial snapshot a partial full backup wrote for this
+	// refresh ("" for none): its tables are planned from it
+	// (foldplan.Input.Redumped).
+	Redumped string `json:",omitempty"`
 }
 
 // PlanRefreshResult is the plan with what the workflow needs to run it.
@@ -29,6 +33,13 @@ type PlanRefreshResult struct {
 	Plan foldplan.Plan
 	// DumpConfigured: a refused refresh can run a full backup instead.
 	DumpConfigured bool
+	// CreateTables is the CREATE TABLE at the cut of every table whose
+	// definition a schema change in the window moved (a rewrite through a
+	// lineage, a re-dump, DefinitionMoved), by schema.table: the source's
+	// SHOW CREATE TABLE when it still describes the definition at the cut,
+	// else one rendered from the definition (CreateTableSource says which).
+	CreateTables      map[string]string `json:",omitempty"`
+	CreateTableSource map[string]string `json:",omitempty"`
 }
 
 // RefreshTableInput executes one table's plan into a staged snapshot.
@@ -49,6 +60,10 @@ type RefreshTableInput struct {
 	// stager adopts them (AdoptTable). Only pair and rewrite tables without
 	// a compacted range are shared.
 	Shared bool `json:",omitempty"`
+	// CreateTable is the table's CREATE TABLE at the cut when a schema
+	// change in the window moved its definition (PlanRefreshResult.CreateTables);
+	// "" keeps the one its files carry.
+	CreateTable string `json:",omitempty"`
 }
 
 // RefreshWorkersInput asks which workers can fold tables of a refresh

@@ -183,7 +183,7 @@ func manifestOf(in PublishInput) (snapshot.Manifest, error) {
 			chain[i] = snapshot.FileDigest{Path: c.Path, Digest: digest.Digest{SHA256: c.SHA256, Size: c.Size}}
 		}
 		m.AddTable(snapshot.ManifestTable{Schema: t.Schema, Table: t.Table, File: t.File, Rows: t.Rows, Fingerprint: fp,
-			Kind: t.Kind, Origin: t.Origin}, digest.Digest{SHA256: t.SHA256, Size: t.Size}, chain...)
+			Kind: t.Kind, Origin: t.Origin, CreateTable: t.CreateTable}, digest.Digest{SHA256: t.SHA256, Size: t.Size}, chain...)
 	}
 	return m, nil
 }

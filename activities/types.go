@@ -117,6 +117,10 @@ type ConvertTableResult struct {
 	// Room is the step's estimate and the bytes it wrote (nil for a link:
 	// nothing is written).
 	Room *room.Step `json:"room,omitempty"`
+	// CreateTable is the table's CREATE TABLE when it differs from the one
+	// in its table file's footer (a linked or paired table whose definition
+	// a metadata-only schema change moved); the manifest records it.
+	CreateTable string `json:"create_table,omitempty"`
 }
 
 // ChainFile is one .posdel/.upserts file with its digest.

@@ -171,16 +171,28 @@ func (t *tableTracker) applyDDL(defaultSchema, stmt string, at binlogpos.Positio
 		}
 		return nil, fmt.Errorf("apply DDL at %s (%s): %w", at, truncate(stmt, 200), err)
 	}
+	// A rename ends the old name's history, unless the statement gave the
+	// name to another table (RENAME TABLE a TO t, b TO a, t TO b): every
+	// name's last version is where it ends.
+	defined := map[string]bool{}
+	for _, tc := range applied.Tables {
+		if tc.New != nil {
+			defined[tableKey(tc.Schema, tc.Name)] = true
+		}
+	}
 	var out []change.SchemaVersion
 	for _, tc := range applied.Tables {
-		if schema.IsSystemSchema(tc.Schema) {
+		if schema.IsSystemSchema(tc.Schema) || schema.IsSystemSchema(tc.OldSchema) {
 			continue
 		}
-		if tc.OldName != "" && (tc.OldName != tc.Name || tc.OldSchema != tc.Schema) {
-			// A rename ends the old name's history.
+		if tc.OldName != "" && (tc.OldName != tc.Name || tc.OldSchema != tc.Schema) && !defined[tableKey(tc.OldSchema, tc.OldName)] {
 			out = append(out, t.record(tc.OldSchema, tc.OldName, nil, stmt, at, seq))
 		}
-		out = append(out, t.record(tc.Schema, tc.Name, tc.New, stmt, at, seq))
+	}
+	for _, tc := range applied.Tables {
+		if !schema.IsSystemSchema(tc.Schema) {
+			out = append(out, t.record(tc.Schema, tc.Name, tc.New, stmt, at, seq))
+		}
 	}
 	return out, nil
 }

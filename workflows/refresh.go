@@ -73,6 +73,16 @@ type RefreshResult struct {
 	// SweptParts is what the sweep of leftover parts on the store removed
 	// before this refresh allocated its snapshot (sweepParts).
 	SweptParts *activities.SweepPartsResult `json:",omitempty"`
+	// Redump is the partial full backup that read the tables a schema
+	// change in the window left unproven (nil when none ran).
+	Redump *RedumpSummary `json:",omitempty"`
+}
+
+// RedumpSummary is what a refresh's partial full backup read again.
+type RedumpSummary struct {
+	SnapshotID string   // the partial snapshot
+	Tables     []string // schema.table
+	Rows       int64    // rows read from the source
 }
 
 // RefreshProgress is what the "progress" query of a refresh returns.
@@ -156,8 +166,14 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 		Source: in.Source, TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}).Get(ctx, &plan); err != nil {
 		return RefreshResult{}, plan, err
 	}
+	var redump *RedumpSummary
+	if len(plan.Plan.Redump) > 0 && !plan.Plan.Refused {
+		if plan, redump, err = redumpAndReplan(ctx, in, plan, progress); err != nil {
+			return RefreshResult{}, plan, err
+		}
+	}
 	res := RefreshResult{Prev: plan.Prev, Position: plan.Cut, Refused: plan.Plan.Refused, Reasons: plan.Plan.Reasons,
-		Downloaded: downloaded}
+		Downloaded: downloaded, Redump: redump}
 	for _, t := range plan.Plan.Tables {
 		res.Tables = append(res.Tables, t.String())
 	}
@@ -180,9 +196,10 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 			}
 		}
 	}()
-	progress.Phase, progress.TablesTotal = "refreshing tables", len(plan.Plan.Tables)
+	exec := executed(plan)
+	progress.Phase, progress.TablesTotal = "refreshing tables", len(exec.Plan.Tables)
 	var tables []activities.ConvertTableResult
-	tables, shared, err = refreshTables(ctx, root, in, alloc.SnapshotID, plan, progress)
+	tables, shared, err = refreshTables(ctx, root, in, alloc.SnapshotID, exec, progress)
 	if err != nil {
 		return res, plan, err
 	}
@@ -199,9 +216,25 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 		return res, plan, err
 	}
 	done = true
+	if redump != nil {
+		removePartial(short, in.Source, redump.SnapshotID)
+	}
 	progress.Phase = "pruning"
 	res.Pruned = prune(long, in, plan.Plan)
 	return res, plan, nil
+}
+
+// executed is plan with only the tables an activity executes: a dropped
+// table is left out of the new snapshot and needs none.
+func executed(plan activities.PlanRefreshResult) activities.PlanRefreshResult {
+	out := plan
+	out.Plan.Tables = nil
+	for _, t := range plan.Plan.Tables {
+		if t.Action != foldplan.ActionDrop {
+			out.Plan.Tables = append(out.Plan.Tables, t)
+		}
+	}
+	return out
 }
 
 // refused ends a refused refresh: a FullBackup child in its place when a

@@ -90,7 +90,8 @@ func refreshTables(ctx, root workflow.Context, in RefreshInput, id string, plan 
 // stager: a pair or a rewrite without a compacted range (.compact/ is the
 // stager's alone; a link is only links).
 func shareable(t foldplan.TablePlan) bool {
-	return (t.Action == foldplan.ActionPair || t.Action == foldplan.ActionRewrite) && t.UseCompacted == nil
+	return (t.Action == foldplan.ActionPair || t.Action == foldplan.ActionRewrite) && t.UseCompacted == nil &&
+		t.Lineage == nil && t.Base == "" && !t.DefinitionMoved // folded on the stager: a lineage reads the index and local snapshots
 }
 
 // spreadAll runs the tables on the stager (worker 0, ctx's session) and on
@@ -210,7 +211,8 @@ func discardShared(root workflow.Context, source, id string) {
 // policy is the one a table applies when its folder lacks the room.
 func refreshTableInput(in RefreshInput, id string, plan activities.PlanRefreshResult, t foldplan.TablePlan) activities.RefreshTableInput {
 	return activities.RefreshTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut,
-		Table: t, Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays}}
+		Table: t, Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays},
+		CreateTable: plan.CreateTables[t.Key.String()]}
 }
 
 // placement decides which worker runs which table of a spread refresh:

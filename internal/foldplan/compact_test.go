@@ -59,8 +59,8 @@ func TestCompactionTrigger(t *testing.T) {
 		})
 	}
 	// A refused refresh publishes nothing, so nothing is compacted.
-	f := newFx().add(kA, plain(0, 15)...)
-	f.in.Current[kN] = stdDef(kN)
+	f := newFx().add(kA, plain(0, 15)...).add(kB, plain(0, 1)...)
+	f.in.Current[kB] = nil
 	if p := f.plan(t); !p.Refused || p.Compact != nil || !tableOf(t, p, kA).NeedsCompaction {
 		t.Fatalf("%+v", p)
 	}

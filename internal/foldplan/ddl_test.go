@@ -1,6 +1,7 @@
 package foldplan
 
 import (
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"slices"
 	"strings"
 	"testing"
@@ -9,68 +10,75 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-func TestSchemaChangesInTheWindowRefuse(t *testing.T) {
+// TestSchemaChangesInTheWindow: what the plan does with each kind of
+// schema change (schemahist.Trace decides the steps).
+func TestSchemaChangesInTheWindow(t *testing.T) {
 	in := pos("binlog.000010", 5000) // inside the window
 	altered := tdef(kA, col("id", "int", 0), col("v", "varchar", 10), col("c", "int", 0))
+	type want struct {
+		action Action
+		reason string
+	}
 	for _, tc := range []struct {
 		name    string
 		vers    []change.SchemaVersion
 		current map[TableKey]*schema.Table // replaces Current entries (nil value deletes)
-		want    map[TableKey]string
+		want    map[TableKey]want
 	}{
-		{name: "ALTER adds a column",
-			vers:    []change.SchemaVersion{version(kA, 150, in, "ALTER TABLE a ADD c INT", altered)},
+		{name: "ALTER adds a NOT NULL column: re-dumped",
+			vers:    []change.SchemaVersion{version(kA, 150, in, "ALTER TABLE a ADD c INT NOT NULL", altered)},
 			current: map[TableKey]*schema.Table{kA: altered},
-			want:    map[TableKey]string{kA: "a schema change in the window: ALTER at seq 150 (`ALTER TABLE a ADD c INT`); columns differ from the table file: column c added"}},
-		{name: "TRUNCATE keeps the definition",
+			want:    map[TableKey]want{kA: {ActionRedump, "redump: ALTER at seq 150 (`ALTER TABLE a ADD c INT NOT NULL`)"}}},
+		{name: "TRUNCATE: rewritten from empty",
 			vers: []change.SchemaVersion{version(kA, 150, in, "TRUNCATE TABLE a", stdDef(kA))},
-			want: map[TableKey]string{kA: "a schema change in the window: TRUNCATE at seq 150 (`TRUNCATE TABLE a`)"}},
-		{name: "partition drop",
+			want: map[TableKey]want{kA: {ActionRewrite, "rewrite: TRUNCATE at seq 150 (`TRUNCATE TABLE a`) empties it"}}},
+		{name: "partition drop: re-dumped",
 			vers: []change.SchemaVersion{version(kA, 150, in, "/* tool */ alter table a truncate partition p0", stdDef(kA))},
-			want: map[TableKey]string{kA: "ALTER (partitions or tablespace) at seq 150"}},
-		{name: "index only",
+			want: map[TableKey]want{kA: {ActionRedump, "ALTER (partitions or tablespace) at seq 150"}}},
+		{name: "index only: the files are kept, the definition moves",
 			vers: []change.SchemaVersion{version(kA, 150, in, "CREATE INDEX i ON a (v)", stdDef(kA))},
-			want: map[TableKey]string{kA: "CREATE at seq 150"}},
+			want: map[TableKey]want{kA: {ActionPair, "its definition moved (CREATE at seq 150"}}},
 		{name: "DROP",
 			vers:    []change.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil)},
 			current: map[TableKey]*schema.Table{kA: nil},
-			want:    map[TableKey]string{kA: "DROP at seq 150 removes it (`DROP TABLE a`); the table no longer exists at the cut"}},
+			want:    map[TableKey]want{kA: {ActionDrop, "drop: DROP at seq 150 (`DROP TABLE a`) removes it"}}},
 		{name: "RENAME",
 			vers: []change.SchemaVersion{version(kA, 150, in, "RENAME TABLE a TO n", nil),
 				version(kN, 150, in, "RENAME TABLE a TO n", tdef(kN, col("id", "int", 0), col("v", "varchar", 10)))},
 			current: map[TableKey]*schema.Table{kA: nil, kN: tdef(kN, col("id", "int", 0), col("v", "varchar", 10))},
-			want: map[TableKey]string{kA: "RENAME at seq 150 renames it to db.n",
-				kN: "new table: a schema change in the window: RENAME at seq 150"}},
+			want:    map[TableKey]want{kN: {ActionRewrite, "RENAME at seq 150 (`RENAME TABLE a TO n`) renames db.a to db.n"}}},
 		{name: "CREATE of a new table",
 			vers:    []change.SchemaVersion{version(kN, 160, in, "CREATE TABLE n (id INT PRIMARY KEY)", stdDef(kN))},
 			current: map[TableKey]*schema.Table{kN: stdDef(kN)},
-			want:    map[TableKey]string{kN: "new table: a schema change in the window: CREATE at seq 160 (`CREATE TABLE n (id INT PRIMARY KEY)`); it is not in the previous snapshot: take a full backup"}},
+			want:    map[TableKey]want{kN: {ActionRewrite, "CREATE at seq 160 (`CREATE TABLE n (id INT PRIMARY KEY)`) creates it empty"}}},
 		{name: "dropped and re-created",
 			vers: []change.SchemaVersion{version(kA, 150, in, "DROP TABLE a", nil),
 				version(kA, 151, in, "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(10))", stdDef(kA))},
-			want: map[TableKey]string{kA: "2 schema changes in the window: DROP at seq 150 removes it"}},
-		{name: "redefined from a table map",
+			want: map[TableKey]want{kA: {ActionRewrite, "CREATE at seq 151"}}},
+		{name: "redefined from a table map, same shape",
 			vers: []change.SchemaVersion{version(kA, 150, in, "-- defined from binlog table map metadata", stdDef(kA))},
-			want: map[TableKey]string{kA: "a redefinition from a binlog table map at seq 150"}},
+			want: map[TableKey]want{kA: {ActionPair, "a redefinition from a binlog table map at seq 150"}}},
 		{name: "DDL right after the previous snapshot carries its seq",
 			vers: []change.SchemaVersion{version(kA, 100, pos("binlog.000010", 1200), "TRUNCATE a", stdDef(kA))},
-			want: map[TableKey]string{kA: "TRUNCATE at seq 100"}},
+			want: map[TableKey]want{kA: {ActionRewrite, "TRUNCATE at seq 100"}}},
 		{name: "DDL at the cut's seq, before the cut position",
 			vers: []change.SchemaVersion{version(kA, 200, pos("binlog.000011", 500), "TRUNCATE a", stdDef(kA))},
-			want: map[TableKey]string{kA: "TRUNCATE at seq 200"}},
+			want: map[TableKey]want{kA: {ActionRewrite, "TRUNCATE at seq 200"}}},
 		{name: "unorderable position at an end seq counts as inside",
 			vers: []change.SchemaVersion{version(kA, 100, pos("bad", 1), "TRUNCATE a", stdDef(kA))},
-			want: map[TableKey]string{kA: "TRUNCATE at seq 100"}},
+			want: map[TableKey]want{kA: {ActionRewrite, "TRUNCATE at seq 100"}}},
 		{name: "outside the window is ignored",
 			vers: []change.SchemaVersion{
 				version(kA, 99, in, "TRUNCATE a", stdDef(kA)),
 				version(kA, 100, pos("binlog.000010", 1000), "TRUNCATE a", stdDef(kA)), // in the previous snapshot
 				version(kA, 200, pos("binlog.000011", 501), "TRUNCATE a", stdDef(kA)),  // after the cut
 				version(kA, 201, in, "TRUNCATE a", stdDef(kA)),
-			}},
+			},
+			want: map[TableKey]want{kA: {ActionPair, "pair: 1 rows changed"}}},
 		{name: "a table created and dropped inside the window is ignored",
 			vers: []change.SchemaVersion{version(kN, 150, in, "CREATE TABLE n (id INT)", stdDef(kN)),
-				version(kN, 160, in, "DROP TABLE n", nil)}},
+				version(kN, 160, in, "DROP TABLE n", nil)},
+			want: map[TableKey]want{kA: {ActionPair, "pair: 1 rows changed"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFx().add(kA, plain(0, 1)...).add(kB, plain(0, 1)...)
@@ -85,24 +93,49 @@ func TestSchemaChangesInTheWindowRefuse(t *testing.T) {
 			}
 			p := f.plan(t)
 			expect(t, p, kB, ActionPair) // the other table keeps its decision
-			if len(tc.want) == 0 {
-				expect(t, p, kA, ActionPair)
-				if p.Refused {
-					t.Fatalf("%+v", p)
-				}
-				return
+			if p.Refused {
+				t.Fatalf("refused: %+v", p)
 			}
-			if !p.Refused || len(p.Reasons) != len(tc.want) || p.Compact != nil {
-				t.Fatalf("%+v", p)
-			}
-			for i, k := range sortedKeys(tc.want) {
-				expect(t, p, k, ActionRefuse, "refused: ", tc.want[k])
-				if !strings.HasPrefix(p.Reasons[i], k.String()+": ") || !strings.Contains(p.Reasons[i], tc.want[k]) {
-					t.Fatalf("reason %d %q, want %s: %s", i, p.Reasons[i], k, tc.want[k])
+			var redump []TableKey
+			for _, k := range sortedKeys(tc.want) {
+				w := tc.want[k]
+				expect(t, p, k, w.action, w.reason)
+				if w.action == ActionRedump {
+					redump = append(redump, k)
 				}
+			}
+			if !slices.Equal(p.Redump, redump) {
+				t.Fatalf("redump %v, want %v", p.Redump, redump)
+			}
+			if len(p.Tables) != 2+len(tc.want)-1-boolInt(tc.want[kA] == (want{}) && tc.current[kA] == nil && tc.current != nil) {
+				t.Logf("tables: %v", p.Tables)
 			}
 		})
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestRedumpedTable: a table a partial full backup read again is rewritten
+// from its partial snapshot, across the window from the dump to the cut.
+func TestRedumpedTable(t *testing.T) {
+	f := newFx().add(kA, plain(0, 1)...).add(kB, plain(0, 1)...)
+	altered := tdef(kA, col("id", "int", 0), col("v", "varchar", 10), col("c", "int", 0))
+	f.in.Schemas = []change.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "ALTER TABLE a ADD c INT NOT NULL", altered)}
+	f.in.Current[kA] = altered
+	f.in.Redumped = map[TableKey]Redumped{kA: {SnapshotID: "p1", Seq: 180, Position: binlogpos.Position{File: "binlog.000011", Pos: 100, Seq: 180}, Def: altered}}
+	tp := expect(t, f.plan(t), kA, ActionRewrite, "re-dumped alone at seq 180 (partial snapshot p1)")
+	if tp.Base != "p1" || tp.BaseSeq != 180 {
+		t.Fatalf("%+v", tp)
+	}
+	// Re-dumped after the cut: refused.
+	f.in.Redumped[kA] = Redumped{SnapshotID: "p1", Seq: 250, Def: altered}
+	expect(t, f.plan(t), kA, ActionRefuse, "after the cut")
 }
 
 func TestShapeChangeWithoutDDL(t *testing.T) {
@@ -141,10 +174,7 @@ func TestTablesThatAppearOrVanish(t *testing.T) {
 	f.in.Current[TableKey{"db", "gone"}] = nil // nil: does not exist
 	f.in.Changes[TableKey{"db", "temp"}] = 9   // changes of a table in no snapshot are ignored
 	p := f.plan(t)
-	want := []string{
-		"db.b: the table no longer exists at the cut",
-		"db.n: new table: not in the previous snapshot: take a full backup",
-	}
+	want := []string{"db.b: the table no longer exists at the cut"}
 	if !p.Refused || !slices.Equal(p.Reasons, want) || len(p.Tables) != 3 {
 		t.Fatalf("%q\n%+v", p.Reasons, p)
 	}
@@ -157,7 +187,7 @@ func TestTablesThatAppearOrVanish(t *testing.T) {
 func TestRefusedTableIgnoresCompacted(t *testing.T) {
 	f := newFx().add(kA, plain(0, 15)...)
 	f.in.Compacted[kA] = compactedFor(f, kA, 0, 14)
-	f.in.Schemas = []change.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "TRUNCATE a", stdDef(kA))}
+	f.in.Current[kA] = nil // its definition at the cut disagrees with its files
 	tp := expect(t, f.plan(t), kA, ActionRefuse)
 	if tp.UseCompacted != nil || !tp.DropCompacted || tp.CompactNote != "compacted range 000000-000014 in .compact/ ignored: the table is refused" {
 		t.Fatalf("%+v", tp)

@@ -22,6 +22,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -62,7 +63,24 @@ const (
 	ActionRewrite Action = "rewrite"
 	// ActionRefuse: the table cannot be refreshed; nothing is published.
 	ActionRefuse Action = "refuse"
+	// ActionRedump: a schema change the fold cannot prove; the table is
+	// dumped again alone (a partial full backup) and the refresh planned
+	// again with it (Input.Redumped).
+	ActionRedump Action = "redump"
+	// ActionDrop: the table was dropped in the window; the new snapshot
+	// does not list it (older snapshots keep it).
+	ActionDrop Action = "drop"
 )
+
+// Redumped is a table dumped again alone by a partial full backup: the
+// partial snapshot that holds it, its position and its table file's
+// stored definition.
+type Redumped struct {
+	SnapshotID string
+	Seq        uint64
+	Position   binlogpos.Position
+	Def        *schema.Table
+}
 
 // SourceFile is a file a compacted range was merged from: its path in the
 // snapshot and its sha256.
@@ -107,6 +125,9 @@ type Input struct {
 	Compacted   map[TableKey]CompactedRange
 	TableDeltas bool
 	MaxChainAge time.Duration // 0 means DefaultMaxChainAge
+	// Redumped are tables a partial full backup read again for this
+	// refresh: each is rewritten from its partial snapshot forward to the cut.
+	Redumped map[TableKey]Redumped
 }
 
 // Link is one file the new snapshot hard-links: Src is relative to the
@@ -142,6 +163,29 @@ type TablePlan struct {
 	// use (linked by this refresh, or ignored) and is removed after publish.
 	DropCompacted   bool
 	NeedsCompaction bool
+	// Lineage is the table's schema changes in the window a rewrite folds
+	// (renames, reshapes, an empty start); nil when it has none.
+	Lineage *schemahist.Lineage `json:",omitempty"`
+	// Base and BaseSeq are the snapshot a rewrite starts from and its seq
+	// when it is not the previous one (a partial re-dump's); "" otherwise.
+	Base    string `json:",omitempty"`
+	BaseSeq uint64 `json:",omitempty"`
+	// DefinitionMoved: metadata-only schema changes in the window; the
+	// files are kept and the snapshot records the table's new CREATE TABLE.
+	DefinitionMoved bool `json:",omitempty"`
+}
+
+// From names the table in the snapshot a rewrite starts from: its base
+// name when the lineage renamed it, else Key. ok is false for a table
+// created in the window (nothing to start from).
+func (t TablePlan) From() (k TableKey, ok bool) {
+	if t.Lineage == nil || t.Base != "" {
+		return t.Key, true
+	}
+	if t.Lineage.Created {
+		return TableKey{}, false
+	}
+	return TableKey{t.Lineage.Base.Schema, t.Lineage.Base.Table}, true
 }
 
 // CompactJob is one table's compaction after a refresh: Merge are the chain
@@ -168,7 +212,10 @@ func (t TablePlan) String() string {
 type Plan struct {
 	Cut     uint64
 	Refused bool
-	Reasons []string     // every refusal, with table names
+	Reasons []string // every refusal, with table names
+	// Redump names the tables to dump again before the plan can be
+	// executed (ActionRedump); the refresh plans again with them.
+	Redump  []TableKey   `json:",omitempty"`
 	Tables  []TablePlan  // sorted by schema, table
 	Compact []CompactJob // tables to compact after the refresh is published
 }
@@ -194,7 +241,8 @@ func Make(in Input) Plan {
 	vers := w.versions(in.Schemas)
 	global := w.globalRewrites(in)
 	gaps := w.gapRefusals(in)
-	prev := map[TableKey]bool{}
+	tr := trace(w, in)
+	prev, planned := map[TableKey]bool{}, map[TableKey]bool{}
 	tables := slices.Clone(in.Prev.Tables)
 	slices.SortStableFunc(tables, func(a, b snapshot.ManifestTable) int {
 		return cmpKey(TableKey{a.Schema, a.Table}, TableKey{b.Schema, b.Table})
@@ -207,19 +255,18 @@ func Make(in Input) Plan {
 			continue
 		}
 		prev[k] = true
-		p.Tables = append(p.Tables, planTable(in, mt, vers, global, gaps))
-	}
-	for _, k := range sortedKeys(in.Current) {
-		if prev[k] || in.Current[k] == nil {
-			continue
+		l, traced := tr.Tables[key(k)]
+		_, redumped := in.Redumped[k]
+		why, gone := tr.Gone[key(k)]
+		switch {
+		case len(gaps) > 0 || (traced && l.Base == key(k) && !l.Folded() && l.Redump == "" && !redumped):
+			p.Tables = append(p.Tables, planTable(in, mt, l, vers, global, gaps))
+			planned[k] = true
+		case gone && in.Current[k] == nil:
+			p.Tables = append(p.Tables, TablePlan{Key: k, Action: ActionDrop, Reason: "drop: " + why + "; older snapshots keep it"})
 		}
-		why := "not in the previous snapshot"
-		if vs := vers.of[k]; len(vs) > 0 {
-			why = describeVersions(vs, vers.all) + "; it is not in the previous snapshot"
-		}
-		p.Tables = append(p.Tables, TablePlan{Key: k, Action: ActionRefuse,
-			Reason: "refused: new table: " + why + ": take a full backup"})
 	}
+	p.Tables = append(p.Tables, planLineages(in, tr, prev, planned, gaps)...)
 	slices.SortStableFunc(p.Tables, func(a, b TablePlan) int { return cmpKey(a.Key, b.Key) })
 	for _, g := range gaps {
 		p.refuse(g)
@@ -228,12 +275,15 @@ func Make(in Input) Plan {
 		if t.Action == ActionRefuse && t.Reason != "refused: "+gapRefusal {
 			p.refuse(t.Key.String() + ": " + strings.TrimPrefix(t.Reason, "refused: "))
 		}
+		if t.Action == ActionRedump {
+			p.Redump = append(p.Redump, t.Key)
+		}
 		if t.NeedsCompaction {
 			p.Compact = append(p.Compact, CompactJob{Key: t.Key, Merge: t.compactMerge()})
 		}
 	}
 	if p.Refused {
-		p.Compact = nil
+		p.Compact, p.Redump = nil, nil
 	}
 	return p
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -18,13 +19,13 @@ const gapRefusal = "the window crossed a capture gap: take a full backup"
 // (capture gap, shape), then rewrites that hold for every table (not local) or for a
 // malformed chain, then link when nothing changed, then the rewrites of a
 // changed table (full only, no chain, deltas off, age, size), else a pair.
-func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global, gaps []string) TablePlan {
+func planTable(in Input, mt snapshot.ManifestTable, l schemahist.Lineage, vers windowVersions, global, gaps []string) TablePlan {
 	k := TableKey{mt.Schema, mt.Table}
-	tp := TablePlan{Key: k, Changes: in.Changes[k]}
+	tp := TablePlan{Key: k, Changes: in.Changes[k], DefinitionMoved: len(l.Steps) > 0}
 	cr, waiting := in.Compacted[k]
 	foot := in.Footers[k]
 	cur := in.Current[k]
-	why := refusal(vers.of[k], vers.all, foot.Table, cur)
+	why := refusal(nil, vers.all, foot.Table, cur)
 	if len(gaps) > 0 {
 		why = strings.TrimSuffix(gapRefusal+"; "+why, "; ")
 	}
@@ -60,6 +61,9 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 	}
 	if len(rewrite) > 0 {
 		tp.Action, tp.Reason, tp.Kind = ActionRewrite, "rewrite: "+strings.Join(rewrite, "; "), snapshot.KindDelta
+		if tp.DefinitionMoved {
+			tp.Reason += "; its definition moved (" + l.Describe() + ")"
+		}
 		if full {
 			tp.Kind = snapshot.KindFull
 		}
@@ -88,6 +92,9 @@ func planTable(in Input, mt snapshot.ManifestTable, vers windowVersions, global,
 			tp.Changes, Entry(tp.Next, tp.Next), n, HumanBytes(chainBytes), HumanBytes(links[0].Digest.Size),
 			in.Now.Sub(start).Round(time.Second))
 		n++
+	}
+	if tp.DefinitionMoved {
+		tp.Reason += "; its definition moved (" + l.Describe() + ")"
 	}
 	if n >= CompactAt {
 		tp.NeedsCompaction = true

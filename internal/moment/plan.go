@@ -52,6 +52,11 @@ type TablePlan struct {
 	Snapshot string `json:"snapshot"`
 	After    uint64 `json:"after"`
 	Upto     uint64 `json:"upto"`
+	// Lineage is the table's schema changes between After and Upto that
+	// the rebuild folds on its way (schemahist.Trace): renames (the table
+	// is Lineage.Base in Snapshot), reshapes, empty starts, a creation
+	// (nothing read from Snapshot). nil when it has none.
+	Lineage *schemahist.Lineage `json:"lineage,omitempty"`
 }
 
 // Key returns the table's key.
@@ -155,14 +160,19 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 		return Plan{}, err
 	}
 	w := schemahist.Window{FromSeq: base.Position.Seq, From: base.Position.Coords(), ToSeq: in.Cut.Seq, To: cutPos}
+	tr := traceFrom(base, in.Footers, w, in.History)
 	var why []string
 	for _, k := range keys {
-		if r := tableRefusal(k, defs[k], base, in.Footers[k], w, in.History); r != "" {
+		l, r := tableLineage(k, defs[k], base, tr, w, in.History)
+		if r != "" {
 			why = append(why, k.String()+": "+r)
 			continue
 		}
-		p.Tables = append(p.Tables, TablePlan{Schema: k.Schema, Table: k.Table, Snapshot: base.SnapshotID,
-			After: base.Position.Seq, Upto: in.Cut.Seq})
+		tp := TablePlan{Schema: k.Schema, Table: k.Table, Snapshot: base.SnapshotID, After: base.Position.Seq, Upto: in.Cut.Seq}
+		if l.Folded() {
+			tp.Lineage = &l
+		}
+		p.Tables = append(p.Tables, tp)
 	}
 	if len(why) > 0 {
 		code := CodeShape
@@ -264,33 +274,45 @@ func tablesHint(live []TableKey, s string) string {
 	return "tables of " + s + " then: " + strings.Join(names, ", ")
 }
 
-// tableRefusal says why table k cannot be rebuilt from base, or "".
-func tableRefusal(k TableKey, def *schema.Table, base snapshot.Manifest, foot *schema.Table, w schemahist.Window, hist []change.SchemaVersion) string {
-	if _, ok := base.Table(k.Schema, k.Table); !ok {
-		return fmt.Sprintf("not in snapshot %s (created after it%s): pick a moment after a full backup that holds it",
-			base.SnapshotID, describeChanges(k, w, hist))
+// traceFrom follows base's tables (their footers' definitions) through
+// the schema changes in w: schemahist.Trace, the rule the refresh plans by.
+func traceFrom(base snapshot.Manifest, foot map[TableKey]*schema.Table, w schemahist.Window, hist []change.SchemaVersion) schemahist.Traced {
+	start := map[schemahist.Key]*schema.Table{}
+	for _, mt := range base.Tables {
+		if d := foot[TableKey{mt.Schema, mt.Table}]; d != nil {
+			start[schemahist.Key{Schema: mt.Schema, Table: mt.Table}] = d
+		}
 	}
+	return schemahist.Trace(w, start, hist)
+}
+
+// tableLineage is how table k at the cut (definition def) is rebuilt from
+// base, or why it cannot be: a table with no origin in base (not in it and
+// not created after it), a schema change the fold cannot prove (it changed
+// rows without row events, or columns in a way no rule maps), a footer not
+// read, or a history that disagrees with the definition at the cut.
+func tableLineage(k TableKey, def *schema.Table, base snapshot.Manifest, tr schemahist.Traced, w schemahist.Window,
+	hist []change.SchemaVersion) (schemahist.Lineage, string) {
 	stored, err := def.Stored()
 	if err != nil {
-		return err.Error()
+		return schemahist.Lineage{}, err.Error()
 	}
-	if foot == nil {
-		return fmt.Sprintf("the footer of its table file in snapshot %s was not read", base.SnapshotID)
+	l, ok := tr.Tables[schemahist.Key{Schema: k.Schema, Table: k.Table}]
+	_, inBase := base.Table(k.Schema, k.Table)
+	switch {
+	case !ok && inBase:
+		return l, fmt.Sprintf("the footer of its table file in snapshot %s was not read", base.SnapshotID)
+	case !ok:
+		return l, fmt.Sprintf("not in snapshot %s (created after it%s): pick a moment after a full backup that holds it",
+			base.SnapshotID, describeChanges(k, w, hist))
+	case l.Redump != "":
+		return l, fmt.Sprintf("a schema change between snapshot %s and the moment cannot be folded: %s: no snapshot of the new shape is at or before the moment",
+			base.SnapshotID, l.Redump)
+	case !schema.SameShape(l.Def, stored):
+		return l, fmt.Sprintf("its columns at the moment differ from its table file in snapshot %s (%s)%s: no snapshot of the new shape is at or before the moment",
+			base.SnapshotID, schemahist.ShapeDiff(l.Def, stored), describeChanges(k, w, hist))
 	}
-	if !schema.SameShape(foot, stored) {
-		return fmt.Sprintf("its columns at the moment differ from its table file in snapshot %s (%s)%s: no snapshot of the new shape is at or before the moment",
-			base.SnapshotID, schemahist.ShapeDiff(foot, stored), describeChanges(k, w, hist))
-	}
-	for _, v := range hist {
-		if v.Schema != k.Schema || v.Table != k.Table || !w.Holds(v) {
-			continue
-		}
-		if !schemahist.KeepsRows(v) {
-			return fmt.Sprintf("a schema change between snapshot %s and the moment may change rows without row events: %s at seq %d (`%s`)",
-				base.SnapshotID, schemahist.Verb(v.DDL), v.Seq, schemahist.Abbreviate(v.DDL, 100))
-		}
-	}
-	return ""
+	return l, ""
 }
 
 // describeChanges lists table k's schema changes in w, for a message.

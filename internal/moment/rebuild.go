@@ -29,6 +29,8 @@ type Table struct {
 	at     fold.TableAt
 	window *fold.Window
 	engine *fold.Engine
+	// scratch are the files a lineage's steps wrote, removed by Close.
+	scratch []string
 }
 
 // Name is schema.table.
@@ -36,15 +38,20 @@ func (t *Table) Name() string { return t.at.Table.QualifiedName() }
 
 // Close removes the window's scratch file.
 func (t *Table) Close() error {
-	if t.window == nil {
-		return nil
+	var errs []error
+	for _, p := range t.scratch {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	err := t.window.Remove()
-	t.window = nil
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	t.scratch = nil
+	if t.window != nil {
+		if err := t.window.Remove(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		t.window = nil
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // Rows passes every row of the table at its moment to fn in the SQL text
@@ -83,6 +90,9 @@ func CheckedTable(eng *fold.Engine, snap *snapshot.Snapshot, at fold.TableAt) (*
 	if err != nil {
 		return nil, err
 	}
+	if mt, ok := snap.Manifest.Table(at.Table.Schema, at.Table.Name); ok && mt.CreateTable != "" {
+		foot.CreateTable = mt.CreateTable // a metadata-only schema change moved it
+	}
 	return &Table{Footer: foot, Snapshot: snap, at: at, engine: eng}, nil
 }
 
@@ -111,6 +121,9 @@ type Rebuilder struct {
 // effects in a scratch file of the engine. progress, when set, is told the
 // events staged. Close the table when done.
 func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progress) (*Table, error) {
+	if tp.Lineage != nil && tp.Lineage.Folded() {
+		return r.openLineage(ctx, tp, progress)
+	}
 	snap, err := r.Catalog.Open(ctx, tp.Snapshot)
 	if err != nil {
 		return nil, err
@@ -122,10 +135,20 @@ func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progre
 	if tp.Upto <= tp.After {
 		return t, nil
 	}
-	name := "moment-" + tp.Schema + "." + tp.Table + "-" + rand.Text()
+	if err := r.stageWindow(ctx, t, tp.After, tp.Upto, progress); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// stageWindow stages the events of t's table (t.at.Table's name) with
+// after < seq <= upto as t's window.
+func (r *Rebuilder) stageWindow(ctx context.Context, t *Table, after, upto uint64, progress fold.Progress) error {
+	def := t.at.Table
+	name := "moment-" + def.Schema + "." + def.Name + "-" + rand.Text()
 	var n int64
-	t.window, err = r.Engine.WriteWindow(t.at.Table, name, func(fn func(change.Event) error) error {
-		return r.Events.TableEvents(ctx, r.Source, tp.Schema, tp.Table, tp.After, tp.Upto, func(e change.Event) error {
+	w, err := r.Engine.WriteWindow(def, name, func(fn func(change.Event) error) error {
+		return r.Events.TableEvents(ctx, r.Source, def.Schema, def.Name, after, upto, func(e change.Event) error {
 			n++
 			if progress != nil && n%(64*1024) == 0 {
 				progress("events", n)
@@ -134,10 +157,11 @@ func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progre
 		})
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t.Events = t.window.Events
-	return t, nil
+	t.window = w
+	t.Events += w.Events
+	return nil
 }
 
 // OpenScratch opens a fold engine in a new folder under dir (os.TempDir()

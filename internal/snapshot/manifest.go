@@ -62,6 +62,11 @@ type ManifestTable struct {
 	// OriginCompactedPair when a range pair from .compact/ replaced the first
 	// chain entries. Empty in manifests written before the field existed.
 	Origin string `json:"origin,omitempty"`
+	// CreateTable, when set, is the table's CREATE TABLE in this snapshot,
+	// in place of its table file footer's: a metadata-only schema change
+	// (an index, a comment, a default) moved the definition while the files
+	// were kept. Readers take it over the footer's.
+	CreateTable string `json:"create_table,omitempty"`
 }
 
 // Kinds of a snapshot (Manifest.Kind).

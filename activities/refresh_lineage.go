@@ -1,0 +1,125 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// foldsLineage reports whether a table's plan starts from something other
+// than its own files in the previous snapshot: a lineage of schema changes
+// (renamed, reshaped, emptied, created) or a partial re-dump.
+func foldsLineage(tp foldplan.TablePlan) bool {
+	from, ok := tp.From()
+	return tp.Action == foldplan.ActionRewrite && (tp.Lineage != nil || tp.Base != "" || !ok || from != tp.Key)
+}
+
+// refreshLineage rewrites a table through its lineage (foldsLineage): the
+// moment seam rebuilds it at the cut from its base (the previous snapshot
+// under its base name, a partial snapshot that re-dumped it, or nothing
+// for a table created in the window), folding the window's events and
+// applying every schema change on the way; the new table file is written
+// under its name at the cut with an empty chain start. The source is not
+// read.
+func (a *Activities) refreshLineage(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
+	tp := in.Table
+	dir := a.sourceDir(in.Source)
+	what := string(tp.Action) + " " + tp.Key.String()
+	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, a.lineageNeed(dir, in), what); err != nil {
+		return ConvertTableResult{}, err
+	}
+	out, err := a.rewriteLineage(ctx, in, dir)
+	if err != nil {
+		return ConvertTableResult{}, noSpace(err, dir, what)
+	}
+	return out, nil
+}
+
+// lineageNeed estimates a lineage rewrite from its base table's files, as
+// a rewrite of that table; a created table, from the floor.
+func (a *Activities) lineageNeed(dir string, in RefreshTableInput) room.Estimate {
+	tp := in.Table
+	from, ok := tp.From()
+	id := in.Prev
+	if tp.Base != "" {
+		id = tp.Base
+	}
+	if ok {
+		if snap, err := snapshot.OpenSnapshot(snapshotDir(dir, id)); err == nil {
+			if mt, found := snap.Manifest.Table(from.Schema, from.Table); found {
+				return room.Rewrite(snapshot.MeasureTable(&snap.Manifest, mt, snap.Path), tp.Changes)
+			}
+		}
+	}
+	return room.Rewrite(room.Table{}, tp.Changes)
+}
+
+func (a *Activities) rewriteLineage(ctx context.Context, in RefreshTableInput, dir string) (ConvertTableResult, error) {
+	tp := in.Table
+	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	set, stop := keepAlive(ctx)
+	defer stop()
+	progress := func(stage string, rows int64) {
+		set(RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
+	}
+	eng, release, err := a.engine(ctx)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	mp := moment.TablePlan{Schema: tp.Key.Schema, Table: tp.Key.Table, Snapshot: in.Prev, After: in.PrevSeq, Upto: in.Cut.Seq, Lineage: tp.Lineage}
+	if tp.Base != "" {
+		mp.Snapshot, mp.After = tp.Base, tp.BaseSeq
+	}
+	rb := moment.Rebuilder{Source: in.Source, Engine: eng, Events: a.events(ctx, in.Source), Catalog: moment.LocalCatalog{SourceDir: dir}}
+	out, err := a.writeRebuilt(ctx, rb, mp, in, b, progress)
+	release(err != nil)
+	return out, err
+}
+
+// writeRebuilt opens mp through rb and writes it as the table's new table
+// file and empty chain start into the builder b.
+func (a *Activities) writeRebuilt(ctx context.Context, rb moment.Rebuilder, mp moment.TablePlan, in RefreshTableInput,
+	b *snapshot.Builder, progress func(string, int64)) (ConvertTableResult, error) {
+	tp := in.Table
+	t, err := rb.Open(ctx, mp, progress)
+	if err != nil {
+		return ConvertTableResult{}, momentErr(err)
+	}
+	defer t.Close()
+	def := t.Footer.Table
+	if def == nil || def.Schema != tp.Key.Schema || def.Name != tp.Key.Table {
+		return ConvertTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("refresh %s: the rebuilt table is named %s", tp.Key, def.QualifiedName()))
+	}
+	rel, err := snapshot.TableFile(tp.Key.Schema, tp.Key.Table)
+	if err != nil {
+		return ConvertTableResult{}, nonRetryable(ErrBadInput, err)
+	}
+	create := t.Footer.CreateTable
+	if in.CreateTable != "" {
+		create = in.CreateTable
+	}
+	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source, Position: in.Cut}
+	var res snapshot.WriteResult
+	d, err := b.WriteFile(rel, func(w io.Writer) error {
+		var err error
+		res, err = t.Write(ctx, meta, w, progress)
+		return err
+	})
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
+	out := ConvertTableResult{Schema: tp.Key.Schema, Table: tp.Key.Table, File: rel, Rows: res.Rows,
+		Fingerprint: res.Fingerprint.String(), SHA256: d.SHA256, Size: d.Size, Kind: tp.Kind, Origin: snapshot.OriginRewritten}
+	if err := addEmptyChain(b, def, &out); err != nil {
+		return ConvertTableResult{}, err
+	}
+	return out, nil
+}

@@ -1,0 +1,153 @@
+package moment
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+
+	"github.com/dbtrail/dbtrail/internal/filemode"
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/schemahist"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// openLineage opens tp across its lineage's schema changes: the table at
+// After (its base name's files in tp.Snapshot, or nothing when it was
+// created), then per step the events before it folded into a scratch table
+// file and the step applied to that file's rows (reshaped, emptied,
+// renamed), then the events after the last step staged as the window.
+// Every scratch file is the engine's and removed by Close.
+func (r *Rebuilder) openLineage(ctx context.Context, tp TablePlan, progress fold.Progress) (*Table, error) {
+	l := tp.Lineage
+	steps := l.Steps
+	t := &Table{engine: r.Engine}
+	after := tp.After
+	if l.Created {
+		if len(steps) == 0 || steps[0].Kind != schemahist.StepEmpty {
+			return nil, fmt.Errorf("rebuild %s.%s: a created table's lineage must start empty", tp.Schema, tp.Table)
+		}
+		if err := r.startEmpty(t, steps[0]); err != nil {
+			return nil, err
+		}
+		after, steps = steps[0].Seq, steps[1:]
+	} else {
+		snap, err := r.Catalog.Open(ctx, tp.Snapshot)
+		if err != nil {
+			return nil, err
+		}
+		base, err := OpenSnapshotTable(r.Engine, snap, l.Base.Schema, l.Base.Table)
+		if err != nil {
+			return nil, &SnapshotError{ID: tp.Snapshot, Err: err}
+		}
+		t.Footer, t.Snapshot, t.at = base.Footer, snap, base.at
+	}
+	for _, s := range steps {
+		var err error
+		switch s.Kind {
+		case schemahist.StepKeep:
+			t.at.Table = s.Def // same columns and key: the events on either side fold alike
+			continue
+		case schemahist.StepEmpty:
+			err = r.startEmpty(t, s)
+		case schemahist.StepRename, schemahist.StepReshape:
+			if err = r.materialize(ctx, t, after, s.Seq, progress); err == nil && s.Kind == schemahist.StepReshape {
+				err = r.reshape(ctx, t, s, progress)
+			}
+			t.at.Table = s.Def
+		default:
+			err = fmt.Errorf("unknown step kind %q", s.Kind)
+		}
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("rebuild %s.%s: %s: %w", tp.Schema, tp.Table, s.What, err)
+		}
+		after = s.Seq
+	}
+	t.Footer.Table = t.at.Table
+	if t.Footer.CreateTable == "" || l.Folded() {
+		t.Footer.CreateTable = snapshot.CreateTableSQL(t.at.Table)
+	}
+	if tp.Upto > after {
+		if err := r.stageWindow(ctx, t, after, tp.Upto, progress); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// scratchFile creates a new scratch file of the engine for t; Close
+// removes it.
+func (r *Rebuilder) scratchFile(t *Table, what string, write func(io.Writer) error) (string, error) {
+	path := r.Engine.TempDir() + "/lineage-" + what + "-" + rand.Text() + ".parquet"
+	f, err := filemode.Create(path)
+	if err != nil {
+		return "", err
+	}
+	t.scratch = append(t.scratch, path)
+	if err := write(f); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// startEmpty makes t an empty table of step s's definition.
+func (r *Rebuilder) startEmpty(t *Table, s schemahist.Step) error {
+	path, err := r.scratchFile(t, "empty", func(w io.Writer) error {
+		tw, err := snapshot.NewTableWriter(w, s.Def, snapshot.FooterMeta{}, snapshot.WriterOptions{})
+		if err != nil {
+			return err
+		}
+		_, err = tw.Close()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	t.at = fold.TableAt{Table: s.Def, TableFile: path}
+	return nil
+}
+
+// materialize folds t's events after < seq <= upto into one scratch table
+// file, which t then reads (no chain, no window). A table file with no
+// chain and no events in the range is kept as it is.
+func (r *Rebuilder) materialize(ctx context.Context, t *Table, after, upto uint64, progress fold.Progress) error {
+	if err := r.stageWindow(ctx, t, after, upto, progress); err != nil {
+		return err
+	}
+	w := t.window
+	t.window = nil
+	defer w.Remove()
+	if w.Events == 0 && len(t.at.Posdel) == 0 && len(t.at.Upserts) == 0 {
+		return nil
+	}
+	in := fold.RewriteInput{Table: t.at.Table, TableFile: t.at.TableFile, Posdel: t.at.Posdel, Upserts: t.at.Upserts, Window: w}
+	path, err := r.scratchFile(t, "step", func(out io.Writer) error {
+		_, err := r.Engine.Rewrite(ctx, in, out, progress)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	t.at = fold.TableAt{Table: t.at.Table, TableFile: path}
+	return nil
+}
+
+// reshape maps t's rows (a single table file) to step s's columns.
+func (r *Rebuilder) reshape(ctx context.Context, t *Table, s schemahist.Step, progress fold.Progress) error {
+	if s.Reshape == nil {
+		return fmt.Errorf("a reshape step without its column map")
+	}
+	from := t.at.TableFile
+	path, err := r.scratchFile(t, "reshape", func(out io.Writer) error {
+		_, err := r.Engine.Reshape(ctx, from, *s.Reshape, s.Def, snapshot.FooterMeta{}, out, progress)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	t.at = fold.TableAt{Table: s.Def, TableFile: path}
+	return nil
+}

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// TestRefreshFoldsSchemaChanges: one window holds every kind of schema
+// change the fold proves, each beside row changes of the same table in both
+// orders; the refresh that follows publishes without a full backup (no
+// FullBackup run, the refresh's result names none), every table of the new
+// snapshot equals the live one, the snapshot lists exactly the live tables,
+// and a table whose index changed records the source's new CREATE TABLE.
+// On the code before issue 32 the refresh was refused and a full backup
+// ran in its place.
+func TestRefreshFoldsSchemaChanges(t *testing.T) {
+	e := newBackupEnv(t)
+	exec := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := e.src.ExecContext(e.ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	for _, n := range []string{"idx", "addcol", "ren", "trunc", "gone", "swap_a", "swap_b"} {
+		exec("CREATE TABLE "+n+" (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
+			"INSERT INTO "+n+" SELECT seq, CONCAT('"+n+"-', seq), seq FROM seq_1_to_300")
+	}
+	e.fullBackup(t)
+	exec(
+		// metadata only, rows changed before and after
+		"UPDATE idx SET n = n + 1 WHERE id <= 10",
+		"CREATE INDEX by_v ON idx (v)",
+		"DELETE FROM idx WHERE id BETWEEN 20 AND 25",
+		// a column added: rows before keep NULL, rows after carry it
+		"UPDATE addcol SET v = 'before' WHERE id <= 5",
+		"ALTER TABLE addcol ADD COLUMN note VARCHAR(20) NULL",
+		"UPDATE addcol SET note = 'after' WHERE id BETWEEN 3 AND 8",
+		"INSERT INTO addcol VALUES (1001, 'new', 1, 'x')",
+		// renamed, then written under its new name
+		"UPDATE ren SET n = 0 WHERE id = 1",
+		"RENAME TABLE ren TO ren2",
+		"INSERT INTO ren2 VALUES (1001, 'renamed', 1)",
+		// truncated, then filled again in the same window
+		"UPDATE trunc SET n = -1",
+		"TRUNCATE TABLE trunc",
+		"INSERT INTO trunc VALUES (1, 'again', 1), (2, 'again', 2)",
+		// dropped
+		"DROP TABLE gone",
+		// swapped through a third name
+		"UPDATE swap_a SET v = 'was a'",
+		"RENAME TABLE swap_a TO swap_t, swap_b TO swap_a, swap_t TO swap_b",
+		"UPDATE swap_a SET n = n * 2 WHERE id <= 3",
+		// created empty and filled; created from a SELECT of many rows
+		"CREATE TABLE fresh (id INT PRIMARY KEY, v VARCHAR(20))",
+		"INSERT INTO fresh VALUES (1, 'one'), (2, 'two')",
+		"CREATE TABLE copied (id INT PRIMARY KEY, v VARCHAR(20), n INT) SELECT id, v, n FROM idx",
+	)
+	e.waitCaughtUp(t)
+	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" {
+		t.Fatalf("refresh: refused %v, full backup %q, snapshot %q: %q", res.Refused, res.FullBackup, res.SnapshotID, res.Reasons)
+	}
+	t.Logf("decisions:\n%s", strings.Join(res.Tables, "\n"))
+	snap := e.current(t)
+	var got []string
+	for _, mt := range snap.Manifest.Tables {
+		got = append(got, mt.Table)
+	}
+	want := []string{"addcol", "copied", "fresh", "idx", "ren2", "swap_a", "swap_b", "trunc"}
+	if slices.Sort(got); !slices.Equal(got, want) {
+		t.Fatalf("snapshot tables %v, want %v", got, want)
+	}
+	eng, err := fold.Open(e.ctx, fold.Options{TempDir: t.TempDir()})
+	must(t, err)
+	defer eng.Close()
+	checkLive(t, e, eng, snap, "after the schema changes")
+	mt, _ := snap.Manifest.Table("app", "idx")
+	if !strings.Contains(mt.CreateTable, "by_v") || mt.Origin == snapshot.OriginRewritten {
+		t.Fatalf("idx: origin %s, CREATE TABLE %q: want its files kept and the new index recorded", mt.Origin, mt.CreateTable)
+	}
+	// The next refresh links forward what did not change again.
+	exec("INSERT INTO fresh VALUES (3, 'three')")
+	e.waitCaughtUp(t)
+	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused || res.FullBackup != "" {
+		t.Fatalf("second refresh: %+v", res)
+	}
+	checkLive(t, e, eng, e.current(t), "the refresh after")
+}

@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+)
+
+// redumpAndReplan runs a partial full backup of the tables the plan could
+// not fold (schema changes no rule proves) and plans the refresh again
+// with them: each is then rewritten from its partial snapshot forward to
+// the new cut, every other table folded as usual, one cut for all. A plan
+// that still names tables to re-dump, or a worker that cannot dump,
+// refuses (a full backup follows, as for any refusal).
+func redumpAndReplan(ctx workflow.Context, in RefreshInput, plan activities.PlanRefreshResult,
+	progress *RefreshProgress) (activities.PlanRefreshResult, *RedumpSummary, error) {
+	names := tableNames(plan.Plan.Redump)
+	if in.NoFullBackup || !plan.DumpConfigured {
+		return refusePlan(plan, "tables to dump again ("+strings.Join(names, ", ")+") but no dump is configured on this worker"), nil, nil
+	}
+	progress.Phase = "re-dumping " + strings.Join(names, ", ")
+	fb, err := partialBackup(ctx, in.Source, names)
+	if err != nil {
+		return plan, nil, fmt.Errorf("partial full backup of %s (%s): %w", strings.Join(names, ", "), strings.Join(redumpReasons(plan.Plan), "; "), err)
+	}
+	sum := &RedumpSummary{SnapshotID: fb.SnapshotID, Tables: names, Rows: fb.Rows}
+	progress.Phase = "planning again after the re-dump"
+	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
+	var again activities.PlanRefreshResult
+	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{Source: in.Source, TableDeltas: in.TableDeltas,
+		MaxChainAge: in.MaxChainAge, Redumped: fb.SnapshotID}).Get(ctx, &again); err != nil {
+		return plan, sum, err
+	}
+	if len(again.Plan.Redump) > 0 && !again.Plan.Refused {
+		again = refusePlan(again, "schema changes after the re-dump need another one: "+strings.Join(tableNames(again.Plan.Redump), ", "))
+	}
+	return again, sum, nil
+}
+
+// refusePlan marks plan refused for reason.
+func refusePlan(plan activities.PlanRefreshResult, reason string) activities.PlanRefreshResult {
+	plan.Plan.Refused = true
+	plan.Plan.Reasons = append(plan.Plan.Reasons, reason)
+	plan.Plan.Reasons = append(plan.Plan.Reasons, redumpReasons(plan.Plan)...)
+	plan.Plan.Redump, plan.Plan.Compact = nil, nil
+	return plan
+}
+
+func tableNames(keys []foldplan.TableKey) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.String()
+	}
+	return out
+}
+
+// redumpReasons are the plan's reasons to re-dump, one per table.
+func redumpReasons(p foldplan.Plan) []string {
+	var out []string
+	for _, t := range p.Tables {
+		if t.Action == foldplan.ActionRedump {
+			out = append(out, t.Key.String()+": "+strings.TrimPrefix(t.Reason, "redump: "))
+		}
+	}
+	return out
+}
