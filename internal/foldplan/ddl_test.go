@@ -25,10 +25,14 @@ func TestSchemaChangesInTheWindow(t *testing.T) {
 		current map[TableKey]*schema.Table // replaces Current entries (nil value deletes)
 		want    map[TableKey]want
 	}{
-		{name: "ALTER adds a NOT NULL column: re-dumped",
+		{name: "ALTER adds a NOT NULL column: reshaped (the implicit 0)",
 			vers:    []change.SchemaVersion{version(kA, 150, in, "ALTER TABLE a ADD c INT NOT NULL", altered)},
 			current: map[TableKey]*schema.Table{kA: altered},
-			want:    map[TableKey]want{kA: {ActionRedump, "redump: ALTER at seq 150 (`ALTER TABLE a ADD c INT NOT NULL`)"}}},
+			want:    map[TableKey]want{kA: {ActionRewrite, "rewrite: ALTER at seq 150 (`ALTER TABLE a ADD c INT NOT NULL`) reshapes its rows (column c added)"}}},
+		{name: "ALTER converts a column's values: re-dumped",
+			vers:    []change.SchemaVersion{version(kA, 150, in, "ALTER TABLE a MODIFY v INT NOT NULL", tdef(kA, col("id", "int", 0), col("v", "int", 0)))},
+			current: map[TableKey]*schema.Table{kA: tdef(kA, col("id", "int", 0), col("v", "int", 0))},
+			want:    map[TableKey]want{kA: {ActionRedump, "redump: ALTER at seq 150 (`ALTER TABLE a MODIFY v INT NOT NULL`)"}}},
 		{name: "TRUNCATE: rewritten from empty",
 			vers: []change.SchemaVersion{version(kA, 150, in, "TRUNCATE TABLE a", stdDef(kA))},
 			want: map[TableKey]want{kA: {ActionRewrite, "rewrite: TRUNCATE at seq 150 (`TRUNCATE TABLE a`) empties it"}}},
@@ -126,7 +130,7 @@ func boolInt(b bool) int {
 func TestRedumpedTable(t *testing.T) {
 	f := newFx().add(kA, plain(0, 1)...).add(kB, plain(0, 1)...)
 	altered := tdef(kA, col("id", "int", 0), col("v", "varchar", 10), col("c", "int", 0))
-	f.in.Schemas = []change.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "ALTER TABLE a ADD c INT NOT NULL", altered)}
+	f.in.Schemas = []change.SchemaVersion{version(kA, 150, pos("binlog.000010", 5000), "ALTER TABLE a ADD c INT NOT NULL DEFAULT (1 + 1)", altered)}
 	f.in.Current[kA] = altered
 	f.in.Redumped = map[TableKey]Redumped{kA: {SnapshotID: "p1", Seq: 180, Position: binlogpos.Position{File: "binlog.000011", Pos: 100, Seq: 180}, Def: altered}}
 	tp := expect(t, f.plan(t), kA, ActionRewrite, "re-dumped alone at seq 180 (partial snapshot p1)")
