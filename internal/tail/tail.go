@@ -25,6 +25,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
@@ -163,12 +164,19 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tail of %s: count changes: %w", r.Past.Source, err)
 	}
-	var changed []moment.TablePlan
+	var changed, moved []moment.TablePlan
 	for _, tp := range plan.Tables {
-		if n := counts[tp.Key()]; n > 0 {
+		if l := tp.Lineage; l != nil && (l.Created || l.Base.Schema != tp.Schema || l.Base.Table != tp.Table) {
+			moved = append(moved, tp)
+		}
+		if n := counts[tp.Key()]; n > 0 || tp.Lineage != nil {
 			changed = append(changed, tp)
 			st.Events += n
 		}
+	}
+	if len(moved) > 0 {
+		return r.fallback(ctx, fmt.Sprintf("%s: %s created or renamed after snapshot %s: the next refresh publishes them",
+			moment.CodeShape, tableNames(moved), plan.Base))
 	}
 	st.Tables = len(changed)
 	if max := r.maxEvents(); st.Events > max {
@@ -190,7 +198,33 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 		st.Views.Pending[tp.Key().String()] = true
 	}
 	st.Views.Stage = func(ctx context.Context, names []string) error { return f.stage(ctx, names, st) }
+	var shaped []string
+	for _, tp := range changed {
+		if tp.Lineage != nil {
+			if st.Views.Shapes == nil {
+				st.Views.Shapes = map[string]*schema.Table{}
+			}
+			st.Views.Shapes[tp.Key().String()] = tp.Lineage.Def
+			shaped = append(shaped, tp.Key().String())
+		}
+	}
+	// A table whose columns changed is staged now: its view needs the new
+	// shape, which no stand-in over the snapshot's file has.
+	if len(shaped) > 0 {
+		if err := f.stage(ctx, shaped, st); err != nil {
+			return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
+		}
+	}
 	return st, nil
+}
+
+// tableNames names the tables of plans, for a message.
+func tableNames(plans []moment.TablePlan) string {
+	names := make([]string, len(plans))
+	for i, tp := range plans {
+		names[i] = tp.Key().String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // droppedReason is the reason a tail without an archive location leaves
@@ -317,7 +351,9 @@ func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, e
 	if err != nil {
 		return staged{}, fmt.Errorf("snapshot %s: %w", f.snap.Manifest.SnapshotID, err)
 	}
-	if snapshot.FullOnly(foot.Table) {
+	if snapshot.FullOnly(foot.Table) || tp.Lineage != nil {
+		// A table always written in full, or one a schema change reshaped
+		// or emptied since the snapshot: the table at the cut, whole.
 		return f.fullTable(ctx, tp, filepath.Join(f.dir, fmt.Sprintf("%d.parquet", n)))
 	}
 	w, err := fold.WriteWindowFile(foot.Table, filepath.Join(f.dir, fmt.Sprintf("%d.window", n)), func(fn func(change.Event) error) error {

@@ -3,9 +3,11 @@ package views
 import (
 	"context"
 	"fmt"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +39,10 @@ type Tail struct {
 	// Stage stages the changes of names (all in Pending) into Windows or
 	// Files and removes them from Pending.
 	Stage func(ctx context.Context, names []string) error
+	// Shapes are the definitions at the cut, by schema.table, of tables
+	// whose columns a schema change after the snapshot changed: their tail
+	// is a file (Files) of that shape, and their view has its columns.
+	Shapes map[string]*schema.Table
 }
 
 // unstagedSchema holds the stand-ins of pending tables' views (see
@@ -79,6 +85,12 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 	if err := appendViews(&b, tables, func(t TableRef) (string, error) {
 		name := t.Schema + "." + t.Table
 		win, file := tail.Windows[name], tail.Files[name]
+		if d := tail.Shapes[name]; d != nil && file != "" {
+			t = TableRef{Schema: t.Schema, Table: t.Table, Defs: slices.Clone(d.Columns), Full: true}
+			for _, c := range d.Columns {
+				t.Columns = append(t.Columns, c.Name)
+			}
+		}
 		switch {
 		case tail.Pending[name]:
 			return pendingViewSQL(dir, t, o.Raw), nil
