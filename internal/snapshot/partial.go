@@ -21,6 +21,10 @@ import (
 // (OpenPartial, moment.LocalCatalog.Open). RemovePartial removes it;
 // retention removes those older than PartialMaxAge.
 
+// ErrNotPartial is RemovePartial's refusal of what is not a partial
+// snapshot.
+var ErrNotPartial = errors.New("not a partial snapshot")
+
 // PartialMaxAge is the age (by its id) past which retention removes a
 // partial snapshot that nothing removed: the refresh that asked for it
 // removes it when done, so one this old was left by a run that failed.
@@ -85,14 +89,16 @@ func OpenPartial(sourceDir, id string) (*Snapshot, error) {
 // SnapshotPartial; a published snapshot is never looked at.
 func RemovePartial(sourceDir, id string) error {
 	if _, err := ParseSnapshotID(id); err != nil {
-		return fmt.Errorf("remove partial snapshot: %w", err)
+		return fmt.Errorf("remove partial snapshot: %w: %v", ErrNotPartial, err)
 	}
 	dir := Folder(sourceDir).Partial(id)
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
+	} else if err != nil {
+		return fmt.Errorf("remove partial snapshot %s: %w", id, err)
 	}
 	if _, err := OpenPartial(sourceDir, id); err != nil {
-		return fmt.Errorf("remove partial snapshot %s: refused: %w", id, err)
+		return fmt.Errorf("remove partial snapshot %s: refused, %w: %v", id, ErrNotPartial, err)
 	}
 	if err := moveToTrash(sourceDir, Folder(sourceDir).Partial(), id); err != nil {
 		return fmt.Errorf("remove partial snapshot %s: %w", id, err)
