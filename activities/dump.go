@@ -142,9 +142,10 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 	return res, nil
 }
 
-// onlyTables keeps of a partial dump's tables those named in tables
-// (mydumper's LIKE may match more) and refuses the dump when one is
-// missing (BadInput); with no tables res is returned as is.
+// onlyTables keeps of a partial dump's tables those named in tables (a
+// reused dump folder holds only those; nothing else is trusted) and
+// refuses the dump when one is missing (BadInput); with no tables res is
+// returned as is.
 func onlyTables(res DumpResult, source string, tables []mydumper.Table) (DumpResult, error) {
 	if len(tables) == 0 {
 		return res, nil

@@ -66,8 +66,8 @@ type Run struct {
 	Stall   time.Duration // DefaultStall when 0
 	Hang    time.Duration // DefaultHang when 0
 	// Tables, when not empty, are the only tables dumped (ParseTables'
-	// list); empty: the DSN's database, or every schema but the system
-	// ones.
+	// list, as a --regex); empty: the DSN's database, or every schema but
+	// the system ones.
 	Tables []Table
 	// Beat, when set, is called at every progress check (every
 	// min(10s, Stall/2)) while mydumper runs: the caller's heartbeat.
@@ -142,7 +142,7 @@ func Args(cfg *driver.Config, defaults, dir string, threads int, tables []Table)
 	args := []string{"--defaults-file", defaults, "--outputdir", dir, "--threads", strconv.Itoa(threads),
 		"--rows", "500000", "--complete-insert", "--trx-consistency-only", "--tz-utc", "--verbose", "2"}
 	if len(tables) > 0 {
-		return append(args, "--tables-list", tablesArg(tables))
+		return append(args, "--regex", tablesRegex(tables))
 	}
 	if cfg.DBName != "" {
 		return append(args, "--database", cfg.DBName)

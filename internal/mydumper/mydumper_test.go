@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -134,19 +135,27 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-// TestArgsTables: a table list replaces the schema selection.
+// TestArgsTables: a table list replaces the schema selection by a regex
+// that matches exactly its names.
 func TestArgsTables(t *testing.T) {
 	cfg, err := driver.ParseDSN("u:p@tcp(h)/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables, err := ParseTables([]string{"app.t2", "app.t1", "app.t2"})
+	tables, err := ParseTables([]string{"app.t2", "app.t1", "app.t2", "a$.t$"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := Args(cfg, "/d.cnf", "/out", 0, tables)
-	if i := slices.Index(args, "--tables-list"); i < 0 || args[i+1] != "app.t1,app.t2" || slices.Contains(args, "--regex") {
-		t.Errorf("table list: %v", args)
+	i := slices.Index(args, "--regex")
+	if i < 0 || args[i+1] != `^(a\$\.t\$|app\.t1|app\.t2)$` || slices.Contains(args, "--database") || slices.Contains(args, "--tables-list") {
+		t.Fatalf("table list: %v", args)
+	}
+	re := regexp.MustCompile(args[i+1])
+	for name, want := range map[string]bool{"app.t1": true, "app.t2": true, "a$.t$": true, "app.t12": false, "xapp.t1": false, "appxt1": false, "app.T1": false} {
+		if re.MatchString(name) != want {
+			t.Errorf("regex %s on %s: want %v", args[i+1], name, want)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Table is one table of a table list (Run.Tables): a dump of some tables
-// only (mydumper's --tables-list).
+// only.
 type Table struct {
 	Schema, Name string
 }
@@ -19,14 +19,11 @@ type Table struct {
 func (t Table) String() string { return t.Schema + "." + t.Name }
 
 // ParseTables reads a table list given as "schema.table" names, sorted
-// and without duplicates. mydumper 0.10 splits its list on ',' and each
-// entry on '.', and puts both parts unquoted into a SHOW TABLE STATUS
-// statement (the name as a LIKE pattern), so a name is refused unless
-// each part is 1 to 64 letters, digits, '_' or '$': nothing in it can
-// change that statement or match another table's name by more than the
-// '_' wildcard (the Dump activity keeps only the named tables of what was
-// dumped). A system schema, or an empty list, is refused too. Errors name
-// the entry and why.
+// and without duplicates. A name is refused unless each part is 1 to 64
+// letters, digits, '_' or '$': the list becomes a regular expression of
+// mydumper (tablesRegex) and a name must be matched as it is written. A
+// system schema, or an empty list, is refused too. Errors name the entry
+// and why.
 func ParseTables(names []string) ([]Table, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("table list: empty")
@@ -65,11 +62,15 @@ func checkPart(p string) error {
 	return nil
 }
 
-// tablesArg is the value of --tables-list.
-func tablesArg(tables []Table) string {
+// tablesRegex is mydumper's --regex for exactly tables: mydumper 0.10's
+// --tables-list writes no schema files and hangs at the end of the dump,
+// while --regex takes the path of a whole dump and only leaves out the
+// 'schema.table' names it does not match ('$' is the one character of a
+// checked name that a regular expression reads as an operator).
+func tablesRegex(tables []Table) string {
 	parts := make([]string, len(tables))
 	for i, t := range tables {
-		parts[i] = t.String()
+		parts[i] = strings.ReplaceAll(t.Schema, "$", `\$`) + `\.` + strings.ReplaceAll(t.Name, "$", `\$`)
 	}
-	return strings.Join(parts, ",")
+	return "^(" + strings.Join(parts, "|") + ")$"
 }
