@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -126,6 +127,7 @@ func TestPartialFullBackup(t *testing.T) {
 		t.Fatalf("status does not show the re-dump:\n%s", status)
 	}
 	replay(t, e, workflows.RedumpWorkflowID("main"))
+	checkRetentionRemovesStalePartial(t, e, srcDir, res.SnapshotID, full.SnapshotID)
 
 	// RemovePartial: a published snapshot's id is no partial (nothing
 	// removed), the partial one goes, and again is success.
@@ -164,6 +166,39 @@ func TestPartialFullBackup(t *testing.T) {
 	}
 	if ids, err := snapshot.ListPartials(srcDir); err != nil || len(ids) != 0 {
 		t.Fatalf("partial snapshots after refused runs: %v %v", ids, err)
+	}
+}
+
+// checkRetentionRemovesStalePartial copies the partial snapshot id under
+// an id three days older (a partial snapshot a failed run left), runs
+// Retention keeping every snapshot, and requires that it removed the old
+// partial snapshot only: id and the published snapshot full stay.
+func checkRetentionRemovesStalePartial(t *testing.T, e *backupEnv, srcDir, id, full string) {
+	t.Helper()
+	made, err := snapshot.ParseSnapshotID(id)
+	must(t, err)
+	old := made.Add(-72 * time.Hour).Format("20060102T150405Z")
+	dst := snapshot.Folder(srcDir).Partial(old)
+	must(t, os.CopyFS(dst, os.DirFS(snapshot.Folder(srcDir).Partial(id))))
+	man, err := os.ReadFile(filepath.Join(dst, snapshot.ManifestName))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dst, snapshot.ManifestName), []byte(strings.ReplaceAll(string(man), id, old)), 0o600))
+	if ids, err := snapshot.ListPartials(srcDir); err != nil || !slices.Equal(ids, []string{old, id}) {
+		t.Fatalf("partial snapshots before retention: %v %v", ids, err)
+	}
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RetentionWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.Retention, workflows.RetentionInput{Source: "main"})
+	must(t, err)
+	var ret activities.RetentionResult
+	must(t, run.Get(e.ctx, &ret))
+	if !slices.Equal(ret.PartialsRemoved, []string{old}) || len(ret.Removed) != 0 || len(ret.Failed) != 0 {
+		t.Fatalf("retention removed partials %v, snapshots %v, failed %v; want the old partial only", ret.PartialsRemoved, ret.Removed, ret.Failed)
+	}
+	if ids, err := snapshot.ListPartials(srcDir); err != nil || !slices.Equal(ids, []string{id}) {
+		t.Fatalf("partial snapshots after retention: %v %v", ids, err)
+	}
+	if cur := e.current(t); cur.Manifest.SnapshotID != full {
+		t.Fatalf("current %s after retention", cur.Manifest.SnapshotID)
 	}
 }
 
