@@ -34,7 +34,7 @@ import (
 // the re-dump, the history replays, and RemovePartial removes it (again:
 // success) without touching a published snapshot. Table lists naming a
 // table the source lacks, a view or a bad name are refused before anything
-// is dumped.
+// is dumped. The CLI's `backup full --tables` runs one too.
 func TestPartialFullBackup(t *testing.T) {
 	e := newBackupEnv(t)
 	w := &workload{}
@@ -166,6 +166,22 @@ func TestPartialFullBackup(t *testing.T) {
 	}
 	if ids, err := snapshot.ListPartials(srcDir); err != nil || len(ids) != 0 {
 		t.Fatalf("partial snapshots after refused runs: %v %v", ids, err)
+	}
+
+	// The CLI starts one as a backup job: `backup full --tables`.
+	cli := exec.CommandContext(e.ctx, bin, "backup", "full", "--temporal-addr", e.frontend, "--tables", "app.t3")
+	cliOut, err := cli.Output()
+	if err != nil || !strings.Contains(string(cliOut), "partial snapshot ") || !strings.Contains(string(cliOut), "1 tables (app.t3)") {
+		t.Fatalf("backup full --tables (%v):\n%s", err, cliOut)
+	}
+	if ids, err := snapshot.ListPartials(srcDir); err != nil || len(ids) != 1 {
+		t.Fatalf("partial snapshots after the CLI's: %v %v", ids, err)
+	}
+	if cur := e.current(t); cur.Manifest.SnapshotID != full.SnapshotID {
+		t.Fatalf("current %s after the CLI's partial full backup", cur.Manifest.SnapshotID)
+	}
+	if status := runStatus(t, e, bin); !strings.Contains(status, "1 tables (app.t3)") {
+		t.Fatalf("status does not show the CLI's re-dump:\n%s", status)
 	}
 }
 
