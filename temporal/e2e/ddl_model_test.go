@@ -275,7 +275,7 @@ func workflowRuns(t *testing.T, e *backupEnv, id string) []string {
 // refresh's plan named, read from the runs' histories.
 func checkRedumpRuns(t *testing.T, e *backupEnv, want [][]string) {
 	t.Helper()
-	id := "redump-main" // TEMP
+	id := workflows.RedumpWorkflowID("main")
 	runs := workflowRuns(t, e, id)
 	var got [][]string
 	for _, run := range runs {

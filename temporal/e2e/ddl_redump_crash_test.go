@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// TestRefreshRedumpSurvivesWorkerKill kills the worker process while a
+// refresh's partial re-dump converts the one table a schema change left
+// unproven (a 300k-row VARCHAR column made INT); another table's folded
+// change rides in the same refresh. The kill is aimed by the re-dump run's
+// state at its ConvertTable step and lands in it. A new worker finishes:
+// the refresh publishes without a full backup, having re-dumped that table
+// alone; the snapshot equals the source, no partial snapshot is left, and
+// the lost sessions' staging folders go with the next refresh.
+func TestRefreshRedumpSurvivesWorkerKill(t *testing.T) {
+	t.Parallel() // a waiting test: see TestMain
+	bin := buildDbtrail(t)
+	e := newBackupEnv(t, withoutWorker())
+	eng := newEngine(t)
+	exec := execAll(t, e)
+	exec(`CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(60), code VARCHAR(12))`,
+		`INSERT INTO big SELECT seq, CONCAT('row-', seq, REPEAT('x', seq % 40)), seq FROM seq_1_to_300000`,
+		`CREATE TABLE small (id INT PRIMARY KEY, v VARCHAR(10))`,
+		`INSERT INTO small SELECT seq, CONCAT('s', seq) FROM seq_1_to_100`)
+	sourceDir := filepath.Join(e.acts.BackupDir, "main")
+	wp := startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+	e.waitCaughtUp(t)
+	e.fullBackup(t)
+	checkWatch := watchCurrent(t, sourceDir)
+	exec("UPDATE big SET code = CONCAT(code, '7') WHERE id % 1000 = 0",
+		"ALTER TABLE big MODIFY code INT",
+		"UPDATE big SET code = -code WHERE id % 997 = 0",
+		"ALTER TABLE small ADD COLUMN note VARCHAR(10) NULL",
+		"INSERT INTO small VALUES (101, 'new', 'n')")
+	e.waitCaughtUp(t)
+	id := workflows.RefreshWorkflowID("main")
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	must(t, err)
+	redumpID := workflows.RedumpWorkflowID("main")
+	redumpRun := waitRunning(t, e, redumpID)
+	k := killInStep(t, e, wp, redumpID, redumpRun, "ConvertTable", "FinishPartial")
+	if !k.Killed || !k.Landed {
+		t.Fatalf("the kill did not land in the re-dump's ConvertTable: %+v", k)
+	}
+	t.Logf("worker killed in the re-dump's ConvertTable (attempt %d)", k.Attempt)
+	wp = startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
+	var res workflows.RefreshResult
+	if err := run.Get(e.ctx, &res); err != nil {
+		t.Fatalf("Refresh after the kill: %v\nworker output:\n%s", err, wp.out.String())
+	}
+	if res.Refused || res.FullBackup != "" || res.Redump == nil || !slices.Equal(res.Redump.Tables, []string{"app.big"}) {
+		t.Fatalf("refresh: refused %v (%q), full backup %q, re-dump %+v, decisions %q", res.Refused, res.Reasons, res.FullBackup, res.Redump, res.Tables)
+	}
+	t.Logf("decisions: %q; re-dump %+v", res.Tables, res.Redump)
+	if ids, err := snapshot.ListPartials(sourceDir); err != nil || len(ids) > 0 {
+		t.Fatalf("partial snapshots left: %v (%v)", ids, err)
+	}
+	owners := workflowRuns(t, e, redumpID)
+	afterKill(t, e, eng, sourceDir, append(owners, run.GetRunID()), res, checkWatch)
+}
+
+// waitRunning waits until workflow id has a running run and returns its
+// run id.
+func waitRunning(t *testing.T, e *backupEnv, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		desc, err := e.c.DescribeWorkflowExecution(e.ctx, id, "")
+		if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never ran", id)
+	return ""
+}
