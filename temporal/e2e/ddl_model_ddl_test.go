@@ -186,7 +186,7 @@ func kindPlan(r *rand.Rand, windows, perWindow int) [][]string {
 	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	plan := make([][]string, windows)
 	for w := range plan {
-		plan[w] = kinds[w*perWindow : (w+1)*perWindow]
+		plan[w] = kinds[w*perWindow : (w+1)*perWindow : (w+1)*perWindow]
 	}
 	redump := append(slices.Clone(redumpKinds), redumpKinds[r.IntN(len(redumpKinds))])
 	for i, w := range r.Perm(windows - 1)[:len(redump)] {
