@@ -107,17 +107,6 @@ func sureBytes(e room.Estimate) uint64 {
 // needOf is the estimate of a Need carried as sureBytes: 0 is not Sure.
 func needOf(n uint64) room.Estimate { return room.Estimate{Bytes: n, Sure: n > 0} }
 
-// dumpFilesSize is the size of a dumped table's data files.
-func dumpFilesSize(dumpDir string, files []string) uint64 {
-	var n uint64
-	for _, f := range files {
-		if st, err := os.Stat(filepath.Join(dumpDir, f)); err == nil {
-			n += uint64(st.Size())
-		}
-	}
-	return n
-}
-
 // exportNeed is what an export writes into its output's folder: every
 // table's staged files (their Need), and for a .sql export the composed
 // text besides them (room.Expansion times the staged files: they are

@@ -168,11 +168,23 @@ func Staging(t Table, changes int64) Estimate {
 // (information_schema.tables.data_length, without indexes) is dataLength.
 func Dump(dataLength uint64) Estimate { return sized(float64(dataLength)) }
 
+// Converted is what a sample conversion measured: Text bytes of a dump's
+// data files (a prefix, cut at a statement's end) converted into Parquet
+// bytes of table file by the real table writer.
+type Converted struct {
+	Text, Parquet uint64
+}
+
 // Convert estimates the table file converted from a dump whose data files
-// take dumpFiles bytes: Parquet of rows is smaller than their INSERT text,
-// so the files read bound it and no margin is added (at least Floor).
-func Convert(dumpFiles uint64) Estimate {
-	return Estimate{Bytes: max(Floor, dumpFiles), Sure: true}
+// take dumpFiles bytes: dumpFiles × the sample's Parquet ÷ Text, with the
+// margin, at least Floor. Without a sample (Text 0) it is the dump files
+// themselves, no margin (Parquet of rows is smaller than their INSERT
+// text): an upper bound, still Sure.
+func Convert(dumpFiles uint64, sample Converted) Estimate {
+	if sample.Text == 0 {
+		return Estimate{Bytes: max(Floor, dumpFiles), Sure: true}
+	}
+	return sized(float64(dumpFiles) * float64(sample.Parquet) / float64(sample.Text))
 }
 
 // Exact is the estimate of a step whose bytes are known before it writes
