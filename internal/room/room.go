@@ -218,9 +218,15 @@ func Sum(es ...Estimate) Estimate {
 	return out
 }
 
-// Step is what a step's result records of its room: its kind ("pair",
-// "rewrite", "dump", "convert", "export", "stage"), its estimate and the
-// bytes it actually wrote.
+// Step is what a step's result records of its room, the one form every
+// result uses (visible in the workflow's history): its kind, its estimate
+// (Estimate bytes, Sure as the Estimate's) and the bytes it actually wrote
+// (Written: the files it leaves, as their sizes on disk). The kinds:
+// "pair", "rewrite" (RefreshTable), "dump" (Dump), "convert"
+// (ConvertTable), "compact" (CompactTable), "download" (DownloadCurrent),
+// "export" (an ExportTable's table file), "changes" (an ExportTable's
+// changes files), "sql" (FinishExport's .sql text), "stage" (a restore's
+// staged table, LoadTable).
 type Step struct {
 	Kind     string `json:"kind"`
 	Estimate uint64 `json:"estimate"`
