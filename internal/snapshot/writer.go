@@ -111,11 +111,11 @@ type TableWriter struct {
 	// footer's KeyByteArrayBytes and KeyBinaryBytes.
 	byteArrays, binaries int64
 	fp                   Fingerprint
-	groupN  int
-	groupB  int
-	groups  int
-	err     error // sticky: a failed write ends the writer
-	closed  bool
+	groupN               int
+	groupB               int
+	groups               int
+	err                  error // sticky: a failed write ends the writer
+	closed               bool
 }
 
 // NewTableWriter starts a table file of t on w. meta's CreateTable, Position,
