@@ -69,10 +69,14 @@ func findSteps(v any) []room.Step {
 // export and a restore records in its activity result (the workflow
 // history) its kind, its estimate and the bytes it wrote: dump, convert,
 // pair, rewrite, export, sql, changes, stage. A sure estimate is never
-// below what was written.
+// below what was written (a changes export's is not sure: nothing measured
+// says how large its images are).
 func TestStepsRecordTheirRoom(t *testing.T) {
 	e := newBackupEnv(t)
 	fillBig(t, e)
+	// The dump's estimate reads data_length, InnoDB's statistics, which
+	// trail a fresh load until InnoDB recalculates them (docs/workflows.md).
+	e.exec(t, "ANALYZE TABLE big")
 	e.waitCaughtUp(t)
 	e.fullBackup(t)
 	kinds := map[string][]room.Step{}
@@ -120,8 +124,8 @@ func TestStepsRecordTheirRoom(t *testing.T) {
 		}
 		for _, s := range kinds[k] {
 			t.Logf("%s: estimate %d (sure %v), written %d, ratio %.2f", k, s.Estimate, s.Sure, s.Written, room.Ratio(s.Written, s.Estimate))
-			if s.Written == 0 || s.Estimate == 0 || s.Sure && s.Written > s.Estimate {
-				t.Errorf("%s: estimate %d (sure %v), written %d: want both, written at most a sure estimate", k, s.Estimate, s.Sure, s.Written)
+			if s.Written == 0 || s.Sure && s.Written > s.Estimate {
+				t.Errorf("%s: estimate %d (sure %v), written %d: want bytes written, at most a sure estimate", k, s.Estimate, s.Sure, s.Written)
 			}
 		}
 	}
