@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 )
@@ -83,7 +84,7 @@ func main() {
 	run := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
-		if rowPrefix[name] == "" {
+		if len(rowPrefix[name]) == 0 {
 			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness, room)\n", name)
 			os.Exit(2)
 		}
@@ -167,7 +168,10 @@ func write(path string, rs []result) error {
 // rowPrefix is how the rows of each benchmark's results begin; capture's
 // rows begin "capture (batch): " and "capture (interleaved): " (and
 // "capture: " in files written before the interleaved workload).
-var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: ", "restore": "restore: ", "freshness": "freshness: ", "room": "room: "}
+// the refresh benchmark's also "upload: " (its upload rows).
+var rowPrefix = map[string][]string{"capture": {"capture"}, "convert": {"full backup: "}, "refresh": {"refresh: ", "upload: "},
+	"moment": {"moment: "}, "archive": {"archive: "}, "archived": {"archived: "}, "scale": {"scale: "}, "restore": {"restore: "},
+	"freshness": {"freshness: "}, "room": {"room: "}}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
@@ -188,8 +192,8 @@ func keptRows(path string, run map[string]bool) []result {
 			continue
 		}
 		r := result{cells[0], cells[1], cells[2], cells[3]}
-		for name, prefix := range rowPrefix {
-			if !run[name] && strings.HasPrefix(r.name, prefix) {
+		for name, prefixes := range rowPrefix {
+			if !run[name] && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r.name, p) }) {
 				out = append(out, r)
 			}
 		}
