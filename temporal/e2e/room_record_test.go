@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -64,11 +65,12 @@ func findSteps(v any) []room.Step {
 	return out
 }
 
-// TestStepsRecordTheirRoom: every writing step of a full backup, a
-// refresh by pairs and one by rewrites, a Parquet, a .sql and a changes
-// export and a restore records in its activity result (the workflow
-// history) its kind, its estimate and the bytes it wrote: dump, convert,
-// pair, rewrite, export, sql, changes, stage. A sure estimate is never
+// TestStepsRecordTheirRoom: every writing step of a full backup,
+// refreshes by pairs until their chain is compacted and one by rewrites, a
+// Parquet, a .sql and a changes export and a restore records in its
+// activity result (the workflow history) its kind, its estimate and the
+// bytes it wrote: dump, convert, pair, compact, rewrite, export, sql,
+// changes, stage. A sure estimate is never
 // below what was written (a changes export's is not sure: nothing measured
 // says how large its images are).
 func TestStepsRecordTheirRoom(t *testing.T) {
@@ -93,6 +95,23 @@ func TestStepsRecordTheirRoom(t *testing.T) {
 		t.Fatalf("refresh by pairs refused: %+v", res)
 	}
 	collect(workflows.RefreshWorkflowID("main"))
+	// More pairs until the chain is long enough to be compacted
+	// (foldplan.CompactAt entries).
+	for round := 0; ; round++ {
+		if round > foldplan.CompactAt {
+			t.Fatalf("no compaction after %d refreshes by pairs", round)
+		}
+		e.exec(t, "UPDATE big SET v = CONCAT('r', ?) WHERE id % 50 = ?", round, round)
+		res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+		if res.Refused {
+			t.Fatalf("refresh by pairs refused: %+v", res)
+		}
+		if len(res.Compact) > 0 {
+			must(t, e.waitClosed(t, workflows.CompactWorkflowID("main")))
+			collect(workflows.CompactWorkflowID("main"))
+			break
+		}
+	}
 	e.exec(t, "UPDATE big SET v = REPEAT('z', 100) WHERE id >= 3000")
 	e.waitCaughtUp(t)
 	if res := e.refresh(t, workflows.RefreshInput{}); res.Refused {
@@ -118,7 +137,7 @@ func TestStepsRecordTheirRoom(t *testing.T) {
 	in.Source, in.Target = "main", e.target(t, target)
 	collect(workflows.RestoreWorkflowID(in.RestoreSpec, target.Addr()))
 
-	for _, k := range []string{"dump", "convert", "pair", "rewrite", "export", "sql", "changes", "stage"} {
+	for _, k := range []string{"dump", "convert", "pair", "rewrite", "compact", "export", "sql", "changes", "stage"} {
 		if len(kinds[k]) == 0 {
 			t.Errorf("no step of kind %s recorded its room (recorded: %v)", k, slices.Sorted(maps.Keys(kinds)))
 		}
