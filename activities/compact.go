@@ -142,7 +142,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		return CompactTableResult{}, err
 	}
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
-	res.Room = room.Record("compact", est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
+	res.Room = room.Record(room.KindCompact, est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
 	failed = false
 	return res, nil
 }

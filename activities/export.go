@@ -149,7 +149,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	failed = false
 	res.Files = []ExportFile{{Path: rel, Rows: wr.Rows, SHA256: d.SHA256, Size: d.Size}}
 	res.Rows, res.Events = wr.Rows, t.Events
-	res.Room = room.Record("export", needOf(in.Need), exportedBytes(res.Files))
+	res.Room = room.Record(room.KindExport, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table exported", "table", name, "rows", wr.Rows, "events", t.Events, "snapshot", tp.Snapshot)
 	return res, nil
 }

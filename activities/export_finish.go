@@ -145,7 +145,7 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 		a.log(ctx).Warn("export staging folder not removed", "staging", in.Staging, "error", err)
 	}
 	return FinishExportResult{Out: sp.Out, Bytes: st.Bytes, Statements: st.Statements, LargestStatement: st.LargestStatement, Oversize: st.Oversize,
-		Room: room.Record("sql", est, uint64(max(st.Bytes, 0)))}, nil
+		Room: room.Record(room.KindSQL, est, uint64(max(st.Bytes, 0)))}, nil
 }
 
 // finishedBy reports whether sp.Out holds the finished export of run, and

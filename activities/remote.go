@@ -90,7 +90,7 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 	f, err := m.DownloadCurrent(ctx, fits, func(p remote.Progress) { set(p) })
 	res := DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}
 	if est != nil && err == nil {
-		res.Room = room.Record("download", *est, uint64(max(f.Stats.BytesDownloaded, 0)))
+		res.Room = room.Record(room.KindDownload, *est, uint64(max(f.Stats.BytesDownloaded, 0)))
 	}
 	return res, transferErr(err)
 }

@@ -252,7 +252,7 @@ func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress
 	}
 	failed = false
 	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", st.Foot.Rows, "runs", len(st.Runs), "events", t.Events)
-	return st, room.Record("stage", est, filesSize(st.Dir, st.Runs)), nil
+	return st, room.Record(room.KindStage, est, filesSize(st.Dir, st.Runs)), nil
 }
 
 // startTable creates the load table from the CREATE TABLE at the cut (the

@@ -106,7 +106,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	if err := addEmptyChain(b, def, &out); err != nil {
 		return ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
-	out.Room = room.Record("convert", est, writtenBytes(nil, out))
+	out.Room = room.Record(room.KindConvert, est, writtenBytes(nil, out))
 	activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
 	return out, nil
 }

@@ -218,15 +218,23 @@ func Sum(es ...Estimate) Estimate {
 	return out
 }
 
+// The kinds of Step besides a refresh's "pair" and "rewrite" (RefreshTable,
+// named by its foldplan action).
+const (
+	KindDump     = "dump"     // Dump
+	KindConvert  = "convert"  // ConvertTable
+	KindCompact  = "compact"  // CompactTable
+	KindDownload = "download" // DownloadCurrent
+	KindExport   = "export"   // ExportTable: a table file
+	KindChanges  = "changes"  // ExportTable: a table's changes files
+	KindSQL      = "sql"      // FinishExport: a .sql export's text
+	KindStage    = "stage"    // LoadTable: a restore's staged table
+)
+
 // Step is what a step's result records of its room, the one form every
 // result uses (visible in the workflow's history): its kind, its estimate
 // (Estimate bytes, Sure as the Estimate's) and the bytes it actually wrote
-// (Written: the files it leaves, as their sizes on disk). The kinds:
-// "pair", "rewrite" (RefreshTable), "dump" (Dump), "convert"
-// (ConvertTable), "compact" (CompactTable), "download" (DownloadCurrent),
-// "export" (an ExportTable's table file), "changes" (an ExportTable's
-// changes files), "sql" (FinishExport's .sql text), "stage" (a restore's
-// staged table, LoadTable).
+// (Written: the files it leaves, as their sizes on disk).
 type Step struct {
 	Kind     string `json:"kind"`
 	Estimate uint64 `json:"estimate"`
