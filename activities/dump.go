@@ -72,7 +72,7 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	if err != nil {
 		return res, err
 	}
-	res.Room = room.Record("dump", est, written)
+	res.Room = room.Record(room.KindDump, est, written)
 	return res, nil
 }
 
