@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +59,10 @@ func TestRefreshRedumpSurvivesWorkerKill(t *testing.T) {
 	t.Logf("worker killed in the re-dump's ConvertTable (attempt %d)", k.Attempt)
 	wp = startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
 	var res workflows.RefreshResult
-	if err := run.Get(e.ctx, &res); err != nil {
-		t.Fatalf("Refresh after the kill: %v\nworker output:\n%s", err, wp.out.String())
+	gctx, cancel := context.WithTimeout(e.ctx, 4*time.Minute) // a bound for the failure message, not a timing assertion
+	defer cancel()
+	if err := run.Get(gctx, &res); err != nil {
+		t.Fatalf("Refresh after the kill: %v\n%s\nworker output:\n%s", err, describeRuns(t, e, id, redumpID), wp.out.String())
 	}
 	if res.Refused || res.FullBackup != "" || res.Redump == nil || !slices.Equal(res.Redump.Tables, []string{"app.big"}) {
 		t.Fatalf("refresh: refused %v (%q), full backup %q, re-dump %+v, decisions %q", res.Refused, res.Reasons, res.FullBackup, res.Redump, res.Tables)
@@ -84,4 +89,26 @@ func waitRunning(t *testing.T, e *backupEnv, id string) string {
 	}
 	t.Fatalf("%s never ran", id)
 	return ""
+}
+
+// describeRuns says, for a failure message, what the latest run of each
+// workflow id is doing: its status, pending activities and children.
+func describeRuns(t *testing.T, e *backupEnv, ids ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, id := range ids {
+		desc, err := e.c.DescribeWorkflowExecution(e.ctx, id, "")
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", id, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s run %s: %s\n", id, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), desc.GetWorkflowExecutionInfo().GetStatus())
+		for _, pa := range desc.GetPendingActivities() {
+			fmt.Fprintf(&b, "  activity %s: %s attempt %d, last failure %v\n", pa.GetActivityType().GetName(), pa.GetState(), pa.GetAttempt(), pa.GetLastFailure().GetMessage())
+		}
+		for _, pc := range desc.GetPendingChildren() {
+			fmt.Fprintf(&b, "  child %s run %s\n", pc.GetWorkflowId(), pc.GetRunId())
+		}
+	}
+	return b.String()
 }
