@@ -41,13 +41,20 @@ func discardOnFailure(ctx workflow.Context, source, snapshotID, dumpDir string) 
 
 // cleanupContext is the context of a stopped run's cleanup: disconnected
 // from ctx (so a cancelled run cleans up too), short activities tried
-// three times. cancel releases it.
+// three times, each given up when no worker starts it within
+// cleanupStartWait (ctx's session's worker is gone: its queue has no
+// poller, and the cleanup would wait for it forever). cancel releases it.
 func cleanupContext(ctx workflow.Context) (workflow.Context, workflow.CancelFunc) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	opts := shortOptions(time.Minute)
+	opts.ScheduleToStartTimeout = cleanupStartWait
 	opts.RetryPolicy = &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3}
 	return workflow.WithActivityOptions(dctx, opts), cancel
 }
+
+// cleanupStartWait bounds how long a cleanup activity waits for its
+// worker to start it: a live worker starts it within a second.
+const cleanupStartWait = 30 * time.Second
 
 // sweepPartsChange is the version id (workflow.GetVersion) of the sweep of
 // leftover parts at the start of a refresh: histories from before it
