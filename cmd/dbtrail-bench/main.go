@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--ddl-tables 50] [--ddl-rows 200000] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness,ddl]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -63,7 +63,9 @@ func main() {
 	restoreRows := flag.Int("restore-rows", 1000000, "rows of the restore benchmark's table (smaller makes a quick run)")
 	freshSeconds := flag.Int("freshness-seconds", 180, "seconds of traffic of the freshness benchmark")
 	freshRate := flag.Int("freshness-rate", 340, "transactions a second of the freshness benchmark's workload")
-	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness")
+	ddlTables := flag.Int("ddl-tables", 50, "tables of the ddl benchmark (at least 8)")
+	ddlRows := flag.Int("ddl-rows", 200000, "rows of each table of the ddl benchmark (smaller makes a quick run)")
+	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness,ddl", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness, ddl")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	memprofile := flag.String("memprofile", "", "write a heap profile (allocations of the whole run) here at its end")
 	flag.Parse()
@@ -83,7 +85,7 @@ func main() {
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
 		if rowPrefix[name] == "" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness)\n", name)
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness, ddl)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -103,6 +105,7 @@ func main() {
 		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows, *scaleRounds) }},
 		{"restore", func() ([]result, error) { return benchRestore(ctx, *restoreRows) }},
 		{"freshness", func() ([]result, error) { return benchFreshness(ctx, *freshSeconds, *freshRate) }},
+		{"ddl", func() ([]result, error) { return benchDDL(ctx, *ddlTables, *ddlRows) }},
 	} {
 		if !run[b.name] || err != nil {
 			continue
@@ -165,7 +168,7 @@ func write(path string, rs []result) error {
 // rowPrefix is how the rows of each benchmark's results begin; capture's
 // rows begin "capture (batch): " and "capture (interleaved): " (and
 // "capture: " in files written before the interleaved workload).
-var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: ", "restore": "restore: ", "freshness": "freshness: "}
+var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: ", "restore": "restore: ", "freshness": "freshness: ", "ddl": "ddl: "}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
