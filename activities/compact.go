@@ -72,10 +72,11 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 		return res, nil
 	}
 	// The range holds at most what it merges.
-	if err := a.checkRoom(dir, room.Exact(snap.Manifest.FilesSize(merge...)), "compact "+k.String()); err != nil {
+	est := room.Exact(snap.Manifest.FilesSize(merge...))
+	if err := a.checkRoom(dir, est, "compact "+k.String()); err != nil {
 		return CompactTableResult{}, err
 	}
-	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res); err != nil {
+	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res, est); err != nil {
 		return res, err
 	}
 	// A range the new one replaces, under other names, is no longer used.
@@ -89,7 +90,7 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 
 // writeRange writes the range pair and, last, its descriptor.
 func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap *snapshot.Snapshot, mt snapshot.ManifestTable,
-	cr foldplan.CompactedRange, posdel []string, upserts []fold.Keyed, res CompactTableResult) (CompactTableResult, error) {
+	cr foldplan.CompactedRange, posdel []string, upserts []fold.Keyed, res CompactTableResult, est room.Estimate) (CompactTableResult, error) {
 	dir := a.sourceDir(in.Source)
 	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
 	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
@@ -141,6 +142,7 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		return CompactTableResult{}, err
 	}
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
+	res.Room = room.Record(room.KindCompact, est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
 	failed = false
 	return res, nil
 }

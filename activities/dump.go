@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -25,38 +26,53 @@ import (
 // mydumper starts, the work folder's free space is checked against the
 // dump's estimated size (dumpNeed): too little is NoRoom. The password
 // reaches mydumper in a 0600 defaults file, never in argv.
+//
+// With in.Tables (a partial full backup) mydumper dumps those tables only,
+// at its own consistent position; a list that is not schema.table names,
+// or names a table the source does not have as a base table, is refused
+// (BadInput) before mydumper runs, and the result lists exactly those
+// tables (a table dropped meanwhile is BadInput too).
 func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error) {
 	src, err := a.source(in.Source)
 	if err != nil {
 		return DumpResult{}, err
 	}
+	var tables []mydumper.Table
+	if len(in.Tables) > 0 {
+		if tables, err = mydumper.ParseTables(in.Tables); err != nil {
+			return DumpResult{}, badInput(fmt.Errorf("partial full backup of %s: %w", in.Source, err))
+		}
+	}
 	dir := filepath.Join(a.WorkDir, in.Source, in.SnapshotID)
 	if res, err := a.readDump(dir); err == nil {
 		a.log(ctx).Info("reusing finished dump", "dir", dir)
-		return res, nil
+		return onlyTables(res, in.Source, tables)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return DumpResult{}, fmt.Errorf("clear dump folder %s: %w", dir, err)
 	}
-	est, err := a.checkDumpRoom(ctx, in.Source, dir)
+	est, err := a.checkDumpRoom(ctx, in.Source, dir, tables)
 	if err != nil {
 		return DumpResult{}, err
 	}
 	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
 		return DumpResult{}, fmt.Errorf("create dump folder %s: %w", dir, err)
 	}
-	if err := a.runMydumper(ctx, src, dir); err != nil {
+	if err := a.runMydumper(ctx, src, dir, tables); err != nil {
 		return DumpResult{}, err
 	}
 	res, err := a.readDump(dir)
 	if err != nil {
 		return res, err
 	}
+	if res, err = onlyTables(res, in.Source, tables); err != nil {
+		return res, err
+	}
 	written, err := folderSize(dir)
 	if err != nil {
 		return res, err
 	}
-	res.Room = room.Record("dump", est, written)
+	res.Room = room.Record(room.KindDump, est, written)
 	return res, nil
 }
 
@@ -79,10 +95,11 @@ func folderSize(dir string) (uint64, error) {
 	return n, nil
 }
 
-// runMydumper runs mydumper for src into dir (mydumper.Run), heartbeating
+// runMydumper runs mydumper for src into dir (mydumper.Run; only tables
+// when not empty), heartbeating
 // while it runs; a DSN that does not parse is ErrBadConfig.
-func (a *Activities) runMydumper(ctx context.Context, src Source, dir string) error {
-	run := mydumper.Run{Bin: a.Mydumper, DSN: src.DSN, Threads: src.DumpThreads, Dir: dir, Stall: a.DumpStall, Hang: a.DumpHang,
+func (a *Activities) runMydumper(ctx context.Context, src Source, dir string, tables []mydumper.Table) error {
+	run := mydumper.Run{Bin: a.Mydumper, DSN: src.DSN, Threads: src.DumpThreads, Dir: dir, Stall: a.DumpStall, Hang: a.DumpHang, Tables: tables,
 		Log: a.log(ctx), Beat: func(msg string) { activity.RecordHeartbeat(ctx, msg) }}
 	err := run.Do(ctx)
 	if errors.Is(err, mydumper.ErrBadDSN) {
@@ -122,5 +139,39 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 	for _, v := range d.Views {
 		res.SkippedViews = append(res.SkippedViews, v.Name()+" (view: its rows belong to its base tables)")
 	}
+	return res, nil
+}
+
+// onlyTables keeps of a partial dump's tables those named in tables (a
+// reused dump folder holds only those; nothing else is trusted) and
+// refuses the dump when one is missing (BadInput); with no tables res is
+// returned as is.
+func onlyTables(res DumpResult, source string, tables []mydumper.Table) (DumpResult, error) {
+	if len(tables) == 0 {
+		return res, nil
+	}
+	want := map[mydumper.Table]bool{}
+	for _, t := range tables {
+		want[t] = false
+	}
+	var kept []TableRef
+	for _, t := range res.Tables {
+		k := mydumper.Table{Schema: t.Schema, Name: t.Table}
+		if _, ok := want[k]; ok {
+			want[k] = true
+			kept = append(kept, t)
+		}
+	}
+	var missing []string
+	for _, t := range tables {
+		if !want[t] {
+			missing = append(missing, t.String())
+		}
+	}
+	if len(missing) > 0 {
+		return DumpResult{}, badInput(fmt.Errorf("partial full backup of %s: the dump holds no table %s (dropped meanwhile?)",
+			source, strings.Join(missing, ", ")))
+	}
+	res.Tables, res.SkippedViews = kept, nil
 	return res, nil
 }

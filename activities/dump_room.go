@@ -8,6 +8,7 @@ import (
 
 	driver "github.com/go-sql-driver/mysql"
 
+	"github.com/dbtrail/dbtrail/internal/mydumper"
 	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
@@ -16,10 +17,20 @@ import (
 const dumpSizeTimeout = 30 * time.Second
 
 // checkDumpRoom checks the work folder for room for a dump of source into
-// dir and returns the estimate (room.Dump). A source whose sizes cannot be
-// read is not refused here (mydumper then says what is wrong with it):
-// the estimate is not Sure and the check is logged as skipped.
-func (a *Activities) checkDumpRoom(ctx context.Context, source, dir string) (room.Estimate, error) {
+// dir (of tables only, when not empty) and returns the estimate
+// (room.Dump). A source whose sizes cannot be read is not refused here
+// (mydumper then says what is wrong with it): the estimate is not Sure and
+// the check is logged as skipped. A table list naming a table the source
+// does not have is refused (BadInput).
+func (a *Activities) checkDumpRoom(ctx context.Context, source, dir string, tables []mydumper.Table) (room.Estimate, error) {
+	if len(tables) > 0 {
+		length, err := a.tablesLength(ctx, source, tables)
+		if err != nil {
+			return room.Estimate{}, err
+		}
+		est := room.Dump(length)
+		return est, a.checkRoom(dir, est, "dump of "+source)
+	}
 	length, err := a.dataLength(ctx, source)
 	if err != nil {
 		a.log(ctx).Warn("free space not checked before the dump: the source's table sizes cannot be read", "source", source, "error", err)
@@ -65,4 +76,61 @@ func (a *Activities) dataLength(ctx context.Context, source string) (uint64, err
 		return 0, fmt.Errorf("size of the tables of %s: %w", source, err)
 	}
 	return stored, nil
+}
+
+// tablesLength checks that each of tables is a base table of source (in
+// the DSN's database when it names one) and returns their data_length. A
+// table it lacks is BadInput, naming it; a source it cannot ask is an
+// error to retry.
+func (a *Activities) tablesLength(ctx context.Context, source string, tables []mydumper.Table) (uint64, error) {
+	src, err := a.source(source)
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := driver.ParseDSN(src.DSN)
+	if err != nil {
+		return 0, nonRetryable(ErrBadConfig, fmt.Errorf("source DSN: %w", err))
+	}
+	db, err := a.openSource(source)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	q := "SELECT table_schema, table_name, COALESCE(data_length, 0) FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND (table_schema, table_name) IN ((?, ?)" +
+		strings.Repeat(", (?, ?)", len(tables)-1) + ")"
+	args := make([]any, 0, 2*len(tables))
+	for _, t := range tables {
+		args = append(args, t.Schema, t.Name)
+	}
+	qctx, cancel := context.WithTimeout(ctx, dumpSizeTimeout)
+	defer cancel()
+	rows, err := db.QueryContext(qctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("tables of %s: %w", source, err)
+	}
+	defer rows.Close()
+	found := map[mydumper.Table]bool{}
+	var total uint64
+	for rows.Next() {
+		var t mydumper.Table
+		var n uint64
+		if err := rows.Scan(&t.Schema, &t.Name, &n); err != nil {
+			return 0, fmt.Errorf("tables of %s: %w", source, err)
+		}
+		found[t] = true // information_schema compares names without case: found holds the exact ones
+		total += n
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("tables of %s: %w", source, err)
+	}
+	var missing []string
+	for _, t := range tables {
+		if !found[t] || (cfg.DBName != "" && t.Schema != cfg.DBName) {
+			missing = append(missing, t.String())
+		}
+	}
+	if len(missing) > 0 {
+		return 0, badInput(fmt.Errorf("partial full backup of %s: the source has no table %s", source, strings.Join(missing, ", ")))
+	}
+	return total, nil
 }

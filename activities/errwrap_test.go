@@ -61,6 +61,8 @@ var failureInputs = map[string]any{
 	"AllocateSnapshot":      AllocateSnapshotInput{},
 	"ConvertTable":          ConvertTableInput{},
 	"Publish":               PublishInput{},
+	"FinishPartial":         FinishPartialInput{},
+	"RemovePartial":         RemovePartialInput{},
 	"PublishRefresh":        PublishRefreshInput{},
 	"RemoveSnapshotStaging": RemoveSnapshotStagingInput{},
 	"SweepStaging":          "main",
@@ -83,6 +85,8 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 	// A backup folder that is a regular file: nothing can be made in it.
 	"AllocateSnapshot":      fileBackupDir,
 	"Publish":               fileBackupDir,
+	"FinishPartial":         fileBackupDir,
+	"RemovePartial":         fileBackupDir,
 	"RemoveSnapshotStaging": fileBackupDir,
 	"SweepStaging": func(t *testing.T, a *Activities, _ reflect.Value) {
 		fileBackupDir(t, a, reflect.Value{})

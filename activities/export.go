@@ -15,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -148,6 +149,7 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 	failed = false
 	res.Files = []ExportFile{{Path: rel, Rows: wr.Rows, SHA256: d.SHA256, Size: d.Size}}
 	res.Rows, res.Events = wr.Rows, t.Events
+	res.Room = room.Record(room.KindExport, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table exported", "table", name, "rows", wr.Rows, "events", t.Events, "snapshot", tp.Snapshot)
 	return res, nil
 }
@@ -163,6 +165,15 @@ func (a *Activities) RemoveExportStaging(ctx context.Context, in RemoveStagingIn
 		return fmt.Errorf("remove export staging %s: %w", in.Staging, err)
 	}
 	return nil
+}
+
+// exportedBytes is the bytes of an export table's files.
+func exportedBytes(files []ExportFile) uint64 {
+	var n uint64
+	for _, f := range files {
+		n += uint64(max(f.Size, 0))
+	}
+	return n
 }
 
 // sortResults orders table results by schema, table.

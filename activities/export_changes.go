@@ -103,6 +103,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 	}
 	res.Events = w.Events()
 	res.Rows = res.Events
+	res.Room = room.Record(room.KindChanges, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table changes exported", "table", name, "changes", res.Events, "files", len(res.Files))
 	return res, nil
 }

@@ -123,7 +123,8 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 			}
 		}
 	}
-	if err := a.checkRoom(filepath.Dir(sp.Out), room.Text(staged), "write "+sp.Out); err != nil {
+	est := room.Text(staged)
+	if err := a.checkRoom(filepath.Dir(sp.Out), est, "write "+sp.Out); err != nil {
 		return FinishExportResult{}, err
 	}
 	header := []string{fmt.Sprintf("dbtrail export of source %s at moment %s: %d tables", sp.Source, sp.At, len(tables))}
@@ -143,7 +144,8 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 	if err := os.RemoveAll(in.Staging); err != nil {
 		a.log(ctx).Warn("export staging folder not removed", "staging", in.Staging, "error", err)
 	}
-	return FinishExportResult{Out: sp.Out, Bytes: st.Bytes, Statements: st.Statements, LargestStatement: st.LargestStatement, Oversize: st.Oversize}, nil
+	return FinishExportResult{Out: sp.Out, Bytes: st.Bytes, Statements: st.Statements, LargestStatement: st.LargestStatement, Oversize: st.Oversize,
+		Room: room.Record(room.KindSQL, est, uint64(max(st.Bytes, 0)))}, nil
 }
 
 // finishedBy reports whether sp.Out holds the finished export of run, and

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/room"
 )
 
 // Export formats (ExportInput.Format).
@@ -107,6 +108,9 @@ type ExportTableResult struct {
 	Events int64 `json:"events"`
 	// Reused: the staged files of an earlier attempt were complete.
 	Reused bool `json:"reused,omitempty"`
+	// Room is the step's estimate and the bytes it wrote (nil when
+	// Reused: nothing was written).
+	Room *room.Step `json:"room,omitempty"`
 }
 
 // ExportProgress is the heartbeat detail of ExportTable.
@@ -135,6 +139,10 @@ type FinishExportResult struct {
 	Statements       int `json:",omitempty"`
 	LargestStatement int `json:",omitempty"`
 	Oversize         int `json:",omitempty"`
+	// Room is a .sql export's estimate of its text and the bytes it wrote
+	// (nil for a folder export: it writes only its export.json, or for a
+	// file an earlier attempt finished).
+	Room *room.Step `json:",omitempty"`
 }
 
 // RemoveStagingInput removes a failed export's staging folder.

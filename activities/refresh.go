@@ -94,7 +94,7 @@ func redumpedTables(dir, id string) (map[foldplan.TableKey]foldplan.Redumped, er
 	if id == "" {
 		return nil, nil
 	}
-	snap, err := snapshot.OpenSnapshot(snapshotDir(dir, id))
+	snap, err := snapshot.OpenPartial(dir, id)
 	if err != nil {
 		return nil, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
 	}

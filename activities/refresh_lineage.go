@@ -50,7 +50,11 @@ func (a *Activities) lineageNeed(dir string, in RefreshTableInput) room.Estimate
 		id = tp.Base
 	}
 	if ok {
-		if snap, err := snapshot.OpenSnapshot(snapshotDir(dir, id)); err == nil {
+		open := func() (*snapshot.Snapshot, error) { return snapshot.OpenSnapshot(snapshotDir(dir, id)) }
+		if tp.Base != "" {
+			open = func() (*snapshot.Snapshot, error) { return snapshot.OpenPartial(dir, id) }
+		}
+		if snap, err := open(); err == nil {
 			if mt, found := snap.Manifest.Table(from.Schema, from.Table); found {
 				return room.Rewrite(snapshot.MeasureTable(&snap.Manifest, mt, snap.Path), tp.Changes)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/internal/room"
 )
 
 // PlanRefreshInput asks for the plan of a source's next refresh.
@@ -129,6 +130,9 @@ type CompactTableResult struct {
 	PosdelRows  int64
 	UpsertRows  int64
 	MergedFiles int
+	// Room is the range's estimate (the merged files) and the bytes of the
+	// range pair written (nil when nothing was written).
+	Room *room.Step `json:",omitempty"`
 }
 
 // PruneInput applies retention to a source's local snapshots and drops the
@@ -187,4 +191,7 @@ type DownloadCurrentResult struct {
 	SnapshotID string `json:",omitempty"`
 	Reason     string `json:",omitempty"`
 	Stats      remote.DownloadStats
+	// Room is the download's estimate (the objects still missing) and the
+	// bytes downloaded (nil when nothing was to download).
+	Room *room.Step `json:",omitempty"`
 }

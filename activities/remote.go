@@ -81,11 +81,18 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInpu
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
+	var est *room.Estimate
 	fits := func(id string, need uint64) error {
-		return a.checkRoom(m.Dir, room.Exact(need), "download snapshot "+id)
+		e := room.Exact(need)
+		est = &e
+		return a.checkRoom(m.Dir, e, "download snapshot "+id)
 	}
 	f, err := m.DownloadCurrent(ctx, fits, func(p remote.Progress) { set(p) })
-	return DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}, transferErr(err)
+	res := DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}
+	if est != nil && err == nil {
+		res.Room = room.Record(room.KindDownload, *est, uint64(max(f.Stats.BytesDownloaded, 0)))
+	}
+	return res, transferErr(err)
 }
 
 // transferErr marks content that differs from its manifest (a local file on

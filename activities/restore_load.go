@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 	"github.com/dbtrail/dbtrail/internal/verify"
@@ -66,7 +67,7 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 		return a.loadedResult(ctx, in, cp)
 	}
 	staging := time.Now()
-	st, err := a.stageTable(ctx, in, func(stage string, n int64) { progress(stage, n, "") })
+	st, staged, err := a.stageTable(ctx, in, func(stage string, n int64) { progress(stage, n, "") })
 	if err != nil {
 		return LoadTableResult{}, err
 	}
@@ -97,6 +98,7 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 	if stageTook > 50*time.Millisecond {
 		res.StageMillis = stageTook.Milliseconds()
 	}
+	res.Room = staged
 	if res.Done {
 		res.Def, res.Fingerprint = foot.Table, foot.Fingerprint.String()
 	}
@@ -183,7 +185,7 @@ func (a *Activities) loadParts(ctx context.Context, in LoadTableInput, tg opened
 // rerun, or a retry after the last chunk): its definition from the staged
 // table's footer, staged again if this worker lacks it.
 func (a *Activities) loadedResult(ctx context.Context, in LoadTableInput, cp restore.Checkpoint) (LoadTableResult, error) {
-	st, err := a.stageTable(ctx, in, nil)
+	st, _, err := a.stageTable(ctx, in, nil)
 	if err != nil {
 		return LoadTableResult{}, err
 	}
@@ -205,49 +207,52 @@ func (a *Activities) restoreDir(id string) string { return filepath.Join(a.WorkD
 // stageTable writes the table at the job's cut, sorted by its key, as
 // table files in the work folder (through moment.Past: the index,
 // archived hours and the snapshots local or on the store; see
-// restore.WriteStaged), or reuses the ones an earlier call wrote for the same cut.
-func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (restore.Staged, error) {
+// restore.WriteStaged), or reuses the ones an earlier call wrote for the
+// same cut. It returns the room of a table it staged (its estimate and the
+// staged files' bytes; nil when reused).
+func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (restore.Staged, *room.Step, error) {
 	tp := in.Job.Table
 	dir, err := a.stagedDir(in.Job.RestoreID, tp)
 	if err != nil {
-		return restore.Staged{}, err
+		return restore.Staged{}, nil, err
 	}
 	if st, ok := restore.ReadStaged(dir, in.Job.Cut); ok {
-		return st, nil
+		return st, nil, nil
 	}
 	eng, releaseEngine, err := a.engine(ctx)
 	if err != nil {
-		return restore.Staged{}, err
+		return restore.Staged{}, nil, err
 	}
 	failed := true
 	defer func() { releaseEngine(failed) }()
 	past := a.past(ctx, in.Spec.Source)
 	cat, err := past.Catalog(ctx)
 	if err != nil {
-		return restore.Staged{}, nonRetryable(ErrBadInput, err)
+		return restore.Staged{}, nil, nonRetryable(ErrBadInput, err)
 	}
-	if err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, dir); err != nil {
-		return restore.Staged{}, err
+	est, err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, dir)
+	if err != nil {
+		return restore.Staged{}, nil, err
 	}
 	rb := past.Rebuilder(eng, cat)
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
-		return restore.Staged{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
+		return restore.Staged{}, nil, momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err))
 	}
 	defer t.Close()
 	cut, err := json.Marshal(in.Job.Cut)
 	if err != nil {
-		return restore.Staged{}, err
+		return restore.Staged{}, nil, err
 	}
 	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Job.Cut.Position(), SnapshotID: tp.Snapshot,
 		Source: in.Spec.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot}}}
 	st, err := restore.WriteStaged(ctx, dir, t, meta, in.Job.Cut, progress)
 	if err != nil {
-		return restore.Staged{}, stagedErr(momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err)))
+		return restore.Staged{}, nil, stagedErr(momentErr(fmt.Errorf("rebuild %s at %s: %w", tp.Key(), in.Spec.At, err)))
 	}
 	failed = false
 	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", st.Foot.Rows, "runs", len(st.Runs), "events", t.Events)
-	return st, nil
+	return st, room.Record(room.KindStage, est, filesSize(st.Dir, st.Runs)), nil
 }
 
 // startTable creates the load table from the CREATE TABLE at the cut (the

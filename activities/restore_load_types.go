@@ -6,6 +6,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -192,6 +193,9 @@ type LoadTableResult struct {
 	// the verification reads from the target.
 	Def         *schema.Table `json:",omitempty"`
 	Fingerprint string        `json:",omitempty"`
+	// Room is the staging's estimate and the staged files' bytes (nil
+	// when the call did not stage: the table was staged already).
+	Room *room.Step `json:",omitempty"`
 }
 
 // LoadProgress is LoadTable's heartbeat detail.

@@ -160,8 +160,10 @@ func (a *Activities) windowCut(ctx context.Context, source string, start time.Ti
 // snapshots (manifest first, so the store stops listing it as complete,
 // then its files), then archived hours (the file, then the index's record)
 // except those after a snapshot that could not be removed
-// (retention.Plan.HoursAfter: it stays a base, so its hours stay). It
-// first asks again which jobs read the source: if one started since the
+// (retention.Plan.HoursAfter: it stays a base, so its hours stay); then
+// the partial snapshots older than snapshot.PartialMaxAge (a partial full
+// backup's that the refresh which asked for it did not remove: it failed).
+// It first asks again which jobs read the source: if one started since the
 // plan, nothing is removed. A delete Object Lock refuses is reported in
 // Locked and logged, not fatal; any other failure of one item is reported
 // in Failed and the run goes on.
@@ -192,6 +194,13 @@ func (a *Activities) ApplyRetention(ctx context.Context, in ApplyRetentionInput)
 	}
 	if err != nil {
 		return res, err
+	}
+	res.PartialsRemoved, err = snapshot.RemoveStalePartials(a.sourceDir(in.Source), time.Now(), snapshot.PartialMaxAge)
+	for _, id := range res.PartialsRemoved {
+		log.Info("retention: stale partial snapshot removed", "source", in.Source, "snapshot", id)
+	}
+	if err != nil {
+		res.Failed = append(res.Failed, retention.Refused{Place: retention.PlaceLocal, ID: snapshot.PartialDir, Error: err.Error()})
 	}
 	for _, l := range res.Locked {
 		log.Warn("retention: delete refused by Object Lock", "source", in.Source, "place", l.Place, "id", l.ID, "error", l.Error)

@@ -27,6 +27,10 @@ type RetentionResult struct {
 	// Held are archived hours the plan removed and the run kept: a
 	// snapshot before them could not be removed.
 	Held []retention.Item `json:"held,omitempty"`
+	// PartialsRemoved are the partial snapshots (a partial full backup's,
+	// kept under .partial/) older than snapshot.PartialMaxAge that nothing
+	// removed, removed by this run.
+	PartialsRemoved []string `json:"partials_removed,omitempty"`
 	// Skipped says why nothing was removed ("" when the plan was applied).
 	Skipped string `json:"skipped,omitempty"`
 }

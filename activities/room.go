@@ -107,17 +107,6 @@ func sureBytes(e room.Estimate) uint64 {
 // needOf is the estimate of a Need carried as sureBytes: 0 is not Sure.
 func needOf(n uint64) room.Estimate { return room.Estimate{Bytes: n, Sure: n > 0} }
 
-// dumpFilesSize is the size of a dumped table's data files.
-func dumpFilesSize(dumpDir string, files []string) uint64 {
-	var n uint64
-	for _, f := range files {
-		if st, err := os.Stat(filepath.Join(dumpDir, f)); err == nil {
-			n += uint64(st.Size())
-		}
-	}
-	return n
-}
-
 // exportNeed is what an export writes into its output's folder: every
 // table's staged files (their Need), and for a .sql export the composed
 // text besides them (room.Expansion times the staged files: they are
@@ -186,11 +175,24 @@ func (a *Activities) localFiles(source, id string) func(rel string) string {
 }
 
 // checkRebuildRoom checks dir has room for table tp rebuilt from catalog
-// cat and staged for a restore (room.Staging) before it is staged there.
-func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) error {
+// cat and staged for a restore (room.Staging) before it is staged there,
+// and returns the estimate.
+func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) (room.Estimate, error) {
 	needs, err := a.rebuildNeeds(ctx, cat, moment.Plan{Source: source, Tables: []moment.TablePlan{tp}}, true)
 	if err != nil {
-		return err
+		return room.Estimate{}, err
 	}
-	return a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
+	return needs[0], a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
+}
+
+// filesSize is the size of the files rels in dir (a file that cannot be
+// read counts 0).
+func filesSize(dir string, rels []string) uint64 {
+	var n uint64
+	for _, rel := range rels {
+		if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err == nil {
+			n += uint64(st.Size())
+		}
+	}
+	return n
 }

@@ -256,3 +256,24 @@ func TestNotSureWrites(t *testing.T) {
 		t.Fatal("another error is changed by noSpace")
 	}
 }
+
+// TestDownloadRecordsRoom: DownloadCurrent's result records its room, kind
+// download: the objects it needed, exactly, and the bytes it downloaded —
+// the same.
+func TestDownloadRecordsRoom(t *testing.T) {
+	var probe fakeFree
+	probe.free.Store(1 << 40)
+	a := &Activities{BackupDir: filepath.Join(t.TempDir(), "backups"), WorkDir: t.TempDir(), Disk: probe.probe, Log: quietLog()}
+	need := onlyOnStore(t, a, 1000)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	v, err := env.ExecuteActivity(a.DownloadCurrent, DownloadCurrentInput{Source: "main"})
+	must(t, err)
+	var res DownloadCurrentResult
+	must(t, v.Get(&res))
+	want := room.Step{Kind: "download", Estimate: need, Sure: true, Written: need}
+	if res.SnapshotID != roomID || res.Room == nil || *res.Room != want {
+		t.Fatalf("download of %s: %+v, room %+v; want %+v", res.SnapshotID, res, res.Room, want)
+	}
+}

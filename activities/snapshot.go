@@ -47,8 +47,9 @@ func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotIn
 // each data file; a retry rewrites the table from the start (a Parquet file
 // cannot be appended to), which is idempotent: the same dump gives the same
 // rows. Bad input is a non-retryable error naming file and line; a backup
-// folder with less room than the table's dump files is NoRoom, before
-// anything is written.
+// folder with less room than the estimate (dumpconv.Estimate: a sample of
+// the dump converted, scaled to its files, × room.Margin) is NoRoom,
+// before anything is written.
 func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (ConvertTableResult, error) {
 	t := in.Table
 	fsys := os.DirFS(in.DumpDir)
@@ -56,7 +57,12 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	if err != nil {
 		return ConvertTableResult{}, badInput(err)
 	}
-	est := room.Convert(dumpFilesSize(in.DumpDir, t.DataFiles))
+	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source,
+		Position: in.Position}
+	est, _, err := dumpconv.Estimate(ctx, fsys, t.DataFiles, def, meta)
+	if err != nil {
+		return ConvertTableResult{}, err
+	}
 	if err := a.checkRoom(a.sourceDir(in.Source), est, "convert "+t.Schema+"."+t.Table); err != nil {
 		return ConvertTableResult{}, err
 	}
@@ -68,8 +74,6 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	if err != nil {
 		return ConvertTableResult{}, badInput(err)
 	}
-	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source,
-		Position: in.Position}
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(rel, func(w io.Writer) error {
 		tw, err := snapshot.NewTableWriter(w, def, meta, snapshot.WriterOptions{Overlap: true})
@@ -102,7 +106,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	if err := addEmptyChain(b, def, &out); err != nil {
 		return ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
-	out.Room = room.Record("convert", est, writtenBytes(nil, out))
+	out.Room = room.Record(room.KindConvert, est, writtenBytes(nil, out))
 	activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
 	return out, nil
 }

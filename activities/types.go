@@ -34,6 +34,10 @@ type AllocateSnapshotResult struct {
 type DumpInput struct {
 	Source     string
 	SnapshotID string
+	// Tables, when not empty, are the only tables dumped ("schema.table",
+	// mydumper.ParseTables): a partial full backup. Each must be a base
+	// table of the source.
+	Tables []string `json:",omitempty"`
 }
 
 // DumpResult is where the dump is and what it holds.

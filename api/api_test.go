@@ -236,6 +236,7 @@ func TestRequestChecks(t *testing.T) {
 		{"too large", "POST", "/v1/backups", big, nil, 413, CodeTooLarge, ""},
 		{"media type", "POST", "/v1/backups", `{}`, []string{"Content-Type", "text/plain"}, 415, CodeMediaType, ""},
 		{"bad label", "POST", "/v1/backups", `{"label": "a:b"}`, nil, 400, CodeBadRequest, "label"},
+		{"bad tables", "POST", "/v1/backups", `{"tables": ["app.t1", "t2"]}`, nil, 400, CodeBadRequest, "tables"},
 		{"bad source", "POST", "/v1/refreshes", `{"source": "../x"}`, nil, 400, CodeBadRequest, "source"},
 		{"unknown param", "GET", "/v1/jobs?kindd=backup", "", nil, 400, CodeUnknownField, "kindd"},
 		{"bad kind", "GET", "/v1/jobs?kind=nap", "", nil, 400, CodeBadRequest, "kind"},

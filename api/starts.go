@@ -10,16 +10,19 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/mydumper"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// BackupRequest is POST /v1/backups: a full backup (FullBackup).
+// BackupRequest is POST /v1/backups: a full backup (FullBackup); with
+// Tables ("schema.table") a partial full backup of those tables only.
 type BackupRequest struct {
-	Source   string `json:"source"`
-	Label    string `json:"label"`
-	Parallel int    `json:"parallel"`
+	Source   string   `json:"source"`
+	Label    string   `json:"label"`
+	Parallel int      `json:"parallel"`
+	Tables   []string `json:"tables"`
 }
 
 // RefreshRequest is POST /v1/refreshes: a refresh (Refresh), with the
@@ -134,8 +137,13 @@ func (s *server) startBackup(w http.ResponseWriter, r *http.Request, body any) e
 	if b.Parallel < 0 || b.Parallel > 64 {
 		return badFieldf("parallel", "parallel %d: want 0 (default) to 64", b.Parallel)
 	}
+	if len(b.Tables) > 0 {
+		if _, err := mydumper.ParseTables(b.Tables); err != nil {
+			return badFieldf("tables", "%v", err)
+		}
+	}
 	return s.start(w, r, jobs.Request{Kind: jobs.Backup, Source: b.Source, Label: b.Label,
-		Input: workflows.FullBackupInput{Source: b.Source, Parallel: b.Parallel}})
+		Input: workflows.FullBackupInput{Source: b.Source, Parallel: b.Parallel, Tables: b.Tables}})
 }
 
 func (s *server) startRefresh(w http.ResponseWriter, r *http.Request, body any) error {

@@ -25,6 +25,15 @@ type FullBackupInput struct {
 	Source string
 	// Parallel bounds how many tables are converted at once (default 2).
 	Parallel int
+	// Tables, when not empty, makes the run a partial full backup of
+	// these tables only ("schema.table"; run it under RedumpWorkflowID):
+	// its snapshot is finished as a partial snapshot, never current, never
+	// uploaded (fullbackup_partial.go).
+	Tables []string `json:",omitempty"`
+	// PreferHost is the recreate token of a session whose worker a partial
+	// full backup asks for first (a refresh's, so that the partial snapshot
+	// lands in the backup folder the refresh folds in); nil: any worker.
+	PreferHost []byte `json:",omitempty"`
 }
 
 // FullBackupResult is the published snapshot.
@@ -40,6 +49,9 @@ type FullBackupResult struct {
 	// Upload is what went to the remote store (nil for runs from before
 	// the step; Location "" on a worker without a remote store).
 	Upload *activities.UploadSnapshotResult `json:",omitempty"`
+	// Partial is set for a partial full backup (FullBackupInput.Tables):
+	// SnapshotID is then the partial snapshot's.
+	Partial *PartialRun `json:",omitempty"`
 }
 
 // FullBackupProgress is what the "progress" query returns.
@@ -75,15 +87,29 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
+	var prefer []byte
+	if len(in.Tables) > 0 {
+		tables, err := partialTables(in.Tables)
+		if err != nil {
+			return FullBackupResult{}, err
+		}
+		in.Tables, prefer = tables, in.PreferHost
+	}
+	started := workflow.Now(ctx)
 	var res FullBackupResult
-	host, err := onOneHost(ctx, nil, func(sctx workflow.Context) error {
+	host, err := onOneHost(ctx, prefer, func(sctx workflow.Context) error {
 		progress = FullBackupProgress{Phase: "allocating snapshot"}
 		var err error
-		res, err = fullBackupOnHost(sctx, in, &progress)
+		res, err = fullBackupOnHost(sctx, in, started, &progress)
 		return err
 	})
 	if err != nil {
 		return FullBackupResult{}, err
+	}
+	if res.Partial != nil {
+		res.Partial.Host, res.Partial.HostToken = host.Host, host.Token
+		progress.Phase = "done"
+		return res, nil
 	}
 	recordPublisher(ctx, in.Source, host)
 	progress.Phase = "done"
@@ -92,7 +118,7 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 
 // fullBackupOnHost runs the steps of FullBackup, every one on the worker of
 // ctx's session (they hand each other the dump and staging folders).
-func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBackupProgress) (FullBackupResult, error) {
+func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, started time.Time, progress *FullBackupProgress) (FullBackupResult, error) {
 	short := workflow.WithActivityOptions(ctx, shortOptions(5*time.Minute))
 	long := workflow.WithActivityOptions(ctx, longOptions(12*time.Hour, 30*time.Second, 2*time.Minute))
 
@@ -108,7 +134,7 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 		}
 	}()
 	progress.Phase = "dumping"
-	if err := workflow.ExecuteActivity(long, a.Dump, activities.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID}).Get(ctx, &dump); err != nil {
+	if err := workflow.ExecuteActivity(long, a.Dump, activities.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Tables: in.Tables}).Get(ctx, &dump); err != nil {
 		return FullBackupResult{}, err
 	}
 	progress.Phase = "waiting for capture to pass the dump position"
@@ -125,6 +151,14 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, progress *FullBa
 	tables, err := convertAll(long, in, alloc.SnapshotID, dump, mapped.Position, floats.Files, progress)
 	if err != nil {
 		return FullBackupResult{}, err
+	}
+	if len(in.Tables) > 0 {
+		res, err := finishPartial(ctx, short, in, alloc.SnapshotID, dump, mapped.Position, tables, started, progress)
+		done = err == nil
+		if err == nil {
+			res.FloatsAsDumped = floats.AsDumped
+		}
+		return res, err
 	}
 	progress.Phase = "publishing"
 	var pub activities.PublishResult

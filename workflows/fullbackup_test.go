@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
@@ -13,18 +15,25 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/index"
 )
 
 func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	return fullBackupEnvDumping(t, func(context.Context, activities.DumpInput) {})
+}
+
+// fullBackupEnvDumping is fullBackupEnv whose Dump tells seen its input.
+func fullBackupEnvDumping(t *testing.T, seen func(context.Context, activities.DumpInput)) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
 	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
-	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{
-		Dir: "/work/main/20261129T090000Z", Position: binlogpos.Position{File: "binlog.000003", Pos: 900},
-		Tables: []activities.TableRef{{Schema: "app", Table: "a"}, {Schema: "app", Table: "b"}, {Schema: "app", Table: "c"}},
-	}, nil)
+	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.DumpInput) (activities.DumpResult, error) {
+		seen(ctx, in)
+		return activities.DumpResult{Dir: "/work/main/20261129T090000Z", Position: binlogpos.Position{File: "binlog.000003", Pos: 900},
+			Tables: []activities.TableRef{{Schema: "app", Table: "a"}, {Schema: "app", Table: "b"}, {Schema: "app", Table: "c"}}}, nil
+	})
 	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MapPositionInput) (activities.MapPositionResult, error) {
 		p := in.Position
 		p.Seq = 42
@@ -110,5 +119,65 @@ func TestFullBackupRefusedWhenIndexCannotCoverTheDump(t *testing.T) {
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != "PositionNotCovered" {
 		t.Fatalf("want PositionNotCovered, got %v", err)
+	}
+}
+
+// TestPartialFullBackupFinishesAPartialSnapshot: with Tables the run dumps
+// those tables only (sorted, without duplicates), converts them, finishes
+// them as a partial snapshot instead of publishing (no Publish, no views,
+// no upload, no publisher recorded) and returns what it did.
+func TestPartialFullBackupFinishesAPartialSnapshot(t *testing.T) {
+	var dumped activities.DumpInput
+	env := fullBackupEnvDumping(t, func(_ context.Context, in activities.DumpInput) { dumped = in })
+	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
+		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
+	})
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+		return activities.PublishResult{}, errors.New("a partial full backup must not publish")
+	})
+	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
+		return activities.UploadSnapshotResult{}, errors.New("a partial full backup must not upload")
+	})
+	var finished activities.FinishPartialInput
+	env.OnActivity(a.FinishPartial, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FinishPartialInput) (activities.FinishPartialResult, error) {
+		finished = in
+		return activities.FinishPartialResult{SnapshotID: in.SnapshotID, Redump: index.Redump{Source: in.Source, StartedAt: in.Started,
+			Finished: in.Started.Add(time.Minute), Snapshot: in.SnapshotID, Tables: []string{"app.a", "app.b", "app.c"}, Rows: 30, Seq: in.Position.Seq}}, nil
+	})
+	env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(nil)
+	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main", Tables: []string{"app.c", "app.a", "app.b", "app.a"}})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	var res FullBackupResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dumped.Tables, []string{"app.a", "app.b", "app.c"}) {
+		t.Fatalf("dumped %v, want the sorted list without duplicates", dumped.Tables)
+	}
+	if finished.SnapshotID != "20261129T090000Z" || finished.Position.Seq != 42 || len(finished.Tables) != 3 || finished.Started.IsZero() {
+		t.Fatalf("finished %+v", finished)
+	}
+	if res.SnapshotID != "20261129T090000Z" || res.Tables != 3 || res.Rows != 30 || res.Position.Seq != 42 || res.Upload != nil ||
+		res.Partial == nil || res.Partial.Took != time.Minute || len(res.Partial.Tables) != 3 {
+		t.Fatalf("result %+v partial %+v", res, res.Partial)
+	}
+	env.AssertNotCalled(t, "Publish", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "WriteViews", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "UploadSnapshot", mock.Anything, mock.Anything)
+}
+
+// TestPartialFullBackupRefusesBadTables: a list entry that is not
+// schema.table is refused before anything runs.
+func TestPartialFullBackupRefusesBadTables(t *testing.T) {
+	for _, tables := range [][]string{{"nodot"}, {"app.t1", "app.t 2"}, {"mysql.user"}} {
+		env := fullBackupEnv(t)
+		env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main", Tables: tables})
+		var app *temporal.ApplicationError
+		if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
+			t.Fatalf("%q: want BadInput, got %v", tables, err)
+		}
+		env.AssertNotCalled(t, "AllocateSnapshot", mock.Anything, mock.Anything)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
@@ -28,6 +29,10 @@ func redumpAndReplan(ctx workflow.Context, in RefreshInput, plan activities.Plan
 		return plan, nil, fmt.Errorf("partial full backup of %s (%s): %w", strings.Join(names, ", "), strings.Join(redumpReasons(plan.Plan), "; "), err)
 	}
 	sum := &RedumpSummary{SnapshotID: fb.SnapshotID, Tables: names, Rows: fb.Rows}
+	if info := workflow.GetSessionInfo(ctx); info != nil && fb.Partial != nil && fb.Partial.Host != info.HostName {
+		workflow.GetLogger(ctx).Warn("partial snapshot on another worker; retention removes it after a day", "snapshot", fb.SnapshotID, "host", fb.Partial.Host)
+		return refusePlan(plan, fmt.Sprintf("the partial full backup ran on %s, not on this refresh's worker %s", fb.Partial.Host, info.HostName)), sum, nil
+	}
 	progress.Phase = "planning again after the re-dump"
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	var again activities.PlanRefreshResult
@@ -67,4 +72,29 @@ func redumpReasons(p foldplan.Plan) []string {
 		}
 	}
 	return out
+}
+
+// partialBackup runs the partial full backup of tables as a child
+// (RedumpWorkflowID), asking for the refresh's own worker first: the
+// partial snapshot stays in that worker's folder.
+func partialBackup(ctx workflow.Context, source string, tables []string) (FullBackupResult, error) {
+	var prefer []byte
+	if info := workflow.GetSessionInfo(ctx); info != nil {
+		prefer = info.GetRecreateToken()
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            RedumpWorkflowID(source),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	})
+	var fb FullBackupResult
+	err := workflow.ExecuteChildWorkflow(cctx, FullBackup, FullBackupInput{Source: source, Tables: tables, PreferHost: prefer}).Get(ctx, &fb)
+	return fb, err
+}
+
+// removePartial removes the partial snapshot id on the refresh's worker;
+// a failure is only logged (retention removes what is left after a day).
+func removePartial(ctx workflow.Context, source, id string) {
+	if err := workflow.ExecuteActivity(ctx, a.RemovePartial, activities.RemovePartialInput{Source: source, SnapshotID: id}).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("partial snapshot not removed", "source", source, "snapshot", id, "error", err)
+	}
 }

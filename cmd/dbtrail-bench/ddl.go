@@ -154,7 +154,7 @@ func (e *scaleEnv) ddlRefresh(ctx context.Context, cfg *scaleConfig, c ddlCase, 
 		return r, nil
 	}
 	if r.res.Redump != nil {
-		if r.redumpTook, err = e.workflowSpan(ctx, "redump-"+scaleSource); err != nil {
+		if r.redumpTook, err = e.workflowSpan(ctx, workflows.RedumpWorkflowID(scaleSource)); err != nil {
 			return r, err
 		}
 	}

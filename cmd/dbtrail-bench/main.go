@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--ddl-tables 50] [--ddl-rows 200000] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness,ddl]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--room-rows 1000000] [--ddl-tables 50] [--ddl-rows 200000] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness,room,ddl]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,9 +64,10 @@ func main() {
 	restoreRows := flag.Int("restore-rows", 1000000, "rows of the restore benchmark's table (smaller makes a quick run)")
 	freshSeconds := flag.Int("freshness-seconds", 180, "seconds of traffic of the freshness benchmark")
 	freshRate := flag.Int("freshness-rate", 340, "transactions a second of the freshness benchmark's workload")
+	roomN := flag.Int("room-rows", 1000000, "rows of the room benchmark's dumped table and refreshed table (its window a tenth of them)")
 	ddlTables := flag.Int("ddl-tables", 50, "tables of the ddl benchmark (at least 8)")
 	ddlRows := flag.Int("ddl-rows", 200000, "rows of each table of the ddl benchmark (smaller makes a quick run)")
-	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness,ddl", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness, ddl")
+	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness,room,ddl", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness, room, ddl")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	memprofile := flag.String("memprofile", "", "write a heap profile (allocations of the whole run) here at its end")
 	flag.Parse()
@@ -84,8 +86,8 @@ func main() {
 	run := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
-		if rowPrefix[name] == "" {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness, ddl)\n", name)
+		if len(rowPrefix[name]) == 0 {
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness, room, ddl)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -105,6 +107,7 @@ func main() {
 		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows, *scaleRounds) }},
 		{"restore", func() ([]result, error) { return benchRestore(ctx, *restoreRows) }},
 		{"freshness", func() ([]result, error) { return benchFreshness(ctx, *freshSeconds, *freshRate) }},
+		{"room", func() ([]result, error) { return benchRoom(ctx, *roomN) }},
 		{"ddl", func() ([]result, error) { return benchDDL(ctx, *ddlTables, *ddlRows) }},
 	} {
 		if !run[b.name] || err != nil {
@@ -168,7 +171,10 @@ func write(path string, rs []result) error {
 // rowPrefix is how the rows of each benchmark's results begin; capture's
 // rows begin "capture (batch): " and "capture (interleaved): " (and
 // "capture: " in files written before the interleaved workload).
-var rowPrefix = map[string]string{"capture": "capture", "convert": "full backup: ", "refresh": "refresh: ", "moment": "moment: ", "archive": "archive: ", "archived": "archived: ", "scale": "scale: ", "restore": "restore: ", "freshness": "freshness: ", "ddl": "ddl: "}
+// the refresh benchmark's also "upload: " (its upload rows).
+var rowPrefix = map[string][]string{"capture": {"capture"}, "convert": {"full backup: "}, "refresh": {"refresh: ", "upload: "},
+	"moment": {"moment: "}, "archive": {"archive: "}, "archived": {"archived: "}, "scale": {"scale: "}, "restore": {"restore: "},
+	"freshness": {"freshness: "}, "room": {"room: "}, "ddl": {"ddl: "}}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
@@ -189,8 +195,8 @@ func keptRows(path string, run map[string]bool) []result {
 			continue
 		}
 		r := result{cells[0], cells[1], cells[2], cells[3]}
-		for name, prefix := range rowPrefix {
-			if !run[name] && strings.HasPrefix(r.name, prefix) {
+		for name, prefixes := range rowPrefix {
+			if !run[name] && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r.name, p) }) {
 				out = append(out, r)
 			}
 		}

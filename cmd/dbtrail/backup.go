@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +22,7 @@ func newBackupFullCmd(g *globals) *cobra.Command {
 	var source string
 	var parallel int
 	var label string
+	var tables []string
 	cmd := &cobra.Command{
 		Use:   "full",
 		Short: "Take a full backup: mydumper → Parquet snapshot, published as current",
@@ -29,7 +32,14 @@ one runs is refused with the running job's id) and waits for it, showing progres
 a bar on a terminal, else (a log, a pipe) a line per phase and every 10 s at
 most. A failed backup's root cause is the error. Ctrl-C stops waiting, not the
 backup: the CLI prints where to follow or cancel it (the Temporal UI, the
-temporal CLI).`,
+temporal CLI).
+
+With --tables it is a partial full backup: mydumper dumps only those tables
+(schema.table, comma-separated), at its own consistent position, and their
+snapshot is kept as a partial snapshot (<source>/.partial/<id>): never
+current, never uploaded, not listed with the snapshots; a refresh folds it
+forward, and retention removes it after 24 hours. dbtrail status shows the
+last one.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, svc, err := newJobService(cmd, g, &tf)
@@ -38,7 +48,7 @@ temporal CLI).`,
 			}
 			defer c.Close()
 			run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Backup, Source: source, Label: label,
-				Input: workflows.FullBackupInput{Source: source, Parallel: parallel}})
+				Input: workflows.FullBackupInput{Source: source, Parallel: parallel, Tables: tables}})
 			if err != nil {
 				return err
 			}
@@ -47,8 +57,14 @@ temporal CLI).`,
 			if err := newWaiter(out, tf.location()).wait(ctx, "FullBackup", run, queryProgress(c, run, fullBackupProgress), &res); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "snapshot %s published: %d tables, %d rows, position %s:%d seq %d\n",
-				res.SnapshotID, res.Tables, res.Rows, res.Position.File, res.Position.Pos, res.Position.Seq)
+			if res.Partial != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "partial snapshot %s finished (not published): %d tables (%s), %d rows read from the source, position %s:%d seq %d, took %s\n",
+					res.SnapshotID, res.Tables, strings.Join(res.Partial.Tables, ", "), res.Rows, res.Position.File, res.Position.Pos, res.Position.Seq,
+					res.Partial.Took.Round(time.Millisecond))
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "snapshot %s published: %d tables, %d rows, position %s:%d seq %d\n",
+					res.SnapshotID, res.Tables, res.Rows, res.Position.File, res.Position.Pos, res.Position.Seq)
+			}
 			for _, s := range res.Skipped {
 				fmt.Fprintf(cmd.OutOrStdout(), "  skipped %s\n", s)
 			}
@@ -63,6 +79,7 @@ temporal CLI).`,
 	tf.register(f)
 	f.StringVar(&source, "source", "main", "source to back up")
 	f.IntVar(&parallel, "parallel", 2, "tables converted at once")
+	f.StringSliceVar(&tables, "tables", nil, "a partial full backup of these tables only (schema.table, comma-separated)")
 	f.StringVar(&label, "label", "", "the job's label, unique per source (default backup-<UTC time>); the job id is <source>:<label>")
 	return cmd
 }

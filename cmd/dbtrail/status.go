@@ -62,6 +62,11 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			writeDrillStatus(out, drill, ok, time.Now())
+			redump, ok, err := store.LastRedump(ctx, source)
+			if err != nil {
+				return err
+			}
+			writeRedumpStatus(out, redump, ok, time.Now())
 			gaps, err := store.Gaps(ctx, source)
 			if err != nil {
 				return err
@@ -200,4 +205,17 @@ func writeDrillStatus(out io.Writer, d index.Drill, ok bool, now time.Time) {
 	if d.Failure != "" {
 		fmt.Fprintf(out, "              failure: %s\n", d.Failure)
 	}
+}
+
+// writeRedumpStatus prints source's last partial full backup (a re-dump
+// of some tables): when, the tables, the rows read from the source, how
+// long it took, and its partial snapshot and seq.
+func writeRedumpStatus(out io.Writer, r index.Redump, ok bool, now time.Time) {
+	if !ok {
+		fmt.Fprintln(out, "  last redump none (a partial full backup of some tables: dbtrail backup full --tables)")
+		return
+	}
+	fmt.Fprintf(out, "  last redump %s (%s ago): %d tables (%s), %d rows read from the source, took %s; partial snapshot %s at seq %d\n",
+		r.StartedAt.UTC().Format(time.RFC3339), now.Sub(r.StartedAt).Round(time.Second), len(r.Tables), strings.Join(r.Tables, ", "),
+		r.Rows, r.Took().Round(time.Millisecond), r.Snapshot, r.Seq)
 }

@@ -33,3 +33,22 @@ func TestWriteDrillStatus(t *testing.T) {
 		t.Fatalf("no drill:\n%s", b.String())
 	}
 }
+
+// TestWriteRedumpStatus: status prints the last partial re-dump's start,
+// tables, rows read from the source, duration, snapshot and seq; and says
+// so when there is none.
+func TestWriteRedumpStatus(t *testing.T) {
+	start := time.Date(2026, 12, 6, 2, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	writeRedumpStatus(&b, index.Redump{Source: "main", StartedAt: start, Finished: start.Add(3500 * time.Millisecond), Snapshot: "20261206T020000Z",
+		Tables: []string{"app.a", "app.b"}, Rows: 750, Seq: 42}, true, start.Add(time.Hour))
+	want := "  last redump 2026-12-06T02:00:00Z (1h0m0s ago): 2 tables (app.a, app.b), 750 rows read from the source, took 3.5s; partial snapshot 20261206T020000Z at seq 42\n"
+	if b.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	writeRedumpStatus(&b, index.Redump{}, false, start)
+	if !strings.HasPrefix(b.String(), "  last redump none") {
+		t.Fatalf("no re-dump:\n%s", b.String())
+	}
+}

@@ -48,6 +48,8 @@ var migrations = []migration{
 	{7, "create restore_drills", func(time.Time) []string { return []string{restoreDrillsDDL} }, nil},
 	// The free space of every worker's folders, for status (docs/index-schema.md).
 	{8, "create folder_space", func(time.Time) []string { return []string{folderSpaceDDL} }, nil},
+	// The partial re-dumps of a source (docs/workflows.md), for status.
+	{9, "create redumps", func(time.Time) []string { return []string{redumpsDDL} }, nil},
 }
 
 // captureStartsDDL records each point where capture of a source began with no

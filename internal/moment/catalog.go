@@ -54,12 +54,17 @@ func (c LocalCatalog) Manifests(ctx context.Context) ([]snapshot.Manifest, error
 	return out, nil
 }
 
-// Open opens the snapshot folder of id.
+// Open opens the snapshot folder of id: a published snapshot, or else a
+// partial one (snapshot.OpenPartial: a partial full backup's, which
+// Manifests never lists; a refresh that asked for it opens it by id).
 func (c LocalCatalog) Open(_ context.Context, id string) (*snapshot.Snapshot, error) {
 	if _, err := snapshot.ParseSnapshotID(id); err != nil {
 		return nil, err
 	}
 	s, err := snapshot.OpenSnapshot(c.dir(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		s, err = snapshot.OpenPartial(c.SourceDir, id)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("snapshot %s: %w", id, ErrSnapshotGone)
 	}

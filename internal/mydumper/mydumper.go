@@ -65,6 +65,10 @@ type Run struct {
 	Dir     string        // the output folder; exists
 	Stall   time.Duration // DefaultStall when 0
 	Hang    time.Duration // DefaultHang when 0
+	// Tables, when not empty, are the only tables dumped (ParseTables'
+	// list, as a --regex); empty: the DSN's database, or every schema but
+	// the system ones.
+	Tables []Table
 	// Beat, when set, is called at every progress check (every
 	// min(10s, Stall/2)) while mydumper runs: the caller's heartbeat.
 	Beat func(msg string)
@@ -89,7 +93,7 @@ func (r Run) Do(ctx context.Context) error {
 	}
 	defer os.Remove(defaults)
 	for try := 1; ; try++ {
-		err := r.once(ctx, exec.CommandContext(ctx, cmp.Or(r.Bin, "mydumper"), Args(cfg, defaults, r.Dir, r.Threads)...))
+		err := r.once(ctx, exec.CommandContext(ctx, cmp.Or(r.Bin, "mydumper"), Args(cfg, defaults, r.Dir, r.Threads, r.Tables)...))
 		if !errors.Is(err, ErrHung) || try == Tries {
 			return err
 		}
@@ -128,14 +132,18 @@ func DefaultsFile(cfg *driver.Config) string {
 }
 
 // Args are mydumper's arguments for a dump of cfg's database (every schema
-// but the system ones when cfg names none) into dir, reading connection
-// settings from defaults, with threads threads (DefaultThreads when <= 0).
-func Args(cfg *driver.Config, defaults, dir string, threads int) []string {
+// but the system ones when cfg names none; only tables when not empty)
+// into dir, reading connection settings from defaults, with threads
+// threads (DefaultThreads when <= 0).
+func Args(cfg *driver.Config, defaults, dir string, threads int, tables []Table) []string {
 	if threads <= 0 {
 		threads = DefaultThreads
 	}
 	args := []string{"--defaults-file", defaults, "--outputdir", dir, "--threads", strconv.Itoa(threads),
 		"--rows", "500000", "--complete-insert", "--trx-consistency-only", "--tz-utc", "--verbose", "2"}
+	if len(tables) > 0 {
+		return append(args, "--regex", tablesRegex(tables))
+	}
 	if cfg.DBName != "" {
 		return append(args, "--database", cfg.DBName)
 	}

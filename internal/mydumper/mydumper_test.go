@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -116,7 +117,7 @@ func TestArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := Args(cfg, "/d.cnf", "/out", 0)
+	args := Args(cfg, "/d.cnf", "/out", 0, nil)
 	if !slices.Contains(args, "--regex") || slices.Contains(args, "--database") {
 		t.Errorf("no database: %v", args)
 	}
@@ -131,5 +132,43 @@ func TestArgs(t *testing.T) {
 	}
 	if got := DefaultsFile(cfg); !strings.Contains(got, "port=3306\n") {
 		t.Errorf("an address without port: %q", got)
+	}
+}
+
+// TestArgsTables: a table list replaces the schema selection by a regex
+// that matches exactly its names.
+func TestArgsTables(t *testing.T) {
+	cfg, err := driver.ParseDSN("u:p@tcp(h)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := ParseTables([]string{"app.t2", "app.t1", "app.t2", "a$.t$"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := Args(cfg, "/d.cnf", "/out", 0, tables)
+	i := slices.Index(args, "--regex")
+	if i < 0 || args[i+1] != `^(a\$\.t\$|app\.t1|app\.t2)$` || slices.Contains(args, "--database") || slices.Contains(args, "--tables-list") {
+		t.Fatalf("table list: %v", args)
+	}
+	re := regexp.MustCompile(args[i+1])
+	for name, want := range map[string]bool{"app.t1": true, "app.t2": true, "a$.t$": true, "app.t12": false, "xapp.t1": false, "appxt1": false, "app.T1": false} {
+		if re.MatchString(name) != want {
+			t.Errorf("regex %s on %s: want %v", args[i+1], name, want)
+		}
+	}
+}
+
+// TestParseTablesRefuses names mydumper's table list cannot carry.
+func TestParseTablesRefuses(t *testing.T) {
+	for _, bad := range [][]string{nil, {"t1"}, {".t1"}, {"app."}, {"app.t1,app.t2"}, {"app.t'1"}, {"app.a.b"},
+		{"app.t 1"}, {"app.t%"}, {"mysql.user"}, {"app.`t`"}, {"app." + strings.Repeat("x", 65)}} {
+		if _, err := ParseTables(bad); err == nil {
+			t.Errorf("%q: want refused", bad)
+		}
+	}
+	got, err := ParseTables([]string{"app.t_1", "app.été$"})
+	if err != nil || len(got) != 2 || got[0].String() != "app.t_1" {
+		t.Errorf("good names: %v %v", got, err)
 	}
 }

@@ -52,6 +52,12 @@ func estTables() []estTable {
 			row: func(r *rand.Rand, id int) string {
 				return fmt.Sprintf(`{"id":%d,"a":%d,"b":%d,"c":%d}`, id, r.IntN(1<<20), r.Int64N(1<<40), r.IntN(100))
 			}, scale: 10},
+		// One value in every row (a dictionary makes it tiny in the table
+		// file; the plain forms hold it whole).
+		{name: "repeated", ddl: "CREATE TABLE `repeated` (`id` bigint NOT NULL, `v` varchar(300) DEFAULT NULL, PRIMARY KEY (`id`));",
+			row: func(r *rand.Rand, id int) string {
+				return fmt.Sprintf(`{"id":%d,"v":"%s"}`, id, strings.Repeat("x", 250))
+			}, scale: 20},
 		{name: "blobs", ddl: "CREATE TABLE `blobs` (`id` bigint NOT NULL, `kind` int DEFAULT NULL, `data` blob, PRIMARY KEY (`id`));",
 			row: func(r *rand.Rand, id int) string {
 				b := make([]byte, 500+r.IntN(1500))

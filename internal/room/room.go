@@ -168,11 +168,23 @@ func Staging(t Table, changes int64) Estimate {
 // (information_schema.tables.data_length, without indexes) is dataLength.
 func Dump(dataLength uint64) Estimate { return sized(float64(dataLength)) }
 
+// Converted is what a sample conversion measured: Text bytes of a dump's
+// data files (a prefix, cut at a statement's end) converted into Parquet
+// bytes of table file by the real table writer.
+type Converted struct {
+	Text, Parquet uint64
+}
+
 // Convert estimates the table file converted from a dump whose data files
-// take dumpFiles bytes: Parquet of rows is smaller than their INSERT text,
-// so the files read bound it and no margin is added (at least Floor).
-func Convert(dumpFiles uint64) Estimate {
-	return Estimate{Bytes: max(Floor, dumpFiles), Sure: true}
+// take dumpFiles bytes: dumpFiles × the sample's Parquet ÷ Text, with the
+// margin, at least Floor. Without a sample (Text 0) it is the dump files
+// themselves, no margin (Parquet of rows is smaller than their INSERT
+// text): an upper bound, still Sure.
+func Convert(dumpFiles uint64, sample Converted) Estimate {
+	if sample.Text == 0 {
+		return Estimate{Bytes: max(Floor, dumpFiles), Sure: true}
+	}
+	return sized(float64(dumpFiles) * float64(sample.Parquet) / float64(sample.Text))
 }
 
 // Exact is the estimate of a step whose bytes are known before it writes
@@ -206,9 +218,23 @@ func Sum(es ...Estimate) Estimate {
 	return out
 }
 
-// Step is what a step's result records of its room: its kind ("pair",
-// "rewrite", "dump", "convert", "export", "stage"), its estimate and the
-// bytes it actually wrote.
+// The kinds of Step besides a refresh's "pair" and "rewrite" (RefreshTable,
+// named by its foldplan action).
+const (
+	KindDump     = "dump"     // Dump
+	KindConvert  = "convert"  // ConvertTable
+	KindCompact  = "compact"  // CompactTable
+	KindDownload = "download" // DownloadCurrent
+	KindExport   = "export"   // ExportTable: a table file
+	KindChanges  = "changes"  // ExportTable: a table's changes files
+	KindSQL      = "sql"      // FinishExport: a .sql export's text
+	KindStage    = "stage"    // LoadTable: a restore's staged table
+)
+
+// Step is what a step's result records of its room, the one form every
+// result uses (visible in the workflow's history): its kind, its estimate
+// (Estimate bytes, Sure as the Estimate's) and the bytes it actually wrote
+// (Written: the files it leaves, as their sizes on disk).
 type Step struct {
 	Kind     string `json:"kind"`
 	Estimate uint64 `json:"estimate"`

@@ -9,6 +9,8 @@ import "path/filepath"
 //	current            symlink to the published snapshot readers use
 //	views.sql          DuckDB views of current
 //	.staging/<id>/     a snapshot being built (with its owner file)
+//	.partial/<id>/     partial snapshots (manifest kind partial: some tables
+//	                   re-dumped for a refresh; never current, never listed)
 //	.trash/<id>/       a snapshot being removed
 //	.download/<id>/    a snapshot being fetched from object storage
 //	.compact/          compaction output waiting for the next refresh:
@@ -29,6 +31,7 @@ type Folder string
 const (
 	SnapshotsDir    = "snapshots"
 	StagingDir      = ".staging"
+	PartialDir      = ".partial"
 	TrashDir        = ".trash"
 	DownloadDir     = ".download"
 	CompactDir      = ".compact"
@@ -58,6 +61,9 @@ func (f Folder) Current() string { return filepath.Join(string(f), CurrentLink) 
 
 // Staging is the folder of snapshots being built; with an id, that one's.
 func (f Folder) Staging(id ...string) string { return f.join(StagingDir, id) }
+
+// Partial is the folder of partial snapshots; with an id, that one's.
+func (f Folder) Partial(id ...string) string { return f.join(PartialDir, id) }
 
 // Trash is the folder of snapshots being removed; with an id, that one's.
 func (f Folder) Trash(id ...string) string { return f.join(TrashDir, id) }

@@ -73,6 +73,21 @@ func (m FooterMeta) ExtraValue(key string) (string, bool) {
 	return "", false
 }
 
+// KeyByteArrayBytes and KeyBinaryBytes are what a TableWriter measured of
+// the rows it wrote (decimal): the PLAIN-encoded size (4-byte length and
+// value) of the non-NULL values of its byte-array columns (text and
+// binary), and of its binary columns. The column data's sizes in the
+// footer are encoded (dictionaries shrink repeated values); these are the
+// values' own, for the room estimates (ReadFileStats). Files written
+// before them lack them. ReadFooter does not return them.
+const (
+	KeyByteArrayBytes = "dbtrail.byte_array_bytes"
+	KeyBinaryBytes    = "dbtrail.binary_bytes"
+)
+
+// measuredKeys are the footer keys the writer adds of its own.
+var measuredKeys = []string{KeyByteArrayBytes, KeyBinaryBytes}
+
 // fixedKeys are the footer keys FooterMeta has fields for.
 var fixedKeys = []string{KeyCreateTable, KeyPosition, KeySnapshotID, KeySource, KeyWriterVersion, KeyRowCount, KeyFingerprint, KeyTable}
 
@@ -101,7 +116,7 @@ func (m FooterMeta) keyValues() ([][2]string, error) {
 		{KeyTable, string(tbl)},
 	}
 	for _, e := range m.Extra {
-		if slices.Contains(fixedKeys, e[0]) || e[0] == "ARROW:schema" {
+		if slices.Contains(fixedKeys, e[0]) || slices.Contains(measuredKeys, e[0]) || e[0] == "ARROW:schema" {
 			return nil, fmt.Errorf("footer: extra key %s is reserved", e[0])
 		}
 		kv = append(kv, e)
@@ -166,7 +181,7 @@ func footerFrom(kv metadata.KeyValueMetadata) (FooterMeta, error) {
 	}
 	keys, vals := kv.Keys(), kv.Values()
 	for i, k := range keys {
-		if strings.HasPrefix(k, "dbtrail.") && !slices.Contains(fixedKeys, k) {
+		if strings.HasPrefix(k, "dbtrail.") && !slices.Contains(fixedKeys, k) && !slices.Contains(measuredKeys, k) {
 			m.Extra = append(m.Extra, [2]string{k, vals[i]})
 		}
 	}

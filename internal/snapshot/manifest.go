@@ -37,9 +37,10 @@ type Manifest struct {
 	Source     string             `json:"source"`
 	Position   binlogpos.Position `json:"position"`
 	CreatedAt  time.Time          `json:"created_at"`
-	// Kind is how the snapshot was made: SnapshotFull (a full backup) or
-	// SnapshotRefresh (folded from Prev and the index). Empty in manifests
-	// written before the field existed (full backups).
+	// Kind is how the snapshot was made: SnapshotFull (a full backup),
+	// SnapshotRefresh (folded from Prev and the index) or SnapshotPartial
+	// (some tables re-dumped, kept under .partial/, never current). Empty
+	// in manifests written before the field existed (full backups).
 	Kind string `json:"kind,omitempty"`
 	// Prev is the snapshot a refresh was folded from.
 	Prev   string                   `json:"prev,omitempty"`
@@ -73,6 +74,11 @@ type ManifestTable struct {
 const (
 	SnapshotFull    = "full"
 	SnapshotRefresh = "refresh"
+	// SnapshotPartial is a partial full backup: only the tables named to
+	// it, dumped at its own position, for a refresh to fold forward
+	// (FinishPartial). It is never current and never listed with the
+	// source's snapshots.
+	SnapshotPartial = "partial"
 )
 
 // Origins of a manifest table (ManifestTable.Origin).
@@ -209,12 +215,13 @@ func NewSnapshotID(now time.Time, exists func(id string) (bool, error)) (string,
 }
 
 // ExistsIn returns an exists function for NewSnapshotID: an id is taken when
-// <sourceDir>/snapshots/<id> or <sourceDir>/.staging/<id> exists. A path
+// <sourceDir>/snapshots/<id>, <sourceDir>/.staging/<id> or
+// <sourceDir>/.partial/<id> exists. A path
 // that can be neither found nor ruled out (a folder on the way that is a
 // file, or not readable) is an error.
 func ExistsIn(sourceDir string) func(id string) (bool, error) {
 	return func(id string) (bool, error) {
-		for _, d := range []string{SnapshotsDir, StagingDir} {
+		for _, d := range []string{SnapshotsDir, StagingDir, PartialDir} {
 			_, err := os.Lstat(filepath.Join(sourceDir, d, id))
 			switch {
 			case err == nil:

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -19,14 +20,20 @@ func FileRows(path string) (int64, error) {
 }
 
 // FileStats is what a Parquet file's footer says of its size: its rows,
-// the uncompressed size of its column data (Plain) and the part of it in
-// binary columns (byte arrays that are not text).
+// the plain size of its values (Plain: as PLAIN encoding without
+// compression writes them) and the part of it in binary columns (byte
+// arrays that are not text).
 type FileStats struct {
 	Rows, Plain, PlainBinary int64
 }
 
 // ReadFileStats reads the FileStats of the Parquet file at path from its
-// footer (no data is read).
+// footer (no data is read). Plain is the column data's uncompressed size,
+// its byte-array columns' part (encoded: dictionaries shrink repeated
+// values) replaced by the values' PLAIN size where the table writer
+// measured it (KeyByteArrayBytes) and that is larger; PlainBinary
+// likewise (KeyBinaryBytes). Files written before those keys are measured
+// by their column data alone.
 func ReadFileStats(path string) (FileStats, error) {
 	r, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -35,20 +42,42 @@ func ReadFileStats(path string) (FileStats, error) {
 	defer r.Close()
 	md := r.MetaData()
 	st := FileStats{Rows: r.NumRows()}
+	var byteArrays int64
 	for g := range md.NumRowGroups() {
 		rg := md.RowGroup(g)
 		st.Plain += rg.TotalByteSize()
 		for c := range rg.NumColumns() {
 			col := md.Schema.Column(c)
-			if col.PhysicalType() != parquet.Types.ByteArray || col.LogicalType().Equals(pqschema.StringLogicalType{}) {
+			if col.PhysicalType() != parquet.Types.ByteArray {
 				continue
 			}
-			if cc, err := rg.ColumnChunk(c); err == nil {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				continue
+			}
+			byteArrays += cc.TotalUncompressedSize()
+			if !col.LogicalType().Equals(pqschema.StringLogicalType{}) {
 				st.PlainBinary += cc.TotalUncompressedSize()
 			}
 		}
 	}
+	kv := md.KeyValueMetadata()
+	if n, ok := footerInt(kv.FindValue(KeyByteArrayBytes)); ok && n > byteArrays {
+		st.Plain += n - byteArrays
+	}
+	if n, ok := footerInt(kv.FindValue(KeyBinaryBytes)); ok {
+		st.PlainBinary = max(st.PlainBinary, n)
+	}
 	return st, nil
+}
+
+// footerInt is a footer value's decimal number; ok is false without one.
+func footerInt(v *string) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(*v, 10, 64)
+	return n, err == nil
 }
 
 // MeasureTable is what the room estimates (package room) know of table mt

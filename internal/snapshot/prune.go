@@ -179,6 +179,12 @@ func emptyTrash(sourceDir string, log *slog.Logger) error {
 // trashSnapshot moves snapshots/<id> to .trash/<id> durably: after it
 // returns, a crash leaves the snapshot out of snapshots/.
 func trashSnapshot(sourceDir, id string) error {
+	return moveToTrash(sourceDir, Folder(sourceDir).Snapshots(), id)
+}
+
+// moveToTrash moves <from>/<id> to .trash/<id> durably, from and .trash
+// fsynced.
+func moveToTrash(sourceDir, from, id string) error {
 	trash := Folder(sourceDir).Trash()
 	if err := os.MkdirAll(trash, filemode.Dir()); err != nil {
 		return err
@@ -186,11 +192,10 @@ func trashSnapshot(sourceDir, id string) error {
 	if err := syncDir(sourceDir); err != nil {
 		return err
 	}
-	snaps := Folder(sourceDir).Snapshots()
-	if err := os.Rename(filepath.Join(snaps, id), filepath.Join(trash, id)); err != nil {
+	if err := os.Rename(filepath.Join(from, id), filepath.Join(trash, id)); err != nil {
 		return err
 	}
-	if err := syncDir(snaps); err != nil {
+	if err := syncDir(from); err != nil {
 		return err
 	}
 	if err := syncDir(trash); err != nil {

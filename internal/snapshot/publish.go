@@ -45,10 +45,29 @@ func (b *Builder) Publish(m Manifest) error {
 }
 
 func (b *Builder) publish(m Manifest) error {
+	if m.Kind == SnapshotPartial {
+		return fmt.Errorf("a %s snapshot is never made current (FinishPartial)", SnapshotPartial)
+	}
+	enc, err := b.seal(&m)
+	if err != nil {
+		return err
+	}
+	final := Folder(b.sourceDir).Snapshot(b.id)
+	if done, err := b.republish(final, enc, m.Position); done || err != nil {
+		return err
+	}
+	if err := b.install(final, enc); err != nil {
+		return err
+	}
+	return swapCurrent(b.sourceDir, b.id)
+}
+
+// seal completes m (step 1 of Publish) and returns its encoding.
+func (b *Builder) seal(m *Manifest) ([]byte, error) {
 	if m.SnapshotID == "" {
 		m.SnapshotID = b.id
 	} else if m.SnapshotID != b.id {
-		return fmt.Errorf("manifest is for snapshot %s", m.SnapshotID)
+		return nil, fmt.Errorf("manifest is for snapshot %s", m.SnapshotID)
 	}
 	if m.Version == 0 {
 		m.Version = ManifestVersion
@@ -59,22 +78,22 @@ func (b *Builder) publish(m Manifest) error {
 	files := b.Files()
 	for rel, d := range m.Files {
 		if got, ok := files[rel]; !ok || got != d {
-			return fmt.Errorf("manifest file %s was not built with that digest", rel)
+			return nil, fmt.Errorf("manifest file %s was not built with that digest", rel)
 		}
 	}
 	m.Files = files
 	if err := m.check(); err != nil {
-		return err
+		return nil, err
 	}
-	enc, err := m.encode()
-	if err != nil {
-		return err
-	}
-	final := Folder(b.sourceDir).Snapshot(b.id)
-	if done, err := b.republish(final, enc, m.Position); done || err != nil {
-		return err
-	}
-	for rel, d := range files {
+	return m.encode()
+}
+
+// install is steps 2 to 4 of Publish: the staging folder's files checked
+// against their sizes and fsynced, the manifest enc written last, the
+// folder renamed to final (whose parent is made when missing) and both
+// parents fsynced.
+func (b *Builder) install(final string, enc []byte) error {
+	for rel, d := range b.Files() {
 		st, err := os.Stat(filepath.Join(b.dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return err
@@ -95,8 +114,8 @@ func (b *Builder) publish(m Manifest) error {
 	if err := crashPoint("manifest"); err != nil {
 		return err
 	}
-	snaps := Folder(b.sourceDir).Snapshots()
-	if err := os.MkdirAll(snaps, filemode.Dir()); err != nil {
+	parent := filepath.Dir(final)
+	if err := os.MkdirAll(parent, filemode.Dir()); err != nil {
 		return err
 	}
 	if err := syncDir(b.sourceDir); err != nil {
@@ -105,16 +124,13 @@ func (b *Builder) publish(m Manifest) error {
 	if err := os.Rename(b.dir, final); err != nil {
 		return err
 	}
-	if err := syncDir(snaps); err != nil {
+	if err := syncDir(parent); err != nil {
 		return err
 	}
 	if err := syncDir(filepath.Dir(b.dir)); err != nil {
 		return err
 	}
-	if err := crashPoint("renamed"); err != nil {
-		return err
-	}
-	return swapCurrent(b.sourceDir, b.id)
+	return crashPoint("renamed")
 }
 
 // republish handles an id that is already published: same manifest → finish

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -102,12 +103,19 @@ type TableWriter struct {
 	canon   []byte // hash framing + canonical values of the current row
 	scratch []byte // decoded bytes of the current row
 	sizes   []int  // Overlap: the buffer sizes of the last row group
-	fp      Fingerprint
-	groupN  int
-	groupB  int
-	groups  int
-	err     error // sticky: a failed write ends the writer
-	closed  bool
+	// byteArray and binary mark the columns stored as Parquet byte arrays
+	// (Arrow String or Binary) and those of them that are binary.
+	byteArray, binary []bool
+	// byteArrays and binaries are the PLAIN-encoded bytes (4-byte length
+	// and value) of the rows' non-NULL values of those columns: the
+	// footer's KeyByteArrayBytes and KeyBinaryBytes.
+	byteArrays, binaries int64
+	fp                   Fingerprint
+	groupN               int
+	groupB               int
+	groups               int
+	err                  error // sticky: a failed write ends the writer
+	closed               bool
 }
 
 // NewTableWriter starts a table file of t on w. meta's CreateTable, Position,
@@ -152,7 +160,12 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 		return nil, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
 	}
 	tw := &TableWriter{t: t, meta: meta, opts: opts, sc: sc, cw: cw, fw: fw,
-		vals: make([]value, len(t.Columns)), nExtra: len(extra)}
+		vals: make([]value, len(t.Columns)), nExtra: len(extra), byteArray: make([]bool, len(t.Columns)), binary: make([]bool, len(t.Columns))}
+	for i := range tw.binary {
+		dt := sc.Field(i).Type
+		tw.binary[i] = arrow.TypeEqual(dt, arrow.BinaryTypes.Binary)
+		tw.byteArray[i] = tw.binary[i] || arrow.TypeEqual(dt, arrow.BinaryTypes.String)
+	}
 	tw.cur = newSlice(tw, len(extra))
 	if opts.Overlap {
 		slices := []*slice{}
@@ -211,6 +224,7 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 	}
 	cols := tw.cur.cols
 	canon, scratch := tw.canon[:0], tw.scratch[:0]
+	var byteArrays, binaries int
 	for i, v := range row {
 		if v.Null {
 			canon = binary.LittleEndian.AppendUint32(canon, nullMarker)
@@ -222,6 +236,12 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 		var err error
 		if canon, err = cols[i].appendSQL(canon, v, &scratch, &tw.vals[i]); err == nil {
 			binary.LittleEndian.PutUint32(canon[at:], uint32(len(canon)-at-4))
+			if tw.byteArray[i] {
+				byteArrays += len(canon) - at
+				if tw.binary[i] {
+					binaries += len(canon) - at
+				}
+			}
 		}
 		if err != nil {
 			tw.canon, tw.scratch = canon[:0], scratch[:0]
@@ -241,6 +261,7 @@ func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
 		}
 	}
 	tw.put(canon, scratch, extra, rowBytes)
+	tw.byteArrays, tw.binaries = tw.byteArrays+int64(byteArrays), tw.binaries+int64(binaries)
 	tw.fp.Add(xxhash.Sum64(canon))
 	tw.canon, tw.scratch = canon, scratch
 	if tw.groupN >= tw.opts.RowGroupRows || tw.groupB >= tw.opts.RowGroupBytes {
@@ -366,6 +387,8 @@ func (tw *TableWriter) Close() (WriteResult, error) {
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("table %s: %w", tw.t.QualifiedName(), err)
 	}
+	kv = append(kv, [2]string{KeyByteArrayBytes, strconv.FormatInt(tw.byteArrays, 10)},
+		[2]string{KeyBinaryBytes, strconv.FormatInt(tw.binaries, 10)})
 	for _, p := range kv {
 		if err := tw.fw.AppendKeyValueMetadata(p[0], p[1]); err != nil {
 			return WriteResult{}, fmt.Errorf("table %s: footer: %w", tw.t.QualifiedName(), err)

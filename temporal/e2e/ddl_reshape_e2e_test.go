@@ -8,7 +8,7 @@ import (
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// TestRefreshReshapesColumns: the traps of added defaults ('' and NULL, a
+// TestRefreshReshapesColumns: the traps of added defaults (” and NULL, a
 // DECIMAL, a DATETIME, an ENUM, a BIT, a column FIRST), a dropped column, a
 // renamed column, a widened one, and a new primary key, each beside row
 // changes before and after it. A moment right after each statement, read

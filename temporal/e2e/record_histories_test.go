@@ -101,6 +101,17 @@ func TestRecordHistories(t *testing.T) {
 	}
 	rec.save(t, "fullbackup-exactfloats", workflows.FullBackupWorkflowID("main"), run.GetRunID())
 
+	// A partial full backup (a re-dump of two tables), FLOAT table included.
+	run, err = temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RedumpWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		workflows.FullBackup, workflows.FullBackupInput{Source: "main", Tables: []string{"app.items", "app.fl"}})
+	must(t, err)
+	var partial workflows.FullBackupResult
+	must(t, run.Get(e.ctx, &partial))
+	if partial.Tables != 2 || partial.Partial == nil {
+		t.Fatalf("partial full backup %+v", partial)
+	}
+	rec.save(t, "fullbackup-partial", workflows.RedumpWorkflowID("main"), run.GetRunID())
+
 	// A refresh that pairs (items and the FLOAT table change), and one
 	// that links everything (no change).
 	w.exec(t, e, "UPDATE items SET v = 'paired' WHERE id IN (1, 2)")

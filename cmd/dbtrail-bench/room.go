@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/dbtrail/dbtrail/internal/disk"
+	"github.com/dbtrail/dbtrail/internal/dumpconv"
+	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/testsuite"
+)
+
+// benchRoom measures the room estimates (package room) against what the
+// real steps write, written ÷ estimate per step kind: the dump (mydumper)
+// and the conversion (ConvertTable's estimate, dumpconv.Estimate) of the
+// conversion benchmark's table of n rows, and RefreshTable's pair and
+// rewrite of the refresh benchmark's table of n rows for a window of n/10
+// changes (the Room its result records). The other kinds are checked
+// against their real writers by TestEstimates (internal/room).
+func benchRoom(ctx context.Context, n int) ([]result, error) {
+	rows, err := convertRoom(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	env, _, stop, err := startRefreshEnv(ctx, "room")
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	tb, err := env.buildTable(n)
+	if err != nil {
+		return nil, err
+	}
+	k := max(n/10, 1)
+	if err := env.insertWindow(ctx, tb, k); err != nil {
+		return nil, err
+	}
+	var runs []refreshRun
+	for _, a := range []foldplan.Action{foldplan.ActionPair, foldplan.ActionRewrite} {
+		r, err := env.run(ctx, tb, k, a)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return append(rows, roomRows(slices.Values(runs))...), nil
+}
+
+// convertRoom is the dump's and the conversion's room rows for the
+// conversion benchmark's table of n rows.
+func convertRoom(ctx context.Context, n int) ([]result, error) {
+	f, stop, err := startConvFixture(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	res, _, err := convertOnce(ctx, f.fsys, f.tf, f.def, f.create, filepath.Join(f.dir, "t.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := dumpRoom(ctx, f.src, f.dumpDir(), f.tf, f.def, f.meta(), uint64(res.Bytes))
+	return rows[:], err
+}
+
+// dumpRoom is the room rows of the dump and the conversion: what each
+// wrote (the dump folder, the table file of written bytes) ÷ its estimate
+// (room.Dump of the table's data_length; dumpconv.Estimate, ConvertTable's
+// estimate, of its data files).
+func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dumpfile.TableFiles, def *schema.Table, meta snapshot.FooterMeta, written uint64) ([2]result, error) {
+	db, err := src.DB(ctx, "conv")
+	if err != nil {
+		return [2]result{}, err
+	}
+	defer db.Close()
+	var length uint64
+	if err := db.QueryRowContext(ctx, `SELECT DATA_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'conv' AND TABLE_NAME = 't'`).Scan(&length); err != nil {
+		return [2]result{}, err
+	}
+	var dumped, data uint64
+	ents, err := os.ReadDir(dumpDir)
+	if err != nil {
+		return [2]result{}, err
+	}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			dumped += uint64(info.Size())
+			if slices.Contains(tf.DataFiles, e.Name()) {
+				data += uint64(info.Size())
+			}
+		}
+	}
+	conv, sample, err := dumpconv.Estimate(ctx, os.DirFS(dumpDir), tf.DataFiles, def, meta)
+	if err != nil {
+		return [2]result{}, err
+	}
+	row := func(kind string, written uint64, est room.Estimate, basis string) result {
+		x := room.Ratio(written, est.Bytes)
+		return result{"room: " + kind + " written ÷ estimate", fmt.Sprintf("%.2f", x), roomTarget,
+			fmt.Sprintf("%s; %s written, estimate %s from %s", roomVerdict(x, x), disk.Bytes(written), disk.Bytes(est.Bytes), basis)}
+	}
+	return [2]result{
+		row("dump", dumped, room.Dump(length), "data_length "+disk.Bytes(length)),
+		row("convert", written, conv, fmt.Sprintf("the dump's data files %s, a sample of %s converted to %s",
+			disk.Bytes(data), disk.Bytes(sample.Text), disk.Bytes(sample.Parquet))),
+	}, nil
+}
+
+// The target of every room row: a step writes between 0.4 and 1 times its
+// estimate (never more, rarely far less).
+const (
+	roomLowest, roomHighest = 0.4, 1.0
+	roomTarget              = "0.4–1.0"
+)
+
+// roomVerdict says whether ratios lo to hi of written ÷ estimate are all
+// within the target.
+func roomVerdict(lo, hi float64) string {
+	if lo >= roomLowest && hi <= roomHighest {
+		return "within target"
+	}
+	return "NOT within target"
+}
+
+// roomRows reports, per step kind (pair, rewrite), the least and greatest
+// actual ÷ estimate of the runs whose estimate is above room.Floor (a
+// floored estimate says nothing of the rule), against the target.
+func roomRows(runs iter.Seq[refreshRun]) []result {
+	type span struct {
+		lo, hi float64
+		n      int
+	}
+	kinds := map[string]*span{}
+	for r := range runs {
+		if r.room == nil || r.room.Estimate <= room.Floor {
+			continue
+		}
+		x := room.Ratio(r.room.Written, r.room.Estimate)
+		sp := kinds[r.room.Kind]
+		if sp == nil {
+			sp = &span{lo: x, hi: x}
+			kinds[r.room.Kind] = sp
+		}
+		sp.lo, sp.hi, sp.n = min(sp.lo, x), max(sp.hi, x), sp.n+1
+	}
+	var out []result
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		sp := kinds[k]
+		out = append(out, result{"room: " + k + " written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi), roomTarget,
+			fmt.Sprintf("%s; %d runs above the %s floor", roomVerdict(sp.lo, sp.hi), sp.n, disk.Bytes(room.Floor))})
+	}
+	return out
+}

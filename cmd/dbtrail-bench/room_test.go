@@ -1,0 +1,35 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/room"
+)
+
+// TestRoomRows: per step kind the least and greatest written ÷ estimate of
+// the runs above the floor, with a verdict: within target only when all are
+// between 0.4 and 1.
+func TestRoomRows(t *testing.T) {
+	step := func(kind string, est, written uint64) refreshRun {
+		return refreshRun{room: &room.Step{Kind: kind, Estimate: est, Sure: true, Written: written}}
+	}
+	rows := roomRows(slices.Values([]refreshRun{
+		step("pair", 10<<20, 5<<20), step("pair", 10<<20, 7<<20), step("pair", room.Floor, 10),
+		step("rewrite", 10<<20, 11<<20), {},
+	}))
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v, want pair and rewrite", rows)
+	}
+	if r := rows[0]; r.name != "room: pair written ÷ estimate" || r.value != "0.50–0.70" || r.target != roomTarget ||
+		!strings.HasPrefix(r.note, "within target; 2 runs") {
+		t.Errorf("pair row %+v", r)
+	}
+	if r := rows[1]; r.name != "room: rewrite written ÷ estimate" || r.value != "1.10–1.10" || !strings.HasPrefix(r.note, "NOT within target") {
+		t.Errorf("rewrite row %+v", r)
+	}
+	if roomVerdict(0.39, 0.5) != "NOT within target" || roomVerdict(0.4, 1) != "within target" {
+		t.Error("roomVerdict's bounds")
+	}
+}
