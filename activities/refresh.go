@@ -222,15 +222,11 @@ func openPrevTable(dir string, in RefreshTableInput) (*snapshot.Snapshot, snapsh
 func (a *Activities) refreshInto(ctx context.Context, in RefreshTableInput, dir string, prev *snapshot.Snapshot,
 	mt snapshot.ManifestTable) (ConvertTableResult, error) {
 	tp := in.Table
-	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	b, progress, stop, err := stageTable(ctx, dir, in)
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	set, stop := keepAlive(ctx)
 	defer stop()
-	progress := func(stage string, rows int64) {
-		set(RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
-	}
 	switch tp.Action {
 	case foldplan.ActionLink:
 		return a.linkOrPair(ctx, in, prev, mt, b, nil)
@@ -250,6 +246,19 @@ func (a *Activities) refreshInto(ctx context.Context, in RefreshTableInput, dir 
 		return out, err
 	}
 	return ConvertTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
+}
+
+// stageTable attaches to the staging folder of in.SnapshotID in the source
+// folder dir and starts heartbeating the table's progress; stop ends it.
+func stageTable(ctx context.Context, dir string, in RefreshTableInput) (*snapshot.Builder, fold.Progress, func(), error) {
+	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	set, stop := keepAlive(ctx)
+	return b, func(stage string, rows int64) {
+		set(RefreshProgress{Table: in.Table.Key.String(), Stage: stage, Rows: rows})
+	}, stop, nil
 }
 
 // foldJob is what folding one table needs: its definition, the footer of

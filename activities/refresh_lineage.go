@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/room"
@@ -65,15 +66,11 @@ func (a *Activities) lineageNeed(dir string, in RefreshTableInput) room.Estimate
 
 func (a *Activities) rewriteLineage(ctx context.Context, in RefreshTableInput, dir string) (ConvertTableResult, error) {
 	tp := in.Table
-	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
+	b, progress, stop, err := stageTable(ctx, dir, in)
 	if err != nil {
 		return ConvertTableResult{}, err
 	}
-	set, stop := keepAlive(ctx)
 	defer stop()
-	progress := func(stage string, rows int64) {
-		set(RefreshProgress{Table: tp.Key.String(), Stage: stage, Rows: rows})
-	}
 	eng, release, err := a.engine(ctx)
 	if err != nil {
 		return ConvertTableResult{}, err
@@ -91,7 +88,7 @@ func (a *Activities) rewriteLineage(ctx context.Context, in RefreshTableInput, d
 // writeRebuilt opens mp through rb and writes it as the table's new table
 // file and empty chain start into the builder b.
 func (a *Activities) writeRebuilt(ctx context.Context, rb moment.Rebuilder, mp moment.TablePlan, in RefreshTableInput,
-	b *snapshot.Builder, progress func(string, int64)) (ConvertTableResult, error) {
+	b *snapshot.Builder, progress fold.Progress) (ConvertTableResult, error) {
 	tp := in.Table
 	t, err := rb.Open(ctx, mp, progress)
 	if err != nil {

@@ -127,6 +127,14 @@ func (d *decoder) handle(ev *replication.BinlogEvent) error {
 	case *replication.HeartbeatEvent:
 		// Its position is the source's, not an event read: no advance.
 		return nil
+	case *replication.FormatDescriptionEvent:
+		// It describes the file, and moves nothing: at a stream's start
+		// MariaDB re-sends it with end_log_pos 0, which FillZeroLogPos
+		// turns into the start position plus its size, a position no
+		// event ends at (past the file's end on an idle source: the idle
+		// checkpoint and a refresh's cut would be set after later events,
+		// and a restart would resume inside one).
+		return nil
 	case *replication.TableMapEvent:
 		if _, err := d.tables.resolve(e, d.here(h), d.lastSeq); err != nil {
 			return err

@@ -385,7 +385,8 @@ func (e *scaleEnv) startConfig(ctx context.Context, k int) (*scaleConfig, error)
 }
 
 // startWorker starts `dbtrail worker` on queue with folders of its own
-// under e.dir/name, pinned to core (when taskset and the core exist).
+// under e.dir/name, pinned to core (when taskset and the core exist; -1
+// none).
 func (e *scaleEnv) startWorker(ctx context.Context, name, queue, url string, core int) (*scaleWorker, error) {
 	dir := filepath.Join(e.dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -400,7 +401,7 @@ func (e *scaleEnv) startWorker(ctx context.Context, name, queue, url string, cor
 	args := []string{e.bin, "worker", "--temporal-addr", e.srv.FrontendAddr(), "--task-queue", queue,
 		"--source", scaleSource, "--refresh-every", "0", "--archive-url", url,
 		"--backup-dir", filepath.Join(dir, "backups"), "--work-dir", filepath.Join(dir, "work")}
-	if taskset, err := exec.LookPath("taskset"); err == nil && core < runtime.NumCPU() {
+	if taskset, err := exec.LookPath("taskset"); err == nil && core >= 0 && core < runtime.NumCPU() {
 		args = append([]string{taskset, "-c", strconv.Itoa(core)}, args...)
 		w.core = core
 	}

@@ -65,42 +65,55 @@ func (e *scaleEnv) change(ctx context.Context) error {
 	return nil
 }
 
-// refresh runs one Refresh on cfg's queue and measures it.
+// refresh runs one Refresh on cfg's queue and measures it; one that
+// published nothing is an error.
 func (e *scaleEnv) refresh(ctx context.Context, cfg *scaleConfig, round int) (scaleRun, error) {
-	before, err := e.cpuNow(cfg)
-	if err != nil {
-		return scaleRun{}, err
-	}
-	began := time.Now()
-	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-refresh-%d", cfg.queue, round), TaskQueue: cfg.queue},
-		workflows.Refresh, workflows.RefreshInput{Source: scaleSource, TableDeltas: true})
-	if err != nil {
-		return scaleRun{}, err
-	}
-	var res workflows.RefreshResult
-	if err := run.Get(ctx, &res); err != nil {
-		return scaleRun{}, fmt.Errorf("refresh on %s: %w", cfg.queue, err)
-	}
-	elapsed := time.Since(began)
-	after, err := e.cpuNow(cfg)
+	r, res, err := e.measureRefresh(ctx, cfg, fmt.Sprintf("%s-refresh-%d", cfg.queue, round))
 	if err != nil {
 		return scaleRun{}, err
 	}
 	if res.Refused || res.SnapshotID == "" {
 		return scaleRun{}, fmt.Errorf("refresh on %s published nothing: %v", cfg.queue, res.Reasons)
 	}
+	return r, nil
+}
+
+// measureRefresh runs one Refresh (workflow id id) on cfg's queue and
+// measures it, whatever it decided (a refused one included).
+func (e *scaleEnv) measureRefresh(ctx context.Context, cfg *scaleConfig, id string) (scaleRun, workflows.RefreshResult, error) {
+	var res workflows.RefreshResult
+	before, err := e.cpuNow(cfg)
+	if err != nil {
+		return scaleRun{}, res, err
+	}
+	began := time.Now()
+	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.queue},
+		workflows.Refresh, workflows.RefreshInput{Source: scaleSource, TableDeltas: true})
+	if err != nil {
+		return scaleRun{}, res, err
+	}
+	if err := run.Get(ctx, &res); err != nil {
+		return scaleRun{}, res, fmt.Errorf("refresh on %s: %w", cfg.queue, err)
+	}
+	elapsed := time.Since(began)
+	after, err := e.cpuNow(cfg)
+	if err != nil {
+		return scaleRun{}, res, err
+	}
 	r := after.minus(before)
 	r.elapsed, r.downloaded, r.stale = elapsed, res.Downloaded, res.Prev != cfg.published
-	cfg.published = res.SnapshotID
+	if res.SnapshotID != "" {
+		cfg.published = res.SnapshotID
+	}
 	for _, line := range res.Tables {
 		if strings.Contains(line, ": rewrite") {
 			r.rewritten++
 		}
 	}
 	if err := e.readHistory(ctx, cfg, run, &r); err != nil {
-		return scaleRun{}, err
+		return scaleRun{}, res, err
 	}
-	return r, nil
+	return r, res, nil
 }
 
 // cpuNow reads the CPU time of every measured process and of the machine.

@@ -21,14 +21,7 @@ import (
 // ran in its place.
 func TestRefreshFoldsSchemaChanges(t *testing.T) {
 	e := newBackupEnv(t)
-	exec := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := e.src.ExecContext(e.ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { e.execAll(t, qs...) }
 	for _, n := range []string{"idx", "addcol", "ren", "trunc", "gone", "swap_a", "swap_b"} {
 		exec("CREATE TABLE "+n+" (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
 			"INSERT INTO "+n+" SELECT seq, CONCAT('"+n+"-', seq), seq FROM seq_1_to_300")
@@ -103,14 +96,7 @@ func TestRefreshFoldsSchemaChanges(t *testing.T) {
 // snapshot. No FullBackup runs.
 func TestRefreshRedumpsOnlyUnprovenTables(t *testing.T) {
 	e := newBackupEnv(t)
-	exec := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := e.src.ExecContext(e.ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { e.execAll(t, qs...) }
 	for _, n := range []string{"conv", "stamp", "plain"} {
 		exec("CREATE TABLE "+n+" (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
 			"INSERT INTO "+n+" SELECT seq, seq * 2, seq FROM seq_1_to_500")

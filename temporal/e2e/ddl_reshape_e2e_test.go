@@ -17,14 +17,7 @@ import (
 // a full backup and equals the source.
 func TestRefreshReshapesColumns(t *testing.T) {
 	e := newBackupEnv(t)
-	exec := func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := e.src.ExecContext(e.ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
+	exec := func(qs ...string) { e.execAll(t, qs...) }
 	exec(`CREATE TABLE shapes (id INT PRIMARY KEY, v VARCHAR(10), n INT, d DECIMAL(10,2), u INT NOT NULL)`,
 		`INSERT INTO shapes SELECT seq, CONCAT('v', seq), seq, seq / 3, seq FROM seq_1_to_200`)
 	e.fullBackup(t)

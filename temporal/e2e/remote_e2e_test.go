@@ -41,6 +41,14 @@ func (e *backupEnv) exec(t *testing.T, q string, args ...any) {
 	e.waitCaughtUp(t)
 }
 
+// execAll runs statements on the source, in order.
+func (e *backupEnv) execAll(t *testing.T, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		e.exec(t, q)
+	}
+}
+
 // TestRemoteUploadAndDownload: with a remote store on a real S3 server
 // (versitygw), a full backup and two refreshes go up: every remote file's
 // sha256 matches its manifest and the remote current is the local one. A
