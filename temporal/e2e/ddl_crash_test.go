@@ -26,7 +26,7 @@ func TestRefreshReshapeSurvivesWorkerKill(t *testing.T) {
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t, withoutWorker())
 	eng := newEngine(t)
-	exec := execAll(t, e)
+	exec := func(qs ...string) { e.execAll(t, qs...) }
 	exec(`CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(60), n INT)`,
 		`INSERT INTO big SELECT seq, CONCAT('row-', seq, REPEAT('x', seq % 40)), seq FROM seq_1_to_300000`)
 	sourceDir := filepath.Join(e.acts.BackupDir, "main")
@@ -97,16 +97,4 @@ func afterKill(t *testing.T, e *backupEnv, eng *fold.Engine, sourceDir string, r
 		t.Fatalf("staging folders after the next refresh: %+v (%v)", st, err)
 	}
 	checkLive(t, e, eng, e.current(t), "the refresh after the kill")
-}
-
-// execAll returns a function that runs statements on the source in order.
-func execAll(t *testing.T, e *backupEnv) func(...string) {
-	return func(qs ...string) {
-		t.Helper()
-		for _, q := range qs {
-			if _, err := e.src.ExecContext(e.ctx, q); err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-		}
-	}
 }

@@ -30,7 +30,7 @@ func TestRefreshRedumpSurvivesWorkerKill(t *testing.T) {
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t, withoutWorker())
 	eng := newEngine(t)
-	exec := execAll(t, e)
+	exec := func(qs ...string) { e.execAll(t, qs...) }
 	exec(`CREATE TABLE big (id INT PRIMARY KEY, pad VARCHAR(60), code VARCHAR(12))`,
 		`INSERT INTO big SELECT seq, CONCAT('row-', seq, REPEAT('x', seq % 40)), seq FROM seq_1_to_300000`,
 		`CREATE TABLE small (id INT PRIMARY KEY, v VARCHAR(10))`,
