@@ -151,9 +151,16 @@ func TestAPIQueryTail(t *testing.T) {
 		t.Fatalf("a file outside the backup folder through the tail's sandbox: %d %+v", st, refused)
 	}
 
-	// A schema change after the snapshot: the snapshot's answer, and why.
+	// A column added after the snapshot is folded: the tail stays live.
 	e.exec(t, "ALTER TABLE tags ADD COLUMN memo VARCHAR(10) NULL")
 	e.exec(t, "INSERT INTO acct VALUES (5, 1)")
+	got, a = askAPI(t, c, "", sql)
+	if now := liveLines(t, e, live); !slices.Equal(got, now) || !a.Cut.Tail {
+		t.Fatalf("after ADD COLUMN: rows %v (source %v), cut %+v", got, now, a.Cut)
+	}
+	// A schema change the fold cannot prove: the snapshot's answer, and why.
+	e.exec(t, "ALTER TABLE tags MODIFY a VARCHAR(10)")
+	e.exec(t, "INSERT INTO acct VALUES (6, 1)")
 	got, a = askAPI(t, c, "", sql)
 	if !slices.Equal(got, atSnapshot) || a.Cut.Tail || !strings.Contains(a.Cut.Reason, "app.tags") ||
 		!strings.Contains(a.Cut.Reason, "ALTER") || a.Cut.Seq != snap.Position.Seq {
