@@ -187,10 +187,11 @@ func TestRefreshZeroChangesLinksEverything(t *testing.T) {
 	}
 }
 
-// TestRefreshDDLRunsFullBackup: a schema change in the window refuses the
-// refresh (nothing published from it), a FullBackup runs in its place, and
-// the chain restarts from the new table file; later refreshes pair again.
-func TestRefreshDDLRunsFullBackup(t *testing.T) {
+// TestRefreshDDLFoldsAddColumn: an ADD COLUMN in the window is folded by
+// the refresh (no full backup): the table is rewritten from its previous
+// file in the new shape and its chain restarts from the new table file;
+// later refreshes pair again.
+func TestRefreshDDLFoldsAddColumn(t *testing.T) {
 	e := newBackupEnv(t)
 	eng := newEngine(t)
 	w := newWorkload(3)
@@ -205,31 +206,31 @@ func TestRefreshDDLRunsFullBackup(t *testing.T) {
 	w.exec(t, e, "UPDATE ints SET extra = 'x' WHERE id = ?", w.ints[0])
 	e.waitCaughtUp(t)
 	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
-	if !res.Refused || res.FullBackup == "" || res.SnapshotID != "" {
+	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" || res.Redump != nil {
 		t.Fatalf("refresh across DDL: %+v", res)
 	}
 	snap := e.current(t)
-	if snap.Manifest.SnapshotID != res.FullBackup || snap.Manifest.Kind != snapshot.SnapshotFull {
-		t.Fatalf("current %s (%s), full backup %s", snap.Manifest.SnapshotID, snap.Manifest.Kind, res.FullBackup)
+	if snap.Manifest.SnapshotID != res.SnapshotID || snap.Manifest.Kind != snapshot.SnapshotRefresh {
+		t.Fatalf("current %s (%s), refresh %s", snap.Manifest.SnapshotID, snap.Manifest.Kind, res.SnapshotID)
 	}
 	if _, err := os.Stat(filepath.Join(e.acts.BackupDir, "main", snapshot.SnapshotsDir, first.SnapshotID)); err != nil {
 		t.Fatalf("the earlier refreshed snapshot is gone: %v", err)
 	}
 	mt, _ := snap.Manifest.Table("app", "ints")
-	if len(mt.Chain) != 2 {
-		t.Fatalf("ints chain after the full backup: %v", mt.Chain)
+	if len(mt.Chain) != 2 || mt.Origin != snapshot.OriginRewritten {
+		t.Fatalf("ints after the ADD COLUMN: origin %s, chain %v", mt.Origin, mt.Chain)
 	}
-	checkLive(t, e, eng, snap, "after the full backup")
+	checkLive(t, e, eng, snap, "after the folded ADD COLUMN")
 	w.step(t, e, 8)
 	e.waitCaughtUp(t)
 	res = e.refresh(t, workflows.RefreshInput{TableDeltas: true})
 	if res.Refused {
-		t.Fatalf("refresh after the full backup refused: %v", res.Reasons)
+		t.Fatalf("refresh after the folded ADD COLUMN refused: %v", res.Reasons)
 	}
 	snap = e.current(t)
 	mt, _ = snap.Manifest.Table("app", "ints")
 	if mt.Origin != snapshot.OriginPair || len(mt.Chain) != 4 {
 		t.Fatalf("ints after the next refresh: %s chain %v", mt.Origin, mt.Chain)
 	}
-	checkLive(t, e, eng, snap, "refresh after the full backup")
+	checkLive(t, e, eng, snap, "refresh after the folded ADD COLUMN")
 }
