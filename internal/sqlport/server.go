@@ -64,7 +64,8 @@ type Server struct {
 	wg   sync.WaitGroup
 }
 
-// Listen checks cfg, reads the token file and listens on cfg.Addr.
+// Listen checks cfg, reads the token file and listens on cfg.Addr, which
+// must be a loopback address (the port has no TLS yet).
 func Listen(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
@@ -80,6 +81,9 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.Session.Tail != nil {
 		return nil, fmt.Errorf("sql port: the session's tail is the port's (Config.Tail)")
+	}
+	if loop, err := api.IsLoopback(cfg.Addr); err != nil || !loop {
+		return nil, fmt.Errorf("sql port: listen address %s: want a loopback address (127.0.0.1, ::1): the port has no TLS yet, and passwords must not cross a network in clear", cfg.Addr)
 	}
 	auth, err := credentials(cfg.TokenFile)
 	if err != nil {

@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +63,7 @@ func acctLines(t *testing.T, ctx context.Context, db *sql.DB) []string {
 // recorded moment whose rows equal the source's then, @@dbtrail_cut names
 // the cut, and writes, a moment not kept and a wrong password are refused.
 func TestSQLPortTimeTravel(t *testing.T) {
+	bin := buildDbtrailAsync(t)
 	e := newBackupEnv(t)
 	for _, q := range []string{
 		"CREATE TABLE acct (id INT UNSIGNED PRIMARY KEY, bal DECIMAL(12,2) NOT NULL, note VARCHAR(20), at DATETIME(6))",
@@ -150,6 +153,47 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "1290") {
 		t.Fatalf("mariadb client write: %v: %s", err, out)
 	}
+
+	// `dbtrail sql`, the command, serves the same with the index's tail.
+	addr = startSQLCmd(t, e, bin())
+	host, port, _ = strings.Cut(addr, ":")
+	out, err = exec.CommandContext(e.ctx, "mariadb", "-h", host, "-P", port, "-u", "viewer", "-p"+portSecret,
+		"--batch", "--skip-column-names", "-e", "SELECT id, bal, note FROM app.acct ORDER BY id").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb through dbtrail sql: %v: %s", err, out)
+	}
+	if got := strings.ReplaceAll(strings.TrimSpace(string(out)), "\t", ","); got != want {
+		t.Fatalf("mariadb through dbtrail sql:\n%s\nthe source:\n%s", got, want)
+	}
+}
+
+// startSQLCmd runs `dbtrail sql` (the binary) on e's backup folder and
+// index with the user viewer and returns its address.
+func startSQLCmd(t *testing.T, e *backupEnv, bin string) string {
+	t.Helper()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	must(t, os.WriteFile(tokens, []byte("ro "+portSecret+" viewer\n"), 0o600))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	addr := ln.Addr().String()
+	must(t, ln.Close())
+	ctx, cancel := context.WithCancel(e.ctx)
+	cmd := exec.CommandContext(ctx, bin, "sql", "--backup-dir", e.acts.BackupDir, "--sql-addr", addr, "--token-file", tokens,
+		"--memory-limit", "256MB")
+	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "dbtrail sql is listening on "+addr) && strings.Contains(sc.Text(), "tail true") {
+			return addr
+		}
+	}
+	t.Fatalf("dbtrail sql ended before it listened: %v", sc.Err())
+	return ""
 }
 
 // startSQLPort serves e's backup folder with the live tail over e's index
