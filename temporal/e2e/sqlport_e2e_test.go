@@ -17,6 +17,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/sqlport"
 	"github.com/dbtrail/dbtrail/internal/tail"
@@ -218,4 +219,37 @@ func startSQLPort(t *testing.T, e *backupEnv) string {
 		}
 	})
 	return p.Addr()
+}
+
+// TestDevSQLPort starts `dbtrail dev --sql-addr` over a real backup: its
+// start block names the port, and the mariadb client reads the backup with
+// dev's own token (its name as the user, its secret as the password).
+func TestDevSQLPort(t *testing.T) {
+	bin := buildDbtrailAsync(t)
+	e := newBackupEnv(t)
+	e.exec(t, "CREATE TABLE dev_t (id INT PRIMARY KEY, v VARCHAR(5))")
+	e.exec(t, "INSERT INTO dev_t VALUES (1, 'a'), (2, NULL)")
+	e.fullBackup(t)
+	dataDir := filepath.Join(e.dir, "dev")
+	sqlAddr := freeAddr(t)
+	ctx, cancel := context.WithCancel(e.ctx)
+	cmd := exec.CommandContext(ctx, bin(), "dev", "--data-dir", dataDir, "--backup-dir", e.acts.BackupDir, "--capture=false",
+		"--frontend-addr", freeAddr(t), "--ui-addr", "", "--metrics-addr", "", "--api-addr", freeAddr(t), "--sql-addr", sqlAddr)
+	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN, "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_API_TOKENS=")
+	lines, stop := runUntil(t, cmd, cancel, "SQL port")
+	defer stop()
+	host, port, _ := strings.Cut(sqlAddr, ":")
+	if !strings.Contains(strings.Join(lines, "\n"), "mariadb -h "+host+" -P "+port) {
+		t.Fatalf("dev's start block does not name the SQL port:\n%s", strings.Join(lines, "\n"))
+	}
+	secret, err := api.DevSecret(filepath.Join(dataDir, api.DevTokenFile))
+	must(t, err)
+	out, err := exec.CommandContext(e.ctx, "mariadb", "-h", host, "-P", port, "-u", api.DevTokenName, "-p"+secret,
+		"--batch", "--skip-column-names", "-e", "SELECT id, v FROM app.dev_t ORDER BY id").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb through dev: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "1\ta\n2\tNULL" {
+		t.Fatalf("mariadb through dev: %q", got)
+	}
 }
