@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/internal/sqlport"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -42,6 +43,7 @@ func newDevCmd(g *globals) *cobra.Command {
 		early       earlyRefreshConfig
 		ftls        embedded.FrontendTLS
 		creds       temporalCreds
+		sqlAddr     string
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -111,6 +113,13 @@ read-write token) on its first start, keeps it, and prints how to use it.
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
+			if sqlAddr != "" {
+				job, err := sqlDevJob(cmd.Context(), g, sqlAddr, sc.tokenFile, wc.source, wc.backupDir, wc.archiveURL, store)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, job)
+			}
 			watch := func(c client.Client, namespace string) (func(context.Context), error) {
 				return early.watch(c, namespace, taskQueue, wc.source, sched.refresh.input(wc.source), acts, reg, g.log)
 			}
@@ -135,6 +144,7 @@ read-write token) on its first start, keeps it, and prints how to use it.
 	sched.register(f)
 	early.register(f)
 	sc.register(f, api.DefaultAddr)
+	f.StringVar(&sqlAddr, "sql-addr", "", "listen address of the time-travel SQL port, e.g. "+sqlport.DefaultAddr+" (MySQL protocol, read-only, loopback only; users from the API token file; empty: off)")
 	return cmd
 }
 

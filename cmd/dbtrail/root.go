@@ -48,7 +48,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 	g.index.register(pf, "index database")
 	registerFileMode(pf, &g.fileMode)
-	root.AddCommand(newInitCmd(g), newCaptureCmd(g), newStatusCmd(g), newDevCmd(g), newWorkerCmd(g), newViewsCmd(g), newBackupCmd(g), newRefreshCmd(g), newExportCmd(g), newVerifyCmd(g), newSnapshotsCmd(g), newQueryCmd(g), newHistoryCmd(g),
+	root.AddCommand(newInitCmd(g), newCaptureCmd(g), newStatusCmd(g), newDevCmd(g), newWorkerCmd(g), newViewsCmd(g), newBackupCmd(g), newRefreshCmd(g), newExportCmd(g), newVerifyCmd(g), newSnapshotsCmd(g), newQueryCmd(g), newSQLCmd(g), newHistoryCmd(g),
 		newArchivesCmd(g), newRestoreIndexCmd(g), newRestoreCmd(g), newServeCmd(g), newJobsCmd(g))
 	return root
 }

@@ -44,6 +44,20 @@ type Reader struct {
 	// in full (fold.DefaultMemoryLimit when empty).
 	MemoryLimit string
 	Log         *slog.Logger
+	// At is the moment the views answer at (moment.ParseAt's forms); the
+	// zero At is latest, the live tail. At any other moment a refusal
+	// (moment.RefusedError) or a tail over MaxEvents is an error, never
+	// the current snapshot's answer: the time-travel SQL port's
+	// SET @@dbtrail_at.
+	At moment.At
+}
+
+// at is r's moment: At, or latest.
+func (r *Reader) at() moment.At {
+	if r.At.Kind == "" {
+		return moment.At{Kind: moment.KindLatest}
+	}
+	return r.At
 }
 
 // State is one prepared tail: what a session's views answer. Its views'
@@ -139,7 +153,7 @@ func (r *Reader) Prepare(ctx context.Context, dir string) (*State, error) {
 }
 
 func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
-	plan, cat, err := r.Past.Plan(ctx, moment.At{Kind: moment.KindLatest}, moment.Selection{})
+	plan, cat, err := r.Past.Plan(ctx, r.at(), moment.Selection{})
 	if rf, ok := moment.IsRefused(err); ok {
 		return r.fallback(ctx, fmt.Sprintf("%s: %s", rf.Code, rf.Reason))
 	}
@@ -305,8 +319,12 @@ type staged struct {
 	events int64
 }
 
-// fallback is the current snapshot alone, with the reason.
+// fallback is the current snapshot alone, with the reason; at a moment
+// other than latest it is the error naming the reason.
 func (r *Reader) fallback(ctx context.Context, reason string) (*State, error) {
+	if at := r.at(); at.Kind != moment.KindLatest {
+		return nil, fmt.Errorf("moment %s of %s: %s", at, r.Past.Source, reason)
+	}
 	id, err := snapshot.ResolveCurrent(r.Past.SourceDir)
 	if err != nil {
 		return nil, fmt.Errorf("tail of %s: %w (and the tail is off: %s)", r.Past.Source, err, reason)

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/internal/sqlport"
+	"github.com/dbtrail/dbtrail/internal/tail"
+)
+
+// sqlConfig is what `dbtrail sql` serves.
+type sqlConfig struct {
+	q         queryConfig
+	addr      string
+	tokenFile string
+	timeout   time.Duration
+	maxRows   int
+}
+
+// newSQLCmd is `dbtrail sql`: the time-travel SQL port (internal/sqlport).
+func newSQLCmd(g *globals) *cobra.Command {
+	var c sqlConfig
+	cmd := &cobra.Command{
+		Use:   "sql",
+		Short: "Serve the backup read-only over the MySQL protocol: any MySQL client reads any moment",
+		Long: "Listen for MySQL clients (loopback only) and answer their reads from the DuckDB views of the\n" +
+			"backup folder, as `dbtrail query` does: by default at the newest captured transaction (the live\n" +
+			"tail, with --index-dsn or DBTRAIL_INDEX_DSN); SET @@dbtrail_at = 'T' (a time in UTC, seq:N, file:pos,\n" +
+			"gtid:G or latest) moves the session to moment T, and SELECT @@dbtrail_cut names the cut.\n" +
+			"Users are the tokens of the API's token file: a token's name is the user, its secret the password.\n" +
+			"Writes are refused with MySQL error 1290. What is built and what is not: docs/sql-port.md.",
+		Example: "  dbtrail sql --backup-dir /backups --token-file /etc/dbtrail/api-tokens\n" +
+			"  mariadb -h 127.0.0.1 -P 3307 -u NAME -pSECRET -e \"SET @@dbtrail_at='2026-12-01 10:41:59'; SELECT * FROM shop.orders\"",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.q.check(); err != nil {
+				return err
+			}
+			cfg := sqlport.Config{Addr: c.addr, TokenFile: c.tokenFile, Session: c.q.sessionOptions(),
+				Timeout: c.timeout, MaxRows: c.maxRows, Log: g.log}
+			if c.q.tail && (g.index.value != "" || cmd.Flags().Changed("tail")) {
+				past, closeIndex, err := openPast(cmd, g, c.q.backupDir, c.q.source, c.q.archiveURL)
+				if err != nil {
+					return fmt.Errorf("--tail: %w", err)
+				}
+				defer closeIndex()
+				cfg.Tail = &tail.Reader{Past: past, MaxEvents: c.q.tailMaxEvents, MemoryLimit: c.q.memoryLimit, Log: g.log}
+			}
+			p, err := sqlport.Listen(cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "dbtrail sql is listening on %s (MySQL protocol, read-only, tail %t)\n", p.Addr(), cfg.Tail != nil)
+			return p.Serve(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.addr, "sql-addr", sqlport.DefaultAddr, "listen address (loopback only: the port has no TLS yet)")
+	f.StringVar(&c.tokenFile, "token-file", "", "the API's token file: each token's name is a user, its secret the password (mode 0600; required)")
+	f.DurationVar(&c.timeout, "timeout", sqlport.DefaultTimeout, "time limit of one statement")
+	f.IntVar(&c.maxRows, "max-rows", sqlport.DefaultMaxRows, "most rows of one answer (more is an error)")
+	f.StringVar(&c.q.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
+	f.StringVar(&c.q.source, "source", "main", "source name")
+	f.StringVar(&c.q.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit of one connection")
+	f.IntVar(&c.q.threads, "threads", 2, "DuckDB threads of one connection")
+	f.BoolVar(&c.q.tail, "tail", true, "answer at the newest captured transaction and allow SET @@dbtrail_at (needs --index-dsn); --tail=false reads the current snapshot alone")
+	f.Int64Var(&c.q.tailMaxEvents, "tail-max-events", tail.DefaultMaxEvents, "largest tail folded (at latest: more answers from the snapshot, with the reason; at a moment: refused)")
+	registerArchiveURL(f, &c.q.archiveURL, "archive location the tail reads the hours the index dropped from")
+	c.q.format = formatTable
+	return cmd
+}

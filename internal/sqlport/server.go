@@ -1,0 +1,212 @@
+package sqlport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/internal/tail"
+	"github.com/dbtrail/dbtrail/internal/views"
+)
+
+// DefaultAddr is where the port listens by default: loopback.
+const DefaultAddr = "127.0.0.1:3307"
+
+// ServerVersion is the version the port announces (and @@version
+// answers): a MySQL 8.0 client dialect, marked as dbtrail's.
+const ServerVersion = "8.0.36-dbtrail"
+
+// Config is what a port serves and its bounds.
+type Config struct {
+	// Addr is the listen address (DefaultAddr when empty).
+	Addr string
+	// TokenFile is the API's token file (api.LoadTokens): each token's
+	// name is a user, its secret the user's password.
+	TokenFile string
+	// Session is every connection's views session (SourceDir,
+	// MemoryLimit, Threads, Sandbox); its Tail is set by the port.
+	Session views.SessionOptions
+	// Tail, when set, answers at the live tail and at SET @@dbtrail_at
+	// moments; nil reads the current snapshot alone (and refuses
+	// SET @@dbtrail_at).
+	Tail *tail.Reader
+	// Timeout bounds each statement (DefaultTimeout when 0); MaxRows the
+	// rows of an answer (DefaultMaxRows when 0): more is an error.
+	Timeout time.Duration
+	MaxRows int
+	Log     *slog.Logger
+}
+
+// Bounds of a statement through the port.
+const (
+	DefaultTimeout = 60 * time.Second
+	DefaultMaxRows = 100_000
+)
+
+// Server is a listening port.
+type Server struct {
+	cfg  Config
+	ln   net.Listener
+	srv  *server.Server
+	auth server.AuthenticationHandler
+	wg   sync.WaitGroup
+}
+
+// Listen checks cfg, reads the token file and listens on cfg.Addr, which
+// must be a loopback address (the port has no TLS yet).
+func Listen(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRows == 0 {
+		cfg.MaxRows = DefaultMaxRows
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Session.Tail != nil {
+		return nil, fmt.Errorf("sql port: the session's tail is the port's (Config.Tail)")
+	}
+	if loop, err := api.IsLoopback(cfg.Addr); err != nil || !loop {
+		return nil, fmt.Errorf("sql port: listen address %s: want a loopback address (127.0.0.1, ::1): the port has no TLS yet, and passwords must not cross a network in clear", cfg.Addr)
+	}
+	auth, err := credentials(cfg.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("sql port: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("sql port: listen on %s: %w", cfg.Addr, err)
+	}
+	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+	return &Server{cfg: cfg, ln: ln, srv: srv, auth: auth}, nil
+}
+
+// Addr is the address the port listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve accepts connections until ctx ends (then it closes the listener
+// and waits for the connections to end) and serves each in its own
+// goroutine.
+func (s *Server) Serve(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
+	defer stop()
+	defer s.wg.Wait()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("sql port: accept: %w", err)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(ctx, c)
+		}()
+	}
+}
+
+// Close stops listening.
+func (s *Server) Close() error { return s.ln.Close() }
+
+// serveConn authenticates c and answers its commands until it quits or
+// ctx ends.
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	h := &handler{cfg: &s.cfg, ctx: ctx}
+	defer h.close()
+	conn, err := s.srv.NewCustomizedConn(c, s.auth, h)
+	if err != nil {
+		s.cfg.Log.Info("sql port: connection refused", "remote", c.RemoteAddr().String(), "err", err)
+		c.Close()
+		return
+	}
+	h.user = conn.GetUser()
+	s.cfg.Log.Debug("sql port: connected", "remote", c.RemoteAddr().String(), "user", h.user)
+	for !conn.Closed() {
+		if err := conn.HandleCommand(); err != nil {
+			if !conn.Closed() {
+				s.cfg.Log.Debug("sql port: connection ended", "user", h.user, "err", err)
+				conn.Close()
+			}
+			return
+		}
+	}
+}
+
+// credentials are the users of the token file path: each token's name
+// with its secret as the password (mysql_native_password). The file is
+// read and checked by api.LoadTokens first (mode 0600, its syntax).
+func credentials(path string) (server.AuthenticationHandler, error) {
+	if path == "" {
+		return nil, fmt.Errorf("a token file is required: its tokens' names are the users, their secrets the passwords")
+	}
+	toks, err := api.LoadTokens(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	auth := server.NewInMemoryAuthenticationHandler(mysql.AUTH_NATIVE_PASSWORD)
+	i := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		// LoadTokens accepted every line: "ro|rw SECRET [NAME]", in the
+		// order of toks, whose Name is the user.
+		f := strings.Fields(line)
+		if i >= len(toks) {
+			return nil, fmt.Errorf("token file %s changed while it was read", path)
+		}
+		if err := auth.AddUser(toks[i].Name, f[1]); err != nil {
+			return nil, fmt.Errorf("token file %s: user %s: %w", path, toks[i].Name, err)
+		}
+		i++
+	}
+	unknown := make([]byte, 32)
+	if _, err := rand.Read(unknown); err != nil {
+		return nil, fmt.Errorf("sql port: %w", err)
+	}
+	return users{auth, hex.EncodeToString(unknown)}, nil
+}
+
+// users is the token file's users; an unknown user is given a password no
+// one knows, so it is refused as a wrong password is (error 1045), and
+// which users exist does not show.
+type users struct {
+	*server.InMemoryAuthenticationHandler
+	unknown string
+}
+
+// GetCredential is the user's credential, or the unknown one.
+func (u users) GetCredential(name string) (server.Credential, bool, error) {
+	c, found, err := u.InMemoryAuthenticationHandler.GetCredential(name)
+	if err != nil || found {
+		return c, found, err
+	}
+	return server.Credential{Passwords: []string{u.unknown}, AuthPluginName: mysql.AUTH_NATIVE_PASSWORD}, true, nil
+}
