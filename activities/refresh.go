@@ -156,7 +156,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 		if v.Seq >= prevSeq {
 			pin.Schemas = append(pin.Schemas, v)
 		}
-		pin.Current[foldplan.TableKey{Schema: v.Schema, Table: v.Table}] = storedDef(v.Definition) // nil: dropped
+		pin.Current[foldplan.TableKey{Schema: v.Schema, Table: v.Table}] = schemahist.StoredDef(v.Definition) // nil: dropped
 	}
 	pin.Gaps, err = a.Index.Gaps(ctx, source)
 	return err
@@ -438,18 +438,4 @@ func windowErr(err error) error {
 // and table, so engines shared between activities never mix them.
 func scratchName(in RefreshTableInput) string {
 	return "window-" + in.SnapshotID + "-" + in.Table.Key.Schema + "." + in.Table.Key.Table
-}
-
-// storedDef is the definition a table file of def has (schema.Table.Stored),
-// so that the planner compares like with like. A definition that cannot be
-// stored is kept as it is: it differs from every table file, and the plan
-// refuses it with the columns that differ.
-func storedDef(def *schema.Table) *schema.Table {
-	if def == nil {
-		return nil
-	}
-	if s, err := def.Stored(); err == nil {
-		return s
-	}
-	return def
 }

@@ -70,10 +70,9 @@ func sourceCreate(ctx context.Context, db *sql.DB, k foldplan.TableKey, def *sch
 	if db == nil {
 		return "", fmt.Errorf("the source is not configured or not reachable")
 	}
-	var name, create string
-	q := "SHOW CREATE TABLE `" + strings.ReplaceAll(k.Schema, "`", "``") + "`.`" + strings.ReplaceAll(k.Table, "`", "``") + "`"
-	if err := db.QueryRowContext(ctx, q).Scan(&name, &create); err != nil {
-		return "", fmt.Errorf("SHOW CREATE TABLE %s: %w", k, err)
+	create, err := schema.ShowCreateTable(ctx, db, k.Schema, k.Table)
+	if err != nil {
+		return "", err
 	}
 	cat := schema.NewCatalog()
 	ch, err := schema.ApplyDDL(cat, k.Schema, create)

@@ -115,7 +115,7 @@ type refreshWindow struct {
 // refreshDefinition parses refreshDDL as a dump's schema file.
 func refreshDefinition(dir string) (*schema.Table, string, error) {
 	f := filepath.Join(dir, "app.t-schema.sql")
-	if err := os.WriteFile(f, []byte(refreshDDL), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte(refreshDDL), 0o600); err != nil {
 		return nil, "", err
 	}
 	defer os.Remove(f)

@@ -194,10 +194,9 @@ func markJSON(ctx context.Context, conn *sql.Conn, where string, args []any, tab
 // the implicit row_start and row_end columns, which information_schema
 // hides, come last, and the row end column ends every unique key.
 func addVersioning(ctx context.Context, conn *sql.Conn, t *Table) error {
-	var name, create string
-	q := "SHOW CREATE TABLE `" + strings.ReplaceAll(t.Schema, "`", "``") + "`.`" + strings.ReplaceAll(t.Name, "`", "``") + "`"
-	if err := conn.QueryRowContext(ctx, q).Scan(&name, &create); err != nil {
-		return fmt.Errorf("load schema: table %s: %w", t.QualifiedName(), err)
+	create, err := ShowCreateTable(ctx, conn, t.Schema, t.Name)
+	if err != nil {
+		return fmt.Errorf("load schema: %w", err)
 	}
 	end := versioningEnd(create)
 	if end == "" {
@@ -211,6 +210,22 @@ func addVersioning(ctx context.Context, conn *sql.Conn, t *Table) error {
 		}
 	}
 	return nil
+}
+
+// RowQueryer is what ShowCreateTable reads through: a *sql.DB, *sql.Conn
+// or *sql.Tx.
+type RowQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ShowCreateTable returns the server's CREATE TABLE of schemaName.table.
+func ShowCreateTable(ctx context.Context, q RowQueryer, schemaName, table string) (string, error) {
+	quote := func(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+	var name, create string
+	if err := q.QueryRowContext(ctx, "SHOW CREATE TABLE "+quote(schemaName)+"."+quote(table)).Scan(&name, &create); err != nil {
+		return "", fmt.Errorf("SHOW CREATE TABLE %s.%s: %w", schemaName, table, err)
+	}
+	return create, nil
 }
 
 // versioningEnd returns the column a CREATE TABLE text declares GENERATED

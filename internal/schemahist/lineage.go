@@ -213,7 +213,7 @@ func applyStatement(state map[Key]*Lineage, gone map[Key]string, g []change.Sche
 			delete(state, k)
 			continue
 		}
-		if l := state[k]; renamed && Verb(v.DDL) == "RENAME" && l != nil && schema.SameShape(l.Def, storedOf(v.Definition)) {
+		if l := state[k]; renamed && Verb(v.DDL) == "RENAME" && l != nil && schema.SameShape(l.Def, StoredDef(v.Definition)) {
 			continue // the move above carried it
 		}
 		applyVersion(state, k, v, what(v))
@@ -310,8 +310,14 @@ func schemaOf(g []change.SchemaVersion, name string) string {
 	return g[0].Schema
 }
 
-// storedOf is d.Stored(), or d when it cannot be stored.
-func storedOf(d *schema.Table) *schema.Table {
+// StoredDef is the definition a table file of d has (schema.Table.Stored),
+// so that shapes are compared like with like. A definition that cannot be
+// stored is kept as it is: it differs from every table file, and a
+// comparison refuses it with the columns that differ. nil stays nil.
+func StoredDef(d *schema.Table) *schema.Table {
+	if d == nil {
+		return nil
+	}
 	if s, err := d.Stored(); err == nil {
 		return s
 	}

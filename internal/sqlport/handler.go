@@ -306,7 +306,7 @@ func (h *handler) showColumns(ctx context.Context, name string) (*mysql.Result, 
 	if ref == nil {
 		return nil, errRefused(mysql.ER_NO_SUCH_TABLE, "Table '%s.%s' doesn't exist", schemaName, table)
 	}
-	rows, _, err := s.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s LIMIT 0", quoteIdent(schemaName), quoteIdent(table)))
+	rows, _, err := s.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s LIMIT 0", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
 	if err != nil {
 		return nil, err
 	}
@@ -352,8 +352,6 @@ func stringResult(names []string, rows [][]*string) *mysql.Result {
 	}
 	return mysql.NewResult(rs)
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // HandleFieldList is COM_FIELD_LIST: refused (deprecated, sent by the old
 // mysql client's table-name completion only).

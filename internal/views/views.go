@@ -242,7 +242,9 @@ SELECT %[8]s FROM dbtrail_rows;
 `, name, tableFile, pdGlob, pdMatch, upGlob, upMatch, list, shown)
 }
 
-// quoteIdent quotes a DuckDB identifier: double quotes, inner ones doubled.
+// QuoteIdent quotes a DuckDB identifier: double quotes, inner ones doubled.
+func QuoteIdent(s string) string { return quoteIdent(s) }
+
 func quoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
