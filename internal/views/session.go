@@ -55,9 +55,10 @@ type Session struct {
 	loaded   string // snapshot id whose shape the views have
 	text     []byte // the views' SQL as loaded
 	tables   []TableRef
-	tail     *Tail  // the tail the views read, with Tail
-	tailDir  string // its folder, removed when replaced
-	tailRoot string // where tail folders are made
+	base     []TableRef // with Tail: the tables of the loaded snapshot (tables are those at the cut)
+	tail     *Tail      // the tail the views read, with Tail
+	tailDir  string     // its folder, removed when replaced
+	tailRoot string     // where tail folders are made
 }
 
 // OpenSession opens the session of o: it checks the snapshot to read
