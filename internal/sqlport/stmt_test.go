@@ -282,11 +282,11 @@ func TestPortShowCreateAndColumns(t *testing.T) {
 
 func TestScanSQL(t *testing.T) {
 	for q, want := range map[string]int{
-		"SELECT ?":                           1,
+		"SELECT ?":                            1,
 		"SELECT '?', \"?\", `?`, ? -- ?\n, ?": 2,
-		"SELECT /* ? */ ? # ?":               1,
-		"SELECT 'it''s ?', ?":                1,
-		`SELECT 'a\'?', ?`:                   1,
+		"SELECT /* ? */ ? # ?":                1,
+		"SELECT 'it''s ?', ?":                 1,
+		`SELECT 'a\'?', ?`:                    1,
 	} {
 		if n, err := countParams(q); err != nil || n != want {
 			t.Errorf("countParams(%q) = %d, %v; want %d", q, n, err, want)
