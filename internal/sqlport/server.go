@@ -30,8 +30,15 @@ const ServerVersion = "8.0.36-dbtrail"
 
 // Config is what a port serves and its bounds.
 type Config struct {
-	// Addr is the listen address (DefaultAddr when empty).
+	// Addr is the listen address (DefaultAddr when empty): a loopback
+	// address, or any other with TLS (every connection must then use it).
 	Addr string
+	// TLSCert and TLSKey are the port's certificate and key (PEM files,
+	// both or neither; api.LoadTLS): clients may ask for TLS.
+	TLSCert, TLSKey string
+	// RequireTLS refuses every connection that does not switch to TLS
+	// (error 3159); it is implied by a listen address not loopback.
+	RequireTLS bool
 	// TokenFile is the API's token file (api.LoadTokens): each token's
 	// name is a user, its secret the user's password.
 	TokenFile string
@@ -64,8 +71,8 @@ type Server struct {
 	wg   sync.WaitGroup
 }
 
-// Listen checks cfg, reads the token file and listens on cfg.Addr, which
-// must be a loopback address (the port has no TLS yet).
+// Listen checks cfg, reads the token file and the TLS files and listens
+// on cfg.Addr (a loopback address, or any other with TLS).
 func Listen(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
@@ -82,10 +89,11 @@ func Listen(cfg Config) (*Server, error) {
 	if cfg.Session.Tail != nil {
 		return nil, fmt.Errorf("sql port: the session's tail is the port's (Config.Tail)")
 	}
-	if loop, err := api.IsLoopback(cfg.Addr); err != nil || !loop {
-		return nil, fmt.Errorf("sql port: listen address %s: want a loopback address (127.0.0.1, ::1): the port has no TLS yet, and passwords must not cross a network in clear", cfg.Addr)
+	tc, requireTLS, err := transport(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sql port: %w", err)
 	}
-	auth, err := credentials(cfg.TokenFile)
+	auth, err := credentials(cfg.TokenFile, requireTLS)
 	if err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
@@ -93,7 +101,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql port: listen on %s: %w", cfg.Addr, err)
 	}
-	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, tc)
 	return &Server{cfg: cfg, ln: ln, srv: srv, auth: auth}, nil
 }
 
@@ -157,7 +165,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 // credentials are the users of the token file path: each token's name
 // with its secret as the password (mysql_native_password). The file is
 // read and checked by api.LoadTokens first (mode 0600, its syntax).
-func credentials(path string) (server.AuthenticationHandler, error) {
+func credentials(path string, requireTLS bool) (server.AuthenticationHandler, error) {
 	if path == "" {
 		return nil, fmt.Errorf("a token file is required: its tokens' names are the users, their secrets the passwords")
 	}
@@ -191,7 +199,7 @@ func credentials(path string) (server.AuthenticationHandler, error) {
 	if _, err := rand.Read(unknown); err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
-	return users{auth, hex.EncodeToString(unknown)}, nil
+	return users{auth, hex.EncodeToString(unknown), requireTLS}, nil
 }
 
 // users is the token file's users; an unknown user is given a password no
@@ -199,7 +207,8 @@ func credentials(path string) (server.AuthenticationHandler, error) {
 // which users exist does not show.
 type users struct {
 	*server.InMemoryAuthenticationHandler
-	unknown string
+	unknown    string
+	requireTLS bool // refuse a connection without TLS (tls.go)
 }
 
 // GetCredential is the user's credential, or the unknown one.
