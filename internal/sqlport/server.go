@@ -93,7 +93,11 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
-	auth, err := credentials(cfg.TokenFile, requireTLS)
+	method, key, err := authMethod(tc)
+	if err != nil {
+		return nil, fmt.Errorf("sql port: %w", err)
+	}
+	auth, err := credentials(cfg.TokenFile, requireTLS, method)
 	if err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
@@ -101,7 +105,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql port: listen on %s: %w", cfg.Addr, err)
 	}
-	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, tc)
+	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, method, key, tc)
 	return &Server{cfg: cfg, ln: ln, srv: srv, auth: auth}, nil
 }
 
@@ -163,9 +167,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 }
 
 // credentials are the users of the token file path: each token's name
-// with its secret as the password (mysql_native_password). The file is
+// with its secret as the password (authentication plugin method). The file is
 // read and checked by api.LoadTokens first (mode 0600, its syntax).
-func credentials(path string, requireTLS bool) (server.AuthenticationHandler, error) {
+func credentials(path string, requireTLS bool, method string) (server.AuthenticationHandler, error) {
 	if path == "" {
 		return nil, fmt.Errorf("a token file is required: its tokens' names are the users, their secrets the passwords")
 	}
@@ -177,7 +181,7 @@ func credentials(path string, requireTLS bool) (server.AuthenticationHandler, er
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
-	auth := server.NewInMemoryAuthenticationHandler(mysql.AUTH_NATIVE_PASSWORD)
+	auth := server.NewInMemoryAuthenticationHandler(method)
 	i := 0
 	for _, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
@@ -199,7 +203,7 @@ func credentials(path string, requireTLS bool) (server.AuthenticationHandler, er
 	if _, err := rand.Read(unknown); err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
-	return users{auth, hex.EncodeToString(unknown), requireTLS}, nil
+	return users{auth, hex.EncodeToString(unknown), requireTLS, method}, nil
 }
 
 // users is the token file's users; an unknown user is given a password no
@@ -208,7 +212,8 @@ func credentials(path string, requireTLS bool) (server.AuthenticationHandler, er
 type users struct {
 	*server.InMemoryAuthenticationHandler
 	unknown    string
-	requireTLS bool // refuse a connection without TLS (tls.go)
+	requireTLS bool   // refuse a connection without TLS (tls.go)
+	method     string // the users' authentication plugin (authMethod)
 }
 
 // GetCredential is the user's credential, or the unknown one.
@@ -217,5 +222,5 @@ func (u users) GetCredential(name string) (server.Credential, bool, error) {
 	if err != nil || found {
 		return c, found, err
 	}
-	return server.Credential{Passwords: []string{u.unknown}, AuthPluginName: mysql.AUTH_NATIVE_PASSWORD}, true, nil
+	return server.Credential{Passwords: []string{u.unknown}, AuthPluginName: u.method}, true, nil
 }

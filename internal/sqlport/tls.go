@@ -1,6 +1,8 @@
 package sqlport
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"fmt"
 
@@ -46,4 +48,21 @@ func (u users) OnAuthSuccess(c *server.Conn) error {
 		return nil
 	}
 	return mysql.NewError(erSecureTransportRequired, "Connections using insecure transport are prohibited: this port listens beyond loopback and requires TLS (go-sql-driver: tls=true or a registered config; mariadb: --ssl)")
+}
+
+// authMethod is the users' authentication plugin: with TLS,
+// caching_sha2_password (MySQL 8's default: the first login of a user
+// sends the password over TLS, or RSA-encrypted with key, a new key of the
+// port's, on a connection without TLS; later logins prove it against the
+// port's cache of its hash); without TLS, mysql_native_password, which
+// every client speaks on a plain connection (the mariadb client's RSA
+// exchange is not the one go-mysql's server takes).
+func authMethod(tc *tls.Config) (method string, key *rsa.PrivateKey, err error) {
+	if tc == nil {
+		return mysql.AUTH_NATIVE_PASSWORD, nil, nil
+	}
+	if key, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		return "", nil, fmt.Errorf("RSA key of caching_sha2_password: %w", err)
+	}
+	return mysql.AUTH_CACHING_SHA2_PASSWORD, key, nil
 }

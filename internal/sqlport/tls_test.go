@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -14,7 +15,9 @@ import (
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// TestPortTLS: with --tls-cert/--tls-key a client may connect with TLS;
+// TestPortTLS: with --tls-cert/--tls-key a client may connect with TLS,
+// and users log in with caching_sha2_password (go-sql-driver, the mariadb
+// client);
 // with TLS required (as on a listen address not loopback) a connection
 // without it is refused with error 3159 before it is logged in; a listen
 // address not loopback without TLS is refused before anything listens.
@@ -42,11 +45,9 @@ func TestPortTLS(t *testing.T) {
 	}
 	for _, require := range []bool{false, true} {
 		addr := startPortCfg(t, withTLS(require), ordersTable)
-		secure := openDSN(t, addr, "tls=sqlport-test")
-		if n, err := count(secure); err != nil || n != 3 {
-			t.Errorf("require %t: over TLS: %d rows, %v", require, n, err)
-		}
-		plain := openDSN(t, addr, "tls=false")
+		// A plain connection first: caching_sha2_password's full
+		// authentication without TLS (the password RSA-encrypted).
+		plain := openDSN(t, addr, "tls=false&allowNativePasswords=false")
 		n, err := count(plain)
 		var my *gomysql.MySQLError
 		switch {
@@ -55,6 +56,33 @@ func TestPortTLS(t *testing.T) {
 		case require && (!errors.As(err, &my) || my.Number != erSecureTransportRequired):
 			t.Errorf("TLS required: without TLS: %d rows, %v; want error %d", n, err, erSecureTransportRequired)
 		}
+		// allowNativePasswords=false: only caching_sha2_password logs in.
+		secure := openDSN(t, addr, "tls=sqlport-test&allowNativePasswords=false")
+		if n, err := count(secure); err != nil || n != 3 {
+			t.Errorf("require %t: over TLS: %d rows, %v", require, n, err)
+		}
+		wrong, err := sql.Open("mysql", "viewer:wrong@tcp("+addr+")/shop?tls=sqlport-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wrong.Ping(); !errors.As(err, &my) || my.Number != 1045 {
+			t.Errorf("a wrong password over TLS: %v, want error 1045", err)
+		}
+		wrong.Close()
+		// The mariadb client over TLS, twice: full authentication, then
+		// the cache's fast one.
+		host, port, _ := strings.Cut(addr, ":")
+		for i := 0; i < 2; i++ {
+			out, err := exec.Command("mariadb", "-h", host, "-P", port, "-u", "viewer", "-p"+testSecret, "--ssl", "--ssl-ca", certs.CA,
+				"--batch", "--skip-column-names", "-e", "SELECT count(*) FROM shop.orders").CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "3" {
+				t.Errorf("require %t: mariadb over TLS (%d): %v: %s", require, i, err, out)
+			}
+		}
+	}
+	addr := startPortCfg(t, func(*Config) {}, ordersTable)
+	if n, err := count(openDSN(t, addr, "allowNativePasswords=false")); err == nil {
+		t.Errorf("without TLS the port's users are not mysql_native_password ones: %d rows", n)
 	}
 	for _, c := range []Config{
 		{Addr: "0.0.0.0:0", TokenFile: "unused"},
