@@ -220,6 +220,26 @@ func TestSQLPortTypes(t *testing.T) {
 	if stored != srcCreate {
 		t.Errorf("SHOW CREATE TABLE through the port:\n%s\nthe source's:\n%s", stored, srcCreate)
 	}
+
+	// A column added after the snapshot: the tail's shape is the
+	// definition at the moment, its types and its CREATE TABLE.
+	run("ALTER TABLE alltypes ADD COLUMN added DECIMAL(7,3) UNSIGNED NOT NULL DEFAULT 1.5",
+		"UPDATE alltypes SET added = 2.25 WHERE id = 3")
+	e.waitCaughtUp(t)
+	_, err = port.ExecContext(e.ctx, "SET @@dbtrail_at = 'latest'")
+	must(t, err)
+	addedText, targets2 := typedRows(t, e.ctx, src, false, nil)
+	targets = targets2
+	addedBin, _ := typedRows(t, e.ctx, src, true, targets)
+	compare("after ADD COLUMN, text", addedText, false)
+	compare("after ADD COLUMN, prepared", addedBin, true)
+	if src, got := columnTypes(t, e.ctx, src), columnTypes(t, e.ctx, port); !reflect.DeepEqual(src, got) {
+		t.Errorf("after ADD COLUMN, column types through the port:\n%v\nthe source's:\n%v", got, src)
+	}
+	must(t, port.QueryRowContext(e.ctx, "SHOW CREATE TABLE app.alltypes").Scan(&name, &stored))
+	if !strings.Contains(stored, "`added` decimal(7,3) unsigned NOT NULL") {
+		t.Errorf("SHOW CREATE TABLE after ADD COLUMN:\n%s", stored)
+	}
 }
 
 // columnTypes are the every-type table's column types and nullability as
