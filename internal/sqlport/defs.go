@@ -139,8 +139,10 @@ func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName
 // sourceColumns finds, for each result column, the table column it shows:
 // a column of the same name (case-insensitive) and the same DuckDB type
 // as the column of exactly one table the statement names (a table of the
-// session's views whose name, or schema.name, is a word of stmt). The
-// rest are computed columns (nil): their types are DuckDB's. The match is
+// session's views whose name, or schema.name, is a word of stmt, and
+// that the statement read: a tail's table it did not read is still
+// pending, and is not staged for this). The rest are computed columns
+// (nil): their types are DuckDB's. The match is
 // by name and type, so an expression named as a column of its type takes
 // that column's MySQL type, which its values have.
 func (h *handler) sourceColumns(ctx context.Context, s *views.Session, stmt string, cts []*sql.ColumnType) ([]*source, error) {
@@ -148,9 +150,16 @@ func (h *handler) sourceColumns(ctx context.Context, s *views.Session, stmt stri
 	words := wordsOf(stmt)
 	var named []*tableDef
 	var names [][2]string
+	pending := map[string]bool{}
+	if t := s.Tail(); t != nil {
+		pending = t.Pending
+	}
 	for _, t := range s.Tables() {
 		if !words[strings.ToLower(t.Table)] || (t.Schema != h.db && !words[strings.ToLower(t.Schema)]) {
 			continue
+		}
+		if pending[t.Schema+"."+t.Table] {
+			continue // the statement, run, did not read it: not staged for a guess
 		}
 		d, err := h.tableDef(ctx, s, t.Schema, t.Table)
 		if err != nil {

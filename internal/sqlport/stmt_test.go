@@ -103,11 +103,11 @@ func openDSN(t *testing.T, addr, params string) *sql.DB {
 func TestPortPreparedStatements(t *testing.T) {
 	addr := startPortWith(t, itemsTable)
 	db := openDSN(t, addr, "parseTime=true")
-	text := scanItems(t, must(db.Query("SELECT "+itemsCols+" FROM shop.items ORDER BY id")))
+	text := scanItems(t, rowsOf(t)(db.Query("SELECT "+itemsCols+" FROM shop.items ORDER BY id")))
 	if len(text) != 3 {
 		t.Fatalf("%d rows", len(text))
 	}
-	bin := scanItems(t, must(db.Query("SELECT "+itemsCols+" FROM shop.items WHERE id >= ? ORDER BY id", 0)))
+	bin := scanItems(t, rowsOf(t)(db.Query("SELECT "+itemsCols+" FROM shop.items WHERE id >= ? ORDER BY id", 0)))
 	// A FLOAT's text has 6 significant digits (as MySQL's), its binary
 	// form is the stored float32.
 	if text[0].F.V != 1.17549e-38 || bin[0].F.V != 1.17549435e-38 {
@@ -152,7 +152,7 @@ func TestPortPreparedStatements(t *testing.T) {
 	}
 	defer st.Close()
 	var fields []string
-	cols := must(st.Query())
+	cols := rowsOf(t)(st.Query())
 	for cols.Next() {
 		var f, ty, null, key, extra string
 		var def sql.NullString
@@ -180,7 +180,7 @@ func TestPortFieldTypes(t *testing.T) {
 		if args != nil {
 			q = "SELECT " + itemsCols + ", price * 2 AS twice FROM shop.items WHERE id > ?"
 		}
-		rows := must(db.Query(q, args...))
+		rows := rowsOf(t)(db.Query(q, args...))
 		cts, err := rows.ColumnTypes()
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func TestPortShowCreateAndColumns(t *testing.T) {
 	if _, err := db.Query("SHOW CREATE TABLE shop.nothing"); err == nil || !strings.Contains(err.Error(), "1146") {
 		t.Errorf("SHOW CREATE TABLE of a missing table: %v", err)
 	}
-	rows := must(db.Query("DESCRIBE items"))
+	rows := rowsOf(t)(db.Query("DESCRIBE items"))
 	var got []string
 	for rows.Next() {
 		var f, ty, null, key, extra string
@@ -301,9 +301,13 @@ func TestScanSQL(t *testing.T) {
 	}
 }
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
+// rowsOf is rows, or the test's end with err.
+func rowsOf(t *testing.T) func(*sql.Rows, error) *sql.Rows {
+	return func(rows *sql.Rows, err error) *sql.Rows {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
 	}
-	return v
 }
