@@ -311,3 +311,31 @@ func rowsOf(t *testing.T) func(*sql.Rows, error) *sql.Rows {
 		return rows
 	}
 }
+
+func TestColumnClauses(t *testing.T) {
+	create := "CREATE TABLE `t` (\n" +
+		"  `id` bigint(20) NOT NULL AUTO_INCREMENT,\n" +
+		"  `c` varchar(10) DEFAULT 'it''s, (x)' COMMENT 'DEFAULT 9',\n" +
+		"  `n` int(11) DEFAULT NULL COMMENT 'no DEFAULT here',\n" +
+		"  `ts` timestamp NOT NULL DEFAULT current_timestamp() ON UPDATE current_timestamp(),\n" +
+		"  `d` decimal(5,2) DEFAULT -1.50,\n" +
+		"  PRIMARY KEY (`id`)\n" +
+		") ENGINE=InnoDB"
+	got := columnClauses(create)
+	show := func(name string) string {
+		c := got[name]
+		d := "NULL"
+		if c.dflt != nil {
+			d = "[" + *c.dflt + "]"
+		}
+		return d + "|" + c.extra
+	}
+	for name, want := range map[string]string{
+		"id": "NULL|auto_increment", "c": "[it's, (x)]|", "n": "NULL|",
+		"ts": "[current_timestamp()]|on update current_timestamp()", "d": "[-1.50]|",
+	} {
+		if s := show(name); s != want {
+			t.Errorf("%s: %s, want %s", name, s, want)
+		}
+	}
+}
