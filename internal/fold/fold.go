@@ -137,10 +137,13 @@ type RewriteInput struct {
 // the same position.
 func (e *Engine) Rewrite(ctx context.Context, in RewriteInput, out io.Writer, progress Progress) (snapshot.WriteResult, error) {
 	name := in.Table.QualifiedName()
-	tw, err := snapshot.NewTableWriter(out, in.Table, in.Meta, snapshot.WriterOptions{})
+	// Overlap: the Parquet encoding of one row group runs beside the fold
+	// of the next (two cores for one table).
+	tw, err := snapshot.NewTableWriter(out, in.Table, in.Meta, snapshot.WriterOptions{Overlap: true})
 	if err != nil {
 		return snapshot.WriteResult{}, err
 	}
+	defer tw.Abort() // ends the overlap on a failure; nothing after Close
 	if in.Table.KeyKind == schema.KeyRow {
 		if err := e.rewriteMultiset(ctx, in, tw, progress); err != nil {
 			return snapshot.WriteResult{}, fmt.Errorf("fold %s: rewrite: %w", name, err)

@@ -32,10 +32,11 @@ func (e *Engine) Reshape(ctx context.Context, path string, r schema.Reshape, to 
 	if err != nil {
 		return snapshot.WriteResult{}, fmt.Errorf("reshape %s: %w", name, err)
 	}
-	tw, err := snapshot.NewTableWriter(out, to, meta, snapshot.WriterOptions{})
+	tw, err := snapshot.NewTableWriter(out, to, meta, snapshot.WriterOptions{Overlap: true})
 	if err != nil {
 		return snapshot.WriteResult{}, fmt.Errorf("reshape %s: %w", name, err)
 	}
+	defer tw.Abort() // ends the overlap on a failure; nothing after Close
 	row := make([]types.Cell, len(to.Columns))
 	for {
 		if err := ctx.Err(); err != nil {
