@@ -106,8 +106,8 @@ func (e *backupEnv) mirror(t *testing.T) *remote.Mirror {
 
 // checkRemote requires every local snapshot on the remote store with the
 // local manifest's bytes and confirmed, every file of every remote
-// snapshot's manifest stored with its size and sha256 (from Stat, and from
-// the content read back), and the remote current to be the local current.
+// snapshot's manifest stored as its content object with its size and
+// sha256 (from Stat, and from the content read back), and the remote current to be the local current.
 // It returns the remote snapshot ids.
 func checkRemote(t *testing.T, e *backupEnv, m *remote.Mirror) []string {
 	t.Helper()
@@ -130,8 +130,9 @@ func checkRemote(t *testing.T, e *backupEnv, m *remote.Mirror) []string {
 	for _, id := range ids {
 		man, _, err := m.ReadManifest(ctx, id)
 		must(t, err)
-		for rel, d := range man.Files {
-			name := m.SnapshotName(id, rel)
+		for _, d := range man.Files {
+			name, err := m.ObjectName(d)
+			must(t, err)
 			info, err := m.Store.Stat(ctx, name)
 			must(t, err)
 			if info.Size != d.Size || info.SHA256 != d.SHA256 {
