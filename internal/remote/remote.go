@@ -223,10 +223,12 @@ var ErrConflict = errors.New("the store holds another snapshot with this id")
 // errFound stops a listing at its first object.
 var errFound = errors.New("found")
 
-// Taken reports whether the store holds any object of snapshot id (a
-// complete snapshot or the start of an upload): a new snapshot must not get
-// that id. AllocateSnapshot asks, so that a source folder that was lost
-// never reuses an id the store has.
+// Taken reports whether the store holds any object under snapshot id's
+// name (its manifest, or files of an upload from before content objects): a
+// new snapshot must not get that id. AllocateSnapshot asks, so that a
+// source folder that was lost never reuses an id the store has. An
+// unfinished upload puts only content objects, named by content, so it
+// does not take its id: reusing it is harmless (nothing else bears it).
 func (m *Mirror) Taken(ctx context.Context, id string) (bool, error) {
 	err := m.Store.List(ctx, m.snapshotPrefix(id), func(storage.Info) error { return errFound })
 	if errors.Is(err, errFound) {
