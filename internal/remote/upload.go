@@ -162,15 +162,16 @@ func (m *Mirror) checkNoConflict(ctx context.Context, id string, mb []byte) erro
 
 // remotePrev returns the files of the remote manifest of prev, the snapshot
 // a refresh was folded from, or nil when there is none: prev is "" (a full
-// backup) or its remote manifest does not exist (never uploaded, so there is
-// nothing to copy from).
+// backup) or its remote manifest does not exist (never uploaded, or
+// removed). Its files are what the upload relies on without a Touch and
+// copies from their old names.
 func (m *Mirror) remotePrev(ctx context.Context, prev string) (map[string]digest.Digest, error) {
 	if prev == "" {
 		return nil, nil
 	}
 	man, _, err := m.ReadManifest(ctx, prev)
 	if errors.Is(err, fs.ErrNotExist) {
-		m.Log.Warn("previous snapshot is not on the store: every file is sent", "snapshot", prev,
+		m.Log.Warn("previous snapshot is not on the store: files are found by their content or sent", "snapshot", prev,
 			"location", m.Store.Location())
 		return nil, nil
 	}
