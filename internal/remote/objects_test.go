@@ -122,8 +122,9 @@ func oldLayoutScenario(t *testing.T, f *fixture) {
 // TestSweepObjects: retention's sweep keeps every object a kept manifest
 // refers to and the young ones, deletes the rest, and records a delete
 // Object Lock refuses.
-func TestSweepObjects(t *testing.T) {
-	f := newFixture(t)
+func TestSweepObjects(t *testing.T) { sweepScenario(t, newFixture(t)) }
+
+func sweepScenario(t *testing.T, f *fixture) {
 	f.publish(ids[0], "", 10, "table v1", "pd0", "up0")
 	f.upload(ids[0])
 	s1 := f.publish(ids[1], ids[0], 20, "table v2", "pd0", "up0", "pd1", "up1")
@@ -174,8 +175,9 @@ func (s failingStore) Put(ctx context.Context, name string, body io.Reader, d di
 // and before its manifest leaves the store as readers knew it (current,
 // the listed snapshots, each downloads whole), its objects young so no
 // sweep takes them, and the next attempt finishes by finding them.
-func TestKillBetweenObjectsAndManifest(t *testing.T) {
-	f := newFixture(t)
+func TestKillBetweenObjectsAndManifest(t *testing.T) { killScenario(t, newFixture(t)) }
+
+func killScenario(t *testing.T, f *fixture) {
 	f.publish(ids[0], "", 10, "table", "pd0", "up0")
 	f.upload(ids[0])
 	ref := f.publish(ids[1], ids[0], 20, "table v2", "pd0", "up0", "pd1", "up1")
