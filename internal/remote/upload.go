@@ -63,7 +63,9 @@ type UploadStats struct {
 //     another error, is logged and stays), their owner record left for
 //     SweepParts.
 //
-// progress, when not nil, is called after each object. A local file whose
+// Files of equal content are one object, put (or found) once; the others
+// count as skipped. progress, when not nil, is called after each object. A
+// local file whose
 // content differs from the manifest fails the upload with a
 // *storage.DigestError and nothing is stored under its name. The parts of
 // id are the only objects an upload deletes.
@@ -110,11 +112,22 @@ func (m *Mirror) upload(ctx context.Context, id string, progress func(Progress))
 	sort.Strings(rels)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(m.parallel())
+	seen := map[string]bool{}
+	var dups []string // files whose content an earlier file of the list has: one object
 	for _, rel := range rels {
+		sum := man.Files[rel].SHA256
+		if seen[sum] {
+			dups = append(dups, rel)
+			continue
+		}
+		seen[sum] = true
 		g.Go(func() error { return m.uploadFile(gctx, man, rel, bySHA, parts[rel], t) })
 	}
 	if err := g.Wait(); err != nil {
 		return t.stats(), err
+	}
+	for _, rel := range dups {
+		t.add(kindSkipped, man.Files[rel].Size)
 	}
 	md := digest.Digest{SHA256: sha256Hex(mb), Size: int64(len(mb))}
 	if err := m.send(ctx, m.SnapshotName(id, snapshot.ManifestName), md, t,
