@@ -277,3 +277,21 @@ func TestUploadTouchesOldObjectNoManifestVouches(t *testing.T) {
 	}
 	f.checkRemote(s)
 }
+
+// TestUploadPutsEqualContentOnce: two files of one snapshot with the same
+// bytes are one object, put once; the other counts as skipped.
+func TestUploadPutsEqualContentOnce(t *testing.T) {
+	f := newFixture(t)
+	s := f.publish(ids[0], "", 10, "table", "same", "same")
+	cs := &countingStore{Store: f.store}
+	f.m.Store = cs
+	st := f.upload(ids[0])
+	f.m.Store = f.store
+	if st.Uploaded != 3 || st.Skipped != 1 || st.Files != 4 {
+		t.Fatalf("upload %+v: want table, one of the equal files and the manifest sent", st)
+	}
+	if got := cs.calls(f.objectName(digest.Bytes([]byte("same")))); got != "stat put stat" {
+		t.Fatalf("calls on the shared object %q, want one put", got)
+	}
+	f.checkRemote(s)
+}
