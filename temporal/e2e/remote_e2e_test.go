@@ -68,7 +68,7 @@ func TestRemoteUploadAndDownload(t *testing.T) {
 	fb := e.fullBackup(t)
 	st := uploadOf(t, fb.Upload, fb.SnapshotID)
 	if cur := e.current(t); st.Copied != 0 || st.Uploaded != distinctFiles(cur)+1 || st.Files != len(cur.Manifest.Files)+1 {
-		t.Fatalf("full backup upload %+v: want each distinct content and the manifest sent once", st)
+		t.Fatalf("full backup upload %+v: want each distinct content (%d of %d files) and the manifest sent once", st, distinctFiles(cur), len(cur.Manifest.Files))
 	}
 	checkRemote(t, e, m)
 	traffic.takePutBytes()
