@@ -12,7 +12,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
-	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // benchObjects measures what object storage holds after a table is
@@ -37,23 +36,13 @@ func benchObjects(ctx context.Context, n, refreshes int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "dbtrail-bench-s3-")
+	acts, stopS3, err := env.withS3(ctx, "objects")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: dir})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Stop()
-	store, err := storage.Open(ctx, srv.URL("objects"), storage.Options{})
-	if err != nil {
-		return nil, err
-	}
-	acts := *env.acts
-	acts.Remote = store
-	if _, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID}); err != nil {
+	defer stopS3()
+	store := acts.Remote
+	if _, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID}); err != nil {
 		return nil, fmt.Errorf("upload the first snapshot: %w", err)
 	}
 	m := objectsRun{prev: refreshPrevID, chain: tb.mt.Chain, links: tb.links}
@@ -63,7 +52,7 @@ func benchObjects(ctx context.Context, n, refreshes int) ([]result, error) {
 	m.everyFile = m.written
 	k := n / 100
 	for j := 1; j <= refreshes; j++ {
-		if err := m.refresh(ctx, env, &acts, tb, j, k); err != nil {
+		if err := m.refresh(ctx, env, acts, tb, j, k); err != nil {
 			return nil, fmt.Errorf("refresh %d of %d: %w", j, refreshes, err)
 		}
 	}

@@ -22,35 +22,24 @@ import (
 // previous snapshot holds are found in the bucket by their content. It publishes into
 // tb's source folder (current moves), so it runs after every other run on tb.
 func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int) ([]result, error) {
-	dir, err := os.MkdirTemp("", "dbtrail-bench-s3-")
+	acts, stop, err := e.withS3(ctx, "bench")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: dir})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Stop()
-	store, err := storage.Open(ctx, srv.URL("bench"), storage.Options{})
-	if err != nil {
-		return nil, err
-	}
-	acts := *e.acts
-	acts.Remote = store
+	defer stop()
 	began := time.Now()
-	first, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
+	first, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
 	if err != nil {
 		return nil, fmt.Errorf("upload the previous snapshot: %w", err)
 	}
 	firstTime := time.Since(began)
 	id := e.nextID()
 	in := e.input(tb, k, foldplan.ActionPair, id)
-	if err := executePublishedPair(&acts, in); err != nil {
+	if err := executePublishedPair(acts, in); err != nil {
 		return nil, err
 	}
 	began = time.Now()
-	up, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
+	up, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
 	if err != nil {
 		return nil, fmt.Errorf("upload the refresh: %w", err)
 	}
@@ -68,6 +57,34 @@ func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int)
 			fmt.Sprintf("%d objects sent (the pair and the manifest), %d found by content (one HEAD each), %d copied server-side", st.Uploaded, st.Skipped, st.Copied)},
 		{"upload: ratio bytes sent 1 row / table file", fmt.Sprintf("%.5f", ratio), "≤ 0.01", verdict(ratio <= 0.01)},
 	}, nil
+}
+
+// withS3 starts a real S3 server (versitygw on loopback) in a temporary
+// folder and returns a copy of the env's activities whose remote store is
+// prefix of its bucket; stop stops the server and removes the folder. On
+// error nothing is left.
+func (e *refreshEnv) withS3(ctx context.Context, prefix string) (acts *activities.Activities, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "dbtrail-bench-s3-")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: dir})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	stop = func() {
+		srv.Stop()
+		os.RemoveAll(dir)
+	}
+	store, err := storage.Open(ctx, srv.URL(prefix), storage.Options{})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	a := *e.acts
+	a.Remote = store
+	return &a, stop, nil
 }
 
 // executeUpload runs the UploadSnapshot activity in Temporal's test activity

@@ -310,20 +310,22 @@ func (m *Mirror) put(ctx context.Context, name string, d digest.Digest, t *track
 // checkObject confirms that the content object name holds d after a
 // write, by its Stat alone (see statObject), and counts it as kind.
 func (m *Mirror) checkObject(ctx context.Context, name string, d digest.Digest, t *tracker, kind int) error {
-	_, ok, err := m.statObject(ctx, name, d)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s: the stored object does not have the size %d and sha256 %s written", name, d.Size, d.SHA256)
-	}
-	t.add(kind, d.Size)
-	return nil
+	return confirmed(name, d, t, kind, func() (bool, error) {
+		_, ok, err := m.statObject(ctx, name, d)
+		return ok, err
+	})
 }
 
-// check confirms that name holds d after a write and counts it as kind.
+// check confirms that name holds d after a write (holds) and counts it as
+// kind.
 func (m *Mirror) check(ctx context.Context, name string, d digest.Digest, t *tracker, kind int) error {
-	ok, err := m.holds(ctx, name, d)
+	return confirmed(name, d, t, kind, func() (bool, error) { return m.holds(ctx, name, d) })
+}
+
+// confirmed counts name as kind when has says it holds d, and is an error
+// naming it otherwise.
+func confirmed(name string, d digest.Digest, t *tracker, kind int, has func() (bool, error)) error {
+	ok, err := has()
 	if err != nil {
 		return err
 	}
