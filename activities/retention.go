@@ -158,7 +158,8 @@ func (a *Activities) windowCut(ctx context.Context, source string, start time.Ti
 // ApplyRetention removes what in.Plan removes, place by place: local
 // snapshots (under the source folder's publish lock, crash-safely), remote
 // snapshots (manifest first, so the store stops listing it as complete,
-// then its files), then archived hours (the file, then the index's record)
+// then its files under its name), the content objects no remote manifest
+// refers to any more (past their grace period), then archived hours (the file, then the index's record)
 // except those after a snapshot that could not be removed
 // (retention.Plan.HoursAfter: it stays a base, so its hours stay); then
 // the partial snapshots older than snapshot.PartialMaxAge (a partial full
@@ -247,6 +248,17 @@ func (r retentionRemover) RemoveSnapshot(ctx context.Context, id string) error {
 		return err
 	}
 	return m.DeleteSnapshot(ctx, id)
+}
+
+// RemoveUnreferenced deletes the source's content objects no remote
+// manifest refers to, past the grace period (remote.Mirror.SweepObjects).
+func (r retentionRemover) RemoveUnreferenced(ctx context.Context) ([]string, map[string]error, error) {
+	m, err := remote.New(r.a.Remote, r.source, r.a.sourceDir(r.source), r.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	sw, err := m.SweepObjects(ctx)
+	return sw.Deleted, sw.Refused, err
 }
 
 // RemoveHour deletes an archived hour's file, then the index's record of

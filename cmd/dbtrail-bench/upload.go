@@ -19,38 +19,27 @@ import (
 // the UploadSnapshot activity, then a pair of window k is published as the
 // next snapshot and uploaded. The measure is the bytes the second upload
 // read from local files and sent, against the table file's bytes: files the
-// previous snapshot holds are copied inside the bucket. It publishes into
+// previous snapshot holds are found in the bucket by their content. It publishes into
 // tb's source folder (current moves), so it runs after every other run on tb.
 func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int) ([]result, error) {
-	dir, err := os.MkdirTemp("", "dbtrail-bench-s3-")
+	acts, stop, err := e.withS3(ctx, "bench")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: dir})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Stop()
-	store, err := storage.Open(ctx, srv.URL("bench"), storage.Options{})
-	if err != nil {
-		return nil, err
-	}
-	acts := *e.acts
-	acts.Remote = store
+	defer stop()
 	began := time.Now()
-	first, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
+	first, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
 	if err != nil {
 		return nil, fmt.Errorf("upload the previous snapshot: %w", err)
 	}
 	firstTime := time.Since(began)
 	id := e.nextID()
 	in := e.input(tb, k, foldplan.ActionPair, id)
-	if err := executePublishedPair(&acts, in); err != nil {
+	if err := executePublishedPair(acts, in); err != nil {
 		return nil, err
 	}
 	began = time.Now()
-	up, err := executeUpload(&acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
+	up, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
 	if err != nil {
 		return nil, fmt.Errorf("upload the refresh: %w", err)
 	}
@@ -64,10 +53,38 @@ func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int)
 		{"upload: previous snapshot to S3", fmt.Sprintf("%.3f s, %.1f MiB sent", firstTime.Seconds(), mib(first.BytesUploaded)), "",
 			"UploadSnapshot of the table file and its 000000 pair; versitygw on loopback"},
 		{fmt.Sprintf("upload: refresh of %s changed %s", thousands(k), plural(k, "row")),
-			fmt.Sprintf("%.3f s, %.1f KiB sent, %.1f MiB copied in the bucket", elapsed.Seconds(), float64(st.BytesUploaded)/1024, mib(st.BytesCopied)), "",
-			fmt.Sprintf("%d objects sent (the pair and the manifest), %d copied server-side", st.Uploaded, st.Copied)},
+			fmt.Sprintf("%.3f s, %.1f KiB sent, %.1f MiB found in the bucket, %.1f MiB copied", elapsed.Seconds(), float64(st.BytesUploaded)/1024, mib(st.BytesSkipped), mib(st.BytesCopied)), "",
+			fmt.Sprintf("%d objects sent (the pair and the manifest), %d found by content (one HEAD each), %d copied server-side", st.Uploaded, st.Skipped, st.Copied)},
 		{"upload: ratio bytes sent 1 row / table file", fmt.Sprintf("%.5f", ratio), "≤ 0.01", verdict(ratio <= 0.01)},
 	}, nil
+}
+
+// withS3 starts a real S3 server (versitygw on loopback) in a temporary
+// folder and returns a copy of the env's activities whose remote store is
+// prefix of its bucket; stop stops the server and removes the folder. On
+// error nothing is left.
+func (e *refreshEnv) withS3(ctx context.Context, prefix string) (acts *activities.Activities, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "dbtrail-bench-s3-")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := testsuite.StartS3Server(ctx, testsuite.S3Options{Dir: dir})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	stop = func() {
+		srv.Stop()
+		os.RemoveAll(dir)
+	}
+	store, err := storage.Open(ctx, srv.URL(prefix), storage.Options{})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	a := *e.acts
+	a.Remote = store
+	return &a, stop, nil
 }
 
 // executeUpload runs the UploadSnapshot activity in Temporal's test activity

@@ -41,7 +41,9 @@ type DownloadStats struct {
 // touching the local current link:
 //
 //  1. the remote manifest is read and checked (its id, its source);
-//  2. every file it lists is fetched into .download/<id>/<rel> crash-safely,
+//  2. every file it lists is fetched (its content object, or its name
+//     under the snapshot for one uploaded before content objects) into
+//     .download/<id>/<rel> crash-safely,
 //     hashed as it is written: a file whose size or sha256 differs from the
 //     manifest is not kept, and the download fails with a
 //     *snapshot.DigestError; a file an earlier attempt left there is kept
@@ -134,7 +136,11 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 	for _, rel := range rels {
 		g.Go(func() error {
 			d := man.Files[rel]
-			kept, err := m.fetch(gctx, m.SnapshotName(id, rel), filepath.Join(dir, filepath.FromSlash(rel)), rel, d)
+			names, err := m.fileNames(id, rel, d)
+			if err != nil {
+				return err
+			}
+			kept, err := m.fetch(gctx, names, filepath.Join(dir, filepath.FromSlash(rel)), rel, d)
 			if err != nil {
 				return err
 			}
@@ -164,9 +170,10 @@ func (m *Mirror) download(ctx context.Context, id string, progress func(Progress
 	return st, nil
 }
 
-// fetch writes the object name to the local file p, checking digest d as
-// it writes; a file already at p with digest d is kept (true).
-func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d digest.Digest) (bool, error) {
+// fetch writes the first of the objects names that exists to the local
+// file p, checking digest d as it writes; a file already at p with digest d
+// is kept (true).
+func (m *Mirror) fetch(ctx context.Context, names []string, p, rel string, d digest.Digest) (bool, error) {
 	if fi, err := os.Stat(p); err == nil && fi.Size() == d.Size {
 		if got, err := digest.File(p); err != nil {
 			return false, err
@@ -179,7 +186,7 @@ func (m *Mirror) fetch(ctx context.Context, name, p, rel string, d digest.Digest
 	if err := os.MkdirAll(filepath.Dir(p), filemode.Dir()); err != nil {
 		return false, err
 	}
-	rc, err := m.Store.Open(ctx, name)
+	rc, err := m.openFirst(ctx, names)
 	if err != nil {
 		return false, err
 	}

@@ -22,8 +22,8 @@ import (
 // never at the snapshot's final names: an attempt given up on (it has not
 // noticed yet) cannot change a file the snapshot's manifest vouches for.
 // The stager fetches them from there (FetchPart); Upload copies them
-// inside the store to their final names (a part whose digest is not the
-// manifest's is not copied) and deletes <source>/parts/<id>/ once the
+// inside the store to their content objects (a part whose digest is not
+// the manifest's is not copied) and deletes <source>/parts/<id>/ once the
 // snapshot is confirmed. A refresh that fails deletes its parts and any
 // object of its id without a manifest (DiscardUnpublished).
 
@@ -54,7 +54,7 @@ func (m *Mirror) PutPart(ctx context.Context, id, attempt, rel, p string, d dige
 // path p, checking digest d as it writes (a *snapshot.DigestError when the
 // object differs); a file already at p with digest d is kept.
 func (m *Mirror) FetchPart(ctx context.Context, id, attempt, rel, p string, d digest.Digest) error {
-	if _, err := m.fetch(ctx, m.PartName(id, attempt, rel), p, rel, d); err != nil {
+	if _, err := m.fetch(ctx, []string{m.PartName(id, attempt, rel)}, p, rel, d); err != nil {
 		return fmt.Errorf("fetch %s of attempt %s for snapshot %s from %s: %w", rel, attempt, id, m.Store.Location(), err)
 	}
 	return nil
@@ -77,19 +77,10 @@ func (m *Mirror) parts(ctx context.Context, id string) (map[string][]string, err
 	return out, nil
 }
 
-// copyPart makes name hold d from one of the parts objects (server-side
-// copy) and says whether it did: name already holding d counts as done; a
-// part whose digest is not d is passed over.
+// copyPart makes the content object name hold d from one of the parts
+// objects (server-side copy) and says whether it did; a part whose digest
+// is not d is passed over.
 func (m *Mirror) copyPart(ctx context.Context, name string, d digest.Digest, parts []string, t *tracker) (bool, error) {
-	if len(parts) == 0 {
-		return false, nil
-	}
-	if there, err := m.holds(ctx, name, d); err != nil || there {
-		if there {
-			t.add(kindSkipped, d.Size)
-		}
-		return there, err
-	}
 	for _, p := range parts {
 		ok, err := m.holds(ctx, p, d)
 		if err != nil {
@@ -101,16 +92,22 @@ func (m *Mirror) copyPart(ctx context.Context, name string, d digest.Digest, par
 		if err := m.Store.Copy(ctx, p, name); err != nil {
 			return false, err
 		}
-		return true, m.check(ctx, name, d, t, kindCopied)
+		return true, m.checkObject(ctx, name, d, t, kindCopied)
 	}
 	return false, nil
 }
 
-// FetchFile writes file rel of the store's snapshot id to the local path p,
-// checking digest d as it writes (a *snapshot.DigestError when the object
-// differs); a file already at p with digest d is kept.
+// FetchFile writes file rel of the store's snapshot id to the local path p
+// (its content object, or its name under the snapshot for one uploaded
+// before content objects), checking digest d as it writes (a
+// *snapshot.DigestError when the object differs); a file already at p with
+// digest d is kept.
 func (m *Mirror) FetchFile(ctx context.Context, id, rel, p string, d digest.Digest) error {
-	if _, err := m.fetch(ctx, m.SnapshotName(id, rel), p, rel, d); err != nil {
+	names, err := m.fileNames(id, rel, d)
+	if err == nil {
+		_, err = m.fetch(ctx, names, p, rel, d)
+	}
+	if err != nil {
 		return fmt.Errorf("fetch %s of snapshot %s from %s: %w", rel, id, m.Store.Location(), err)
 	}
 	return nil
@@ -129,8 +126,10 @@ type Discarded struct {
 // shared tables' files) and, when the store holds no manifest of id, every
 // object under <source>/snapshots/<id>/: what the shared tables of a
 // refresh that failed put there (before parts existed) or the start of an
-// upload that never finished (the snapshot id is never reused, so nothing
-// else would ever delete them). A snapshot whose manifest is on the store
+// upload that never finished before content objects (the snapshot id is
+// never reused, so nothing else would ever delete them). The content
+// objects an unfinished upload put are shared by content and left to
+// SweepObjects, which deletes them once no manifest refers to them. A snapshot whose manifest is on the store
 // is published and never touched.
 // A delete Object Lock refuses is recorded in Locked, not an error; any
 // other error is returned (a retry deletes what is left). Running it

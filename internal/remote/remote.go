@@ -5,24 +5,25 @@
 //
 // Remote layout, names in the store (under its prefix):
 //
-//	<source>/snapshots/<id>/<schema>/<table>.parquet   every file the manifest lists,
-//	<source>/snapshots/<id>/<schema>/<table>.<n>.*     at the same relative path as locally
-//	<source>/snapshots/<id>/manifest.json              the local manifest's exact bytes, put last
+//	<source>/objects/<sha256[:2]>/<sha256>            every file of every snapshot, once by its content
+//	<source>/snapshots/<id>/manifest.json              the local manifest's exact bytes, put last: path -> size, sha256
+//	<source>/snapshots/<id>/<schema>/<table>.parquet   a snapshot uploaded before content objects: its files
 //	<source>/current                                   pointer "snapshots/<id>", as the local link
 //	<source>/publisher                                 pointer "<host>\t<session token>": the worker that published last
 //
-// Upload puts every file of a snapshot, confirms each one (size and sha256
-// read back with Stat), then puts manifest.json, then moves current. A
-// remote manifest therefore vouches for every file it lists: it is the
-// mark of a complete remote snapshot. A file that the snapshot's Prev holds
-// at the same path with the same sha256, where Prev's remote manifest
-// exists, is copied inside the store (storage.Store.Copy) instead of sent
-// again, so a refresh sends its new files only. A snapshot's upload deletes
-// nothing that a published snapshot holds; what is deleted is retention's
-// choice (DeleteSnapshot, refused per object by Object Lock) and the
-// spread refresh's scratch: its parts once the snapshot is confirmed, a
-// failed run's unpublished objects (DiscardUnpublished) and parts whose
-// owner run no longer runs (SweepParts).
+// Upload puts (or finds) the content object of every file of a snapshot,
+// confirms each one with Stat, then puts manifest.json, then moves current.
+// A remote manifest therefore vouches for every file it lists: it is the
+// mark of a complete remote snapshot, and a reader follows it (objects.go:
+// the content object, else the old name under the snapshot). A file
+// another snapshot on the store holds is found by its content, so a refresh
+// sends its new files only and copies nothing. A snapshot's upload deletes
+// nothing that a published snapshot refers to; what is deleted is
+// retention's choice (DeleteSnapshot, then SweepObjects: the objects no
+// manifest refers to, past a grace period; refused per object by Object
+// Lock) and the spread refresh's scratch: its parts once the snapshot is
+// confirmed, a failed run's unpublished objects (DiscardUnpublished) and
+// parts whose owner run no longer runs (SweepParts).
 //
 //	<source>/parts/<id>/<activity id>-<attempt>/...    a shared table's files, never at a final name
 //	<source>/parts/<id>.owner                          the Refresh run that owns the parts of <id>
@@ -49,6 +50,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/filemode"
@@ -73,6 +75,11 @@ type Mirror struct {
 	// Parallel bounds the objects transferred at once (0: DefaultParallel).
 	Parallel int
 	Log      *slog.Logger
+	// Grace is the grace period of content objects (0:
+	// retention.ObjectGrace); Now the clock it is measured with (nil:
+	// time.Now). Tests set them.
+	Grace time.Duration
+	Now   func() time.Time
 }
 
 // New returns the Mirror of source between the local folder dir and store.
@@ -216,10 +223,12 @@ var ErrConflict = errors.New("the store holds another snapshot with this id")
 // errFound stops a listing at its first object.
 var errFound = errors.New("found")
 
-// Taken reports whether the store holds any object of snapshot id (a
-// complete snapshot or the start of an upload): a new snapshot must not get
-// that id. AllocateSnapshot asks, so that a source folder that was lost
-// never reuses an id the store has.
+// Taken reports whether the store holds any object under snapshot id's
+// name (its manifest, or files of an upload from before content objects): a
+// new snapshot must not get that id. AllocateSnapshot asks, so that a
+// source folder that was lost never reuses an id the store has. An
+// unfinished upload puts only content objects, named by content, so it
+// does not take its id: reusing it is harmless (nothing else bears it).
 func (m *Mirror) Taken(ctx context.Context, id string) (bool, error) {
 	err := m.Store.List(ctx, m.snapshotPrefix(id), func(storage.Info) error { return errFound })
 	if errors.Is(err, errFound) {

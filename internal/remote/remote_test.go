@@ -27,7 +27,7 @@ type fixture struct {
 	t     *testing.T
 	ctx   context.Context
 	dir   string
-	store *storage.Local
+	store storage.Store
 	m     *Mirror
 }
 
@@ -37,9 +37,15 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newFixtureOn(t, store)
+}
+
+// newFixtureOn is a fixture whose store is store.
+func newFixtureOn(t *testing.T, store storage.Store) *fixture {
+	t.Helper()
 	f := &fixture{t: t, ctx: context.Background(), dir: filepath.Join(t.TempDir(), "main"), store: store}
-	f.m, err = New(store, "main", f.dir, quiet())
-	if err != nil {
+	var err error
+	if f.m, err = New(store, "main", f.dir, quiet()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -98,6 +104,16 @@ func (f *fixture) publish(id, prev string, seq uint64, table string, chain ...st
 	return s
 }
 
+// objectName is the content object of d.
+func (f *fixture) objectName(d digest.Digest) string {
+	f.t.Helper()
+	name, err := f.m.ObjectName(d)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return name
+}
+
 func (f *fixture) upload(id string) UploadStats {
 	f.t.Helper()
 	st, err := f.m.Upload(f.ctx, id, nil)
@@ -113,7 +129,7 @@ func (f *fixture) checkRemote(s *snapshot.Snapshot) {
 	t.Helper()
 	id := s.Manifest.SnapshotID
 	for rel, d := range s.Manifest.Files {
-		ok, err := f.m.holds(f.ctx, f.m.SnapshotName(id, rel), digest.Digest(d))
+		ok, err := f.m.holds(f.ctx, f.objectName(digest.Digest(d)), digest.Digest(d))
 		if err != nil || !ok {
 			t.Fatalf("%s/%s not on the store with its digest (%v)", id, rel, err)
 		}
@@ -131,8 +147,14 @@ func (f *fixture) checkRemote(s *snapshot.Snapshot) {
 	}
 }
 
-func TestUploadSendsNewFilesAndCopiesLinkedOnes(t *testing.T) {
-	f := newFixture(t)
+func TestUploadSendsNewFilesAndFindsSharedOnes(t *testing.T) {
+	sharedFilesScenario(t, newFixture(t))
+}
+
+// sharedFilesScenario: a full backup's upload sends every file; a
+// refresh's sends its new pair and manifest and finds the rest by content
+// with one Stat each (no copy, touch or read); again, it sends nothing.
+func sharedFilesScenario(t *testing.T, f *fixture) {
 	big := strings.Repeat("table file ", 1000)
 	full := f.publish(ids[0], "", 10, big, "pd0", "up0")
 	var last Progress
@@ -154,14 +176,26 @@ func TestUploadSendsNewFilesAndCopiesLinkedOnes(t *testing.T) {
 	}
 
 	// A refresh that wrote one pair: the pair and the manifest are sent,
-	// the rest is copied inside the store.
+	// the rest is found by its content: one Stat each, no copy, no read.
 	ref := f.publish(ids[1], ids[0], 20, big, "pd0", "up0", "pd1", "up1")
+	cs := &countingStore{Store: f.store}
+	f.m.Store = cs
 	st = f.upload(ids[1])
+	f.m.Store = f.store
 	mb, _ = os.ReadFile(filepath.Join(ref.Dir, snapshot.ManifestName))
-	want = UploadStats{SnapshotID: ids[1], Files: 6, Uploaded: 3, Copied: 3, BytesUploaded: int64(6 + len(mb)),
-		BytesCopied: int64(len(big) + 6), Current: ids[1]}
+	want = UploadStats{SnapshotID: ids[1], Files: 6, Uploaded: 3, Skipped: 3, BytesUploaded: int64(6 + len(mb)),
+		BytesSkipped: int64(len(big) + 6), Current: ids[1]}
 	if st != want {
 		t.Fatalf("refresh upload %+v, want %+v", st, want)
+	}
+	for _, rel := range []string{"db/t.parquet", "db/t.000000.posdel", "db/t.000000.upserts"} {
+		name := f.objectName(digest.Digest(ref.Manifest.Files[rel]))
+		if got := cs.calls(name); got != "stat" {
+			t.Errorf("unchanged %s (%s): store calls %q, want one stat", rel, name, got)
+		}
+	}
+	if n := cs.count("copy") + cs.count("touch"); n != 0 {
+		t.Errorf("the refresh's upload made %d copies or touches: %v", n, cs.log)
 	}
 	f.checkRemote(ref)
 	// Uploading it again sends nothing.
@@ -184,7 +218,7 @@ func TestUploadResumesAndCatchesUp(t *testing.T) {
 	}
 	// An earlier attempt got the table file up, not the manifest.
 	d := digest.Digest{SHA256: sha256Hex([]byte("table")), Size: 5}
-	if err := f.store.Put(f.ctx, f.m.SnapshotName(ids[0], "db/t.parquet"), strings.NewReader("table"), d); err != nil {
+	if err := f.store.Put(f.ctx, f.objectName(d), strings.NewReader("table"), d); err != nil {
 		t.Fatal(err)
 	}
 	st := f.upload(ids[0])
@@ -266,7 +300,7 @@ func TestDownloadInstallsAndChecksDigests(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	m, _ := New(f.store, "main", dir, quiet())
 	// A corrupted object is refused and nothing is installed.
-	bad := filepath.Join(f.store.Root(), filepath.FromSlash(f.m.SnapshotName(ids[1], "db/t.000001.upserts")))
+	bad := filepath.Join(f.store.(*storage.Local).Root(), filepath.FromSlash(f.objectName(digest.Bytes([]byte("up1")))))
 	if err := os.Remove(bad); err != nil { // the local store hard-links: replace, do not write through
 		t.Fatal(err)
 	}

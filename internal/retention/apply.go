@@ -27,6 +27,11 @@ type StoreRemover interface {
 	RemoveSnapshot(ctx context.Context, id string) error
 	// RemoveHour removes an archived hour's file, then the index's record.
 	RemoveHour(ctx context.Context, it Item) error
+	// RemoveUnreferenced removes the content objects no remote manifest
+	// refers to, past ObjectGrace (Unreferenced): it returns the names
+	// removed and, by name, the deletes that failed; err when it could not
+	// tell what is referenced (nothing removed then).
+	RemoveUnreferenced(ctx context.Context) (removed []string, refused map[string]error, err error)
 }
 
 // Refused is an item a run could not remove, with why.
@@ -51,7 +56,9 @@ type Outcome struct {
 }
 
 // Apply removes what p removes, place by place: the local snapshots (one
-// call of local), the remote snapshots, then the archived hours except
+// call of local), the remote snapshots, the content objects no remote
+// manifest left refers to (store.RemoveUnreferenced, every run with a
+// store: also what an upload cut short left), then the archived hours except
 // those after a snapshot that could not be removed (Plan.HoursAfter: it
 // stays a base, so its hours stay). A failure of one item is recorded
 // (Locked when it matches storage.ErrLocked, else Failed) and the run goes
@@ -76,6 +83,9 @@ func Apply(ctx context.Context, p Plan, local LocalRemover, store StoreRemover) 
 	}
 	for _, it := range remotes {
 		out.record(it, store.RemoveSnapshot(ctx, it.ID))
+	}
+	if store != nil {
+		out.removeObjects(ctx, store)
 	}
 	left := map[string]bool{}
 	for _, f := range append(slices.Clone(out.Locked), out.Failed...) {
@@ -105,6 +115,27 @@ func (o *Outcome) removeLocal(ctx context.Context, local LocalRemover, items []I
 		o.record(it, failed[it.ID])
 	}
 	return nil
+}
+
+// removeObjects removes the unreferenced content objects and records
+// each (Place PlaceObject, ID its name), a failure to judge them as one
+// Failed item named PlaceObject.
+func (o *Outcome) removeObjects(ctx context.Context, store StoreRemover) {
+	removed, refused, err := store.RemoveUnreferenced(ctx)
+	if err != nil {
+		o.Failed = append(o.Failed, Refused{Place: PlaceObject, ID: PlaceObject + "s", Error: err.Error()})
+	}
+	for _, name := range removed {
+		o.Removed = append(o.Removed, Item{Place: PlaceObject, ID: name, Reason: "no kept manifest refers to it"})
+	}
+	names := make([]string, 0, len(refused))
+	for name := range refused {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		o.record(Item{Place: PlaceObject, ID: name}, refused[name])
+	}
 }
 
 // record notes the removal of it: done when err is nil, else Locked or

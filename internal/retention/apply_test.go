@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -34,6 +35,14 @@ func (f *fakeRemover) RemoveLocal(_ context.Context, ids []string) (map[string]e
 func (f *fakeRemover) RemoveSnapshot(_ context.Context, id string) error {
 	f.calls = append(f.calls, "remote "+id)
 	return f.fail[PlaceRemote+"/"+id]
+}
+
+func (f *fakeRemover) RemoveUnreferenced(context.Context) ([]string, map[string]error, error) {
+	f.calls = append(f.calls, "objects")
+	if err := f.fail["objects"]; err != nil {
+		return nil, nil, err
+	}
+	return []string{"main/objects/aa/o1"}, map[string]error{"main/objects/bb/o2": fmt.Errorf("delete o2: %w", storage.ErrLocked)}, nil
 }
 
 func (f *fakeRemover) RemoveHour(_ context.Context, it Item) error {
@@ -66,13 +75,16 @@ func TestApplyOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"local [l1 l2]", "remote r1", "hour h1", "hour h2"}; !slices.Equal(f.calls, want) {
+	if want := []string{"local [l1 l2]", "remote r1", "objects", "hour h1", "hour h2"}; !slices.Equal(f.calls, want) {
 		t.Errorf("calls %v, want %v", f.calls, want)
 	}
-	if want := []string{"local/l1", "local/l2", "remote/r1", "archive/h1", "archive/h2"}; !slices.Equal(ids(out.Removed), want) {
+	if want := []string{"local/l1", "local/l2", "remote/r1", "object/main/objects/aa/o1", "archive/h1", "archive/h2"}; !slices.Equal(ids(out.Removed), want) {
 		t.Errorf("removed %v, want %v", ids(out.Removed), want)
 	}
-	if len(out.Locked)+len(out.Failed)+len(out.Held) != 0 {
+	if len(out.Locked) != 1 || out.Locked[0].Place != PlaceObject || out.Locked[0].ID != "main/objects/bb/o2" {
+		t.Errorf("locked %+v, want the object Object Lock kept", out.Locked)
+	}
+	if len(out.Failed)+len(out.Held) != 0 {
 		t.Errorf("outcome %+v", out)
 	}
 }
@@ -88,10 +100,10 @@ func TestApplyKeepsHoursAfterALockedSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Locked) != 1 || out.Locked[0].ID != "r1" || len(out.Failed) != 1 || out.Failed[0].ID != "l2" || out.Failed[0].Error != "disk on fire" {
+	if len(out.Locked) != 2 || out.Locked[0].ID != "r1" || len(out.Failed) != 1 || out.Failed[0].ID != "l2" || out.Failed[0].Error != "disk on fire" {
 		t.Errorf("locked %v, failed %v", out.Locked, out.Failed)
 	}
-	if want := []string{"local/l1", "archive/h1"}; !slices.Equal(ids(out.Removed), want) {
+	if want := []string{"local/l1", "object/main/objects/aa/o1", "archive/h1"}; !slices.Equal(ids(out.Removed), want) {
 		t.Errorf("removed %v, want %v", ids(out.Removed), want)
 	}
 	if len(out.Held) != 1 || out.Held[0].ID != "h2" || !out.Held[0].Keep || out.Held[0].Reason == "" {
@@ -99,6 +111,35 @@ func TestApplyKeepsHoursAfterALockedSnapshot(t *testing.T) {
 	}
 	if slices.Contains(f.calls, "hour h2") {
 		t.Error("a held hour was removed")
+	}
+}
+
+// TestApplyRecordsAnObjectSweepThatFails: when what is referenced cannot
+// be told, nothing is swept, the failure is recorded and the run goes on.
+func TestApplyRecordsAnObjectSweepThatFails(t *testing.T) {
+	f := &fakeRemover{fail: map[string]error{"objects": errors.New("list: timeout")}}
+	out, err := Apply(context.Background(), plan(), f, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Failed) != 1 || out.Failed[0].Place != PlaceObject || out.Failed[0].Error != "list: timeout" {
+		t.Errorf("failed %+v", out.Failed)
+	}
+	if !slices.Contains(f.calls, "hour h2") {
+		t.Error("the run stopped at the failed sweep")
+	}
+}
+
+// TestUnreferenced is retention's rule for content objects: referenced or
+// young or of unknown age stays, the rest goes.
+func TestUnreferenced(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	old, young := now.Add(-2*ObjectGrace), now.Add(-ObjectGrace/2)
+	objs := []Object{{Name: "a", SHA256: "a", Modified: old}, {Name: "b", SHA256: "b", Modified: old},
+		{Name: "c", SHA256: "c", Modified: young}, {Name: "d", SHA256: "d"}}
+	got := Unreferenced(objs, map[string]bool{"a": true}, now, ObjectGrace)
+	if len(got) != 1 || got[0].Name != "b" {
+		t.Fatalf("unreferenced %+v, want b alone", got)
 	}
 }
 

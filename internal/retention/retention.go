@@ -35,6 +35,8 @@ const (
 	PlaceLocal   = "local"
 	PlaceRemote  = "remote"
 	PlaceArchive = "archive"
+	// PlaceObject is a content object of remote snapshots (objects.go).
+	PlaceObject = "object"
 )
 
 // Policy is what the operator asks to keep.

@@ -17,6 +17,7 @@ import (
 type backend interface {
 	put(ctx context.Context, name string, body io.Reader, d digest.Digest) error
 	copy(ctx context.Context, src, dst string) error
+	touch(ctx context.Context, name string) error
 	stat(ctx context.Context, name string) (Info, error)
 	open(ctx context.Context, name string) (io.ReadCloser, error)
 	openReaderAt(ctx context.Context, name string) (ReaderAt, error)
@@ -60,6 +61,15 @@ func (c checked) Copy(ctx context.Context, src, dst string) error {
 		err = c.b.copy(ctx, src, dst)
 	}
 	return wrap(err, "copy %s to %s", src, dst)
+}
+
+// Touch checks name, then makes its ModTime now.
+func (c checked) Touch(ctx context.Context, name string) error {
+	err := checkWritable(name)
+	if err == nil {
+		err = c.b.touch(ctx, name)
+	}
+	return wrap(err, "touch %s", name)
 }
 
 // Stat checks name, then stats it.

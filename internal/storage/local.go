@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
@@ -112,6 +113,17 @@ func (l *localFolder) copy(ctx context.Context, src, dst string) error {
 		return err
 	}
 	return atomicfile.SyncDir(filepath.Dir(dp))
+}
+
+// touch sets the file's modification time to now. A hard link shares it
+// with every name of the file, which only makes those younger.
+func (l *localFolder) touch(ctx context.Context, name string) error {
+	p := l.path(name)
+	if _, err := regularFile(p); err != nil {
+		return err
+	}
+	now := time.Now()
+	return os.Chtimes(p, now, now)
 }
 
 // linkTemp hard-links from to a new hidden temporary name beside to.

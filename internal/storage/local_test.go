@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
 )
@@ -50,6 +51,31 @@ func TestLocalCopyIsHardLink(t *testing.T) {
 	}
 	if !os.SameFile(a, c) {
 		t.Fatal("Copy wrote a new file instead of a hard link")
+	}
+}
+
+// TestLocalTouch checks that Touch moves an old file's modification time
+// forward and keeps the hard links of Copy one file.
+func TestLocalTouch(t *testing.T) {
+	l, ctx := newLocal(t), context.Background()
+	b, d := content(4096, 2)
+	if err := l.Put(ctx, "objects/ab/x", bytes.NewReader(b), d); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := filepath.Join(l.Root(), "objects/ab/x")
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Touch(ctx, "objects/ab/x"); err != nil {
+		t.Fatal(err)
+	}
+	info, err := l.Stat(ctx, "objects/ab/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.ModTime.After(old) {
+		t.Fatalf("Touch left ModTime at %v", info.ModTime)
 	}
 }
 

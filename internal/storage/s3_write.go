@@ -100,6 +100,32 @@ func (s *s3Bucket) copy(ctx context.Context, src, dst string) error {
 	return s.copyParts(ctx, source, dst, sinfo.Size, sout)
 }
 
+// touch copies the object onto itself, its metadata given again
+// (MetadataDirective REPLACE: S3 refuses a copy onto itself that changes
+// nothing), pinned by its ETag: the object gets a new LastModified (in a
+// versioned bucket, a new version). Above the single copy's limit it is
+// copied in parts, as copy does.
+func (s *s3Bucket) touch(ctx context.Context, name string) error {
+	info, out, err := s.head(ctx, name)
+	if err != nil {
+		return err
+	}
+	source := copySource(s.cfg.Bucket, s.key(name))
+	if info.Size > s.maxCopySize {
+		return s.copyParts(ctx, source, name, info.Size, out)
+	}
+	_, err = s.client.CopyObject(ctx, &s3.CopyObjectInput{
+		Bucket:            &s.cfg.Bucket,
+		Key:               aws.String(s.key(name)),
+		CopySource:        aws.String(source),
+		CopySourceIfMatch: out.ETag,
+		MetadataDirective: types.MetadataDirectiveReplace,
+		Metadata:          out.Metadata,
+		ContentType:       out.ContentType,
+	})
+	return notExist(err)
+}
+
 // copySource is the x-amz-copy-source of a key: bucket/key, URL-escaped.
 func copySource(bucket, key string) string {
 	parts := strings.Split(key, "/")

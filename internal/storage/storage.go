@@ -65,6 +65,10 @@ type Store interface {
 	// Copy makes dst hold the content of the object src without sending
 	// the content again (local: a hard link; S3: a server-side copy).
 	Copy(ctx context.Context, src, dst string) error
+	// Touch makes the object's ModTime now, its content and SHA-256 kept
+	// (local: the file's modification time; S3: a copy of the object onto
+	// itself). A missing object is an error wrapping fs.ErrNotExist.
+	Touch(ctx context.Context, name string) error
 	// Stat returns the object's size and, where the backend knows it, its
 	// SHA-256.
 	Stat(ctx context.Context, name string) (Info, error)

@@ -50,6 +50,7 @@ func Run(t *testing.T, h Harness) {
 		{"IdempotentPut", testIdempotentPut},
 		{"Replace", testReplace},
 		{"Copy", testCopy},
+		{"Touch", testTouch},
 		{"List", testList},
 		{"NotFound", testNotFound},
 		{"Delete", testDelete},
@@ -281,6 +282,36 @@ func testCopy(t *testing.T, h Harness) {
 	wantNotExist(t, "Copy of a missing source", err)
 	_, err = s.Stat(ctx, "dst")
 	wantNotExist(t, "Stat of the destination of a failed Copy", err)
+}
+
+// testTouch checks that Touch keeps the object's content and digest, never
+// makes its ModTime older, and refuses a missing object.
+func testTouch(t *testing.T, h Harness) {
+	ctx, s := testCtx(t), h.New(t)
+	b, _ := Content(5, 100_000)
+	d := put(t, ctx, s, "objects/ab/x", b)
+	before, err := s.Stat(ctx, "objects/ab/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Touch(ctx, "objects/ab/x"); err != nil {
+		t.Fatalf("Touch: %v", err)
+	}
+	after, err := s.Stat(ctx, "objects/ab/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStat(t, ctx, s, "objects/ab/x", d)
+	if before.SHA256 != after.SHA256 {
+		t.Errorf("Touch changed the recorded sha256 from %q to %q", before.SHA256, after.SHA256)
+	}
+	if after.ModTime.Before(before.ModTime) {
+		t.Errorf("Touch made ModTime older: %v, was %v", after.ModTime, before.ModTime)
+	}
+	if got := readAll(t, ctx, s, "objects/ab/x"); !bytes.Equal(got, b) {
+		t.Fatal("Touch changed the content")
+	}
+	wantNotExist(t, "Touch of a missing object", s.Touch(ctx, "objects/ab/missing"))
 }
 
 func checkList(t *testing.T, ctx context.Context, s storage.Store, prefix string, want ...string) []storage.Info {
