@@ -26,6 +26,7 @@ type handler struct {
 	at   moment.At // zero: latest
 	sess *views.Session
 	st   *tail.State // the prepared tail the session answers at, with a tail
+	cat  *catalog    // the session's snapshot's catalog, loaded when a rewrite needs it
 }
 
 var _ server.Handler = (*handler)(nil)
@@ -70,21 +71,11 @@ func (h *handler) session(ctx context.Context) (*views.Session, error) {
 	return s, nil
 }
 
-// UseDB is USE / COM_INIT_DB: a schema of the views.
+// UseDB is USE / COM_INIT_DB / the handshake's database (useDB).
 func (h *handler) UseDB(db string) error {
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.Timeout)
 	defer cancel()
-	s, err := h.session(ctx)
-	if err != nil {
-		return errRefused(mysql.ER_UNKNOWN_ERROR, "%v", err)
-	}
-	for _, t := range s.Tables() {
-		if t.Schema == db {
-			h.db = db
-			return nil
-		}
-	}
-	return errRefused(mysql.ER_BAD_DB_ERROR, "Unknown database '%s'", db)
+	return h.useDB(ctx, db)
 }
 
 // HandleQuery answers one COM_QUERY statement.
@@ -122,6 +113,8 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 		return nil, h.UseDB(p.arg)
 	case kindVariable:
 		return h.variables(ctx, p.vars)
+	case kindShowMeta:
+		return h.showMetaAnswer(ctx, p.arg, p.like)
 	case kindShowDatabases:
 		return h.showDatabases(ctx)
 	case kindShowTables:
@@ -133,7 +126,11 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.Query(ctx, p.sql)
+	q, err := h.rewriteRead(ctx, s, p.sql)
+	if err != nil {
+		return nil, err
+	}
+	rows, _, err := s.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -149,26 +146,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 // is reopened at it now, so a moment that cannot be answered is refused
 // here, with the reason, and the session stays where it was.
 func (h *handler) setAt(ctx context.Context, text string) error {
-	if h.cfg.Tail == nil {
-		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at needs the index: this port reads the current snapshot alone")
-	}
-	at, err := moment.ParseAt(text)
-	if err != nil {
-		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at: %v", err)
-	}
-	if at.Kind == moment.KindLatest {
-		at = moment.At{}
-	}
-	old, oldAt, oldSt := h.sess, h.at, h.st
-	h.sess, h.at = nil, at
-	if _, err := h.session(ctx); err != nil {
-		h.sess, h.at, h.st = old, oldAt, oldSt
-		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at %s: %v", text, err)
-	}
-	if old != nil {
-		old.Close()
-	}
-	return nil
+	return h.moveTo(ctx, text, nil)
 }
 
 // variables answers SELECT @@name, …: the ones clients send first, and
@@ -178,43 +156,11 @@ func (h *handler) variables(ctx context.Context, vars []string) (*mysql.Result, 
 	row := make([]any, len(vars))
 	for i, v := range vars {
 		names[i] = "@@" + v
-		switch v {
-		case "version":
-			row[i] = ServerVersion
-		case "version_comment":
-			row[i] = "dbtrail time-travel SQL port (read-only)"
-		case "max_allowed_packet":
-			row[i] = int64(mysql.MaxPayloadLen)
-		case "autocommit", "auto_increment_increment":
-			row[i] = int64(1)
-		case "tx_isolation", "transaction_isolation":
-			row[i] = "REPEATABLE-READ"
-		case "tx_read_only", "transaction_read_only", "read_only":
-			row[i] = int64(1)
-		case "character_set_client", "character_set_connection", "character_set_results", "character_set_server":
-			row[i] = "utf8mb4"
-		case "collation_connection", "collation_server":
-			row[i] = "utf8mb4_general_ci"
-		case "time_zone", "system_time_zone":
-			row[i] = "UTC"
-		case "sql_mode":
-			row[i] = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES"
-		case "lower_case_table_names":
-			row[i] = int64(0)
-		case "dbtrail_at":
-			row[i] = "latest"
-			if h.at.Kind != "" {
-				row[i] = h.at.String()
-			}
-		case "dbtrail_cut":
-			cut, err := h.cut(ctx)
-			if err != nil {
-				return nil, err
-			}
-			row[i] = cut
-		default:
-			return nil, errRefused(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, "Unknown system variable '%s'", v)
+		val, err := h.variable(ctx, v)
+		if err != nil {
+			return nil, err
 		}
+		row[i] = val
 	}
 	rs, err := mysql.BuildSimpleTextResultset(names, [][]any{row})
 	if err != nil {

@@ -23,15 +23,22 @@ const testSecret = "0123456789abcdef0123456789abcdef"
 // returns the port's address.
 func startPort(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "main")
-	viewstest.Publish(t, src, viewstest.Table{Schema: "shop",
+	return startPortTables(t, viewstest.Table{Schema: "shop",
 		Create: "CREATE TABLE orders (id INT UNSIGNED PRIMARY KEY, total DECIMAL(10,2), note VARCHAR(20), placed DATETIME(6), d DATE)",
 		Rows: [][]any{
 			{"1", "10.50", "first", "2026-12-01 10:41:59.000001", "2026-12-01"},
 			{"2", "-0.07", nil, "2026-12-02 00:00:00", "2026-12-02"},
 			{"3", "1000.00", "it's", nil, nil},
 		}})
+}
+
+// startPortTables publishes a snapshot of tables and serves it as
+// startPort does.
+func startPortTables(t *testing.T, tables ...viewstest.Table) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main")
+	viewstest.Publish(t, src, tables...)
 	tokens := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokens, []byte("ro "+testSecret+" viewer\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ const (
 	kindShowTables
 	kindShowColumns
 	kindVariable // SELECT @@name[, @@name…] answered by the port
+	kindShowMeta // SHOW VARIABLES, STATUS, WARNINGS, ENGINES, CHARSET, COLLATION… (variables.go)
 )
 
 // parsed is one statement classified.
@@ -38,6 +39,8 @@ type parsed struct {
 	vars []string
 	// sql is a kindSelect's DuckDB text.
 	sql string
+	// like is a kindShowMeta's LIKE pattern (its literal's body), or "".
+	like string
 }
 
 var (
@@ -45,7 +48,7 @@ var (
 	intoOutfile = regexp.MustCompile(`(?is)\bINTO\s+(OUTFILE|DUMPFILE|@)`)
 	setAt       = regexp.MustCompile(`(?is)^\s*SET\s+(?:@@(?:SESSION\.)?|SESSION\s+)?dbtrail_at\s*(?:=|:=)\s*'((?:[^'\\]|'')*)'\s*;?\s*$`)
 	setAny      = regexp.MustCompile(`(?is)^\s*SET\s+`)
-	use         = regexp.MustCompile("(?is)^\\s*USE\\s+`?([^`;\\s]+)`?\\s*;?\\s*$")
+	use         = regexp.MustCompile("(?is)^\\s*USE\\s+(?:`((?:[^`]|``)+)`|([^`;\\s@]*@'[^']*')|([^`;\\s]+))\\s*;?\\s*$")
 	showDBs     = regexp.MustCompile(`(?is)^\s*SHOW\s+(DATABASES|SCHEMAS)\s*;?\s*$`)
 	showTables  = regexp.MustCompile("(?is)^\\s*SHOW\\s+(?:FULL\\s+)?TABLES(?:\\s+(?:FROM|IN)\\s+`?([^`;\\s]+)`?)?\\s*;?\\s*$")
 	showColumns = regexp.MustCompile("(?is)^\\s*(?:SHOW\\s+(?:FULL\\s+)?(?:COLUMNS|FIELDS)\\s+(?:FROM|IN)|DESCRIBE|DESC)\\s+`?([^`;\\s.]+)`?(?:\\.`?([^`;\\s]+)`?)?\\s*;?\\s*$")
@@ -70,7 +73,14 @@ func classify(stmt string) (parsed, error) {
 		return parsed{kind: kindSetOther}, nil
 	}
 	if m := use.FindStringSubmatch(stmt); m != nil {
-		return parsed{kind: kindUse, arg: m[1]}, nil
+		return parsed{kind: kindUse, arg: strings.ReplaceAll(m[1], "``", "`") + m[2] + m[3]}, nil
+	}
+	if m := showMeta.FindStringSubmatch(stmt); m != nil {
+		what := strings.Join(strings.Fields(m[1]), " ")
+		return parsed{kind: kindShowMeta, arg: what, like: m[2]}, nil
+	}
+	if m := showWhere.FindStringSubmatch(stmt); m != nil {
+		stmt = showWhereSelect(m[1], m[2])
 	}
 	if showDBs.MatchString(stmt) {
 		return parsed{kind: kindShowDatabases}, nil
