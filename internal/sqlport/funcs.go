@@ -155,7 +155,7 @@ func rewriteWord(text, m string, i, j int, env *funcEnv) (string, int, error) {
 		return out, end + 1, err
 	}
 	var args []string
-	for _, a := range splitArgs(text[open+1:end]) {
+	for _, a := range splitArgs(text[open+1 : end]) {
 		ra, err := rewriteFuncs(a, env)
 		if err != nil {
 			return "", 0, err
