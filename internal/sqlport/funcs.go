@@ -184,7 +184,13 @@ var translated = map[string]func(args []string, env *funcEnv) (string, error){
 		if len(a) != 2 {
 			return "", arity("IFNULL", 2, len(a))
 		}
-		return "coalesce(" + a[0] + ", " + a[1] + ")", nil
+		return coalesce(a), nil
+	},
+	"coalesce": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) == 0 {
+			return "", arity("COALESCE", 1, 0)
+		}
+		return coalesce(a), nil
 	},
 	"concat": func(a []string, _ *funcEnv) (string, error) {
 		if len(a) == 0 {
@@ -323,6 +329,26 @@ func pow10(n int) int64 {
 
 func arity(fn string, want, got int) error {
 	return mysql.NewError(mysql.ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, fmt.Sprintf("Incorrect parameter count in the call to native function '%s' (%d given, %d expected)", fn, got, want))
+}
+
+// coalesce is MySQL's IFNULL/COALESCE of args in DuckDB: MySQL answers
+// text when the arguments mix a string with another type (IFNULL(d,
+// 'none') of a DATETIME d), where DuckDB would cast the string to the
+// other type; so with a string literal among them every argument is cast
+// to text.
+func coalesce(args []string) string {
+	lit := false
+	for _, a := range args {
+		lit = lit || isStringLiteral(a)
+	}
+	if !lit {
+		return "coalesce(" + strings.Join(args, ", ") + ")"
+	}
+	cast := make([]string, len(args))
+	for i, a := range args {
+		cast[i] = "CAST(" + a + " AS VARCHAR)"
+	}
+	return "coalesce(" + strings.Join(cast, ", ") + ")"
 }
 
 // joinText is MySQL's CONCAT of exprs in DuckDB: each as text, joined by

@@ -24,7 +24,7 @@ func testFuncEnv() *funcEnv {
 
 func TestRewriteFuncs(t *testing.T) {
 	for in, want := range map[string]string{
-		"SELECT ifnull(note, '-') FROM t":                                          "SELECT coalesce(note, '-') FROM t",
+		"SELECT ifnull(note, '-') FROM t":                                          "SELECT coalesce(CAST(note AS VARCHAR), CAST('-' AS VARCHAR)) FROM t",
 		"SELECT NOW(), CURRENT_TIMESTAMP, now(3)":                                  "SELECT TIMESTAMP '2026-12-01 10:41:59', TIMESTAMP '2026-12-01 10:41:59', TIMESTAMP '2026-12-01 10:41:59.123'",
 		"SELECT CURDATE(), current_date":                                           "SELECT DATE '2026-12-01', DATE '2026-12-01'",
 		"SELECT CONCAT(id, '-', note) FROM t":                                      "SELECT (CAST(id AS VARCHAR) || CAST('-' AS VARCHAR) || CAST(note AS VARCHAR)) FROM t",
@@ -40,7 +40,8 @@ func TestRewriteFuncs(t *testing.T) {
 		"SELECT UNIX_TIMESTAMP(), FROM_UNIXTIME(5)":                                "SELECT 1796121719, make_timestamp(CAST(round((5) * 1000000) AS BIGINT))",
 		"SELECT GROUP_CONCAT(note) FROM t":                                         "SELECT string_agg(CAST(note AS VARCHAR), ',') FROM t",
 		"SELECT group_concat(DISTINCT a, b ORDER BY a DESC SEPARATOR '; ') FROM t": "SELECT string_agg(DISTINCT CAST(a AS VARCHAR) || CAST(b AS VARCHAR), '; ' ORDER BY a DESC) FROM t",
-		"SELECT GROUP_CONCAT(IFNULL(note, 'x') SEPARATOR '') FROM t":               "SELECT string_agg(CAST(coalesce(note, 'x') AS VARCHAR), '') FROM t",
+		"SELECT GROUP_CONCAT(IFNULL(note, 'x') SEPARATOR '') FROM t":               "SELECT string_agg(CAST(coalesce(CAST(note AS VARCHAR), CAST('x' AS VARCHAR)) AS VARCHAR), '') FROM t",
+		"SELECT IFNULL(a, b), COALESCE(a, 1, b) FROM t":                            "SELECT coalesce(a, b), coalesce(a, 1, b) FROM t",
 		"SELECT convert_tz(now(), 'UTC', '+00:00')":                                "SELECT CAST(TIMESTAMP '2026-12-01 10:41:59' AS TIMESTAMP)",
 	} {
 		got, err := rewriteFuncs(in, testFuncEnv())

@@ -134,6 +134,7 @@ func TestPortFunctions(t *testing.T) {
 		"SELECT GROUP_CONCAT(DISTINCT customer_id) FROM orders":                                      "7,8",
 		"SELECT customer_id, GROUP_CONCAT(note) FROM orders GROUP BY customer_id ORDER BY 1":         "7|first\n8|it's",
 		"SELECT DATE_FORMAT(placed, '%Y-%m-%d %H:%i:%s.%f %W %b %e %j %p') FROM orders WHERE id = 1": "2026-12-01 10:41:59.000001 Tuesday Dec 1 335 AM",
+		"SELECT IFNULL(placed, 'never') FROM orders WHERE id > 1 ORDER BY id":                        "2026-12-02 00:00:00\nnever",
 		"SELECT DATE_FORMAT(NULL, '%Y')":                                                             "",
 		"SELECT LENGTH('é'), CHAR_LENGTH('é')":                                                       "2|1",
 		"SELECT DATABASE(), @@version_comment LIKE '%dbtrail%'":                                      "shop|1",

@@ -48,6 +48,7 @@ var (
 	intoOutfile = regexp.MustCompile(`(?is)\bINTO\s+(OUTFILE|DUMPFILE|@)`)
 	setAt       = regexp.MustCompile(`(?is)^\s*SET\s+(?:@@(?:SESSION\.)?|SESSION\s+)?dbtrail_at\s*(?:=|:=)\s*'((?:[^'\\]|'')*)'\s*;?\s*$`)
 	setAny      = regexp.MustCompile(`(?is)^\s*SET\s+`)
+	txnControl  = regexp.MustCompile(`(?is)^\s*(COMMIT|ROLLBACK|BEGIN|START\s+TRANSACTION)\b[^;]*;?\s*$`)
 	use         = regexp.MustCompile("(?is)^\\s*USE\\s+(?:`((?:[^`]|``)+)`|([^`;\\s@]*@'[^']*')|([^`;\\s]+))\\s*;?\\s*$")
 	showDBs     = regexp.MustCompile(`(?is)^\s*SHOW\s+(DATABASES|SCHEMAS)\s*;?\s*$`)
 	showTables  = regexp.MustCompile("(?is)^\\s*SHOW\\s+(?:FULL\\s+)?TABLES(?:\\s+(?:FROM|IN)\\s+`?([^`;\\s]+)`?)?\\s*;?\\s*$")
@@ -62,6 +63,11 @@ func classify(stmt string) (parsed, error) {
 	switch {
 	case writeWords.MatchString(stmt), intoOutfile.MatchString(stmt):
 		return parsed{kind: kindWrite}, nil
+	}
+	if txnControl.MatchString(stmt) {
+		// A read-only port has no transaction to begin or end: each
+		// statement reads one cut (clients with autocommit off send these).
+		return parsed{kind: kindSetOther}, nil
 	}
 	if m := setAt.FindStringSubmatch(stmt); m != nil {
 		return parsed{kind: kindSetAt, arg: strings.ReplaceAll(m[1], "''", "'")}, nil

@@ -30,6 +30,8 @@ func TestClassify(t *testing.T) {
 		"SET @@dbtrail_at = 'seq:42'":                 kindSetAt,
 		"SET NAMES utf8mb4":                           kindSetOther,
 		"SET autocommit=1":                            kindSetOther,
+		"COMMIT":                                      kindSetOther,
+		"START TRANSACTION READ ONLY":                 kindSetOther,
 		"USE `shop`":                                  kindUse,
 		"SHOW DATABASES":                              kindShowDatabases,
 		"SHOW FULL TABLES FROM shop":                  kindShowTables,
