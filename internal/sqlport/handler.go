@@ -118,7 +118,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	case kindShowDatabases:
 		return h.showDatabases(ctx)
 	case kindShowTables:
-		return h.showTables(ctx, p.arg)
+		return h.showTables(ctx, p)
 	case kindShowColumns:
 		return h.showColumns(ctx, p.arg)
 	}
@@ -208,7 +208,8 @@ func (h *handler) showDatabases(ctx context.Context) (*mysql.Result, error) {
 	return textResult([]string{"Database"}, dbs)
 }
 
-func (h *handler) showTables(ctx context.Context, db string) (*mysql.Result, error) {
+func (h *handler) showTables(ctx context.Context, p parsed) (*mysql.Result, error) {
+	db := p.arg
 	if db == "" {
 		db = h.db
 	}
@@ -226,7 +227,7 @@ func (h *handler) showTables(ctx context.Context, db string) (*mysql.Result, err
 		}
 	}
 	sort.Strings(names)
-	return textResult([]string{"Tables_in_" + db}, names)
+	return tablesResult(db, names, p), nil
 }
 
 // showColumns is SHOW COLUMNS / DESCRIBE: Field, Type, Null, Key, Default,

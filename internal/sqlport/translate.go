@@ -39,8 +39,11 @@ type parsed struct {
 	vars []string
 	// sql is a kindSelect's DuckDB text.
 	sql string
-	// like is a kindShowMeta's LIKE pattern (its literal's body), or "".
+	// like is a kindShowMeta's or kindShowTables' LIKE pattern (its
+	// literal's body), or "".
 	like string
+	// full is SHOW FULL TABLES (with a Table_type column).
+	full bool
 }
 
 var (
@@ -51,7 +54,7 @@ var (
 	txnControl  = regexp.MustCompile(`(?is)^\s*(COMMIT|ROLLBACK|BEGIN|START\s+TRANSACTION)\b[^;]*;?\s*$`)
 	use         = regexp.MustCompile("(?is)^\\s*USE\\s+(?:`((?:[^`]|``)+)`|([^`;\\s@]*@'[^']*')|([^`;\\s]+))\\s*;?\\s*$")
 	showDBs     = regexp.MustCompile(`(?is)^\s*SHOW\s+(DATABASES|SCHEMAS)\s*;?\s*$`)
-	showTables  = regexp.MustCompile("(?is)^\\s*SHOW\\s+(?:FULL\\s+)?TABLES(?:\\s+(?:FROM|IN)\\s+`?([^`;\\s]+)`?)?\\s*;?\\s*$")
+	showTables  = regexp.MustCompile("(?is)^\\s*SHOW\\s+(FULL\\s+)?TABLES(?:\\s+(?:FROM|IN)\\s+`?([^`;\\s]+)`?)?(?:\\s+LIKE\\s+'((?:[^'\\\\]|\\\\.|'')*)')?\\s*;?\\s*$")
 	showColumns = regexp.MustCompile("(?is)^\\s*(?:SHOW\\s+(?:FULL\\s+)?(?:COLUMNS|FIELDS)\\s+(?:FROM|IN)|DESCRIBE|DESC)\\s+`?([^`;\\s.]+)`?(?:\\.`?([^`;\\s]+)`?)?\\s*;?\\s*$")
 	variables   = regexp.MustCompile(`(?is)^\s*SELECT\s+(@@(?:session\.|global\.)?[a-z_]+(?:\s*,\s*@@(?:session\.|global\.)?[a-z_]+)*)\s*;?\s*$`)
 	limitComma  = regexp.MustCompile(`(?is)\bLIMIT\s+(\d+)\s*,\s*(\d+)`)
@@ -92,7 +95,7 @@ func classify(stmt string) (parsed, error) {
 		return parsed{kind: kindShowDatabases}, nil
 	}
 	if m := showTables.FindStringSubmatch(stmt); m != nil {
-		return parsed{kind: kindShowTables, arg: m[1]}, nil
+		return parsed{kind: kindShowTables, arg: m[2], like: m[3], full: m[1] != ""}, nil
 	}
 	if m := showColumns.FindStringSubmatch(stmt); m != nil {
 		name := m[1]

@@ -273,3 +273,24 @@ func collationRows(*rewriteEnv) ([][]any, error) {
 		{"utf8mb4_0900_ai_ci", "utf8mb4", int64(255), "", "Yes", int64(0), "NO PAD"},
 	}, nil
 }
+
+// tablesResult is SHOW [FULL] TABLES' answer of db's tables names,
+// filtered by its LIKE pattern; FULL adds Table_type.
+func tablesResult(db string, names []string, p parsed) *mysql.Result {
+	cols := []string{"Tables_in_" + db}
+	if p.full {
+		cols = append(cols, "Table_type")
+	}
+	var rows [][]any
+	for _, n := range names {
+		if p.like != "" && !likePattern(p.like).MatchString(n) {
+			continue
+		}
+		r := []any{n}
+		if p.full {
+			r = append(r, "BASE TABLE")
+		}
+		rows = append(rows, r)
+	}
+	return rowsResult(cols, rows)
+}
