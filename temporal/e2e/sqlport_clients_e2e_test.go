@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // itemLine is how the source, go-sql-driver through the port and the
@@ -52,9 +53,18 @@ func TestSQLPortClients(t *testing.T) {
 		"CREATE TABLE item (id INT UNSIGNED PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2) NOT NULL, at DATETIME)",
 		"INSERT INTO item VALUES (1, 'one', 1.50, '2026-12-01 10:41:59'), (2, NULL, -0.07, NULL), (3, 'Three', 300, '2026-12-02 00:00:00')")
 	e.fullBackup(t)
-	e.exec(t, "UPDATE item SET price = price + 1, name = 'uno' WHERE id = 1")
+	// The moment's transaction commits at a time the session sets
+	// (SET timestamp): NOW() through the port at that moment is it.
+	commit := time.Date(2026, 11, 30, 12, 34, 56, 0, time.UTC)
+	conn, err := e.src.Conn(e.ctx)
+	must(t, err)
+	_, err = conn.ExecContext(e.ctx, fmt.Sprintf("SET timestamp = %d", commit.Unix()))
+	must(t, err)
+	_, err = conn.ExecContext(e.ctx, "UPDATE item SET price = price + 1, name = 'uno' WHERE id = 1")
+	must(t, err)
 	var gtidThen string
-	must(t, e.src.QueryRowContext(e.ctx, "SELECT @@last_gtid").Scan(&gtidThen))
+	must(t, conn.QueryRowContext(e.ctx, "SELECT @@last_gtid").Scan(&gtidThen))
+	must(t, conn.Close())
 	then := liveLines(t, e, fmt.Sprintf(itemLines, "item"))
 	e.exec(t, "DELETE FROM item WHERE id = 2")
 	e.exec(t, "INSERT INTO item VALUES (4, 'four', 4.04, NULL)")
@@ -75,10 +85,10 @@ func TestSQLPortClients(t *testing.T) {
 	if got := portLines(t, e.ctx, db, fmt.Sprintf(itemLines, "item")); !slices.Equal(got, then) {
 		t.Fatalf("DSN database app@gtid:%s:\n%v\nthe source then:\n%v", gtidThen, got, then)
 	}
-	var cut, dbName string
-	must(t, db.QueryRowContext(e.ctx, "SELECT @@dbtrail_cut, DATABASE()").Scan(&cut, &dbName))
-	if !strings.Contains(cut, gtidThen) || dbName != "app" {
-		t.Fatalf("@@dbtrail_cut %q, DATABASE() %q: want GTID %s and app", cut, dbName, gtidThen)
+	var cut, dbName, nowThen string
+	must(t, db.QueryRowContext(e.ctx, "SELECT @@dbtrail_cut, DATABASE(), NOW()").Scan(&cut, &dbName, &nowThen))
+	if !strings.Contains(cut, gtidThen) || dbName != "app" || nowThen != commit.Format(time.DateTime) {
+		t.Fatalf("@@dbtrail_cut %q, DATABASE() %q, NOW() %q: want GTID %s, app and the commit time %s", cut, dbName, nowThen, gtidThen, commit.Format(time.DateTime))
 	}
 	// USE app (no moment) keeps the moment; USE app@latest moves to now.
 	_, err = db.ExecContext(e.ctx, "USE app")
