@@ -66,6 +66,26 @@ var bareWords = map[string]bool{"current_timestamp": true, "localtime": true, "l
 // UNIX_TIMESTAMP, LENGTH, DATABASE(), USER(), VERSION(), @@variables,
 // DIV and <=>. A construct it cannot translate is an error naming it.
 func rewriteFuncs(text string, env *funcEnv) (string, error) {
+	return rewriteText(text, env, nil)
+}
+
+// namedValue is a value rewriteFuncs wrote in place of a call or a
+// variable (NOW(), DATABASE(), @@version) at byte pos of its answer, len
+// bytes long: MySQL names such a select-list column by the text as written,
+// name.
+type namedValue struct {
+	pos, len int
+	name     string
+}
+
+// valueWords are the calls rewriteFuncs answers with a literal value.
+var valueWords = map[string]bool{"database": true, "schema": true, "user": true, "current_user": true,
+	"session_user": true, "system_user": true, "version": true}
+
+// rewriteText is rewriteFuncs; with named, it also records the values it
+// wrote for calls and variables of text's own level (not inside a call's
+// arguments).
+func rewriteText(text string, env *funcEnv, named *[]namedValue) (string, error) {
 	m := mask(text)
 	for _, r := range refusedConstructs {
 		if loc := r.re.FindStringSubmatchIndex(m); loc != nil {
@@ -91,6 +111,9 @@ func rewriteFuncs(text string, env *funcEnv) (string, error) {
 			if err != nil {
 				return "", err
 			}
+			if named != nil {
+				*named = append(*named, namedValue{b.Len(), len(sqlValue(v)), text[i:j]})
+			}
 			b.WriteString(sqlValue(v))
 			i = j
 		case strings.HasPrefix(m[i:], "<=>"):
@@ -104,6 +127,9 @@ func rewriteFuncs(text string, env *funcEnv) (string, error) {
 			out, next, err := rewriteWord(text, m, i, j, env)
 			if err != nil {
 				return "", err
+			}
+			if w := strings.ToLower(m[i:j]); named != nil && out != text[i:j] && (valueWords[w] || timeWords[w] != "") {
+				*named = append(*named, namedValue{b.Len(), len(out), strings.TrimSpace(text[i:next])})
 			}
 			b.WriteString(out)
 			i = next

@@ -27,6 +27,10 @@ type tree struct {
 	ctes     map[string]bool // CTE names, lower case
 	tables   []tableRef
 	compared []columnRef // columns compared with =, <>, <, >, IN, LIKE
+	// selected are the byte locations of the select lists' items without
+	// an alias that are constants or casts (the values rewriteFuncs
+	// wrote; a typed literal's location is inside it).
+	selected []int
 }
 
 // tableRef is a table named in FROM/JOIN, at byte loc of the text.
@@ -95,6 +99,18 @@ func (t *tree) walk(v any) {
 			}
 		}
 		typ, _ := v["type"].(string)
+		if typ == "SELECT_NODE" {
+			items, _ := v["select_list"].([]any)
+			for _, it := range items {
+				if e, ok := it.(map[string]any); ok && str(e, "alias") == "" && (e["class"] == "CONSTANT" || e["class"] == "CAST") {
+					l := loc(e)
+					if c, ok := e["child"].(map[string]any); ok && l < 0 {
+						l = loc(c) // a typed literal (TIMESTAMP '…') has its string's location
+					}
+					t.selected = append(t.selected, l)
+				}
+			}
+		}
 		if typ == "BASE_TABLE" {
 			t.tables = append(t.tables, tableRef{loc: loc(v), catalog: str(v, "catalog_name"),
 				schema: str(v, "schema_name"), name: str(v, "table_name"), alias: str(v, "alias")})

@@ -33,11 +33,14 @@ type edit struct {
 // MySQL's functions (rewriteFuncs), then, from DuckDB's parse of the
 // result, each unqualified table name qualified with the session's
 // database, each information_schema table replaced by the port's MySQL
-// shaped one (infoschema.go), and each text column compared under a
+// shaped one (infoschema.go), each value written for a call or variable
+// alone in a select list named by the call as written (NOW(), as MySQL
+// names it), and each text column compared under a
 // case-insensitive collation given DuckDB's NOCASE (and NOACCENT) collation.
 // Statements DuckDB's serializer does not take run as they are.
 func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) {
-	text, err := rewriteFuncs(text, env.funcs)
+	var named []namedValue
+	text, err := rewriteText(text, env.funcs, &named)
 	if err != nil {
 		return "", err
 	}
@@ -46,6 +49,14 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 		return text, err
 	}
 	var edits []edit
+	for _, n := range named {
+		for _, l := range t.selected {
+			if l >= n.pos && l < n.pos+n.len {
+				edits = append(edits, edit{n.pos + n.len, n.pos + n.len, " AS " + views.QuoteIdent(n.name)})
+				break
+			}
+		}
+	}
 	resolved := map[int]*views.TableRef{} // tableRef index → its view
 	for i, r := range t.tables {
 		e, ref, err := env.tableEdit(text, t, r)

@@ -262,3 +262,22 @@ func TestPortClientQueries(t *testing.T) {
 		t.Errorf("%d client queries read", n)
 	}
 }
+
+// TestPortValueColumnNames: a call or variable the port answers with a
+// value is named as MySQL names it, by its text.
+func TestPortValueColumnNames(t *testing.T) {
+	addr := startPortTables(t, shopOrders)
+	db := openPortDB(t, addr, "shop")
+	rows, err := db.Query("SELECT DATABASE(), NOW(), @@version_comment, CURRENT_DATE, USER() AS u, 1 + 1, (SELECT VERSION())")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cols, ","); !strings.HasPrefix(got, "DATABASE(),NOW(),@@version_comment,CURRENT_DATE,u,") {
+		t.Errorf("columns %s", got)
+	}
+}
