@@ -12,12 +12,15 @@ import (
 
 // catalog is what the port knows of a snapshot's tables beyond the views'
 // columns: each table's stored definition (key, indexes, charset) and its
-// text columns' collations, read from the snapshot's manifest and table
-// file footers (the manifest's CREATE TABLE over the footer's). A session
-// at a moment after the snapshot reads its base snapshot's catalog: a
-// collation or key changed after it is not seen.
+// text columns' collations, read from the snapshot's manifest and, when a
+// table is first asked for, its table file's footer (the manifest's CREATE
+// TABLE over the footer's). A session at a moment after the snapshot reads
+// its base snapshot's catalog: a collation or key changed after it is not
+// seen.
 type catalog struct {
 	snapshot string
+	dir      string
+	manifest snapshot.Manifest
 	tables   map[[2]string]*tableInfo
 }
 
@@ -27,7 +30,7 @@ type tableInfo struct {
 	collations map[string]string // column → declared collation (schema.ColumnCollations)
 }
 
-// loadCatalog reads the catalog of snapshot id of the source folder.
+// loadCatalog reads the manifest of snapshot id of the source folder.
 func loadCatalog(sourceDir, id string) (*catalog, error) {
 	dir := snapshot.Folder(sourceDir).Snapshot(id)
 	b, err := os.ReadFile(filepath.Join(dir, snapshot.ManifestName))
@@ -38,35 +41,38 @@ func loadCatalog(sourceDir, id string) (*catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog of snapshot %s: %w", id, err)
 	}
-	c := &catalog{snapshot: id, tables: map[[2]string]*tableInfo{}}
-	for _, mt := range m.Tables {
-		meta, err := snapshot.ReadFooter(filepath.Join(dir, filepath.FromSlash(mt.File)))
+	return &catalog{snapshot: id, dir: dir, manifest: m, tables: map[[2]string]*tableInfo{}}, nil
+}
+
+// table is schema.table's info (empty for a table the snapshot does not
+// hold: one the tail created after it), its footer read once.
+func (c *catalog) table(schemaName, table string) (*tableInfo, error) {
+	key := [2]string{schemaName, table}
+	if t, ok := c.tables[key]; ok {
+		return t, nil
+	}
+	ti := &tableInfo{collations: map[string]string{}}
+	if mt, ok := c.manifest.Table(schemaName, table); ok {
+		meta, err := snapshot.ReadFooter(filepath.Join(c.dir, filepath.FromSlash(mt.File)))
 		if err != nil {
-			return nil, fmt.Errorf("catalog of snapshot %s: %w", id, err)
+			return nil, fmt.Errorf("catalog of snapshot %s: %w", c.snapshot, err)
 		}
 		create := meta.CreateTable
 		if mt.CreateTable != "" {
 			create = mt.CreateTable
 		}
-		ti := &tableInfo{def: meta.Table, collations: map[string]string{}}
+		ti.def = meta.Table
 		if create != "" {
 			if ti.collations, err = schema.ColumnCollations(create); err != nil {
-				return nil, fmt.Errorf("catalog of snapshot %s: table %s.%s: %w", id, mt.Schema, mt.Table, err)
+				return nil, fmt.Errorf("catalog of snapshot %s: table %s.%s: %w", c.snapshot, schemaName, table, err)
 			}
 		}
-		c.tables[[2]string{mt.Schema, mt.Table}] = ti
 	}
-	return c, nil
-}
-
-// table is schema.table's info, or an empty one.
-func (c *catalog) table(schemaName, table string) *tableInfo {
-	if c != nil {
-		if t, ok := c.tables[[2]string{schemaName, table}]; ok {
-			return t
-		}
+	if c.tables == nil {
+		c.tables = map[[2]string]*tableInfo{}
 	}
-	return &tableInfo{collations: map[string]string{}}
+	c.tables[key] = ti
+	return ti, nil
 }
 
 // isText reports whether a column definition holds text compared under a

@@ -215,7 +215,10 @@ func columnsRows(env *rewriteEnv) ([][]any, error) {
 	}
 	var rows [][]any
 	for _, t := range env.tables {
-		info := cat.table(t.Schema, t.Table)
+		info, err := cat.table(t.Schema, t.Table)
+		if err != nil {
+			return nil, err
+		}
 		for i, name := range t.Columns {
 			d := schema.Column{Name: name, Type: "longtext", Nullable: true, Charset: "utf8mb4"}
 			if i < len(t.Defs) {
@@ -301,7 +304,11 @@ func indexRows(env *rewriteEnv, f func(t views.TableRef, ix schema.Index, seq in
 		return err
 	}
 	for _, t := range env.tables {
-		def := cat.table(t.Schema, t.Table).def
+		info, err := cat.table(t.Schema, t.Table)
+		if err != nil {
+			return err
+		}
+		def := info.def
 		if def == nil {
 			continue
 		}

@@ -76,7 +76,11 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 			return "", err
 		}
 		for _, c := range t.compared {
-			if co := collationOf(c, t, resolved, cat); co != "" {
+			co, err := collationOf(c, t, resolved, cat)
+			if err != nil {
+				return "", err
+			}
+			if co != "" {
 				if _, end, ok := nameAt(text, c.loc); ok {
 					edits = append(edits, edit{end, end, " COLLATE " + co})
 				}
@@ -133,9 +137,9 @@ func (env *rewriteEnv) tableEdit(text string, t *tree, r tableRef) (*edit, *view
 // collationOf is the DuckDB collation the compared column c needs, or ""
 // when it is not a case-insensitive text column of the statement's tables
 // (or the name is ambiguous).
-func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, cat *catalog) string {
+func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, cat *catalog) (string, error) {
 	if len(c.names) == 0 {
-		return ""
+		return "", nil
 	}
 	col := c.names[len(c.names)-1]
 	found := ""
@@ -155,13 +159,17 @@ func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, cat *ca
 		if !hasColumn(*ref, col) {
 			continue
 		}
-		co := cat.table(ref.Schema, ref.Table).nocase(*ref, col)
+		info, err := cat.table(ref.Schema, ref.Table)
+		if err != nil {
+			return "", err
+		}
+		co := info.nocase(*ref, col)
 		if co == "" || (found != "" && found != co) {
-			return ""
+			return "", nil
 		}
 		found = co
 	}
-	return found
+	return found, nil
 }
 
 func hasColumn(ref views.TableRef, col string) bool {
