@@ -63,6 +63,7 @@ var (
 // classify parses stmt: the port's own statements, a write to refuse, or a
 // read translated to DuckDB.
 func classify(stmt string) (parsed, error) {
+	stmt = leadingComments(stmt)
 	switch {
 	case writeWords.MatchString(stmt), intoOutfile.MatchString(stmt):
 		return parsed{kind: kindWrite}, nil
@@ -119,6 +120,39 @@ func classify(stmt string) (parsed, error) {
 		return parsed{}, err
 	}
 	return parsed{kind: kindSelect, sql: sql}, nil
+}
+
+// leadingComments is stmt without the comments before its first word
+// (drivers prefix one: Connector/J's version comment), so the port's own
+// statements and the write refusal see that word. A statement that is one
+// MySQL executable comment (/*!40101 SET NAMES utf8 */) is its content.
+func leadingComments(stmt string) string {
+	for {
+		s := strings.TrimLeft(stmt, " \t\r\n")
+		switch {
+		case strings.HasPrefix(s, "/*!"):
+			end := strings.Index(s, "*/")
+			if end < 0 {
+				return s
+			}
+			body := strings.TrimLeft(s[3:end], "0123456789")
+			stmt = body + " " + s[end+2:]
+		case strings.HasPrefix(s, "/*"):
+			end := strings.Index(s, "*/")
+			if end < 0 {
+				return s
+			}
+			stmt = s[end+2:]
+		case strings.HasPrefix(s, "-- "), strings.HasPrefix(s, "#"):
+			end := strings.IndexByte(s, '\n')
+			if end < 0 {
+				return ""
+			}
+			stmt = s[end+1:]
+		default:
+			return s
+		}
+	}
 }
 
 // translate turns MySQL read SQL into DuckDB's: backtick identifiers
