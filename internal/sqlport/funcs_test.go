@@ -85,6 +85,7 @@ func TestRewriteQualifiesAndCollates(t *testing.T) {
 		`SELECT o.id FROM orders o JOIN shop.orders p ON o.id = p.id`: `SELECT o.id FROM "shop"."orders" o JOIN shop.orders p ON o.id = p.id`,
 		`WITH orders AS (SELECT 1 AS id) SELECT id FROM orders`:       `WITH orders AS (SELECT 1 AS id) SELECT id FROM orders`,
 		`SELECT (SELECT count(*) FROM "orders") AS n`:                 `SELECT (SELECT count(*) FROM "shop"."orders") AS n`,
+		`SELECT 1 FROM DUAL`: `SELECT 1 FROM (SELECT 1 AS dummy) AS "DUAL"`,
 	} {
 		got, err := rewrite(context.Background(), in, env)
 		if err != nil || got != want {

@@ -120,6 +120,14 @@ func (env *rewriteEnv) tableEdit(text string, t *tree, r tableRef) (*edit, *view
 		}
 		return &edit{r.loc, end, q}, nil, nil
 	}
+	if r.schema == "" && strings.EqualFold(r.name, "dual") && !env.hasTable(schemaName, r.name) {
+		// MySQL's one-row table of FROM DUAL.
+		q := "(SELECT 1 AS dummy)"
+		if r.alias == "" {
+			q += " AS " + views.QuoteIdent(r.name)
+		}
+		return &edit{r.loc, end, q}, nil, nil
+	}
 	if schemaName == "" {
 		return nil, nil, mysql.NewError(mysql.ER_NO_DB_ERROR, fmt.Sprintf("No database selected: name the table %s as db.%s, or USE db first", r.name, r.name))
 	}
@@ -132,6 +140,16 @@ func (env *rewriteEnv) tableEdit(text string, t *tree, r tableRef) (*edit, *view
 		}
 	}
 	return nil, nil, mysql.NewError(mysql.ER_NO_SUCH_TABLE, fmt.Sprintf("Table '%s.%s' doesn't exist", schemaName, r.name))
+}
+
+// hasTable reports whether schema.table is one of the session's views.
+func (env *rewriteEnv) hasTable(schemaName, table string) bool {
+	for _, v := range env.tables {
+		if v.Schema == schemaName && v.Table == table {
+			return true
+		}
+	}
+	return false
 }
 
 // collationOf is the DuckDB collation the compared column c needs, or ""
