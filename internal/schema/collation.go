@@ -9,10 +9,11 @@ import (
 
 // ColumnCollations returns the collation each column of createTable (one
 // CREATE TABLE statement, as SHOW CREATE TABLE prints it) declares: its
-// own COLLATE, else the table's COLLATE= (DEFAULT COLLATE), lower case. A
-// column that names neither (a number, or text under its charset's
-// default collation) is absent from the map. CaseInsensitive tells what a
-// collation means for a comparison.
+// own COLLATE, else the table's COLLATE= (DEFAULT COLLATE), lower case;
+// which columns hold text is the caller's to tell (a number is given the
+// table's too). A column under its own charset's default collation, or in
+// a table that names none, is absent from the map. CaseInsensitive tells
+// what a collation means for a comparison.
 func ColumnCollations(createTable string) (map[string]string, error) {
 	stmt, err := parseOne(createTable)
 	if err != nil {
