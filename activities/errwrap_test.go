@@ -44,6 +44,7 @@ var failureInputs = map[string]any{
 	"RecordPublisher":       RecordPublisherInput{},
 	"PlanRefresh":           PlanRefreshInput{},
 	"RefreshTable":          RefreshTableInput{},
+	"LinkTables":            LinkTablesInput{Tables: []RefreshTableInput{{}}},
 	"RefreshWorkers":        RefreshWorkersInput{},
 	"DiscardUnpublished":    DiscardUnpublishedInput{},
 	"SweepParts":            SweepPartsInput{},

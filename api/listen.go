@@ -47,22 +47,35 @@ func Listen(cfg ServeConfig) (net.Listener, error) {
 	if !loop && !cfg.Tokens {
 		return nil, fmt.Errorf("listen address %s is not loopback: dbtrail serve refuses to listen beyond this machine without tokens (--token-file or DBTRAIL_API_TOKENS)", cfg.Addr)
 	}
-	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
-		return nil, errors.New("--tls-cert and --tls-key go together")
+	tc, err := LoadTLS(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	if cfg.TLSCert == "" {
+	if tc == nil {
 		return ln, nil
 	}
-	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	return tls.NewListener(ln, tc), nil
+}
+
+// LoadTLS loads the server certificate certFile and its key keyFile (PEM;
+// both or neither: nil for neither) into a TLS configuration of TLS 1.2
+// and later: the API's --tls-cert/--tls-key and the SQL port's.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if certFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		ln.Close()
 		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
 	}
-	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // Serve answers h on ln until ctx ends, then shuts down gracefully (at

@@ -199,7 +199,7 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 	exec := executed(plan)
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(exec.Plan.Tables)
 	var tables []activities.ConvertTableResult
-	tables, shared, err = refreshTables(ctx, root, in, alloc.SnapshotID, exec, progress)
+	tables, shared, err = refreshTablesBatched(ctx, root, in, alloc.SnapshotID, exec, progress)
 	if err != nil {
 		return res, plan, err
 	}
@@ -211,9 +211,17 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 		return res, plan, err
 	}
 	res.SnapshotID = pub.SnapshotID
-	writeViews(ctx, in.Source)
-	if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
-		return res, plan, err
+	if workflow.GetVersion(ctx, viewsBesideUploadChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		writeViews(ctx, in.Source)
+		if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
+			return res, plan, err
+		}
+	} else {
+		viewsWritten := startWriteViews(ctx, in.Source)
+		if res.Upload, err = uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase); err != nil {
+			return res, plan, err
+		}
+		viewsWritten()
 	}
 	done = true
 	if redump != nil {

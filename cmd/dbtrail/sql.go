@@ -16,6 +16,9 @@ type sqlConfig struct {
 	q         queryConfig
 	addr      string
 	tokenFile string
+	tlsCert   string
+	tlsKey    string
+	reqTLS    bool
 	timeout   time.Duration
 	maxRows   int
 }
@@ -26,10 +29,11 @@ func newSQLCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sql",
 		Short: "Serve the backup read-only over the MySQL protocol: any MySQL client reads any moment",
-		Long: "Listen for MySQL clients (loopback only) and answer their reads from the DuckDB views of the\n" +
-			"backup folder, as `dbtrail query` does: by default at the newest captured transaction (the live\n" +
-			"tail, with --index-dsn or DBTRAIL_INDEX_DSN); SET @@dbtrail_at = 'T' (a time in UTC, seq:N, file:pos,\n" +
-			"gtid:G or latest) moves the session to moment T, and SELECT @@dbtrail_cut names the cut.\n" +
+		Long: "Listen for MySQL clients (loopback; another address with --tls-cert/--tls-key, TLS required) and\n" +
+			"answer their reads from the DuckDB views of the backup folder, as `dbtrail query` does: by default\n" +
+			"at the newest captured transaction (the live tail, with --index-dsn or DBTRAIL_INDEX_DSN);\n" +
+			"SET @@dbtrail_at = 'T' (a time in UTC, seq:N, file:pos, gtid:G or latest) moves the session to moment T,\n" +
+			"and SELECT @@dbtrail_cut names the cut.\n" +
 			"Users are the tokens of the API's token file: a token's name is the user, its secret the password.\n" +
 			"Writes are refused with MySQL error 1290. What is built and what is not: docs/sql-port.md.",
 		Example: "  dbtrail sql --backup-dir /backups --token-file /etc/dbtrail/api-tokens\n" +
@@ -39,7 +43,8 @@ func newSQLCmd(g *globals) *cobra.Command {
 			if err := c.q.check(); err != nil {
 				return err
 			}
-			cfg := sqlport.Config{Addr: c.addr, TokenFile: c.tokenFile, Session: c.q.sessionOptions(),
+			cfg := sqlport.Config{Addr: c.addr, TokenFile: c.tokenFile, TLSCert: c.tlsCert, TLSKey: c.tlsKey, RequireTLS: c.reqTLS,
+				Session: c.q.sessionOptions(),
 				Timeout: c.timeout, MaxRows: c.maxRows, Log: g.log}
 			if c.q.tail && (g.index.value != "" || cmd.Flags().Changed("tail")) {
 				past, closeIndex, err := openPast(cmd, g, c.q.backupDir, c.q.source, c.q.archiveURL)
@@ -58,7 +63,10 @@ func newSQLCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.addr, "sql-addr", sqlport.DefaultAddr, "listen address (loopback only: the port has no TLS yet)")
+	f.StringVar(&c.addr, "sql-addr", sqlport.DefaultAddr, "listen address: loopback, or any other with --tls-cert/--tls-key (every connection must then use TLS)")
+	f.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate of the port: clients may connect with TLS (with --tls-key)")
+	f.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	f.BoolVar(&c.reqTLS, "require-tls", false, "refuse connections without TLS (error 3159; implied by a --sql-addr not loopback)")
 	f.StringVar(&c.tokenFile, "token-file", "", "the API's token file: each token's name is a user, its secret the password (mode 0600; required)")
 	f.DurationVar(&c.timeout, "timeout", sqlport.DefaultTimeout, "time limit of one statement")
 	f.IntVar(&c.maxRows, "max-rows", sqlport.DefaultMaxRows, "most rows of one answer (more is an error)")

@@ -31,6 +31,12 @@ type Table struct {
 	engine *fold.Engine
 	// scratch are the files a lineage's steps wrote, removed by Close.
 	scratch []string
+	// pending is a lineage's last reshape, not written yet (no window
+	// follows it): Write maps it into its output; Rows reads it through
+	// a scratch file.
+	pending *pendingReshape
+	// flush writes pending to a scratch file (the rebuilder's).
+	flush func(context.Context) error
 }
 
 // Name is schema.table.
@@ -58,6 +64,11 @@ func (t *Table) Close() error {
 // form (valid only during the call): the fold the refresh's rewrite does
 // (fold.Engine.RowsAt), streamed with DuckDB's memory bounded.
 func (t *Table) Rows(ctx context.Context, fn func(row []types.Cell) error) error {
+	if t.pending != nil {
+		if err := t.flush(ctx); err != nil {
+			return err
+		}
+	}
 	return t.engine.RowsAt(ctx, t.at, t.window, fn)
 }
 
@@ -65,6 +76,14 @@ func (t *Table) Rows(ctx context.Context, fn func(row []types.Cell) error) error
 // format, its footer from meta) to w: fold.Engine.Rewrite, the refresh's
 // rewrite.
 func (t *Table) Write(ctx context.Context, meta snapshot.FooterMeta, w io.Writer, progress fold.Progress) (snapshot.WriteResult, error) {
+	if p := t.pending; p != nil && t.window == nil {
+		return t.engine.Reshape(ctx, p.From, p.Map, p.To, meta, w, progress)
+	}
+	if t.pending != nil {
+		if err := t.flush(ctx); err != nil {
+			return snapshot.WriteResult{}, err
+		}
+	}
 	in := fold.RewriteInput{Table: t.at.Table, TableFile: t.at.TableFile, Posdel: t.at.Posdel, Upserts: t.at.Upserts,
 		Window: t.window, Meta: meta}
 	return t.engine.Rewrite(ctx, in, w, progress)

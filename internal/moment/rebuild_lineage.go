@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -22,6 +23,7 @@ func (r *Rebuilder) openLineage(ctx context.Context, tp TablePlan, progress fold
 	l := tp.Lineage
 	steps := l.Steps
 	t := &Table{engine: r.Engine}
+	t.flush = func(ctx context.Context) error { return r.flushReshape(ctx, t, nil) }
 	after := tp.After
 	if l.Created {
 		if len(steps) == 0 || steps[0].Kind != schemahist.StepEmpty {
@@ -51,8 +53,11 @@ func (r *Rebuilder) openLineage(ctx context.Context, tp TablePlan, progress fold
 		case schemahist.StepEmpty:
 			err = r.startEmpty(t, s)
 		case schemahist.StepRename, schemahist.StepReshape:
-			if err = r.materialize(ctx, t, after, s.Seq, progress); err == nil && s.Kind == schemahist.StepReshape {
-				err = r.reshape(ctx, t, s, progress)
+			if err = r.flushReshape(ctx, t, progress); err == nil {
+				err = r.materialize(ctx, t, after, s.Seq, progress)
+			}
+			if err == nil && s.Kind == schemahist.StepReshape {
+				err = deferReshape(t, s)
 			}
 			t.at.Table = s.Def
 		default:
@@ -69,12 +74,32 @@ func (r *Rebuilder) openLineage(ctx context.Context, tp TablePlan, progress fold
 		t.Footer.CreateTable = snapshot.CreateTableSQL(t.at.Table)
 	}
 	if tp.Upto > after {
-		if err := r.stageWindow(ctx, t, after, tp.Upto, progress); err != nil {
+		if err := r.stageAfterLineage(ctx, t, after, tp.Upto, progress); err != nil {
 			t.Close()
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// stageAfterLineage stages the events after < seq <= upto as t's window. A
+// reshape still pending (deferReshape) stays pending when the window is
+// empty, so that Write maps the rows straight into the final file;
+// otherwise it is written first, as the window's rows fold over the new
+// shape.
+func (r *Rebuilder) stageAfterLineage(ctx context.Context, t *Table, after, upto uint64, progress fold.Progress) error {
+	if err := r.stageWindow(ctx, t, after, upto, progress); err != nil {
+		return err
+	}
+	if t.pending == nil {
+		return nil
+	}
+	if t.window.Events == 0 {
+		w := t.window
+		t.window = nil
+		return w.Remove()
+	}
+	return r.flushReshape(ctx, t, progress)
 }
 
 // scratchFile creates a new scratch file of the engine for t; Close
@@ -135,19 +160,42 @@ func (r *Rebuilder) materialize(ctx context.Context, t *Table, after, upto uint6
 	return nil
 }
 
-// reshape maps t's rows (a single table file) to step s's columns.
-func (r *Rebuilder) reshape(ctx context.Context, t *Table, s schemahist.Step, progress fold.Progress) error {
+// pendingReshape is a reshape step not written yet: the rows of the table
+// file From mapped by Map to the definition To. A table whose last step is
+// a reshape with no event after it is written once, by Write, straight
+// from the previous file (one pass over the rows, not two).
+type pendingReshape struct {
+	From string
+	Map  schema.Reshape
+	To   *schema.Table
+}
+
+// deferReshape records step s's reshape of t's rows (a single table file,
+// after materialize) as pending.
+func deferReshape(t *Table, s schemahist.Step) error {
 	if s.Reshape == nil {
 		return fmt.Errorf("a reshape step without its column map")
 	}
-	from := t.at.TableFile
+	t.pending = &pendingReshape{From: t.at.TableFile, Map: *s.Reshape, To: s.Def}
+	t.at = fold.TableAt{Table: s.Def}
+	return nil
+}
+
+// flushReshape writes t's pending reshape, if any, to a scratch table file
+// t then reads.
+func (r *Rebuilder) flushReshape(ctx context.Context, t *Table, progress fold.Progress) error {
+	p := t.pending
+	if p == nil {
+		return nil
+	}
 	path, err := r.scratchFile(t, "reshape", func(out io.Writer) error {
-		_, err := r.Engine.Reshape(ctx, from, *s.Reshape, s.Def, snapshot.FooterMeta{}, out, progress)
+		_, err := r.Engine.Reshape(ctx, p.From, p.Map, p.To, snapshot.FooterMeta{}, out, progress)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	t.at = fold.TableAt{Table: s.Def, TableFile: path}
+	t.pending = nil
+	t.at = fold.TableAt{Table: p.To, TableFile: path}
 	return nil
 }

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"strings"
+
 	"errors"
 	"fmt"
 	"sync"
@@ -175,6 +177,67 @@ func ApplyDDL(cat *Catalog, defaultSchema, stmt string) (Change, error) {
 
 // parseOne parses exactly one statement.
 func parseOne(sql string) (ast.StmtNode, error) {
+	n, err := parseOnce(sql)
+	if err == nil {
+		return n, nil
+	}
+	if q, ok := quoteTiDBWords(sql); ok {
+		if n2, err2 := parseOnce(q); err2 == nil {
+			return n2, nil
+		}
+	}
+	return nil, err
+}
+
+// tidbOnlyWords are words the TiDB parser reserves (window functions and a
+// few more) that MariaDB takes as plain identifiers: a MariaDB column
+// named rank or lead is written unquoted in its DDL.
+var tidbOnlyWords = map[string]bool{
+	"lead": true, "lag": true, "rank": true, "dense_rank": true, "row_number": true, "ntile": true,
+	"first_value": true, "last_value": true, "nth_value": true, "cume_dist": true, "percent_rank": true,
+	"groups": true, "lateral": true, "array": true, "tablesample": true, "ilike": true,
+}
+
+// quoteTiDBWords backquotes every unquoted tidbOnlyWords word of sql that
+// is not called as a function (followed by "("), so that the TiDB parser
+// reads it as the identifier MariaDB took it for; ok is false when there
+// is none. A statement whose parse this changes is parsed again from the
+// result, and every consumer checks the parsed table against the binlog's
+// (capture's table map check, the reshape planner's definition check).
+func quoteTiDBWords(sql string) (string, bool) {
+	toks := tokenize(sql)
+	changed := false
+	for i, t := range toks {
+		if t.kind != tkWord || !tidbOnlyWords[strings.ToLower(t.text)] || calledAt(toks, i) {
+			continue
+		}
+		toks[i].text = "`" + t.text + "`"
+		changed = true
+	}
+	if !changed {
+		return "", false
+	}
+	var b strings.Builder
+	for _, t := range toks {
+		b.WriteString(t.text)
+	}
+	return b.String(), true
+}
+
+// calledAt reports whether the word at toks[i] is followed by "(", past
+// white space and comments.
+func calledAt(toks []token, i int) bool {
+	for _, t := range toks[i+1:] {
+		if t.kind == tkSpace || t.kind == tkComment {
+			continue
+		}
+		return t.kind == tkPunct && t.text == "("
+	}
+	return false
+}
+
+// parseOnce parses sql, which must hold one statement.
+func parseOnce(sql string) (ast.StmtNode, error) {
 	p := parsers.Get().(*parser.Parser)
 	defer parsers.Put(p)
 	stmts, _, err := p.Parse(sql, "", "")

@@ -260,3 +260,36 @@ func TestApplyDDLVersioned(t *testing.T) {
 		t.Errorf("versioned table: %s", got)
 	}
 }
+
+// TestApplyDDLWordsTiDBReserves: MariaDB takes rank, lead and the other
+// window function names as plain column names; so does ApplyDDL (and the
+// reshape planner after it), while rank() stays a function call.
+func TestApplyDDLWordsTiDBReserves(t *testing.T) {
+	cat := NewCatalog()
+	cat.SetSchemaCharset("d", "utf8mb4")
+	if _, err := ApplyDDL(cat, "d", "CREATE TABLE t (id INT PRIMARY KEY, rank INT, lead VARCHAR(10) /* lag */ NOT NULL DEFAULT 'x', `groups` INT)"); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := cat.Get("d", "t")
+	if got := strings.Join(old.ColumnNames(), ","); got != "id,rank,lead,groups" {
+		t.Fatalf("columns %s", got)
+	}
+	stmt := "ALTER TABLE t ADD COLUMN row_number BIGINT NULL AFTER rank, DROP COLUMN lead"
+	if _, err := ApplyDDL(cat, "d", stmt); err != nil {
+		t.Fatal(err)
+	}
+	nw, _ := cat.Get("d", "t")
+	if got := strings.Join(nw.ColumnNames(), ","); got != "id,rank,row_number,groups" {
+		t.Fatalf("columns after ALTER %s", got)
+	}
+	r, err := PlanReshape(old, nw, stmt)
+	if err != nil {
+		t.Fatalf("PlanReshape: %v", err)
+	}
+	if len(r.Columns) != 4 || r.Columns[2].From != "" || r.Columns[1].From != "rank" {
+		t.Fatalf("reshape %+v", r)
+	}
+	if q, ok := quoteTiDBWords("SELECT rank() OVER (ORDER BY lead) FROM t"); !ok || q != "SELECT rank() OVER (ORDER BY `lead`) FROM t" {
+		t.Fatalf("quoted %q %v", q, ok)
+	}
+}

@@ -2,76 +2,53 @@ package sqlport
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
-// catalog is what the port knows of a snapshot's tables beyond the views'
-// columns: each table's stored definition (key, indexes, charset) and its
-// text columns' collations, read from the snapshot's manifest and, when a
-// table is first asked for, its table file's footer (the manifest's CREATE
-// TABLE over the footer's). A session at a moment after the snapshot reads
-// its base snapshot's catalog: a collation or key changed after it is not
-// seen.
+// catalog is what the rewrites know of the session's tables beyond the
+// views' columns: each table's stored definition at the session's moment
+// (storedDef: key, indexes, charset) and its text columns' collations
+// from its CREATE TABLE, read when a rewrite first needs the table and
+// kept while its definition's key (snapshot, tail shape) holds.
 type catalog struct {
-	snapshot string
-	dir      string
-	manifest snapshot.Manifest
-	tables   map[[2]string]*tableInfo
+	sourceDir string
+	tables    map[string]*tableInfo // by schema.table
 }
 
 // tableInfo is one table of a catalog.
 type tableInfo struct {
+	key        defKey
 	def        *schema.Table     // nil when the footer has none
 	collations map[string]string // column → declared collation (schema.ColumnCollations)
 }
 
-// loadCatalog reads the manifest of snapshot id of the source folder.
-func loadCatalog(sourceDir, id string) (*catalog, error) {
-	dir := snapshot.Folder(sourceDir).Snapshot(id)
-	b, err := os.ReadFile(filepath.Join(dir, snapshot.ManifestName))
-	if err != nil {
-		return nil, fmt.Errorf("catalog of snapshot %s: %w", id, err)
-	}
-	m, err := snapshot.ParseManifest(b)
-	if err != nil {
-		return nil, fmt.Errorf("catalog of snapshot %s: %w", id, err)
-	}
-	return &catalog{snapshot: id, dir: dir, manifest: m, tables: map[[2]string]*tableInfo{}}, nil
-}
-
-// table is schema.table's info (empty for a table the snapshot does not
-// hold: one the tail created after it), its footer read once.
-func (c *catalog) table(schemaName, table string) (*tableInfo, error) {
-	key := [2]string{schemaName, table}
-	if t, ok := c.tables[key]; ok {
+// table is schema.table's info at session s's moment (empty for a table
+// that is not one of its views).
+func (c *catalog) table(s *views.Session, schemaName, table string) (*tableInfo, error) {
+	name := schemaName + "." + table
+	key := defKeyOf(s, name)
+	if t := c.tables[name]; t != nil && t.key == key {
 		return t, nil
 	}
-	ti := &tableInfo{collations: map[string]string{}}
-	if mt, ok := c.manifest.Table(schemaName, table); ok {
-		meta, err := snapshot.ReadFooter(filepath.Join(c.dir, filepath.FromSlash(mt.File)))
+	ti := &tableInfo{key: key, collations: map[string]string{}}
+	if _, ok := tableRef(s, schemaName, table); ok {
+		def, create, err := storedDef(c.sourceDir, schemaName, table, key)
 		if err != nil {
-			return nil, fmt.Errorf("catalog of snapshot %s: %w", c.snapshot, err)
+			return nil, err
 		}
-		create := meta.CreateTable
-		if mt.CreateTable != "" {
-			create = mt.CreateTable
-		}
-		ti.def = meta.Table
+		ti.def = def
 		if create != "" {
 			if ti.collations, err = schema.ColumnCollations(create); err != nil {
-				return nil, fmt.Errorf("catalog of snapshot %s: table %s.%s: %w", c.snapshot, schemaName, table, err)
+				return nil, fmt.Errorf("definition of %s: %w", name, err)
 			}
 		}
 	}
 	if c.tables == nil {
-		c.tables = map[[2]string]*tableInfo{}
+		c.tables = map[string]*tableInfo{}
 	}
-	c.tables[key] = ti
+	c.tables[name] = ti
 	return ti, nil
 }
 

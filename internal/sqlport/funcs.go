@@ -273,6 +273,11 @@ var translated = map[string]func(args []string, env *funcEnv) (string, error){
 		}
 		// strftime writes a time of day: a TIME outside 00:00:00 to
 		// 23:59:59 (a negative or a long TIMEDIFF) is refused when met.
+		// The time is written four times: not a parameter's ?, which
+		// would then need four values.
+		if strings.Contains(mask(a[0]), "?") {
+			return "", notTranslated("TIME_FORMAT of a parameter (?)", "give the time as a literal")
+		}
 		iv := "CAST(" + a[0] + " AS INTERVAL)"
 		return "CASE WHEN " + iv + " IS NULL THEN NULL WHEN " + iv + " >= INTERVAL 0 SECOND AND " + iv + " < INTERVAL 1 DAY " +
 			"THEN strftime(TIMESTAMP '2000-01-01 00:00:00' + " + iv + ", " + f + ") " +

@@ -80,7 +80,7 @@ func TestRewriteFuncsRefuses(t *testing.T) {
 func TestRewriteQualifiesAndCollates(t *testing.T) {
 	tables := []views.TableRef{{Schema: "shop", Table: "orders", Columns: []string{"id", "note"}}}
 	env := &rewriteEnv{db: "shop", tables: tables, funcs: testFuncEnv(),
-		catalog: func() (*catalog, error) { return &catalog{}, nil }}
+		table: func(string, string) (*tableInfo, error) { return &tableInfo{collations: map[string]string{}}, nil }}
 	for in, want := range map[string]string{
 		`SELECT o.id FROM orders o JOIN shop.orders p ON o.id = p.id`: `SELECT o.id FROM "shop"."orders" o JOIN shop.orders p ON o.id = p.id`,
 		`WITH orders AS (SELECT 1 AS id) SELECT id FROM orders`:       `WITH orders AS (SELECT 1 AS id) SELECT id FROM orders`,

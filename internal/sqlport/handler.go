@@ -2,10 +2,8 @@ package sqlport
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -25,8 +23,9 @@ type handler struct {
 	db   string
 	at   moment.At // zero: latest
 	sess *views.Session
-	st   *tail.State // the prepared tail the session answers at, with a tail
-	cat  *catalog    // the session's snapshot's catalog, loaded when a rewrite needs it
+	st   *tail.State          // the prepared tail the session answers at, with a tail
+	defs map[string]*tableDef // stored definitions read, by schema.table (defs.go)
+	cat  *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
 }
 
 var _ server.Handler = (*handler)(nil)
@@ -80,23 +79,13 @@ func (h *handler) UseDB(db string) error {
 
 // HandleQuery answers one COM_QUERY statement.
 func (h *handler) HandleQuery(query string) (*mysql.Result, error) {
-	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.Timeout)
-	defer cancel()
-	res, err := h.query(ctx, query)
-	if err == nil {
-		return res, nil
-	}
-	var my *mysql.MyError
-	if errors.As(err, &my) {
-		return nil, my
-	}
-	if ctx.Err() != nil {
-		return nil, errRefused(mysql.ER_QUERY_INTERRUPTED, "the statement ran past its time limit of %s", h.cfg.Timeout)
-	}
-	return nil, errRefused(mysql.ER_UNKNOWN_ERROR, "%v", err)
+	return h.run(func(ctx context.Context) (*mysql.Result, error) { return h.query(ctx, query) })
 }
 
 func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error) {
+	if res, ok, err := h.protoStatement(ctx, query); ok {
+		return res, err
+	}
 	p, err := classify(query)
 	if err != nil {
 		return nil, errRefused(mysql.ER_PARSE_ERROR, "%v", err)
@@ -120,7 +109,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	case kindShowTables:
 		return h.showTables(ctx, p)
 	case kindShowColumns:
-		return h.showColumns(ctx, p.arg)
+		return h.showColumnsStored(ctx, p.arg)
 	}
 	s, err := h.session(ctx)
 	if err != nil {
@@ -135,7 +124,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 		return nil, err
 	}
 	defer rows.Close()
-	rs, err := resultset(rows, h.cfg.MaxRows)
+	rs, err := h.answer(ctx, s, p.sql, rows, false)
 	if err != nil {
 		return nil, err
 	}
@@ -230,47 +219,6 @@ func (h *handler) showTables(ctx context.Context, p parsed) (*mysql.Result, erro
 	return tablesResult(db, names, p), nil
 }
 
-// showColumns is SHOW COLUMNS / DESCRIBE: Field, Type, Null, Key, Default,
-// Extra of the view's columns (their DuckDB types named as MySQL's).
-func (h *handler) showColumns(ctx context.Context, name string) (*mysql.Result, error) {
-	schemaName, table, ok := strings.Cut(name, ".")
-	if !ok {
-		schemaName, table = h.db, name
-	}
-	if schemaName == "" {
-		return nil, errRefused(mysql.ER_NO_DB_ERROR, "No database selected")
-	}
-	s, err := h.session(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var ref *views.TableRef
-	for i, t := range s.Tables() {
-		if t.Schema == schemaName && t.Table == table {
-			ref = &s.Tables()[i]
-		}
-	}
-	if ref == nil {
-		return nil, errRefused(mysql.ER_NO_SUCH_TABLE, "Table '%s.%s' doesn't exist", schemaName, table)
-	}
-	rows, _, err := s.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s LIMIT 0", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
-	values := make([][]*string, len(cts))
-	yes, empty := "YES", ""
-	for i, ct := range cts {
-		name, typ := ct.Name(), mysqlTypeName(ct.DatabaseTypeName())
-		values[i] = []*string{&name, &typ, &yes, &empty, nil, &empty}
-	}
-	return stringResult([]string{"Field", "Type", "Null", "Key", "Default", "Extra"}, values), nil
-}
-
 // textResult is a one-column text answer.
 func textResult(name []string, vals []string) (*mysql.Result, error) {
 	rows := make([][]*string, len(vals))
@@ -299,25 +247,6 @@ func stringResult(names []string, rows [][]*string) *mysql.Result {
 	}
 	return mysql.NewResult(rs)
 }
-
-// HandleFieldList is COM_FIELD_LIST: refused (deprecated, sent by the old
-// mysql client's table-name completion only).
-func (h *handler) HandleFieldList(table, wildcard string) ([]*mysql.Field, error) {
-	return nil, errRefused(mysql.ER_NOT_SUPPORTED_YET, "COM_FIELD_LIST is not supported by the dbtrail SQL port yet: use SHOW COLUMNS")
-}
-
-// HandleStmtPrepare refuses prepared statements (not built yet).
-func (h *handler) HandleStmtPrepare(query string) (int, int, any, error) {
-	return 0, 0, nil, errRefused(mysql.ER_NOT_SUPPORTED_YET, "prepared statements are not supported by the dbtrail SQL port yet: send the statement as text (go-sql-driver: interpolateParams=true)")
-}
-
-// HandleStmtExecute is never reached: no statement is prepared.
-func (h *handler) HandleStmtExecute(context any, query string, args []any) (*mysql.Result, error) {
-	return nil, errRefused(mysql.ER_NOT_SUPPORTED_YET, "prepared statements are not supported by the dbtrail SQL port yet")
-}
-
-// HandleStmtClose has nothing to close.
-func (h *handler) HandleStmtClose(context any) error { return nil }
 
 // HandleOtherCommand refuses every other command, naming it.
 func (h *handler) HandleOtherCommand(cmd byte, data []byte) error {

@@ -186,36 +186,10 @@ func tablesRows(env *rewriteEnv) ([][]any, error) {
 	return rows, nil
 }
 
-// keyOf is the COLUMN_KEY of col in t's definition: PRI, UNI, MUL or "".
-func keyOf(def *schema.Table, col string) string {
-	if def == nil {
-		return ""
-	}
-	key := ""
-	for _, ix := range def.Indexes {
-		if len(ix.Columns) == 0 || ix.Columns[0] != col {
-			continue
-		}
-		switch {
-		case ix.Primary:
-			return "PRI"
-		case ix.Unique && len(ix.Columns) == 1 && key == "":
-			key = "UNI"
-		case key == "":
-			key = "MUL"
-		}
-	}
-	return key
-}
-
 func columnsRows(env *rewriteEnv) ([][]any, error) {
-	cat, err := env.catalog()
-	if err != nil {
-		return nil, err
-	}
 	var rows [][]any
 	for _, t := range env.tables {
-		info, err := cat.table(t.Schema, t.Table)
+		info, err := env.table(t.Schema, t.Table)
 		if err != nil {
 			return nil, err
 		}
@@ -299,12 +273,8 @@ func columnSizes(d schema.Column) (charLen, octetLen, prec, scale, dtPrec any) {
 // indexRows calls f for each column of each index of the tables' stored
 // definitions (generated and prefix parts included as the index has them).
 func indexRows(env *rewriteEnv, f func(t views.TableRef, ix schema.Index, seq int, col string)) error {
-	cat, err := env.catalog()
-	if err != nil {
-		return err
-	}
 	for _, t := range env.tables {
-		info, err := cat.table(t.Schema, t.Table)
+		info, err := env.table(t.Schema, t.Table)
 		if err != nil {
 			return err
 		}

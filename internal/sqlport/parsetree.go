@@ -25,7 +25,7 @@ var parser = sync.OnceValues(func() (*sql.DB, error) {
 // tree is what the rewrites need of one SELECT's parse.
 type tree struct {
 	ctes     map[string]bool // CTE names, lower case
-	tables   []tableRef
+	tables   []fromRef
 	compared []columnRef // columns compared with =, <>, <, >, IN, LIKE
 	// selected are the byte locations of the select lists' items without
 	// an alias that are constants or casts (the values rewriteFuncs
@@ -33,8 +33,8 @@ type tree struct {
 	selected []int
 }
 
-// tableRef is a table named in FROM/JOIN, at byte loc of the text.
-type tableRef struct {
+// fromRef is a table named in FROM/JOIN, at byte loc of the text.
+type fromRef struct {
 	loc                          int
 	catalog, schema, name, alias string
 }
@@ -112,7 +112,7 @@ func (t *tree) walk(v any) {
 			}
 		}
 		if typ == "BASE_TABLE" {
-			t.tables = append(t.tables, tableRef{loc: loc(v), catalog: str(v, "catalog_name"),
+			t.tables = append(t.tables, fromRef{loc: loc(v), catalog: str(v, "catalog_name"),
 				schema: str(v, "schema_name"), name: str(v, "table_name"), alias: str(v, "alias")})
 		}
 		fn, _ := v["function_name"].(string)

@@ -18,43 +18,6 @@ const (
 	charsetBinary  = 63
 )
 
-// resultset reads rows into a text-protocol resultset whose fields carry
-// the MySQL type of each DuckDB column (fieldOf). More than maxRows rows
-// is an error naming the bound.
-func resultset(rows *sql.Rows, maxRows int) (*mysql.Resultset, error) {
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
-	rs := mysql.NewResultset(len(cts))
-	for i, ct := range cts {
-		rs.Fields[i] = fieldOf(ct)
-	}
-	vals := make([]any, len(cts))
-	ptrs := make([]any, len(cts))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if len(rs.RowDatas) == maxRows {
-			return nil, fmt.Errorf("the answer has more than %d rows, the port's bound: ask for fewer (LIMIT)", maxRows)
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		var row []byte
-		for i, v := range vals {
-			if v == nil {
-				row = append(row, 0xfb)
-				continue
-			}
-			row = append(row, mysql.PutLengthEncodedString([]byte(textOf(v, cts[i].DatabaseTypeName())))...)
-		}
-		rs.RowDatas = append(rs.RowDatas, row)
-	}
-	return rs, rows.Err()
-}
-
 // fieldOf is the MySQL field of a DuckDB column.
 func fieldOf(ct *sql.ColumnType) *mysql.Field {
 	f := &mysql.Field{Name: []byte(ct.Name()), OrgName: []byte(ct.Name()), Charset: charsetBinary, Type: mysql.MYSQL_TYPE_VAR_STRING}

@@ -17,10 +17,10 @@ type rewriteEnv struct {
 	// unqualified table name is a table of it.
 	db     string
 	tables []views.TableRef
-	// catalog loads the session's catalog (collations, keys) when a
-	// rewrite needs it.
-	catalog func() (*catalog, error)
-	funcs   *funcEnv
+	// table is a table's stored definition and collations at the
+	// session's moment (catalog.table), read when a rewrite needs it.
+	table func(schemaName, table string) (*tableInfo, error)
+	funcs *funcEnv
 }
 
 // edit replaces text[start:end] with s.
@@ -71,12 +71,8 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 		}
 	}
 	if len(t.compared) > 0 && len(resolved) > 0 {
-		cat, err := env.catalog()
-		if err != nil {
-			return "", err
-		}
 		for _, c := range t.compared {
-			co, err := collationOf(c, t, resolved, cat)
+			co, err := collationOf(c, t, resolved, env.table)
 			if err != nil {
 				return "", err
 			}
@@ -92,7 +88,7 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 
 // tableEdit is the edit of table reference r (nil: none) and the view it
 // reads (nil: none of the views).
-func (env *rewriteEnv) tableEdit(text string, t *tree, r tableRef) (*edit, *views.TableRef, error) {
+func (env *rewriteEnv) tableEdit(text string, t *tree, r fromRef) (*edit, *views.TableRef, error) {
 	if r.catalog != "" || r.loc < 0 {
 		return nil, nil, nil
 	}
@@ -155,7 +151,7 @@ func (env *rewriteEnv) hasTable(schemaName, table string) bool {
 // collationOf is the DuckDB collation the compared column c needs, or ""
 // when it is not a case-insensitive text column of the statement's tables
 // (or the name is ambiguous).
-func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, cat *catalog) (string, error) {
+func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (string, error) {
 	if len(c.names) == 0 {
 		return "", nil
 	}
@@ -177,7 +173,7 @@ func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, cat *ca
 		if !hasColumn(*ref, col) {
 			continue
 		}
-		info, err := cat.table(ref.Schema, ref.Table)
+		info, err := lookup(ref.Schema, ref.Table)
 		if err != nil {
 			return "", err
 		}

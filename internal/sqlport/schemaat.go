@@ -133,15 +133,11 @@ func (h *handler) rewriteRead(ctx context.Context, s *views.Session, text string
 		tables: s.Tables(),
 		funcs: &funcEnv{now: h.now(s), db: h.db, user: h.user,
 			variable: func(name string) (any, error) { return h.variable(ctx, name) }},
-		catalog: func() (*catalog, error) {
-			if h.cat == nil || h.cat.snapshot != s.Snapshot() {
-				c, err := loadCatalog(h.cfg.Session.SourceDir, s.Snapshot())
-				if err != nil {
-					return nil, err
-				}
-				h.cat = c
+		table: func(schemaName, table string) (*tableInfo, error) {
+			if h.cat == nil {
+				h.cat = &catalog{sourceDir: h.cfg.Session.SourceDir}
 			}
-			return h.cat, nil
+			return h.cat.table(s, schemaName, table)
 		},
 	}
 	return rewrite(ctx, text, env)

@@ -30,8 +30,15 @@ const ServerVersion = "8.0.36-dbtrail"
 
 // Config is what a port serves and its bounds.
 type Config struct {
-	// Addr is the listen address (DefaultAddr when empty).
+	// Addr is the listen address (DefaultAddr when empty): a loopback
+	// address, or any other with TLS (every connection must then use it).
 	Addr string
+	// TLSCert and TLSKey are the port's certificate and key (PEM files,
+	// both or neither; api.LoadTLS): clients may ask for TLS.
+	TLSCert, TLSKey string
+	// RequireTLS refuses every connection that does not switch to TLS
+	// (error 3159); it is implied by a listen address not loopback.
+	RequireTLS bool
 	// TokenFile is the API's token file (api.LoadTokens): each token's
 	// name is a user, its secret the user's password.
 	TokenFile string
@@ -64,8 +71,8 @@ type Server struct {
 	wg   sync.WaitGroup
 }
 
-// Listen checks cfg, reads the token file and listens on cfg.Addr, which
-// must be a loopback address (the port has no TLS yet).
+// Listen checks cfg, reads the token file and the TLS files and listens
+// on cfg.Addr (a loopback address, or any other with TLS).
 func Listen(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
@@ -82,10 +89,15 @@ func Listen(cfg Config) (*Server, error) {
 	if cfg.Session.Tail != nil {
 		return nil, fmt.Errorf("sql port: the session's tail is the port's (Config.Tail)")
 	}
-	if loop, err := api.IsLoopback(cfg.Addr); err != nil || !loop {
-		return nil, fmt.Errorf("sql port: listen address %s: want a loopback address (127.0.0.1, ::1): the port has no TLS yet, and passwords must not cross a network in clear", cfg.Addr)
+	tc, requireTLS, err := transport(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sql port: %w", err)
 	}
-	auth, err := credentials(cfg.TokenFile)
+	method, key, err := authMethod(tc)
+	if err != nil {
+		return nil, fmt.Errorf("sql port: %w", err)
+	}
+	auth, err := credentials(cfg.TokenFile, requireTLS, method)
 	if err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
@@ -93,7 +105,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql port: listen on %s: %w", cfg.Addr, err)
 	}
-	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, method, key, tc)
 	return &Server{cfg: cfg, ln: ln, srv: srv, auth: auth}, nil
 }
 
@@ -155,9 +167,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 }
 
 // credentials are the users of the token file path: each token's name
-// with its secret as the password (mysql_native_password). The file is
+// with its secret as the password (authentication plugin method). The file is
 // read and checked by api.LoadTokens first (mode 0600, its syntax).
-func credentials(path string) (server.AuthenticationHandler, error) {
+func credentials(path string, requireTLS bool, method string) (server.AuthenticationHandler, error) {
 	if path == "" {
 		return nil, fmt.Errorf("a token file is required: its tokens' names are the users, their secrets the passwords")
 	}
@@ -169,7 +181,7 @@ func credentials(path string) (server.AuthenticationHandler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
 	}
-	auth := server.NewInMemoryAuthenticationHandler(mysql.AUTH_NATIVE_PASSWORD)
+	auth := server.NewInMemoryAuthenticationHandler(method)
 	i := 0
 	for _, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
@@ -191,7 +203,7 @@ func credentials(path string) (server.AuthenticationHandler, error) {
 	if _, err := rand.Read(unknown); err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
-	return users{auth, hex.EncodeToString(unknown)}, nil
+	return users{auth, hex.EncodeToString(unknown), requireTLS, method}, nil
 }
 
 // users is the token file's users; an unknown user is given a password no
@@ -199,7 +211,9 @@ func credentials(path string) (server.AuthenticationHandler, error) {
 // which users exist does not show.
 type users struct {
 	*server.InMemoryAuthenticationHandler
-	unknown string
+	unknown    string
+	requireTLS bool   // refuse a connection without TLS (tls.go)
+	method     string // the users' authentication plugin (authMethod)
 }
 
 // GetCredential is the user's credential, or the unknown one.
@@ -208,5 +222,5 @@ func (u users) GetCredential(name string) (server.Credential, bool, error) {
 	if err != nil || found {
 		return c, found, err
 	}
-	return server.Credential{Passwords: []string{u.unknown}, AuthPluginName: mysql.AUTH_NATIVE_PASSWORD}, true, nil
+	return server.Credential{Passwords: []string{u.unknown}, AuthPluginName: u.method}, true, nil
 }

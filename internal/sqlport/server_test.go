@@ -23,18 +23,26 @@ const testSecret = "0123456789abcdef0123456789abcdef"
 // returns the port's address.
 func startPort(t *testing.T) string {
 	t.Helper()
-	return startPortTables(t, viewstest.Table{Schema: "shop",
-		Create: "CREATE TABLE orders (id INT UNSIGNED PRIMARY KEY, total DECIMAL(10,2), note VARCHAR(20), placed DATETIME(6), d DATE)",
-		Rows: [][]any{
-			{"1", "10.50", "first", "2026-12-01 10:41:59.000001", "2026-12-01"},
-			{"2", "-0.07", nil, "2026-12-02 00:00:00", "2026-12-02"},
-			{"3", "1000.00", "it's", nil, nil},
-		}})
+	return startPortWith(t, ordersTable)
 }
 
-// startPortTables publishes a snapshot of tables and serves it as
-// startPort does.
-func startPortTables(t *testing.T, tables ...viewstest.Table) string {
+// ordersTable is shop.orders of startPort.
+var ordersTable = viewstest.Table{Schema: "shop",
+	Create: "CREATE TABLE orders (id INT UNSIGNED PRIMARY KEY, total DECIMAL(10,2), note VARCHAR(20), placed DATETIME(6), d DATE)",
+	Rows: [][]any{
+		{"1", "10.50", "first", "2026-12-01 10:41:59.000001", "2026-12-01"},
+		{"2", "-0.07", nil, "2026-12-02 00:00:00", "2026-12-02"},
+		{"3", "1000.00", "it's", nil, nil},
+	}}
+
+// startPortWith is startPort over a snapshot of tables.
+func startPortWith(t *testing.T, tables ...viewstest.Table) string {
+	t.Helper()
+	return startPortCfg(t, func(*Config) {}, tables...)
+}
+
+// startPortCfg is startPortWith with the port's Config changed by edit.
+func startPortCfg(t *testing.T, edit func(*Config), tables ...viewstest.Table) string {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main")
@@ -43,8 +51,10 @@ func startPortTables(t *testing.T, tables ...viewstest.Table) string {
 	if err := os.WriteFile(tokens, []byte("ro "+testSecret+" viewer\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Listen(Config{Addr: "127.0.0.1:0", TokenFile: tokens,
-		Session: views.SessionOptions{Options: views.Options{SourceDir: src}, MemoryLimit: "256MB", Threads: 1, Sandbox: true}})
+	cfg := Config{Addr: "127.0.0.1:0", TokenFile: tokens,
+		Session: views.SessionOptions{Options: views.Options{SourceDir: src}, MemoryLimit: "256MB", Threads: 1, Sandbox: true}}
+	edit(&cfg)
+	p, err := Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +125,7 @@ func TestPortAnswersDriver(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"1|10.50|first|2026-12-01 10:41:59.000001|2026-12-01", "2|-0.07||2026-12-02 00:00:00|2026-12-02", "3|1000.00|it's||"}
+	want := []string{"1|10.50|first|2026-12-01 10:41:59.000001|2026-12-01", "2|-0.07||2026-12-02 00:00:00.000000|2026-12-02", "3|1000.00|it's||"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -145,7 +155,7 @@ func TestPortAnswersDriver(t *testing.T) {
 		fields = append(fields, f+" "+ty)
 	}
 	cols.Close()
-	if got := strings.Join(fields, ","); got != "id int unsigned,total decimal(10,2),note longtext,placed datetime(6),d date" {
+	if got := strings.Join(fields, ","); got != "id int unsigned,total decimal(10,2),note varchar(20),placed datetime(6),d date" {
 		t.Errorf("SHOW COLUMNS: %s", got)
 	}
 }

@@ -79,7 +79,7 @@ func mustAnswer(t *testing.T, db *sql.DB, q string, args ...any) string {
 }
 
 func TestPortUnqualifiedNames(t *testing.T) {
-	addr := startPortTables(t, shopOrders)
+	addr := startPortWith(t, shopOrders)
 	// The DSN's database (the handshake's).
 	db := openPortDB(t, addr, "shop")
 	if got := mustAnswer(t, db, "SELECT count(*) FROM orders"); got != "3" {
@@ -118,6 +118,17 @@ func TestPortUnqualifiedNames(t *testing.T) {
 	if _, err := answer(t, db, "SELECT * FROM nosuch"); !errors.As(err, &my) || my.Number != 1146 {
 		t.Errorf("an unknown table: %v, want 1146", err)
 	}
+	// A prepared statement (no interpolateParams: COM_STMT_PREPARE and
+	// EXECUTE) is translated as a text one.
+	prep, err := sql.Open("mysql", fmt.Sprintf("viewer:%s@tcp(%s)/shop", testSecret, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prep.Close()
+	var note string
+	if err := prep.QueryRow("SELECT IFNULL(note, '-') FROM orders WHERE id = ? AND note = ?", 1, "FIRST").Scan(&note); err != nil || note != "first" {
+		t.Errorf("prepared, unqualified, _ci: %q, %v", note, err)
+	}
 	bad := openPortDB(t, addr, "nosuch")
 	if err := bad.Ping(); !errors.As(err, &my) || my.Number != 1049 {
 		t.Errorf("an unknown database in the DSN: %v, want 1049", err)
@@ -125,7 +136,7 @@ func TestPortUnqualifiedNames(t *testing.T) {
 }
 
 func TestPortFunctions(t *testing.T) {
-	addr := startPortTables(t, shopOrders)
+	addr := startPortWith(t, shopOrders)
 	db := openPortDB(t, addr, "shop")
 	for q, want := range map[string]string{
 		"SELECT id, IFNULL(note, '-') FROM orders ORDER BY id":                                       "1|first\n2|-\n3|it's",
@@ -169,7 +180,7 @@ func TestPortFunctions(t *testing.T) {
 }
 
 func TestPortCollation(t *testing.T) {
-	addr := startPortTables(t, shopOrders)
+	addr := startPortWith(t, shopOrders)
 	db := openPortDB(t, addr, "shop")
 	for q, want := range map[string]string{
 		// note is utf8mb4_general_ci (the table's): case and accents blind.
@@ -189,7 +200,7 @@ func TestPortCollation(t *testing.T) {
 }
 
 func TestPortShowMeta(t *testing.T) {
-	addr := startPortTables(t, shopOrders)
+	addr := startPortWith(t, shopOrders)
 	db := openPortDB(t, addr, "shop")
 	for q, want := range map[string]string{
 		"SHOW VARIABLES LIKE 'version%'":                  "version|" + ServerVersion + "\nversion_comment|dbtrail time-travel SQL port (read-only)\nversion_compile_machine|",
@@ -212,7 +223,7 @@ func TestPortShowMeta(t *testing.T) {
 // Grafana (testdata/client_queries.txt, from their source) through the
 // port: each answers without error, with the rows it names.
 func TestPortClientQueries(t *testing.T) {
-	addr := startPortTables(t, shopOrders)
+	addr := startPortWith(t, shopOrders)
 	db := openPortDB(t, addr, "shop")
 	text, err := os.ReadFile("testdata/client_queries.txt")
 	if err != nil {
@@ -266,7 +277,7 @@ func TestPortClientQueries(t *testing.T) {
 // TestPortValueColumnNames: a call or variable the port answers with a
 // value is named as MySQL names it, by its text.
 func TestPortValueColumnNames(t *testing.T) {
-	addr := startPortTables(t, shopOrders)
+	addr := startPortWith(t, shopOrders)
 	db := openPortDB(t, addr, "shop")
 	rows, err := db.Query("SELECT DATABASE(), NOW(), @@version_comment, CURRENT_DATE, USER() AS u, 1 + 1, (SELECT VERSION())")
 	if err != nil {

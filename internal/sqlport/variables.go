@@ -191,7 +191,7 @@ func (h *handler) showMetaMore(what, like string) (*mysql.Result, error) {
 // all).
 func (h *handler) filtered(names []string, rows [][]any, like string) *mysql.Result {
 	if like != "" {
-		re := likePattern(like)
+		re := likePattern(strings.ReplaceAll(like, "''", "'"))
 		var kept [][]any
 		for _, r := range rows {
 			if re.MatchString(fmt.Sprint(r[0])) {
@@ -201,29 +201,6 @@ func (h *handler) filtered(names []string, rows [][]any, like string) *mysql.Res
 		rows = kept
 	}
 	return rowsResult(names, rows)
-}
-
-// likePattern is a MySQL LIKE pattern (the body of its literal) as a
-// case-insensitive regular expression: % any, _ one, \ escapes.
-func likePattern(p string) *regexp.Regexp {
-	p = strings.ReplaceAll(p, "''", "'")
-	var b strings.Builder
-	b.WriteString("(?is)^")
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '\\' && i+1 < len(p):
-			i++
-			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
-		case c == '%':
-			b.WriteString(".*")
-		case c == '_':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
 }
 
 // rowsResult is a text answer of rows (nil is NULL; numbers as text).
@@ -283,7 +260,7 @@ func tablesResult(db string, names []string, p parsed) *mysql.Result {
 	}
 	var rows [][]any
 	for _, n := range names {
-		if p.like != "" && !likePattern(p.like).MatchString(n) {
+		if p.like != "" && !likePattern(strings.ReplaceAll(p.like, "''", "'")).MatchString(n) {
 			continue
 		}
 		r := []any{n}

@@ -133,7 +133,7 @@ func (r *Reader) ViewsTail(keep func(*State)) func(context.Context, string) (*vi
 // Pending tables are staged into dir by its Stage, at that cut, and read
 // from there until the caller removes dir. When the cut cannot
 // be answered exactly from the newest snapshot and the index (a moment
-// refusal: a schema change after the snapshot, a table created after it, a
+// refusal: a schema change after the snapshot the fold cannot follow, a
 // capture gap, no checkpoint), or the tail holds more than MaxEvents
 // events, the answer falls back to the current snapshot and says why. Any
 // other failure (the index unreachable, a file unreadable) is an error.
@@ -178,19 +178,12 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tail of %s: count changes: %w", r.Past.Source, err)
 	}
-	var changed, moved []moment.TablePlan
+	var changed []moment.TablePlan
 	for _, tp := range plan.Tables {
-		if l := tp.Lineage; l != nil && (l.Created || l.Base.Schema != tp.Schema || l.Base.Table != tp.Table) {
-			moved = append(moved, tp)
-		}
 		if n := counts[tp.Key()]; n > 0 || tp.Lineage != nil {
 			changed = append(changed, tp)
 			st.Events += n
 		}
-	}
-	if len(moved) > 0 {
-		return r.fallback(ctx, fmt.Sprintf("%s: %s created or renamed after snapshot %s: the next refresh publishes them",
-			moment.CodeShape, tableNames(moved), plan.Base))
 	}
 	st.Tables = len(changed)
 	if max := r.maxEvents(); st.Events > max {
@@ -202,8 +195,10 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 		return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
 	}
 	if gone := dropped(snap.Manifest, plan); len(gone) > 0 {
-		return r.fallback(ctx, fmt.Sprintf("%s: %s no longer exist at the cut (seq %d): dropped or renamed after snapshot %s",
-			moment.CodeShape, strings.Join(gone, ", "), plan.Cut.Seq, plan.Base))
+		st.Views.Gone = map[string]bool{}
+		for _, name := range gone {
+			st.Views.Gone[name] = true
+		}
 	}
 	f := &folder{r: r, dir: dir, cat: cat, snap: snap, cut: plan.Cut, plans: map[string]moment.TablePlan{}}
 	st.Views.Pending = map[string]bool{}
@@ -222,23 +217,15 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 			shaped = append(shaped, tp.Key().String())
 		}
 	}
-	// A table whose columns changed is staged now: its view needs the new
-	// shape, which no stand-in over the snapshot's file has.
+	// A table whose columns changed, or that was created or renamed after
+	// the snapshot, is staged now: its view needs the shape at the cut,
+	// which no stand-in over the snapshot's file has.
 	if len(shaped) > 0 {
 		if err := f.stage(ctx, shaped, st); err != nil {
 			return nil, fmt.Errorf("tail of %s: %w", r.Past.Source, err)
 		}
 	}
 	return st, nil
-}
-
-// tableNames names the tables of plans, for a message.
-func tableNames(plans []moment.TablePlan) string {
-	names := make([]string, len(plans))
-	for i, tp := range plans {
-		names[i] = tp.Key().String()
-	}
-	return strings.Join(names, ", ")
 }
 
 // droppedReason is the reason a tail without an archive location leaves
@@ -361,6 +348,11 @@ type folder struct {
 // window, or for a table always written in full, a table file of the
 // table at the cut.
 func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, error) {
+	if tp.Lineage != nil {
+		// A schema change reshaped, emptied, renamed or created it since
+		// the snapshot: the table at the cut, whole, through its lineage.
+		return f.fullTable(ctx, tp, filepath.Join(f.dir, fmt.Sprintf("%d.parquet", n)))
+	}
 	mt, ok := f.snap.Manifest.Table(tp.Schema, tp.Table)
 	if !ok {
 		return staged{}, fmt.Errorf("snapshot %s has no table file", f.snap.Manifest.SnapshotID)
@@ -369,9 +361,8 @@ func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, e
 	if err != nil {
 		return staged{}, fmt.Errorf("snapshot %s: %w", f.snap.Manifest.SnapshotID, err)
 	}
-	if snapshot.FullOnly(foot.Table) || tp.Lineage != nil {
-		// A table always written in full, or one a schema change reshaped
-		// or emptied since the snapshot: the table at the cut, whole.
+	if snapshot.FullOnly(foot.Table) {
+		// A table always written in full: the table at the cut, whole.
 		return f.fullTable(ctx, tp, filepath.Join(f.dir, fmt.Sprintf("%d.parquet", n)))
 	}
 	w, err := fold.WriteWindowFile(foot.Table, filepath.Join(f.dir, fmt.Sprintf("%d.window", n)), func(fn func(change.Event) error) error {

@@ -55,9 +55,10 @@ type Session struct {
 	loaded   string // snapshot id whose shape the views have
 	text     []byte // the views' SQL as loaded
 	tables   []TableRef
-	tail     *Tail  // the tail the views read, with Tail
-	tailDir  string // its folder, removed when replaced
-	tailRoot string // where tail folders are made
+	base     []TableRef // with Tail: the tables of the loaded snapshot (tables are those at the cut)
+	tail     *Tail      // the tail the views read, with Tail
+	tailDir  string     // its folder, removed when replaced
+	tailRoot string     // where tail folders are made
 }
 
 // OpenSession opens the session of o: it checks the snapshot to read
@@ -212,8 +213,9 @@ var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^
 // of a function the sandbox refuses (checkStatement); only then are the
 // tail's pending tables it names staged. Binding, planning (constant
 // folding included) and running all happen under ctx: its end interrupts
-// DuckDB (which stops at its next check of the interrupt).
-func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, explain bool, err error) {
+// DuckDB (which stops at its next check of the interrupt). args are bound
+// to the statement's parameters (?) by DuckDB, never spliced into its text.
+func (s *Session) Query(ctx context.Context, stmt string, args ...any) (rows *sql.Rows, explain bool, err error) {
 	c, err := checkStatement(ctx, stmt)
 	if err != nil {
 		return nil, false, err
@@ -221,14 +223,14 @@ func (s *Session) Query(ctx context.Context, stmt string) (rows *sql.Rows, expla
 	if err := s.stagePending(ctx, c.names, false); err != nil {
 		return nil, false, err
 	}
-	rows, err = s.conn.QueryContext(ctx, stmt)
+	rows, err = s.conn.QueryContext(ctx, stmt, args...)
 	if err != nil && isUnstaged(err) {
 		// A table function read a pending table by a name the parse does
 		// not show (query_table): stage them all, and bind again.
 		if err := s.stagePending(ctx, nil, true); err != nil {
 			return nil, false, err
 		}
-		rows, err = s.conn.QueryContext(ctx, stmt)
+		rows, err = s.conn.QueryContext(ctx, stmt, args...)
 	}
 	return rows, c.explain, interrupted(err)
 }

@@ -1,14 +1,16 @@
 package views
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"github.com/dbtrail/dbtrail/internal/schema"
 	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
 // Tail is what a query session's views add to one snapshot: the changes
@@ -43,6 +45,41 @@ type Tail struct {
 	// whose columns a schema change after the snapshot changed: their tail
 	// is a file (Files) of that shape, and their view has its columns.
 	Shapes map[string]*schema.Table
+	// Gone are the snapshot's tables, by schema.table, that do not exist
+	// at the cut (dropped, or renamed to another name, which Shapes and
+	// Files then hold): they have no view.
+	Gone map[string]bool
+}
+
+// TablesAt is the tables of the views at the tail's cut, given snap, the
+// tables of its snapshot: snap without the Gone ones, with every table of
+// Shapes the snapshot lacks (created or renamed after it: read from its
+// file alone, with the columns of its definition), sorted by schema then
+// table.
+func (t *Tail) TablesAt(snap []TableRef) []TableRef {
+	out := make([]TableRef, 0, len(snap)+len(t.Shapes))
+	have := map[string]bool{}
+	for _, r := range snap {
+		name := r.Schema + "." + r.Table
+		have[name] = true
+		if !t.Gone[name] {
+			out = append(out, r)
+		}
+	}
+	for name, d := range t.Shapes {
+		if have[name] || d == nil {
+			continue
+		}
+		r := TableRef{Schema: d.Schema, Table: d.Name, Defs: slices.Clone(d.Columns), Full: true}
+		for _, c := range d.Columns {
+			r.Columns = append(r.Columns, c.Name)
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b TableRef) int {
+		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table))
+	})
+	return out
 }
 
 // unstagedSchema holds the stand-ins of pending tables' views (see

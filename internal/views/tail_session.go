@@ -40,16 +40,17 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 	if tail.Snapshot == "" {
 		return false, fmt.Errorf("views: the tail names no snapshot")
 	}
-	tables := s.tables
+	base := s.base
 	if tail.Snapshot != s.loaded {
 		snapDir := filepath.Join(s.opt.SourceDir, snapshot.SnapshotsDir, tail.Snapshot)
-		if tables, err = tablesFrom(ctx, s.conn, snapDir); err != nil {
+		if base, err = tablesFrom(ctx, s.conn, snapDir); err != nil {
 			return false, err
 		}
-		if len(tables) == 0 {
+		if len(base) == 0 {
 			return false, fmt.Errorf("views: snapshot %s holds no table", tail.Snapshot)
 		}
 	}
+	tables := tail.TablesAt(base)
 	var b bytes.Buffer
 	if err := WriteTail(&b, s.opt.Options, tables, tail); err != nil {
 		return false, err
@@ -64,7 +65,7 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 		}
 	}
 	keep = true
-	s.loaded, s.tail, s.tailDir = tail.Snapshot, tail, dir
+	s.loaded, s.base, s.tail, s.tailDir = tail.Snapshot, base, tail, dir
 	return changed, nil
 }
 
