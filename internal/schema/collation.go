@@ -15,7 +15,18 @@ import (
 // a table that names none, is absent from the map. CaseInsensitive tells
 // what a collation means for a comparison.
 func ColumnCollations(createTable string) (map[string]string, error) {
-	stmt, err := parseOne(createTable)
+	// The prepass rewrites what the parser does not know (MariaDB's UUID,
+	// INET6…) as ApplyDDL does.
+	p := prepare(createTable)
+	if p.unsupported != "" {
+		return nil, fmt.Errorf("schema: parse CREATE TABLE: %s is not supported", p.unsupported)
+	}
+	stmt, err := parseOne(p.sql)
+	if err != nil && p.retry != "" {
+		if n2, err2 := parseOne(p.retry); err2 == nil {
+			stmt, err = n2, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("schema: parse CREATE TABLE: %w", err)
 	}
