@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what dbtrail's real-server tests and demo need:
-# MariaDB server and client, mydumper and sysbench, from Debian's packages;
+# MariaDB server and client, mydumper, sysbench and Python's pymysql (the
+# SQL port's third driver in the tests), from Debian's packages;
 # and versitygw (an S3 server for the object storage tests), built from its
 # Go module.
 #
 # Contract:
 #   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper and
-#     sysbench are all present no package is touched (no apt-get update);
+#     sysbench are all present and Debian's /usr/bin/python3 imports pymysql,
+#     no package is touched (no apt-get update);
 #     when versitygw of the pinned version is installed it is not built
 #     again. With everything present it exits 0 quickly.
 #   - Otherwise it runs `apt-get update` once and installs the packages
@@ -21,7 +23,7 @@
 #     version is read from its build information (`go version -m`).
 set -euo pipefail
 
-PACKAGES=(mariadb-server mariadb-client mydumper sysbench)
+PACKAGES=(mariadb-server mariadb-client mydumper sysbench python3-pymysql)
 VERSITYGW_MODULE=github.com/versity/versitygw
 VERSITYGW_VERSION=v1.8.0
 
@@ -64,10 +66,17 @@ have() {
 	command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]
 }
 
+# have_pymysql reports whether Debian's python3 imports pymysql (the
+# package installs it for /usr/bin/python3, not for a pyenv or venv python).
+have_pymysql() {
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1
+}
+
 missing=()
 for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
 	have "$tool" || missing+=("$tool")
 done
+have_pymysql || missing+=(python3-pymysql)
 if [ "${#missing[@]}" -eq 0 ]; then
 	exit 0
 fi
@@ -128,4 +137,8 @@ for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
 		exit 1
 	fi
 done
+if ! have_pymysql; then
+	echo "install-deps: /usr/bin/python3 still cannot import pymysql after install" >&2
+	exit 1
+fi
 echo "install-deps: done" >&2

@@ -77,10 +77,7 @@ func (h *handler) tableDef(ctx context.Context, s *views.Session, schemaName, ta
 		return nil, nil
 	}
 	name := schemaName + "." + table
-	key := defKey{snapshot: s.Snapshot()}
-	if t := s.Tail(); t != nil && t.Files[name] != "" {
-		key.shape = t.Shapes[name]
-	}
+	key := defKeyOf(s, name)
 	if d := h.defs[name]; d != nil && d.key == key {
 		return d, nil
 	}
@@ -95,30 +92,24 @@ func (h *handler) tableDef(ctx context.Context, s *views.Session, schemaName, ta
 	return d, nil
 }
 
-// readDef reads the definition of schema.table of key: the tail's shape,
-// or the snapshot's footer with the manifest's CREATE TABLE over it; and
-// the view's DuckDB column types.
+// defKeyOf is the key of the definition of table name (schema.table) at
+// the session's moment: its snapshot, and the tail's shape of the table
+// when the tail has one.
+func defKeyOf(s *views.Session, name string) defKey {
+	key := defKey{snapshot: s.Snapshot()}
+	if t := s.Tail(); t != nil && t.Files[name] != "" {
+		key.shape = t.Shapes[name]
+	}
+	return key
+}
+
+// readDef reads the definition of schema.table of key (storedDef) and the
+// view's DuckDB column types.
 func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName, table string, key defKey) (*tableDef, error) {
 	d := &tableDef{key: key, types: map[string]string{}}
-	if key.shape != nil {
-		d.def, d.create = key.shape, snapshot.CreateTableSQL(key.shape)
-	} else {
-		dir := filepath.Join(sourceDir, snapshot.SnapshotsDir, key.snapshot)
-		snap, err := snapshot.OpenSnapshot(dir)
-		if err != nil {
-			return nil, fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
-		}
-		foot, err := snapshot.ReadFooter(filepath.Join(dir, schemaName, table+".parquet"))
-		if err != nil {
-			return nil, fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
-		}
-		d.def, d.create = foot.Table, foot.CreateTable
-		if mt, ok := snap.Manifest.Table(schemaName, table); ok && mt.CreateTable != "" {
-			d.create = mt.CreateTable
-		}
-		if d.create == "" && d.def != nil {
-			d.create = snapshot.CreateTableSQL(d.def)
-		}
+	var err error
+	if d.def, d.create, err = storedDef(sourceDir, schemaName, table, key); err != nil {
+		return nil, err
 	}
 	rows, _, err := s.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s LIMIT 0", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
 	if err != nil {
@@ -134,6 +125,32 @@ func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName
 		d.types[strings.ToLower(ct.Name())] = ct.DatabaseTypeName()
 	}
 	return d, nil
+}
+
+// storedDef reads the definition of schema.table of key and its CREATE
+// TABLE: the tail's shape (its CREATE TABLE rendered), or the snapshot's
+// footer with the manifest's CREATE TABLE over it.
+func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, string, error) {
+	if key.shape != nil {
+		return key.shape, snapshot.CreateTableSQL(key.shape), nil
+	}
+	dir := filepath.Join(sourceDir, snapshot.SnapshotsDir, key.snapshot)
+	snap, err := snapshot.OpenSnapshot(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
+	}
+	foot, err := snapshot.ReadFooter(filepath.Join(dir, schemaName, table+".parquet"))
+	if err != nil {
+		return nil, "", fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
+	}
+	def, create := foot.Table, foot.CreateTable
+	if mt, ok := snap.Manifest.Table(schemaName, table); ok && mt.CreateTable != "" {
+		create = mt.CreateTable
+	}
+	if create == "" && def != nil {
+		create = snapshot.CreateTableSQL(def)
+	}
+	return def, create, nil
 }
 
 // sourceColumns finds, for each result column, the table column it shows:

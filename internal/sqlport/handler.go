@@ -25,6 +25,7 @@ type handler struct {
 	sess *views.Session
 	st   *tail.State          // the prepared tail the session answers at, with a tail
 	defs map[string]*tableDef // stored definitions read, by schema.table (defs.go)
+	cat  *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
 }
 
 var _ server.Handler = (*handler)(nil)
@@ -69,21 +70,11 @@ func (h *handler) session(ctx context.Context) (*views.Session, error) {
 	return s, nil
 }
 
-// UseDB is USE / COM_INIT_DB: a schema of the views.
+// UseDB is USE / COM_INIT_DB / the handshake's database (useDB).
 func (h *handler) UseDB(db string) error {
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.Timeout)
 	defer cancel()
-	s, err := h.session(ctx)
-	if err != nil {
-		return errRefused(mysql.ER_UNKNOWN_ERROR, "%v", err)
-	}
-	for _, t := range s.Tables() {
-		if t.Schema == db {
-			h.db = db
-			return nil
-		}
-	}
-	return errRefused(mysql.ER_BAD_DB_ERROR, "Unknown database '%s'", db)
+	return h.useDB(ctx, db)
 }
 
 // HandleQuery answers one COM_QUERY statement.
@@ -111,10 +102,12 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 		return nil, h.UseDB(p.arg)
 	case kindVariable:
 		return h.variables(ctx, p.vars)
+	case kindShowMeta:
+		return h.showMetaAnswer(ctx, p.arg, p.like)
 	case kindShowDatabases:
 		return h.showDatabases(ctx)
 	case kindShowTables:
-		return h.showTables(ctx, p.arg)
+		return h.showTables(ctx, p)
 	case kindShowColumns:
 		return h.showColumnsStored(ctx, p.arg)
 	}
@@ -122,7 +115,11 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.Query(ctx, p.sql)
+	q, err := h.rewriteRead(ctx, s, p.sql)
+	if err != nil {
+		return nil, err
+	}
+	rows, _, err := s.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -138,26 +135,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 // is reopened at it now, so a moment that cannot be answered is refused
 // here, with the reason, and the session stays where it was.
 func (h *handler) setAt(ctx context.Context, text string) error {
-	if h.cfg.Tail == nil {
-		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at needs the index: this port reads the current snapshot alone")
-	}
-	at, err := moment.ParseAt(text)
-	if err != nil {
-		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at: %v", err)
-	}
-	if at.Kind == moment.KindLatest {
-		at = moment.At{}
-	}
-	old, oldAt, oldSt := h.sess, h.at, h.st
-	h.sess, h.at = nil, at
-	if _, err := h.session(ctx); err != nil {
-		h.sess, h.at, h.st = old, oldAt, oldSt
-		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at %s: %v", text, err)
-	}
-	if old != nil {
-		old.Close()
-	}
-	return nil
+	return h.moveTo(ctx, text, nil)
 }
 
 // variables answers SELECT @@name, …: the ones clients send first, and
@@ -167,43 +145,11 @@ func (h *handler) variables(ctx context.Context, vars []string) (*mysql.Result, 
 	row := make([]any, len(vars))
 	for i, v := range vars {
 		names[i] = "@@" + v
-		switch v {
-		case "version":
-			row[i] = ServerVersion
-		case "version_comment":
-			row[i] = "dbtrail time-travel SQL port (read-only)"
-		case "max_allowed_packet":
-			row[i] = int64(mysql.MaxPayloadLen)
-		case "autocommit", "auto_increment_increment":
-			row[i] = int64(1)
-		case "tx_isolation", "transaction_isolation":
-			row[i] = "REPEATABLE-READ"
-		case "tx_read_only", "transaction_read_only", "read_only":
-			row[i] = int64(1)
-		case "character_set_client", "character_set_connection", "character_set_results", "character_set_server":
-			row[i] = "utf8mb4"
-		case "collation_connection", "collation_server":
-			row[i] = "utf8mb4_general_ci"
-		case "time_zone", "system_time_zone":
-			row[i] = "UTC"
-		case "sql_mode":
-			row[i] = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES"
-		case "lower_case_table_names":
-			row[i] = int64(0)
-		case "dbtrail_at":
-			row[i] = "latest"
-			if h.at.Kind != "" {
-				row[i] = h.at.String()
-			}
-		case "dbtrail_cut":
-			cut, err := h.cut(ctx)
-			if err != nil {
-				return nil, err
-			}
-			row[i] = cut
-		default:
-			return nil, errRefused(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, "Unknown system variable '%s'", v)
+		val, err := h.variable(ctx, v)
+		if err != nil {
+			return nil, err
 		}
+		row[i] = val
 	}
 	rs, err := mysql.BuildSimpleTextResultset(names, [][]any{row})
 	if err != nil {
@@ -251,7 +197,8 @@ func (h *handler) showDatabases(ctx context.Context) (*mysql.Result, error) {
 	return textResult([]string{"Database"}, dbs)
 }
 
-func (h *handler) showTables(ctx context.Context, db string) (*mysql.Result, error) {
+func (h *handler) showTables(ctx context.Context, p parsed) (*mysql.Result, error) {
+	db := p.arg
 	if db == "" {
 		db = h.db
 	}
@@ -269,7 +216,7 @@ func (h *handler) showTables(ctx context.Context, db string) (*mysql.Result, err
 		}
 	}
 	sort.Strings(names)
-	return textResult([]string{"Tables_in_" + db}, names)
+	return tablesResult(db, names, p), nil
 }
 
 // textResult is a one-column text answer.

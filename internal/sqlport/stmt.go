@@ -92,7 +92,11 @@ func (h *handler) execute(ctx context.Context, query string, args []any) (*mysql
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.Query(ctx, p.sql, bound...)
+	q, err := h.rewriteRead(ctx, s, p.sql)
+	if err != nil {
+		return nil, err
+	}
+	rows, _, err := s.Query(ctx, q, bound...)
 	if err != nil {
 		return nil, err
 	}

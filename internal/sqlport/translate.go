@@ -25,6 +25,7 @@ const (
 	kindShowTables
 	kindShowColumns
 	kindVariable // SELECT @@name[, @@name…] answered by the port
+	kindShowMeta // SHOW VARIABLES, STATUS, WARNINGS, ENGINES, CHARSET, COLLATION… (variables.go)
 )
 
 // parsed is one statement classified.
@@ -38,6 +39,11 @@ type parsed struct {
 	vars []string
 	// sql is a kindSelect's DuckDB text.
 	sql string
+	// like is a kindShowMeta's or kindShowTables' LIKE pattern (its
+	// literal's body), or "".
+	like string
+	// full is SHOW FULL TABLES (with a Table_type column).
+	full bool
 }
 
 var (
@@ -45,9 +51,10 @@ var (
 	intoOutfile = regexp.MustCompile(`(?is)\bINTO\s+(OUTFILE|DUMPFILE|@)`)
 	setAt       = regexp.MustCompile(`(?is)^\s*SET\s+(?:@@(?:SESSION\.)?|SESSION\s+)?dbtrail_at\s*(?:=|:=)\s*'((?:[^'\\]|'')*)'\s*;?\s*$`)
 	setAny      = regexp.MustCompile(`(?is)^\s*SET\s+`)
-	use         = regexp.MustCompile("(?is)^\\s*USE\\s+`?([^`;\\s]+)`?\\s*;?\\s*$")
+	txnControl  = regexp.MustCompile(`(?is)^\s*(COMMIT|ROLLBACK|BEGIN|START\s+TRANSACTION)\b[^;]*;?\s*$`)
+	use         = regexp.MustCompile("(?is)^\\s*USE\\s+(?:`((?:[^`]|``)+)`|([^`;\\s@]*@'[^']*')|([^`;\\s]+))\\s*;?\\s*$")
 	showDBs     = regexp.MustCompile(`(?is)^\s*SHOW\s+(DATABASES|SCHEMAS)\s*;?\s*$`)
-	showTables  = regexp.MustCompile("(?is)^\\s*SHOW\\s+(?:FULL\\s+)?TABLES(?:\\s+(?:FROM|IN)\\s+`?([^`;\\s]+)`?)?\\s*;?\\s*$")
+	showTables  = regexp.MustCompile("(?is)^\\s*SHOW\\s+(FULL\\s+)?TABLES(?:\\s+(?:FROM|IN)\\s+`?([^`;\\s]+)`?)?(?:\\s+LIKE\\s+'((?:[^'\\\\]|\\\\.|'')*)')?\\s*;?\\s*$")
 	showColumns = regexp.MustCompile("(?is)^\\s*(?:SHOW\\s+(?:FULL\\s+)?(?:COLUMNS|FIELDS)\\s+(?:FROM|IN)|DESCRIBE|DESC)\\s+`?([^`;\\s.]+)`?(?:\\.`?([^`;\\s]+)`?)?\\s*;?\\s*$")
 	variables   = regexp.MustCompile(`(?is)^\s*SELECT\s+(@@(?:session\.|global\.)?[a-z_]+(?:\s*,\s*@@(?:session\.|global\.)?[a-z_]+)*)\s*;?\s*$`)
 	limitComma  = regexp.MustCompile(`(?is)\bLIMIT\s+(\d+)\s*,\s*(\d+)`)
@@ -56,9 +63,15 @@ var (
 // classify parses stmt: the port's own statements, a write to refuse, or a
 // read translated to DuckDB.
 func classify(stmt string) (parsed, error) {
+	stmt = leadingComments(stmt)
 	switch {
 	case writeWords.MatchString(stmt), intoOutfile.MatchString(stmt):
 		return parsed{kind: kindWrite}, nil
+	}
+	if txnControl.MatchString(stmt) {
+		// A read-only port has no transaction to begin or end: each
+		// statement reads one cut (clients with autocommit off send these).
+		return parsed{kind: kindSetOther}, nil
 	}
 	if m := setAt.FindStringSubmatch(stmt); m != nil {
 		return parsed{kind: kindSetAt, arg: strings.ReplaceAll(m[1], "''", "'")}, nil
@@ -70,13 +83,20 @@ func classify(stmt string) (parsed, error) {
 		return parsed{kind: kindSetOther}, nil
 	}
 	if m := use.FindStringSubmatch(stmt); m != nil {
-		return parsed{kind: kindUse, arg: m[1]}, nil
+		return parsed{kind: kindUse, arg: strings.ReplaceAll(m[1], "``", "`") + m[2] + m[3]}, nil
+	}
+	if m := showMeta.FindStringSubmatch(stmt); m != nil {
+		what := strings.Join(strings.Fields(m[1]), " ")
+		return parsed{kind: kindShowMeta, arg: what, like: m[2]}, nil
+	}
+	if m := showWhere.FindStringSubmatch(stmt); m != nil {
+		stmt = showWhereSelect(m[1], m[2])
 	}
 	if showDBs.MatchString(stmt) {
 		return parsed{kind: kindShowDatabases}, nil
 	}
 	if m := showTables.FindStringSubmatch(stmt); m != nil {
-		return parsed{kind: kindShowTables, arg: m[1]}, nil
+		return parsed{kind: kindShowTables, arg: m[2], like: m[3], full: m[1] != ""}, nil
 	}
 	if m := showColumns.FindStringSubmatch(stmt); m != nil {
 		name := m[1]
@@ -100,6 +120,39 @@ func classify(stmt string) (parsed, error) {
 		return parsed{}, err
 	}
 	return parsed{kind: kindSelect, sql: sql}, nil
+}
+
+// leadingComments is stmt without the comments before its first word
+// (drivers prefix one: Connector/J's version comment), so the port's own
+// statements and the write refusal see that word. A statement that is one
+// MySQL executable comment (/*!40101 SET NAMES utf8 */) is its content.
+func leadingComments(stmt string) string {
+	for {
+		s := strings.TrimLeft(stmt, " \t\r\n")
+		switch {
+		case strings.HasPrefix(s, "/*!"):
+			end := strings.Index(s, "*/")
+			if end < 0 {
+				return s
+			}
+			body := strings.TrimLeft(s[3:end], "0123456789")
+			stmt = body + " " + s[end+2:]
+		case strings.HasPrefix(s, "/*"):
+			end := strings.Index(s, "*/")
+			if end < 0 {
+				return s
+			}
+			stmt = s[end+2:]
+		case strings.HasPrefix(s, "-- "), strings.HasPrefix(s, "#"):
+			end := strings.IndexByte(s, '\n')
+			if end < 0 {
+				return ""
+			}
+			stmt = s[end+1:]
+		default:
+			return s
+		}
+	}
 }
 
 // translate turns MySQL read SQL into DuckDB's: backtick identifiers

@@ -30,6 +30,8 @@ func TestClassify(t *testing.T) {
 		"SET @@dbtrail_at = 'seq:42'":                 kindSetAt,
 		"SET NAMES utf8mb4":                           kindSetOther,
 		"SET autocommit=1":                            kindSetOther,
+		"COMMIT":                                      kindSetOther,
+		"START TRANSACTION READ ONLY":                 kindSetOther,
 		"USE `shop`":                                  kindUse,
 		"SHOW DATABASES":                              kindShowDatabases,
 		"SHOW FULL TABLES FROM shop":                  kindShowTables,
@@ -38,6 +40,10 @@ func TestClassify(t *testing.T) {
 		"SELECT @@version, @@session.version_comment": kindVariable,
 		"SELECT @@dbtrail_cut":                        kindVariable,
 		"SELECT 1":                                    kindSelect,
+		"/* c */ INSERT INTO t VALUES (1)":            kindWrite,
+		"-- c\n# d\nDELETE FROM t":                    kindWrite,
+		"/*!40101 SET NAMES utf8 */":                  kindSetOther,
+		"/* mysql-connector-j */SHOW VARIABLES":       kindShowMeta,
 	} {
 		p, err := classify(in)
 		if err != nil || p.kind != want {

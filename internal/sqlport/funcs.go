@@ -1,0 +1,631 @@
+package sqlport
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// funcEnv is what the function translation needs of the session.
+type funcEnv struct {
+	// now is the commit time of the transaction the session answers at:
+	// NOW(), CURDATE(), UNIX_TIMESTAMP() and their kin are that moment's.
+	now  time.Time
+	db   string // DATABASE(); "" is NULL
+	user string
+	// variable is @@name's value (the port's system variables).
+	variable func(name string) (any, error)
+}
+
+// notTranslated is the error of a MySQL construct the port does not
+// translate: a MySQL error naming it, never a different answer.
+func notTranslated(construct, why string) error {
+	return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, fmt.Sprintf("the dbtrail SQL port does not translate %s: %s", construct, why))
+}
+
+// refusedConstructs are MySQL constructs DuckDB would refuse, or answer
+// differently, found in a statement's text outside literals.
+var refusedConstructs = []struct {
+	re   *regexp.Regexp
+	name string
+	why  string
+}{
+	{regexp.MustCompile(`(?i)\bSQL_CALC_FOUND_ROWS\b|\bFOUND_ROWS\s*\(`), "SQL_CALC_FOUND_ROWS / FOUND_ROWS()", "run the count as its own SELECT count(*)"},
+	{regexp.MustCompile(`(?i)\bSTRAIGHT_JOIN\b`), "STRAIGHT_JOIN", "write JOIN"},
+	{regexp.MustCompile(`(?i)\b(FORCE|USE|IGNORE)\s+(INDEX|KEY)\b`), "index hints (FORCE/USE/IGNORE INDEX)", "the backup has no indexes: leave the hint out"},
+	{regexp.MustCompile(`(?i)\bWITH\s+ROLLUP\b`), "WITH ROLLUP", "write GROUP BY ROLLUP (…)"},
+	{regexp.MustCompile(`(?i)\bFOR\s+(UPDATE|SHARE)\b|\bLOCK\s+IN\s+SHARE\s+MODE\b`), "locking reads (FOR UPDATE, LOCK IN SHARE MODE)", "the port is read-only and takes no lock"},
+	{regexp.MustCompile(`(?i)\bSOUNDS\s+LIKE\b|\bSOUNDEX\s*\(`), "SOUNDS LIKE / SOUNDEX()", "no DuckDB equivalent"},
+	{regexp.MustCompile(`(?i)\bREGEXP\b|\bRLIKE\b`), "the REGEXP/RLIKE operator", "write regexp_matches(text, pattern)"},
+	{regexp.MustCompile(`(?i)\bXOR\b`), "the XOR operator", "write (a OR b) AND NOT (a AND b)"},
+	{regexp.MustCompile(`(?i)\bMATCH\s*\([^)]*\)\s*AGAINST\b`), "MATCH … AGAINST", "no full-text index in the backup"},
+	{regexp.MustCompile(`(?:^|[^@\w])@[A-Za-z_$]`), "user variables (@name)", "the port keeps no user variables: write the value"},
+	{regexp.MustCompile(`:=`), "the := assignment", "the port keeps no user variables"},
+	{regexp.MustCompile(`(?i)(?:^|[^.\w])(today|get_current_time|get_current_timestamp|transaction_timestamp|current_localtime|current_localtimestamp|curtime|current_time|utc_time)\b`), "a clock function (", "the time of a moment is NOW() / CURRENT_TIMESTAMP, its commit time"},
+}
+
+// timeWords are MySQL's words for the statement's time, answered with the
+// moment's commit time; they may be written without parentheses.
+var timeWords = map[string]string{
+	"now": "timestamp", "sysdate": "timestamp", "current_timestamp": "timestamp", "localtime": "timestamp",
+	"localtimestamp": "timestamp", "utc_timestamp": "timestamp",
+	"curdate": "date", "current_date": "date", "utc_date": "date",
+}
+
+// bareWords may be written without parentheses (the others need them).
+var bareWords = map[string]bool{"current_timestamp": true, "localtime": true, "localtimestamp": true,
+	"current_date": true, "utc_timestamp": true, "utc_date": true, "current_user": true}
+
+// rewriteFuncs translates the MySQL functions and operators of a
+// statement already in DuckDB's lexical form (translate): IFNULL, NOW()
+// and its kin, CONCAT, GROUP_CONCAT, DATE_FORMAT, FROM_UNIXTIME,
+// UNIX_TIMESTAMP, LENGTH, DATABASE(), USER(), VERSION(), @@variables,
+// DIV and <=>. A construct it cannot translate is an error naming it.
+func rewriteFuncs(text string, env *funcEnv) (string, error) {
+	return rewriteText(text, env, nil)
+}
+
+// namedValue is a value rewriteFuncs wrote in place of a call or a
+// variable (NOW(), DATABASE(), @@version) at byte pos of its answer, len
+// bytes long: MySQL names such a select-list column by the text as written,
+// name.
+type namedValue struct {
+	pos, len int
+	name     string
+}
+
+// valueWords are the calls rewriteFuncs answers with a literal value.
+var valueWords = map[string]bool{"database": true, "schema": true, "user": true, "current_user": true,
+	"session_user": true, "system_user": true, "version": true}
+
+// rewriteText is rewriteFuncs; with named, it also records the values it
+// wrote for calls and variables of text's own level (not inside a call's
+// arguments).
+func rewriteText(text string, env *funcEnv, named *[]namedValue) (string, error) {
+	m := mask(text)
+	for _, r := range refusedConstructs {
+		if loc := r.re.FindStringSubmatchIndex(m); loc != nil {
+			name := r.name
+			if strings.HasSuffix(name, "(") { // the clock function's own name
+				name += text[loc[2]:loc[3]] + ")"
+			}
+			return "", notTranslated(name, r.why)
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		c := m[i]
+		switch {
+		case strings.HasPrefix(m[i:], "@@"):
+			j := i + 2
+			for j < len(m) && (isWord(m[j]) || m[j] == '.') {
+				j++
+			}
+			name := strings.ToLower(m[i+2 : j])
+			name = strings.TrimPrefix(strings.TrimPrefix(name, "session."), "global.")
+			v, err := env.variable(name)
+			if err != nil {
+				return "", err
+			}
+			if named != nil {
+				*named = append(*named, namedValue{b.Len(), len(sqlValue(v)), text[i:j]})
+			}
+			b.WriteString(sqlValue(v))
+			i = j
+		case strings.HasPrefix(m[i:], "<=>"):
+			b.WriteString(" IS NOT DISTINCT FROM ")
+			i += 3
+		case isWordStart(c) && (i == 0 || !isWord(m[i-1])):
+			j := i
+			for j < len(m) && isWord(m[j]) {
+				j++
+			}
+			out, next, err := rewriteWord(text, m, i, j, env)
+			if err != nil {
+				return "", err
+			}
+			if w := strings.ToLower(m[i:j]); named != nil && out != text[i:j] && (valueWords[w] || timeWords[w] != "") {
+				*named = append(*named, namedValue{b.Len(), len(out), strings.TrimSpace(text[i:next])})
+			}
+			b.WriteString(out)
+			i = next
+		default:
+			b.WriteByte(text[i])
+			i++
+		}
+	}
+	return b.String(), nil
+}
+
+// rewriteWord translates the word text[i:j] (and its arguments, when it
+// calls a function the port translates); it returns the text to write and
+// where to go on.
+func rewriteWord(text, m string, i, j int, env *funcEnv) (string, int, error) {
+	word := strings.ToLower(m[i:j])
+	open := j
+	for open < len(m) && (m[open] == ' ' || m[open] == '\t' || m[open] == '\n' || m[open] == '\r') {
+		open++
+	}
+	called := open < len(m) && m[open] == '('
+	if duckOnlyKeywords[word] && !called {
+		return `"` + text[i:j] + `"`, j, nil
+	}
+	if afterDot(m, i) {
+		return text[i:j], j, nil
+	}
+	if word == "div" {
+		return "//", j, nil
+	}
+	if !called {
+		if bareWords[word] {
+			out, err := callOf(word, nil, env)
+			return out, j, err
+		}
+		return text[i:j], j, nil
+	}
+	if _, ok := translated[word]; !ok && word != "group_concat" {
+		if _, ok := timeWords[word]; !ok {
+			return text[i:j], j, nil
+		}
+	}
+	end, err := closeParen(m, open)
+	if err != nil {
+		return "", 0, err
+	}
+	if word == "group_concat" {
+		out, err := groupConcat(text[open+1:end], env)
+		return out, end + 1, err
+	}
+	var args []string
+	for _, a := range splitArgs(text[open+1 : end]) {
+		ra, err := rewriteFuncs(a, env)
+		if err != nil {
+			return "", 0, err
+		}
+		args = append(args, strings.TrimSpace(ra))
+	}
+	out, err := callOf(word, args, env)
+	return out, end + 1, err
+}
+
+// duckOnlyKeywords are words DuckDB's grammar reserves that MySQL's
+// SELECT never uses as keywords: written bare in a MySQL statement they
+// are names (a column called at), so they are quoted for DuckDB.
+var duckOnlyKeywords = map[string]bool{
+	"at": true, "asof": true, "anti": true, "semi": true, "positional": true, "glob": true, "map": true,
+	"struct": true, "unpack": true, "verbose": true, "freeze": true, "concurrently": true, "qualify": true,
+	"summarize": true, "pivot": true, "unpivot": true, "pivot_longer": true, "pivot_wider": true,
+	"lambda": true, "variadic": true, "placing": true, "symmetric": true, "asymmetric": true,
+	"deferrable": true, "initially": true, "returning": true, "setof": true, "treat": true, "none": true,
+}
+
+// translated are the functions rewriteFuncs translates, each from its
+// rewritten arguments (timeWords too).
+var translated = map[string]func(args []string, env *funcEnv) (string, error){
+	"ifnull": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) != 2 {
+			return "", arity("IFNULL", 2, len(a))
+		}
+		return coalesce(a), nil
+	},
+	"coalesce": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) == 0 {
+			return "", arity("COALESCE", 1, 0)
+		}
+		return coalesce(a), nil
+	},
+	"concat": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) == 0 {
+			return "", arity("CONCAT", 1, 0)
+		}
+		return "(" + joinText(a) + ")", nil
+	},
+	"date_format": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) != 2 {
+			return "", arity("DATE_FORMAT", 2, len(a))
+		}
+		f, err := strftimeFormat(a[1])
+		if err != nil {
+			return "", err
+		}
+		return "strftime(CAST(" + a[0] + " AS TIMESTAMP), " + f + ")", nil
+	},
+	"from_unixtime": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) < 1 || len(a) > 2 {
+			return "", arity("FROM_UNIXTIME", 1, len(a))
+		}
+		ts := "make_timestamp(CAST(round((" + a[0] + ") * 1000000) AS BIGINT))"
+		if len(a) == 1 {
+			return ts, nil
+		}
+		f, err := strftimeFormat(a[1])
+		if err != nil {
+			return "", err
+		}
+		return "strftime(" + ts + ", " + f + ")", nil
+	},
+	"unix_timestamp": func(a []string, env *funcEnv) (string, error) {
+		switch len(a) {
+		case 0:
+			return strconv.FormatInt(env.now.Unix(), 10), nil
+		case 1:
+			return "CAST(epoch(CAST(" + a[0] + " AS TIMESTAMP)) AS BIGINT)", nil
+		}
+		return "", arity("UNIX_TIMESTAMP", 1, len(a))
+	},
+	"timediff": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) != 2 {
+			return "", arity("TIMEDIFF", 2, len(a))
+		}
+		return "(CAST(" + a[0] + " AS TIMESTAMP) - CAST(" + a[1] + " AS TIMESTAMP))", nil
+	},
+	"time_format": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) != 2 {
+			return "", arity("TIME_FORMAT", 2, len(a))
+		}
+		f, err := strftimeFormat(a[1])
+		if err != nil {
+			return "", err
+		}
+		// strftime writes a time of day: a TIME outside 00:00:00 to
+		// 23:59:59 (a negative or a long TIMEDIFF) is refused when met.
+		// The time is written four times: not a parameter's ?, which
+		// would then need four values.
+		if strings.Contains(mask(a[0]), "?") {
+			return "", notTranslated("TIME_FORMAT of a parameter (?)", "give the time as a literal")
+		}
+		iv := "CAST(" + a[0] + " AS INTERVAL)"
+		return "CASE WHEN " + iv + " IS NULL THEN NULL WHEN " + iv + " >= INTERVAL 0 SECOND AND " + iv + " < INTERVAL 1 DAY " +
+			"THEN strftime(TIMESTAMP '2000-01-01 00:00:00' + " + iv + ", " + f + ") " +
+			"ELSE error('the dbtrail SQL port does not translate TIME_FORMAT of a time outside 00:00:00..23:59:59') END", nil
+	},
+	"convert_tz": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) != 3 {
+			return "", arity("CONVERT_TZ", 3, len(a))
+		}
+		for _, z := range a[1:] {
+			if !utcZones[strings.ToUpper(z)] {
+				return "", notTranslated("CONVERT_TZ to or from "+z, "the port's time zone is UTC and it converts between UTC spellings only ('UTC', '+00:00', 'SYSTEM')")
+			}
+		}
+		return "CAST(" + a[0] + " AS TIMESTAMP)", nil
+	},
+	"length": func(a []string, _ *funcEnv) (string, error) {
+		if len(a) != 1 {
+			return "", arity("LENGTH", 1, len(a))
+		}
+		return "strlen(CAST(" + a[0] + " AS VARCHAR))", nil
+	},
+	"database": func(a []string, env *funcEnv) (string, error) {
+		if env.db == "" {
+			return "CAST(NULL AS VARCHAR)", nil
+		}
+		return sqlString(env.db), nil
+	},
+	"user": func(a []string, env *funcEnv) (string, error) { return sqlString(env.user + "@localhost"), nil },
+	"version": func(a []string, env *funcEnv) (string, error) {
+		return sqlString(ServerVersion), nil
+	},
+}
+
+// utcZones are the spellings of UTC CONVERT_TZ takes (as literals).
+var utcZones = map[string]bool{"'UTC'": true, "'+00:00'": true, "'-00:00'": true, "'+0:00'": true, "'SYSTEM'": true, "'GMT'": true, "'Z'": true}
+
+func init() {
+	translated["schema"] = translated["database"]
+	translated["octet_length"] = translated["length"]
+	for _, n := range []string{"current_user", "session_user", "system_user"} {
+		translated[n] = translated["user"]
+	}
+}
+
+// callOf is the DuckDB text of MySQL function word called with args
+// (nil: written without parentheses).
+func callOf(word string, args []string, env *funcEnv) (string, error) {
+	if kind, ok := timeWords[word]; ok {
+		if len(args) > 1 || (len(args) == 1 && kind == "date") {
+			return "", arity(strings.ToUpper(word), 0, len(args))
+		}
+		t := env.now.UTC()
+		if kind == "date" {
+			return "DATE '" + t.Format("2006-01-02") + "'", nil
+		}
+		layout := "2006-01-02 15:04:05"
+		if len(args) == 1 {
+			fsp, err := strconv.Atoi(args[0])
+			if err != nil || fsp < 0 || fsp > 6 {
+				return "", mysql.NewError(mysql.ER_TOO_BIG_PRECISION, fmt.Sprintf("%s(%s): the precision is 0 to 6", strings.ToUpper(word), args[0]))
+			}
+			if fsp > 0 {
+				layout += "." + strings.Repeat("0", fsp)
+			}
+			t = t.Truncate(time.Second / time.Duration(pow10(fsp)))
+		}
+		return "TIMESTAMP '" + t.Format(layout) + "'", nil
+	}
+	return translated[word](args, env)
+}
+
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+func arity(fn string, want, got int) error {
+	return mysql.NewError(mysql.ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, fmt.Sprintf("Incorrect parameter count in the call to native function '%s' (%d given, %d expected)", fn, got, want))
+}
+
+// coalesce is MySQL's IFNULL/COALESCE of args in DuckDB: MySQL answers
+// text when the arguments mix a string with another type (IFNULL(d,
+// 'none') of a DATETIME d), where DuckDB would cast the string to the
+// other type; so with a string literal among them every argument is cast
+// to text.
+func coalesce(args []string) string {
+	lit := false
+	for _, a := range args {
+		lit = lit || isStringLiteral(a)
+	}
+	if !lit {
+		return "coalesce(" + strings.Join(args, ", ") + ")"
+	}
+	cast := make([]string, len(args))
+	for i, a := range args {
+		cast[i] = "CAST(" + a + " AS VARCHAR)"
+	}
+	return "coalesce(" + strings.Join(cast, ", ") + ")"
+}
+
+// joinText is MySQL's CONCAT of exprs in DuckDB: each as text, joined by
+// ||, which is NULL when any is NULL (DuckDB's concat() skips NULLs).
+func joinText(exprs []string) string {
+	parts := make([]string, len(exprs))
+	for i, e := range exprs {
+		parts[i] = "CAST(" + e + " AS VARCHAR)"
+	}
+	return strings.Join(parts, " || ")
+}
+
+var (
+	groupOrder = regexp.MustCompile(`(?i)\bORDER\s+BY\b`)
+	groupSep   = regexp.MustCompile(`(?i)\bSEPARATOR\b`)
+	distinct   = regexp.MustCompile(`(?i)^\s*DISTINCT\b`)
+)
+
+// groupConcat is GROUP_CONCAT([DISTINCT] expr[, expr…] [ORDER BY …]
+// [SEPARATOR 'sep']) as DuckDB's string_agg: the exprs joined as CONCAT
+// does (a row with a NULL one is skipped, as MySQL does), ',' by default.
+// MySQL's group_concat_max_len cut is not applied.
+func groupConcat(inner string, env *funcEnv) (string, error) {
+	m := mask(inner)
+	end := len(inner)
+	sep := "','"
+	if loc := topLevel(groupSep, m); loc != nil {
+		sep = strings.TrimSpace(inner[loc[1]:])
+		if !isStringLiteral(sep) {
+			return "", notTranslated("GROUP_CONCAT's SEPARATOR "+sep, "the separator must be one string literal")
+		}
+		end = loc[0]
+	}
+	order := ""
+	if loc := topLevel(groupOrder, m[:end]); loc != nil {
+		o, err := rewriteFuncs(inner[loc[1]:end], env)
+		if err != nil {
+			return "", err
+		}
+		order = " ORDER BY " + strings.TrimSpace(o)
+		end = loc[0]
+	}
+	exprText, dist := inner[:end], ""
+	if loc := distinct.FindStringIndex(m[:end]); loc != nil {
+		exprText, dist = inner[loc[1]:end], "DISTINCT "
+	}
+	var exprs []string
+	for _, a := range splitArgs(exprText) {
+		ra, err := rewriteFuncs(a, env)
+		if err != nil {
+			return "", err
+		}
+		exprs = append(exprs, strings.TrimSpace(ra))
+	}
+	if len(exprs) == 0 || exprs[0] == "" {
+		return "", arity("GROUP_CONCAT", 1, 0)
+	}
+	return "string_agg(" + dist + joinText(exprs) + ", " + sep + order + ")", nil
+}
+
+// topLevel is re's first match in masked text m outside parentheses.
+func topLevel(re *regexp.Regexp, m string) []int {
+	for _, loc := range re.FindAllStringIndex(m, -1) {
+		if depth(m[:loc[0]]) == 0 {
+			return loc
+		}
+	}
+	return nil
+}
+
+func depth(m string) int {
+	return strings.Count(m, "(") - strings.Count(m, ")")
+}
+
+// strftimeFormat is DATE_FORMAT's format (one string literal) as a
+// strftime format literal. A MySQL specifier strftime has no equal for is
+// an error naming it; an unknown one is its letter, as in MySQL.
+func strftimeFormat(lit string) (string, error) {
+	if !isStringLiteral(lit) {
+		return "", notTranslated("DATE_FORMAT with the format "+lit, "the format must be one string literal")
+	}
+	f := strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 == len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		spec := f[i]
+		if s, ok := dateSpecs[spec]; ok {
+			b.WriteString(s)
+			continue
+		}
+		if why, ok := dateSpecsRefused[spec]; ok {
+			return "", notTranslated(fmt.Sprintf("DATE_FORMAT's specifier %%%c", spec), why)
+		}
+		if spec == '%' {
+			b.WriteString("%%")
+		} else {
+			b.WriteByte(spec)
+		}
+	}
+	return sqlString(b.String()), nil
+}
+
+// dateSpecs are MySQL's DATE_FORMAT specifiers as strftime's.
+var dateSpecs = map[byte]string{
+	'a': "%a", 'b': "%b", 'c': "%-m", 'd': "%d", 'e': "%-d", 'f': "%f", 'H': "%H", 'h': "%I", 'I': "%I",
+	'i': "%M", 'j': "%j", 'k': "%-H", 'l': "%-I", 'M': "%B", 'm': "%m", 'p': "%p", 'r': "%I:%M:%S %p",
+	'S': "%S", 's': "%S", 'T': "%H:%M:%S", 'U': "%U", 'u': "%W", 'v': "%V", 'W': "%A", 'w': "%w",
+	'x': "%G", 'Y': "%Y", 'y': "%y",
+}
+
+// dateSpecsRefused are MySQL specifiers strftime cannot write.
+var dateSpecsRefused = map[byte]string{
+	'D': "the day with an English suffix (1st, 2nd) has no strftime specifier",
+	'V': "the week of a year whose weeks start on Sunday, numbered as %X's, has no strftime specifier",
+	'X': "the year of %V's weeks has no strftime specifier",
+}
+
+// isStringLiteral reports whether s is one DuckDB string literal.
+func isStringLiteral(s string) bool {
+	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
+		return false
+	}
+	body := s[1 : len(s)-1]
+	return !strings.Contains(strings.ReplaceAll(body, "''", ""), "'")
+}
+
+// sqlString is s as a DuckDB string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// sqlValue is v (a variable's value) as a DuckDB literal.
+func sqlValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case int64, int, uint64:
+		return fmt.Sprint(x)
+	}
+	return sqlString(fmt.Sprint(v))
+}
+
+func isWordStart(c byte) bool {
+	return c == '_' || (c|0x20) >= 'a' && (c|0x20) <= 'z'
+}
+
+func isWord(c byte) bool {
+	return isWordStart(c) || c >= '0' && c <= '9' || c == '$' || c >= 0x80
+}
+
+// afterDot reports whether the word at m[i] follows a '.' (a qualified
+// name: t.now is a column, not a call).
+func afterDot(m string, i int) bool {
+	for i--; i >= 0; i-- {
+		switch m[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '.':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// closeParen is the index of the parenthesis closing the one at m[open].
+func closeParen(m string, open int) (int, error) {
+	d := 0
+	for k := open; k < len(m); k++ {
+		switch m[k] {
+		case '(':
+			d++
+		case ')':
+			d--
+			if d == 0 {
+				return k, nil
+			}
+		}
+	}
+	return 0, mysql.NewError(mysql.ER_PARSE_ERROR, fmt.Sprintf("the parenthesis opened at byte %d is not closed", open))
+}
+
+// splitArgs splits text at its commas outside parentheses and literals.
+func splitArgs(text string) []string {
+	m := mask(text)
+	var out []string
+	d, start := 0, 0
+	for k := 0; k < len(m); k++ {
+		switch m[k] {
+		case '(':
+			d++
+		case ')':
+			d--
+		case ',':
+			if d == 0 {
+				out = append(out, text[start:k])
+				start = k + 1
+			}
+		}
+	}
+	if strings.TrimSpace(text[start:]) != "" || len(out) > 0 {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// mask is DuckDB text with the insides of string literals, quoted
+// identifiers and comments blanked (their quotes kept), so words,
+// parentheses and commas are found by position in the text itself.
+func mask(text string) string {
+	b := []byte(text)
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\'' || b[i] == '"':
+			q := b[i]
+			j := i + 1
+			for j < len(b) {
+				if b[j] == q {
+					if j+1 < len(b) && b[j+1] == q {
+						b[j], b[j+1] = ' ', ' '
+						j += 2
+						continue
+					}
+					break
+				}
+				b[j] = ' '
+				j++
+			}
+			i = j
+		case b[i] == '-' && i+1 < len(b) && b[i+1] == '-':
+			for i < len(b) && b[i] != '\n' {
+				b[i] = ' '
+				i++
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			for i < len(b) && !(b[i] == '*' && i+1 < len(b) && b[i+1] == '/') {
+				b[i] = ' '
+				i++
+			}
+			if i+1 < len(b) {
+				b[i], b[i+1] = ' ', ' '
+				i++
+			}
+		}
+	}
+	return string(b)
+}

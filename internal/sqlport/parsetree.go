@@ -1,0 +1,213 @@
+package sqlport
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// parser is an empty in-memory DuckDB used only to parse statements
+// (json_serialize_sql) for the rewrites that need a statement's structure:
+// where its table references and compared columns are.
+var parser = sync.OnceValues(func() (*sql.DB, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("sql port: open the statement parser: %w", err)
+	}
+	db.SetMaxOpenConns(2)
+	db.SetMaxIdleConns(2)
+	return db, nil
+})
+
+// tree is what the rewrites need of one SELECT's parse.
+type tree struct {
+	ctes     map[string]bool // CTE names, lower case
+	tables   []fromRef
+	compared []columnRef // columns compared with =, <>, <, >, IN, LIKE
+	// selected are the byte locations of the select lists' items without
+	// an alias that are constants or casts (the values rewriteFuncs
+	// wrote; a typed literal's location is inside it).
+	selected []int
+}
+
+// fromRef is a table named in FROM/JOIN, at byte loc of the text.
+type fromRef struct {
+	loc                          int
+	catalog, schema, name, alias string
+}
+
+// columnRef is a column reference at byte loc, as written (1 to 3 names).
+type columnRef struct {
+	loc   int
+	names []string
+}
+
+// parseTree parses text (DuckDB SQL); ok is false when DuckDB's
+// serializer does not take it (not one SELECT, or a syntax error): the
+// statement then runs unrewritten, and the session reports its error.
+func parseTree(ctx context.Context, text string) (*tree, bool, error) {
+	db, err := parser()
+	if err != nil {
+		return nil, false, err
+	}
+	var js string
+	if err := db.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", text).Scan(&js); err != nil {
+		return nil, false, nil
+	}
+	var root struct {
+		Error      bool  `json:"error"`
+		Statements []any `json:"statements"`
+	}
+	if err := json.Unmarshal([]byte(js), &root); err != nil {
+		return nil, false, fmt.Errorf("sql port: parse tree: %w", err)
+	}
+	if root.Error || len(root.Statements) != 1 {
+		return nil, false, nil
+	}
+	t := &tree{ctes: map[string]bool{}}
+	t.walk(root.Statements[0])
+	return t, true, nil
+}
+
+// comparisons are the expression types whose column operands compare
+// under a collation.
+var comparisons = map[string]bool{
+	"COMPARE_EQUAL": true, "COMPARE_NOTEQUAL": true, "COMPARE_LESSTHAN": true, "COMPARE_GREATERTHAN": true,
+	"COMPARE_LESSTHANOREQUALTO": true, "COMPARE_GREATERTHANOREQUALTO": true,
+	"COMPARE_IN": true, "COMPARE_NOT_IN": true,
+}
+
+// likes are LIKE's functions in the parse (MySQL's LIKE follows the
+// column's collation too).
+var likes = map[string]bool{"~~": true, "!~~": true}
+
+func (t *tree) walk(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if cm, ok := v["cte_map"].(map[string]any); ok {
+			if entries, ok := cm["map"].([]any); ok {
+				for _, e := range entries {
+					if e, ok := e.(map[string]any); ok {
+						if k, ok := e["key"].(string); ok {
+							t.ctes[strings.ToLower(k)] = true
+						}
+					}
+				}
+			}
+		}
+		typ, _ := v["type"].(string)
+		if typ == "SELECT_NODE" {
+			items, _ := v["select_list"].([]any)
+			for _, it := range items {
+				if e, ok := it.(map[string]any); ok && str(e, "alias") == "" && (e["class"] == "CONSTANT" || e["class"] == "CAST") {
+					l := loc(e)
+					if c, ok := e["child"].(map[string]any); ok && l < 0 {
+						l = loc(c) // a typed literal (TIMESTAMP '…') has its string's location
+					}
+					t.selected = append(t.selected, l)
+				}
+			}
+		}
+		if typ == "BASE_TABLE" {
+			t.tables = append(t.tables, fromRef{loc: loc(v), catalog: str(v, "catalog_name"),
+				schema: str(v, "schema_name"), name: str(v, "table_name"), alias: str(v, "alias")})
+		}
+		fn, _ := v["function_name"].(string)
+		if comparisons[typ] || likes[fn] {
+			for _, side := range operands(v) {
+				if c, ok := side.(map[string]any); ok && c["class"] == "COLUMN_REF" {
+					t.compared = append(t.compared, columnRef{loc: loc(c), names: strs(c["column_names"])})
+				}
+			}
+		}
+		for _, child := range v {
+			t.walk(child)
+		}
+	case []any:
+		for _, child := range v {
+			t.walk(child)
+		}
+	}
+}
+
+// operands are a comparison's compared expressions: left and right, or
+// an IN's and a LIKE's first child (the value tested).
+func operands(v map[string]any) []any {
+	if l, ok := v["left"]; ok {
+		return []any{l, v["right"]}
+	}
+	if ch, ok := v["children"].([]any); ok && len(ch) > 0 {
+		return ch[:1]
+	}
+	return nil
+}
+
+func loc(v map[string]any) int {
+	f, _ := v["query_location"].(float64)
+	if f < 0 || f > 1<<40 {
+		return -1
+	}
+	return int(f)
+}
+
+func str(v map[string]any, k string) string {
+	s, _ := v[k].(string)
+	return s
+}
+
+func strs(v any) []string {
+	var out []string
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			s, _ := x.(string)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// nameAt reads the dotted name (bare words or "quoted" parts) starting at
+// byte i of text: its parts and where it ends.
+func nameAt(text string, i int) ([]string, int, bool) {
+	var parts []string
+	for {
+		if i >= len(text) {
+			return nil, 0, false
+		}
+		if text[i] == '"' {
+			j := i + 1
+			for ; j < len(text); j++ {
+				if text[j] == '"' {
+					if j+1 < len(text) && text[j+1] == '"' {
+						j++
+						continue
+					}
+					break
+				}
+			}
+			if j >= len(text) {
+				return nil, 0, false
+			}
+			parts = append(parts, strings.ReplaceAll(text[i+1:j], `""`, `"`))
+			i = j + 1
+		} else {
+			j := i
+			for j < len(text) && isWord(text[j]) {
+				j++
+			}
+			if j == i {
+				return nil, 0, false
+			}
+			parts = append(parts, text[i:j])
+			i = j
+		}
+		if i < len(text) && text[i] == '.' {
+			i++
+			continue
+		}
+		return parts, i, true
+	}
+}
