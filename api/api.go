@@ -96,6 +96,10 @@ type Config struct {
 	// Now is the rate limit's clock (default time.Now).
 	Now func() time.Time
 	Log *slog.Logger
+	// UI answers every path outside /v1/ (the console, package console),
+	// behind the same cross-site rules (Host, Origin, Sec-Fetch-Site);
+	// nil: those paths answer 404 not_found.
+	UI http.Handler
 }
 
 // route is one method on one path.
@@ -176,6 +180,10 @@ func New(cfg Config) (http.Handler, error) {
 		mux.Handle(p, s.dispatch(byPath[p]))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if cfg.UI != nil && r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
+			cfg.UI.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, r, s.log, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such route: " + r.URL.Path})
 	})
 	return s.guard(mux), nil

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what dbtrail's real-server tests and demo need:
-# MariaDB server and client, mydumper and sysbench, from Debian's packages;
+# MariaDB server and client, mydumper, sysbench and chromium (the console's
+# browser tests drive it headless), from Debian's packages;
 # and versitygw (an S3 server for the object storage tests), built from its
 # Go module.
 #
 # Contract:
-#   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper and
-#     sysbench are all present no package is touched (no apt-get update);
+#   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper,
+#     sysbench and chromium are all present no package is touched (no apt-get update);
 #     when versitygw of the pinned version is installed it is not built
 #     again. With everything present it exits 0 quickly.
 #   - Otherwise it runs `apt-get update` once and installs the packages
@@ -21,7 +22,7 @@
 #     version is read from its build information (`go version -m`).
 set -euo pipefail
 
-PACKAGES=(mariadb-server mariadb-client mydumper sysbench)
+PACKAGES=(mariadb-server mariadb-client mydumper sysbench chromium)
 VERSITYGW_MODULE=github.com/versity/versitygw
 VERSITYGW_VERSION=v1.8.0
 
@@ -65,7 +66,7 @@ have() {
 }
 
 missing=()
-for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
+for tool in mariadbd mariadb mariadb-install-db mydumper sysbench chromium; do
 	have "$tool" || missing+=("$tool")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
@@ -122,7 +123,7 @@ if [ "$had_server" -eq 0 ]; then
 	fi
 fi
 
-for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
+for tool in mariadbd mariadb mariadb-install-db mydumper sysbench chromium; do
 	if ! have "$tool"; then
 		echo "install-deps: $tool still missing after install" >&2
 		exit 1

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/console"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/jobs"
@@ -123,7 +124,7 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		return devJob{}, err
 	}
 	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByAPI})
-	h, err := api.New(api.Config{
+	h, err := console.New(api.Config{
 		Jobs:    svc,
 		Catalog: &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, log: g.log},
 		Query:   sandboxQuery(s.sandbox(backupDir, store, g.log)),
@@ -136,7 +137,8 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		ln.Close()
 		return devJob{}, err
 	}
-	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"), slog.Int("tokens", len(toks)),
+	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"),
+		slog.String("console", s.scheme()+"://"+ln.Addr().String()+"/"), slog.Int("tokens", len(toks)),
 		slog.String("export_dir", exportDir))
 	return devJob{name: "api", run: func(ctx context.Context) error { return api.Serve(ctx, ln, h) }}, nil
 }
@@ -178,6 +180,11 @@ func (s *serveConfig) devTokens(dataDir string, log *slog.Logger) (string, error
 		fmt.Fprintf(&b, "  HTTP API           %s/  (token file %s%s)\n", base, s.tokenFile, made)
 		fmt.Fprintf(&b, "                     %s %s/jobs\n", api.Curl(s.tokenFile), base)
 	}
+	login := "log in with an API token"
+	if len(toks) == 0 {
+		login = "no login: no tokens"
+	}
+	fmt.Fprintf(&b, "  Console            %s://%s/  (%s)\n", s.scheme(), s.addr, login)
 	return b.String(), nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
-	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/workers"
 )
@@ -57,13 +56,7 @@ func (c *catalog) Archives(ctx context.Context, source string) (any, error) {
 }
 
 // captureStatus is the capture part of GET /v1/status.
-type captureStatus struct {
-	Checkpoint *change.Checkpoint `json:"checkpoint,omitempty"`
-	// LagSeconds is the time since the last captured commit (absent
-	// before the first one).
-	LagSeconds *float64 `json:"lag_seconds,omitempty"`
-	IndexBytes int64    `json:"index_bytes"`
-}
+type captureStatus = api.CaptureStatus
 
 func (c *catalog) Capture(ctx context.Context, source string) (any, error) {
 	if c.store == nil {
