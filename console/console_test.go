@@ -103,6 +103,9 @@ func (fakeCatalog) Folders(context.Context) (any, error) {
 
 // fakeQuery answers every question with one row whose value holds markup.
 func fakeQuery(_ context.Context, q api.Question) (api.QueryAnswer, error) {
+	if strings.HasPrefix(q.SQL, "DROP") {
+		return api.QueryAnswer{}, &api.Error{Status: http.StatusBadRequest, Code: api.CodeQueryRefused, Message: "refused: " + q.SQL}
+	}
 	return api.QueryAnswer{Snapshot: "20261201T100000Z", Cut: api.QueryCut{Text: "cut at " + evil}, Columns: []string{"id", "name" + evil},
 		Types: []string{"INTEGER", "VARCHAR"}, Rows: []json.RawMessage{json.RawMessage(`[1,"` + strings.ReplaceAll(evil, "/", `\/`) + `"]`), json.RawMessage(`[2,null]`)}}, nil
 }
@@ -281,6 +284,12 @@ func TestPagesEscape(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "<script") || !strings.Contains(string(body), "&lt;script&gt;") ||
 		!strings.Contains(string(body), "cut at") {
 		t.Fatalf("POST /query: %d\n%s", resp.StatusCode, body)
+	}
+	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"DROP TABLE " + evil}})
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(body), "<script") || !strings.Contains(string(body), "refused: DROP TABLE &lt;script&gt;") ||
+		!strings.Contains(string(body), "query_refused") || !strings.Contains(string(body), "<textarea") {
+		t.Fatalf("a refused query: %d\n%s", resp.StatusCode, body)
 	}
 	if body := b.page("/jobs/main:other", http.StatusNotFound); !strings.Contains(body, "not_found") {
 		t.Fatalf("an unknown job:\n%s", body)

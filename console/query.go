@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -62,6 +63,8 @@ type queryView struct {
 	SQL, Snapshot, Tail string
 	MaxRows             int
 	Result              *queryResult
+	// Error is the API's refusal of the question, shown above the box.
+	Error *api.Error
 }
 
 // queryPage is GET /query: the SQL box.
@@ -86,6 +89,12 @@ func (c *Console) query(w http.ResponseWriter, r *http.Request, s *session) erro
 		params.Set("tail", "false")
 	}
 	res, err := c.ask(r, s, api.QueryRequest{SQL: v.SQL, Source: c.sourceOf(r), MaxRows: v.MaxRows}, params)
+	var refused *api.Error
+	if errors.As(err, &refused) && refused.Status < 500 {
+		v.Error = refused
+		c.render(w, r, refused.Status, "query", s, v)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
