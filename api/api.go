@@ -69,6 +69,9 @@ type Config struct {
 	RetentionPreview func(ctx context.Context, source string) (any, error)
 	// Query answers /v1/query in the sandbox; nil answers 501.
 	Query QueryFunc
+	// History answers /v1/history from the index (and the archives);
+	// nil answers 501.
+	History HistoryFunc
 	// Tokens are the accepted bearer tokens; none: every request is let
 	// in (Listen refuses that on anything but loopback).
 	Tokens []Token
@@ -129,6 +132,7 @@ func routes() []route {
 		{method: "GET", path: "/v1/snapshots", params: []string{"source"}, handle: (*server).snapshots},
 		{method: "GET", path: "/v1/archives", params: []string{"source"}, handle: (*server).archives},
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
+		{method: "GET", path: "/v1/history", params: []string{"source", "table", "key", "limit"}, handle: (*server).history},
 		{method: "POST", path: "/v1/query", params: []string{"snapshot", "tail"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
 	}
 }

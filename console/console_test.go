@@ -302,6 +302,8 @@ func TestPagesEscape(t *testing.T) {
 	}
 	if resp := b.do("GET", "/", nil); !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'self'") {
 		t.Fatalf("no CSP: %v", resp.Header)
+	} else if rp := resp.Header.Get("Referrer-Policy"); rp != "same-origin" {
+		t.Fatalf("Referrer-Policy %q: no-referrer makes a browser's form posts carry Origin: null, refused", rp)
 	}
 	if resp := b.do("GET", "/v1/nowhere", nil); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("an unknown API path is the API's JSON 404: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))

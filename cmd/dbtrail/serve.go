@@ -124,9 +124,11 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		return devJob{}, err
 	}
 	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByAPI})
+	cat := &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, archive: archiveOnce(s.archiveURL, g.log), log: g.log}
 	h, err := console.New(api.Config{
 		Jobs:    svc,
-		Catalog: &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, log: g.log},
+		Catalog: cat,
+		History: cat.History,
 		Query:   sandboxQuery(s.sandbox(backupDir, store, g.log)),
 		Tokens:  toks, Source: s.source, ExportDir: exportDir, Log: g.log,
 		Refresh:          func(source string) workflows.RefreshInput { return rc.input(source) },

@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/workers"
 )
 
@@ -19,7 +24,10 @@ import (
 type catalog struct {
 	backupDir, archiveURL string
 	store                 *index.Store
-	log                   *slog.Logger
+	// archive opens the archive location row histories read the hours the
+	// index dropped from (nil: none).
+	archive func(ctx context.Context) (storage.Store, error)
+	log     *slog.Logger
 }
 
 // noIndex is the answer of a read that needs the index when serve has none.
@@ -95,4 +103,47 @@ func (c *catalog) Folders(ctx context.Context) (any, error) {
 		fs = []index.FolderSpace{}
 	}
 	return fs, nil
+}
+
+// errEnough stops a row history at the API's limit.
+var errEnough = errors.New("enough versions")
+
+// History answers GET /v1/history: the row's versions from the index and,
+// with an archive location, the archived hours (as `dbtrail history`).
+func (c *catalog) History(ctx context.Context, source, table, key string, limit int) (api.History, error) {
+	h := api.History{Source: source, Table: table, Key: key}
+	if c.store == nil {
+		return h, noIndex
+	}
+	s, t, _ := strings.Cut(table, ".")
+	def, err := tableDefinition(ctx, c.store, source, s, t)
+	if errors.Is(err, errUnknownTable) {
+		return h, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "table", Message: err.Error()}
+	}
+	if err != nil {
+		return h, explainIndexErr(err)
+	}
+	pk, err := moment.ParseKey(def, key)
+	if err != nil {
+		return h, &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Field: "key", Message: err.Error()}
+	}
+	past := moment.Past{Source: source, Index: c.store, Log: c.log}
+	if c.archive != nil {
+		if past.Archive, err = c.archive(ctx); err != nil {
+			return h, err
+		}
+		h.Archives = true
+	}
+	err = moment.RowHistory(ctx, past.Events(), source, s, t, pk, func(e change.Event) error {
+		if len(h.Versions) == limit {
+			h.Truncated = true
+			return errEnough
+		}
+		h.Versions = append(h.Versions, historyJSON(e))
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return h, fmt.Errorf("history of %s key %s: %w", table, pk, err)
+	}
+	return h, nil
 }
