@@ -110,11 +110,25 @@ func fakeQuery(_ context.Context, q api.Question) (api.QueryAnswer, error) {
 		Types: []string{"INTEGER", "VARCHAR"}, Rows: []json.RawMessage{json.RawMessage(`[1,"` + strings.ReplaceAll(evil, "/", `\/`) + `"]`), json.RawMessage(`[2,null]`)}}, nil
 }
 
+// fakeHistory answers a row's history: an insert and an update whose
+// values hold markup; table app.gone is unknown.
+func fakeHistory(_ context.Context, source, table, key string, _ int) (api.History, error) {
+	if table == "app.gone" {
+		return api.History{}, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "table", Message: "unknown table " + table + " " + evil}
+	}
+	esc := strings.ReplaceAll(evil, "/", `\/`)
+	return api.History{Source: source, Table: table, Key: key, Versions: []api.RowVersion{
+		{Seq: 1, Op: "insert", GTID: "0-1-1", BinlogFile: "bin.000001", EndPos: 100, Key: json.RawMessage(`1`), After: json.RawMessage(`{"id":1,"note":"a"}`)},
+		{Seq: 2, Op: "update", GTID: "0-1-2", BinlogFile: "bin.000001", EndPos: 200, Key: json.RawMessage(`1`),
+			Before: json.RawMessage(`{"id":1,"note":"a"}`), After: json.RawMessage(`{"id":1,"note":"` + esc + `"}`)},
+	}}, nil
+}
+
 // newTest returns the console's handler (with the API's) over the fakes.
 func newTest(t *testing.T, tls bool, tokens bool) (http.Handler, *fakeJobs) {
 	t.Helper()
 	fj := &fakeJobs{}
-	cfg := api.Config{Jobs: fj, Catalog: fakeCatalog{}, Query: fakeQuery, Addr: testAddr, TLS: tls, ExportDir: t.TempDir(),
+	cfg := api.Config{Jobs: fj, Catalog: fakeCatalog{}, Query: fakeQuery, History: fakeHistory, Addr: testAddr, TLS: tls, ExportDir: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if tokens {
 		toks, err := api.ParseTokens("rw "+rwSecret+" ops\nro "+roSecret+" viewer\n", "test")
@@ -264,6 +278,8 @@ func TestPagesEscape(t *testing.T) {
 		"/moment":                   {"Export this moment", "Restore this moment", "gtid:0-1-5"},
 		"/query":                    {"<textarea"},
 		"/moment?snapshot=20261201T100000Z&table=app." + url.QueryEscape(evil): {"First rows of", "NULL"},
+		"/moment?table=app.acct&key=1":                                         {"Versions of app.acct key 1", "<mark>note = &#34;&lt;script&gt;", "(was &#34;a&#34;)", "id = 1</li>", "0-1-2"},
+		"/moment?table=app.gone&key=1":                                         {"unknown table app.gone"},
 	}
 	for p, want := range pages {
 		body := b.page(p, http.StatusOK)

@@ -22,9 +22,13 @@ type momentView struct {
 	Picked    *api.SnapshotEntry
 	// At is the moment the start forms name: the form's, else the picked
 	// snapshot's cut.
-	At       string
-	Table    string
-	Rows     *queryResult
+	At    string
+	Table string
+	Rows  *queryResult
+	// Key is the row key whose history is asked (of Table); History its
+	// answer.
+	Key      string
+	History  *historyView
 	Exports  bool
 	Timeline timeline
 }
@@ -34,7 +38,7 @@ type momentView struct {
 // an export or a restore of a moment.
 func (c *Console) moment(w http.ResponseWriter, r *http.Request, s *session) error {
 	q := r.URL.Query()
-	v := momentView{Source: c.sourceOf(r), At: strings.TrimSpace(q.Get("at")), Table: q.Get("table"), Exports: c.exports}
+	v := momentView{Source: c.sourceOf(r), At: strings.TrimSpace(q.Get("at")), Table: q.Get("table"), Key: strings.TrimSpace(q.Get("key")), Exports: c.exports}
 	src := url.Values{"source": {v.Source}}
 	if err := c.call(r, s, "GET", "/v1/snapshots", src, nil, &v.Snapshots); err != nil {
 		return err
@@ -58,19 +62,39 @@ func (c *Console) moment(w http.ResponseWriter, r *http.Request, s *session) err
 		v.At = snapshotMoment(*v.Picked)
 	}
 	if v.Picked != nil && v.Table != "" {
-		i := slices.IndexFunc(v.Picked.Tables, func(t api.SnapshotTable) bool { return t.Schema+"."+t.Table == v.Table })
-		if i < 0 {
-			return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "table", Message: "snapshot " + v.Picked.ID + " has no table " + v.Table}
+		if err := c.firstRows(r, s, &v); err != nil {
+			return err
 		}
-		t := v.Picked.Tables[i]
-		sql := "SELECT * FROM " + views.QuoteIdent(t.Schema) + "." + views.QuoteIdent(t.Table) + " LIMIT " + itoa(firstRows)
-		res, err := c.ask(r, s, api.QueryRequest{SQL: sql, Source: v.Source, MaxRows: firstRows}, url.Values{"snapshot": {v.Picked.ID}})
+	}
+	if v.Table != "" && v.Key != "" {
+		h, err := c.rowHistory(r, s, v.Source, v.Table, v.Key)
 		if err != nil {
 			return err
 		}
-		v.Rows = &res
+		v.History = h
 	}
 	c.render(w, r, http.StatusOK, "moment", s, v)
+	return nil
+}
+
+// firstRows reads the first rows of v.Table at v.Picked's cut into
+// v.Rows. A table the snapshot does not have is a 404, unless a row's
+// history is asked (the table may be newer than the snapshot).
+func (c *Console) firstRows(r *http.Request, s *session, v *momentView) error {
+	i := slices.IndexFunc(v.Picked.Tables, func(t api.SnapshotTable) bool { return t.Schema+"."+t.Table == v.Table })
+	if i < 0 && v.Key != "" {
+		return nil
+	}
+	if i < 0 {
+		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "table", Message: "snapshot " + v.Picked.ID + " has no table " + v.Table}
+	}
+	t := v.Picked.Tables[i]
+	sql := "SELECT * FROM " + views.QuoteIdent(t.Schema) + "." + views.QuoteIdent(t.Table) + " LIMIT " + itoa(firstRows)
+	res, err := c.ask(r, s, api.QueryRequest{SQL: sql, Source: v.Source, MaxRows: firstRows}, url.Values{"snapshot": {v.Picked.ID}})
+	if err != nil {
+		return err
+	}
+	v.Rows = &res
 	return nil
 }
 

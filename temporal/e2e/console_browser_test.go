@@ -119,8 +119,9 @@ func (b *browserRun) noErrors() {
 // through the API, a login with the read-write token shows the overview
 // with the capture state and the backup's snapshot; the snapshot's detail
 // lists its tables; the backup job's page shows it completed; a table's
-// first rows show a value holding markup as text; a query answers with its
-// cut; after a logout a read-only login sees no cancel button. No page
+// first rows show a value holding markup as text; a row's history (GET
+// /v1/history on the real index) shows its insert and its update with the
+// changed column marked; a query answers with its cut; after a logout a read-only login sees no cancel button. No page
 // writes a console error. Screenshots: $DBTRAIL_SCREENSHOTS.
 func TestConsoleBrowser(t *testing.T) {
 	bin := buildDbtrail(t)
@@ -149,7 +150,13 @@ func TestConsoleBrowser(t *testing.T) {
 	if st := c.call("GET", "/v1/snapshots", "", &snaps); st != 200 || len(snaps) == 0 {
 		t.Fatalf("GET /v1/snapshots: %d %v", st, snaps)
 	}
+	e.exec(t, "UPDATE acct SET note = 'changed <b>' WHERE id = 2")
 	e.waitCaughtUp(t)
+	var hist api.History
+	if st := c.call("GET", "/v1/history?table=app.acct&key=2", "", &hist); st != 200 || len(hist.Versions) != 2 ||
+		hist.Versions[0].Op != "insert" || hist.Versions[1].Op != "update" {
+		t.Fatalf("GET /v1/history: %d %+v", st, hist)
+	}
 
 	b.do("log in", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible("#token"),
 		chromedp.SendKeys("#token", rw), chromedp.Submit("#token"), chromedp.WaitVisible("#newest-snapshot"))
@@ -188,6 +195,16 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("moment page, read-write: %d start forms, want 2", n)
 	}
 	b.shot("moment")
+
+	b.do("a row's history", chromedp.SetValue("#h-key", "2"), chromedp.Submit("#h-key"), chromedp.WaitVisible("table.history"))
+	if rows := b.text("table.history tbody"); !strings.Contains(rows, "insert") || !strings.Contains(rows, "update") ||
+		!strings.Contains(rows, hist.Versions[1].GTID) {
+		t.Fatalf("history: %q", rows)
+	}
+	if marked := b.text("table.history tbody tr:nth-child(2) mark"); marked != `note = "changed <b>"` {
+		t.Fatalf("history: the update's changed column %q", marked)
+	}
+	b.shot("history")
 
 	b.do("a query", chromedp.Navigate(c.url+"/query"), chromedp.WaitVisible("#q-sql"),
 		chromedp.SendKeys("#q-sql", "SELECT count(*) AS n FROM app.acct"), chromedp.Submit("#q-sql"), chromedp.WaitVisible("#cut"))
