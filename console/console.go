@@ -43,11 +43,20 @@ type Console struct {
 	log      *slog.Logger
 	sessions *sessions
 	pages    pages
+	// catalog is the API's catalog (nil: none), read for the lag samples.
+	catalog api.Catalog
+	lags    lagSamples
+	// handler is the API's handler with the console's pages.
+	handler http.Handler
 }
 
+// ServeHTTP answers the API and the console.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.handler.ServeHTTP(w, r) }
+
 // New returns the handler of the API of cfg with the console answering
-// every path outside /v1/ (cfg.UI is set to it).
-func New(cfg api.Config) (http.Handler, error) {
+// every path outside /v1/ (cfg.UI is set to it). Its SampleLag feeds the
+// overview's lag plot.
+func New(cfg api.Config) (*Console, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
@@ -59,14 +68,14 @@ func New(cfg api.Config) (http.Handler, error) {
 		return nil, err
 	}
 	c := &Console{tokens: cfg.Tokens, addr: cfg.Addr, tls: cfg.TLS, source: cfg.Source, exports: cfg.ExportDir != "",
-		log: cfg.Log, sessions: newSessions(time.Now), pages: pg}
+		log: cfg.Log, sessions: newSessions(time.Now), pages: pg, catalog: cfg.Catalog}
 	cfg.UI = c.routes()
 	h, err := api.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c.api = h
-	return h, nil
+	c.api, c.handler = h, h
+	return c, nil
 }
 
 // routes is every path of the console.

@@ -42,6 +42,9 @@ type overviewView struct {
 	Timeline                  timeline
 	Running                   []jobs.Job
 	Last                      []lastRun
+	// Lag and Rate plot capture's lag and events/s (this process's
+	// samples of the server's source; none for another source).
+	Lag, Rate plot
 }
 
 // lastRun is the newest finished job of one kind (Job nil: none).
@@ -76,6 +79,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 		return err
 	}
 	v.Timeline = newTimeline(v.Archives)
+	if src.Get("source") == c.source {
+		v.Lag, v.Rate = lagPlots(c.lags.list())
+	}
 	v.Last = []lastRun{{"Refresh", v.Status.LastRefresh}, {"Verify", v.Status.LastVerify}, {"Retention", v.Status.LastRetention}}
 	var running api.JobList
 	if err := c.call(r, s, "GET", "/v1/jobs", url.Values{"state": {string(jobs.Running)}, "source": src["source"]}, nil, &running); err != nil {

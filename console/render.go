@@ -32,6 +32,7 @@ var funcs = template.FuncMap{
 	"lag":     lag,
 	"add":     func(a, b int) int { return a + b },
 	"changed": changed,
+	"dict2":   func(k1 string, v1 any, k2 string, v2 any) map[string]any { return map[string]any{k1: v1, k2: v2} },
 }
 
 // parsePages parses every page with the layout.

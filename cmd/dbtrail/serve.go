@@ -142,7 +142,10 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"),
 		slog.String("console", s.scheme()+"://"+ln.Addr().String()+"/"), slog.Int("tokens", len(toks)),
 		slog.String("export_dir", exportDir))
-	return devJob{name: "api", run: func(ctx context.Context) error { return api.Serve(ctx, ln, h) }}, nil
+	return devJob{name: "api", run: func(ctx context.Context) error {
+		go h.SampleLag(ctx) // the console's lag plot
+		return api.Serve(ctx, ln, h)
+	}}, nil
 }
 
 // scheme is the API's URL scheme: https with --tls-cert.

@@ -117,7 +117,7 @@ func (b *browserRun) noErrors() {
 // TestConsoleBrowser drives headless Chromium through the console of
 // `dbtrail serve` (the binary) on the real servers: after a backup started
 // through the API, a login with the read-write token shows the overview
-// with the capture state and the backup's snapshot; the snapshot's detail
+// with the capture state, a lag plot with points and the backup's snapshot; the snapshot's detail
 // lists its tables; the backup job's page shows it completed; a table's
 // first rows show a value holding markup as text; a row's history (GET
 // /v1/history on the real index) shows its insert and its update with the
@@ -165,6 +165,9 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	if lag := b.text("#lag"); lag == "" || strings.Contains(lag, "no commit") {
 		t.Fatalf("overview: capture lag %q", lag)
+	}
+	if n := b.count("#lag-plot circle"); n < 1 {
+		t.Fatalf("overview: the lag plot has %d points", n)
 	}
 	b.shot("overview")
 
