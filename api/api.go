@@ -130,6 +130,7 @@ func routes() []route {
 		{method: "GET", path: "/v1/jobs/{id}", handle: (*server).getJob},
 		{method: "POST", path: "/v1/jobs/{id}/cancel", write: true, handle: (*server).cancelJob},
 		{method: "GET", path: "/v1/snapshots", params: []string{"source"}, handle: (*server).snapshots},
+		{method: "GET", path: "/v1/snapshots/{id}/manifest", params: []string{"source"}, handle: (*server).manifest},
 		{method: "GET", path: "/v1/archives", params: []string{"source"}, handle: (*server).archives},
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
 		{method: "GET", path: "/v1/history", params: []string{"source", "table", "key", "limit"}, handle: (*server).history},

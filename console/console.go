@@ -92,6 +92,7 @@ func (c *Console) routes() http.Handler {
 	mux.Handle("GET /{$}", c.get(c.overview))
 	mux.Handle("GET /backups", c.get(c.backups))
 	mux.Handle("GET /backups/{id}", c.get(c.snapshot))
+	mux.Handle("GET /backups/{id}/manifest", c.get(c.manifest))
 	mux.Handle("GET /jobs", c.get(c.jobList))
 	mux.Handle("GET /jobs/{id}", c.get(c.job))
 	mux.Handle("POST /jobs/{id}/cancel", c.post(true, c.cancel))

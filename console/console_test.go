@@ -87,6 +87,13 @@ func (fakeCatalog) Snapshots(context.Context, string) (any, error) {
 		Tables: []api.SnapshotTable{{Schema: "app", Table: evil, Origin: "dump", Kind: "full", Rows: 3, Bytes: 4096, NewBytes: 4096}}}}, nil
 }
 
+func (fakeCatalog) Manifest(_ context.Context, _, id string) ([]byte, error) {
+	if id != "20261201T100000Z" {
+		return nil, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id", Message: "no snapshot " + id}
+	}
+	return []byte(`{"snapshot_id":"20261201T100000Z","note":"` + evil + `"}`), nil
+}
+
 func (fakeCatalog) Archives(context.Context, string) (any, error) {
 	h := time.Now().UTC().Truncate(time.Hour)
 	return []api.ArchivedHour{{Hour: h.Add(-3 * time.Hour), Events: 10, Location: evil}, {Hour: h.Add(-time.Hour), Events: 5, Location: "local"}}, nil
@@ -309,6 +316,15 @@ func TestPagesEscape(t *testing.T) {
 	}
 	if body := b.page("/jobs/main:other", http.StatusNotFound); !strings.Contains(body, "not_found") {
 		t.Fatalf("an unknown job:\n%s", body)
+	}
+	resp = b.do("GET", "/backups/20261201T100000Z/manifest", nil)
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" ||
+		resp.Header.Get("Content-Disposition") != `attachment; filename=20261201T100000Z-manifest.json` || !strings.HasPrefix(string(body), `{"snapshot_id":"20261201T100000Z"`) {
+		t.Fatalf("the manifest: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+	if body := b.page("/backups/20261201T100001Z/manifest", http.StatusNotFound); !strings.Contains(body, "no snapshot") {
+		t.Fatalf("an unknown snapshot's manifest:\n%s", body)
 	}
 	if body := b.page("/nowhere", http.StatusNotFound); !strings.Contains(body, "no such page") {
 		t.Fatalf("an unknown page:\n%s", body)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -122,6 +123,21 @@ func (c *Console) snapshot(w http.ResponseWriter, r *http.Request, s *session) e
 		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "source " + src + " has no snapshot " + id}
 	}
 	c.render(w, r, http.StatusOK, "snapshot", s, snapshotView{Source: src, Snapshot: snaps[i]})
+	return nil
+}
+
+// manifest is GET /backups/{id}/manifest: the snapshot's manifest.json
+// (the API's GET /v1/snapshots/{id}/manifest), as a download.
+func (c *Console) manifest(w http.ResponseWriter, r *http.Request, s *session) error {
+	id := r.PathValue("id")
+	var m json.RawMessage
+	if err := c.call(r, s, "GET", "/v1/snapshots/"+url.PathEscape(id)+"/manifest", url.Values{"source": {c.sourceOf(r)}}, nil, &m); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": id + "-manifest.json"}))
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(m) // the browser went away: nothing to answer
 	return nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/workers"
 )
@@ -146,4 +149,19 @@ func (c *catalog) History(ctx context.Context, source, table, key string, limit 
 		return h, fmt.Errorf("history of %s key %s: %w", table, pk, err)
 	}
 	return h, nil
+}
+
+// Manifest answers GET /v1/snapshots/{id}/manifest: the manifest.json of
+// a snapshot the source's backup folder publishes, as it is on disk.
+func (c *catalog) Manifest(_ context.Context, source, id string) ([]byte, error) {
+	srcDir := filepath.Join(c.backupDir, source)
+	ids, err := snapshot.ListSnapshots(srcDir)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(ids, id) {
+		return nil, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id",
+			Message: fmt.Sprintf("source %s has no published snapshot %s in %s", source, id, srcDir)}
+	}
+	return os.ReadFile(filepath.Join(snapshot.Folder(srcDir).Snapshot(id), snapshot.ManifestName))
 }

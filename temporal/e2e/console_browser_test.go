@@ -178,6 +178,13 @@ func TestConsoleBrowser(t *testing.T) {
 	if tables := b.text("table"); !strings.Contains(tables, "app.acct") {
 		t.Fatalf("snapshot page: no app.acct in %q", tables)
 	}
+	if n := b.count(`a#manifest[href="/backups/` + res.SnapshotID + `/manifest"]`); n != 1 {
+		t.Fatalf("snapshot page: %d manifest links", n)
+	}
+	var manifest map[string]any
+	if st := c.call("GET", "/v1/snapshots/"+res.SnapshotID+"/manifest", "", &manifest); st != 200 || manifest["snapshot_id"] != res.SnapshotID {
+		t.Fatalf("GET the manifest: %d %v", st, manifest)
+	}
 	b.shot("snapshot")
 
 	b.do("open the jobs", chromedp.Navigate(c.url+"/jobs?kind=backup"), chromedp.WaitVisible(`a[href="/jobs/`+started.ID+`"]`),
