@@ -69,6 +69,9 @@ type Config struct {
 	RetentionPreview func(ctx context.Context, source string) (any, error)
 	// Query answers /v1/query in the sandbox; nil answers 501.
 	Query QueryFunc
+	// History answers /v1/history from the index (and the archives);
+	// nil answers 501.
+	History HistoryFunc
 	// Tokens are the accepted bearer tokens; none: every request is let
 	// in (Listen refuses that on anything but loopback).
 	Tokens []Token
@@ -96,6 +99,10 @@ type Config struct {
 	// Now is the rate limit's clock (default time.Now).
 	Now func() time.Time
 	Log *slog.Logger
+	// UI answers every path outside /v1/ (the console, package console),
+	// behind the same cross-site rules (Host, Origin, Sec-Fetch-Site);
+	// nil: those paths answer 404 not_found.
+	UI http.Handler
 }
 
 // route is one method on one path.
@@ -123,8 +130,10 @@ func routes() []route {
 		{method: "GET", path: "/v1/jobs/{id}", handle: (*server).getJob},
 		{method: "POST", path: "/v1/jobs/{id}/cancel", write: true, handle: (*server).cancelJob},
 		{method: "GET", path: "/v1/snapshots", params: []string{"source"}, handle: (*server).snapshots},
+		{method: "GET", path: "/v1/snapshots/{id}/manifest", params: []string{"source"}, handle: (*server).manifest},
 		{method: "GET", path: "/v1/archives", params: []string{"source"}, handle: (*server).archives},
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
+		{method: "GET", path: "/v1/history", params: []string{"source", "table", "key", "limit"}, handle: (*server).history},
 		{method: "POST", path: "/v1/query", params: []string{"snapshot", "tail"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
 	}
 }
@@ -176,6 +185,10 @@ func New(cfg Config) (http.Handler, error) {
 		mux.Handle(p, s.dispatch(byPath[p]))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if cfg.UI != nil && r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
+			cfg.UI.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, r, s.log, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such route: " + r.URL.Path})
 	})
 	return s.guard(mux), nil

@@ -96,6 +96,17 @@ func authenticate(tokens []Token, r *http.Request) (Token, *Error) {
 		return Token{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
 			Message: "this API needs a bearer token: Authorization: Bearer <token>"}
 	}
+	tok, ok := Authenticate(tokens, secret)
+	if !ok {
+		return Token{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
+	}
+	return tok, nil
+}
+
+// Authenticate returns the token whose secret is secret (surrounding
+// spaces ignored), comparing it with every token in constant time; ok is
+// false when none is.
+func Authenticate(tokens []Token, secret string) (tok Token, ok bool) {
 	sum := sha256.Sum256([]byte(strings.TrimSpace(secret)))
 	found := -1
 	for i := range tokens {
@@ -103,8 +114,8 @@ func authenticate(tokens []Token, r *http.Request) (Token, *Error) {
 			found = i
 		}
 	}
-	if found < 0 {
-		return Token{}, &Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer token is not valid"}
+	if found < 0 || secret == "" {
+		return Token{}, false
 	}
-	return tokens[found], nil
+	return tokens[found], true
 }

@@ -192,3 +192,34 @@ func (s *server) status(w http.ResponseWriter, r *http.Request, _ any) error {
 	writeJSON(w, http.StatusOK, st)
 	return nil
 }
+
+// ManifestReader is the part of a Catalog that answers GET
+// /v1/snapshots/{id}/manifest: the manifest.json of a published snapshot
+// of source as it is on disk. A snapshot the source does not have is a
+// 404 *Error.
+type ManifestReader interface {
+	Manifest(ctx context.Context, source, id string) ([]byte, error)
+}
+
+func (s *server) manifest(w http.ResponseWriter, r *http.Request, _ any) error {
+	m, ok := s.cfg.Catalog.(ManifestReader)
+	if !ok {
+		return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "this server reads no backup folder"}
+	}
+	src, err := s.source(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if err := jobs.CheckName("snapshot", id); err != nil {
+		return badField("id", err)
+	}
+	b, err := m.Manifest(r.Context(), src, id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = w.Write(b)
+	return err
+}

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what dbtrail's real-server tests and demo need:
-# MariaDB server and client, mydumper, sysbench and Python's pymysql (the
-# SQL port's third driver in the tests), from Debian's packages;
+# MariaDB server and client, mydumper, sysbench, Python's pymysql (the
+# SQL port's third driver in the tests) and chromium (the console's browser
+# tests drive it headless), from Debian's packages;
 # and versitygw (an S3 server for the object storage tests), built from its
 # Go module.
 #
 # Contract:
-#   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper and
-#     sysbench are all present and Debian's /usr/bin/python3 imports pymysql,
+#   - Idempotent. When mariadbd, mariadb, mariadb-install-db, mydumper,
+#     sysbench and chromium are all present and Debian's /usr/bin/python3
+#     imports pymysql,
 #     no package is touched (no apt-get update);
 #     when versitygw of the pinned version is installed it is not built
 #     again. With everything present it exits 0 quickly.
@@ -23,7 +25,7 @@
 #     version is read from its build information (`go version -m`).
 set -euo pipefail
 
-PACKAGES=(mariadb-server mariadb-client mydumper sysbench python3-pymysql)
+PACKAGES=(mariadb-server mariadb-client mydumper sysbench python3-pymysql chromium)
 VERSITYGW_MODULE=github.com/versity/versitygw
 VERSITYGW_VERSION=v1.8.0
 
@@ -73,7 +75,7 @@ have_pymysql() {
 }
 
 missing=()
-for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
+for tool in mariadbd mariadb mariadb-install-db mydumper sysbench chromium; do
 	have "$tool" || missing+=("$tool")
 done
 have_pymysql || missing+=(python3-pymysql)
@@ -131,7 +133,7 @@ if [ "$had_server" -eq 0 ]; then
 	fi
 fi
 
-for tool in mariadbd mariadb mariadb-install-db mydumper sysbench; do
+for tool in mariadbd mariadb mariadb-install-db mydumper sysbench chromium; do
 	if ! have "$tool"; then
 		echo "install-deps: $tool still missing after install" >&2
 		exit 1

@@ -116,6 +116,7 @@ func TestDemoSmoke(t *testing.T) {
 			api.Curl(filepath.Join(dir, "dev", api.DevTokenFile)) + " " + apiBase + "/v1/jobs/main:demo-verify-",
 			`"state":"completed"`,
 			`"verdict":"`,
+			"The console in the browser (docs/console.md): " + apiBase + "/ (log in with a token of " + filepath.Join(dir, "dev", api.DevTokenFile) + ")",
 		} {
 			if !strings.Contains(block, want) {
 				t.Errorf("dbtrail-demo --duration %s: the block lacks %q", duration, want)

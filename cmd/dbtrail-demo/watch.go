@@ -236,6 +236,7 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	w.writeQuery(&b, r, viewsFile)
 	w.writeRestore(&b, r)
 	w.writeAPI(&b, r)
+	fmt.Fprintf(&b, " The console in the browser (docs/console.md): http://%s/ (log in with a token of %s)\n", w.cfg.apiAddr, w.tokenFile)
 	b.WriteString("\n")
 	temporalAddr := ""
 	if w.cfg.frontendAddr != defaultFrontendAddr {

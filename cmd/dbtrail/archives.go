@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/api"
+
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
@@ -20,24 +22,7 @@ import (
 )
 
 // archiveEntry is one archived hour as `dbtrail archives` shows it.
-type archiveEntry struct {
-	Hour      time.Time `json:"hour"`
-	Events    int64     `json:"events"`
-	Bytes     int64     `json:"bytes"`
-	SHA256    string    `json:"sha256,omitempty"`
-	FirstSeq  uint64    `json:"first_seq"`
-	LastSeq   uint64    `json:"last_seq"`
-	InIndex   int64     `json:"in_index"` // the hour's events the index still holds
-	Location  string    `json:"location"`
-	Object    string    `json:"object"`
-	Confirmed time.Time `json:"confirmed_at"` // zero: not confirmed
-	Dropped   time.Time `json:"dropped_at"`   // zero: never left the index
-	// Stored is what --archive-url found: "ok" (size and sha256), "size
-	// ok" (the store keeps no sha256), "missing", "differs", or "" when not
-	// checked; "unrecorded" for a file in the store the index does not
-	// know.
-	Stored string `json:"stored,omitempty"`
-}
+type archiveEntry = api.ArchivedHour
 
 func newArchivesCmd(g *globals) *cobra.Command {
 	var source, url string

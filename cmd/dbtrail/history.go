@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dbtrail/dbtrail/api"
 
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -100,6 +102,9 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 	return nil
 }
 
+// errUnknownTable is the error of a table the schema history never had.
+var errUnknownTable = errors.New("unknown table")
+
 // tableDefinition is the newest definition of schema.table in the source's
 // schema history; a table the history never had is an error naming it.
 func tableDefinition(ctx context.Context, store moment.History, source, s, t string) (*schema.Table, error) {
@@ -122,7 +127,7 @@ func tableDefinition(ctx context.Context, store moment.History, source, s, t str
 		if len(tables) > 0 {
 			hint = "tables of " + s + ": " + strings.Join(tables, ", ")
 		}
-		return nil, fmt.Errorf("unknown table %s.%s in source %s (%s)", s, t, source, hint)
+		return nil, fmt.Errorf("%w %s.%s in source %s (%s)", errUnknownTable, s, t, source, hint)
 	}
 	return def, nil
 }
@@ -158,19 +163,8 @@ func printVersion(w io.Writer, e change.Event) {
 	}
 }
 
-// versionJSON is one version in --json output.
-type versionJSON struct {
-	Seq        uint64          `json:"seq"`
-	Op         string          `json:"op"`
-	CommitTime time.Time       `json:"commit_time"`
-	GTID       string          `json:"gtid,omitempty"`
-	BinlogFile string          `json:"binlog_file"`
-	EndPos     uint64          `json:"end_pos"`
-	Key        json.RawMessage `json:"key"`
-	KeyBefore  json.RawMessage `json:"key_before,omitempty"`
-	Before     json.RawMessage `json:"before,omitempty"`
-	After      json.RawMessage `json:"after,omitempty"`
-}
+// versionJSON is one version in --json output (the API's RowVersion).
+type versionJSON = api.RowVersion
 
 func historyJSON(e change.Event) versionJSON {
 	v := versionJSON{Seq: e.Seq, Op: opWords[e.Op], CommitTime: e.CommitTime.UTC(), GTID: e.GTID, BinlogFile: e.BinlogFile,

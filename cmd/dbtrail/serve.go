@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/console"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/jobs"
@@ -123,9 +124,11 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		return devJob{}, err
 	}
 	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByAPI})
-	h, err := api.New(api.Config{
+	cat := &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, archive: archiveOnce(s.archiveURL, g.log), log: g.log}
+	h, err := console.New(api.Config{
 		Jobs:    svc,
-		Catalog: &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, log: g.log},
+		Catalog: cat,
+		History: cat.History,
 		Query:   sandboxQuery(s.sandbox(backupDir, store, g.log)),
 		Tokens:  toks, Source: s.source, ExportDir: exportDir, Log: g.log,
 		Refresh:          func(source string) workflows.RefreshInput { return rc.input(source) },
@@ -136,9 +139,13 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		ln.Close()
 		return devJob{}, err
 	}
-	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"), slog.Int("tokens", len(toks)),
+	g.log.Info("HTTP API listening", slog.String("url", s.scheme()+"://"+ln.Addr().String()+"/v1/"),
+		slog.String("console", s.scheme()+"://"+ln.Addr().String()+"/"), slog.Int("tokens", len(toks)),
 		slog.String("export_dir", exportDir))
-	return devJob{name: "api", run: func(ctx context.Context) error { return api.Serve(ctx, ln, h) }}, nil
+	return devJob{name: "api", run: func(ctx context.Context) error {
+		go h.SampleLag(ctx) // the console's lag plot
+		return api.Serve(ctx, ln, h)
+	}}, nil
 }
 
 // scheme is the API's URL scheme: https with --tls-cert.
@@ -178,6 +185,11 @@ func (s *serveConfig) devTokens(dataDir string, log *slog.Logger) (string, error
 		fmt.Fprintf(&b, "  HTTP API           %s/  (token file %s%s)\n", base, s.tokenFile, made)
 		fmt.Fprintf(&b, "                     %s %s/jobs\n", api.Curl(s.tokenFile), base)
 	}
+	login := "log in with an API token"
+	if len(toks) == 0 {
+		login = "no login: no tokens"
+	}
+	fmt.Fprintf(&b, "  Console            %s://%s/  (%s)\n", s.scheme(), s.addr, login)
 	return b.String(), nil
 }
 

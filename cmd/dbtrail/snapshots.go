@@ -15,42 +15,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/api"
+
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
-// snapshotEntry is one published snapshot as `dbtrail snapshots` shows it.
-// Kind and Origin are normalized: an empty manifest Kind is "full", an empty
-// table Origin "dump".
-type snapshotEntry struct {
-	ID      string `json:"id"`
-	Current bool   `json:"current"`
-	// Where is local, remote or both (with --archive-url; "" without).
-	Where string `json:"where,omitempty"`
-	// RemoteCurrent: the remote current pointer names this snapshot.
-	RemoteCurrent bool               `json:"remote_current,omitempty"`
-	Kind          string             `json:"kind"`
-	Prev          string             `json:"prev,omitempty"`
-	Position      binlogpos.Position `json:"position"`
-	CreatedAt     time.Time          `json:"created_at"`
-	Bytes         int64              `json:"bytes"`     // sum of the manifest's file sizes
-	NewBytes      int64              `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
-	Tables        []snapshotTable    `json:"tables"`
-}
+// snapshotEntry is one published snapshot as `dbtrail snapshots` shows it
+// (the API's answer type).
+type snapshotEntry = api.SnapshotEntry
 
-// snapshotTable is one table of a snapshotEntry. Bytes and NewBytes count the
-// table file and its chain files.
-type snapshotTable struct {
-	Schema   string `json:"schema"`
-	Table    string `json:"table"`
-	Origin   string `json:"origin"`
-	Kind     string `json:"kind"`
-	Chain    int    `json:"chain_entries"` // .posdel/.upserts pairs (a range pair counts as one)
-	Rows     int64  `json:"rows"`
-	NewBytes int64  `json:"new_bytes"`
-	Bytes    int64  `json:"bytes"`
-}
+// snapshotTable is one table of a snapshotEntry.
+type snapshotTable = api.SnapshotTable
 
 // newSnapshotsCmd is `dbtrail snapshots`: list the published snapshots of a
 // source, oldest first, with how much each one wrote anew.

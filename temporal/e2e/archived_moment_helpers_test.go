@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/fold"
@@ -483,19 +484,9 @@ func (p *pastEnv) cli(env []string, args ...string) (stdout, stderr string, err 
 	return out.String(), errOut.String(), err
 }
 
-// historyVersion is one line of `dbtrail history --json`.
-type historyVersion struct {
-	Seq        uint64          `json:"seq"`
-	Op         string          `json:"op"`
-	CommitTime time.Time       `json:"commit_time"`
-	GTID       string          `json:"gtid"`
-	BinlogFile string          `json:"binlog_file"`
-	EndPos     uint64          `json:"end_pos"`
-	Key        json.RawMessage `json:"key"`
-	KeyBefore  json.RawMessage `json:"key_before"`
-	Before     json.RawMessage `json:"before"`
-	After      json.RawMessage `json:"after"`
-}
+// historyVersion is one line of `dbtrail history --json` (the API's
+// RowVersion).
+type historyVersion = api.RowVersion
 
 // sameJSON reports whether two JSON texts are equal once compacted (nil
 // and empty are equal).

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"time"
+
+	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/change"
+)
+
+// The answer types of the catalog reads (GET /v1/snapshots, /v1/archives
+// and the capture part of /v1/status), here so that every reader of the
+// API (`dbtrail snapshots --json`, the console) decodes the same types.
+
+// SnapshotEntry is one published snapshot as GET /v1/snapshots and
+// `dbtrail snapshots` show it. Kind and Origin are normalized: an empty
+// manifest Kind is "full", an empty table Origin "dump".
+type SnapshotEntry struct {
+	ID      string `json:"id"`
+	Current bool   `json:"current"`
+	// Where is local, remote or both (with --archive-url; "" without).
+	Where string `json:"where,omitempty"`
+	// RemoteCurrent: the remote current pointer names this snapshot.
+	RemoteCurrent bool               `json:"remote_current,omitempty"`
+	Kind          string             `json:"kind"`
+	Prev          string             `json:"prev,omitempty"`
+	Position      binlogpos.Position `json:"position"`
+	CreatedAt     time.Time          `json:"created_at"`
+	Bytes         int64              `json:"bytes"`     // sum of the manifest's file sizes
+	NewBytes      int64              `json:"new_bytes"` // of Bytes, files not shared with the previous snapshot
+	Tables        []SnapshotTable    `json:"tables"`
+}
+
+// SnapshotTable is one table of a SnapshotEntry. Bytes and NewBytes count
+// the table file and its chain files.
+type SnapshotTable struct {
+	Schema   string `json:"schema"`
+	Table    string `json:"table"`
+	Origin   string `json:"origin"`
+	Kind     string `json:"kind"`
+	Chain    int    `json:"chain_entries"` // .posdel/.upserts pairs (a range pair counts as one)
+	Rows     int64  `json:"rows"`
+	NewBytes int64  `json:"new_bytes"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// ArchivedHour is one archived hour of GET /v1/archives and `dbtrail
+// archives`.
+type ArchivedHour struct {
+	Hour      time.Time `json:"hour"`
+	Events    int64     `json:"events"`
+	Bytes     int64     `json:"bytes"`
+	SHA256    string    `json:"sha256,omitempty"`
+	FirstSeq  uint64    `json:"first_seq"`
+	LastSeq   uint64    `json:"last_seq"`
+	InIndex   int64     `json:"in_index"` // the hour's events the index still holds
+	Location  string    `json:"location"`
+	Object    string    `json:"object"`
+	Confirmed time.Time `json:"confirmed_at"` // zero: not confirmed
+	Dropped   time.Time `json:"dropped_at"`   // zero: never left the index
+	// Stored is what --archive-url found: "ok" (size and sha256), "size
+	// ok" (the store keeps no sha256), "missing", "differs", or "" when not
+	// checked; "unrecorded" for a file in the store the index does not
+	// know.
+	Stored string `json:"stored,omitempty"`
+}
+
+// CaptureStatus is the capture part of GET /v1/status.
+type CaptureStatus struct {
+	Checkpoint *change.Checkpoint `json:"checkpoint,omitempty"`
+	// LagSeconds is the time since the last captured commit (absent
+	// before the first one).
+	LagSeconds *float64 `json:"lag_seconds,omitempty"`
+	IndexBytes int64    `json:"index_bytes"`
+}

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// manifestCatalog is a Catalog with one snapshot's manifest.
+type manifestCatalog struct{}
+
+func (manifestCatalog) Snapshots(context.Context, string) (any, error) { return []any{}, nil }
+func (manifestCatalog) Archives(context.Context, string) (any, error)  { return []any{}, nil }
+func (manifestCatalog) Capture(context.Context, string) (any, error)   { return nil, nil }
+func (manifestCatalog) Folders(context.Context) (any, error)           { return nil, nil }
+
+func (manifestCatalog) Manifest(_ context.Context, source, id string) ([]byte, error) {
+	if source != "main" || id != "20261201T100000Z" {
+		return nil, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Field: "id", Message: "no snapshot " + id}
+	}
+	return []byte(`{"snapshot_id":"20261201T100000Z"}`), nil
+}
+
+// TestManifestRoute: GET /v1/snapshots/{id}/manifest answers the
+// catalog's manifest as it is, a bad id 400, an unknown one the catalog's
+// 404, a catalog without manifests 501.
+func TestManifestRoute(t *testing.T) {
+	f := newFixture(t, true, func(c *Config) { c.Catalog = manifestCatalog{} })
+	req := func(path string) (int, string) {
+		t.Helper()
+		st, body, _ := f.do("GET", path, roSecret, "")
+		s, _ := body["snapshot_id"].(string)
+		if e, ok := body["error"].(map[string]any); ok {
+			s, _ = e["code"].(string)
+		}
+		return st, s
+	}
+	if st, id := req("/v1/snapshots/20261201T100000Z/manifest"); st != 200 || id != "20261201T100000Z" {
+		t.Fatalf("the manifest: %d %s", st, id)
+	}
+	if st, code := req("/v1/snapshots/20261201T100001Z/manifest"); st != 404 || code != CodeNotFound {
+		t.Fatalf("an unknown snapshot: %d %s", st, code)
+	}
+	if st, code := req("/v1/snapshots/" + strings.Repeat("x", 300) + "/manifest"); st != 400 || code != CodeBadRequest {
+		t.Fatalf("a bad id: %d %s", st, code)
+	}
+	off := newFixture(t, false)
+	if st, _, _ := off.do("GET", "/v1/snapshots/20261201T100000Z/manifest", "", ""); st != 501 {
+		t.Fatalf("without a catalog: %d", st)
+	}
+}

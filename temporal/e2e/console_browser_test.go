@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/testsuite"
+	"github.com/dbtrail/dbtrail/workflows"
+)
+
+// screenshotsEnv names a folder the console's browser test saves its
+// screenshots in (default: a folder of the test's temporary folder, named
+// in the log).
+const screenshotsEnv = "DBTRAIL_SCREENSHOTS"
+
+// browserRun is one headless Chromium tab with its console's errors
+// collected.
+type browserRun struct {
+	t    *testing.T
+	ctx  context.Context
+	dir  string
+	mu   sync.Mutex
+	errs []string
+}
+
+// newBrowser starts headless Chromium (testsuite.Chromium: missing, the
+// test fails under CI) and collects every console error and uncaught
+// exception of its pages.
+func newBrowser(t *testing.T, parent context.Context) *browserRun {
+	t.Helper()
+	path := testsuite.Chromium(t)
+	actx, cancel := chromedp.NewExecAllocator(parent, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1366, 900),
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "chromium")))...)
+	t.Cleanup(cancel)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(cancelTab)
+	b := &browserRun{t: t, ctx: ctx, dir: os.Getenv(screenshotsEnv)}
+	if b.dir == "" {
+		b.dir = filepath.Join(t.TempDir(), "screenshots")
+	}
+	must(t, os.MkdirAll(b.dir, 0o755))
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				b.mu.Lock()
+				b.errs = append(b.errs, m.String()+" at "+m.URL)
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return b
+}
+
+// do runs actions, failing the test on an error.
+func (b *browserRun) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("browser, %s: %v", what, err)
+	}
+}
+
+// text is the text of the element sel.
+func (b *browserRun) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		b.t.Fatalf("browser, text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// count is the number of elements sel matches now.
+func (b *browserRun) count(sel string) int {
+	b.t.Helper()
+	n, err := chromedp.Run(b.ctx, chromedp.Nodes(sel, chromedp.AtLeast(0)))
+	must(b.t, err)
+	return len(n)
+}
+
+// shot saves the page as name.png.
+func (b *browserRun) shot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	must(b.t, err)
+	must(b.t, os.WriteFile(filepath.Join(b.dir, name+".png"), png, 0o644))
+}
+
+// noErrors fails the test on any console error of the pages so far.
+func (b *browserRun) noErrors() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.errs) > 0 {
+		b.t.Fatalf("the console's pages wrote errors: %q", b.errs)
+	}
+}
+
+// TestConsoleBrowser drives headless Chromium through the console of
+// `dbtrail serve` (the binary) on the real servers: after a backup started
+// through the API, a login with the read-write token shows the overview
+// with the capture state, a lag plot with points and the backup's snapshot; the snapshot's detail
+// lists its tables; the backup job's page shows it completed; a table's
+// first rows show a value holding markup as text; a row's history (GET
+// /v1/history on the real index) shows its insert and its update with the
+// changed column marked; a query answers with its cut; after a logout a read-only login sees no cancel button. No page
+// writes a console error. Screenshots: $DBTRAIL_SCREENSHOTS.
+func TestConsoleBrowser(t *testing.T) {
+	bin := buildDbtrail(t)
+	e := newBackupEnv(t)
+	b := newBrowser(t, e.ctx)
+	e.execAll(t, "CREATE TABLE acct (id INT PRIMARY KEY, note VARCHAR(64))",
+		"INSERT INTO acct VALUES (1, '<script>alert(1)</script>'), (2, 'plain')")
+	e.waitCaughtUp(t)
+
+	const rw = "rw-console-e2e-secret-0123456789"
+	const ro = "ro-console-e2e-secret-0123456789"
+	tokenFile := filepath.Join(t.TempDir(), "tokens")
+	must(t, os.WriteFile(tokenFile, []byte("rw "+rw+" ops\nro "+ro+" viewer\n"), 0o600))
+	c, _ := startServeProc(t, e, bin, ro, os.Stderr, "--token-file", tokenFile)
+	c.token = rw
+	var started jobs.Job
+	if st := c.call("POST", "/v1/backups", `{"label": "console-1"}`, &started); st != 202 {
+		t.Fatalf("POST /v1/backups: %d", st)
+	}
+	done := c.waitJob(started.ID)
+	var res workflows.FullBackupResult
+	if done.State != jobs.Completed || json.Unmarshal(done.Result, &res) != nil || res.SnapshotID == "" {
+		t.Fatalf("backup: %+v", done)
+	}
+	var snaps []api.SnapshotEntry
+	if st := c.call("GET", "/v1/snapshots", "", &snaps); st != 200 || len(snaps) == 0 {
+		t.Fatalf("GET /v1/snapshots: %d %v", st, snaps)
+	}
+	e.exec(t, "UPDATE acct SET note = 'changed <b>' WHERE id = 2")
+	e.waitCaughtUp(t)
+	var hist api.History
+	if st := c.call("GET", "/v1/history?table=app.acct&key=2", "", &hist); st != 200 || len(hist.Versions) != 2 ||
+		hist.Versions[0].Op != "insert" || hist.Versions[1].Op != "update" {
+		t.Fatalf("GET /v1/history: %d %+v", st, hist)
+	}
+
+	b.do("log in", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible("#token"),
+		chromedp.SendKeys("#token", rw), chromedp.Submit("#token"), chromedp.WaitVisible("#newest-snapshot"))
+	if got := b.text("#newest-snapshot"); got != res.SnapshotID {
+		t.Fatalf("overview: newest snapshot %q, want %s", got, res.SnapshotID)
+	}
+	if lag := b.text("#lag"); lag == "" || strings.Contains(lag, "no commit") {
+		t.Fatalf("overview: capture lag %q", lag)
+	}
+	if n := b.count("#lag-plot circle"); n < 1 {
+		t.Fatalf("overview: the lag plot has %d points", n)
+	}
+	b.shot("overview")
+
+	b.do("open the snapshot", chromedp.Click("#newest-snapshot"), chromedp.WaitVisible("#snapshot-id"))
+	if got := b.text("#snapshot-id"); !strings.HasPrefix(got, res.SnapshotID) {
+		t.Fatalf("snapshot page: %q", got)
+	}
+	if tables := b.text("table"); !strings.Contains(tables, "app.acct") {
+		t.Fatalf("snapshot page: no app.acct in %q", tables)
+	}
+	if n := b.count(`a#manifest[href="/backups/` + res.SnapshotID + `/manifest"]`); n != 1 {
+		t.Fatalf("snapshot page: %d manifest links", n)
+	}
+	var manifest map[string]any
+	if st := c.call("GET", "/v1/snapshots/"+res.SnapshotID+"/manifest", "", &manifest); st != 200 || manifest["snapshot_id"] != res.SnapshotID {
+		t.Fatalf("GET the manifest: %d %v", st, manifest)
+	}
+	b.shot("snapshot")
+
+	b.do("open the jobs", chromedp.Navigate(c.url+"/jobs?kind=backup"), chromedp.WaitVisible(`a[href="/jobs/`+started.ID+`"]`),
+		chromedp.Click(`a[href="/jobs/`+started.ID+`"]`), chromedp.WaitVisible("#job-state"))
+	if id, state := b.text("#job-id"), b.text("#job-state"); id != started.ID || state != string(jobs.Completed) {
+		t.Fatalf("job page: %s %s", id, state)
+	}
+	if result := b.text("#job-result"); !strings.Contains(result, res.SnapshotID) {
+		t.Fatalf("job page: result %q", result)
+	}
+	b.shot("job")
+
+	b.do("a table's first rows", chromedp.Navigate(c.url+"/moment?snapshot="+res.SnapshotID+"&table=app.acct"), chromedp.WaitVisible("table.rows"))
+	if rows := b.text("table.rows"); !strings.Contains(rows, "<script>alert(1)</script>") || !strings.Contains(rows, "plain") {
+		t.Fatalf("first rows: %q", rows)
+	}
+	if n := b.count(`form[action="/moment/confirm"]`); n != 2 {
+		t.Fatalf("moment page, read-write: %d start forms, want 2", n)
+	}
+	b.shot("moment")
+
+	b.do("a row's history", chromedp.SetValue("#h-key", "2"), chromedp.Submit("#h-key"), chromedp.WaitVisible("table.history"))
+	if rows := b.text("table.history tbody"); !strings.Contains(rows, "insert") || !strings.Contains(rows, "update") ||
+		!strings.Contains(rows, hist.Versions[1].GTID) {
+		t.Fatalf("history: %q", rows)
+	}
+	if marked := b.text("table.history tbody tr:nth-child(2) mark"); marked != `note = "changed <b>"` {
+		t.Fatalf("history: the update's changed column %q", marked)
+	}
+	b.shot("history")
+
+	b.do("a query", chromedp.Navigate(c.url+"/query"), chromedp.WaitVisible("#q-sql"),
+		chromedp.SendKeys("#q-sql", "SELECT count(*) AS n FROM app.acct"), chromedp.Submit("#q-sql"), chromedp.WaitVisible("#cut"))
+	if rows := b.text("table.rows tbody"); rows != "2" {
+		t.Fatalf("query: rows %q", rows)
+	}
+	b.shot("query")
+
+	b.do("log out, log in read-only", chromedp.Click("header button"), chromedp.WaitVisible("#token"),
+		chromedp.SendKeys("#token", ro), chromedp.Submit("#token"), chromedp.WaitVisible("#newest-snapshot"),
+		chromedp.Navigate(c.url+"/jobs/"+started.ID), chromedp.WaitVisible("#job-state"))
+	if who := b.text("header .who"); !strings.Contains(who, "viewer") || !strings.Contains(who, "read-only") {
+		t.Fatalf("read-only session: %q", who)
+	}
+	b.do("the moment, read-only", chromedp.Navigate(c.url+"/moment?snapshot="+res.SnapshotID), chromedp.WaitVisible("#m-at"))
+	if n := b.count(`form[action="/moment/confirm"]`); n != 0 {
+		t.Fatalf("moment page, read-only: %d start forms", n)
+	}
+	b.noErrors()
+	t.Logf("screenshots in %s", b.dir)
+}
