@@ -57,6 +57,13 @@ type TablePlan struct {
 	// is Lineage.Base in Snapshot), reshapes, empty starts, a creation
 	// (nothing read from Snapshot). nil when it has none.
 	Lineage *schemahist.Lineage `json:"lineage,omitempty"`
+	// CreateFrom names a snapshot published after the cut that holds the
+	// table under its definition at the cut (no schema change of the table
+	// between the two): its CREATE TABLE (the source's own text, read by
+	// the refresh that folded the change) is the table's at the cut, which
+	// a folded lineage otherwise renders from the definition (no defaults,
+	// comments or secondary indexes). "" when there is none.
+	CreateFrom string `json:"create_from,omitempty"`
 }
 
 // Key returns the table's key.
@@ -171,6 +178,7 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 		tp := TablePlan{Schema: k.Schema, Table: k.Table, Snapshot: base.SnapshotID, After: base.Position.Seq, Upto: in.Cut.Seq}
 		if l.Folded() {
 			tp.Lineage = &l
+			tp.CreateFrom = createFrom(k, in.Cut.Seq, cutPos, in.Snapshots, in.History)
 		}
 		p.Tables = append(p.Tables, tp)
 	}
@@ -330,4 +338,32 @@ func describeChanges(k TableKey, w schemahist.Window, hist []change.SchemaVersio
 		parts = append(parts[:3], fmt.Sprintf("and %d more", len(parts)-3))
 	}
 	return "; schema changes after the snapshot: " + strings.Join(parts, ", ")
+}
+
+// createFrom returns the oldest snapshot of snaps at or after the cut
+// (seq cut, schema position cutPos) that holds table k under the same
+// schema version as the cut: no version of k in hist lies after the cut
+// and at or before the snapshot. "" when none.
+func createFrom(k TableKey, cut uint64, cutPos binlogpos.Position, snaps []snapshot.Manifest, hist []change.SchemaVersion) string {
+	var best *snapshot.Manifest
+	for i := range snaps {
+		m := &snaps[i]
+		if m.Position.Seq < cut || (best != nil && m.Position.Seq >= best.Position.Seq) {
+			continue
+		}
+		if _, ok := m.Table(k.Schema, k.Table); !ok {
+			continue
+		}
+		moved := slices.ContainsFunc(hist, func(v change.SchemaVersion) bool {
+			return v.Schema == k.Schema && v.Table == k.Table && !schemahist.AtOrBefore(v, cut, cutPos) &&
+				schemahist.AtOrBefore(v, m.Position.Seq, m.Position.Coords())
+		})
+		if !moved {
+			best = m
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.SnapshotID
 }

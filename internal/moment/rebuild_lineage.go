@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
@@ -71,7 +72,7 @@ func (r *Rebuilder) openLineage(ctx context.Context, tp TablePlan, progress fold
 	}
 	t.Footer.Table = t.at.Table
 	if t.Footer.CreateTable == "" || l.Folded() {
-		t.Footer.CreateTable = snapshot.CreateTableSQL(t.at.Table)
+		t.Footer.CreateTable = r.createTableAt(ctx, tp, t.at.Table)
 	}
 	if tp.Upto > after {
 		if err := r.stageAfterLineage(ctx, t, after, tp.Upto, progress); err != nil {
@@ -198,4 +199,35 @@ func (r *Rebuilder) flushReshape(ctx context.Context, t *Table, progress fold.Pr
 	t.pending = nil
 	t.at = fold.TableAt{Table: p.To, TableFile: path}
 	return nil
+}
+
+// createTableAt is the CREATE TABLE of a table rebuilt through a folded
+// lineage, whose definition at the moment is def: the source's own text
+// from tp.CreateFrom's table file when that snapshot holds the same stored
+// definition, otherwise rendered from def. A later snapshot that cannot be
+// read only costs the exact text, never the rebuild.
+func (r *Rebuilder) createTableAt(ctx context.Context, tp TablePlan, def *schema.Table) string {
+	rendered := snapshot.CreateTableSQL(def)
+	if tp.CreateFrom == "" {
+		return rendered
+	}
+	snap, err := r.Catalog.Open(ctx, tp.CreateFrom)
+	if err != nil {
+		return rendered
+	}
+	mt, ok := snap.Manifest.Table(tp.Schema, tp.Table)
+	if !ok {
+		return rendered
+	}
+	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
+	if err != nil || !reflect.DeepEqual(schemahist.StoredDef(foot.Table), schemahist.StoredDef(def)) {
+		return rendered
+	}
+	if mt.CreateTable != "" {
+		return mt.CreateTable
+	}
+	if foot.CreateTable != "" {
+		return foot.CreateTable
+	}
+	return rendered
 }
