@@ -26,12 +26,16 @@ type handler struct {
 	at   moment.At // zero: latest
 	sess *views.Session
 	st   *tail.State // the prepared tail the session answers at, with a tail
+	// cache is the port's staged tables; pins the ones the session reads.
+	cache *stageCache
+	pins  map[string]*staged
 }
 
 var _ server.Handler = (*handler)(nil)
 
 // close closes the session.
 func (h *handler) close() {
+	h.unpin()
 	if h.sess != nil {
 		h.sess.Close()
 		h.sess = nil
@@ -133,7 +137,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.Query(ctx, p.sql)
+	rows, _, err := s.QueryAfter(ctx, p.sql, func(ctx context.Context, names []string) error { return h.stageTables(ctx, s, names) })
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +169,7 @@ func (h *handler) setAt(ctx context.Context, text string) error {
 		h.sess, h.at, h.st = old, oldAt, oldSt
 		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at %s: %v", text, err)
 	}
+	h.unpin()
 	if old != nil {
 		old.Close()
 	}

@@ -46,7 +46,13 @@ type Config struct {
 	// rows of an answer (DefaultMaxRows when 0): more is an error.
 	Timeout time.Duration
 	MaxRows int
-	Log     *slog.Logger
+	// CacheDir is where the tables staged at a moment are kept, shared by
+	// every connection (a new folder under the system's temp folder when
+	// empty, removed when Serve ends); CacheBytes bounds them
+	// (DefaultCacheBytes when 0).
+	CacheDir   string
+	CacheBytes int64
+	Log        *slog.Logger
 }
 
 // Bounds of a statement through the port.
@@ -57,8 +63,9 @@ const (
 
 // Server is a listening port.
 type Server struct {
-	cfg  Config
-	ln   net.Listener
+	cfg   Config
+	cache *stageCache
+	ln    net.Listener
 	srv  *server.Server
 	auth server.AuthenticationHandler
 	wg   sync.WaitGroup
@@ -89,12 +96,17 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
+	cache, err := openCache(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		cache.close()
 		return nil, fmt.Errorf("sql port: listen on %s: %w", cfg.Addr, err)
 	}
 	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
-	return &Server{cfg: cfg, ln: ln, srv: srv, auth: auth}, nil
+	return &Server{cfg: cfg, cache: cache, ln: ln, srv: srv, auth: auth}, nil
 }
 
 // Addr is the address the port listens on.
@@ -106,6 +118,7 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 func (s *Server) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
+	defer s.cache.close()
 	defer s.wg.Wait()
 	for {
 		c, err := s.ln.Accept()
@@ -133,7 +146,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	h := &handler{cfg: &s.cfg, ctx: ctx}
+	h := &handler{cfg: &s.cfg, ctx: ctx, cache: s.cache}
 	defer h.close()
 	conn, err := s.srv.NewCustomizedConn(c, s.auth, h)
 	if err != nil {
