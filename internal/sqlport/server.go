@@ -66,9 +66,9 @@ type Server struct {
 	cfg   Config
 	cache *stageCache
 	ln    net.Listener
-	srv  *server.Server
-	auth server.AuthenticationHandler
-	wg   sync.WaitGroup
+	srv   *server.Server
+	auth  server.AuthenticationHandler
+	wg    sync.WaitGroup
 }
 
 // Listen checks cfg, reads the token file and listens on cfg.Addr, which
