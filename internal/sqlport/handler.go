@@ -29,6 +29,13 @@ type handler struct {
 	// cache is the port's staged tables; pins the ones the session reads.
 	cache *stageCache
 	pins  map[string]*staged
+	// id is the connection's id (CONNECTION_ID(), KILL); conns the port's
+	// connections; run the statement in progress, for KILL QUERY;
+	// closeConn ends the connection (KILL CONNECTION).
+	id        uint32
+	conns     *conns
+	run       running
+	closeConn func()
 }
 
 var _ server.Handler = (*handler)(nil)
@@ -93,7 +100,9 @@ func (h *handler) UseDB(db string) error {
 
 // HandleQuery answers one COM_QUERY statement.
 func (h *handler) HandleQuery(query string) (*mysql.Result, error) {
-	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.Timeout)
+	ctx, done := h.run.start(h.ctx)
+	defer done()
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
 	res, err := h.query(ctx, query)
 	if err == nil {
@@ -104,12 +113,18 @@ func (h *handler) HandleQuery(query string) (*mysql.Result, error) {
 		return nil, my
 	}
 	if ctx.Err() != nil {
-		return nil, errRefused(mysql.ER_QUERY_INTERRUPTED, "the statement ran past its time limit of %s", h.cfg.Timeout)
+		return nil, h.interruptedError(ctx)
 	}
 	return nil, errRefused(mysql.ER_UNKNOWN_ERROR, "%v", err)
 }
 
 func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error) {
+	if m := killStmt.FindStringSubmatch(query); m != nil {
+		return nil, h.kill(m)
+	}
+	if connectionID.MatchString(query) {
+		return h.connectionIDResult()
+	}
 	p, err := classify(query)
 	if err != nil {
 		return nil, errRefused(mysql.ER_PARSE_ERROR, "%v", err)
@@ -133,6 +148,11 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	case kindShowColumns:
 		return h.showColumns(ctx, p.arg)
 	}
+	release, err := h.slot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s, err := h.session(ctx)
 	if err != nil {
 		return nil, err
@@ -144,6 +164,9 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	defer rows.Close()
 	rs, err := resultset(rows, h.cfg.MaxRows)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.checkBytes(rs); err != nil {
 		return nil, err
 	}
 	return mysql.NewResult(rs), nil

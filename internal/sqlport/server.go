@@ -46,6 +46,12 @@ type Config struct {
 	// rows of an answer (DefaultMaxRows when 0): more is an error.
 	Timeout time.Duration
 	MaxRows int
+	// MaxBytes bounds an answer's rows as sent (api.DefaultQueryMaxBytes
+	// when 0): more is an error. Slots bounds the statements DuckDB answers
+	// at once, shared with the API in dev (api.DefaultMaxQueries of the
+	// port's own when nil).
+	MaxBytes int64
+	Slots    *api.QuerySlots
 	// CacheDir is where the tables staged at a moment are kept, shared by
 	// every connection (a new folder under the system's temp folder when
 	// empty, removed when Serve ends); CacheBytes bounds them
@@ -68,6 +74,7 @@ type Server struct {
 	ln    net.Listener
 	srv   *server.Server
 	auth  server.AuthenticationHandler
+	conns conns
 	wg    sync.WaitGroup
 }
 
@@ -85,6 +92,9 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if err := defaultLimits(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Session.Tail != nil {
 		return nil, fmt.Errorf("sql port: the session's tail is the port's (Config.Tail)")
@@ -146,7 +156,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	h := &handler{cfg: &s.cfg, ctx: ctx, cache: s.cache}
+	h := &handler{cfg: &s.cfg, ctx: ctx, cache: s.cache, conns: &s.conns, closeConn: cancel}
 	defer h.close()
 	conn, err := s.srv.NewCustomizedConn(c, s.auth, h)
 	if err != nil {
@@ -154,7 +164,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		c.Close()
 		return
 	}
-	h.user = conn.GetUser()
+	h.user, h.id = conn.GetUser(), conn.ConnectionID()
+	s.conns.add(h.id, h)
+	defer s.conns.remove(h.id)
 	s.cfg.Log.Debug("sql port: connected", "remote", c.RemoteAddr().String(), "user", h.user)
 	for !conn.Closed() {
 		if err := conn.HandleCommand(); err != nil {

@@ -16,12 +16,18 @@ import (
 	"github.com/dbtrail/dbtrail/internal/views/viewstest"
 )
 
-const testSecret = "0123456789abcdef0123456789abcdef"
+const (
+	testSecret  = "0123456789abcdef0123456789abcdef"
+	otherSecret = "fedcba9876543210fedcba9876543210"
+)
 
 // startPort publishes a snapshot of shop.orders into a new backup folder
 // and serves it (no index: the snapshot alone) on a loopback port; it
 // returns the port's address.
-func startPort(t *testing.T) string {
+func startPort(t *testing.T) string { return startPortWith(t, nil) }
+
+// startPortWith is startPort with the port's Config changed by set first.
+func startPortWith(t *testing.T, set func(*Config)) string {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main")
@@ -33,11 +39,15 @@ func startPort(t *testing.T) string {
 			{"3", "1000.00", "it's", nil, nil},
 		}})
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("ro "+testSecret+" viewer\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("ro "+testSecret+" viewer\nro "+otherSecret+" other\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Listen(Config{Addr: "127.0.0.1:0", TokenFile: tokens,
-		Session: views.SessionOptions{Options: views.Options{SourceDir: src}, MemoryLimit: "256MB", Threads: 1, Sandbox: true}})
+	cfg := Config{Addr: "127.0.0.1:0", TokenFile: tokens,
+		Session: views.SessionOptions{Options: views.Options{SourceDir: src}, MemoryLimit: "256MB", Threads: 1, Sandbox: true}}
+	if set != nil {
+		set(&cfg)
+	}
+	p, err := Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
