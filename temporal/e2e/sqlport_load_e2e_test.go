@@ -186,6 +186,15 @@ func TestSQLPortUnderLoad(t *testing.T) {
 		time.Sleep(time.Duration(100+rnd.IntN(400)) * time.Millisecond)
 		recorded = append(recorded, recordPosition(t, e))
 	}
+	for table := range loadTables {
+		seen := map[string]bool{}
+		for _, p := range recorded {
+			seen[p.digests[table]] = true
+		}
+		if len(seen) < 2 {
+			t.Fatalf("%s is the same at every recorded position: the writers changed nothing", table)
+		}
+	}
 	e.waitCaughtUp(t)
 
 	addr := startSQLPort(t, e)
