@@ -123,6 +123,13 @@ func (c *stageCache) acquire(ctx context.Context, key string, write func(path st
 	return e, nil
 }
 
+// has reports whether key has an entry (written, or being written).
+func (c *stageCache) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[key] != nil
+}
+
 // use marks e in use by one more caller (c.mu held).
 func (c *stageCache) use(e *staged) {
 	e.users++

@@ -29,6 +29,7 @@ type handler struct {
 	// cache is the port's staged tables; pins the ones the session reads.
 	cache *stageCache
 	pins  map[string]*staged
+	named map[string]bool // tables statements at this cut named, not staged
 	// id is the connection's id (CONNECTION_ID(), KILL); conns the port's
 	// connections; run the statement in progress, for KILL QUERY;
 	// closeConn ends the connection (KILL CONNECTION).

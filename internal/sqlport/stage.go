@@ -7,11 +7,14 @@ import (
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
-// stageTables points the views of the tables names (a statement's) at the port's
-// tables staged at the session's cut (stageCache), writing those not
-// staged yet: each table of a moment is then rebuilt once, and a lookup by
-// key reads one small row group of a file sorted by the key. Only a session
-// at a moment (SET @@dbtrail_at) stages: at latest the cut moves with every
+// stageTables points the views of the tables names (a statement's) at
+// the port's tables staged at the session's cut (stageCache), writing those
+// not staged yet: each table of a moment is then rebuilt once, and a lookup
+// by key reads an indexed table. A table is staged from the second
+// statement of the session that names it (or at once when another
+// connection staged it at this cut): a single question at a moment costs
+// what `dbtrail query`'s does, reading the view. Only a session at a
+// moment (SET @@dbtrail_at) stages: at latest the cut moves with every
 // statement.
 func (h *handler) stageTables(ctx context.Context, s *views.Session, names []string) error {
 	if h.cache == nil || h.at.Kind == "" || h.st == nil || !h.st.Live {
@@ -25,7 +28,15 @@ func (h *handler) stageTables(ctx context.Context, s *views.Session, names []str
 		if !hasTable(s, name) {
 			continue // DuckDB's own error names it
 		}
-		e, err := h.cache.acquire(ctx, cut+"\x00"+name, func(path string) error { return s.WriteTable(ctx, name, path) })
+		key := cut + "\x00" + name
+		if !h.named[name] && !h.cache.has(key) {
+			if h.named == nil {
+				h.named = map[string]bool{}
+			}
+			h.named[name] = true
+			continue
+		}
+		e, err := h.cache.acquire(ctx, key, func(path string) error { return s.WriteTable(ctx, name, path) })
 		if err != nil {
 			return fmt.Errorf("stage %s at the session's cut: %w", name, err)
 		}
@@ -50,6 +61,7 @@ func (h *handler) cutKey() string {
 
 // unpin releases the staged tables the session reads (it moved or ended).
 func (h *handler) unpin() {
+	h.named = nil
 	for name, e := range h.pins {
 		h.cache.release(e)
 		delete(h.pins, name)
