@@ -25,7 +25,7 @@ func wantError(t *testing.T, what string, err error, code uint16) {
 }
 
 func TestPortStatementTimeout(t *testing.T) {
-	addr := startPortWith(t, func(c *Config) { c.Timeout = 300 * time.Millisecond })
+	addr := startPortWith(t, func(c *Config) { c.Timeout = 2 * time.Second })
 	db := openPort(t, addr, "viewer", testSecret)
 	_, err := db.Query(slowStatement)
 	wantError(t, "a statement past its time limit", err, 1317)
@@ -111,7 +111,7 @@ func killUntil(killer *sql.DB, done <-chan error, kill string, id int64) error {
 func TestPortBounds(t *testing.T) {
 	slots := api.NewQuerySlots(1)
 	addr := startPortWith(t, func(c *Config) {
-		c.MaxBytes, c.MaxRows, c.Slots, c.Timeout = 40, 2, slots, 500*time.Millisecond
+		c.MaxBytes, c.MaxRows, c.Slots, c.Timeout = 40, 2, slots, 2*time.Second
 	})
 	db := openPort(t, addr, "viewer", testSecret)
 	_, err := db.Query("SELECT * FROM shop.orders WHERE id < 3")
