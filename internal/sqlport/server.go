@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -69,13 +70,14 @@ const (
 
 // Server is a listening port.
 type Server struct {
-	cfg   Config
-	cache *stageCache
-	ln    net.Listener
-	srv   *server.Server
-	auth  server.AuthenticationHandler
-	conns conns
-	wg    sync.WaitGroup
+	cfg    Config
+	cache  *stageCache
+	ln     net.Listener
+	srv    *server.Server
+	auth   server.AuthenticationHandler
+	conns  conns
+	served atomic.Bool
+	wg     sync.WaitGroup
 }
 
 // Listen checks cfg, reads the token file and listens on cfg.Addr, which
@@ -126,6 +128,7 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // and waits for the connections to end) and serves each in its own
 // goroutine.
 func (s *Server) Serve(ctx context.Context) error {
+	s.served.Store(true)
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
 	defer s.cache.close()
@@ -147,7 +150,15 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 // Close stops listening.
-func (s *Server) Close() error { return s.ln.Close() }
+// A port that never served also removes its staged tables' folder (Serve
+// removes it when it ends).
+func (s *Server) Close() error {
+	err := s.ln.Close()
+	if !s.served.Load() {
+		err = errors.Join(err, s.cache.close())
+	}
+	return err
+}
 
 // serveConn authenticates c and answers its commands until it quits or
 // ctx ends.
