@@ -149,9 +149,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 }
 
-// Close stops listening.
-// A port that never served also removes its staged tables' folder (Serve
-// removes it when it ends).
+// Close stops listening; a port that never served also removes its staged
+// tables' folder (Serve removes it when it ends).
 func (s *Server) Close() error {
 	err := s.ln.Close()
 	if !s.served.Load() {
