@@ -50,9 +50,10 @@ func TestDemoSmoke(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	ports := freePorts(t, 7)
+	ports := freePorts(t, 8)
 	sourcePort, indexPort, metricsPort, frontendPort, uiPort, s3Port := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	apiBase := "http://127.0.0.1:" + strconv.Itoa(ports[6])
+	sqlPort := strconv.Itoa(ports[7])
 	uiURL := "http://127.0.0.1:" + strconv.Itoa(uiPort) + "/namespaces/default/workflows"
 	current := filepath.Join(dir, "backups", "main", "current")
 	viewsFile := filepath.Join(dir, "backups", "main", "views.sql")
@@ -65,7 +66,7 @@ func TestDemoSmoke(t *testing.T) {
 			"--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort),
 			"--frontend-addr", "127.0.0.1:"+strconv.Itoa(frontendPort),
 			"--ui-addr", "127.0.0.1:"+strconv.Itoa(uiPort), "--s3-port", strconv.Itoa(s3Port),
-			"--api-addr", strings.TrimPrefix(apiBase, "http://"))
+			"--api-addr", strings.TrimPrefix(apiBase, "http://"), "--sql-addr", "127.0.0.1:"+sqlPort)
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.WaitDelay = 10 * time.Second
@@ -117,6 +118,7 @@ func TestDemoSmoke(t *testing.T) {
 			`"state":"completed"`,
 			`"verdict":"`,
 			"The console in the browser (docs/console.md): " + apiBase + "/ (log in with a token of " + filepath.Join(dir, "dev", api.DevTokenFile) + ")",
+			"mariadb -h 127.0.0.1 -P " + sqlPort + " -u " + api.DevTokenName + ` -p"$(awk`,
 		} {
 			if !strings.Contains(block, want) {
 				t.Errorf("dbtrail-demo --duration %s: the block lacks %q", duration, want)

@@ -75,6 +75,7 @@ type config struct {
 	frontendAddr string // Temporal frontend (gRPC) of dbtrail dev
 	uiAddr       string // Temporal web UI of dbtrail dev
 	apiAddr      string // HTTP API of dbtrail dev
+	sqlAddr      string // time-travel SQL port of dbtrail dev
 	dbtrail      string
 }
 
@@ -108,6 +109,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.IntVar(&c.indexPort, "index-port", 33062, "TCP port of the index server on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&c.s3Port, "s3-port", 33063, "TCP port of the S3 server (versitygw) on 127.0.0.1 that holds the snapshots' remote copies (0: no object storage)")
 	fs.StringVar(&c.apiAddr, "api-addr", "127.0.0.1:8280", "loopback address of dbtrail dev's HTTP API")
+	fs.StringVar(&c.sqlAddr, "sql-addr", "127.0.0.1:3307", "loopback address of dbtrail dev's time-travel SQL port (MySQL protocol)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "loopback address of capture's Prometheus /metrics endpoint")
 	fs.StringVar(&c.frontendAddr, "frontend-addr", defaultFrontendAddr, "loopback address of the embedded Temporal frontend (gRPC)")
 	fs.StringVar(&c.uiAddr, "ui-addr", "127.0.0.1:8233", "loopback address of the Temporal web UI")
@@ -135,6 +137,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		{"frontend-addr", c.frontendAddr, "127.0.0.1:7233"},
 		{"ui-addr", c.uiAddr, "127.0.0.1:8233"},
 		{"api-addr", c.apiAddr, "127.0.0.1:8280"},
+		{"sql-addr", c.sqlAddr, "127.0.0.1:3307"},
 	} {
 		host, port, err := net.SplitHostPort(a.addr)
 		n, perr := strconv.Atoi(port)
@@ -215,7 +218,7 @@ func run(cfg config) (err error) {
 	}
 	devArgs := []string{"dev", "--data-dir", filepath.Join(dir, "dev"), "--backup-dir", backupDir,
 		"--source", sourceName, "--metrics-addr", cfg.metricsAddr, "--refresh-every", "1m",
-		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr, "--api-addr", cfg.apiAddr, "--restore-targets", targets}
+		"--frontend-addr", cfg.frontendAddr, "--ui-addr", cfg.uiAddr, "--api-addr", cfg.apiAddr, "--sql-addr", cfg.sqlAddr, "--restore-targets", targets}
 	if cfg.s3Port != 0 {
 		s3srv, err := testsuite.StartPersistentS3(ctx, filepath.Join(dir, "s3"), cfg.s3Port, "dbtrail-demo")
 		if err != nil {
@@ -305,7 +308,7 @@ const devStopTimeout = time.Minute
 // of the addresses dbtrail dev is to take, e.g. a dev or demo still running.
 func checkAddrsFree(cfg config) error {
 	for _, a := range []struct{ flag, addr string }{
-		{"metrics-addr", cfg.metricsAddr}, {"frontend-addr", cfg.frontendAddr}, {"ui-addr", cfg.uiAddr}, {"api-addr", cfg.apiAddr},
+		{"metrics-addr", cfg.metricsAddr}, {"frontend-addr", cfg.frontendAddr}, {"ui-addr", cfg.uiAddr}, {"api-addr", cfg.apiAddr}, {"sql-addr", cfg.sqlAddr},
 	} {
 		l, err := net.Listen("tcp", a.addr)
 		if err != nil {

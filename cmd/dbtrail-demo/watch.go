@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/sqlport"
 )
 
 // Block markers of the "what to look at" block; the smoke test looks for
@@ -249,6 +250,11 @@ func (w *watcher) printBlock(ctx context.Context, r backupResult) {
 	fmt.Fprintf(&b, "   set -a; . %s; set +a; %s refresh%s\n", display(w.envFile), display(w.bin), temporalAddr)
 	fmt.Fprintf(&b, "   %s snapshots --backup-dir %s\n\n", display(w.bin), display(w.backupDir))
 
+	if line, err := sqlport.ClientLine(w.cfg.sqlAddr, w.tokenFile); err == nil {
+		fmt.Fprintf(&b, " Read any moment with a MySQL client (the time-travel SQL port; the user and password are dev's token):\n")
+		fmt.Fprintf(&b, "   %s -e \"SET @@dbtrail_at = '%s'; SELECT @@dbtrail_cut; SELECT count(*) FROM shop.orders\"\n\n",
+			line, time.Now().UTC().Add(-time.Minute).Format("2006-01-02 15:04:05"))
+	}
 	fmt.Fprintf(&b, " Prometheus metrics of capture:\n   %s\n   curl -s %s | grep '^dbtrail_'\n%s\n", metrics, metrics, notAnswering(ctx, metrics))
 	fmt.Fprintf(&b, " Capture status (in another terminal, from this folder):\n   set -a; . %s; set +a; %s status\n", display(w.envFile), display(w.bin))
 	fmt.Fprintf(&b, "   It says now:\n")

@@ -113,8 +113,11 @@ read-write token) on its first start, keeps it, and prints how to use it.
 					return runDevAPI(ctx, g, cfg, &sc, &sched.refresh, store)
 				}})
 			}
-			if sqlAddr != "" {
-				job, err := sqlDevJob(cmd.Context(), g, sqlAddr, sc.tokenFile, wc.source, wc.backupDir, wc.archiveURL, store)
+			if sqlAddr != "" && sc.tokenFile == "" && !cmd.Flags().Changed("sql-addr") {
+				// The default port needs users: without a token file it stays off.
+				g.log.Warn("the SQL port is off: its users are the tokens of a token file (--token-file, or dev's own with --api-addr); --sql-addr '' turns it off without this warning")
+			} else if sqlAddr != "" {
+				job, err := sqlDevJob(cmd.Context(), g, sqlAddr, &sc, wc.source, wc.backupDir, wc.archiveURL, store)
 				if err != nil {
 					return err
 				}
@@ -144,7 +147,7 @@ read-write token) on its first start, keeps it, and prints how to use it.
 	sched.register(f)
 	early.register(f)
 	sc.register(f, api.DefaultAddr)
-	f.StringVar(&sqlAddr, "sql-addr", "", "listen address of the time-travel SQL port, e.g. "+sqlport.DefaultAddr+" (MySQL protocol, read-only, loopback only; users from the API token file; empty: off)")
+	f.StringVar(&sqlAddr, "sql-addr", sqlport.DefaultAddr, "listen address of the time-travel SQL port (MySQL protocol, read-only, loopback only; users from the API token file; '' turns it off)")
 	return cmd
 }
 

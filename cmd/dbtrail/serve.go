@@ -51,6 +51,8 @@ type serveConfig struct {
 	// used when neither --token-file nor DBTRAIL_API_TOKENS gives tokens
 	// ("" for serve).
 	devTokenFile string
+	// slots bounds the queries answered at once (querySlots).
+	slots *api.QuerySlots
 }
 
 func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {

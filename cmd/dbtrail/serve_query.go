@@ -18,9 +18,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
-// maxQueries bounds the API's DuckDB sessions open at once (memory).
-const maxQueries = 2
-
 // sandbox is what the API's queries read: the backup folder and, for the
 // live tail, the index.
 type sandbox struct {
@@ -37,7 +34,10 @@ type sandbox struct {
 	// index dropped from (nil: none; such a tail is left out, with the
 	// reason).
 	archive func(ctx context.Context) (storage.Store, error)
-	log     *slog.Logger
+	// slots bounds the sessions open at once (memory), shared in dev with
+	// the SQL port (nil: api.DefaultMaxQueries of its own).
+	slots *api.QuerySlots
+	log   *slog.Logger
 }
 
 // archiveOnce opens the store of url at its first use and keeps it (a
@@ -65,7 +65,7 @@ func archiveOnce(url string, log *slog.Logger) func(ctx context.Context) (storag
 
 // DefaultQueryMaxBytes is --query-max-bytes' default: the largest answer,
 // its rows encoded, one API query holds.
-const DefaultQueryMaxBytes = 16 << 20
+const DefaultQueryMaxBytes = api.DefaultQueryMaxBytes
 
 // sandboxQuery answers the API's questions: a sandboxed views session
 // (views.SessionOptions.Sandbox: files of the source's backup folder and
@@ -79,17 +79,18 @@ const DefaultQueryMaxBytes = 16 << 20
 // or the index is read. It answers at ctx's end at the latest: the work
 // goes on in the background until DuckDB stops at its interrupt (a
 // function DuckDB cannot interrupt, folding a constant, finishes first),
-// holding its slot (maxQueries) until then.
+// holding its slot (sb.slots) until then.
 func sandboxQuery(sb sandbox) api.QueryFunc {
-	slots := make(chan struct{}, maxQueries)
+	slots := sb.slots
+	if slots == nil {
+		slots = api.NewQuerySlots(api.DefaultMaxQueries)
+	}
 	return func(ctx context.Context, q api.Question) (api.QueryAnswer, error) {
 		if err := views.CheckStatement(ctx, q.SQL); err != nil {
 			return api.QueryAnswer{}, err
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return api.QueryAnswer{}, ctx.Err()
+		if err := slots.Acquire(ctx); err != nil {
+			return api.QueryAnswer{}, err
 		}
 		type answer struct {
 			a   api.QueryAnswer
@@ -97,7 +98,7 @@ func sandboxQuery(sb sandbox) api.QueryFunc {
 		}
 		done := make(chan answer, 1)
 		go func() {
-			defer func() { <-slots }()
+			defer slots.Release()
 			a, err := sb.answer(ctx, q)
 			if errors.Is(err, views.ErrInterrupted) && sb.log != nil {
 				sb.log.Info("query interrupted at its time limit", "source", q.Source, "error", err)
@@ -214,9 +215,18 @@ func answerCut(st *tail.State, sourceDir, id string) (api.QueryCut, error) {
 // not nil, the index for the live tail (bounded by --query-tail-max-events).
 func (s *serveConfig) sandbox(backupDir string, store *index.Store, log *slog.Logger) sandbox {
 	sb := sandbox{backupDir: backupDir, memoryLimit: s.queryMemoryLimit, maxBytes: s.queryMaxBytes, maxEvents: s.queryTailMaxEvents,
-		archive: archiveOnce(s.archiveURL, log), log: log}
+		archive: archiveOnce(s.archiveURL, log), slots: s.querySlots(), log: log}
 	if store != nil {
 		sb.index = store
 	}
 	return sb
+}
+
+// querySlots is the bound of the queries answered at once, one for the API
+// and, in dev, the SQL port (api.DefaultMaxQueries).
+func (s *serveConfig) querySlots() *api.QuerySlots {
+	if s.slots == nil {
+		s.slots = api.NewQuerySlots(api.DefaultMaxQueries)
+	}
+	return s.slots
 }

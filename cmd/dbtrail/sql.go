@@ -21,6 +21,8 @@ type sqlConfig struct {
 	reqTLS    bool
 	timeout   time.Duration
 	maxRows   int
+	maxBytes  int64
+	cacheSize int64
 }
 
 // newSQLCmd is `dbtrail sql`: the time-travel SQL port (internal/sqlport).
@@ -45,7 +47,7 @@ func newSQLCmd(g *globals) *cobra.Command {
 			}
 			cfg := sqlport.Config{Addr: c.addr, TokenFile: c.tokenFile, TLSCert: c.tlsCert, TLSKey: c.tlsKey, RequireTLS: c.reqTLS,
 				Session: c.q.sessionOptions(),
-				Timeout: c.timeout, MaxRows: c.maxRows, Log: g.log}
+				Timeout: c.timeout, MaxRows: c.maxRows, MaxBytes: c.maxBytes, CacheBytes: c.cacheSize, Log: g.log}
 			if c.q.tail && (g.index.value != "" || cmd.Flags().Changed("tail")) {
 				past, closeIndex, err := openPast(cmd, g, c.q.backupDir, c.q.source, c.q.archiveURL)
 				if err != nil {
@@ -70,6 +72,8 @@ func newSQLCmd(g *globals) *cobra.Command {
 	f.StringVar(&c.tokenFile, "token-file", "", "the API's token file: each token's name is a user, its secret the password (mode 0600; required)")
 	f.DurationVar(&c.timeout, "timeout", sqlport.DefaultTimeout, "time limit of one statement")
 	f.IntVar(&c.maxRows, "max-rows", sqlport.DefaultMaxRows, "most rows of one answer (more is an error)")
+	f.Int64Var(&c.maxBytes, "query-max-bytes", DefaultQueryMaxBytes, "largest answer of one statement, its rows as sent, in bytes: a larger one is an error naming this cap")
+	f.Int64Var(&c.cacheSize, "cache-size", sqlport.DefaultCacheBytes, "bytes of the tables staged at moments (SET @@dbtrail_at) kept for every connection at the same cut; past it, those no session reads are removed")
 	f.StringVar(&c.q.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
 	f.StringVar(&c.q.source, "source", "main", "source name")
 	f.StringVar(&c.q.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit of one connection")

@@ -26,12 +26,24 @@ type handler struct {
 	st   *tail.State          // the prepared tail the session answers at, with a tail
 	defs map[string]*tableDef // stored definitions read, by schema.table (defs.go)
 	cat  *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
+	// cache is the port's staged tables; pins the ones the session reads.
+	cache *stageCache
+	pins  map[string]*staged
+	named map[string]bool // tables statements at this cut named, not staged
+	// id is the connection's id (CONNECTION_ID(), KILL); conns the port's
+	// connections; inflight the statement in progress, for KILL QUERY;
+	// closeConn ends the connection (KILL CONNECTION).
+	id        uint32
+	conns     *conns
+	inflight  running
+	closeConn func()
 }
 
 var _ server.Handler = (*handler)(nil)
 
 // close closes the session.
 func (h *handler) close() {
+	h.unpin()
 	if h.sess != nil {
 		h.sess.Close()
 		h.sess = nil
@@ -83,6 +95,12 @@ func (h *handler) HandleQuery(query string) (*mysql.Result, error) {
 }
 
 func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error) {
+	if m := killStmt.FindStringSubmatch(query); m != nil {
+		return nil, h.kill(m)
+	}
+	if connectionID.MatchString(query) {
+		return h.connectionIDResult()
+	}
 	if res, ok, err := h.protoStatement(ctx, query); ok {
 		return res, err
 	}
@@ -111,6 +129,11 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	case kindShowColumns:
 		return h.showColumnsStored(ctx, p.arg)
 	}
+	release, err := h.slot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s, err := h.session(ctx)
 	if err != nil {
 		return nil, err
@@ -119,13 +142,16 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := s.Query(ctx, q)
+	rows, _, err := s.QueryAfter(ctx, q, func(ctx context.Context, names []string) error { return h.stageTables(ctx, s, names) })
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	rs, err := h.answer(ctx, s, p.sql, rows, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.checkBytes(rs); err != nil {
 		return nil, err
 	}
 	return mysql.NewResult(rs), nil

@@ -108,6 +108,7 @@ func (h *handler) moveTo(ctx context.Context, text string, check func(*views.Ses
 		}
 		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at %s: %v", text, err)
 	}
+	h.unpin()
 	if old != nil {
 		old.Close()
 	}

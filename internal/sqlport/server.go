@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -53,7 +54,19 @@ type Config struct {
 	// rows of an answer (DefaultMaxRows when 0): more is an error.
 	Timeout time.Duration
 	MaxRows int
-	Log     *slog.Logger
+	// MaxBytes bounds an answer's rows as sent (api.DefaultQueryMaxBytes
+	// when 0): more is an error. Slots bounds the statements DuckDB answers
+	// at once, shared with the API in dev (api.DefaultMaxQueries of the
+	// port's own when nil).
+	MaxBytes int64
+	Slots    *api.QuerySlots
+	// CacheDir is where the tables staged at a moment are kept, shared by
+	// every connection (a new folder under the system's temp folder when
+	// empty, removed when Serve ends); CacheBytes bounds them
+	// (DefaultCacheBytes when 0).
+	CacheDir   string
+	CacheBytes int64
+	Log        *slog.Logger
 }
 
 // Bounds of a statement through the port.
@@ -64,11 +77,14 @@ const (
 
 // Server is a listening port.
 type Server struct {
-	cfg  Config
-	ln   net.Listener
-	srv  *server.Server
-	auth server.AuthenticationHandler
-	wg   sync.WaitGroup
+	cfg    Config
+	cache  *stageCache
+	ln     net.Listener
+	srv    *server.Server
+	auth   server.AuthenticationHandler
+	conns  conns
+	served atomic.Bool
+	wg     sync.WaitGroup
 }
 
 // Listen checks cfg, reads the token file and the TLS files and listens
@@ -86,6 +102,9 @@ func Listen(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if err := defaultLimits(&cfg); err != nil {
+		return nil, err
+	}
 	if cfg.Session.Tail != nil {
 		return nil, fmt.Errorf("sql port: the session's tail is the port's (Config.Tail)")
 	}
@@ -101,12 +120,17 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql port: %w", err)
 	}
+	cache, err := openCache(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		cache.close()
 		return nil, fmt.Errorf("sql port: listen on %s: %w", cfg.Addr, err)
 	}
 	srv := server.NewServer(ServerVersion, mysql.DEFAULT_COLLATION_ID, method, key, tc)
-	return &Server{cfg: cfg, ln: ln, srv: srv, auth: auth}, nil
+	return &Server{cfg: cfg, cache: cache, ln: ln, srv: srv, auth: auth}, nil
 }
 
 // Addr is the address the port listens on.
@@ -116,8 +140,10 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // and waits for the connections to end) and serves each in its own
 // goroutine.
 func (s *Server) Serve(ctx context.Context) error {
+	s.served.Store(true)
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
+	defer s.cache.close()
 	defer s.wg.Wait()
 	for {
 		c, err := s.ln.Accept()
@@ -135,8 +161,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 }
 
-// Close stops listening.
-func (s *Server) Close() error { return s.ln.Close() }
+// Close stops listening; a port that never served also removes its staged
+// tables' folder (Serve removes it when it ends).
+func (s *Server) Close() error {
+	err := s.ln.Close()
+	if !s.served.Load() {
+		err = errors.Join(err, s.cache.close())
+	}
+	return err
+}
 
 // serveConn authenticates c and answers its commands until it quits or
 // ctx ends.
@@ -145,7 +178,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	h := &handler{cfg: &s.cfg, ctx: ctx}
+	h := &handler{cfg: &s.cfg, ctx: ctx, cache: s.cache, conns: &s.conns, closeConn: cancel}
 	defer h.close()
 	conn, err := s.srv.NewCustomizedConn(c, s.auth, h)
 	if err != nil {
@@ -153,7 +186,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		c.Close()
 		return
 	}
-	h.user = conn.GetUser()
+	h.user, h.id = conn.GetUser(), conn.ConnectionID()
+	s.conns.add(h.id, h)
+	defer s.conns.remove(h.id)
 	s.cfg.Log.Debug("sql port: connected", "remote", c.RemoteAddr().String(), "user", h.user)
 	for !conn.Closed() {
 		if err := conn.HandleCommand(); err != nil {

@@ -16,7 +16,10 @@ import (
 	"github.com/dbtrail/dbtrail/internal/views/viewstest"
 )
 
-const testSecret = "0123456789abcdef0123456789abcdef"
+const (
+	testSecret  = "0123456789abcdef0123456789abcdef"
+	otherSecret = "fedcba9876543210fedcba9876543210"
+)
 
 // startPort publishes a snapshot of shop.orders into a new backup folder
 // and serves it (no index: the snapshot alone) on a loopback port; it
@@ -48,7 +51,7 @@ func startPortCfg(t *testing.T, edit func(*Config), tables ...viewstest.Table) s
 	src := filepath.Join(dir, "main")
 	viewstest.Publish(t, src, tables...)
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte("ro "+testSecret+" viewer\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("ro "+testSecret+" viewer\nro "+otherSecret+" other\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{Addr: "127.0.0.1:0", TokenFile: tokens,

@@ -51,7 +51,9 @@ func (h *handler) HandleStmtClose(any) error { return nil }
 // run runs fn under the statement's time limit; an error is a MySQL
 // error: the port's own, 1317 past the limit, else 1105 with the reason.
 func (h *handler) run(fn func(context.Context) (*mysql.Result, error)) (*mysql.Result, error) {
-	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.Timeout)
+	ctx, done := h.inflight.start(h.ctx)
+	defer done()
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
 	res, err := fn(ctx)
 	if err == nil {
@@ -62,7 +64,7 @@ func (h *handler) run(fn func(context.Context) (*mysql.Result, error)) (*mysql.R
 		return nil, my
 	}
 	if ctx.Err() != nil {
-		return nil, errRefused(mysql.ER_QUERY_INTERRUPTED, "the statement ran past its time limit of %s", h.cfg.Timeout)
+		return nil, h.interruptedError(ctx)
 	}
 	return nil, errRefused(mysql.ER_UNKNOWN_ERROR, "%v", err)
 }

@@ -19,6 +19,9 @@ import (
 // sandbox_functions.go).
 func (s *Session) sandbox(ctx context.Context) error {
 	allowed := []string{s.opt.SourceDir, s.tailRoot}
+	if s.opt.SharedDir != "" {
+		allowed = append(allowed, s.opt.SharedDir)
+	}
 	var list []string
 	for _, d := range allowed {
 		dir, err := filepath.Abs(d)

@@ -38,6 +38,10 @@ type SessionOptions struct {
 	// Sandbox, DuckDB may read the session's temp folder, where the tails
 	// are staged: a TempDir given is allowed whole.)
 	Tail func(ctx context.Context, dir string) (*Tail, error)
+	// SharedDir, when set, is a folder DuckDB may also read and write with
+	// Sandbox: where sessions share tables staged at a cut (WriteTable,
+	// ReadTable; the SQL port's cache).
+	SharedDir string
 }
 
 // Session is an in-memory DuckDB with the views of one snapshot loaded, for
@@ -101,6 +105,7 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 		"SET temp_directory=" + quoteString(filepath.ToSlash(tmp)),
 		"SET TimeZone='UTC'",
 		"SET autoinstall_known_extensions=false",
+		"SET parquet_metadata_cache=true", // files are immutable: snapshots, tails, staged tables
 	} {
 		if _, err := s.conn.ExecContext(ctx, set); err != nil {
 			return nil, fmt.Errorf("views: duckdb %s: %w", set, err)
@@ -216,9 +221,23 @@ var explainPrefix = regexp.MustCompile(`(?is)^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^
 // DuckDB (which stops at its next check of the interrupt). args are bound
 // to the statement's parameters (?) by DuckDB, never spliced into its text.
 func (s *Session) Query(ctx context.Context, stmt string, args ...any) (rows *sql.Rows, explain bool, err error) {
+	return s.QueryAfter(ctx, stmt, nil, args...)
+}
+
+// QueryAfter is Query calling before, when not nil, with the tables the
+// statement names (schema.table, sorted) once it passed the check and
+// before anything is staged or run: the SQL port stages them at its cut
+// (WriteTable, ReadTable) from the one parse.
+func (s *Session) QueryAfter(ctx context.Context, stmt string, before func(ctx context.Context, names []string) error,
+	args ...any) (rows *sql.Rows, explain bool, err error) {
 	c, err := checkStatement(ctx, stmt)
 	if err != nil {
 		return nil, false, err
+	}
+	if before != nil {
+		if err := before(ctx, sortedNames(c.names)); err != nil {
+			return nil, false, err
+		}
 	}
 	if err := s.stagePending(ctx, c.names, false); err != nil {
 		return nil, false, err

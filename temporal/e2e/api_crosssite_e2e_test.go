@@ -229,7 +229,7 @@ func TestDevTokenFile(t *testing.T) {
 		addr := freeAddr(t)
 		ctx, cancel := context.WithCancel(e.ctx)
 		args := append([]string{"dev", "--data-dir", dataDir, "--backup-dir", e.acts.BackupDir, "--capture=false",
-			"--frontend-addr", freeAddr(t), "--ui-addr", "", "--metrics-addr", "", "--api-addr", addr}, extra...)
+			"--frontend-addr", freeAddr(t), "--ui-addr", "", "--metrics-addr", "", "--api-addr", addr, "--sql-addr", ""}, extra...)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN, "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_API_TOKENS=")
 		lines, stop := runUntil(t, cmd, cancel, "/v1/jobs") // the curl line after "HTTP API"

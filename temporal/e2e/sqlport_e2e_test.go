@@ -252,4 +252,16 @@ func TestDevSQLPort(t *testing.T) {
 	if got := strings.TrimSpace(string(out)); got != "1\ta\n2\tNULL" {
 		t.Fatalf("mariadb through dev: %q", got)
 	}
+	// The line dev prints runs as printed: it reads the password from the
+	// token file.
+	var line string
+	for _, l := range lines {
+		if _, rest, ok := strings.Cut(l, "SQL port"); ok {
+			line, _, _ = strings.Cut(strings.TrimSpace(rest), "  (")
+		}
+	}
+	out, err = exec.CommandContext(e.ctx, "sh", "-c", line+" --batch --skip-column-names -e 'SELECT count(*) FROM app.dev_t'").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "2" {
+		t.Fatalf("dev's printed line %q: %v: %s", line, err, out)
+	}
 }

@@ -73,7 +73,7 @@ func TestCLIOverMTLS(t *testing.T) {
 		t.Fatalf("dbtrail jobs without a client certificate: %v\n%s", err, out)
 	}
 
-	out, err = run(nil, "dev", "--data-dir", filepath.Join(dir, "dev"), "--frontend-addr", "0.0.0.0:7233")
+	out, err = run(nil, "dev", "--data-dir", filepath.Join(dir, "dev"), "--frontend-addr", "0.0.0.0:7233", "--sql-addr", "")
 	if err == nil || !strings.Contains(out, "frontend address 0.0.0.0:7233") || !strings.Contains(out, "--frontend-tls-client-ca") {
 		t.Fatalf("dbtrail dev on 0.0.0.0 without TLS: %v\n%s", err, out)
 	}
