@@ -20,17 +20,7 @@ import (
 func tailCounts(t *testing.T, p *pastEnv, past moment.Past) ([]string, *tail.State) {
 	t.Helper()
 	o := views.SessionOptions{Options: views.Options{SourceDir: filepath.Join(p.acts.BackupDir, "main")}, MemoryLimit: "256MB", Threads: 1}
-	var st *tail.State
-	r := &tail.Reader{Past: past}
-	o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
-		var err error
-		if st, err = r.Prepare(ctx, dir); err != nil {
-			return nil, err
-		}
-		return st.Views, nil
-	}
-	s, err := views.OpenSession(p.ctx, o)
-	must(t, err)
+	s, st := openTailSession(t, p.ctx, o, past)
 	defer s.Close()
 	var out []string
 	for _, q := range archivedCountQueries() {
@@ -127,4 +117,23 @@ func tailViewsArchived(t *testing.T, p *pastEnv, source []string, seq uint64) {
 	if err != nil || !strings.Contains(out+errOut, "left out") || !strings.Contains(out+errOut, "--archive-url") {
 		t.Fatalf("dbtrail views --tail-dir without --archive-url: %v\n%s%s", err, out, errOut)
 	}
+}
+
+// openTailSession opens a query session over o reading the live tail of
+// past, as `dbtrail query` does, and returns it with the state of the tail
+// it prepared.
+func openTailSession(t *testing.T, ctx context.Context, o views.SessionOptions, past moment.Past) (*views.Session, *tail.State) {
+	t.Helper()
+	var st *tail.State
+	r := &tail.Reader{Past: past}
+	o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
+		var err error
+		if st, err = r.Prepare(ctx, dir); err != nil {
+			return nil, err
+		}
+		return st.Views, nil
+	}
+	s, err := views.OpenSession(ctx, o)
+	must(t, err)
+	return s, st
 }

@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -48,17 +46,7 @@ func TestTailFollowsCreatedRenamedDropped(t *testing.T) {
 
 	o := views.SessionOptions{Options: views.Options{SourceDir: filepath.Join(e.acts.BackupDir, "main"), Raw: true},
 		MemoryLimit: "256MB", Threads: 1}
-	r := &tail.Reader{Past: moment.Past{Source: "main", Index: e.store, SourceDir: o.SourceDir}}
-	var st *tail.State
-	o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
-		var err error
-		if st, err = r.Prepare(ctx, dir); err != nil {
-			return nil, err
-		}
-		return st.Views, nil
-	}
-	s, err := views.OpenSession(e.ctx, o)
-	must(t, err)
+	s, st := openTailSession(t, e.ctx, o, moment.Past{Source: "main", Index: e.store, SourceDir: o.SourceDir})
 	defer s.Close()
 	if !st.Live {
 		t.Fatalf("the tail fell back: %s", st)
