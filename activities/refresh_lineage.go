@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
@@ -95,6 +96,11 @@ func (a *Activities) writeRebuilt(ctx context.Context, rb moment.Rebuilder, mp m
 		return ConvertTableResult{}, momentErr(err)
 	}
 	defer t.Close()
+	if tp.Base != "" && tp.Lineage == nil && t.Events == 0 {
+		// Re-dumped, and nothing happened to it since: its files are the
+		// table at the cut, as a table with no change is linked forward.
+		return linkRedumped(a.sourceDir(in.Source), in, b)
+	}
 	def := t.Footer.Table
 	if def == nil || def.Schema != tp.Key.Schema || def.Name != tp.Key.Table {
 		return ConvertTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("refresh %s: the rebuilt table is named %s", tp.Key, def.QualifiedName()))
@@ -121,6 +127,43 @@ func (a *Activities) writeRebuilt(ctx context.Context, rb moment.Rebuilder, mp m
 		Fingerprint: res.Fingerprint.String(), SHA256: d.SHA256, Size: d.Size, Kind: tp.Kind, Origin: snapshot.OriginRewritten}
 	if err := addEmptyChain(b, def, &out); err != nil {
 		return ConvertTableResult{}, err
+	}
+	return out, nil
+}
+
+// linkRedumped links the files of tp's partial re-dump (its table file
+// and empty chain start) into the staged snapshot as the table at the
+// cut: the window from the dump's position to the cut holds no change of
+// it and no schema change. The result is the partial manifest's entry.
+func linkRedumped(dir string, in RefreshTableInput, b *snapshot.Builder) (ConvertTableResult, error) {
+	tp := in.Table
+	snap, err := snapshot.OpenPartial(dir, tp.Base)
+	if err != nil {
+		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: partial snapshot %s: %w", tp.Key, tp.Base, err))
+	}
+	mt, ok := snap.Manifest.Table(tp.Key.Schema, tp.Key.Table)
+	if !ok {
+		return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in partial snapshot %s", tp.Key, tp.Base))
+	}
+	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: mt.Rows, Fingerprint: mt.Fingerprint.String(),
+		Kind: tp.Kind, Origin: snapshot.OriginDump, CreateTable: mt.CreateTable}
+	if in.CreateTable != "" {
+		out.CreateTable = in.CreateTable
+	}
+	for i, rel := range append([]string{mt.File}, mt.Chain...) {
+		d, ok := snap.Manifest.Files[rel]
+		if !ok {
+			return ConvertTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: partial snapshot %s lists no %s", tp.Key, tp.Base, rel))
+		}
+		dg := digest.Digest(d)
+		if err := b.Link(rel, snap.Path(rel), dg); err != nil {
+			return ConvertTableResult{}, err
+		}
+		if i == 0 {
+			out.SHA256, out.Size = dg.SHA256, dg.Size
+			continue
+		}
+		out.Chain = append(out.Chain, ChainFile{Path: rel, SHA256: dg.SHA256, Size: dg.Size})
 	}
 	return out, nil
 }
