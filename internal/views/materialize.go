@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -57,8 +58,9 @@ func (s *Session) WriteTable(ctx context.Context, name, path string) error {
 	if len(key) > 0 {
 		order = " ORDER BY " + joinIdents(key)
 	}
-	q := fmt.Sprintf("COPY (SELECT * FROM %s.%s%s) TO %s (FORMAT parquet, COMPRESSION zstd)",
-		quoteIdent(t.Schema), quoteIdent(t.Table), order, quoteString(p))
+	list := s.stagedList(t, "VARCHAR")
+	q := fmt.Sprintf("COPY (SELECT %s FROM %s.%s%s) TO %s (FORMAT parquet, COMPRESSION zstd)",
+		list, quoteIdent(t.Schema), quoteIdent(t.Table), order, quoteString(p))
 	if _, err := s.conn.ExecContext(ctx, q); err != nil {
 		return interrupted(fmt.Errorf("views: write %s at the session's cut: %w", name, err))
 	}
@@ -87,10 +89,11 @@ func (s *Session) ReadTable(ctx context.Context, name, path string) error {
 	if err != nil {
 		return err
 	}
+	list := s.stagedList(t, "INTERVAL")
 	tbl := quoteIdent(stagedSchema) + "." + quoteIdent(name)
 	stmts := []string{
 		"CREATE SCHEMA IF NOT EXISTS " + quoteIdent(stagedSchema),
-		fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM read_parquet(%s)", tbl, quoteString(p)),
+		fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT %s FROM read_parquet(%s)", tbl, list, quoteString(p)),
 	}
 	if len(key) > 0 {
 		stmts = append(stmts, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", quoteIdent("key of "+name), tbl, joinIdents(key)))
@@ -144,4 +147,22 @@ func (s *Session) key(t TableRef) ([]string, error) {
 		key = append(key, k)
 	}
 	return key, nil
+}
+
+// stagedList is the select list of t's staged file: every column of its
+// view as it is, but an INTERVAL (a TIME column of a typed view, typedType)
+// cast to as: Parquet holds no negative interval, so WriteTable stores it
+// as its text (as "VARCHAR") and ReadTable reads it back (as "INTERVAL"),
+// the same value. It reads t's definitions, not the view (a pending
+// table's view cannot be bound before it is staged).
+func (s *Session) stagedList(t TableRef, as string) string {
+	list := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		q := quoteIdent(c)
+		list[i] = q
+		if !s.opt.Raw && t.Defs != nil && typedType(&t.Defs[i]) == "INTERVAL" {
+			list[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", q, as, q)
+		}
+	}
+	return strings.Join(list, ", ")
 }
