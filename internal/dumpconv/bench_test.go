@@ -107,7 +107,7 @@ func BenchmarkConvertArrowRaw(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := testsuite.ProcessCPUTime().Seconds()
 	for range b.N {
-		if err := rawWrite(tbl, io.Discard); err != nil {
+		if err := rawWrite(tbl, def, io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -132,10 +132,11 @@ func readTable(tb testing.TB, data []byte) arrow.Table {
 }
 
 // rawWrite is the raw write of the benchmarks: pqarrow.WriteTable, zstd,
-// the table writer's row groups, the Arrow schema stored.
-func rawWrite(tbl arrow.Table, w io.Writer) error {
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(snapshot.DefaultRowGroupRows))
+// the table writer's row groups and dictionary settings, the Arrow
+// schema stored.
+func rawWrite(tbl arrow.Table, def *schema.Table, w io.Writer) error {
+	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(snapshot.DefaultRowGroupRows)}, snapshot.DictionaryProperties(def, tbl.Schema())...)...)
 	return pqarrow.WriteTable(tbl, w, snapshot.DefaultRowGroupRows, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 }
 

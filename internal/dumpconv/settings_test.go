@@ -48,7 +48,7 @@ func TestConvertWritesWhatTheRawWriteWrites(t *testing.T) {
 	}
 	tbl := readTable(t, conv.Bytes())
 	defer tbl.Release()
-	if err := rawWrite(tbl, &raw); err != nil {
+	if err := rawWrite(tbl, def, &raw); err != nil {
 		t.Fatal(err)
 	}
 	c, r := chunkLayout(t, conv.Bytes()), chunkLayout(t, raw.Bytes())

@@ -21,8 +21,8 @@ type TableAt struct {
 // SnapshotTable returns schema.table of snap as a TableAt, after checking
 // the digest of its table file and every chain file against the manifest
 // (a *snapshot.DigestError refuses it) and reading the table file's footer
-// for its definition. A table with no chain (kind full, or only the empty
-// 000000 pair) reads as its table file.
+// for its definition. Its chain is every chain file the manifest lists,
+// the empty 000000 pair included (WithoutEmptyChain drops empty ones).
 func SnapshotTable(snap *snapshot.Snapshot, schemaName, table string) (TableAt, error) {
 	mt, ok := snap.Manifest.Table(schemaName, table)
 	if !ok {
@@ -53,6 +53,44 @@ func SnapshotTable(snap *snapshot.Snapshot, schemaName, table string) (TableAt, 
 		}
 	}
 	return at, nil
+}
+
+// WithoutEmptyChain is at without the chain files that hold no rows (the
+// empty chain start every new table file gets, read from each file's
+// Parquet footer): reading them adds nothing, and a table whose chain is
+// all empty reads as its table file alone, so that a schema change can map
+// its rows straight from it.
+func (at TableAt) WithoutEmptyChain() (TableAt, error) {
+	out := at
+	out.Posdel, out.Upserts = nil, nil
+	for _, p := range at.Posdel {
+		empty, err := emptyFile(p)
+		if err != nil {
+			return TableAt{}, err
+		}
+		if !empty {
+			out.Posdel = append(out.Posdel, p)
+		}
+	}
+	for _, k := range at.Upserts {
+		empty, err := emptyFile(k.Path)
+		if err != nil {
+			return TableAt{}, err
+		}
+		if !empty {
+			out.Upserts = append(out.Upserts, k)
+		}
+	}
+	return out, nil
+}
+
+// emptyFile reports whether the Parquet file at path holds no rows.
+func emptyFile(path string) (bool, error) {
+	st, err := snapshot.ReadFileStats(path)
+	if err != nil {
+		return false, err
+	}
+	return st.Rows == 0, nil
 }
 
 // Rows calls fn with every row of the table at its snapshot, in the SQL

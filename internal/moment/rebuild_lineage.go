@@ -138,7 +138,8 @@ func (r *Rebuilder) startEmpty(t *Table, s schemahist.Step) error {
 
 // materialize folds t's events after < seq <= upto into one scratch table
 // file, which t then reads (no chain, no window). A table file with no
-// chain and no events in the range is kept as it is.
+// chain (or only empty chain files) and no events in the range is kept as
+// it is.
 func (r *Rebuilder) materialize(ctx context.Context, t *Table, after, upto uint64, progress fold.Progress) error {
 	if err := r.stageWindow(ctx, t, after, upto, progress); err != nil {
 		return err
@@ -146,6 +147,11 @@ func (r *Rebuilder) materialize(ctx context.Context, t *Table, after, upto uint6
 	w := t.window
 	t.window = nil
 	defer w.Remove()
+	at, err := t.at.WithoutEmptyChain()
+	if err != nil {
+		return err
+	}
+	t.at = at
 	if w.Events == 0 && len(t.at.Posdel) == 0 && len(t.at.Upserts) == 0 {
 		return nil
 	}

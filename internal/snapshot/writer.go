@@ -155,7 +155,7 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 		opts.Allocator = memory.DefaultAllocator
 	}
 	cw := &countingWriter{w: w}
-	fw, err := newParquetWriter(sc, cw, opts)
+	fw, err := newParquetWriter(sc, cw, opts, DictionaryProperties(t, sc)...)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.QualifiedName(), err)
 	}
@@ -177,6 +177,27 @@ func newTableWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 	return tw, nil
 }
 
+// dictionaryPageLimit bounds a column chunk's dictionary: past it the
+// column falls back to plain pages. Parquet's usual 1 MiB holds a whole row
+// group of distinct BIGINTs, so a column of distinct values paid for a
+// dictionary larger than its plain pages on every row group (a quarter of
+// a table rewrite's CPU went to growing those hash tables); 256 KiB keeps
+// dictionaries for columns of up to 32,768 distinct 8-byte values.
+const dictionaryPageLimit = 256 << 10
+
+// DictionaryProperties are the dictionary settings of t's table files
+// (arrow schema sc): dictionaries bounded by dictionaryPageLimit, and none
+// for a one-column key, whose values are distinct by definition, so that
+// a dictionary only costs.
+func DictionaryProperties(t *schema.Table, sc *arrow.Schema) []parquet.WriterProperty {
+	pp := []parquet.WriterProperty{parquet.WithDictionaryPageSizeLimit(dictionaryPageLimit)}
+	idx, err := t.KeyIndexes()
+	if err != nil || len(idx) != 1 || idx[0] >= sc.NumFields() {
+		return pp
+	}
+	return append(pp, parquet.WithDictionaryFor(sc.Field(idx[0]).Name, false))
+}
+
 // newParquetWriter opens a zstd Parquet writer that stores the Arrow schema
 // (so field metadata survives).
 func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions, more ...parquet.WriterProperty) (*pqarrow.FileWriter, error) {
@@ -188,6 +209,7 @@ func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions, more ..
 	pp := append([]parquet.WriterProperty{
 		parquet.WithCompression(codec),
 		parquet.WithMaxRowGroupLength(int64(max(opts.RowGroupRows, 1))),
+		parquet.WithDictionaryPageSizeLimit(dictionaryPageLimit),
 		parquet.WithCreatedBy("dbtrail " + WriterVersion),
 	}, more...)
 	if opts.ZstdLevel != 0 && !opts.Scratch {
