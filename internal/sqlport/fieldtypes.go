@@ -9,11 +9,13 @@ import (
 // fieldOfColumn is the MySQL field of a result column named name that
 // shows the table column src: its type, length, decimals, character set
 // and flags from the stored definition, as the source server sends them
-// (MariaDB's forms: JSON as LONGTEXT, UUID/INET6/INET4 as strings).
+// (MariaDB's forms: JSON as LONGTEXT, UUID/INET6/INET4 as strings); a
+// text column's character set number is its own collation's
+// (collationID), which wire turns into the session's.
 func fieldOfColumn(name string, src *source) *mysql.Field {
 	c := src.col
 	f := &mysql.Field{Name: []byte(name), OrgName: []byte(c.Name), Schema: []byte(src.schema),
-		Table: []byte(src.table), OrgTable: []byte(src.table), Charset: charsetUTF8MB4}
+		Table: []byte(src.table), OrgTable: []byte(src.table), Charset: collationID(c, src.collation)}
 	binaryType := func(t uint8, length int) {
 		f.Type, f.Charset, f.ColumnLength = t, charsetBinary, uint32(length)
 		f.Flag |= mysql.BINARY_FLAG

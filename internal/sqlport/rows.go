@@ -24,6 +24,19 @@ type column struct {
 	field  *mysql.Field
 	dbType string // DuckDB's type of the column
 	direct bool
+	latin1 bool // its text is sent in latin1 (wire)
+	// loc is the session's time zone for a column showing a TIMESTAMP
+	// column (its values are UTC), nil for every other.
+	loc *time.Location
+}
+
+// clock is a DATETIME/TIMESTAMP/DATE value as sent: a TIMESTAMP column's
+// in the session's time zone, any other as it is (UTC).
+func (c column) clock(t time.Time) time.Time {
+	if c.loc != nil {
+		return t.In(c.loc)
+	}
+	return t.UTC()
 }
 
 // answer reads rows (of stmt, run on s) into a resultset: the fields of
@@ -36,17 +49,12 @@ func (h *handler) answer(ctx context.Context, s *views.Session, stmt string, row
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := h.sourceColumns(ctx, s, stmt, cts)
+	cols, err := h.columns(ctx, s, stmt, cts)
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]column, len(cts))
 	rs := mysql.NewResultset(len(cts))
-	for i, ct := range cts {
-		cols[i] = column{field: fieldOf(ct), dbType: ct.DatabaseTypeName()}
-		if srcs[i] != nil {
-			cols[i].field, cols[i].direct = fieldOfColumn(ct.Name(), srcs[i]), true
-		}
+	for i := range cols {
 		rs.Fields[i] = cols[i].field
 	}
 	vals := make([]any, len(cts))
@@ -72,6 +80,29 @@ func (h *handler) answer(ctx context.Context, s *views.Session, stmt string, row
 		rs.RowDatas = append(rs.RowDatas, row)
 	}
 	return rs, rows.Err()
+}
+
+// columns are how the result columns cts of stmt (run on s) go on the
+// wire: the fields of columns that show a table column carry its stored
+// type (fieldOfColumn), the others their DuckDB type (fieldOf); each
+// with the session's character set number (wire).
+func (h *handler) columns(ctx context.Context, s *views.Session, stmt string, cts []*sql.ColumnType) ([]column, error) {
+	srcs, err := h.sourceColumns(ctx, s, stmt, cts)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]column, len(cts))
+	for i, ct := range cts {
+		cols[i] = column{field: fieldOf(ct), dbType: ct.DatabaseTypeName()}
+		if srcs[i] != nil {
+			cols[i].field, cols[i].direct = fieldOfColumn(ct.Name(), srcs[i]), true
+		}
+		cols[i].latin1 = wire(cols[i].field, h.results)
+		if cols[i].direct && cols[i].field.Type == mysql.MYSQL_TYPE_TIMESTAMP {
+			cols[i].loc = h.location()
+		}
+	}
+	return cols, nil
 }
 
 // textRow is one row in the text protocol.
@@ -105,11 +136,20 @@ func binaryRow(cols []column, vals []any) ([]byte, error) {
 	return row, nil
 }
 
-// text is v as the text protocol writes it: for a column that shows a
-// table column, as the source server writes the stored type (a FLOAT's 6
-// significant digits, a YEAR's 4 digits, a temporal's fraction of exactly
-// its precision).
+// text is v as the text protocol writes it (textValue), in latin1 for a
+// column sent so.
 func (c column) text(v any) []byte {
+	b := c.textValue(v)
+	if c.latin1 {
+		return toLatin1(b)
+	}
+	return b
+}
+
+// textValue is v's text: for a column that shows a table column, as the
+// source server writes the stored type (a FLOAT's 6 significant digits, a
+// YEAR's 4 digits, a temporal's fraction of exactly its precision).
+func (c column) textValue(v any) []byte {
 	if c.direct {
 		switch c.field.Type {
 		case mysql.MYSQL_TYPE_FLOAT:
@@ -122,7 +162,7 @@ func (c column) text(v any) []byte {
 			}
 		case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
 			if t, ok := v.(time.Time); ok {
-				return []byte(t.UTC().Format("2006-01-02 15:04:05") + fraction(int64(t.Nanosecond()/1000), c.field.Decimal))
+				return []byte(c.clock(t).Format("2006-01-02 15:04:05") + fraction(int64(t.Nanosecond()/1000), c.field.Decimal))
 			}
 		case mysql.MYSQL_TYPE_TIME:
 			if iv, ok := v.(duckdb.Interval); ok {
@@ -181,7 +221,7 @@ func (c column) binary(v any) ([]byte, error) {
 		return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)), nil
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
 		if t, ok := v.(time.Time); ok {
-			return binaryDateTime(t.UTC(), c.field.Type == mysql.MYSQL_TYPE_DATE), nil
+			return binaryDateTime(c.clock(t), c.field.Type == mysql.MYSQL_TYPE_DATE), nil
 		}
 	case mysql.MYSQL_TYPE_TIME:
 		if iv, ok := v.(duckdb.Interval); ok {
