@@ -150,6 +150,9 @@ func (c column) text(v any) []byte {
 // source server writes the stored type (a FLOAT's 6 significant digits, a
 // YEAR's 4 digits, a temporal's fraction of exactly its precision).
 func (c column) textValue(v any) []byte {
+	if st, ok := c.stored(v); ok {
+		return []byte(storedText(st, c.field))
+	}
 	if c.direct {
 		switch c.field.Type {
 		case mysql.MYSQL_TYPE_FLOAT:
@@ -176,6 +179,31 @@ func (c column) textValue(v any) []byte {
 		}
 	}
 	return []byte(textOf(v, c.dbType))
+}
+
+// stored is v's stored parts when v is the stand-in of an exact typed
+// view (views.StoredTemporal: a zero or impossible date or time) in a
+// DATE, DATETIME or TIMESTAMP column.
+func (c column) stored(v any) (views.Stored, bool) {
+	t, ok := v.(time.Time)
+	if !ok {
+		return views.Stored{}, false
+	}
+	switch c.field.Type {
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		return views.StoredTemporal(t)
+	}
+	return views.Stored{}, false
+}
+
+// storedText is the stored parts t as MySQL writes a value of field f:
+// the date, and for DATETIME/TIMESTAMP the time with f's fraction digits.
+func storedText(t views.Stored, f *mysql.Field) string {
+	out := fmt.Sprintf("%04d-%02d-%02d", t.Year, t.Month, t.Day)
+	if f.Type == mysql.MYSQL_TYPE_DATE {
+		return out
+	}
+	return out + fmt.Sprintf(" %02d:%02d:%02d", t.Hour, t.Minute, t.Second) + fraction(int64(t.Micro), f.Decimal)
 }
 
 // fraction is ".ffffff" cut to digits digits, or "" for none.
@@ -220,6 +248,9 @@ func (c column) binary(v any) ([]byte, error) {
 		}
 		return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)), nil
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		if st, ok := c.stored(v); ok {
+			return binaryStored(st, c.field.Type == mysql.MYSQL_TYPE_DATE), nil
+		}
 		if t, ok := v.(time.Time); ok {
 			return binaryDateTime(c.clock(t), c.field.Type == mysql.MYSQL_TYPE_DATE), nil
 		}
@@ -294,17 +325,25 @@ func floatOf(v any) (float64, bool) {
 	return 0, false
 }
 
-// binaryDateTime is a DATE or DATETIME in the binary protocol: its length,
-// then the date, the time when not midnight, the microseconds when not 0.
+// binaryDateTime is a DATE or DATETIME in the binary protocol
+// (binaryStored).
 func binaryDateTime(t time.Time, dateOnly bool) []byte {
+	return binaryStored(views.Stored{Year: t.Year(), Month: int(t.Month()), Day: t.Day(), Hour: t.Hour(), Minute: t.Minute(),
+		Second: t.Second(), Micro: t.Nanosecond() / 1000}, dateOnly)
+}
+
+// binaryStored is a DATE or DATETIME of parts t (zero parts kept) in the
+// binary protocol: its length, then the date, the time when not
+// midnight, the microseconds when not 0.
+func binaryStored(t views.Stored, dateOnly bool) []byte {
 	b := []byte{4}
-	b = binary.LittleEndian.AppendUint16(b, uint16(t.Year()))
-	b = append(b, byte(t.Month()), byte(t.Day()))
-	us := t.Nanosecond() / 1000
-	if dateOnly || t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && us == 0 {
+	b = binary.LittleEndian.AppendUint16(b, uint16(t.Year))
+	b = append(b, byte(t.Month), byte(t.Day))
+	us := t.Micro
+	if dateOnly || t.Hour == 0 && t.Minute == 0 && t.Second == 0 && us == 0 {
 		return b
 	}
-	b = append(b, byte(t.Hour()), byte(t.Minute()), byte(t.Second()))
+	b = append(b, byte(t.Hour), byte(t.Minute), byte(t.Second))
 	b[0] = 7
 	if us != 0 {
 		b = binary.LittleEndian.AppendUint32(b, uint32(us))

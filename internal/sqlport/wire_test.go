@@ -225,3 +225,49 @@ func mustAnswerPrepared(t *testing.T, db *sql.DB, q string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// zeroTable holds values a typed view cannot hold: zero and impossible
+// dates, a DECIMAL beyond 38 digits.
+var zeroTable = viewstest.Table{Schema: "shop",
+	Create: "CREATE TABLE z (id INT PRIMARY KEY, d DATE, dt DATETIME(3), ts TIMESTAMP NULL, big DECIMAL(65,30), p DECIMAL(5,2))",
+	Rows: [][]any{
+		{"1", "0000-00-00", "0000-00-00 00:00:00.000", "0000-00-00 00:00:00", "123456789012345678901234567890.123456789012345678901234567890", "1.50"},
+		{"2", "2024-00-10", "2024-00-10 12:34:56.789", "2024-02-30 01:02:03", "-99999999999999999999999999999999999.999999999999999999999999999999", "-2.00"},
+		{"3", "2026-12-01", "2026-12-01 10:41:59.001", "2026-12-01 10:41:59", "0.000000000000000000000000000001", "0.00"},
+		{"4", nil, nil, nil, nil, nil},
+	}}
+
+// TestPortExactValues: the values a typed view cannot hold come out as
+// the source stored them, in the text and the binary protocol, with the
+// column's MySQL type; min() of a zero date is the zero date.
+func TestPortExactValues(t *testing.T) {
+	addr := startPortWith(t, zeroTable)
+	db := openPortDB(t, addr, "shop")
+	want := "1|0000-00-00|0000-00-00 00:00:00.000|0000-00-00 00:00:00|123456789012345678901234567890.123456789012345678901234567890|1.50\n" +
+		"2|2024-00-10|2024-00-10 12:34:56.789|2024-02-30 01:02:03|-99999999999999999999999999999999999.999999999999999999999999999999|-2.00\n" +
+		"3|2026-12-01|2026-12-01 10:41:59.001|2026-12-01 10:41:59|0.000000000000000000000000000001|0.00\n" +
+		"4|||||"
+	const q = "SELECT id, d, dt, ts, big, p FROM z ORDER BY id"
+	if got := mustAnswer(t, db, q); got != want {
+		t.Errorf("text protocol:\n%s\nwant\n%s", got, want)
+	}
+	if got := mustAnswerPrepared(t, db, q); got != want {
+		t.Errorf("binary protocol:\n%s\nwant\n%s", got, want)
+	}
+	if got := mustAnswer(t, db, "SELECT min(d), max(d) FROM z"); got != "0000-00-00|2026-12-01" {
+		t.Errorf("min/max of dates with a zero date: %q", got)
+	}
+	rows, err := db.Query("SELECT d, dt, ts, big FROM z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, err := rows.ColumnTypes()
+	rows.Close()
+	var types []string
+	for _, ct := range cts {
+		types = append(types, ct.DatabaseTypeName())
+	}
+	if err != nil || strings.Join(types, " ") != "DATE DATETIME TIMESTAMP DECIMAL" {
+		t.Errorf("column types %v %v", types, err)
+	}
+}
