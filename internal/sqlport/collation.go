@@ -48,7 +48,9 @@ func collationID(c *schema.Column, declared string) uint16 {
 		return charsetBinary
 	}
 	if declared != "" {
-		if co, err := charset.GetCollationByName(declared); err == nil && co.ID > 0 && co.ID < 1<<16 {
+		// A text column's collation of its own charset (not the binary
+		// one a prepass gives a type the parser does not know).
+		if co, err := charset.GetCollationByName(declared); err == nil && co.ID > 0 && co.ID < 1<<16 && co.ID != charsetBinary {
 			return uint16(co.ID)
 		}
 	}

@@ -69,6 +69,9 @@ func fieldOfColumn(name string, src *source) *mysql.Field {
 		}
 		binaryType(t, 19+fracLength(c.FSP))
 		f.Decimal = uint8(c.FSP)
+		if c.Type == "timestamp" {
+			f.Flag |= mysql.UNSIGNED_FLAG // as MariaDB flags a TIMESTAMP
+		}
 	case "time":
 		binaryType(mysql.MYSQL_TYPE_TIME, 10+fracLength(c.FSP))
 		f.Decimal = uint8(c.FSP)
@@ -102,12 +105,12 @@ func fieldOfColumn(name string, src *source) *mysql.Field {
 		if c.Type == "enum" {
 			f.Flag ^= mysql.SET_FLAG | mysql.ENUM_FLAG
 		}
-	case "uuid":
-		text(mysql.MYSQL_TYPE_STRING, 36)
-	case "inet6":
-		text(mysql.MYSQL_TYPE_STRING, 39)
-	case "inet4":
-		text(mysql.MYSQL_TYPE_STRING, 15)
+	case "uuid", "inet6", "inet4":
+		// MariaDB sends these as latin1 text (converted to the session's
+		// character set), flagged UNSIGNED.
+		text(mysql.MYSQL_TYPE_STRING, map[string]int{"uuid": 36, "inet6": 39, "inet4": 15}[c.Type])
+		f.Charset, f.ColumnLength = charsetDefaults["latin1"], f.ColumnLength/4
+		f.Flag |= mysql.UNSIGNED_FLAG
 	default: // geometry and its kinds
 		binaryType(mysql.MYSQL_TYPE_GEOMETRY, 1<<32-1)
 		f.Flag |= mysql.BLOB_FLAG
