@@ -193,12 +193,18 @@ func mustExec(t *testing.T, db *sql.DB, q string) {
 // binary protocol).
 func mustAnswerPrepared(t *testing.T, db *sql.DB, q string) string {
 	t.Helper()
+	return mustAnswerPreparedArgs(t, db, q)
+}
+
+// mustAnswerPreparedArgs is mustAnswerPrepared with parameters.
+func mustAnswerPreparedArgs(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
 	st, err := db.Prepare(q)
 	if err != nil {
 		t.Fatalf("prepare %s: %v", q, err)
 	}
 	defer st.Close()
-	rows, err := st.Query()
+	rows, err := st.Query(args...)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
@@ -269,5 +275,44 @@ func TestPortExactValues(t *testing.T) {
 	}
 	if err != nil || strings.Join(types, " ") != "DATE DATETIME TIMESTAMP DECIMAL" {
 		t.Errorf("column types %v %v", types, err)
+	}
+}
+
+// padTable has text columns under PAD SPACE collations (MariaDB's: the
+// charset's default, _bin) and a NO PAD one (MySQL 8's _0900_), with
+// values ending in spaces.
+var padTable = viewstest.Table{Schema: "shop",
+	Create: "CREATE TABLE pads (id INT PRIMARY KEY, ci VARCHAR(10), bin VARCHAR(10) COLLATE utf8mb4_bin, " +
+		"nopad VARCHAR(10) COLLATE utf8mb4_0900_ai_ci) DEFAULT CHARSET=utf8mb4",
+	Rows: [][]any{{"1", "a", "a", "a"}, {"2", "b  ", "b  ", "b  "}, {"3", "A", "A", "A"}}}
+
+// TestPortPadSpace: comparisons (not LIKE) of a column under a PAD SPACE
+// collation do not count trailing spaces, on either side; under a NO PAD
+// one they do.
+func TestPortPadSpace(t *testing.T) {
+	addr := startPortWith(t, padTable)
+	db := openPortDB(t, addr, "shop")
+	for q, want := range map[string]string{
+		"SELECT id FROM pads WHERE ci = 'a  ' ORDER BY id":                 "1\n3",
+		"SELECT id FROM pads WHERE ci = 'b'":                               "2",
+		"SELECT id FROM pads WHERE 'B ' = ci":                              "2",
+		"SELECT id FROM pads WHERE ci IN ('x', 'b ')":                      "2",
+		"SELECT id FROM pads WHERE ci <> 'b' ORDER BY id":                  "1\n3",
+		"SELECT id FROM pads WHERE bin = 'a '":                             "1",
+		"SELECT id FROM pads WHERE bin = 'b'":                              "2",
+		"SELECT id FROM pads p WHERE p.ci = p.bin ORDER BY id":             "1\n2\n3",
+		"SELECT id FROM pads WHERE ci LIKE 'b'":                            "",
+		"SELECT id FROM pads WHERE nopad = 'b'":                            "",
+		"SELECT id FROM pads WHERE nopad = 'B  '":                          "2",
+		"SELECT ci, length(ci) FROM pads WHERE id = 2":                     "b  |3",
+		"SELECT id FROM pads WHERE ci = 'it''s  ' OR ci = ' a' ORDER BY 1": "",
+	} {
+		if got := mustAnswer(t, db, q); got != want {
+			t.Errorf("%s = %q; want %q", q, got, want)
+		}
+	}
+	// A prepared statement's parameter compares padded too.
+	if got := mustAnswerPreparedArgs(t, db, "SELECT id FROM pads WHERE ci = ?", "b"); got != "2" {
+		t.Errorf("a parameter under PAD SPACE: %q", got)
 	}
 }
