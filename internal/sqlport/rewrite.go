@@ -204,8 +204,7 @@ func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup 
 
 // trimmedLiteral is the edit that drops the trailing spaces of the string
 // literal at byte loc of text (DuckDB's form: quoted with ', a quote in it
-// doubled), or
-// false when there is none to drop or no such literal there.
+// doubled), or false when there is none to drop or no such literal there.
 func trimmedLiteral(text string, loc int) (edit, bool) {
 	if loc >= len(text) || text[loc] != '\'' {
 		return edit{}, false
