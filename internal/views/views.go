@@ -197,8 +197,8 @@ func checkRef(t TableRef) error {
 }
 
 // viewSQL returns the CREATE OR REPLACE VIEW statement of t, reading under
-// the slash-separated absolute snapshot folder dir; raw leaves every column
-// as stored.
+// the slash-separated absolute snapshot folder dir; o.Raw leaves every
+// column as stored, o.Exact gives the typed views' exact forms.
 func viewSQL(dir string, t TableRef, o Options) string {
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
