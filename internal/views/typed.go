@@ -35,7 +35,8 @@ const MaxDecimalPrecision = 38
 // digits, so a value that converts converts exactly, and a value the DuckDB
 // type cannot hold reads as NULL, never as an error. This NULL is the one
 // place dbtrail shows a value it does not hold exactly; the raw views
-// (Options.Raw, `dbtrail views --raw`, `dbtrail query --raw`) show the text.
+// (Options.Raw, `dbtrail views --raw`, `dbtrail query --raw`) show the text,
+// and the exact forms (Options.Exact, below: the SQL port's) keep it.
 
 // typedList returns the select list of t's typed view: each column in the
 // order of t.Columns, converted where typedType says so and named as the
