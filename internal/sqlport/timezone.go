@@ -40,6 +40,9 @@ func (h *handler) set(stmt string) error {
 	}
 	h.results, _ = resultsOfSet(stmt, h.results)
 	if loc != nil {
+		if strings.EqualFold(name, "DEFAULT") {
+			name = "SYSTEM" // the global time_zone's value
+		}
 		h.tz, h.tzName = loc, name
 	}
 	return nil
@@ -48,10 +51,11 @@ func (h *handler) set(stmt string) error {
 // tzOffset is a time zone written as an offset from UTC.
 var tzOffset = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
 
-// parseTimeZone reads a time_zone value: SYSTEM (UTC here), an offset
-// [+-]HH:MM from -13:59 to +14:00, or a zone name of the IANA database.
+// parseTimeZone reads a time_zone value: SYSTEM or DEFAULT (UTC here), an
+// offset [+-]HH:MM from -13:59 to +14:00, or a zone name of the IANA
+// database.
 func parseTimeZone(v string) (*time.Location, error) {
-	if strings.EqualFold(v, "SYSTEM") || strings.EqualFold(v, "UTC") {
+	if strings.EqualFold(v, "SYSTEM") || strings.EqualFold(v, "UTC") || strings.EqualFold(v, "DEFAULT") {
 		return time.UTC, nil
 	}
 	if m := tzOffset.FindStringSubmatch(v); m != nil {
