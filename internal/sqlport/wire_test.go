@@ -181,7 +181,7 @@ func TestPortTimeZone(t *testing.T) {
 	mustExec(t, db, "SET time_zone = 'SYSTEM'")
 	check("SYSTEM", time.UTC)
 	mustExec(t, db, "SET time_zone = '-03:30'")
-	check("-03:30", time.FixedZone("-03:30", -(3*3600 + 30*60)))
+	check("-03:30", time.FixedZone("-03:30", -(3*3600+30*60)))
 	mustExec(t, db, "SET time_zone = DEFAULT")
 	check("SYSTEM", time.UTC)
 }
