@@ -2,6 +2,9 @@ package sqlport
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/charset"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/views"
@@ -64,20 +67,37 @@ func isText(d schema.Column) bool {
 
 // nocase is the DuckDB collation that compares column col of t as its
 // MySQL collation does, or "" when a plain comparison already does
-// (binary, _bin, _cs, not text).
-func (t *tableInfo) nocase(ref views.TableRef, col string) string {
+// (binary, _bin, _cs, not text); pad tells that the collation is PAD
+// SPACE (padSpace).
+func (t *tableInfo) nocase(ref views.TableRef, col string) (co string, pad bool) {
 	for i, c := range ref.Columns {
 		if c != col || i >= len(ref.Defs) || !isText(ref.Defs[i]) {
 			continue
 		}
-		co := t.collations[col]
+		declared := t.collations[col]
+		pad = padSpace(declared)
 		switch {
-		case !schema.CaseInsensitive(co):
-			return ""
-		case schema.AccentInsensitive(co):
-			return "NOCASE.NOACCENT"
+		case !schema.CaseInsensitive(declared):
+			return "", pad
+		case schema.AccentInsensitive(declared):
+			return "NOCASE.NOACCENT", pad
 		}
-		return "NOCASE"
+		return "NOCASE", pad
 	}
-	return ""
+	return "", false
+}
+
+// padSpace reports whether a text collation compares as if the shorter
+// string were padded with spaces ('a' = 'a  '): every MariaDB collation
+// but the _nopad_ ones (a charset's default, "", included), not MySQL 8's
+// _0900_ ones (NO PAD, as the TiDB parser's table says).
+func padSpace(collation string) bool {
+	c := strings.ToLower(collation)
+	if strings.Contains(c, "nopad") {
+		return false
+	}
+	if co, err := charset.GetCollationByName(c); err == nil && co.PadAttribute != "" {
+		return co.PadAttribute == charset.PadSpace
+	}
+	return true
 }

@@ -27,6 +27,9 @@ type tableDef struct {
 	// cols are the view's columns, their DuckDB types by lower-case name.
 	cols  []string
 	types map[string]string
+	// collations are the declared collations of its columns
+	// (schema.ColumnCollations of create).
+	collations map[string]string
 	// key tells which snapshot and shape the entry is of.
 	key defKey
 }
@@ -110,6 +113,11 @@ func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName
 	var err error
 	if d.def, d.create, err = storedDef(sourceDir, schemaName, table, key); err != nil {
 		return nil, err
+	}
+	if d.create != "" {
+		if d.collations, err = schema.ColumnCollations(d.create); err != nil {
+			return nil, fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
+		}
 	}
 	rows, _, err := s.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s LIMIT 0", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
 	if err != nil {
@@ -199,7 +207,7 @@ func (h *handler) sourceColumns(ctx context.Context, s *views.Session, stmt stri
 				found = nil // two tables have it: not told which
 				break
 			}
-			found = &source{schema: names[j][0], table: names[j][1], col: c, pk: pk, def: d.def}
+			found = &source{schema: names[j][0], table: names[j][1], col: c, pk: pk, def: d.def, collation: d.collations[c.Name]}
 		}
 		out[i] = found
 	}
@@ -212,6 +220,7 @@ type source struct {
 	col           *schema.Column
 	pk            bool
 	def           *schema.Table
+	collation     string // its declared collation, "" for its charset's default
 }
 
 // wordsOf are the identifiers and words of stmt, lower case (quotes and

@@ -9,11 +9,13 @@ import (
 // fieldOfColumn is the MySQL field of a result column named name that
 // shows the table column src: its type, length, decimals, character set
 // and flags from the stored definition, as the source server sends them
-// (MariaDB's forms: JSON as LONGTEXT, UUID/INET6/INET4 as strings).
+// (MariaDB's forms: JSON as LONGTEXT, UUID/INET6/INET4 as strings); a
+// text column's character set number is its own collation's
+// (collationID), which wire turns into the session's.
 func fieldOfColumn(name string, src *source) *mysql.Field {
 	c := src.col
 	f := &mysql.Field{Name: []byte(name), OrgName: []byte(c.Name), Schema: []byte(src.schema),
-		Table: []byte(src.table), OrgTable: []byte(src.table), Charset: charsetUTF8MB4}
+		Table: []byte(src.table), OrgTable: []byte(src.table), Charset: collationID(c, src.collation)}
 	binaryType := func(t uint8, length int) {
 		f.Type, f.Charset, f.ColumnLength = t, charsetBinary, uint32(length)
 		f.Flag |= mysql.BINARY_FLAG
@@ -67,6 +69,9 @@ func fieldOfColumn(name string, src *source) *mysql.Field {
 		}
 		binaryType(t, 19+fracLength(c.FSP))
 		f.Decimal = uint8(c.FSP)
+		if c.Type == "timestamp" {
+			f.Flag |= mysql.UNSIGNED_FLAG // as MariaDB flags a TIMESTAMP
+		}
 	case "time":
 		binaryType(mysql.MYSQL_TYPE_TIME, 10+fracLength(c.FSP))
 		f.Decimal = uint8(c.FSP)
@@ -100,12 +105,12 @@ func fieldOfColumn(name string, src *source) *mysql.Field {
 		if c.Type == "enum" {
 			f.Flag ^= mysql.SET_FLAG | mysql.ENUM_FLAG
 		}
-	case "uuid":
-		text(mysql.MYSQL_TYPE_STRING, 36)
-	case "inet6":
-		text(mysql.MYSQL_TYPE_STRING, 39)
-	case "inet4":
-		text(mysql.MYSQL_TYPE_STRING, 15)
+	case "uuid", "inet6", "inet4":
+		// MariaDB sends these as latin1 text (converted to the session's
+		// character set), flagged UNSIGNED.
+		text(mysql.MYSQL_TYPE_STRING, map[string]int{"uuid": 36, "inet6": 39, "inet4": 15}[c.Type])
+		f.Charset, f.ColumnLength = charsetDefaults["latin1"], f.ColumnLength/4
+		f.Flag |= mysql.UNSIGNED_FLAG
 	default: // geometry and its kinds
 		binaryType(mysql.MYSQL_TYPE_GEOMETRY, 1<<32-1)
 		f.Flag |= mysql.BLOB_FLAG

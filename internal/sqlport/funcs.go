@@ -14,7 +14,10 @@ import (
 type funcEnv struct {
 	// now is the commit time of the transaction the session answers at:
 	// NOW(), CURDATE(), UNIX_TIMESTAMP() and their kin are that moment's.
-	now  time.Time
+	now time.Time
+	// loc is the session's time_zone (nil: UTC): NOW() and its kin are
+	// the moment's commit time in it.
+	loc  *time.Location
 	db   string // DATABASE(); "" is NULL
 	user string
 	// variable is @@name's value (the port's system variables).
@@ -45,20 +48,24 @@ var refusedConstructs = []struct {
 	{regexp.MustCompile(`(?i)\bMATCH\s*\([^)]*\)\s*AGAINST\b`), "MATCH … AGAINST", "no full-text index in the backup"},
 	{regexp.MustCompile(`(?:^|[^@\w])@[A-Za-z_$]`), "user variables (@name)", "the port keeps no user variables: write the value"},
 	{regexp.MustCompile(`:=`), "the := assignment", "the port keeps no user variables"},
-	{regexp.MustCompile(`(?i)(?:^|[^.\w])(today|get_current_time|get_current_timestamp|transaction_timestamp|current_localtime|current_localtimestamp|curtime|current_time|utc_time)\b`), "a clock function (", "the time of a moment is NOW() / CURRENT_TIMESTAMP, its commit time"},
+	{regexp.MustCompile(`(?i)(?:^|[^.\w])(today|get_current_time|get_current_timestamp|transaction_timestamp|current_localtime|current_localtimestamp)\b`), "a clock function (", "the time of a moment is NOW() / CURRENT_TIMESTAMP, its commit time"},
 }
 
 // timeWords are MySQL's words for the statement's time, answered with the
-// moment's commit time; they may be written without parentheses.
+// moment's commit time in the session's time_zone (UTC for the utc_
+// ones): a timestamp, a date or a time (an INTERVAL, as the typed views
+// present TIME); they may be written without parentheses.
 var timeWords = map[string]string{
 	"now": "timestamp", "sysdate": "timestamp", "current_timestamp": "timestamp", "localtime": "timestamp",
 	"localtimestamp": "timestamp", "utc_timestamp": "timestamp",
 	"curdate": "date", "current_date": "date", "utc_date": "date",
+	"curtime": "time", "current_time": "time", "utc_time": "time",
 }
 
 // bareWords may be written without parentheses (the others need them).
 var bareWords = map[string]bool{"current_timestamp": true, "localtime": true, "localtimestamp": true,
-	"current_date": true, "utc_timestamp": true, "utc_date": true, "current_user": true}
+	"current_date": true, "current_time": true, "utc_timestamp": true, "utc_date": true, "utc_time": true,
+	"current_user": true}
 
 // rewriteFuncs translates the MySQL functions and operators of a
 // statement already in DuckDB's lexical form (translate): IFNULL, NOW()
@@ -234,11 +241,15 @@ var translated = map[string]func(args []string, env *funcEnv) (string, error){
 		}
 		return "strftime(CAST(" + a[0] + " AS TIMESTAMP), " + f + ")", nil
 	},
-	"from_unixtime": func(a []string, _ *funcEnv) (string, error) {
+	"from_unixtime": func(a []string, env *funcEnv) (string, error) {
 		if len(a) < 1 || len(a) > 2 {
 			return "", arity("FROM_UNIXTIME", 1, len(a))
 		}
-		ts := "make_timestamp(CAST(round((" + a[0] + ") * 1000000) AS BIGINT))"
+		off, err := env.offset("FROM_UNIXTIME")
+		if err != nil {
+			return "", err
+		}
+		ts := "make_timestamp(CAST(round((" + a[0] + ") * 1000000) AS BIGINT)" + plusSeconds(off, 1000000) + ")"
 		if len(a) == 1 {
 			return ts, nil
 		}
@@ -253,7 +264,11 @@ var translated = map[string]func(args []string, env *funcEnv) (string, error){
 		case 0:
 			return strconv.FormatInt(env.now.Unix(), 10), nil
 		case 1:
-			return "CAST(epoch(CAST(" + a[0] + " AS TIMESTAMP)) AS BIGINT)", nil
+			off, err := env.offset("UNIX_TIMESTAMP")
+			if err != nil {
+				return "", err
+			}
+			return "CAST(epoch(CAST(" + a[0] + " AS TIMESTAMP))" + plusSeconds(-off, 1) + " AS BIGINT)", nil
 		}
 		return "", arity("UNIX_TIMESTAMP", 1, len(a))
 	},
@@ -331,10 +346,16 @@ func callOf(word string, args []string, env *funcEnv) (string, error) {
 			return "", arity(strings.ToUpper(word), 0, len(args))
 		}
 		t := env.now.UTC()
+		if env.loc != nil && !strings.HasPrefix(word, "utc_") {
+			t = env.now.In(env.loc)
+		}
 		if kind == "date" {
 			return "DATE '" + t.Format("2006-01-02") + "'", nil
 		}
 		layout := "2006-01-02 15:04:05"
+		if kind == "time" {
+			layout = "15:04:05"
+		}
 		if len(args) == 1 {
 			fsp, err := strconv.Atoi(args[0])
 			if err != nil || fsp < 0 || fsp > 6 {
@@ -345,9 +366,38 @@ func callOf(word string, args []string, env *funcEnv) (string, error) {
 			}
 			t = t.Truncate(time.Second / time.Duration(pow10(fsp)))
 		}
+		if kind == "time" {
+			return "CAST('" + t.Format(layout) + "' AS INTERVAL)", nil
+		}
 		return "TIMESTAMP '" + t.Format(layout) + "'", nil
 	}
 	return translated[word](args, env)
+}
+
+// offset is the session's time_zone as seconds east of UTC, for fn (a
+// conversion between a time and a Unix time); a named zone (whose offset
+// changes) is an error naming fn.
+func (env *funcEnv) offset(fn string) (int, error) {
+	if env.loc == nil || env.loc == time.UTC {
+		return 0, nil
+	}
+	if !tzOffset.MatchString(env.loc.String()) {
+		return 0, notTranslated(fn+" in the time zone "+env.loc.String(), "the port converts Unix times by a fixed offset only: SET time_zone = '+HH:MM'")
+	}
+	_, off := time.Unix(0, 0).In(env.loc).Zone()
+	return off, nil
+}
+
+// plusSeconds is " + n" (or " - n") of off seconds in units of 1/per
+// second, or "" for none.
+func plusSeconds(off int, per int64) string {
+	switch n := int64(off) * per; {
+	case n > 0:
+		return " + " + strconv.FormatInt(n, 10)
+	case n < 0:
+		return " - " + strconv.FormatInt(-n, 10)
+	}
+	return ""
 }
 
 func pow10(n int) int64 {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+	"github.com/go-mysql-org/go-mysql/stmt"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/tail"
@@ -23,13 +25,21 @@ type handler struct {
 	db   string
 	at   moment.At // zero: latest
 	sess *views.Session
-	st   *tail.State          // the prepared tail the session answers at, with a tail
-	defs map[string]*tableDef // stored definitions read, by schema.table (defs.go)
-	cat  *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
+	// results is the collation id of character_set_results (collation.go;
+	// 0: NULL, no conversion); tz the session's time_zone (nil: UTC) and
+	// tzName as it was set.
+	results uint16
+	tz      *time.Location
+	tzName  string
+	st      *tail.State          // the prepared tail the session answers at, with a tail
+	defs    map[string]*tableDef // stored definitions read, by schema.table (defs.go)
+	cat     *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
 	// cache is the port's staged tables; pins the ones the session reads.
 	cache *stageCache
 	pins  map[string]*staged
 	named map[string]bool // tables statements at this cut named, not staged
+	// stmts are the prepared statements, by go-mysql's context (stmt.go).
+	stmts map[*stmt.PreparedStmt]*prepared
 	// id is the connection's id (CONNECTION_ID(), KILL); conns the port's
 	// connections; inflight the statement in progress, for KILL QUERY;
 	// closeConn ends the connection (KILL CONNECTION).
@@ -69,6 +79,7 @@ func (h *handler) session(ctx context.Context) (*views.Session, error) {
 		return h.sess, nil
 	}
 	o := h.cfg.Session
+	o.Exact = true // every value as the source had it (views.Options.Exact)
 	if h.cfg.Tail != nil {
 		r := *h.cfg.Tail
 		r.At = h.at
@@ -113,7 +124,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 		return nil, errRefused(mysql.ER_OPTION_PREVENTS_STATEMENT,
 			"The dbtrail SQL port is running with the --read-only option so it cannot execute this statement: it answers reads of the backup only")
 	case kindSetOther:
-		return nil, nil
+		return nil, h.set(p.arg)
 	case kindSetAt:
 		return nil, h.setAt(ctx, p.arg)
 	case kindUse:

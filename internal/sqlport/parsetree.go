@@ -40,9 +40,14 @@ type fromRef struct {
 }
 
 // columnRef is a column reference at byte loc, as written (1 to 3 names).
+// pad marks one compared by a comparison (=, <>, <, >, IN; not LIKE,
+// which MySQL does not pad), lits are the byte locations of the string
+// literals it is compared with.
 type columnRef struct {
 	loc   int
 	names []string
+	pad   bool
+	lits  []int
 }
 
 // parseTree parses text (DuckDB SQL); ok is false when DuckDB's
@@ -117,9 +122,16 @@ func (t *tree) walk(v any) {
 		}
 		fn, _ := v["function_name"].(string)
 		if comparisons[typ] || likes[fn] {
-			for _, side := range operands(v) {
+			sides := operands(v)
+			for i, side := range sides {
 				if c, ok := side.(map[string]any); ok && c["class"] == "COLUMN_REF" {
-					t.compared = append(t.compared, columnRef{loc: loc(c), names: strs(c["column_names"])})
+					ref := columnRef{loc: loc(c), names: strs(c["column_names"]), pad: comparisons[typ]}
+					for j, other := range sides {
+						if o, ok := other.(map[string]any); ok && j != i && o["class"] == "CONSTANT" && loc(o) >= 0 {
+							ref.lits = append(ref.lits, loc(o))
+						}
+					}
+					t.compared = append(t.compared, ref)
 				}
 			}
 		}
@@ -133,13 +145,16 @@ func (t *tree) walk(v any) {
 	}
 }
 
-// operands are a comparison's compared expressions: left and right, or
-// an IN's and a LIKE's first child (the value tested).
+// operands are a comparison's compared expressions: left and right, an
+// IN's value tested and its list, or a LIKE's value tested.
 func operands(v map[string]any) []any {
 	if l, ok := v["left"]; ok {
 		return []any{l, v["right"]}
 	}
 	if ch, ok := v["children"].([]any); ok && len(ch) > 0 {
+		if t, _ := v["type"].(string); t == "COMPARE_IN" || t == "COMPARE_NOT_IN" {
+			return ch
+		}
 		return ch[:1]
 	}
 	return nil

@@ -71,15 +71,30 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 		}
 	}
 	if len(t.compared) > 0 && len(resolved) > 0 {
+		padded := map[int]bool{} // literals trimmed
 		for _, c := range t.compared {
-			co, err := collationOf(c, t, resolved, env.table)
+			co, pad, err := collationOf(c, t, resolved, env.table)
 			if err != nil {
 				return "", err
 			}
+			_, end, ok := nameAt(text, c.loc)
+			if !ok {
+				continue
+			}
 			if co != "" {
-				if _, end, ok := nameAt(text, c.loc); ok {
-					edits = append(edits, edit{end, end, " COLLATE " + co})
+				co = " COLLATE " + co
+			}
+			if pad && c.pad {
+				// PAD SPACE: trailing spaces do not count, on either side.
+				edits = append(edits, edit{c.loc, c.loc, "rtrim("}, edit{end, end, ", ' ')" + co})
+				for _, l := range c.lits {
+					if e, ok := trimmedLiteral(text, l); ok && !padded[l] {
+						padded[l] = true
+						edits = append(edits, e)
+					}
 				}
+			} else if co != "" {
+				edits = append(edits, edit{end, end, co})
 			}
 		}
 	}
@@ -150,13 +165,14 @@ func (env *rewriteEnv) hasTable(schemaName, table string) bool {
 
 // collationOf is the DuckDB collation the compared column c needs, or ""
 // when it is not a case-insensitive text column of the statement's tables
-// (or the name is ambiguous).
-func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (string, error) {
+// (or the name is ambiguous), and whether it is a text column under a
+// PAD SPACE collation.
+func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (string, bool, error) {
 	if len(c.names) == 0 {
-		return "", nil
+		return "", false, nil
 	}
+	found, pad, seen := "", false, false
 	col := c.names[len(c.names)-1]
-	found := ""
 	for i, ref := range resolved {
 		r := t.tables[i]
 		switch len(c.names) {
@@ -175,15 +191,44 @@ func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup 
 		}
 		info, err := lookup(ref.Schema, ref.Table)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
-		co := info.nocase(*ref, col)
-		if co == "" || (found != "" && found != co) {
-			return "", nil
+		co, p := info.nocase(*ref, col)
+		if seen && (found != co || pad != p) {
+			return "", false, nil // two tables' columns of the name: not told which
 		}
-		found = co
+		found, pad, seen = co, p, true
 	}
-	return found, nil
+	return found, pad, nil
+}
+
+// trimmedLiteral is the edit that drops the trailing spaces of the string
+// literal at byte loc of text (DuckDB's form: quoted with ', a quote in it
+// doubled), or false when there is none to drop or no such literal there.
+func trimmedLiteral(text string, loc int) (edit, bool) {
+	if loc >= len(text) || text[loc] != '\'' {
+		return edit{}, false
+	}
+	i := loc + 1
+	for i < len(text) {
+		if text[i] == '\'' {
+			if i+1 < len(text) && text[i+1] == '\'' {
+				i += 2
+				continue
+			}
+			break
+		}
+		i++
+	}
+	if i >= len(text) {
+		return edit{}, false
+	}
+	body := text[loc+1 : i]
+	trimmed := strings.TrimRight(body, " ")
+	if trimmed == body {
+		return edit{}, false
+	}
+	return edit{loc + 1 + len(trimmed), i, ""}, true
 }
 
 func hasColumn(ref views.TableRef, col string) bool {

@@ -24,6 +24,19 @@ type column struct {
 	field  *mysql.Field
 	dbType string // DuckDB's type of the column
 	direct bool
+	latin1 bool // its text is sent in latin1 (wire)
+	// loc is the session's time zone for a column showing a TIMESTAMP
+	// column (its values are UTC), nil for every other.
+	loc *time.Location
+}
+
+// clock is a DATETIME/TIMESTAMP/DATE value as sent: a TIMESTAMP column's
+// in the session's time zone, any other as it is (UTC).
+func (c column) clock(t time.Time) time.Time {
+	if c.loc != nil {
+		return t.In(c.loc)
+	}
+	return t.UTC()
 }
 
 // answer reads rows (of stmt, run on s) into a resultset: the fields of
@@ -36,17 +49,12 @@ func (h *handler) answer(ctx context.Context, s *views.Session, stmt string, row
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := h.sourceColumns(ctx, s, stmt, cts)
+	cols, err := h.columns(ctx, s, stmt, cts)
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]column, len(cts))
 	rs := mysql.NewResultset(len(cts))
-	for i, ct := range cts {
-		cols[i] = column{field: fieldOf(ct), dbType: ct.DatabaseTypeName()}
-		if srcs[i] != nil {
-			cols[i].field, cols[i].direct = fieldOfColumn(ct.Name(), srcs[i]), true
-		}
+	for i := range cols {
 		rs.Fields[i] = cols[i].field
 	}
 	vals := make([]any, len(cts))
@@ -72,6 +80,29 @@ func (h *handler) answer(ctx context.Context, s *views.Session, stmt string, row
 		rs.RowDatas = append(rs.RowDatas, row)
 	}
 	return rs, rows.Err()
+}
+
+// columns are how the result columns cts of stmt (run on s) go on the
+// wire: the fields of columns that show a table column carry its stored
+// type (fieldOfColumn), the others their DuckDB type (fieldOf); each
+// with the session's character set number (wire).
+func (h *handler) columns(ctx context.Context, s *views.Session, stmt string, cts []*sql.ColumnType) ([]column, error) {
+	srcs, err := h.sourceColumns(ctx, s, stmt, cts)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]column, len(cts))
+	for i, ct := range cts {
+		cols[i] = column{field: fieldOf(ct), dbType: ct.DatabaseTypeName()}
+		if srcs[i] != nil {
+			cols[i].field, cols[i].direct = fieldOfColumn(ct.Name(), srcs[i]), true
+		}
+		cols[i].latin1 = wire(cols[i].field, h.results)
+		if cols[i].direct && cols[i].field.Type == mysql.MYSQL_TYPE_TIMESTAMP {
+			cols[i].loc = h.location()
+		}
+	}
+	return cols, nil
 }
 
 // textRow is one row in the text protocol.
@@ -105,11 +136,23 @@ func binaryRow(cols []column, vals []any) ([]byte, error) {
 	return row, nil
 }
 
-// text is v as the text protocol writes it: for a column that shows a
-// table column, as the source server writes the stored type (a FLOAT's 6
-// significant digits, a YEAR's 4 digits, a temporal's fraction of exactly
-// its precision).
+// text is v as the text protocol writes it (textValue), in latin1 for a
+// column sent so.
 func (c column) text(v any) []byte {
+	b := c.textValue(v)
+	if c.latin1 {
+		return toLatin1(b)
+	}
+	return b
+}
+
+// textValue is v's text: for a column that shows a table column, as the
+// source server writes the stored type (a FLOAT's 6 significant digits, a
+// YEAR's 4 digits, a temporal's fraction of exactly its precision).
+func (c column) textValue(v any) []byte {
+	if st, ok := c.stored(v); ok {
+		return []byte(storedText(st, c.field))
+	}
 	if c.direct {
 		switch c.field.Type {
 		case mysql.MYSQL_TYPE_FLOAT:
@@ -122,7 +165,7 @@ func (c column) text(v any) []byte {
 			}
 		case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
 			if t, ok := v.(time.Time); ok {
-				return []byte(t.UTC().Format("2006-01-02 15:04:05") + fraction(int64(t.Nanosecond()/1000), c.field.Decimal))
+				return []byte(c.clock(t).Format("2006-01-02 15:04:05") + fraction(int64(t.Nanosecond()/1000), c.field.Decimal))
 			}
 		case mysql.MYSQL_TYPE_TIME:
 			if iv, ok := v.(duckdb.Interval); ok {
@@ -136,6 +179,31 @@ func (c column) text(v any) []byte {
 		}
 	}
 	return []byte(textOf(v, c.dbType))
+}
+
+// stored is v's stored parts when v is the stand-in of an exact typed
+// view (views.StoredTemporal: a zero or impossible date or time) in a
+// DATE, DATETIME or TIMESTAMP column.
+func (c column) stored(v any) (views.Stored, bool) {
+	t, ok := v.(time.Time)
+	if !ok {
+		return views.Stored{}, false
+	}
+	switch c.field.Type {
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		return views.StoredTemporal(t)
+	}
+	return views.Stored{}, false
+}
+
+// storedText is the stored parts t as MySQL writes a value of field f:
+// the date, and for DATETIME/TIMESTAMP the time with f's fraction digits.
+func storedText(t views.Stored, f *mysql.Field) string {
+	out := fmt.Sprintf("%04d-%02d-%02d", t.Year, t.Month, t.Day)
+	if f.Type == mysql.MYSQL_TYPE_DATE {
+		return out
+	}
+	return out + fmt.Sprintf(" %02d:%02d:%02d", t.Hour, t.Minute, t.Second) + fraction(int64(t.Micro), f.Decimal)
 }
 
 // fraction is ".ffffff" cut to digits digits, or "" for none.
@@ -180,8 +248,11 @@ func (c column) binary(v any) ([]byte, error) {
 		}
 		return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)), nil
 	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		if st, ok := c.stored(v); ok {
+			return binaryStored(st, c.field.Type == mysql.MYSQL_TYPE_DATE), nil
+		}
 		if t, ok := v.(time.Time); ok {
-			return binaryDateTime(t.UTC(), c.field.Type == mysql.MYSQL_TYPE_DATE), nil
+			return binaryDateTime(c.clock(t), c.field.Type == mysql.MYSQL_TYPE_DATE), nil
 		}
 	case mysql.MYSQL_TYPE_TIME:
 		if iv, ok := v.(duckdb.Interval); ok {
@@ -254,17 +325,25 @@ func floatOf(v any) (float64, bool) {
 	return 0, false
 }
 
-// binaryDateTime is a DATE or DATETIME in the binary protocol: its length,
-// then the date, the time when not midnight, the microseconds when not 0.
+// binaryDateTime is a DATE or DATETIME in the binary protocol
+// (binaryStored).
 func binaryDateTime(t time.Time, dateOnly bool) []byte {
+	return binaryStored(views.Stored{Year: t.Year(), Month: int(t.Month()), Day: t.Day(), Hour: t.Hour(), Minute: t.Minute(),
+		Second: t.Second(), Micro: t.Nanosecond() / 1000}, dateOnly)
+}
+
+// binaryStored is a DATE or DATETIME of parts t (zero parts kept) in the
+// binary protocol: its length, then the date, the time when not
+// midnight, the microseconds when not 0.
+func binaryStored(t views.Stored, dateOnly bool) []byte {
 	b := []byte{4}
-	b = binary.LittleEndian.AppendUint16(b, uint16(t.Year()))
-	b = append(b, byte(t.Month()), byte(t.Day()))
-	us := t.Nanosecond() / 1000
-	if dateOnly || t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && us == 0 {
+	b = binary.LittleEndian.AppendUint16(b, uint16(t.Year))
+	b = append(b, byte(t.Month), byte(t.Day))
+	us := t.Micro
+	if dateOnly || t.Hour == 0 && t.Minute == 0 && t.Second == 0 && us == 0 {
 		return b
 	}
-	b = append(b, byte(t.Hour()), byte(t.Minute()), byte(t.Second()))
+	b = append(b, byte(t.Hour), byte(t.Minute), byte(t.Second))
 	b[0] = 7
 	if us != 0 {
 		b = binary.LittleEndian.AppendUint32(b, uint32(us))

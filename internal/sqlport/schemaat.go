@@ -85,7 +85,7 @@ func (h *handler) moveTo(ctx context.Context, text string, check func(*views.Ses
 	if h.cfg.Tail == nil {
 		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at needs the index: this port reads the current snapshot alone")
 	}
-	at, err := moment.ParseAt(text)
+	at, err := moment.ParseAt(h.inSessionZone(text))
 	if err != nil {
 		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at: %v", err)
 	}
@@ -132,7 +132,7 @@ func (h *handler) rewriteRead(ctx context.Context, s *views.Session, text string
 	env := &rewriteEnv{
 		db:     h.db,
 		tables: s.Tables(),
-		funcs: &funcEnv{now: h.now(s), db: h.db, user: h.user,
+		funcs: &funcEnv{now: h.now(s), loc: h.location(), db: h.db, user: h.user,
 			variable: func(name string) (any, error) { return h.variable(ctx, name) }},
 		table: func(schemaName, table string) (*tableInfo, error) {
 			if h.cat == nil {

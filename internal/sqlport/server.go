@@ -187,6 +187,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		return
 	}
 	h.user, h.id = conn.GetUser(), conn.ConnectionID()
+	h.results = resultsCollation(uint16(conn.Charset()))
 	s.conns.add(h.id, h)
 	defer s.conns.remove(h.id)
 	s.cfg.Log.Debug("sql port: connected", "remote", c.RemoteAddr().String(), "user", h.user)

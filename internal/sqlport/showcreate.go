@@ -120,8 +120,9 @@ func (h *handler) HandleFieldList(table, wildcard string) ([]*mysql.Field, error
 			f := &mysql.Field{Name: []byte(col), OrgName: []byte(col), Schema: []byte(schemaName), Table: []byte(name),
 				OrgTable: []byte(name), Charset: charsetUTF8MB4, Type: mysql.MYSQL_TYPE_VAR_STRING, ColumnLength: 1 << 24}
 			if c, pk := d.column(col); c != nil {
-				f = fieldOfColumn(col, &source{schema: schemaName, table: name, col: c, pk: pk, def: d.def})
+				f = fieldOfColumn(col, &source{schema: schemaName, table: name, col: c, pk: pk, def: d.def, collation: d.collations[c.Name]})
 			}
+			wire(f, h.results)
 			f.DefaultValue = []byte{}
 			fields = append(fields, f)
 		}

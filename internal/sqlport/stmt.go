@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/stmt"
 )
 
 // prepared is a statement COM_STMT_PREPARE took: its text and how many
@@ -21,15 +22,95 @@ type prepared struct {
 }
 
 // HandleStmtPrepare is COM_STMT_PREPARE: the statement's parameters are
-// counted (each ? outside a string, an identifier and a comment); it is
-// checked and run at COM_STMT_EXECUTE. Its columns are not told here (0):
-// every execution's answer carries its own.
+// counted (each ? outside a string, an identifier and a comment) and its
+// columns told where they can be known (describe); it is checked and run
+// at COM_STMT_EXECUTE, whose answer carries its own columns. The
+// statement's context for go-mysql is a stmt.PreparedStmt (the columns'
+// fields), which names the prepared statement in h.stmts.
 func (h *handler) HandleStmtPrepare(query string) (int, int, any, error) {
 	n, err := countParams(query)
 	if err != nil {
 		return 0, 0, nil, errRefused(mysql.ER_PARSE_ERROR, "%v", err)
 	}
-	return n, 0, &prepared{query: query, params: n}, nil
+	ps := &stmt.PreparedStmt{Params: n}
+	for _, f := range h.describe(query, n) {
+		ps.RawColumnFields = append(ps.RawColumnFields, f.Dump())
+	}
+	ps.Columns = len(ps.RawColumnFields)
+	if h.stmts == nil {
+		h.stmts = map[*stmt.PreparedStmt]*prepared{}
+	}
+	h.stmts[ps] = &prepared{query: query, params: n}
+	return n, ps.Columns, ps, nil
+}
+
+// describe is the columns a prepared statement's answer will have: a
+// read's from DuckDB (the statement translated, its parameters NULL, run
+// as a subquery under LIMIT 0), the port's own SHOW and variable
+// statements' from their answer; none for another statement (SET, USE)
+// or one whose columns cannot be known now (an error: its execution
+// tells it).
+func (h *handler) describe(query string, params int) []*mysql.Field {
+	var fields []*mysql.Field
+	_, err := h.run(func(ctx context.Context) (*mysql.Result, error) {
+		p, err := classify(query)
+		if err != nil {
+			return nil, err
+		}
+		switch p.kind {
+		case kindSelect:
+			fields, err = h.describeRead(ctx, p.sql, params)
+			return nil, err
+		case kindVariable, kindShowMeta, kindShowDatabases, kindShowTables, kindShowColumns:
+			text, err := withLiterals(query, make([]any, params))
+			if err != nil {
+				return nil, err
+			}
+			res, err := h.query(ctx, text)
+			if err == nil && res != nil && res.Resultset != nil {
+				fields = res.Resultset.Fields
+			}
+			return nil, err
+		}
+		return nil, nil
+	})
+	if err != nil {
+		h.cfg.Log.Debug("sql port: prepared statement's columns not known at prepare", "user", h.user, "err", err)
+		return nil
+	}
+	return fields
+}
+
+// describeRead is the fields of read text's (a kindSelect's DuckDB text)
+// answer, as its execution sends them (h.columns).
+func (h *handler) describeRead(ctx context.Context, text string, params int) ([]*mysql.Field, error) {
+	s, err := h.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, err := h.rewriteRead(ctx, s, text)
+	if err != nil {
+		return nil, err
+	}
+	q = strings.TrimRight(strings.TrimSpace(q), "; \t\r\n")
+	rows, _, err := s.Query(ctx, "SELECT * FROM ("+q+"\n) AS \"dbtrail prepare\" LIMIT 0", make([]any, params)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	cols, err := h.columns(ctx, s, text, cts)
+	if err != nil {
+		return nil, err
+	}
+	fields := make([]*mysql.Field, len(cols))
+	for i := range cols {
+		fields[i] = cols[i].field
+	}
+	return fields, nil
 }
 
 // HandleStmtExecute is COM_STMT_EXECUTE: a read is run with its
@@ -37,16 +118,22 @@ func (h *handler) HandleStmtPrepare(query string) (int, int, any, error) {
 // statement the port answers itself (SET, SHOW, USE, variables) takes its
 // parameters as MySQL literals (literal). The answer's rows are in the
 // binary protocol.
-func (h *handler) HandleStmtExecute(stmt any, query string, args []any) (*mysql.Result, error) {
-	p, ok := stmt.(*prepared)
+func (h *handler) HandleStmtExecute(ctx any, query string, args []any) (*mysql.Result, error) {
+	ps, _ := ctx.(*stmt.PreparedStmt)
+	p, ok := h.stmts[ps]
 	if !ok || len(args) != p.params {
 		return nil, errRefused(mysql.ER_WRONG_ARGUMENTS, "COM_STMT_EXECUTE: the statement was not prepared, or takes another number of parameters than %d", len(args))
 	}
 	return h.run(func(ctx context.Context) (*mysql.Result, error) { return h.execute(ctx, query, args) })
 }
 
-// HandleStmtClose has nothing to free: a prepared statement is its text.
-func (h *handler) HandleStmtClose(any) error { return nil }
+// HandleStmtClose forgets the prepared statement.
+func (h *handler) HandleStmtClose(ctx any) error {
+	if ps, ok := ctx.(*stmt.PreparedStmt); ok {
+		delete(h.stmts, ps)
+	}
+	return nil
+}
 
 // run runs fn under the statement's time limit; an error is a MySQL
 // error: the port's own, 1317 past the limit, else 1105 with the reason.

@@ -19,7 +19,7 @@ const (
 	kindSelect   kind = iota // a read, run on DuckDB after translation
 	kindWrite                // refused with ER_OPTION_PREVENTS_STATEMENT
 	kindSetAt                // SET @@dbtrail_at = '…'
-	kindSetOther             // SET NAMES, SET autocommit, other session settings: accepted, no effect
+	kindSetOther             // SET NAMES, time_zone, character_set_results (handler.set); other settings: accepted, no effect
 	kindUse                  // USE db
 	kindShowDatabases
 	kindShowTables
@@ -80,7 +80,7 @@ func classify(stmt string) (parsed, error) {
 		if strings.Contains(strings.ToLower(stmt), "dbtrail_at") {
 			return parsed{}, fmt.Errorf("SET @@dbtrail_at takes one quoted moment: SET @@dbtrail_at = 'T' (a time, seq:N, file:pos, a GTID or latest)")
 		}
-		return parsed{kind: kindSetOther}, nil
+		return parsed{kind: kindSetOther, arg: stmt}, nil
 	}
 	if m := use.FindStringSubmatch(stmt); m != nil {
 		return parsed{kind: kindUse, arg: strings.ReplaceAll(m[1], "``", "`") + m[2] + m[3]}, nil

@@ -92,6 +92,8 @@ func (h *handler) variable(ctx context.Context, name string) (any, error) {
 		return "latest", nil
 	case "dbtrail_cut":
 		return h.cut(ctx)
+	case "time_zone":
+		return h.timeZoneName(), nil
 	}
 	if v, ok := systemVariables[name]; ok {
 		return v, nil

@@ -130,15 +130,15 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 		}
 		switch {
 		case tail.Pending[name]:
-			return pendingViewSQL(dir, t, o.Raw), nil
+			return pendingViewSQL(dir, t, o), nil
 		case file != "":
-			return fileViewSQL(file, t, o.Raw)
+			return fileViewSQL(file, t, o)
 		case win != nil && t.fullOnly():
 			return "", fmt.Errorf("views: table %q.%q is always written in full: its tail must be a table file, not a window", t.Schema, t.Table)
 		case win != nil:
-			return windowViewSQL(dir, t, win, o.Raw)
+			return windowViewSQL(dir, t, win, o)
 		}
-		return viewSQL(dir, t, o.Raw), nil
+		return viewSQL(dir, t, o), nil
 	}); err != nil {
 		return err
 	}
@@ -153,14 +153,14 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 // selects from a table of the stand-in's name, created empty and dropped
 // right after the view (DuckDB binds a view when it is created and again
 // when it is read).
-func pendingViewSQL(dir string, t TableRef, raw bool) string {
+func pendingViewSQL(dir string, t TableRef, o Options) string {
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	standIn := quoteIdent(unstagedSchema) + "." +
 		quoteIdent(fmt.Sprintf("dbtrail: the changes of %s.%s %s", t.Schema, t.Table, unstagedNote))
 	tableFile := quoteString(globEscape(dir) + "/" + globEscape(t.Schema) + "/" + globEscape(t.Table) + ".parquet")
 	shown := joinIdents(t.Columns)
-	if !raw {
-		shown = typedList(t)
+	if !o.Raw {
+		shown = typedList(t, o.Exact)
 	}
 	return fmt.Sprintf(`-- %[1]s: its changes after the snapshot are staged when a statement names it.
 CREATE OR REPLACE TABLE %[2]s AS SELECT %[3]s FROM read_parquet(%[4]s) LIMIT 0;
@@ -184,14 +184,14 @@ func absPath(path string) (string, error) {
 }
 
 // fileViewSQL is the view of t reading the table file at path alone.
-func fileViewSQL(path string, t TableRef, raw bool) (string, error) {
+func fileViewSQL(path string, t TableRef, o Options) (string, error) {
 	p, err := absPath(path)
 	if err != nil {
 		return "", err
 	}
 	shown := joinIdents(t.Columns)
-	if !raw {
-		shown = typedList(t)
+	if !o.Raw {
+		shown = typedList(t, o.Exact)
 	}
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	return fmt.Sprintf("-- %s as it is at the cut: the snapshot's rows with the changes after it, folded into one file.\n"+
@@ -204,7 +204,7 @@ func fileViewSQL(path string, t TableRef, raw bool) (string, error) {
 // the fold's stale rule), then the newest version of every key across the
 // chain's .upserts (by chain number) and the window (after every chain
 // file, by row) unless it is a delete (the fold's newest rule).
-func windowViewSQL(dir string, t TableRef, win *Window, raw bool) (string, error) {
+func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, error) {
 	wp, err := absPath(win.Path)
 	if err != nil {
 		return "", err
@@ -214,8 +214,8 @@ func windowViewSQL(dir string, t TableRef, win *Window, raw bool) (string, error
 	tableFile := quoteString(dir + globEscape(t.Table) + ".parquet")
 	list := joinIdents(t.Columns)
 	shown := list
-	if !raw {
-		shown = typedList(t)
+	if !o.Raw {
+		shown = typedList(t, o.Exact)
 	}
 	pdGlob := quoteString(dir + globEscape(t.Table) + ".[0-9]*.posdel")
 	pdMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.posdel`)

@@ -2,8 +2,11 @@ package views
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/views/viewstest"
@@ -85,4 +88,88 @@ func openSession(t *testing.T, o SessionOptions) *Session {
 		}
 	})
 	return s
+}
+
+// TestExactTypedViews: with Options.Exact the values the typed views read
+// as NULL keep their stored text (a DECIMAL beyond 38 digits as text, a
+// zero date as a stand-in StoredTemporal reads back), also through a
+// table staged at the cut (WriteTable, ReadTable); the others are typed.
+func TestExactTypedViews(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "main")
+	viewstest.Publish(t, src, typedTable)
+	shared := t.TempDir()
+	o := SessionOptions{Options: Options{SourceDir: src, Exact: true}, SharedDir: shared, Sandbox: true}
+	exact := openSession(t, o)
+	wantRows(t, exact.conn, `SELECT column_name || ' ' || column_type FROM (DESCRIBE shop.t)`,
+		"id INTEGER", "price DECIMAL(12,2)", "big VARCHAR", "d DATE", "dt TIMESTAMP", "ts TIMESTAMP",
+		"tm INTERVAL", "name VARCHAR")
+	raw := openSession(t, SessionOptions{Options: Options{SourceDir: src, Raw: true}})
+	want := strings.Join(queryLines(t, raw, "SELECT id, price, big, d, dt, ts, tm FROM shop.t ORDER BY id"), "\n")
+	// Real dates stay typed: comparisons and arithmetic work.
+	wantRows(t, exact.conn, `SELECT id FROM shop.t WHERE dt >= TIMESTAMP '2026-11-29 08:15:00' AND dt < DATE '2026-11-29' + INTERVAL 1 DAY`, "1")
+	// Stand-ins sort first, the zero date before 2026-02-00.
+	wantRows(t, exact.conn, `SELECT string_agg(id::VARCHAR, ',' ORDER BY d, id) FROM shop.t`, "2,3,1,4")
+	staged := openSession(t, o)
+	path := filepath.Join(shared, "t.parquet")
+	if err := exact.WriteTable(context.Background(), "shop.t", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := staged.ReadTable(context.Background(), "shop.t", path); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Session{exact, staged} {
+		rows, _, err := s.Query(context.Background(), "SELECT id, price, big, d, dt, ts, tm FROM shop.t ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var id int
+			var price, big, tm any
+			var d, dt, ts *time.Time
+			if err := rows.Scan(&id, &price, &big, &d, &dt, &ts, &tm); err != nil {
+				t.Fatal(err)
+			}
+			line := fmt.Sprint(id)
+			for _, v := range []any{price, big} {
+				line += "|" + strings.TrimSpace(fmt.Sprint(v))
+			}
+			line += "|" + storedText(d, "2006-01-02", 0) + "|" + storedText(dt, "2006-01-02 15:04:05", 6) + "|" + storedText(ts, "2006-01-02 15:04:05", 0) + "|" + fmt.Sprint(tm)
+			got = append(got, line)
+		}
+		rows.Close()
+		// The raw text of the DECIMAL(12,2) and TIME differ in form only
+		// (the typed value's text), so compare the columns that matter.
+		for i, line := range strings.Split(want, "\n") {
+			w, g := strings.Split(line, "|"), strings.Split(got[i], "|")
+			for _, c := range []int{2, 3, 4, 5} {
+				if w[c] != g[c] {
+					t.Errorf("row %d column %d: %q, stored %q", i+1, c, g[c], w[c])
+				}
+			}
+		}
+	}
+}
+
+// storedText is a DATE or TIMESTAMP of an exact view as its stored text
+// (fsp fraction digits), "<nil>" for NULL.
+func storedText(v *time.Time, layout string, fsp int) string {
+	if v == nil {
+		return "<nil>"
+	}
+	if s, ok := StoredTemporal(*v); ok {
+		out := fmt.Sprintf("%04d-%02d-%02d", s.Year, s.Month, s.Day)
+		if len(layout) > 10 {
+			out += fmt.Sprintf(" %02d:%02d:%02d", s.Hour, s.Minute, s.Second)
+		}
+		if fsp > 0 {
+			out += fmt.Sprintf(".%06d", s.Micro)[:1+fsp]
+		}
+		return out
+	}
+	out := v.UTC().Format(layout)
+	if fsp > 0 {
+		out += fmt.Sprintf(".%06d", v.Nanosecond()/1000)[:1+fsp]
+	}
+	return out
 }

@@ -67,6 +67,11 @@ type Options struct {
 	// Raw presents every column as stored (DECIMAL, DATE, DATETIME,
 	// TIMESTAMP and TIME as their lossless text) instead of typed.
 	Raw bool
+	// Exact, for typed views, presents a value its DuckDB type cannot
+	// hold as a stand-in that keeps the stored text (typed.go's exact
+	// forms, read back by StoredTemporal) instead of NULL: for the SQL
+	// port, which sends every value as the source had it.
+	Exact bool
 }
 
 // Mode lines of a views file's header: which of the two forms it holds.
@@ -120,7 +125,7 @@ func Write(w io.Writer, o Options, tables []TableRef) error {
 	} else {
 		b.WriteString(modeTyped + " (DECIMAL, DATE, TIMESTAMP, INTERVAL; a value the type cannot hold reads as NULL)\n")
 	}
-	if err := appendViews(&b, tables, func(t TableRef) (string, error) { return viewSQL(dir, t, o.Raw), nil }); err != nil {
+	if err := appendViews(&b, tables, func(t TableRef) (string, error) { return viewSQL(dir, t, o), nil }); err != nil {
 		return err
 	}
 	_, err = io.WriteString(w, b.String())
@@ -192,9 +197,9 @@ func checkRef(t TableRef) error {
 }
 
 // viewSQL returns the CREATE OR REPLACE VIEW statement of t, reading under
-// the slash-separated absolute snapshot folder dir; raw leaves every column
-// as stored.
-func viewSQL(dir string, t TableRef, raw bool) string {
+// the slash-separated absolute snapshot folder dir; o.Raw leaves every
+// column as stored, o.Exact gives the typed views' exact forms.
+func viewSQL(dir string, t TableRef, o Options) string {
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
 	tableFile := quoteString(dir + globEscape(t.Table) + ".parquet")
@@ -204,8 +209,8 @@ func viewSQL(dir string, t TableRef, raw bool) string {
 	}
 	list := strings.Join(cols, ", ")
 	shown := list
-	if !raw {
-		shown = typedList(t)
+	if !o.Raw {
+		shown = typedList(t, o.Exact)
 	}
 	if t.fullOnly() {
 		return fmt.Sprintf("-- %s has a column named bintrail_pk, bintrail_op, filename or file_row_number,\n"+
