@@ -95,6 +95,7 @@ func (c *Console) routes() http.Handler {
 	mux.Handle("GET /backups/{id}/manifest", c.get(c.manifest))
 	mux.Handle("GET /jobs", c.get(c.jobList))
 	mux.Handle("GET /jobs/{id}", c.get(c.job))
+	mux.Handle("GET /jobs/{id}/live", c.get(c.live))
 	mux.Handle("POST /jobs/{id}/cancel", c.post(true, c.cancel))
 	mux.Handle("GET /moment", c.get(c.moment))
 	mux.Handle("POST /moment/confirm", c.post(true, c.confirm))

@@ -78,6 +78,18 @@ func (f *fakeJobs) Last(context.Context, jobs.Kind, string) (jobs.Job, bool, err
 	return j, true, nil
 }
 
+// Schedules answers the source's schedules: a refresh whose last run is
+// the fake job, a paused drill whose note holds markup.
+func (f *fakeJobs) Schedules(_ context.Context, source string) ([]jobs.Schedule, error) {
+	next := time.Now().Add(10 * time.Minute)
+	last := time.Now().Add(-5 * time.Minute)
+	j := f.job()
+	return []jobs.Schedule{
+		{Name: "refresh", ID: "refresh-" + source, Every: "15m0s", NextAt: &next, LastAt: &last, LastRun: j.ID, Last: &j},
+		{Name: "drill", ID: "restore-drill-" + source, Every: "24h0m0s", Paused: true, Note: "paused " + evil, LastAt: &last, LastRun: "restore-drill-" + evil},
+	}, nil
+}
+
 // fakeCatalog answers the catalog reads with values that hold markup.
 type fakeCatalog struct{}
 
@@ -102,6 +114,16 @@ func (fakeCatalog) Archives(context.Context, string) (any, error) {
 func (fakeCatalog) Capture(context.Context, string) (any, error) {
 	lag := 4.0
 	return api.CaptureStatus{Checkpoint: &change.Checkpoint{BinlogFile: "bin.000001", BinlogPos: 99, GTID: evil, LastCommit: time.Now()}, LagSeconds: &lag, IndexBytes: 1 << 20}, nil
+}
+
+func (fakeCatalog) IndexWindow(_ context.Context, source string) (api.IndexWindow, error) {
+	h := time.Now().UTC().Truncate(time.Hour)
+	from, to := h.Add(-2*time.Hour), h.Add(time.Hour)
+	return api.IndexWindow{Source: source, From: &from, To: &to, Events: 7,
+		Hours: []api.IndexHour{{Hour: from, Events: 3, FirstSeq: 1, LastSeq: 3}, {Hour: h, Events: 4, FirstSeq: 4, LastSeq: 7}},
+		Gaps:  []api.CaptureGap{{From: "bin.000001:4", To: "bin.000002:4", Reason: "purged " + evil, DetectedAt: h.Add(-time.Hour)}},
+		LastDrill: &api.Drill{StartedAt: h, FinishedAt: h.Add(time.Minute), Target: "scratch:3306", Moment: "latest", Verdict: "failed",
+			Failure: "table app." + evil + " differs", Tables: 2, Rows: 9}}, nil
 }
 
 func (fakeCatalog) Folders(context.Context) (any, error) {
@@ -276,21 +298,23 @@ func TestPagesEscape(t *testing.T) {
 	b := &browser{t: t, h: h}
 	b.login(rwSecret)
 	pages := map[string][]string{
-		"/":                         {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly"},
+		"/": {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly", `id="sched-refresh"`, "paused &lt;script&gt;", "(in ",
+			`id="drill-verdict" class="verdict-failed">failed`, "table app.&lt;script&gt;", "purged &lt;script&gt;", `class="capgap"`, "7 events in 2 hours"},
 		"/backups":                  {"20261201T100000Z", "current"},
 		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows"},
-		"/jobs":                     {"main:nightly", `<option value="backup">`},
+		"/jobs":                     {"main:nightly", `<option value="backup">`, `action="/jobs/main:nightly/cancel"`, "nightly&lt;script&gt;"},
 		"/jobs?kind=backup":         {"main:nightly"},
 		"/jobs/main:nightly":        {"Cancel this job", "ui.example", "Retrying", "Progress"},
-		"/moment":                   {"Export this moment", "Restore this moment", "gtid:0-1-5"},
-		"/query":                    {"<textarea"},
+		"/moment": {"Export this moment", "Restore this moment", "gtid:0-1-5", `id="coverage"`, `class="answerable"`, `class="indexed"`,
+			`class="archived"`, `class="snap"`, "capture gap bin.000001:4 to bin.000002:4 (purged &lt;script&gt;"},
+		"/query": {"<textarea"},
 		"/moment?snapshot=20261201T100000Z&table=app." + url.QueryEscape(evil): {"First rows of", "NULL"},
 		"/moment?table=app.acct&key=1":                                         {"Versions of app.acct key 1", "<mark>note = &#34;&lt;script&gt;", "(was &#34;a&#34;)", "id = 1</li>", "0-1-2"},
 		"/moment?table=app.gone&key=1":                                         {"unknown table app.gone"},
 	}
 	for p, want := range pages {
 		body := b.page(p, http.StatusOK)
-		if strings.Contains(body, evil) || strings.Contains(body, "<script") {
+		if strings.Contains(body, evil) || strings.Contains(body, "<script>") {
 			t.Errorf("GET %s: a value is not escaped:\n%s", p, body)
 		}
 		for _, w := range want {
@@ -302,15 +326,22 @@ func TestPagesEscape(t *testing.T) {
 			t.Errorf("GET %s: the escaped value is not shown", p)
 		}
 	}
-	resp := b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}})
+	resp := b.do("GET", "/jobs/main:nightly/live", nil)
+	var live jobLive
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" ||
+		json.Unmarshal(body, &live) != nil || live.State != jobs.Running || !strings.Contains(live.Progress, "alert(1)") ||
+		!strings.Contains(live.Retrying, "cause "+evil) || strings.Contains(string(body), "<script>") {
+		t.Fatalf("a job's live state: %d\n%s", resp.StatusCode, body)
+	}
+	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}})
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "<script") || !strings.Contains(string(body), "&lt;script&gt;") ||
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), "&lt;script&gt;") ||
 		!strings.Contains(string(body), "cut at") {
 		t.Fatalf("POST /query: %d\n%s", resp.StatusCode, body)
 	}
 	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"DROP TABLE " + evil}})
 	body, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(body), "<script") || !strings.Contains(string(body), "refused: DROP TABLE &lt;script&gt;") ||
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), "refused: DROP TABLE &lt;script&gt;") ||
 		!strings.Contains(string(body), "query_refused") || !strings.Contains(string(body), "<textarea") {
 		t.Fatalf("a refused query: %d\n%s", resp.StatusCode, body)
 	}
@@ -348,9 +379,9 @@ func TestReadOnlyStartsNothing(t *testing.T) {
 	h, fj := newTest(t, false, true)
 	b := &browser{t: t, h: h}
 	b.login(roSecret)
-	for _, p := range []string{"/jobs/main:nightly", "/moment"} {
+	for _, p := range []string{"/jobs/main:nightly", "/moment", "/jobs", "/"} {
 		body := b.page(p, http.StatusOK)
-		if strings.Contains(body, "Cancel this job") || strings.Contains(body, "/moment/confirm") || !strings.Contains(body, "(read-only)") {
+		if strings.Contains(body, "Cancel this job") || strings.Contains(body, "/cancel") || strings.Contains(body, "/moment/confirm") || !strings.Contains(body, "(read-only)") {
 			t.Fatalf("GET %s as read-only shows a start or cancel:\n%s", p, body)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/views"
@@ -27,10 +28,12 @@ type momentView struct {
 	Rows  *queryResult
 	// Key is the row key whose history is asked (of Table); History its
 	// answer.
-	Key      string
-	History  *historyView
-	Exports  bool
-	Timeline timeline
+	Key     string
+	History *historyView
+	Exports bool
+	// Coverage is the archive, index and snapshot coverage drawn under
+	// the picker.
+	Coverage coverage
 }
 
 // moment is GET /moment: pick a snapshot (the moments the console can show
@@ -47,7 +50,11 @@ func (c *Console) moment(w http.ResponseWriter, r *http.Request, s *session) err
 	if err := c.call(r, s, "GET", "/v1/archives", src, nil, &hours); err != nil && !notConfigured(err) {
 		return err
 	}
-	v.Timeline = newTimeline(hours)
+	var iw api.IndexWindow
+	if err := c.call(r, s, "GET", "/v1/index", src, nil, &iw); err != nil && !notConfigured(err) {
+		return err
+	}
+	v.Coverage = newCoverage(hours, iw.Hours, v.Snapshots, iw.Gaps, time.Now())
 	slices.Reverse(v.Snapshots)
 	if id := q.Get("snapshot"); id != "" {
 		i := slices.IndexFunc(v.Snapshots, func(e api.SnapshotEntry) bool { return e.ID == id })

@@ -2,10 +2,12 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/index"
@@ -46,6 +48,13 @@ type overviewView struct {
 	// Lag and Rate plot capture's lag and events/s (this process's
 	// samples of the server's source; none for another source).
 	Lag, Rate plot
+	// Schedules are the source's schedules (SchedulesOff: why none).
+	Schedules    []jobs.Schedule
+	SchedulesOff string
+	// Index is what the index holds, its gaps and the last drill
+	// (IndexOff: why none).
+	Index    *api.IndexWindow
+	IndexOff string
 }
 
 // lastRun is the newest finished job of one kind (Job nil: none).
@@ -80,6 +89,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 		return err
 	}
 	v.Timeline = newTimeline(v.Archives)
+	if err := c.scheduleAndIndex(r, s, src, &v); err != nil {
+		return err
+	}
 	if src.Get("source") == c.source {
 		v.Lag, v.Rate = lagPlots(c.lags.list())
 	}
@@ -90,6 +102,28 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 	}
 	v.Running = running.Jobs
 	c.render(w, r, http.StatusOK, "overview", s, v)
+	return nil
+}
+
+// scheduleAndIndex reads the source's schedules and index window into v;
+// a part the server does not have (501) is said, not an error.
+func (c *Console) scheduleAndIndex(r *http.Request, s *session, src url.Values, v *overviewView) error {
+	switch err := c.call(r, s, "GET", "/v1/schedules", src, nil, &v.Schedules); {
+	case notConfigured(err):
+		v.SchedulesOff = err.Error()
+	case err != nil:
+		return err
+	}
+	var iw api.IndexWindow
+	switch err := c.call(r, s, "GET", "/v1/index", src, nil, &iw); {
+	case notConfigured(err):
+		v.IndexOff = err.Error()
+	case err != nil:
+		return err
+	default:
+		v.Index = &iw
+		v.Timeline.markCapture(iw.Gaps)
+	}
 	return nil
 }
 
@@ -191,6 +225,45 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request, s *session) error 
 	}
 	c.render(w, r, http.StatusOK, "job", s, jobView{Job: j, Canceled: r.URL.Query().Get("canceled") == "1"})
 	return nil
+}
+
+// jobLive is the answer of GET /jobs/{id}/live: what a running job's
+// page updates (console.js polls it).
+type jobLive struct {
+	State    jobs.State `json:"state"`
+	Progress string     `json:"progress,omitempty"`
+	Retrying string     `json:"retrying,omitempty"`
+}
+
+// live is GET /jobs/{id}/live: the job's state, progress and retries as
+// JSON text (the page writes them with textContent: no markup).
+func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) error {
+	var j jobs.Job
+	if err := c.call(r, s, "GET", "/v1/jobs/"+url.PathEscape(r.PathValue("id")), nil, nil, &j); err != nil {
+		return err
+	}
+	out := jobLive{State: j.State, Progress: pretty(j.Progress), Retrying: retryText(j.Retrying)}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("console: encode the live state of %s: %w", j.ID, err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b) // the browser went away: nothing to answer
+	return nil
+}
+
+// retryText is a job's retries, one line each.
+func retryText(rs []jobs.Retry) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%s", r.Step)
+		if r.Table != "" {
+			fmt.Fprintf(&b, " (%s)", r.Table)
+		}
+		fmt.Fprintf(&b, ": attempt %d, cause: %s\n", r.Attempt, r.Cause)
+	}
+	return b.String()
 }
 
 // cancel is POST /jobs/{id}/cancel: the API's cancel, then the job's page.
