@@ -345,6 +345,18 @@ func TestPagesEscape(t *testing.T) {
 		!strings.Contains(string(body), "query_refused") || !strings.Contains(string(body), "<textarea") {
 		t.Fatalf("a refused query: %d\n%s", resp.StatusCode, body)
 	}
+	for _, form := range []url.Values{
+		{"kind": {"export"}, "format": {"sql"}, "at": {"latest"}, "tables": {"app." + evil}, "out": {"x" + evil}},
+		{"kind": {"restore"}, "at": {evil}, "tables": {"app." + evil}, "target": {"t" + evil}, "into_schema": {"{schema}_" + evil}},
+	} {
+		form.Set("csrf", b.csrf)
+		resp := b.do("POST", "/moment/confirm", form)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), `id="writes"`) ||
+			!strings.Contains(string(body), "&lt;script&gt;") {
+			t.Fatalf("confirm %s: %d\n%s", form.Get("kind"), resp.StatusCode, body)
+		}
+	}
 	if body := b.page("/jobs/main:other", http.StatusNotFound); !strings.Contains(body, "not_found") {
 		t.Fatalf("an unknown job:\n%s", body)
 	}
@@ -441,7 +453,8 @@ func TestCSRFAndStarts(t *testing.T) {
 	resp = b.do("POST", "/moment/confirm", form)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "POST /v1/restores") || !strings.Contains(string(body), "app_restored") ||
-		!strings.Contains(string(body), "staging") || len(fj.started) != 0 {
+		!strings.Contains(string(body), "staging") || len(fj.started) != 0 ||
+		!strings.Contains(string(body), "<td>app.t2</td><td>restore target staging, table app_restored.t2</td>") {
 		t.Fatalf("confirm: %d, started %v\n%s", resp.StatusCode, fj.started, body)
 	}
 	resp = b.do("POST", "/moment/start", form)

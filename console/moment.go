@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -148,10 +149,47 @@ func (f startForm) request() (string, any, error) {
 	return "", nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Field: "kind", Message: "kind " + f.Kind + ": want export or restore"}
 }
 
+// write is one place a start writes: what, and where.
+type write struct{ What, Where string }
+
+// writes is what f writes where, one line each: an export's file or folder
+// in the export folder (dir), a restore's tables on the target by name.
+func (f startForm) writes(dir string) []write {
+	if f.Kind == "export" {
+		what := "every table of the moment"
+		if len(f.Tables) > 0 {
+			what = strings.Join(f.Tables, ", ")
+		}
+		return []write{{What: what + " as " + f.Format, Where: path.Join(dir, f.Out) + " (on the workers' machines)"}}
+	}
+	if len(f.Tables) == 0 {
+		where := "each table in its own schema"
+		if f.IntoSchema != "" {
+			where = "schema " + f.IntoSchema
+		}
+		return []write{{What: "every table of the moment", Where: "restore target " + f.Target + ", " + where}}
+	}
+	var out []write
+	for _, t := range f.Tables {
+		schema, table, ok := strings.Cut(t, ".")
+		if !ok {
+			out = append(out, write{What: t, Where: "(not schema.table: the API refuses it)"})
+			continue
+		}
+		into := schema
+		if f.IntoSchema != "" {
+			into = strings.ReplaceAll(f.IntoSchema, "{schema}", schema)
+		}
+		out = append(out, write{What: t, Where: "restore target " + f.Target + ", table " + into + "." + table})
+	}
+	return out
+}
+
 // confirmView is the confirmation page of a start.
 type confirmView struct {
-	Form startForm
-	Path string
+	Form   startForm
+	Writes []write
+	Path   string
 	// Body is the API request the start sends, as JSON.
 	Body    string
 	Tables  string
@@ -163,11 +201,12 @@ type confirmView struct {
 // that sends it. Nothing starts here.
 func (c *Console) confirm(w http.ResponseWriter, r *http.Request, s *session) error {
 	f := readStart(r)
-	path, body, err := f.request()
+	p, body, err := f.request()
 	if err != nil {
 		return err
 	}
-	c.render(w, r, http.StatusOK, "confirm", s, confirmView{Form: f, Path: path, Body: prettyValue(body), Tables: strings.Join(f.Tables, ", "), Exports: c.exports})
+	c.render(w, r, http.StatusOK, "confirm", s, confirmView{Form: f, Writes: f.writes(c.exportDir), Path: p, Body: prettyValue(body),
+		Tables: strings.Join(f.Tables, ", "), Exports: c.exports})
 	return nil
 }
 
