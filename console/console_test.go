@@ -59,6 +59,10 @@ func (f *fakeJobs) List(context.Context, jobs.Filter, int, []byte) ([]jobs.Job, 
 }
 
 func (f *fakeJobs) Get(_ context.Context, id string) (jobs.Job, error) {
+	if id == "main:restored" {
+		return jobs.Job{ID: id, Kind: jobs.Restore, Workflow: "Restore", Source: "main", State: jobs.Completed,
+			Result: json.RawMessage(`{"TargetAddr":"127.0.0.1:3307","Rows":2,"Tables":[{"Table":"app.x\u003cscript\u003e","Target":"copy.x","Rows":2,"Written":2,"Fingerprint":"2:ab"}]}`)}, nil
+	}
 	if id != "main:nightly" {
 		return jobs.Job{}, jobs.ErrNotFound
 	}
@@ -304,7 +308,8 @@ func TestPagesEscape(t *testing.T) {
 		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows"},
 		"/jobs":                     {"main:nightly", `<option value="backup">`, `action="/jobs/main:nightly/cancel"`, "nightly&lt;script&gt;"},
 		"/jobs?kind=backup":         {"main:nightly"},
-		"/jobs/main:nightly":        {"Cancel this job", "ui.example", "Retrying", "Progress"},
+		"/jobs/main:nightly":        {"Cancel this job", "ui.example", "Retrying", "Progress", `data-live="/jobs/main:nightly/live"`},
+		"/jobs/main:restored":       {"Restored and verified", "<td>copy.x</td>", "verified, fingerprint <code>2:ab</code>", "app.x&lt;script&gt;"},
 		"/moment": {"Export this moment", "Restore this moment", "gtid:0-1-5", `id="coverage"`, `class="answerable"`, `class="indexed"`,
 			`class="archived"`, `class="snap"`, "capture gap bin.000001:4 to bin.000002:4 (purged &lt;script&gt;"},
 		"/query": {"<textarea"},

@@ -214,6 +214,36 @@ func (c *Console) jobList(w http.ResponseWriter, r *http.Request, s *session) er
 type jobView struct {
 	Job      jobs.Job
 	Canceled bool
+	// Restored is a completed restore's tables, each loaded and verified
+	// (nil for another job).
+	Restored *restored
+}
+
+// restored is the part of a completed restore's result the page shows
+// (workflows.RestoreResult): every table it loaded, its rows and its
+// fingerprint, which the restore compared with the rebuilt table's
+// before it completed (a mismatch fails the restore).
+type restored struct {
+	TargetAddr string
+	Rows       int64
+	Tables     []struct {
+		Table, Target string
+		Rows, Written int64
+		Fingerprint   string
+	}
+}
+
+// restoredOf decodes j's result when j is a completed restore (nil
+// otherwise, or when the result is not one).
+func restoredOf(j jobs.Job) *restored {
+	if j.Kind != jobs.Restore || j.State != jobs.Completed || len(j.Result) == 0 {
+		return nil
+	}
+	var r restored
+	if err := json.Unmarshal(j.Result, &r); err != nil || len(r.Tables) == 0 {
+		return nil
+	}
+	return &r
 }
 
 // job is GET /jobs/{id}: the job's state, progress, retries, result or
@@ -223,7 +253,7 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request, s *session) error 
 	if err := c.call(r, s, "GET", "/v1/jobs/"+url.PathEscape(r.PathValue("id")), nil, nil, &j); err != nil {
 		return err
 	}
-	c.render(w, r, http.StatusOK, "job", s, jobView{Job: j, Canceled: r.URL.Query().Get("canceled") == "1"})
+	c.render(w, r, http.StatusOK, "job", s, jobView{Job: j, Canceled: r.URL.Query().Get("canceled") == "1", Restored: restoredOf(j)})
 	return nil
 }
 
