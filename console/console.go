@@ -92,6 +92,7 @@ func (c *Console) routes() http.Handler {
 	mux.HandleFunc("POST /login", c.login)
 	mux.Handle("POST /logout", c.post(false, c.logout))
 	mux.Handle("GET /{$}", c.get(c.overview))
+	mux.Handle("GET /live", c.get(c.overviewLiveJSON))
 	mux.Handle("GET /backups", c.get(c.backups))
 	mux.Handle("GET /backups/{id}", c.get(c.snapshot))
 	mux.Handle("GET /backups/{id}/manifest", c.get(c.manifest))

@@ -254,7 +254,7 @@ func TestLoginLogoutAndCookie(t *testing.T) {
 	if resp := b.do("GET", "/", nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
 		t.Fatalf("GET / without a login: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	for _, p := range []string{"/backups", "/jobs", "/jobs/main:nightly", "/moment", "/query", "/backups/20261201T100000Z"} {
+	for _, p := range []string{"/backups", "/jobs", "/jobs/main:nightly", "/moment", "/query", "/backups/20261201T100000Z", "/live", "/jobs/main:nightly/live"} {
 		if resp := b.do("GET", p, nil); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("GET %s without a login: %d", p, resp.StatusCode)
 		}
@@ -337,6 +337,11 @@ func TestPagesEscape(t *testing.T) {
 		json.Unmarshal(body, &live) != nil || live.State != jobs.Running || !strings.Contains(live.Progress, "alert(1)") ||
 		!strings.Contains(live.Retrying, "cause "+evil) || strings.Contains(string(body), "<script>") {
 		t.Fatalf("a job's live state: %d\n%s", resp.StatusCode, body)
+	}
+	resp = b.do("GET", "/live", nil)
+	var ol overviewLive
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || json.Unmarshal(body, &ol) != nil || ol.Lag != "4s" || ol.Running != 1 || ol.LastCommit == "" {
+		t.Fatalf("the overview's live state: %d\n%s", resp.StatusCode, body)
 	}
 	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}})
 	body, _ := io.ReadAll(resp.Body)

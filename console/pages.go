@@ -272,15 +272,7 @@ func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) error
 	if err := c.call(r, s, "GET", "/v1/jobs/"+url.PathEscape(r.PathValue("id")), nil, nil, &j); err != nil {
 		return err
 	}
-	out := jobLive{State: j.State, Progress: pretty(j.Progress), Retrying: retryText(j.Retrying)}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("console: encode the live state of %s: %w", j.ID, err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(b) // the browser went away: nothing to answer
-	return nil
+	return writeLive(w, jobLive{State: j.State, Progress: pretty(j.Progress), Retrying: retryText(j.Retrying)})
 }
 
 // retryText is a job's retries, one line each.

@@ -56,4 +56,30 @@
     };
     window.setTimeout(poll, 3000);
   }
+
+  // The overview: capture's lag, the last commit and the running jobs'
+  // count from the console's JSON every 10 s.
+  var ov = document.getElementById('overview-live');
+  if (ov) {
+    var ovURL = ov.getAttribute('data-overview');
+    var set = function (id, text) {
+      var el = document.getElementById(id);
+      if (el && text) { el.textContent = text; }
+    };
+    var pollOverview = function () {
+      fetch(ovURL, { credentials: 'same-origin', headers: { 'Accept': 'application/json' } }).then(function (r) {
+        if (!r.ok) { throw new Error('status ' + r.status); }
+        return r.json();
+      }).then(function (o) {
+        set('lag', o.lag);
+        set('last-commit', o.last_commit);
+        set('running-count', String(o.running));
+        set('live-at', 'updated ' + utc(new Date()) + 'Z');
+        window.setTimeout(pollOverview, 10000);
+      }).catch(function () {
+        set('live-at', 'live updates stopped: reload the page');
+      });
+    };
+    window.setTimeout(pollOverview, 10000);
+  }
 }());
