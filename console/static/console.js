@@ -74,10 +74,10 @@
         set('lag', o.lag);
         set('last-commit', o.last_commit);
         set('running-count', String(o.running));
-        set('live-at', 'updated ' + utc(new Date()) + 'Z');
+        set('live-at', '· updated ' + utc(new Date()) + 'Z');
         window.setTimeout(pollOverview, 10000);
       }).catch(function () {
-        set('live-at', 'live updates stopped: reload the page');
+        set('live-at', '· live updates stopped: reload the page');
       });
     };
     window.setTimeout(pollOverview, 10000);

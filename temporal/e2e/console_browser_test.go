@@ -187,6 +187,11 @@ func TestConsoleBrowser(t *testing.T) {
 	if w := b.text("#index-window"); w == "" || strings.Contains(w, "empty") {
 		t.Fatalf("overview: the index window %q", w)
 	}
+	b.do("the overview's live update", chromedp.Poll[chromedp.Void](`document.getElementById("live-at").textContent.indexOf("updated") >= 0`,
+		chromedp.WithPollingTimeout(time.Minute)))
+	if live := b.text("#live-at"); !strings.Contains(live, "updated") {
+		t.Fatalf("overview: the live update %q", live)
+	}
 	b.shot("overview")
 
 	b.do("open the snapshot", chromedp.Click("#newest-snapshot"), chromedp.WaitVisible("#snapshot-id"))
