@@ -107,7 +107,10 @@ func (fakeCatalog) Manifest(_ context.Context, _, id string) ([]byte, error) {
 	if id != "20261201T100000Z" {
 		return nil, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id", Message: "no snapshot " + id}
 	}
-	return []byte(`{"snapshot_id":"20261201T100000Z","note":"` + evil + `"}`), nil
+	esc := strings.ReplaceAll(evil, "/", `\/`)
+	return []byte(`{"snapshot_id":"20261201T100000Z","note":"` + esc + `","tables":[{"schema":"app","table":"` + esc + `","file":"app/t.parquet",` +
+		`"chain":["app/t.000001.posdel","app/t.000001.upserts","app/` + esc + `.000002.posdel"],"origin":"compacted"}],` +
+		`"files":{"app/t.parquet":{"sha256":"` + strings.Repeat("ab", 32) + `","size":4096},"app/t.000001.posdel":{"sha256":"` + strings.Repeat("cd", 32) + `","size":10}}}`), nil
 }
 
 func (fakeCatalog) Archives(context.Context, string) (any, error) {
@@ -304,12 +307,14 @@ func TestPagesEscape(t *testing.T) {
 	pages := map[string][]string{
 		"/": {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly", `id="sched-refresh"`, "paused &lt;script&gt;", "(in ",
 			`id="drill-verdict" class="verdict-failed">failed`, "table app.&lt;script&gt;", "purged &lt;script&gt;", `class="capgap"`, "7 events in 2 hours"},
-		"/backups":                  {"20261201T100000Z", "current"},
-		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows"},
-		"/jobs":                     {"main:nightly", `<option value="backup">`, `action="/jobs/main:nightly/cancel"`, "nightly&lt;script&gt;"},
-		"/jobs?kind=backup":         {"main:nightly"},
-		"/jobs/main:nightly":        {"Cancel this job", "ui.example", "Retrying", "Progress", `data-live="/jobs/main:nightly/live"`},
-		"/jobs/main:restored":       {"Restored and verified", "<td>copy.x</td>", "verified, fingerprint <code>2:ab</code>", "app.x&lt;script&gt;"},
+		"/backups": {"20261201T100000Z", "current"},
+		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows", "Files of each table", "4 files · origin compacted",
+			"chain 1 <span class=\"tag\">compacted range</span>", "sha256 <code title=\"" + strings.Repeat("ab", 32) + "\">abababababab…</code>",
+			"<code>app/&lt;script&gt;alert(1)&lt;/script&gt;.000002.posdel</code>", "no digest in the manifest"},
+		"/jobs":               {"main:nightly", `<option value="backup">`, `action="/jobs/main:nightly/cancel"`, "nightly&lt;script&gt;"},
+		"/jobs?kind=backup":   {"main:nightly"},
+		"/jobs/main:nightly":  {"Cancel this job", "ui.example", "Retrying", "Progress", `data-live="/jobs/main:nightly/live"`},
+		"/jobs/main:restored": {"Restored and verified", "<td>copy.x</td>", "verified, fingerprint <code>2:ab</code>", "app.x&lt;script&gt;"},
 		"/moment": {"Export this moment", "Restore this moment", "gtid:0-1-5", `id="coverage"`, `class="answerable"`, `class="indexed"`,
 			`class="archived"`, `class="snap"`, "capture gap bin.000001:4 to bin.000002:4 (purged &lt;script&gt;"},
 		"/query": {"<textarea"},

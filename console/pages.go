@@ -142,6 +142,10 @@ func (c *Console) backups(w http.ResponseWriter, r *http.Request, s *session) er
 type snapshotView struct {
 	Source   string
 	Snapshot api.SnapshotEntry
+	// Files are each table's files from the manifest (FilesOff: why
+	// none).
+	Files    []tableFiles
+	FilesOff string
 }
 
 // snapshot is GET /backups/{id}: one snapshot's tables.
@@ -156,7 +160,12 @@ func (c *Console) snapshot(w http.ResponseWriter, r *http.Request, s *session) e
 	if i < 0 {
 		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "source " + src + " has no snapshot " + id}
 	}
-	c.render(w, r, http.StatusOK, "snapshot", s, snapshotView{Source: src, Snapshot: snaps[i]})
+	v := snapshotView{Source: src, Snapshot: snaps[i]}
+	var err error
+	if v.Files, v.FilesOff, err = c.manifestFiles(r, s, src, id); err != nil {
+		return err
+	}
+	c.render(w, r, http.StatusOK, "snapshot", s, v)
 	return nil
 }
 

@@ -208,6 +208,12 @@ func TestConsoleBrowser(t *testing.T) {
 	if st := c.call("GET", "/v1/snapshots/"+res.SnapshotID+"/manifest", "", &manifest); st != 200 || manifest["snapshot_id"] != res.SnapshotID {
 		t.Fatalf("GET the manifest: %d %v", st, manifest)
 	}
+	if sum := b.text("details.files summary"); !strings.Contains(sum, "app.acct") {
+		t.Fatalf("snapshot page: the files of %q", sum)
+	}
+	if n := b.count("details.files code[title]"); n < 1 {
+		t.Fatalf("snapshot page: %d files with a sha256", n)
+	}
 	b.shot("snapshot")
 
 	b.do("open the jobs", chromedp.Navigate(c.url+"/jobs?kind=backup"), chromedp.WaitVisible(`a[href="/jobs/`+started.ID+`"]`),
