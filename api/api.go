@@ -133,6 +133,8 @@ func routes() []route {
 		{method: "GET", path: "/v1/snapshots/{id}/manifest", params: []string{"source"}, handle: (*server).manifest},
 		{method: "GET", path: "/v1/archives", params: []string{"source"}, handle: (*server).archives},
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
+		{method: "GET", path: "/v1/schedules", params: []string{"source"}, handle: (*server).schedules},
+		{method: "GET", path: "/v1/index", params: []string{"source"}, handle: (*server).indexWindow},
 		{method: "GET", path: "/v1/history", params: []string{"source", "table", "key", "limit"}, handle: (*server).history},
 		{method: "POST", path: "/v1/query", params: []string{"snapshot", "tail"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
 	}

@@ -34,15 +34,17 @@ var staticFS embed.FS
 
 // Console serves the console's pages.
 type Console struct {
-	api      http.Handler
-	tokens   []api.Token
-	addr     string
-	tls      bool
-	source   string
-	exports  bool
-	log      *slog.Logger
-	sessions *sessions
-	pages    pages
+	api     http.Handler
+	tokens  []api.Token
+	addr    string
+	tls     bool
+	source  string
+	exports bool
+	// exportDir is the API's export folder ("": exports off).
+	exportDir string
+	log       *slog.Logger
+	sessions  *sessions
+	pages     pages
 	// catalog is the API's catalog (nil: none), read for the lag samples.
 	catalog api.Catalog
 	lags    lagSamples
@@ -67,7 +69,7 @@ func New(cfg api.Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{tokens: cfg.Tokens, addr: cfg.Addr, tls: cfg.TLS, source: cfg.Source, exports: cfg.ExportDir != "",
+	c := &Console{tokens: cfg.Tokens, addr: cfg.Addr, tls: cfg.TLS, source: cfg.Source, exports: cfg.ExportDir != "", exportDir: cfg.ExportDir,
 		log: cfg.Log, sessions: newSessions(time.Now), pages: pg, catalog: cfg.Catalog}
 	cfg.UI = c.routes()
 	h, err := api.New(cfg)
@@ -90,11 +92,13 @@ func (c *Console) routes() http.Handler {
 	mux.HandleFunc("POST /login", c.login)
 	mux.Handle("POST /logout", c.post(false, c.logout))
 	mux.Handle("GET /{$}", c.get(c.overview))
+	mux.Handle("GET /live", c.get(c.overviewLiveJSON))
 	mux.Handle("GET /backups", c.get(c.backups))
 	mux.Handle("GET /backups/{id}", c.get(c.snapshot))
 	mux.Handle("GET /backups/{id}/manifest", c.get(c.manifest))
 	mux.Handle("GET /jobs", c.get(c.jobList))
 	mux.Handle("GET /jobs/{id}", c.get(c.job))
+	mux.Handle("GET /jobs/{id}/live", c.get(c.live))
 	mux.Handle("POST /jobs/{id}/cancel", c.post(true, c.cancel))
 	mux.Handle("GET /moment", c.get(c.moment))
 	mux.Handle("POST /moment/confirm", c.post(true, c.confirm))

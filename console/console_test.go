@@ -59,6 +59,10 @@ func (f *fakeJobs) List(context.Context, jobs.Filter, int, []byte) ([]jobs.Job, 
 }
 
 func (f *fakeJobs) Get(_ context.Context, id string) (jobs.Job, error) {
+	if id == "main:restored" {
+		return jobs.Job{ID: id, Kind: jobs.Restore, Workflow: "Restore", Source: "main", State: jobs.Completed,
+			Result: json.RawMessage(`{"TargetAddr":"127.0.0.1:3307","Rows":2,"Tables":[{"Table":"app.x\u003cscript\u003e","Target":"copy.x","Rows":2,"Written":2,"Fingerprint":"2:ab"}]}`)}, nil
+	}
 	if id != "main:nightly" {
 		return jobs.Job{}, jobs.ErrNotFound
 	}
@@ -78,6 +82,18 @@ func (f *fakeJobs) Last(context.Context, jobs.Kind, string) (jobs.Job, bool, err
 	return j, true, nil
 }
 
+// Schedules answers the source's schedules: a refresh whose last run is
+// the fake job, a paused drill whose note holds markup.
+func (f *fakeJobs) Schedules(_ context.Context, source string) ([]jobs.Schedule, error) {
+	next := time.Now().Add(10 * time.Minute)
+	last := time.Now().Add(-5 * time.Minute)
+	j := f.job()
+	return []jobs.Schedule{
+		{Name: "refresh", ID: "refresh-" + source, Every: "15m0s", NextAt: &next, LastAt: &last, LastRun: j.ID, Last: &j},
+		{Name: "drill", ID: "restore-drill-" + source, Every: "24h0m0s", Paused: true, Note: "paused " + evil, LastAt: &last, LastRun: "restore-drill-" + evil},
+	}, nil
+}
+
 // fakeCatalog answers the catalog reads with values that hold markup.
 type fakeCatalog struct{}
 
@@ -91,7 +107,10 @@ func (fakeCatalog) Manifest(_ context.Context, _, id string) ([]byte, error) {
 	if id != "20261201T100000Z" {
 		return nil, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id", Message: "no snapshot " + id}
 	}
-	return []byte(`{"snapshot_id":"20261201T100000Z","note":"` + evil + `"}`), nil
+	esc := strings.ReplaceAll(evil, "/", `\/`)
+	return []byte(`{"snapshot_id":"20261201T100000Z","note":"` + esc + `","tables":[{"schema":"app","table":"` + esc + `","file":"app/t.parquet",` +
+		`"chain":["app/t.000001.posdel","app/t.000001.upserts","app/` + esc + `.000002.posdel"],"origin":"compacted"}],` +
+		`"files":{"app/t.parquet":{"sha256":"` + strings.Repeat("ab", 32) + `","size":4096},"app/t.000001.posdel":{"sha256":"` + strings.Repeat("cd", 32) + `","size":10}}}`), nil
 }
 
 func (fakeCatalog) Archives(context.Context, string) (any, error) {
@@ -102,6 +121,16 @@ func (fakeCatalog) Archives(context.Context, string) (any, error) {
 func (fakeCatalog) Capture(context.Context, string) (any, error) {
 	lag := 4.0
 	return api.CaptureStatus{Checkpoint: &change.Checkpoint{BinlogFile: "bin.000001", BinlogPos: 99, GTID: evil, LastCommit: time.Now()}, LagSeconds: &lag, IndexBytes: 1 << 20}, nil
+}
+
+func (fakeCatalog) IndexWindow(_ context.Context, source string) (api.IndexWindow, error) {
+	h := time.Now().UTC().Truncate(time.Hour)
+	from, to := h.Add(-2*time.Hour), h.Add(time.Hour)
+	return api.IndexWindow{Source: source, From: &from, To: &to, Events: 7,
+		Hours: []api.IndexHour{{Hour: from, Events: 3, FirstSeq: 1, LastSeq: 3}, {Hour: h, Events: 4, FirstSeq: 4, LastSeq: 7}},
+		Gaps:  []api.CaptureGap{{From: "bin.000001:4", To: "bin.000002:4", Reason: "purged " + evil, DetectedAt: h.Add(-time.Hour)}},
+		LastDrill: &api.Drill{StartedAt: h, FinishedAt: h.Add(time.Minute), Target: "scratch:3306", Moment: "latest", Verdict: "failed",
+			Failure: "table app." + evil + " differs", Tables: 2, Rows: 9}}, nil
 }
 
 func (fakeCatalog) Folders(context.Context) (any, error) {
@@ -228,7 +257,7 @@ func TestLoginLogoutAndCookie(t *testing.T) {
 	if resp := b.do("GET", "/", nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
 		t.Fatalf("GET / without a login: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	for _, p := range []string{"/backups", "/jobs", "/jobs/main:nightly", "/moment", "/query", "/backups/20261201T100000Z"} {
+	for _, p := range []string{"/backups", "/jobs", "/jobs/main:nightly", "/moment", "/query", "/backups/20261201T100000Z", "/live", "/jobs/main:nightly/live"} {
 		if resp := b.do("GET", p, nil); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("GET %s without a login: %d", p, resp.StatusCode)
 		}
@@ -276,21 +305,26 @@ func TestPagesEscape(t *testing.T) {
 	b := &browser{t: t, h: h}
 	b.login(rwSecret)
 	pages := map[string][]string{
-		"/":                         {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly"},
-		"/backups":                  {"20261201T100000Z", "current"},
-		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows"},
-		"/jobs":                     {"main:nightly", `<option value="backup">`},
-		"/jobs?kind=backup":         {"main:nightly"},
-		"/jobs/main:nightly":        {"Cancel this job", "ui.example", "Retrying", "Progress"},
-		"/moment":                   {"Export this moment", "Restore this moment", "gtid:0-1-5"},
-		"/query":                    {"<textarea"},
+		"/": {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly", `id="sched-refresh"`, "paused &lt;script&gt;", "(in ",
+			`id="drill-verdict" class="verdict-failed">failed`, "table app.&lt;script&gt;", "purged &lt;script&gt;", `class="capgap"`, "7 events in 2 hours"},
+		"/backups": {"20261201T100000Z", "current"},
+		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows", "Files of each table", "4 files · origin compacted",
+			"chain 1 <span class=\"tag\">compacted range</span>", "sha256 <code title=\"" + strings.Repeat("ab", 32) + "\">abababababab…</code>",
+			"<code>app/&lt;script&gt;alert(1)&lt;/script&gt;.000002.posdel</code>", "no digest in the manifest"},
+		"/jobs":               {"main:nightly", `<option value="backup">`, `action="/jobs/main:nightly/cancel"`, "nightly&lt;script&gt;"},
+		"/jobs?kind=backup":   {"main:nightly"},
+		"/jobs/main:nightly":  {"Cancel this job", "ui.example", "Retrying", "Progress", `data-live="/jobs/main:nightly/live"`},
+		"/jobs/main:restored": {"Restored and verified", "<td>copy.x</td>", "verified, fingerprint <code>2:ab</code>", "app.x&lt;script&gt;"},
+		"/moment": {"Export this moment", "Restore this moment", "gtid:0-1-5", `id="coverage"`, `class="answerable"`, `class="indexed"`,
+			`class="archived"`, `class="snap"`, "capture gap bin.000001:4 to bin.000002:4 (purged &lt;script&gt;"},
+		"/query": {"<textarea"},
 		"/moment?snapshot=20261201T100000Z&table=app." + url.QueryEscape(evil): {"First rows of", "NULL"},
 		"/moment?table=app.acct&key=1":                                         {"Versions of app.acct key 1", "<mark>note = &#34;&lt;script&gt;", "(was &#34;a&#34;)", "id = 1</li>", "0-1-2"},
 		"/moment?table=app.gone&key=1":                                         {"unknown table app.gone"},
 	}
 	for p, want := range pages {
 		body := b.page(p, http.StatusOK)
-		if strings.Contains(body, evil) || strings.Contains(body, "<script") {
+		if strings.Contains(body, evil) || strings.Contains(body, "<script>") {
 			t.Errorf("GET %s: a value is not escaped:\n%s", p, body)
 		}
 		for _, w := range want {
@@ -302,17 +336,41 @@ func TestPagesEscape(t *testing.T) {
 			t.Errorf("GET %s: the escaped value is not shown", p)
 		}
 	}
-	resp := b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}})
+	resp := b.do("GET", "/jobs/main:nightly/live", nil)
+	var live jobLive
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" ||
+		json.Unmarshal(body, &live) != nil || live.State != jobs.Running || !strings.Contains(live.Progress, "alert(1)") ||
+		!strings.Contains(live.Retrying, "cause "+evil) || strings.Contains(string(body), "<script>") {
+		t.Fatalf("a job's live state: %d\n%s", resp.StatusCode, body)
+	}
+	resp = b.do("GET", "/live", nil)
+	var ol overviewLive
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || json.Unmarshal(body, &ol) != nil || ol.Lag != "4s" || ol.Running != 1 || ol.LastCommit == "" {
+		t.Fatalf("the overview's live state: %d\n%s", resp.StatusCode, body)
+	}
+	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}})
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "<script") || !strings.Contains(string(body), "&lt;script&gt;") ||
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), "&lt;script&gt;") ||
 		!strings.Contains(string(body), "cut at") {
 		t.Fatalf("POST /query: %d\n%s", resp.StatusCode, body)
 	}
 	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"DROP TABLE " + evil}})
 	body, _ = io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(body), "<script") || !strings.Contains(string(body), "refused: DROP TABLE &lt;script&gt;") ||
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), "refused: DROP TABLE &lt;script&gt;") ||
 		!strings.Contains(string(body), "query_refused") || !strings.Contains(string(body), "<textarea") {
 		t.Fatalf("a refused query: %d\n%s", resp.StatusCode, body)
+	}
+	for _, form := range []url.Values{
+		{"kind": {"export"}, "format": {"sql"}, "at": {"latest"}, "tables": {"app." + evil}, "out": {"x" + evil}},
+		{"kind": {"restore"}, "at": {evil}, "tables": {"app." + evil}, "target": {"t" + evil}, "into_schema": {"{schema}_" + evil}},
+	} {
+		form.Set("csrf", b.csrf)
+		resp := b.do("POST", "/moment/confirm", form)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), `id="writes"`) ||
+			!strings.Contains(string(body), "&lt;script&gt;") {
+			t.Fatalf("confirm %s: %d\n%s", form.Get("kind"), resp.StatusCode, body)
+		}
 	}
 	if body := b.page("/jobs/main:other", http.StatusNotFound); !strings.Contains(body, "not_found") {
 		t.Fatalf("an unknown job:\n%s", body)
@@ -348,9 +406,9 @@ func TestReadOnlyStartsNothing(t *testing.T) {
 	h, fj := newTest(t, false, true)
 	b := &browser{t: t, h: h}
 	b.login(roSecret)
-	for _, p := range []string{"/jobs/main:nightly", "/moment"} {
+	for _, p := range []string{"/jobs/main:nightly", "/moment", "/jobs", "/"} {
 		body := b.page(p, http.StatusOK)
-		if strings.Contains(body, "Cancel this job") || strings.Contains(body, "/moment/confirm") || !strings.Contains(body, "(read-only)") {
+		if strings.Contains(body, "Cancel this job") || strings.Contains(body, "/cancel") || strings.Contains(body, "/moment/confirm") || !strings.Contains(body, "(read-only)") {
 			t.Fatalf("GET %s as read-only shows a start or cancel:\n%s", p, body)
 		}
 	}
@@ -410,7 +468,8 @@ func TestCSRFAndStarts(t *testing.T) {
 	resp = b.do("POST", "/moment/confirm", form)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "POST /v1/restores") || !strings.Contains(string(body), "app_restored") ||
-		!strings.Contains(string(body), "staging") || len(fj.started) != 0 {
+		!strings.Contains(string(body), "staging") || len(fj.started) != 0 ||
+		!strings.Contains(string(body), "<td>app.t2</td><td>restore target staging, table app_restored.t2</td>") {
 		t.Fatalf("confirm: %d, started %v\n%s", resp.StatusCode, fj.started, body)
 	}
 	resp = b.do("POST", "/moment/start", form)

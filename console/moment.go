@@ -3,8 +3,10 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/views"
@@ -27,10 +29,12 @@ type momentView struct {
 	Rows  *queryResult
 	// Key is the row key whose history is asked (of Table); History its
 	// answer.
-	Key      string
-	History  *historyView
-	Exports  bool
-	Timeline timeline
+	Key     string
+	History *historyView
+	Exports bool
+	// Coverage is the archive, index and snapshot coverage drawn under
+	// the picker.
+	Coverage coverage
 }
 
 // moment is GET /moment: pick a snapshot (the moments the console can show
@@ -47,7 +51,11 @@ func (c *Console) moment(w http.ResponseWriter, r *http.Request, s *session) err
 	if err := c.call(r, s, "GET", "/v1/archives", src, nil, &hours); err != nil && !notConfigured(err) {
 		return err
 	}
-	v.Timeline = newTimeline(hours)
+	var iw api.IndexWindow
+	if err := c.call(r, s, "GET", "/v1/index", src, nil, &iw); err != nil && !notConfigured(err) {
+		return err
+	}
+	v.Coverage = newCoverage(hours, iw.Hours, v.Snapshots, iw.Gaps, time.Now())
 	slices.Reverse(v.Snapshots)
 	if id := q.Get("snapshot"); id != "" {
 		i := slices.IndexFunc(v.Snapshots, func(e api.SnapshotEntry) bool { return e.ID == id })
@@ -141,10 +149,47 @@ func (f startForm) request() (string, any, error) {
 	return "", nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeBadRequest, Field: "kind", Message: "kind " + f.Kind + ": want export or restore"}
 }
 
+// write is one place a start writes: what, and where.
+type write struct{ What, Where string }
+
+// writes is what f writes where, one line each: an export's file or folder
+// in the export folder (dir), a restore's tables on the target by name.
+func (f startForm) writes(dir string) []write {
+	if f.Kind == "export" {
+		what := "every table of the moment"
+		if len(f.Tables) > 0 {
+			what = strings.Join(f.Tables, ", ")
+		}
+		return []write{{What: what + " as " + f.Format, Where: path.Join(dir, f.Out) + " (on the workers' machines)"}}
+	}
+	if len(f.Tables) == 0 {
+		where := "each table in its own schema"
+		if f.IntoSchema != "" {
+			where = "schema " + f.IntoSchema
+		}
+		return []write{{What: "every table of the moment", Where: "restore target " + f.Target + ", " + where}}
+	}
+	var out []write
+	for _, t := range f.Tables {
+		schema, table, ok := strings.Cut(t, ".")
+		if !ok {
+			out = append(out, write{What: t, Where: "(not schema.table: the API refuses it)"})
+			continue
+		}
+		into := schema
+		if f.IntoSchema != "" {
+			into = strings.ReplaceAll(f.IntoSchema, "{schema}", schema)
+		}
+		out = append(out, write{What: t, Where: "restore target " + f.Target + ", table " + into + "." + table})
+	}
+	return out
+}
+
 // confirmView is the confirmation page of a start.
 type confirmView struct {
-	Form startForm
-	Path string
+	Form   startForm
+	Writes []write
+	Path   string
 	// Body is the API request the start sends, as JSON.
 	Body    string
 	Tables  string
@@ -156,11 +201,12 @@ type confirmView struct {
 // that sends it. Nothing starts here.
 func (c *Console) confirm(w http.ResponseWriter, r *http.Request, s *session) error {
 	f := readStart(r)
-	path, body, err := f.request()
+	p, body, err := f.request()
 	if err != nil {
 		return err
 	}
-	c.render(w, r, http.StatusOK, "confirm", s, confirmView{Form: f, Path: path, Body: prettyValue(body), Tables: strings.Join(f.Tables, ", "), Exports: c.exports})
+	c.render(w, r, http.StatusOK, "confirm", s, confirmView{Form: f, Writes: f.writes(c.exportDir), Path: p, Body: prettyValue(body),
+		Tables: strings.Join(f.Tables, ", "), Exports: c.exports})
 	return nil
 }
 

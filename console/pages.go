@@ -2,10 +2,12 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/index"
@@ -46,6 +48,13 @@ type overviewView struct {
 	// Lag and Rate plot capture's lag and events/s (this process's
 	// samples of the server's source; none for another source).
 	Lag, Rate plot
+	// Schedules are the source's schedules (SchedulesOff: why none).
+	Schedules    []jobs.Schedule
+	SchedulesOff string
+	// Index is what the index holds, its gaps and the last drill
+	// (IndexOff: why none).
+	Index    *api.IndexWindow
+	IndexOff string
 }
 
 // lastRun is the newest finished job of one kind (Job nil: none).
@@ -80,6 +89,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 		return err
 	}
 	v.Timeline = newTimeline(v.Archives)
+	if err := c.scheduleAndIndex(r, s, src, &v); err != nil {
+		return err
+	}
 	if src.Get("source") == c.source {
 		v.Lag, v.Rate = lagPlots(c.lags.list())
 	}
@@ -90,6 +102,28 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 	}
 	v.Running = running.Jobs
 	c.render(w, r, http.StatusOK, "overview", s, v)
+	return nil
+}
+
+// scheduleAndIndex reads the source's schedules and index window into v;
+// a part the server does not have (501) is said, not an error.
+func (c *Console) scheduleAndIndex(r *http.Request, s *session, src url.Values, v *overviewView) error {
+	switch err := c.call(r, s, "GET", "/v1/schedules", src, nil, &v.Schedules); {
+	case notConfigured(err):
+		v.SchedulesOff = err.Error()
+	case err != nil:
+		return err
+	}
+	var iw api.IndexWindow
+	switch err := c.call(r, s, "GET", "/v1/index", src, nil, &iw); {
+	case notConfigured(err):
+		v.IndexOff = err.Error()
+	case err != nil:
+		return err
+	default:
+		v.Index = &iw
+		v.Timeline.markCapture(iw.Gaps)
+	}
 	return nil
 }
 
@@ -108,6 +142,10 @@ func (c *Console) backups(w http.ResponseWriter, r *http.Request, s *session) er
 type snapshotView struct {
 	Source   string
 	Snapshot api.SnapshotEntry
+	// Files are each table's files from the manifest (FilesOff: why
+	// none).
+	Files    []tableFiles
+	FilesOff string
 }
 
 // snapshot is GET /backups/{id}: one snapshot's tables.
@@ -122,7 +160,12 @@ func (c *Console) snapshot(w http.ResponseWriter, r *http.Request, s *session) e
 	if i < 0 {
 		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Message: "source " + src + " has no snapshot " + id}
 	}
-	c.render(w, r, http.StatusOK, "snapshot", s, snapshotView{Source: src, Snapshot: snaps[i]})
+	v := snapshotView{Source: src, Snapshot: snaps[i]}
+	var err error
+	if v.Files, v.FilesOff, err = c.manifestFiles(r, s, src, id); err != nil {
+		return err
+	}
+	c.render(w, r, http.StatusOK, "snapshot", s, v)
 	return nil
 }
 
@@ -180,6 +223,36 @@ func (c *Console) jobList(w http.ResponseWriter, r *http.Request, s *session) er
 type jobView struct {
 	Job      jobs.Job
 	Canceled bool
+	// Restored is a completed restore's tables, each loaded and verified
+	// (nil for another job).
+	Restored *restored
+}
+
+// restored is the part of a completed restore's result the page shows
+// (workflows.RestoreResult): every table it loaded, its rows and its
+// fingerprint, which the restore compared with the rebuilt table's
+// before it completed (a mismatch fails the restore).
+type restored struct {
+	TargetAddr string
+	Rows       int64
+	Tables     []struct {
+		Table, Target string
+		Rows, Written int64
+		Fingerprint   string
+	}
+}
+
+// restoredOf decodes j's result when j is a completed restore (nil
+// otherwise, or when the result is not one).
+func restoredOf(j jobs.Job) *restored {
+	if j.Kind != jobs.Restore || j.State != jobs.Completed || len(j.Result) == 0 {
+		return nil
+	}
+	var r restored
+	if err := json.Unmarshal(j.Result, &r); err != nil || len(r.Tables) == 0 {
+		return nil
+	}
+	return &r
 }
 
 // job is GET /jobs/{id}: the job's state, progress, retries, result or
@@ -189,8 +262,39 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request, s *session) error 
 	if err := c.call(r, s, "GET", "/v1/jobs/"+url.PathEscape(r.PathValue("id")), nil, nil, &j); err != nil {
 		return err
 	}
-	c.render(w, r, http.StatusOK, "job", s, jobView{Job: j, Canceled: r.URL.Query().Get("canceled") == "1"})
+	c.render(w, r, http.StatusOK, "job", s, jobView{Job: j, Canceled: r.URL.Query().Get("canceled") == "1", Restored: restoredOf(j)})
 	return nil
+}
+
+// jobLive is the answer of GET /jobs/{id}/live: what a running job's
+// page updates (console.js polls it).
+type jobLive struct {
+	State    jobs.State `json:"state"`
+	Progress string     `json:"progress,omitempty"`
+	Retrying string     `json:"retrying,omitempty"`
+}
+
+// live is GET /jobs/{id}/live: the job's state, progress and retries as
+// JSON text (the page writes them with textContent: no markup).
+func (c *Console) live(w http.ResponseWriter, r *http.Request, s *session) error {
+	var j jobs.Job
+	if err := c.call(r, s, "GET", "/v1/jobs/"+url.PathEscape(r.PathValue("id")), nil, nil, &j); err != nil {
+		return err
+	}
+	return writeLive(w, jobLive{State: j.State, Progress: pretty(j.Progress), Retrying: retryText(j.Retrying)})
+}
+
+// retryText is a job's retries, one line each.
+func retryText(rs []jobs.Retry) string {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%s", r.Step)
+		if r.Table != "" {
+			fmt.Fprintf(&b, " (%s)", r.Table)
+		}
+		fmt.Fprintf(&b, ": attempt %d, cause: %s\n", r.Attempt, r.Cause)
+	}
+	return b.String()
 }
 
 // cancel is POST /jobs/{id}/cancel: the API's cancel, then the job's page.

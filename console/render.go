@@ -32,6 +32,9 @@ var funcs = template.FuncMap{
 	"lag":     lag,
 	"add":     func(a, b int) int { return a + b },
 	"changed": changed,
+	"until":   func(t time.Time) string { return span(time.Until(t)) },
+	"took":    func(a, b time.Time) string { return span(b.Sub(a)) },
+	"retries": retryText,
 	"dict2":   func(k1 string, v1 any, k2 string, v2 any) map[string]any { return map[string]any{k1: v1, k2: v2} },
 }
 

@@ -19,6 +19,12 @@ type timeline struct {
 	From, To      string
 	Gaps          int
 	MaxEvents     int64
+	// Capture are the capture gaps detected within the drawn hours, a
+	// line each at the hour they were detected in.
+	Capture []mark
+	first   time.Time
+	barW    int
+	hours   int
 }
 
 // bar is one hour of the timeline, in SVG coordinates.
@@ -68,5 +74,19 @@ func newTimeline(hours []api.ArchivedHour) timeline {
 		t.Bars = append(t.Bars, b)
 	}
 	t.From, t.To = first.Format("2006-01-02 15:00Z"), last.Format("2006-01-02 15:00Z")
+	t.first, t.barW, t.hours = first, w, n
 	return t
+}
+
+// markCapture marks the capture gaps detected within t's hours.
+func (t *timeline) markCapture(gaps []api.CaptureGap) {
+	for _, g := range gaps {
+		at := g.DetectedAt.UTC()
+		i := int(at.Sub(t.first) / time.Hour)
+		if len(t.Bars) == 0 || at.Before(t.first) || i >= t.hours {
+			continue
+		}
+		t.Capture = append(t.Capture, mark{X: i*t.barW + t.barW/2,
+			Title: fmt.Sprintf("capture gap %s to %s (%s), detected %s", g.From, g.To, g.Reason, at.Format("2006-01-02 15:04Z"))})
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -135,7 +136,9 @@ func TestConsoleBrowser(t *testing.T) {
 	const ro = "ro-console-e2e-secret-0123456789"
 	tokenFile := filepath.Join(t.TempDir(), "tokens")
 	must(t, os.WriteFile(tokenFile, []byte("rw "+rw+" ops\nro "+ro+" viewer\n"), 0o600))
-	c, _ := startServeProc(t, e, bin, ro, os.Stderr, "--token-file", tokenFile)
+	exportDir := filepath.Join(t.TempDir(), "exports")
+	must(t, os.MkdirAll(exportDir, 0o700))
+	c, _ := startServeProc(t, e, bin, ro, os.Stderr, "--token-file", tokenFile, "--export-dir", exportDir)
 	c.token = rw
 	var started jobs.Job
 	if st := c.call("POST", "/v1/backups", `{"label": "console-1"}`, &started); st != 202 {
@@ -158,6 +161,15 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("GET /v1/history: %d %+v", st, hist)
 	}
 
+	// A verify schedule as dev and worker keep it: the overview shows its
+	// next start (GET /v1/schedules on the real Temporal).
+	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, temporalclient.ScheduleSpec{ID: workflows.VerifyWorkflowID("main"), Every: 24 * time.Hour,
+		Workflow: "Verify", TaskQueue: workflows.TaskQueue, Args: []any{workflows.VerifyInput{Source: "main", Snapshot: "current"}}, Attrs: jobs.SourceAttrs("main")}))
+	var scheds []jobs.Schedule
+	if st := c.call("GET", "/v1/schedules", "", &scheds); st != 200 || len(scheds) != 1 || scheds[0].Name != "verify" || scheds[0].NextAt == nil {
+		t.Fatalf("GET /v1/schedules: %d %+v", st, scheds)
+	}
+
 	b.do("log in", chromedp.Navigate(c.url+"/"), chromedp.WaitVisible("#token"),
 		chromedp.SendKeys("#token", rw), chromedp.Submit("#token"), chromedp.WaitVisible("#newest-snapshot"))
 	if got := b.text("#newest-snapshot"); got != res.SnapshotID {
@@ -168,6 +180,17 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	if n := b.count("#lag-plot circle"); n < 1 {
 		t.Fatalf("overview: the lag plot has %d points", n)
+	}
+	if row := b.text("#sched-verify"); !strings.Contains(row, "24h0m0s") || !strings.Contains(row, "(in ") {
+		t.Fatalf("overview: the verify schedule %q", row)
+	}
+	if w := b.text("#index-window"); w == "" || strings.Contains(w, "empty") {
+		t.Fatalf("overview: the index window %q", w)
+	}
+	b.do("the overview's live update", chromedp.Poll[chromedp.Void](`document.getElementById("live-at").textContent.indexOf("updated") >= 0`,
+		chromedp.WithPollingTimeout(time.Minute)))
+	if live := b.text("#live-at"); !strings.Contains(live, "updated") {
+		t.Fatalf("overview: the live update %q", live)
 	}
 	b.shot("overview")
 
@@ -184,6 +207,12 @@ func TestConsoleBrowser(t *testing.T) {
 	var manifest map[string]any
 	if st := c.call("GET", "/v1/snapshots/"+res.SnapshotID+"/manifest", "", &manifest); st != 200 || manifest["snapshot_id"] != res.SnapshotID {
 		t.Fatalf("GET the manifest: %d %v", st, manifest)
+	}
+	if sum := b.text("details.files summary"); !strings.Contains(sum, "app.acct") {
+		t.Fatalf("snapshot page: the files of %q", sum)
+	}
+	if n := b.count("details.files code[title]"); n < 1 {
+		t.Fatalf("snapshot page: %d files with a sha256", n)
 	}
 	b.shot("snapshot")
 
@@ -223,6 +252,9 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	b.shot("query")
 
+	consoleRestore(t, e, b, c.url, res.SnapshotID)
+	consoleCancelExport(t, e, b, c.url, exportDir)
+
 	b.do("log out, log in read-only", chromedp.Click("header button"), chromedp.WaitVisible("#token"),
 		chromedp.SendKeys("#token", ro), chromedp.Submit("#token"), chromedp.WaitVisible("#newest-snapshot"),
 		chromedp.Navigate(c.url+"/jobs/"+started.ID), chromedp.WaitVisible("#job-state"))
@@ -233,6 +265,103 @@ func TestConsoleBrowser(t *testing.T) {
 	if n := b.count(`form[action="/moment/confirm"]`); n != 0 {
 		t.Fatalf("moment page, read-only: %d start forms", n)
 	}
+	b.do("the jobs, read-only", chromedp.Navigate(c.url+"/jobs"), chromedp.WaitVisible("table.jobs"))
+	if n := b.count(`form[action$="/cancel"]`); n != 0 {
+		t.Fatalf("jobs page, read-only: %d cancel forms", n)
+	}
 	b.noErrors()
 	t.Logf("screenshots in %s", b.dir)
+}
+
+// consoleRestore restores app.acct at the latest moment into a new schema
+// of a restore target (a real server the workers know by name) from the
+// moment page: the coverage chart is drawn and a click on it picks a
+// time; the confirmation names the table written; the job's page follows
+// the run live until it completes with each table's verification, and the
+// target holds the source's rows.
+func consoleRestore(t *testing.T, e *backupEnv, b *browserRun, url, snapshotID string) {
+	t.Helper()
+	tsrv := testsuite.StartTarget(t, 43)
+	e.namedTarget(t, "console_copy", tsrv)
+	b.do("the moment's coverage", chromedp.Navigate(url+"/moment?snapshot="+snapshotID+"&table=app.acct"), chromedp.WaitVisible("#coverage"))
+	if ans, snaps := b.count("#coverage rect.answerable"), b.count("#coverage rect.snap"); ans < 1 || snaps < 1 {
+		t.Fatalf("coverage: %d answerable hours, %d snapshots", ans, snaps)
+	}
+	b.do("pick a time on the coverage", chromedp.Click("#coverage svg"), chromedp.WaitVisible("#picked"))
+	picked, err := chromedp.Run(b.ctx, chromedp.Value("#r-at"))
+	must(t, err)
+	if _, err := time.Parse("2006-01-02 15:04:05", picked); err != nil {
+		t.Fatalf("the picked moment %q: %v", picked, err)
+	}
+	b.do("review a restore", chromedp.SetValue("#r-at", "latest"), chromedp.SetValue("#r-target", "console_copy"),
+		chromedp.SetValue("#r-into", "acct_restored"), chromedp.SetValue("#r-tables", "app.acct"), chromedp.Submit("#r-target"),
+		chromedp.WaitVisible("#writes"))
+	if w := b.text("#writes tbody"); !strings.Contains(w, "restore target console_copy, table acct_restored.acct") {
+		t.Fatalf("the restore's confirmation: %q", w)
+	}
+	b.shot("confirm")
+	b.do("start the restore and follow it", chromedp.Click("#start"), chromedp.WaitVisible("#job-state"),
+		chromedp.WaitVisible("#job-state:not(.state-running)"))
+	if st := b.text("#job-state"); st != string(jobs.Completed) {
+		t.Fatalf("the restore ended %s: %s", st, b.text("main"))
+	}
+	if v := b.text("#restored tbody"); !strings.Contains(v, "app.acct") || !strings.Contains(v, "verified, fingerprint") {
+		t.Fatalf("the restore's verification: %q", v)
+	}
+	b.shot("restore")
+	db, err := tsrv.DB(e.ctx, "acct_restored")
+	must(t, err)
+	defer db.Close()
+	var notes []string
+	rows, err := db.QueryContext(e.ctx, "SELECT note FROM acct ORDER BY id")
+	must(t, err)
+	for rows.Next() {
+		var n string
+		must(t, rows.Scan(&n))
+		notes = append(notes, n)
+	}
+	must(t, rows.Err())
+	if strings.Join(notes, "|") != "<script>alert(1)</script>|changed <b>" {
+		t.Fatalf("the restored rows: %q", notes)
+	}
+}
+
+// consoleCancelExport starts an export from the moment page while the
+// index's event tables are locked (its plan waits for them), cancels it
+// from its job page and sees the page turn to canceled by itself; nothing
+// is written where the export was to go.
+func consoleCancelExport(t *testing.T, e *backupEnv, b *browserRun, url, exportDir string) {
+	t.Helper()
+	b.do("review an export", chromedp.Navigate(url+"/moment?table=app.acct"), chromedp.WaitVisible("#e-out"),
+		chromedp.SetValue("#e-at", "latest"), chromedp.SetValue("#e-out", "console-export.sql"), chromedp.Submit("#e-out"),
+		chromedp.WaitVisible("#writes"))
+	if w := b.text("#writes tbody"); !strings.Contains(w, filepath.Join(exportDir, "console-export.sql")) {
+		t.Fatalf("the export's confirmation: %q", w)
+	}
+	conn, err := e.store.DB().Conn(e.ctx)
+	must(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(e.ctx, "LOCK TABLES event_chunks WRITE, checkpoints WRITE, schema_history WRITE, capture_starts WRITE")
+	must(t, err)
+	unlocked := false
+	unlock := func() {
+		if !unlocked {
+			unlocked = true
+			_, err := conn.ExecContext(context.Background(), "UNLOCK TABLES")
+			must(t, err)
+		}
+	}
+	defer unlock()
+	b.do("start the export", chromedp.Click("#start"), chromedp.WaitVisible("#cancel"))
+	b.shot("export-running")
+	b.do("cancel the export", chromedp.Click("#cancel"), chromedp.WaitVisible(".notice"),
+		chromedp.WaitVisible("#job-state:not(.state-running)"))
+	unlock()
+	if st := b.text("#job-state"); st != string(jobs.Canceled) {
+		t.Fatalf("the canceled export ended %s: %s", st, b.text("main"))
+	}
+	b.shot("export-canceled")
+	if _, err := os.Stat(filepath.Join(exportDir, "console-export.sql")); !os.IsNotExist(err) {
+		t.Fatalf("a canceled export left its file: %v", err)
+	}
 }

@@ -1,0 +1,60 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/dbtrail/dbtrail/internal/snapshot"
+)
+
+// tableFiles is one table's files in a snapshot's manifest: its table
+// file, then its chain entries in the order they apply.
+type tableFiles struct {
+	Name   string
+	Origin string
+	Files  []fileRow
+}
+
+// fileRow is one file of a table: its role, path and the size and sha256
+// the manifest records (Recorded false: the manifest lists no digest for
+// it). Compacted marks a chain entry of a compacted range pair.
+type fileRow struct {
+	Role, Path string
+	Size       int64
+	SHA256     string
+	Recorded   bool
+	Compacted  bool
+}
+
+// manifestFiles reads snapshot id's manifest through the API and lists each
+// table's files; a snapshot without a manifest to read (the API's 404 or
+// 501) answers none with why.
+func (c *Console) manifestFiles(r *http.Request, s *session, source, id string) ([]tableFiles, string, error) {
+	var m snapshot.Manifest
+	err := c.call(r, s, "GET", "/v1/snapshots/"+url.PathEscape(id)+"/manifest", url.Values{"source": {source}}, nil, &m)
+	switch {
+	case err == nil:
+	case notConfigured(err) || asAPIError(err).Status == http.StatusNotFound:
+		return nil, err.Error(), nil
+	default:
+		return nil, "", err
+	}
+	out := make([]tableFiles, 0, len(m.Tables))
+	for _, t := range m.Tables {
+		tf := tableFiles{Name: t.Schema + "." + t.Table, Origin: t.Origin}
+		tf.Files = append(tf.Files, fileOf(m, "table file", t.File, false))
+		compacted := t.Origin == snapshot.OriginCompacted || t.Origin == snapshot.OriginCompactedPair
+		for i, rel := range t.Chain {
+			tf.Files = append(tf.Files, fileOf(m, fmt.Sprintf("chain %d", i+1), rel, compacted && i < 2))
+		}
+		out = append(out, tf)
+	}
+	return out, "", nil
+}
+
+// fileOf is rel's row with the manifest's digest of it.
+func fileOf(m snapshot.Manifest, role, rel string, compacted bool) fileRow {
+	d, ok := m.Files[rel]
+	return fileRow{Role: role, Path: rel, Size: d.Size, SHA256: d.SHA256, Recorded: ok && d.SHA256 != "", Compacted: compacted}
+}
