@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	gobuild "go/build"
 	"io"
 	"log/slog"
 	"os"
@@ -252,5 +253,17 @@ func TestList(t *testing.T) {
 	}
 	if _, err := List(dir); err == nil {
 		t.Fatal("a broken current listed")
+	}
+}
+
+// TestFormatDecidesNoPolicy: the format package does not import the
+// retention policy's package; what to prune is its caller's decision.
+func TestFormatDecidesNoPolicy(t *testing.T) {
+	pkg, err := gobuild.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(pkg.Imports, "github.com/dbtrail/dbtrail/internal/retention") {
+		t.Fatal("package snapshot imports internal/retention")
 	}
 }
