@@ -42,7 +42,10 @@ type PlanRefreshResult struct {
 	CreateTableSource map[string]string `json:",omitempty"`
 }
 
-// RefreshTableInput executes one table's plan into a staged snapshot.
+// RefreshTableInput executes one table's plan into a staged snapshot. It
+// carries no retention policy: a table short of room runs the worker's
+// (Activities.Retention); the Retention field of inputs recorded before
+// the policy moved to the worker decodes and is ignored.
 type RefreshTableInput struct {
 	Source     string
 	SnapshotID string
