@@ -15,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/internal/target"
 )
@@ -79,6 +80,12 @@ type Activities struct {
 	// Workers lists the live workers of a task queue (the worker's
 	// Temporal client); nil: a refresh shares no table.
 	Workers WorkerLister
+	// Retention is this worker's retention policy (the worker's
+	// --keep-snapshots, --keep-days, --archive-keep-days; docs/retention.md):
+	// the refresh's prune, the retention a refresh step short of room runs,
+	// and the Retention workflow apply it. No workflow input carries one.
+	// The zero policy keeps every snapshot and every archived hour.
+	Retention retention.Policy
 	// Disk measures free space before a step writes (disk.Free when nil).
 	Disk disk.Probe
 	// Targets are the restore targets this worker's operator configured

@@ -147,13 +147,14 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 	return res, nil
 }
 
-// Prune applies local retention (retention.Make over the local folder with
-// the policy of in: the newest in.Keep, those of the last in.KeepDays days,
-// the kept window's base, the current one and newer, nothing while a job
-// reads the source) and removes the .compact/ ranges of in.DropCompacted.
-// With a remote store, a snapshot whose remote copy is not confirmed (no
-// valid .remote/<id>.ok marker) is kept whatever its age. in.Keep <= 0
-// removes no snapshot.
+// Prune applies local retention with the worker's policy (retention.Make
+// over the local folder with Activities.Retention: the newest
+// KeepSnapshots, those of the last KeepDays days, the kept window's base,
+// the current one and newer, nothing while a job reads the source) and
+// removes the .compact/ ranges of in.DropCompacted. With a remote store, a
+// snapshot whose remote copy is not confirmed (no valid .remote/<id>.ok
+// marker) is kept whatever its age. A policy whose KeepSnapshots is 0 or
+// less removes no snapshot.
 func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
@@ -163,21 +164,34 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 			return PruneResult{}, err
 		}
 	}
-	if in.Keep <= 0 {
+	if a.Retention.KeepSnapshots <= 0 {
 		return PruneResult{}, nil
 	}
-	return a.pruneLocal(ctx, in.Source, retention.Policy{KeepSnapshots: in.Keep, KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays})
+	return a.pruneLocal(ctx, in.Source)
 }
 
 // pruneLocal removes the local snapshots of source that retention under
-// policy removes (retention.Make over the local folder; see Prune), under
-// the publish lock.
-func (a *Activities) pruneLocal(ctx context.Context, source string, policy retention.Policy) (PruneResult, error) {
-	if err := policy.Validate(); err != nil {
-		return PruneResult{}, nonRetryable(ErrBadInput, err)
+// the worker's policy removes (retention.Make over the local folder; see
+// Prune), then the key maps no table file uses any more.
+func (a *Activities) pruneLocal(ctx context.Context, source string) (PruneResult, error) {
+	if err := a.Retention.Validate(); err != nil {
+		return PruneResult{}, nonRetryable(ErrBadInput, fmt.Errorf("the worker's retention policy: %w", err))
 	}
+	res, err := a.pruneDecided(ctx, source)
+	if err != nil {
+		return res, err
+	}
+	if err := a.pruneKeyMaps(); err != nil {
+		a.log(ctx).Warn("key maps not pruned", "error", err)
+	}
+	return res, nil
+}
+
+// pruneDecided lists source's folder and decides under the publish lock,
+// and hands snapshot.Prune the ids retention removes.
+func (a *Activities) pruneDecided(ctx context.Context, source string) (PruneResult, error) {
 	dir := a.sourceDir(source)
-	rin, err := a.retentionInput(ctx, source, policy, time.Now().UTC(), false)
+	rin, err := a.retentionInput(ctx, source, a.Retention, time.Now().UTC(), false)
 	if err != nil {
 		return PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
 	}
@@ -185,19 +199,19 @@ func (a *Activities) pruneLocal(ctx context.Context, source string, policy reten
 	if err != nil {
 		return PruneResult{}, err
 	}
-	res, err := snapshot.PrunePlanned(dir, a.log(ctx), func(pl retention.Place) []retention.Item {
-		pl.Held = rin.Places[0].Held
-		rin.Places = []retention.Place{pl}
-		return retention.Make(rin).Items
-	})
-	unlock()
+	defer unlock()
+	local, err := localPlace(dir)
 	if err != nil {
-		return PruneResult{}, err
+		return PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
 	}
-	if err := a.pruneKeyMaps(); err != nil {
-		a.log(ctx).Warn("key maps not pruned", "error", err)
+	local.Held = rin.Places[0].Held
+	rin.Places = []retention.Place{local}
+	remove, held := localDecision(retention.Make(rin))
+	for _, id := range held {
+		a.log(ctx).Info("snapshot kept: held", "source", source, "snapshot", id, "reason", heldReason)
 	}
-	return PruneResult{Removed: res.Removed, Held: res.Held}, nil
+	res, err := snapshot.Prune(dir, remove, a.log(ctx))
+	return PruneResult{Removed: res.Removed, Held: held}, err
 }
 
 // remoteHold returns what retention needs from the remote store: held

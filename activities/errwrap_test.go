@@ -95,7 +95,7 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 	},
 	"Prune": func(t *testing.T, a *Activities, v reflect.Value) {
 		fileBackupDir(t, a, v)
-		v.Addr().Interface().(*PruneInput).Keep = 1
+		a.Retention.KeepSnapshots = 1
 	},
 	// ApplyRetention reports a failed delete of one item in its result, by
 	// design; it fails when the source folder cannot be locked.

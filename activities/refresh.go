@@ -171,7 +171,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 //
 // Before it writes, it checks the backup folder's free space against its
 // estimate (refreshNeed, package room); when it is short, the refresh's
-// retention (in.Retention) runs first if it would remove something; still
+// retention (the worker's policy, Activities.Retention) runs first if it would remove something; still
 // too little is NoRoom, non-retryable, before anything is written. A
 // folder that fills while it writes is NoRoom too (noSpace). Its result
 // records the estimate and the bytes written (Room).
@@ -190,7 +190,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	}
 	est := refreshNeed(prev, mt, tp)
 	what := string(tp.Action) + " " + tp.Key.String()
-	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, est, what); err != nil {
+	if err := a.checkRoomOrRetain(ctx, in.Source, dir, est, what); err != nil {
 		return ConvertTableResult{}, err
 	}
 	out, err := a.refreshInto(ctx, in, dir, prev, mt)

@@ -32,7 +32,7 @@ func (a *Activities) refreshLineage(ctx context.Context, in RefreshTableInput) (
 	tp := in.Table
 	dir := a.sourceDir(in.Source)
 	what := string(tp.Action) + " " + tp.Key.String()
-	if err := a.checkRoomOrRetain(ctx, in.Source, in.Retention, dir, a.lineageNeed(dir, in), what); err != nil {
+	if err := a.checkRoomOrRetain(ctx, in.Source, dir, a.lineageNeed(dir, in), what); err != nil {
 		return ConvertTableResult{}, err
 	}
 	out, err := a.rewriteLineage(ctx, in, dir)

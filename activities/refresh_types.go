@@ -6,7 +6,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
-	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/room"
 )
 
@@ -43,7 +42,10 @@ type PlanRefreshResult struct {
 	CreateTableSource map[string]string `json:",omitempty"`
 }
 
-// RefreshTableInput executes one table's plan into a staged snapshot.
+// RefreshTableInput executes one table's plan into a staged snapshot. It
+// carries no retention policy: a table short of room runs the worker's
+// (Activities.Retention); the Retention field of inputs recorded before
+// the policy moved to the worker decodes and is ignored.
 type RefreshTableInput struct {
 	Source     string
 	SnapshotID string
@@ -51,9 +53,6 @@ type RefreshTableInput struct {
 	PrevSeq    uint64
 	Cut        binlogpos.Position
 	Table      foldplan.TablePlan
-	// Retention is the refresh's retention policy: run before the table
-	// is written when the folder lacks the room (zero: never).
-	Retention retention.Policy `json:",omitzero"`
 	// Shared: the table runs on a worker other than the one that stages
 	// the snapshot (the workflow placed it on that worker's own queue). It
 	// reads the previous snapshot's files of the table from the remote
@@ -135,16 +134,14 @@ type CompactTableResult struct {
 	Room *room.Step `json:",omitempty"`
 }
 
-// PruneInput applies retention to a source's local snapshots and drops the
-// .compact/ ranges of the tables named (used or stale after a refresh).
+// PruneInput applies the worker's retention policy (Activities.Retention)
+// to a source's local snapshots and drops the .compact/ ranges of the
+// tables named (used or stale after a refresh). It carries no policy:
+// the Keep, KeepDays and ArchiveKeepDays of inputs recorded before the
+// policy moved to the worker decode and are ignored.
 type PruneInput struct {
-	Source string
-	Keep   int
-	// KeepDays and ArchiveKeepDays are the rest of the retention policy
-	// (retention.Policy): the local snapshots the kept window needs stay.
-	KeepDays        int `json:",omitempty"`
-	ArchiveKeepDays int `json:",omitempty"`
-	DropCompacted   []foldplan.TableKey
+	Source        string
+	DropCompacted []foldplan.TableKey
 }
 
 // PruneResult lists the removed snapshots, and those retention would have

@@ -30,13 +30,14 @@ type JobLister interface {
 
 // PlanRetention lists the source's snapshots (local folder and object
 // store), its archived hours and the jobs reading it, resolves the kept
-// window's start to a cut, and returns retention.Make's plan. It removes
+// window's start to a cut, and returns retention.Make's plan under the
+// worker's policy (Activities.Retention; the plan records it). It removes
 // nothing.
 func (a *Activities) PlanRetention(ctx context.Context, in RetentionInput) (retention.Plan, error) {
-	if err := in.Policy.Validate(); err != nil {
-		return retention.Plan{}, nonRetryable(ErrBadInput, err)
+	if err := a.Retention.Validate(); err != nil {
+		return retention.Plan{}, nonRetryable(ErrBadInput, fmt.Errorf("the worker's retention policy: %w", err))
 	}
-	rin, err := a.retentionInput(ctx, in.Source, in.Policy, time.Now().UTC(), true)
+	rin, err := a.retentionInput(ctx, in.Source, a.Retention, time.Now().UTC(), true)
 	if err != nil {
 		return retention.Plan{}, fmt.Errorf("plan retention of %s: %w", in.Source, err)
 	}
@@ -48,7 +49,7 @@ func (a *Activities) PlanRetention(ctx context.Context, in RetentionInput) (rete
 // plan does not depend on them: places are planned apart).
 func (a *Activities) retentionInput(ctx context.Context, source string, p retention.Policy, now time.Time, withStore bool) (retention.Input, error) {
 	in := retention.Input{Now: now, Policy: p}
-	local, err := snapshot.LocalPlace(a.sourceDir(source))
+	local, err := localPlace(a.sourceDir(source))
 	if err != nil {
 		return in, fmt.Errorf("local snapshots: %w", err)
 	}
@@ -60,7 +61,7 @@ func (a *Activities) retentionInput(ctx context.Context, source string, p retent
 		local.Held = map[string]string{}
 		for _, s := range local.Snapshots {
 			if held(s.ID) {
-				local.Held[s.ID] = snapshot.HeldReason
+				local.Held[s.ID] = heldReason
 			}
 		}
 	}
@@ -86,6 +87,39 @@ func (a *Activities) retentionInput(ctx context.Context, source string, p retent
 		}
 	}
 	return in, nil
+}
+
+// heldReason is why a local snapshot whose remote copy is not confirmed
+// is kept (retention.Place.Held).
+const heldReason = "held: its remote copy is not confirmed"
+
+// localPlace is the published snapshots of the source folder dir as
+// retention's local place (snapshot.List).
+func localPlace(dir string) (retention.Place, error) {
+	l, err := snapshot.List(dir)
+	if err != nil {
+		return retention.Place{}, err
+	}
+	pl := retention.Place{Name: retention.PlaceLocal, Current: l.Current}
+	for _, s := range l.Snapshots {
+		pl.Snapshots = append(pl.Snapshots, retention.Snapshot{ID: s.ID, Made: s.Made, Seq: s.Seq})
+	}
+	return pl, nil
+}
+
+// localDecision splits plan's local snapshots into the ids it removes and
+// the ids kept only because their remote copy is not confirmed (held).
+func localDecision(plan retention.Plan) (remove, held []string) {
+	for _, it := range plan.Items {
+		switch {
+		case it.Place != retention.PlaceLocal:
+		case !it.Keep:
+			remove = append(remove, it.ID)
+		case it.Reason == heldReason:
+			held = append(held, it.ID)
+		}
+	}
+	return remove, held
 }
 
 // remotePlace lists the source's complete snapshots on the store with the

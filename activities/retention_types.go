@@ -2,10 +2,12 @@ package activities
 
 import "github.com/dbtrail/dbtrail/internal/retention"
 
-// RetentionInput names the source and the policy of a retention plan.
+// RetentionInput names the source of a retention plan. It carries no
+// policy: the worker's (Activities.Retention) applies. A Policy field of
+// inputs recorded before the policy moved to the worker decodes and is
+// ignored.
 type RetentionInput struct {
 	Source string
-	Policy retention.Policy
 }
 
 // ApplyRetentionInput is a plan (PlanRetention's) to apply to the source.

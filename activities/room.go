@@ -11,7 +11,6 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"go.temporal.io/sdk/temporal"
@@ -59,17 +58,18 @@ func isNoRoom(err error) bool {
 }
 
 // checkRoomOrRetain is checkRoom for a refresh's step: when the folder
-// lacks the room and the refresh has a retention policy (KeepSnapshots >
-// 0), the source's local retention runs first (the rule the refresh's own
-// prune applies after it publishes: nothing current, nothing a running
-// job reads, nothing a moment of the kept window needs) and the room is
-// checked again. What it removed is logged.
-func (a *Activities) checkRoomOrRetain(ctx context.Context, source string, policy retention.Policy, dir string, need room.Estimate, what string) error {
+// lacks the room and the worker's retention policy limits the snapshots
+// (Activities.Retention.KeepSnapshots > 0), the source's local retention
+// runs first (the rule the refresh's own prune applies after it publishes:
+// nothing current, nothing a running job reads, nothing a moment of the
+// kept window needs) and the room is checked again. What it removed is
+// logged.
+func (a *Activities) checkRoomOrRetain(ctx context.Context, source, dir string, need room.Estimate, what string) error {
 	err := a.checkRoom(dir, need, what)
-	if policy.KeepSnapshots <= 0 || !isNoRoom(err) {
+	if a.Retention.KeepSnapshots <= 0 || !isNoRoom(err) {
 		return err
 	}
-	res, perr := a.pruneLocal(ctx, source, policy)
+	res, perr := a.pruneLocal(ctx, source)
 	if perr != nil {
 		a.log(ctx).Warn("retention before the refresh failed", "source", source, "error", perr)
 		return err

@@ -31,7 +31,7 @@ func publishAt(t *testing.T, dir, id string, seq uint64, size int) {
 }
 
 // TestRetentionRunsBeforeARefreshShortOfRoom: a refresh step short of room
-// runs the refresh's retention first when it would remove something, and
+// runs the worker's retention first when it would remove something, and
 // goes on when that freed enough; the current snapshot stays. Without a
 // policy, or when retention frees nothing, the step is refused NoRoom as
 // before, nothing removed.
@@ -58,7 +58,8 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 	}
 	t.Run("retention frees the room", func(t *testing.T) {
 		a, dir := setup(t)
-		if err := a.checkRoomOrRetain(ctx, "main", retention.Policy{KeepSnapshots: 1}, dir, room.Exact(need), "pair db.t"); err != nil {
+		a.Retention = retention.Policy{KeepSnapshots: 1}
+		if err := a.checkRoomOrRetain(ctx, "main", dir, room.Exact(need), "pair db.t"); err != nil {
 			t.Fatalf("with retention that frees the room: %v", err)
 		}
 		left, err := snapshot.ListSnapshots(dir)
@@ -73,7 +74,8 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			a, dir := setup(t)
-			err := a.checkRoomOrRetain(ctx, "main", policy, dir, room.Exact(need), "pair db.t")
+			a.Retention = policy
+			err := a.checkRoomOrRetain(ctx, "main", dir, room.Exact(need), "pair db.t")
 			if !isNoRoom(err) || !strings.Contains(err.Error(), "pair db.t needs about") {
 				t.Fatalf("got %v, want NoRoom naming the step", err)
 			}

@@ -79,7 +79,7 @@ func newFixture(t *testing.T, tokens bool, opts ...func(*Config)) *fixture {
 	f := &fixture{t: t, jobs: &fakeJobs{}, log: new(bytes.Buffer)}
 	cfg := Config{Jobs: f.jobs, ExportDir: "/exports", Log: slog.New(slog.NewTextHandler(f.log, nil)), MaxBodyBytes: 1024, Addr: testAddr,
 		Refresh: func(s string) workflows.RefreshInput {
-			return workflows.RefreshInput{Source: s, TableDeltas: true, Keep: -1}
+			return workflows.RefreshInput{Source: s, TableDeltas: true, MaxChainAge: 90 * time.Minute}
 		}}
 	if tokens {
 		toks, err := ParseTokens("# ops\nrw "+rwSecret+" ops\nro "+roSecret+"\n", "test tokens")
@@ -238,6 +238,8 @@ func TestRequestChecks(t *testing.T) {
 		{"bad label", "POST", "/v1/backups", `{"label": "a:b"}`, nil, 400, CodeBadRequest, "label"},
 		{"bad tables", "POST", "/v1/backups", `{"tables": ["app.t1", "t2"]}`, nil, 400, CodeBadRequest, "tables"},
 		{"bad source", "POST", "/v1/refreshes", `{"source": "../x"}`, nil, 400, CodeBadRequest, "source"},
+		// A refresh carries no retention policy: the worker's applies.
+		{"refresh policy", "POST", "/v1/refreshes", `{"keep_snapshots": 3}`, nil, 400, CodeUnknownField, "keep_snapshots"},
 		{"unknown param", "GET", "/v1/jobs?kindd=backup", "", nil, 400, CodeUnknownField, "kindd"},
 		{"bad kind", "GET", "/v1/jobs?kind=nap", "", nil, 400, CodeBadRequest, "kind"},
 		{"bad state", "GET", "/v1/jobs?state=asleep", "", nil, 400, CodeBadRequest, "state"},
@@ -289,7 +291,7 @@ func TestStarts(t *testing.T) {
 		{"/v1/backups", `{"label": "nightly-1", "parallel": 3}`, jobs.Request{Kind: jobs.Backup, Source: "main", Label: "nightly-1",
 			Input: workflows.FullBackupInput{Source: "main", Parallel: 3}}},
 		{"/v1/refreshes", `{"source": "db2", "table_deltas": false}`, jobs.Request{Kind: jobs.Refresh, Source: "db2",
-			Input: workflows.RefreshInput{Source: "db2", TableDeltas: false, Keep: -1}, Follow: true}},
+			Input: workflows.RefreshInput{Source: "db2", TableDeltas: false, MaxChainAge: 90 * time.Minute}, Follow: true}},
 		{"/v1/verifies", `{"tables": ["shop.orders"]}`, jobs.Request{Kind: jobs.Verify, Source: "main",
 			Input: workflows.VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"shop.orders"}}}},
 		{"/v1/restores", `{"label": "r1", "target": "db1", "at": "latest", "schemas": ["shop"], "into_schema": "shop_copy", "max_lag_ms": 2000}`,

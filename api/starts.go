@@ -28,7 +28,9 @@ type BackupRequest struct {
 // RefreshRequest is POST /v1/refreshes: a refresh (Refresh), with the
 // worker's refresh settings unless TableDeltas says otherwise. A refresh
 // of the source that runs is followed: the answer is that job, Followed,
-// with who started it. New queues one more after it.
+// with who started it. New queues one more after it. It carries no
+// retention policy (a keep_snapshots field is refused as unknown): the
+// refresh's prune keeps what the worker's policy says.
 type RefreshRequest struct {
 	Source       string `json:"source"`
 	Label        string `json:"label"`

@@ -19,8 +19,10 @@ import (
 const PreviewTimeout = time.Minute
 
 // NextRetention is what the next retention run of a source would do: the
-// policy of its schedule, when it runs next, and the plan a worker made now
-// (workflows.RetentionPreview), of which Remove are the removals.
+// policy of the worker that planned it (the retention policy is the
+// worker's configuration; a schedule carries none), when it runs next, and
+// the plan that worker made now (workflows.RetentionPreview), of which
+// Remove are the removals.
 type NextRetention struct {
 	Policy retention.Policy `json:"policy"`
 	NextAt *time.Time       `json:"next_at,omitempty"`
@@ -29,7 +31,7 @@ type NextRetention struct {
 }
 
 // PreviewRetention asks a worker what the next run of source's retention
-// schedule would remove, with the schedule's own policy; ok is false when
+// schedule would remove, with that worker's policy; ok is false when
 // the source has no retention schedule. It removes nothing.
 func (s *Service) PreviewRetention(ctx context.Context, source string) (next NextRetention, ok bool, err error) {
 	id := workflows.RetentionWorkflowID(source)
@@ -49,7 +51,6 @@ func (s *Service) PreviewRetention(ctx context.Context, source string) (next Nex
 	if err := decodeArg(act.Args[0], &in); err != nil {
 		return next, false, fmt.Errorf("retention schedule %s: %w", id, err)
 	}
-	next.Policy = in.Policy
 	if len(d.Info.NextActionTimes) > 0 {
 		t := d.Info.NextActionTimes[0].UTC()
 		next.NextAt = &t
@@ -64,6 +65,7 @@ func (s *Service) PreviewRetention(ctx context.Context, source string) (next Nex
 	if err := run.Get(ctx, &next.Plan); err != nil {
 		return next, false, fmt.Errorf("preview retention of %s: %w", source, err)
 	}
+	next.Policy = next.Plan.Policy
 	next.Remove = next.Plan.Removals()
 	if next.Remove == nil {
 		next.Remove = []retention.Item{}

@@ -27,10 +27,6 @@ func CompactWorkflowID(source string) string { return "compact-" + source }
 // DefaultRefreshEvery is the interval of a source's refresh schedule.
 const DefaultRefreshEvery = 5 * time.Minute
 
-// DefaultKeepSnapshots is how many local snapshots retention keeps when the
-// input leaves it 0 (a day of 5-minute refreshes is 288).
-const DefaultKeepSnapshots = 36
-
 // RefreshInput names the source and the refresh settings.
 type RefreshInput struct {
 	Source string
@@ -39,14 +35,11 @@ type RefreshInput struct {
 	TableDeltas bool
 	MaxChainAge time.Duration // 0: foldplan.DefaultMaxChainAge
 	Parallel    int           // tables refreshed at once (default 2)
-	// Keep is the retention: local snapshots kept (default
-	// DefaultKeepSnapshots; negative keeps all).
-	Keep int
-	// KeepDays and ArchiveKeepDays are the rest of the retention policy
-	// (retention.Policy, docs/retention.md): the prune keeps what the kept
-	// window needs.
-	KeepDays        int `json:",omitempty"`
-	ArchiveKeepDays int `json:",omitempty"`
+	// The refresh carries no retention policy: its prune applies the
+	// worker's (activities.Activities.Retention, docs/retention.md). The
+	// Keep, KeepDays and ArchiveKeepDays of inputs recorded before the
+	// policy moved to the worker decode and are ignored.
+	//
 	// NoFullBackup: a refused refresh only reports its reasons.
 	NoFullBackup bool
 }
@@ -115,9 +108,6 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	}
 	if in.Parallel <= 0 {
 		in.Parallel = 2
-	}
-	if in.Keep == 0 {
-		in.Keep = DefaultKeepSnapshots
 	}
 	var (
 		res  RefreshResult
@@ -292,8 +282,9 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 	return results, err
 }
 
-// prune applies retention and drops the .compact/ ranges the plan used or
-// found stale; a failure is logged, not fatal (the snapshot is published).
+// prune applies the worker's retention (the Prune activity's own policy)
+// and drops the .compact/ ranges the plan used or found stale; a failure
+// is logged, not fatal (the snapshot is published).
 func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 	var drop []foldplan.TableKey
 	for _, t := range p.Tables {
@@ -301,10 +292,8 @@ func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 			drop = append(drop, t.Key)
 		}
 	}
-	keep := max(in.Keep, 0)
 	var res activities.PruneResult
-	if err := workflow.ExecuteActivity(ctx, a.Prune, activities.PruneInput{Source: in.Source, Keep: keep,
-		KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays, DropCompacted: drop}).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.Prune, activities.PruneInput{Source: in.Source, DropCompacted: drop}).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("prune failed", "source", in.Source, "error", err)
 	}
 	return res.Removed

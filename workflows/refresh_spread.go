@@ -9,7 +9,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // One refresh over several workers. The refresh's session runs on the
@@ -207,12 +206,10 @@ func discardShared(root workflow.Context, source, id string) {
 }
 
 // refreshTableInput is RefreshTable's input for table t of the refresh's
-// plan into snapshot id, on the stager (Shared unset); the retention
-// policy is the one a table applies when its folder lacks the room.
+// plan into snapshot id, on the stager (Shared unset).
 func refreshTableInput(in RefreshInput, id string, plan activities.PlanRefreshResult, t foldplan.TablePlan) activities.RefreshTableInput {
 	return activities.RefreshTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut,
-		Table: t, Retention: retention.Policy{KeepSnapshots: max(in.Keep, 0), KeepDays: in.KeepDays, ArchiveKeepDays: in.ArchiveKeepDays},
-		CreateTable: plan.CreateTables[t.Key.String()]}
+		Table: t, CreateTable: plan.CreateTables[t.Key.String()]}
 }
 
 // placement decides which worker runs which table of a spread refresh:

@@ -70,7 +70,7 @@ func TestRefreshExecutesEveryTableAndPublishesAgainstPrev(t *testing.T) {
 	if len(done) != 2 || pub.Prev != "20261129T090000Z" || len(pub.Tables) != 2 || pub.Tables[0].Table != "a" || pub.Position.Seq != 50 {
 		t.Fatalf("executed %v, published %+v", done, pub)
 	}
-	if res.SnapshotID != "20261129T090500Z" || res.Refused || pruned.Keep != DefaultKeepSnapshots {
+	if res.SnapshotID != "20261129T090500Z" || res.Refused || pruned.Source != "main" {
 		t.Fatalf("result %+v prune %+v", res, pruned)
 	}
 }

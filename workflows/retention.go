@@ -15,10 +15,13 @@ const DefaultRetentionEvery = time.Hour
 // RetentionWorkflowID is the schedule id of a source's retention.
 func RetentionWorkflowID(source string) string { return "retention-" + source }
 
-// RetentionInput names the source and the policy (docs/retention.md).
+// RetentionInput names the source. It carries no policy: the worker's
+// (activities.Activities.Retention, docs/retention.md) applies, and the
+// plan records it. A Policy field of inputs recorded before the policy
+// moved to the worker (schedules made by an older dbtrail) decodes and is
+// ignored.
 type RetentionInput struct {
 	Source string
-	Policy retention.Policy
 }
 
 // RetentionProgress is what the "progress" query of a retention run
@@ -35,9 +38,10 @@ var (
 	applyRetentionOptions = longOptions(time.Hour, 5*activities.HeartbeatEvery, time.Minute)
 )
 
-// Retention applies a source's retention policy on the worker that
-// published its latest snapshot (it holds the local folder): PlanRetention
-// lists every place and decides (retention.Make, recorded in the history),
+// Retention applies the retention policy of the worker that published the
+// source's latest snapshot (it holds the local folder), on that worker:
+// PlanRetention lists every place and decides with its policy
+// (retention.Make, recorded in the history),
 // then ApplyRetention removes what the plan says. Deletes refused by Object
 // Lock are in the result, not failures.
 func Retention(ctx workflow.Context, in RetentionInput) (activities.RetentionResult, error) {
@@ -50,7 +54,7 @@ func Retention(ctx workflow.Context, in RetentionInput) (activities.RetentionRes
 		progress.Phase = "planning"
 		var plan retention.Plan
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, planRetentionOptions), a.PlanRetention,
-			activities.RetentionInput{Source: in.Source, Policy: in.Policy}).Get(sctx, &plan); err != nil {
+			activities.RetentionInput{Source: in.Source}).Get(sctx, &plan); err != nil {
 			return err
 		}
 		progress.Phase, progress.Removes = "removing", len(plan.Removals())
@@ -72,7 +76,7 @@ func RetentionPreview(ctx workflow.Context, in RetentionInput) (retention.Plan, 
 	var plan retention.Plan
 	_, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
 		return workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, planRetentionOptions), a.PlanRetention,
-			activities.RetentionInput{Source: in.Source, Policy: in.Policy}).Get(sctx, &plan)
+			activities.RetentionInput{Source: in.Source}).Get(sctx, &plan)
 	})
 	return plan, err
 }

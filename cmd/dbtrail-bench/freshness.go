@@ -18,6 +18,7 @@ import (
 	"github.com/dbtrail/dbtrail/capture"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -183,6 +184,7 @@ func startFreshEnv(ctx context.Context) (e *freshEnv, err error) {
 		WorkDir:   work,
 		DumpStall: 2 * time.Minute,
 		Engines:   activities.NewEnginePool(work, ""),
+		Retention: retention.Policy{KeepSnapshots: retention.DefaultKeepSnapshots}, // a worker's default policy
 	}
 	e.undo = append(e.undo, func() { e.acts.Engines.Close() })
 	e.w = worker.New(e.c, workflows.TaskQueue, workers.Options())

@@ -20,6 +20,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/types"
@@ -75,7 +76,8 @@ func startRefreshEnv(ctx context.Context, name string) (env *refreshEnv, dir str
 	env = &refreshEnv{idx: idx, store: store, dsn: dsn, def: def, create: create,
 		acts: &activities.Activities{Index: store, BackupDir: filepath.Join(dir, "backup"),
 			WorkDir: work, FoldMemory: refreshFoldMemory, Sources: map[string]activities.Source{},
-			Engines: activities.NewEnginePool(work, refreshFoldMemory)}}
+			Engines:   activities.NewEnginePool(work, refreshFoldMemory),
+			Retention: retention.Policy{KeepSnapshots: retention.DefaultKeepSnapshots}}} // a worker's default policy
 	undo = append(undo, func() { env.acts.Engines.Close() })
 	return env, dir, stop, nil
 }

@@ -35,7 +35,7 @@ HOUR (UTC)        EVENTS  BYTES     SEQS        IN INDEX  CONFIRMED             
 // TestScheduleSpecs: dev and worker keep an hourly archive schedule with
 // --index-hours, also when the refresh schedule is left alone; the verify,
 // drill and retention schedules at 0 are the specs that delete them; a
-// retention schedule carries the refresh's policy; --drill-every
+// retention schedule carries no policy (the worker's applies); --drill-every
 // needs a scratch server, whose password reaches the worker as a file.
 func TestScheduleSpecs(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -45,15 +45,15 @@ func TestScheduleSpecs(t *testing.T) {
 		specs[2].ID != "retention-main" || specs[2].Every != 0 {
 		t.Fatalf("specs %+v %v; want the verify, drill and retention schedules (deleted: every 0) and the archive schedule", specs, err)
 	}
-	s.retainEvery, s.refresh.keep, s.refresh.keepDays = time.Hour, 10, 7
+	s.retainEvery = time.Hour
 	specs, err = s.specs("main", "dbtrail", nil, log)
 	if err != nil || len(specs) != 4 || specs[2].ID != "retention-main" || specs[2].Every != time.Hour || specs[2].Workflow != "Retention" {
 		t.Fatalf("specs %+v %v; want an hourly retention schedule", specs, err)
 	}
-	if rin, ok := specs[2].Args[0].(workflows.RetentionInput); !ok || rin.Source != "main" || rin.Policy.KeepSnapshots != 10 || rin.Policy.KeepDays != 7 {
-		t.Fatalf("retention schedule %+v: want the policy of --keep-snapshots 10 --keep-days 7", specs[2])
+	if rin, ok := specs[2].Args[0].(workflows.RetentionInput); !ok || rin != (workflows.RetentionInput{Source: "main"}) {
+		t.Fatalf("retention schedule %+v: want the source alone (the policy is the worker's)", specs[2])
 	}
-	s.retainEvery, s.refresh.keep, s.refresh.keepDays = 0, 0, 0
+	s.retainEvery = 0
 	a := specs[3]
 	in, ok := a.Args[0].(workflows.ArchiveInput)
 	if a.ID != "archive-main" || a.Every != time.Hour || a.Workflow != "Archive" || !ok || in.IndexHours != 48 || in.Source != "main" {

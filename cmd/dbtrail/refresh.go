@@ -14,7 +14,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -55,13 +54,11 @@ func (f *tableDeltasFlag) warn(log *slog.Logger) {
 }
 
 // refreshConfig is the refresh settings shared by `dbtrail refresh` and the
-// schedule that dev and worker keep.
+// schedule that dev and worker keep. The retention policy is none of them:
+// it is the worker's (retentionFlags).
 type refreshConfig struct {
 	deltas      tableDeltasFlag
 	maxChainAge time.Duration
-	keep        int
-	keepDays    int
-	archiveDays int
 	noFull      bool
 }
 
@@ -69,20 +66,11 @@ func (r *refreshConfig) register(f *pflag.FlagSet) {
 	r.deltas.on = true
 	f.Var(&r.deltas, "table-deltas", "write per-table delta pairs; false rewrites every changed table in full")
 	f.DurationVar(&r.maxChainAge, "max-chain-age", foldplan.DefaultMaxChainAge, "rewrite a table whose chain is this old")
-	f.IntVar(&r.keep, "keep-snapshots", workflows.DefaultKeepSnapshots, "newest snapshots kept by retention in the backup folder and on the object store (the current one always; negative keeps all)")
-	f.IntVar(&r.keepDays, "keep-days", 0, "also keep every snapshot made in the last N days, and what rebuilding any moment of those days needs (0: no age rule)")
-	f.IntVar(&r.archiveDays, "archive-keep-days", 0, "remove archived hours older than N days that no kept snapshot needs (0 keeps every archived hour); moments of the last N days stay rebuildable")
 	f.BoolVar(&r.noFull, "no-full-backup", false, "when a refresh is refused, only report it (no full backup in its place)")
 }
 
 func (r *refreshConfig) input(source string) workflows.RefreshInput {
-	return workflows.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, Keep: r.keep,
-		KeepDays: r.keepDays, ArchiveKeepDays: r.archiveDays, NoFullBackup: r.noFull}
-}
-
-// policy is the retention policy of the flags (docs/retention.md).
-func (r *refreshConfig) policy() retention.Policy {
-	return retention.Policy{KeepSnapshots: r.keep, KeepDays: r.keepDays, ArchiveKeepDays: r.archiveDays}
+	return workflows.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, NoFullBackup: r.noFull}
 }
 
 // refreshSchedule is the refresh schedule of a source, every interval.
@@ -112,9 +100,15 @@ Progress is a bar on a terminal, else a line per phase and every 10 s at most.
 Ctrl-C stops waiting, not the refresh: the CLI prints where to follow it.
 A refresh of the source that already runs (the schedule's, the API's, another
 CLI's) is followed: the CLI says which run and who started it and returns its
-result. --new waits for it and then starts one more.`,
+result. --new waits for it and then starts one more.
+The refresh carries no retention policy: its prune keeps what the worker's
+--keep-snapshots, --keep-days and --archive-keep-days say (given here they
+are refused).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if err := checkNoRetentionFlags("refresh", g.fromArgs); err != nil {
+				return err
+			}
 			rc.deltas.warn(g.log)
 			c, svc, err := newJobService(cmd, g, &tf)
 			if err != nil {
@@ -152,6 +146,7 @@ result. --new waits for it and then starts one more.`,
 	f.StringVar(&label, "label", "", "the job's label, unique per source (default refresh-<UTC time>); the job id is <source>:<label>")
 	f.BoolVar(&queue, "new", false, "when a refresh of the source runs, wait for it and then start one more (default: follow it)")
 	rc.register(f)
+	refusedRetentionFlags(f)
 	return cmd
 }
 
@@ -225,7 +220,7 @@ func (s *scheduleConfig) register(f *pflag.FlagSet) {
 	s.refresh.register(f)
 	f.IntVar(&s.indexHours, "index-hours", activities.DefaultIndexHours, "hours of events the index keeps; the hourly archive moves older hours to the archive location (without one nothing is dropped)")
 	f.DurationVar(&s.verifyEvery, "verify-every", workflows.DefaultVerifyEvery, "interval of the scheduled verify of the current snapshot against the source (at least 1h; 0 deletes the schedule)")
-	f.DurationVar(&s.retainEvery, "retention-every", workflows.DefaultRetentionEvery, "interval of the retention schedule that applies --keep-snapshots, --keep-days and --archive-keep-days to every place (at least 1m; 0 deletes the schedule)")
+	f.DurationVar(&s.retainEvery, "retention-every", workflows.DefaultRetentionEvery, "interval of the retention schedule; the worker that runs it applies its own --keep-snapshots, --keep-days and --archive-keep-days to every place (at least 1m; 0 deletes the schedule)")
 	s.drill.register(f)
 }
 
@@ -254,7 +249,7 @@ func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]boo
 	if err != nil {
 		return nil, err
 	}
-	retain, err := retentionSchedule(source, taskQueue, s.retainEvery, s.refresh.policy())
+	retain, err := retentionSchedule(source, taskQueue, s.retainEvery)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -22,15 +21,13 @@ func verifySchedule(source, taskQueue string, every time.Duration) (temporalclie
 }
 
 // retentionSchedule is the scheduled retention of source every interval;
-// an interval of 0 is the spec that deletes it.
-func retentionSchedule(source, taskQueue string, every time.Duration, p retention.Policy) (temporalclient.ScheduleSpec, error) {
+// an interval of 0 is the spec that deletes it. It carries no policy: the
+// worker that runs it applies its own.
+func retentionSchedule(source, taskQueue string, every time.Duration) (temporalclient.ScheduleSpec, error) {
 	spec := temporalclient.ScheduleSpec{ID: workflows.RetentionWorkflowID(source), Every: every, Workflow: "Retention", TaskQueue: taskQueue,
-		Args: []any{workflows.RetentionInput{Source: source, Policy: p}}, Attrs: jobs.SourceAttrs(source)}
+		Args: []any{workflows.RetentionInput{Source: source}}, Attrs: jobs.SourceAttrs(source)}
 	if every != 0 && every < time.Minute {
 		return spec, fmt.Errorf("--retention-every %s: the shortest retention interval is 1m", every)
-	}
-	if err := p.Validate(); err != nil {
-		return spec, err
 	}
 	return spec, nil
 }

@@ -233,6 +233,9 @@ no web page can start a job. --tls-cert/--tls-key serve HTTPS. With --index-dsn 
 the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkNoRetentionFlags("serve", g.fromArgs); err != nil {
+				return err
+			}
 			var store *index.Store
 			if g.index.value != "" {
 				var err error
@@ -258,6 +261,7 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 	sc.register(f, api.DefaultAddr)
 	tf.register(f)
 	rc.register(f)
+	refusedRetentionFlags(f)
 	f.StringVar(&sc.source, "source", "main", "source of a request that names none")
 	f.StringVar(&sc.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder read by /v1/snapshots and /v1/query")
 	registerArchiveURL(f, &sc.archiveURL, "object storage of the snapshots, for /v1/snapshots to say which are remote")

@@ -44,7 +44,7 @@ func writeJobsStatus(ctx context.Context, out io.Writer, svc *jobs.Service, sour
 		if next.NextAt != nil {
 			when = "at " + next.NextAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(out, "  next retention %s (keep %d snapshots, %d days, archives %d days) would remove %d:\n",
+		fmt.Fprintf(out, "  next retention %s (the worker's policy: keep %d snapshots, %d days, archives %d days) would remove %d:\n",
 			when, next.Policy.KeepSnapshots, next.Policy.KeepDays, next.Policy.ArchiveKeepDays, len(next.Remove))
 		for _, it := range next.Remove {
 			fmt.Fprintf(out, "              %-8s %s  (%s)\n", it.Place, it.ID, it.Reason)

@@ -37,6 +37,8 @@ type workerConfig struct {
 	// adHocTargets allows restores into a DSN given by the CLI on this
 	// machine (--allow-ad-hoc-targets).
 	adHocTargets bool
+	// retention is the worker's retention policy (activities.Activities.Retention).
+	retention retentionFlags
 }
 
 func newWorkerConfig() *workerConfig {
@@ -55,6 +57,7 @@ func (w *workerConfig) register(f *pflag.FlagSet) {
 	f.Int64Var(&w.restorePartRows, "restore-part-rows", activities.DefaultRestorePartRows, "a restore loads a table of at least twice this many rows as several key ranges at once (one connection each, see --parallel of restore); fewer rows load on one connection")
 	registerArchiveURL(f, &w.archiveURL, "object storage that keeps a copy of every published snapshot, under <prefix>/<source>/snapshots/<id>/; a lost backup folder is refreshed from it")
 	f.StringVar(&w.targetsFile, "restore-targets", "", "file (mode 0600) of the restore targets this worker may write into, by name (docs/security.md); none: every restore is refused")
+	w.retention.register(f)
 	f.BoolVar(&w.adHocTargets, "allow-ad-hoc-targets", false, "also restore into a server that `dbtrail restore --target-dsn` on this machine names (its password file in the user's cache folder); off: named targets only")
 }
 
@@ -95,6 +98,10 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		return nil, nil, err
 	}
 	targets, err := w.targets()
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, err := w.retention.policy()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,6 +148,7 @@ func (w *workerConfig) activities(cmd *cobra.Command, g *globals) (acts *activit
 		Targets:         targets,
 		AdHocTargets:    w.adHocTargets,
 		AdHocSecrets:    secrets,
+		Retention:       policy,
 		Log:             g.log,
 	}, store, nil
 }

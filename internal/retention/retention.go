@@ -39,7 +39,14 @@ const (
 	PlaceObject = "object"
 )
 
-// Policy is what the operator asks to keep.
+// DefaultKeepSnapshots is the snapshots a worker keeps in each place when
+// its operator gives no --keep-snapshots (a day of 5-minute refreshes is
+// 288).
+const DefaultKeepSnapshots = 36
+
+// Policy is what the operator asks to keep. It is the worker's
+// configuration (activities.Activities.Retention): no workflow input
+// carries one.
 type Policy struct {
 	// KeepSnapshots keeps the newest n published snapshots of each place
 	// (local folder, object store). n <= 0 keeps every snapshot.

@@ -7,61 +7,43 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/filemode"
-	"github.com/dbtrail/dbtrail/internal/retention"
 )
 
 // PruneResult is what Prune did: the ids it removed and the ids of the
-// published snapshots it kept, both oldest first. Held lists the kept ids
-// that retention alone would have removed (PruneHeld).
+// published snapshots left in the folder, both oldest first.
 type PruneResult struct {
 	Removed []string
 	Kept    []string
-	Held    []string
 }
 
-// Prune applies local retention to the source folder sourceDir: the newest
-// keep published snapshots are kept (retention.Make with that policy alone).
-func Prune(sourceDir string, keep int, log *slog.Logger) (PruneResult, error) {
-	return PruneHeld(sourceDir, keep, nil, log)
+// Published is one published snapshot of a source folder: its id, the
+// time the id names and its manifest's seq (the last event it holds).
+type Published struct {
+	ID   string
+	Made time.Time
+	Seq  uint64
 }
 
-// PruneHeld is Prune with one more reason to keep a snapshot: held(id) is
-// true (its remote copy is not confirmed yet). A held snapshot is kept and
-// listed in Kept and Held. nil holds nothing.
-func PruneHeld(sourceDir string, keep int, held func(id string) bool, log *slog.Logger) (PruneResult, error) {
-	if keep < 1 {
-		return PruneResult{}, fmt.Errorf("prune snapshots: keep %d: want at least 1", keep)
-	}
-	return PrunePlanned(sourceDir, log, func(pl retention.Place) []retention.Item {
-		in := retention.Input{Now: time.Now(), Policy: retention.Policy{KeepSnapshots: keep}, Places: []retention.Place{pl}}
-		plan := retention.Make(in)
-		if held == nil {
-			return plan.Items
-		}
-		pl.Held = map[string]string{}
-		for _, it := range plan.Removals() {
-			if held(it.ID) {
-				pl.Held[it.ID] = HeldReason
-			}
-		}
-		in.Places = []retention.Place{pl}
-		return retention.Make(in).Items
-	})
+// Listing is what a prune's caller decides on: the published snapshots of
+// a source folder, oldest first, and the id its current link names.
+type Listing struct {
+	Snapshots []Published
+	// Current is "" when the folder has no current link.
+	Current string
 }
 
-// HeldReason is why a local snapshot whose remote copy is not confirmed is
-// kept; PrunePlanned lists the snapshots kept for it in PruneResult.Held.
-const HeldReason = "held: its remote copy is not confirmed"
-
-// PrunePlanned removes the local snapshots that plan decides to remove.
-// plan is given the folder's listing (LocalPlace) and returns a decision
-// per snapshot (retention.Make's items of place local); a snapshot it does
-// not name is kept. A current link that exists but does not resolve is an
-// error and nothing is removed. Folders under snapshots/ without a manifest
-// (not published) are never touched.
+// Prune removes the published snapshots ids of the source folder
+// sourceDir; which ones is the caller's decision (the retention policy:
+// package retention, applied by the activities). Every id is checked
+// first, and one that is not a published snapshot of the folder, that is
+// the current one or newer than it (a publish in progress), or a current
+// link that exists but does not resolve, refuses the whole prune: nothing
+// is removed. A prune must not run concurrently with another of the same
+// source (the caller holds LockPublish).
 //
 // Each removal is crash-safe: snapshots/<id> is first renamed to
 // .trash/<id> (one atomic rename, then snapshots/ and .trash/ are fsynced),
@@ -73,71 +55,85 @@ const HeldReason = "held: its remote copy is not confirmed"
 // Snapshots share files through hard links (Builder.Link): removing one
 // snapshot only drops its names for those files, so the data stays on disk
 // as long as a kept snapshot links it, and removing a snapshot never breaks
-// another. A prune must not run concurrently with another of the same
-// source. Kept lists the kept ids, Held those kept for a Held reason.
-func PrunePlanned(sourceDir string, log *slog.Logger, plan func(retention.Place) []retention.Item) (PruneResult, error) {
+// another. Folders under snapshots/ without a manifest (not published) are
+// never touched.
+func Prune(sourceDir string, ids []string, log *slog.Logger) (PruneResult, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	if err := emptyTrash(sourceDir, log); err != nil {
 		return PruneResult{}, fmt.Errorf("prune snapshots: empty %s: %w", TrashDir, err)
 	}
-	pl, err := LocalPlace(sourceDir)
+	published, err := ListSnapshots(sourceDir)
 	if err != nil {
 		return PruneResult{}, fmt.Errorf("prune snapshots: %w", err)
 	}
+	cur, err := currentForPrune(sourceDir)
+	if err != nil {
+		return PruneResult{}, fmt.Errorf("prune snapshots: %w", err)
+	}
+	if err := checkRemovable(sourceDir, published, cur, ids); err != nil {
+		return PruneResult{}, err
+	}
 	var res PruneResult
-	for _, it := range plan(pl) {
-		if it.Place != retention.PlaceLocal {
+	for _, id := range published {
+		if !slices.Contains(ids, id) {
+			res.Kept = append(res.Kept, id)
 			continue
 		}
-		if it.Keep {
-			res.Kept = append(res.Kept, it.ID)
-			if it.Reason == HeldReason {
-				res.Held = append(res.Held, it.ID)
-				log.Info("snapshot kept: held", "source_dir", sourceDir, "snapshot", it.ID, "reason", it.Reason)
-			}
-			continue
-		}
-		if err := RemoveSnapshot(sourceDir, it.ID); err != nil {
+		if err := RemoveSnapshot(sourceDir, id); err != nil {
 			return res, err
 		}
-		res.Removed = append(res.Removed, it.ID)
-		log.Info("snapshot pruned", "source_dir", sourceDir, "snapshot", it.ID, "reason", it.Reason)
+		res.Removed = append(res.Removed, id)
+		log.Info("snapshot pruned", "source_dir", sourceDir, "snapshot", id)
 	}
 	return res, nil
 }
 
-// LocalPlace lists the published snapshots of sourceDir for retention:
-// each id with the time it names and its manifest's seq, and the id current
-// names ("" without a current link; an error when the link exists but does
-// not resolve).
-func LocalPlace(sourceDir string) (retention.Place, error) {
+// checkRemovable refuses ids unless each is one of the published
+// snapshots of sourceDir and older than its current one cur ("" : no
+// current link).
+func checkRemovable(sourceDir string, published []string, cur string, ids []string) error {
+	for _, id := range ids {
+		switch {
+		case !slices.Contains(published, id):
+			return fmt.Errorf("prune snapshots: %s is not a published snapshot of %s; nothing removed", id, sourceDir)
+		case cur != "" && id >= cur:
+			return fmt.Errorf("prune snapshots: %s is the current snapshot of %s or newer than it (%s); nothing removed", id, sourceDir, cur)
+		}
+	}
+	return nil
+}
+
+// List lists the published snapshots of sourceDir with the time each id
+// names and each manifest's seq, and the id current names ("" without a
+// current link; an error when the link exists but does not resolve).
+func List(sourceDir string) (Listing, error) {
 	ids, err := ListSnapshots(sourceDir)
 	if err != nil {
-		return retention.Place{}, err
+		return Listing{}, err
 	}
 	cur, err := currentForPrune(sourceDir)
 	if err != nil {
-		return retention.Place{}, err
+		return Listing{}, err
 	}
-	pl := retention.Place{Name: retention.PlaceLocal, Current: cur}
+	l := Listing{Current: cur}
 	for _, id := range ids {
 		made, err := ParseSnapshotID(id)
 		if err != nil {
-			return retention.Place{}, err
+			return Listing{}, err
 		}
 		m, err := readManifest(Folder(sourceDir).Snapshot(id))
 		if err != nil {
-			return retention.Place{}, fmt.Errorf("snapshot %s: %w", id, err)
+			return Listing{}, fmt.Errorf("snapshot %s: %w", id, err)
 		}
-		pl.Snapshots = append(pl.Snapshots, retention.Snapshot{ID: id, Made: made, Seq: m.Position.Seq})
+		l.Snapshots = append(l.Snapshots, Published{ID: id, Made: made, Seq: m.Position.Seq})
 	}
-	return pl, nil
+	return l, nil
 }
 
 // RemoveSnapshot removes the published snapshot id of sourceDir
-// crash-safely (PrunePlanned): renamed to .trash/<id>, then deleted.
+// crash-safely (Prune): renamed to .trash/<id>, then deleted.
 func RemoveSnapshot(sourceDir, id string) error {
 	if err := trashSnapshot(sourceDir, id); err != nil {
 		return fmt.Errorf("prune snapshot %s: %w", id, err)

@@ -2,12 +2,13 @@ package snapshot
 
 import (
 	"errors"
-	"fmt"
+	gobuild "go/build"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,10 +103,10 @@ func checkPruned(t *testing.T, dir string, res PruneResult, removed, kept []stri
 	}
 }
 
-func TestPruneKeepsNewestAndHardLinksSurvive(t *testing.T) {
+func TestPruneRemovesTheGivenIDsAndHardLinksSurvive(t *testing.T) {
 	dir := t.TempDir()
 	buildChain(t, dir)
-	res, err := Prune(dir, 2, quietLog())
+	res, err := Prune(dir, pruneIDs[:2], quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,31 +130,66 @@ func TestPruneKeepsNewestAndHardLinksSurvive(t *testing.T) {
 			t.Errorf("%s: no longer one inode", rel)
 		}
 	}
-	// Pruning again changes nothing.
-	res, err = Prune(dir, 2, quietLog())
+	// No id: nothing removed.
+	res, err = Prune(dir, nil, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPruned(t, dir, res, nil, pruneIDs[2:])
 }
 
-func TestPruneKeepsOldCurrentAndNewer(t *testing.T) {
+// TestPruneRefusesCurrentNewerAndUnknown: an id that is current, newer
+// than current (a publish in progress), not published, or any id while
+// the current link is broken refuses the whole prune: nothing is removed,
+// not even the ids that could go.
+func TestPruneRefusesCurrentNewerAndUnknown(t *testing.T) {
 	dir := t.TempDir()
 	buildChain(t, dir)
-	// current back at the second snapshot: it is kept although keep=1 would
-	// keep only the newest, and so is everything newer than it (a publish may
-	// be in progress).
 	if err := swapCurrent(dir, pruneIDs[1]); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Prune(dir, 1, quietLog())
+	for _, c := range []struct {
+		ids  []string
+		want string
+	}{
+		{[]string{pruneIDs[0], pruneIDs[1]}, "is the current snapshot"},
+		{[]string{pruneIDs[0], pruneIDs[3]}, "is the current snapshot of " + dir + " or newer than it"},
+		{[]string{pruneIDs[0], "20261129T050000Z"}, "20261129T050000Z is not a published snapshot of " + dir},
+		{[]string{"../x"}, "is not a published snapshot"},
+	} {
+		_, err := Prune(dir, c.ids, quietLog())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("prune %v: %v, want an error saying %q", c.ids, err, c.want)
+		}
+		if ids, _ := ListSnapshots(dir); !slices.Equal(ids, pruneIDs) {
+			t.Fatalf("prune %v refused but listed %v", c.ids, ids)
+		}
+	}
+	res, err := Prune(dir, pruneIDs[:1], quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPruned(t, dir, res, pruneIDs[:1], pruneIDs[1:])
-	if cur := checkCurrent(t, dir); cur != pruneIDs[1] {
-		t.Fatalf("current %q", cur)
+
+	// current naming a snapshot that is not there: nothing is removed.
+	if err := swapCurrent(dir, "20261129T070000Z"); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := Prune(dir, pruneIDs[1:2], quietLog()); err == nil {
+		t.Fatal("prune with a broken current accepted")
+	}
+	if ids, _ := ListSnapshots(dir); !slices.Equal(ids, pruneIDs[1:]) {
+		t.Fatalf("listed %v", ids)
+	}
+	// No current at all: any published snapshot may go.
+	if err := os.Remove(filepath.Join(dir, CurrentLink)); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Prune(dir, pruneIDs[2:], quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPruned(t, dir, res, pruneIDs[2:], pruneIDs[1:2])
 }
 
 func TestPruneCrashLeavesTrashThatTheNextPruneEmpties(t *testing.T) {
@@ -167,7 +203,7 @@ func TestPruneCrashLeavesTrashThatTheNextPruneEmpties(t *testing.T) {
 		return nil
 	}
 	defer func() { crashPoint = func(string) error { return nil } }()
-	if _, err := Prune(dir, 2, quietLog()); !errors.Is(err, crash) {
+	if _, err := Prune(dir, pruneIDs[:2], quietLog()); !errors.Is(err, crash) {
 		t.Fatalf("prune: %v", err)
 	}
 	crashPoint = func(string) error { return nil }
@@ -183,61 +219,51 @@ func TestPruneCrashLeavesTrashThatTheNextPruneEmpties(t *testing.T) {
 	if err := os.Remove(filepath.Join(trashed, ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Prune(dir, 2, quietLog())
+	res, err := Prune(dir, pruneIDs[1:2], quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPruned(t, dir, res, pruneIDs[1:2], pruneIDs[2:])
 }
 
-func TestPruneRefusesBadKeepAndBrokenCurrent(t *testing.T) {
+// TestList: every published snapshot with the time its id names and its
+// manifest's seq, oldest first, and current; a folder under snapshots/
+// without a manifest is not listed.
+func TestList(t *testing.T) {
 	dir := t.TempDir()
 	buildChain(t, dir)
-	for _, keep := range []int{0, -1} {
-		if _, err := Prune(dir, keep, quietLog()); err == nil {
-			t.Fatalf("keep=%d accepted", keep)
+	if err := os.MkdirAll(Folder(dir).Snapshot("20261129T070000Z"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Current != pruneIDs[3] || len(l.Snapshots) != len(pruneIDs) {
+		t.Fatalf("listing %+v", l)
+	}
+	for i, s := range l.Snapshots {
+		made, _ := ParseSnapshotID(pruneIDs[i])
+		if s.ID != pruneIDs[i] || !s.Made.Equal(made) || i > 0 && s.Seq != l.Snapshots[i-1].Seq+10 {
+			t.Fatalf("snapshot %d: %+v", i, s)
 		}
 	}
-	// current naming a snapshot that is not there: nothing is removed.
-	if err := swapCurrent(dir, "20261129T070000Z"); err != nil {
+	if err := swapCurrent(dir, "20261129T080000Z"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Prune(dir, 1, quietLog()); err == nil {
-		t.Fatal("prune with a broken current accepted")
+	if _, err := List(dir); err == nil {
+		t.Fatal("a broken current listed")
 	}
-	if ids, _ := ListSnapshots(dir); fmt.Sprint(ids) != fmt.Sprint(pruneIDs) {
-		t.Fatalf("listed %v", ids)
-	}
-	// No current at all: the newest keep are kept.
-	if err := os.Remove(filepath.Join(dir, CurrentLink)); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Prune(dir, 1, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPruned(t, dir, res, pruneIDs[:3], pruneIDs[3:])
 }
 
-func TestPruneHeldKeepsHeldSnapshots(t *testing.T) {
-	dir := t.TempDir()
-	buildChain(t, dir)
-	// The second snapshot is held (say, not yet confirmed on object
-	// storage): retention removes the first only.
-	var asked []string
-	res, err := PruneHeld(dir, 1, func(id string) bool {
-		asked = append(asked, id)
-		return id == pruneIDs[1]
-	}, quietLog())
+// TestFormatDecidesNoPolicy: the format package does not import the
+// retention policy's package; what to prune is its caller's decision.
+func TestFormatDecidesNoPolicy(t *testing.T) {
+	pkg, err := gobuild.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPruned(t, dir, res, []string{pruneIDs[0], pruneIDs[2]}, []string{pruneIDs[1], pruneIDs[3]})
-	if !slices.Equal(res.Held, []string{pruneIDs[1]}) {
-		t.Fatalf("held %v", res.Held)
+	if slices.Contains(pkg.Imports, "github.com/dbtrail/dbtrail/internal/retention") {
+		t.Fatal("package snapshot imports internal/retention")
 	}
-	if !slices.Equal(asked, pruneIDs[:3]) {
-		t.Fatalf("held asked about %v, want only what retention would remove", asked)
-	}
-	checkReadable(t, dir, pruneIDs[1])
 }

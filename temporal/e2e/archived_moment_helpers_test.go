@@ -131,7 +131,7 @@ func newPastEnvOn(t *testing.T, s3opts testsuite.S3Options) *pastEnv {
 		e.stampHour(t, time.Time{}, 0)
 		if k == 1 || k == 3 {
 			e.waitCaughtUp(t)
-			res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: -1})
+			res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
 			if res.Refused || res.SnapshotID == "" {
 				t.Fatalf("refresh at the end of H%d: %+v", k, res)
 			}
@@ -153,7 +153,10 @@ func newPastEnvOn(t *testing.T, s3opts testsuite.S3Options) *pastEnv {
 		p.locate(t, in)
 	}
 	p.archive(t)
-	res, err := snapshot.Prune(filepath.Join(e.acts.BackupDir, "main"), 1, nil)
+	srcDir := filepath.Join(e.acts.BackupDir, "main")
+	ids, err := snapshot.ListSnapshots(srcDir)
+	must(t, err)
+	res, err := snapshot.Prune(srcDir, ids[:len(ids)-1], nil) // all but the newest
 	must(t, err)
 	for _, id := range res.Removed {
 		p.pruned[id] = true

@@ -297,7 +297,7 @@ func (p *pastEnv) testRefresh(t *testing.T) {
 	if dropped != 2 {
 		t.Fatalf("%d dropped hours after the current snapshot (seq %d), want H4 and H5", dropped, cur.Manifest.Position.Seq)
 	}
-	res := p.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: -1})
+	res := p.refresh(t, workflows.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" || res.Prev != p.snaps[2] {
 		t.Fatalf("refresh over archived hours: %+v", res)
 	}

@@ -99,7 +99,7 @@ func TestTailEarlyRefresh(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	svc := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: workflows.TaskQueue})
 	w, err := workers.NewEarlyRefresh(reg, workers.EarlyRefreshConfig{Source: "main", SourceDir: filepath.Join(e.acts.BackupDir, "main"),
-		Index: e.store, Jobs: svc, Input: workflows.RefreshInput{TableDeltas: true, Keep: -1}, MaxEvents: 200})
+		Index: e.store, Jobs: svc, Input: workflows.RefreshInput{TableDeltas: true}, MaxEvents: 200})
 	must(t, err)
 	wctx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})

@@ -151,7 +151,7 @@ func TestMomentModel(t *testing.T) {
 			times = append(times, rec.atTime(fmt.Sprintf("time after step %d", step), rnd))
 		}
 		e.waitCaughtUp(t)
-		res := e.refresh(t, workflows.RefreshInput{TableDeltas: step != 30 && step != 45, Keep: -1})
+		res := e.refresh(t, workflows.RefreshInput{TableDeltas: step != 30 && step != 45})
 		switch {
 		case step == ddlStep && (res.Refused || res.FullBackup != ""):
 			t.Fatalf("step %d: the refresh across the DDL: %+v", step, res)

@@ -31,7 +31,7 @@ func TestMomentFromRemote(t *testing.T) {
 	then := rec.now("between the full backup and the refresh")
 	w.step(t, e, 6)
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: -1}); res.Refused {
+	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused {
 		t.Fatalf("refresh refused: %v", res.Reasons)
 	}
 	sourceDir := filepath.Join(e.acts.BackupDir, "main")

@@ -78,7 +78,9 @@ func (r *historyRecorder) recordOperations(t *testing.T, w *workload) {
 
 	// Retention keeping the newest two snapshots: the preview plans the
 	// removals, the run makes them.
-	in := workflows.RetentionInput{Source: "main", Policy: retention.Policy{KeepSnapshots: 2}}
+	r.e.acts.Retention = retention.Policy{KeepSnapshots: 2} // the worker's policy
+	defer func() { r.e.acts.Retention = retention.Policy{} }()
+	in := workflows.RetentionInput{Source: "main"}
 	var plan retention.Plan
 	id, runID = r.start(t, client.StartWorkflowOptions{ID: "retention-preview-main"}, &plan, workflows.RetentionPreview, in)
 	if len(plan.Removals()) == 0 {

@@ -230,7 +230,7 @@ func checkPartialUnlisted(t *testing.T, e *backupEnv, srcDir, id string) {
 			t.Fatalf("moment catalog lists the partial snapshot %s", m.SnapshotID)
 		}
 	}
-	pl, err := snapshot.LocalPlace(srcDir)
+	pl, err := snapshot.List(srcDir)
 	must(t, err)
 	for _, s := range pl.Snapshots {
 		if s.ID == id {

@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -134,7 +135,8 @@ func TestRemoteObjectLock(t *testing.T) {
 	r1 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
 	checkPairUpload(t, e, r1, "big")
 	e.exec(t, "UPDATE small SET v = 'y' WHERE id = 1")
-	r2 := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: 1})
+	e.acts.Retention = retention.Policy{KeepSnapshots: 1} // the worker's policy from now on
+	r2 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
 	checkPairUpload(t, e, r2, "small")
 	if !slices.Equal(r2.Pruned, []string{fb.SnapshotID, r1.SnapshotID}) {
 		t.Fatalf("pruned %v", r2.Pruned)
@@ -164,13 +166,14 @@ func TestRemoteOutage(t *testing.T) {
 	checkRemote(t, e, m)
 
 	e.exec(t, "UPDATE big SET pad = 'changed' WHERE id = 7")
+	e.acts.Retention = retention.Policy{KeepSnapshots: 1}
 	traffic.armKill(3, func() {
 		if err := srv.Kill(); err != nil {
 			t.Errorf("kill versitygw: %v", err)
 		}
 	})
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true, Keep: 1})
+		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	if err == nil || !strings.Contains(err.Error(), "upload snapshot") || !strings.Contains(err.Error(), srv.Endpoint) {
@@ -195,7 +198,7 @@ func TestRemoteOutage(t *testing.T) {
 		t.Fatalf("remote current %s (%v), want the full backup's", rcur, err)
 	}
 	e.exec(t, "UPDATE small SET v = 'x' WHERE id = 3")
-	r := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: 1})
+	r := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
 	if len(r.Upload.Snapshots) != 2 || r.Upload.Snapshots[0].SnapshotID != missed || r.Upload.Snapshots[1].SnapshotID != r.SnapshotID {
 		t.Fatalf("catch-up upload %+v", r.Upload.Snapshots)
 	}

@@ -25,8 +25,8 @@ import (
 
 // TestRetentionScheduled: the past of pastEnv (six hours archived 40 hours
 // ago to a bucket with Object Lock on, S0 and S1 only on the store, S2
-// current) under the Retention workflow run by its schedule with
-// --keep-snapshots 1 --archive-keep-days 1. The window's oldest moment
+// current) under the Retention workflow run by its schedule on a worker
+// with --keep-snapshots 1 --archive-keep-days 1. The window's oldest moment
 // (24 hours ago) is cut at the end of H5 and rebuilt from S2: S2 and the
 // hours after it (H4, H5) are kept. S0 goes. S1's manifest and H0's file
 // are retained by Object Lock: both deletes are reported, not fatal, and
@@ -50,19 +50,20 @@ func TestRetentionScheduled(t *testing.T) {
 	lock(hours[0])
 
 	must(t, jobs.EnsureSearchAttributes(e.ctx, e.c, temporalclient.DefaultNamespace))
+	policy := retention.Policy{KeepSnapshots: 1, ArchiveKeepDays: 1}
+	p.acts.Retention = policy // the worker's policy: the schedule carries none
 	spec := temporalclient.ScheduleSpec{ID: workflows.RetentionWorkflowID("main"), Every: time.Hour, Workflow: "Retention", TaskQueue: workflows.TaskQueue,
-		Args:  []any{workflows.RetentionInput{Source: "main", Policy: retention.Policy{KeepSnapshots: 1, ArchiveKeepDays: 1}}},
-		Attrs: jobs.SourceAttrs("main")}
+		Args: []any{workflows.RetentionInput{Source: "main"}}, Attrs: jobs.SourceAttrs("main")}
 	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, spec))
 	defer temporalclient.DeleteSchedule(e.ctx, e.c, spec.ID)
 
-	// What status shows before the run: a worker's plan with the
-	// schedule's policy, removing nothing.
+	// What status shows before the run: a worker's plan with its own
+	// policy, removing nothing.
 	svc := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: workflows.TaskQueue})
 	next, ok, err := svc.PreviewRetention(e.ctx, "main")
 	must(t, err)
 	wantNext := []string{"remote/" + s0, "remote/" + s1, "archive/" + hours[0], "archive/" + hours[1], "archive/" + hours[2], "archive/" + hours[3]}
-	if !ok || next.Policy != spec.Args[0].(workflows.RetentionInput).Policy || !slices.Equal(itemNames(next.Remove), wantNext) {
+	if !ok || next.Policy != policy || !slices.Equal(itemNames(next.Remove), wantNext) {
 		t.Fatalf("next retention %v %+v, want it to remove %v", ok, itemNames(next.Remove), wantNext)
 	}
 	if left := p.storedHours(t); len(left) != pastHours {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
@@ -64,7 +65,7 @@ func usedBytes(dir string) (uint64, error) {
 // TestRetentionBeforeARefreshOnAFullFolder: the backup folder (a real
 // tmpfs where one can be mounted) has less free space than a refresh
 // needs, and an older snapshot retention would remove holds more than the
-// difference. With a retention that keeps every snapshot, the refresh
+// difference. With a worker's retention that keeps every snapshot, the refresh
 // fails at once, non-retryable NoRoom with the needs/free message, current
 // intact and no staging left. With one that keeps only the current
 // snapshot, the refresh runs that retention first, logs what it removed,
@@ -106,8 +107,9 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 	// A pair of 10 changes is estimated at room.Floor: half of it is
 	// short, and the older snapshot frees 4 MiB or more.
 	small.leaveCounting(t, room.Floor/2)
+	e.acts.Retention = retention.Policy{KeepSnapshots: 10} // the worker's policy
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true, Keep: 10})
+		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	noRoom(t, err, "refresh whose retention frees nothing", "pair app.rnd needs about ", " in "+dir+" (", " free)")
@@ -123,7 +125,8 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 	}
 
 	small.leaveCounting(t, room.Floor/2)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: 1})
+	e.acts.Retention = retention.Policy{KeepSnapshots: 1}
+	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
 	if res.SnapshotID == "" {
 		t.Fatalf("refresh after retention published nothing: %+v", res)
 	}

@@ -321,7 +321,7 @@ func TestTailModel(t *testing.T) {
 				}
 			})
 		case round%10 == 0:
-			if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, Keep: -1}); res.Refused || res.SnapshotID == "" {
+			if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused || res.SnapshotID == "" {
 				t.Fatalf("round %d: refresh: %+v", round, res)
 			}
 		}
