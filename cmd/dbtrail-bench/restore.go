@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 	targetpkg "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -186,11 +187,12 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 
 // exportSQL writes the .sql export of the bench table at at to out: the
 // Export workflow's activities (PlanExport, ExportTable, FinishExport) in
-// the SDK's test environment.
+// the SDK's test environment, staged where the Export workflow stages
+// (exportdir.StagingDir).
 func (e *refreshEnv) exportSQL(tb *refreshFixture, at, out string) error {
 	spec := activities.ExportSpec{Source: tb.source, Format: activities.ExportSQL, At: at,
 		Tables: []string{refreshSchema + "." + refreshTable}, Out: out}
-	staging := out + ".staging"
+	staging := exportdir.StagingDir(out, "bench")
 	env := newActivityEnv()
 	env.RegisterActivity(e.acts)
 	var plan activities.PlanExportResult
