@@ -254,7 +254,6 @@ func ceilingSays(ceiling, target float64) string {
 // CPU, which no verdict rests on.
 const diagnosis = " (diagnosis)"
 
-
 // writeBatchWorkload fills the source's binlog with n row events of bulk
 // statements on one table, bench.t (batchStatements).
 func writeBatchWorkload(ctx context.Context, src *testsuite.Server, n int) (rng binlogRange, err error) {
