@@ -204,8 +204,9 @@ var rowPrefix = map[string][]string{"capture": {"capture"}, "convert": {"full ba
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
 // figures, each with the run that measured it. A row of a file written
-// before the run column gets the date of that file's header and says its
-// commit was not recorded. A missing or unreadable file keeps nothing.
+// before the run column says it was measured at or before that file's
+// header date, by a commit not recorded (oldRun). A missing or unreadable
+// file keeps nothing.
 func keptRows(path string, run map[string]bool) []stamped {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -236,13 +237,14 @@ func keptRows(path string, run map[string]bool) []stamped {
 }
 
 // oldRun is the run of the rows of a results file written before the run
-// column: the date its header gives (its first line that starts with a
-// digit, up to the first comma), its commit not recorded.
+// column: such a file kept earlier runs' rows under its own header date,
+// so a row was measured at or before that date (its first line that
+// starts with a digit, up to the first comma), by a commit not recorded.
 func oldRun(lines []string) string {
 	for _, l := range lines {
 		if l != "" && l[0] >= '0' && l[0] <= '9' {
 			date, _, _ := strings.Cut(l, ",")
-			return date + ", commit not recorded"
+			return "at or before " + date + ", commit not recorded"
 		}
 	}
 	return "date and commit not recorded"

@@ -39,8 +39,9 @@ func TestKeptRows(t *testing.T) {
 }
 
 // TestKeptRowsOfAFileWithoutRuns: rows of a results file written before
-// the run column keep that file's header date and say their commit was
-// not recorded; the header names this run's date and commit.
+// the run column say they were measured at or before that file's header
+// date by a commit not recorded; the header names this run's date and
+// commit.
 func TestKeptRowsOfAFileWithoutRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.md")
 	old := "# dbtrail benchmarks\n\n2026-12-07T01:01:00Z, 2 cores, go1.26.8\n\n| measure | value | target | note |\n|---|---|---|---|\n" +
@@ -49,15 +50,35 @@ func TestKeptRowsOfAFileWithoutRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := keptRows(path, map[string]bool{"ddl": true})
-	want := []stamped{{result{"restore: rows/s", "0.97x", "≥ 1.0", "NOT met; 1000000 rows"}, "2026-12-07T01:01:00Z, commit not recorded"}}
+	want := []stamped{{result{"restore: rows/s", "0.97x", "≥ 1.0", "NOT met; 1000000 rows"}, "at or before 2026-12-07T01:01:00Z, commit not recorded"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("kept %+v, want %+v", got, want)
 	}
 	this := "2026-12-08T00:00:00Z, commit fedcba987654"
 	text := table(this, append(got, stamped{result{"ddl: x", "1", "", "n"}, this}))
-	for _, s := range []string{"\n" + this + ", ", "| ddl: x | 1 |  | n | " + this + " |", "| NOT met; 1000000 rows | 2026-12-07T01:01:00Z, commit not recorded |"} {
+	for _, s := range []string{"\n" + this + ", ", "| ddl: x | 1 |  | n | " + this + " |", "| NOT met; 1000000 rows | at or before 2026-12-07T01:01:00Z, commit not recorded |"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("results file does not hold %q:\n%s", s, text)
+		}
+	}
+}
+
+// TestResultsFileKeepsEveryRow: the committed results file parses whole:
+// every row of its table is kept by a run of no benchmark, with its run.
+func TestResultsFileKeepsEveryRow(t *testing.T) {
+	path := filepath.Join("..", "..", "bench-results", "results.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(string(b), "\n| ") - 1 // the header row
+	got := keptRows(path, map[string]bool{})
+	if len(got) != want || want < 50 {
+		t.Fatalf("kept %d of %d rows of %s", len(got), want, path)
+	}
+	for _, r := range got {
+		if r.run == "" {
+			t.Fatalf("row %q has no run", r.name)
 		}
 	}
 }
