@@ -49,9 +49,9 @@ func (r ddlRun) rows(full ddlFull, all int64, per int) []result {
 		note = "published nothing itself (refused: " + cell(strings.Join(r.res.Reasons, "; ")) + "); " + note
 	}
 	got, how := r.sourceRows(all)
-	want := exactly(0, "%.0f")
+	want := exactlyRows(0, "")
 	if r.c.redump {
-		want = exactly(float64(per), "%.0f ("+r.c.table+")")
+		want = exactlyRows(per, " ("+r.c.table+")")
 	}
 	redumped := r.c.redump == (r.res.Redump != nil)
 	if r.c.redump && r.res.Redump != nil {

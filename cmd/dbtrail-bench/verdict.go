@@ -8,11 +8,12 @@ import (
 
 // goal is a target a measured value is judged against: within [lo, hi]
 // (an open side is ±Inf). label names the value when a row judges several
-// ("p50"); format prints a bound ("%.2f", "%.0f MiB").
+// ("p50"); format prints a bound ("%.2f", "%.0f MiB"), or show when set.
 type goal struct {
 	label  string
 	lo, hi float64
 	format string
+	show   func(float64) string
 }
 
 // atLeast is the goal "≥ v", atMost "≤ v", within "lo–hi", exactly "v".
@@ -23,12 +24,23 @@ func within(lo, hi float64, format string) goal {
 }
 func exactly(v float64, format string) goal { return goal{lo: v, hi: v, format: format} }
 
+// exactlyRows is the goal of exactly n rows, printed with thousands
+// separators and then suffix.
+func exactlyRows(n int, suffix string) goal {
+	g := exactly(float64(n), "")
+	g.show = func(v float64) string { return thousands(int(v)) + suffix }
+	return g
+}
+
 // of names the value g judges.
 func (g goal) of(label string) goal { g.label = label; return g }
 
 // String is the target column's text of g.
 func (g goal) String() string {
 	f := func(v float64) string { return fmt.Sprintf(g.format, v) }
+	if g.show != nil {
+		f = g.show
+	}
 	var s string
 	switch {
 	case g.lo == g.hi:

@@ -50,8 +50,8 @@ func TestJudged(t *testing.T) {
 	if r.target != "0.4–1.0" || r.note != "met; n" {
 		t.Errorf("room row %+v", r)
 	}
-	if g := exactly(200000, "%.0f (t08)"); g.String() != "200000 (t08)" {
-		t.Errorf("exactly: %q", g)
+	if g := exactlyRows(200000, " (t08)"); g.String() != "200,000 (t08)" || !g.holds(200000) || g.holds(200010) {
+		t.Errorf("exactlyRows: %q", g)
 	}
 	if err := checkVerdicts([]result{r, {"a", "1", "", "note"}}); err != nil {
 		t.Errorf("checkVerdicts: %v", err)
