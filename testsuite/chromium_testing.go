@@ -19,7 +19,7 @@ func Chromium(t testing.TB) string {
 		}
 	}
 	const msg = "testsuite: no chromium on PATH (scripts/install-deps.sh installs it)"
-	if inCI() {
+	if InCI() {
 		t.Fatal(msg)
 	}
 	t.Skip(msg + " (with CI=true this fails the test)")

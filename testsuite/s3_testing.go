@@ -3,8 +3,6 @@ package testsuite
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -21,7 +19,7 @@ func StartS3(t testing.TB) *S3Server {
 // Stop with t.Cleanup and logs the endpoint.
 //
 // When versitygw cannot be found even after Install, the test fails if CI
-// is true (CI=true, as .ci/run sets it) and is skipped otherwise, so that a
+// is set (InCI: CI=true, as .ci/run sets it) and is skipped otherwise, so that a
 // machine without the Go module proxy can still run the other tests. Any
 // other failure is a t.Fatalf.
 func StartS3With(t testing.TB, opts S3Options) *S3Server {
@@ -33,7 +31,7 @@ func StartS3With(t testing.TB, opts S3Options) *S3Server {
 		if ierr != nil {
 			err = fmt.Errorf("%w; install: %v", err, ierr)
 		}
-		if inCI() {
+		if InCI() {
 			t.Fatalf("testsuite: %v", err)
 		}
 		t.Skipf("testsuite: %v (with CI=true this fails the test)", err)
@@ -59,10 +57,4 @@ func StartS3With(t testing.TB, opts S3Options) *S3Server {
 	t.Logf("testsuite: versitygw on %s (bucket %s, object lock %v, folder %s, started in %s)", s.Endpoint, s.Bucket,
 		opts.ObjectLock, s.Dir, time.Since(start).Round(time.Millisecond))
 	return s
-}
-
-// inCI reports whether the CI environment variable is true.
-func inCI() bool {
-	ci, _ := strconv.ParseBool(os.Getenv("CI"))
-	return ci
 }

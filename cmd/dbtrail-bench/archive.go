@@ -83,12 +83,13 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 		{"archive: capture into index", fmt.Sprintf("%.0f events/s", capRate), "", "the same events; best of 3 (" + strings.Join(capRates, ", ") + "), taking turns with archive and restore"},
 		{"archive: ArchiveHour activity", fmt.Sprintf("%.0f events/s", ar.rate), "", "index → Parquet file → local folder store, confirmed, partition dropped; " +
 			sizeText(ar.bytes) + "; best of 3 (" + strings.Join(archRates, ", ") + ")"},
-		{"archive: ratio archive / capture", fmt.Sprintf("%.2f", archRatio), "≥ 1.0", verdict(archRatio >= 1)},
-		{"archive: Parquet bytes per event", fmt.Sprintf("%.1f B", perEvent), "≤ 40", verdict(perEvent <= 40)},
+		judged("archive: ratio archive / capture", fmt.Sprintf("%.2f", archRatio), "", measured(archRatio, atLeast(1, "%.1f"))),
+		judged("archive: Parquet bytes per event", fmt.Sprintf("%.1f B", perEvent), "", measured(perEvent, atMost(40, "%.0f"))),
 		{"archive: RestoreHour activity", fmt.Sprintf("%.0f events/s", restRate), "", "archive file → seq order → packed chunks in an empty index, one transaction; best of 3"},
-		{"archive: ratio restore-index / capture", fmt.Sprintf("%.2f", restRatio), "≥ 1.0", verdict(restRatio >= 1)},
-		{"archive: read one of 20 equally busy tables / whole file", fmt.Sprintf("%.3f", cb.ReadRatio), "≤ 0.15",
-			verdict(cb.ReadRatio <= 0.15) + fmt.Sprintf("; %s / %s, %d events (archivebench.Bench, best of 3)", cb.ReadOne.Round(time.Millisecond), cb.ReadAll.Round(time.Millisecond), cb.Events)},
+		judged("archive: ratio restore-index / capture", fmt.Sprintf("%.2f", restRatio), "", measured(restRatio, atLeast(1, "%.1f"))),
+		judged("archive: read one of 20 equally busy tables / whole file", fmt.Sprintf("%.3f", cb.ReadRatio),
+			fmt.Sprintf("%s / %s, %d events (archivebench.Bench, best of 3)", cb.ReadOne.Round(time.Millisecond), cb.ReadAll.Round(time.Millisecond), cb.Events),
+			measured(cb.ReadRatio, atMost(0.15, "%.2f"))),
 	}, nil
 }
 

@@ -162,8 +162,8 @@ func benchArchivedRebuild(ctx context.Context, env *refreshEnv, dir string, stor
 	for _, v := range vs[1:] {
 		ratio := v.best.elapsed.Seconds() / vs[0].best.elapsed.Seconds()
 		cpuRatio := v.bestCPU.Seconds() / vs[0].bestCPU.Seconds()
-		out = append(out, result{"archived: ratio rebuild archived (" + v.name + ") / index", fmt.Sprintf("%.2f", ratio), "≤ 1.3",
-			verdict(ratio <= 1.3) + fmt.Sprintf("; best times; CPU time ratio %.2f", cpuRatio)})
+		out = append(out, judged("archived: ratio rebuild archived ("+v.name+") / index", fmt.Sprintf("%.2f", ratio),
+			fmt.Sprintf("best times; CPU time ratio %.2f", cpuRatio), measured(ratio, atMost(1.3, "%.1f"))))
 	}
 	return out, nil
 }
@@ -261,7 +261,7 @@ func benchArchivedHistory(ctx context.Context, env *refreshEnv, stores []archive
 			result{fmt.Sprintf("archived: read those %d hours whole on %s", len(f.hours), st.name), fmt.Sprintf("%.3f s", m.whole.Seconds()), "",
 				fmt.Sprintf("%s events of %d equally busy tables, %s; every file opened and read (archive.Reader.Events); best of %d, taking turns with the history; %d S3 requests",
 					thousands(total), f.tables, sizeText(bytes), historyRounds, m.wholeReqs)},
-			result{"archived: ratio history / whole hours (" + st.name + ")", fmt.Sprintf("%.3f", ratio), "≤ 0.15", verdict(ratio <= 0.15)},
+			judged("archived: ratio history / whole hours ("+st.name+")", fmt.Sprintf("%.3f", ratio), "", measured(ratio, atMost(0.15, "%.2f"))),
 		)
 	}
 	return out, nil

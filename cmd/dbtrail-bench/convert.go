@@ -150,9 +150,9 @@ func benchConvert(ctx context.Context, n int) ([]result, error) {
 			fmt.Sprintf("pipeline: statement parser ∥ canonical form + Arrow columns ∥ zstd Parquet (docs/snapshot-format.md#converting-a-dump); best of 3; CPU %.2f s per million rows", conv.cpuPerM)},
 		{"full backup: arrow-go raw zstd write", fmt.Sprintf("%.0f rows/s", raw.rate), "",
 			fmt.Sprintf("the same rows read back as Arrow columns, written by pqarrow.WriteTable: zstd default level, %d-row groups, stored schema, to a file; best of 3; CPU %.2f s per million rows", snapshot.DefaultRowGroupRows, raw.cpuPerM)},
-		{"full backup: ratio conversion / raw", fmt.Sprintf("%.2f", ratio), "≥ 0.90",
-			fmt.Sprintf("%s; pairs %s; machine CPU busy %.0f%% of %d cores during the runs, load average %s → %s", verdict(ratio >= 0.9),
-				strings.Join(pairs, " / "), busy, runtime.NumCPU(), load0, loadAverage())},
+		judged("full backup: ratio conversion / raw", fmt.Sprintf("%.2f", ratio),
+			fmt.Sprintf("pairs %s; machine CPU busy %.0f%% of %d cores during the runs, load average %s → %s",
+				strings.Join(pairs, " / "), busy, runtime.NumCPU(), load0, loadAverage()), measured(ratio, atLeast(0.9, "%.2f"))),
 		{"full backup: Parquet size / InnoDB size", fmt.Sprintf("%.2f", float64(res.Bytes)/float64(innodb)),
 			"", fmt.Sprintf("%d MiB / %d MiB (data + indexes)", res.Bytes>>20, innodb>>20)},
 	}, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -32,10 +33,12 @@ func (r ddlRun) rows(full ddlFull, all int64, per int) []result {
 	name := fmt.Sprintf("ddl: refresh after `%s`", r.c.stmt)
 	ratioName := "ddl: ratio time / full backup, " + r.c.label
 	rowsName := "ddl: rows read from the source, " + r.c.label
-	target := fmt.Sprintf("≤ %.2f", r.c.target)
+	ratioGoal := atMost(r.c.target, "%.2f")
 	if r.err != nil {
-		msg := "NOT met; the refresh failed: " + cell(tail(r.err.Error(), 300))
-		return []result{{name, "failed", "", msg}, {ratioName, "–", target, msg}, {rowsName, "–", "", msg}}
+		msg := "the refresh failed: " + cell(tail(r.err.Error(), 300))
+		failed := cond("refreshed", false)
+		return []result{{name, "failed", "", msg}, judged(ratioName, "–", msg, measured(math.NaN(), ratioGoal), failed),
+			judged(rowsName, "–", msg, failed)}
 	}
 	ratio := r.run.elapsed.Seconds() / full.took.Seconds()
 	published := r.res.SnapshotID != "" && !r.res.Refused
@@ -46,20 +49,20 @@ func (r ddlRun) rows(full ddlFull, all int64, per int) []result {
 		note = "published nothing itself (refused: " + cell(strings.Join(r.res.Reasons, "; ")) + "); " + note
 	}
 	got, how := r.sourceRows(all)
-	want, wantText := int64(0), "0"
+	want := exactlyRows(0, "")
 	if r.c.redump {
-		want, wantText = int64(per), thousands(per)+" ("+r.c.table+")"
+		want = exactlyRows(per, " ("+r.c.table+")")
 	}
-	rowsOK := got == want && r.res.FullBackup == "" && (r.c.redump == (r.res.Redump != nil))
+	redumped := r.c.redump == (r.res.Redump != nil)
 	if r.c.redump && r.res.Redump != nil {
-		rowsOK = rowsOK && len(r.res.Redump.Tables) == 1 && r.res.Redump.Tables[0] == "app."+r.c.table
+		redumped = len(r.res.Redump.Tables) == 1 && r.res.Redump.Tables[0] == "app."+r.c.table
 	}
 	return []result{
 		{name, fmt.Sprintf("%.2f s", r.run.elapsed.Seconds()), "", note},
-		{ratioName, fmt.Sprintf("%.3f", ratio), target, fmt.Sprintf("%s; %.2f s / %.2f s; the table verified: %s",
-			verdict(ratio <= r.c.target && published && right), r.run.elapsed.Seconds(), full.took.Seconds(), r.verdictWord())},
-		{rowsName, thousands(int(got)), wantText, fmt.Sprintf("%s; %s; source Rows_read +%s during the refresh",
-			verdict(rowsOK), cell(how), thousands(int(r.rowsRead)))},
+		judged(ratioName, fmt.Sprintf("%.3f", ratio), fmt.Sprintf("%.2f s / %.2f s; the table verified: %s", r.run.elapsed.Seconds(), full.took.Seconds(), r.verdictWord()),
+			measured(ratio, ratioGoal), cond("published", published), cond("verified", right)),
+		judged(rowsName, thousands(int(got)), fmt.Sprintf("%s; source Rows_read +%s during the refresh", cell(how), thousands(int(r.rowsRead))),
+			measured(float64(got), want), cond("no full backup", r.res.FullBackup == ""), cond("re-dumped as planned", redumped)),
 	}
 }
 

@@ -29,6 +29,14 @@ type result struct {
 	note   string
 }
 
+// stamped is a row of the results file: a result and the run that
+// measured it (thisRun's text: its date and commit), this run's for the
+// rows it measured, their own for rows kept from an earlier run.
+type stamped struct {
+	result
+	run string
+}
+
 func main() {
 	if cfg := os.Getenv(momentChildEnv); cfg != "" {
 		if err := runMomentChild(cfg); err != nil {
@@ -133,12 +141,20 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	results = append(keptRows(*out, run), results...)
-	if err := write(*out, results); err != nil {
+	if err := checkVerdicts(results); err != nil {
 		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
 		os.Exit(1)
 	}
-	fmt.Print(table(results))
+	this := thisRun(time.Now())
+	rows := keptRows(*out, run)
+	for _, r := range results {
+		rows = append(rows, stamped{r, this})
+	}
+	if err := write(*out, this, rows); err != nil {
+		fmt.Fprintln(os.Stderr, "dbtrail-bench:", err)
+		os.Exit(1)
+	}
+	fmt.Print(table(this, rows))
 	fmt.Println("written to", *out)
 }
 
@@ -156,21 +172,25 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
-func table(rs []result) string {
+// table is the results file of the run this (runStamp) with rows rs: its
+// header names this run's date and commit; each row names the run that
+// measured it.
+func table(this string, rs []stamped) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# dbtrail benchmarks\n\n%s, %d cores, %s\n\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.Version())
-	b.WriteString("| measure | value | target | note |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "# dbtrail benchmarks\n\n%s, %d cores, %s\n\n", this, runtime.NumCPU(), runtime.Version())
+	b.WriteString("Rows whose run column names another run were not rerun by this one: they keep the date and commit of the run that measured them.\n\n")
+	b.WriteString("| measure | value | target | note | run |\n|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.name, r.value, r.target, r.note)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.name, r.value, r.target, r.note, r.run)
 	}
 	return b.String()
 }
 
-func write(path string, rs []result) error {
+func write(path, this string, rs []stamped) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(table(rs)), 0o644)
+	return os.WriteFile(path, []byte(table(this, rs)), 0o644)
 }
 
 // rowPrefix is how the rows of each benchmark's results begin; capture's
@@ -183,23 +203,30 @@ var rowPrefix = map[string][]string{"capture": {"capture"}, "convert": {"full ba
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'
-// figures. A missing or unreadable file keeps nothing.
-func keptRows(path string, run map[string]bool) []result {
+// figures, each with the run that measured it. A row of a file written
+// before the run column says it was measured at or before that file's
+// header date, by a commit not recorded (oldRun). A missing or unreadable
+// file keeps nothing.
+func keptRows(path string, run map[string]bool) []stamped {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	var out []result
-	for _, line := range strings.Split(string(b), "\n") {
+	var out []stamped
+	lines := strings.Split(string(b), "\n")
+	for _, line := range lines {
 		inner, ok := strings.CutPrefix(line, "| ")
 		if inner, ok = strings.CutSuffix(inner, " |"); !ok {
 			continue
 		}
 		cells := strings.Split(inner, " | ")
-		if len(cells) != 4 {
+		if len(cells) == 4 {
+			cells = append(cells, oldRun(lines))
+		}
+		if len(cells) != 5 || cells[0] == "measure" {
 			continue
 		}
-		r := result{cells[0], cells[1], cells[2], cells[3]}
+		r := stamped{result{cells[0], cells[1], cells[2], cells[3]}, cells[4]}
 		for name, prefixes := range rowPrefix {
 			if !run[name] && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(r.name, p) }) {
 				out = append(out, r)
@@ -207,4 +234,18 @@ func keptRows(path string, run map[string]bool) []result {
 		}
 	}
 	return out
+}
+
+// oldRun is the run of the rows of a results file written before the run
+// column: such a file kept earlier runs' rows under its own header date,
+// so a row was measured at or before that date (its first line that
+// starts with a digit, up to the first comma), by a commit not recorded.
+func oldRun(lines []string) string {
+	for _, l := range lines {
+		if l != "" && l[0] >= '0' && l[0] <= '9' {
+			date, _, _ := strings.Cut(l, ",")
+			return "at or before " + date + ", commit not recorded"
+		}
+	}
+	return "date and commit not recorded"
 }

@@ -122,13 +122,13 @@ func benchMoment(ctx context.Context, maxRows int) ([]result, error) {
 		{fmt.Sprintf("moment: rebuild at T, %s changes after the table file", thousands(k)), fmtRun(rebuild), "",
 			"plan (cut, snapshot, schema) + the table at T written as a table file; best of " + strconv.Itoa(momentRounds)},
 		{fmt.Sprintf("moment: refresh full rewrite, same %s changes", thousands(k)), fmtRun(rewrite), "", "RefreshTable rewrite; best of " + strconv.Itoa(momentRounds) + ", interleaved"},
-		{"moment: ratio rebuild / full rewrite", fmt.Sprintf("%.2f", ratio), "≤ 1.5", verdict(ratio <= 1.5)},
-		{fmt.Sprintf("moment: peak RSS, rebuild folding %s changes", thousands(n)), fmt.Sprintf("%.0f MiB", mib(rss)), "≤ 1 GB",
-			fmt.Sprintf("%s; child process ru_maxrss; rebuild took %s", verdict(rss <= 1<<30), fmtRun(child))},
+		judged("moment: ratio rebuild / full rewrite", fmt.Sprintf("%.2f", ratio), "", measured(ratio, atMost(1.5, "%.1f"))),
+		judged(fmt.Sprintf("moment: peak RSS, rebuild folding %s changes", thousands(n)), fmt.Sprintf("%.0f MiB", mib(rss)),
+			"child process ru_maxrss; rebuild took "+fmtRun(child), measured(mib(rss), atMost(1024, "%.0f MiB"))),
 		{fmt.Sprintf("moment: changes export, %s changes", thousands(int(exp.Rows))), fmt.Sprintf("%.0f rows/s", expRate), "",
 			fmt.Sprintf("ExportTable (changes): index → typed before/after Parquet, %.1f MiB; best of 3", mib(exp.Files[0].Size))},
 		{"moment: arrow-go raw zstd write of the same rows", fmt.Sprintf("%.0f rows/s", rawRate), "", "the export's rows prebuilt as Arrow columns; best of 3"},
-		{"moment: ratio changes export / raw", fmt.Sprintf("%.2f", expRatio), "≥ 0.5", verdict(expRatio >= 0.5)},
+		judged("moment: ratio changes export / raw", fmt.Sprintf("%.2f", expRatio), "", measured(expRatio, atLeast(0.5, "%.1f"))),
 	}, nil
 }
 

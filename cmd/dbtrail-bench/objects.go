@@ -67,7 +67,7 @@ func benchObjects(ctx context.Context, n, refreshes int) ([]result, error) {
 			fmt.Sprintf("%.1f MiB stored, %.1f MiB written", mib(stored), mib(m.written)), "",
 			fmt.Sprintf("written: the first snapshot's files (table file %.1f MiB) and each refresh's pair; every file of every snapshot: %.1f MiB (%.1fx written, the layout before content objects, from the manifests)",
 				mib(tb.size), mib(m.everyFile), before)},
-		{"objects: ratio bucket bytes / (table file + changes written)", fmt.Sprintf("%.3f", ratio), "≤ 1.5", verdict(ratio <= 1.5)},
+		judged("objects: ratio bucket bytes / (table file + changes written)", fmt.Sprintf("%.3f", ratio), "", measured(ratio, atMost(1.5, "%.1f"))),
 		{"objects: a refresh's upload", fmt.Sprintf("%.3f s mean, %d copies in the bucket", m.uploadTime.Seconds()/float64(refreshes), m.copied), "",
 			fmt.Sprintf("UploadSnapshot of each refresh; its unchanged files (%d in all, %.1f MiB) found by content with one HEAD each", m.skipped, mib(m.bytesSkipped))},
 	}, nil

@@ -151,8 +151,8 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 			"RefreshTable pair: links + new .posdel/.upserts; best of " + strconv.Itoa(rounds)})
 	}
 	out = append(out,
-		result{"refresh: ratio time 1 row / rewrite", fmt.Sprintf("%.4f", timeRatio), "≤ 0.02", verdict(timeRatio <= 0.02)},
-		result{"refresh: ratio bytes 1 row / rewrite", fmt.Sprintf("%.5f", byteRatio), "≤ 0.01", verdict(byteRatio <= 0.01)},
+		judged("refresh: ratio time 1 row / rewrite", fmt.Sprintf("%.4f", timeRatio), "", measured(timeRatio, atMost(0.02, "%.2f"))),
+		judged("refresh: ratio bytes 1 row / rewrite", fmt.Sprintf("%.5f", byteRatio), "", measured(byteRatio, atMost(0.01, "%.2f"))),
 	)
 	var times []float64
 	var parts, names string
@@ -178,9 +178,9 @@ func benchRefresh(ctx context.Context, maxRows int) ([]result, error) {
 		result{"refresh: pair of 1,000 changes on " + names + " rows", parts, "", "best of " + strconv.Itoa(flatRounds) + ", interleaved with the runs above"},
 		result{fmt.Sprintf("refresh: first pair on the %s-row table file", thousands(largest)), fmtRun(cold), "",
 			"includes building the table file's key map (once per table file and worker; later pairs look keys up in it)"},
-		result{"refresh: ratio max / min of those", fmt.Sprintf("%.2f", flat), "≤ 1.20", verdict(flat <= 1.2)},
-		result{fmt.Sprintf("refresh: peak RSS, pair of %s changed rows", thousands(rssWindow)), fmt.Sprintf("%.0f MiB", mib(rss)), "≤ 1 GB",
-			fmt.Sprintf("%s; child process ru_maxrss; pair took %s", verdict(rss <= 1<<30), fmtRun(child))},
+		judged("refresh: ratio max / min of those", fmt.Sprintf("%.2f", flat), "", measured(flat, atMost(1.2, "%.2f"))),
+		judged(fmt.Sprintf("refresh: peak RSS, pair of %s changed rows", thousands(rssWindow)), fmt.Sprintf("%.0f MiB", mib(rss)),
+			"child process ru_maxrss; pair took "+fmtRun(child), measured(mib(rss), atMost(1024, "%.0f MiB"))),
 	)
 	up, err := env.benchUpload(ctx, big, 1)
 	if err != nil {

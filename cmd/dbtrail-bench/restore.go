@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/exportdir"
 	targetpkg "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -175,22 +176,23 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 	clientRate := float64(rows) / bestClient.Seconds()
 	size := fmt.Sprintf("%d rows", rows)
 	return []result{
-		{"restore: rows/s vs the mariadb client loading the .sql export", fmt.Sprintf("%.2fx (%.0f vs %.0f rows/s)", rate/clientRate, rate, clientRate), "≥ 1.0",
-			fmt.Sprintf("%s; %s, --parallel 2 (one table: two key ranges at once), best of %d; the restore's time (%s) includes the rebuild at the moment and the verification; its %d chunk transactions took %s summed over both ranges; activities: %s (LoadTable includes stage)",
-				verdict(rate >= clientRate), size, restoreRounds, best.Round(time.Millisecond), bestRun.Chunks, time.Duration(bestRun.ChunkNanos).Round(time.Millisecond),
-				phaseText(bestRun.Phases))},
-		{"restore: peak RSS of the restoring worker", sizeText(peak), "≤ 1024 MiB",
-			verdict(peak <= 1024<<20) + "; " + size + ", the whole Restore workflow in a child process"},
+		judged("restore: rows/s vs the mariadb client loading the .sql export", fmt.Sprintf("%.2fx (%.0f vs %.0f rows/s)", rate/clientRate, rate, clientRate),
+			fmt.Sprintf("%s, --parallel 2 (one table: two key ranges at once), best of %d; the restore's time (%s) includes the rebuild at the moment and the verification; its %d chunk transactions took %s summed over both ranges; activities: %s (LoadTable includes stage)",
+				size, restoreRounds, best.Round(time.Millisecond), bestRun.Chunks, time.Duration(bestRun.ChunkNanos).Round(time.Millisecond),
+				phaseText(bestRun.Phases)), measured(rate/clientRate, atLeast(1, "%.1f"))),
+		judged("restore: peak RSS of the restoring worker", sizeText(peak), size+", the whole Restore workflow in a child process",
+			measured(mib(peak), atMost(1024, "%.0f MiB"))),
 	}, nil
 }
 
 // exportSQL writes the .sql export of the bench table at at to out: the
 // Export workflow's activities (PlanExport, ExportTable, FinishExport) in
-// the SDK's test environment.
+// the SDK's test environment, staged where the Export workflow stages
+// (exportdir.StagingDir).
 func (e *refreshEnv) exportSQL(tb *refreshFixture, at, out string) error {
 	spec := activities.ExportSpec{Source: tb.source, Format: activities.ExportSQL, At: at,
 		Tables: []string{refreshSchema + "." + refreshTable}, Out: out}
-	staging := out + ".staging"
+	staging := exportdir.StagingDir(out, "bench")
 	env := newActivityEnv()
 	env.RegisterActivity(e.acts)
 	var plan activities.PlanExportResult

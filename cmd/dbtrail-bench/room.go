@@ -104,8 +104,8 @@ func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dum
 	}
 	row := func(kind string, written uint64, est room.Estimate, basis string) result {
 		x := room.Ratio(written, est.Bytes)
-		return result{"room: " + kind + " written ÷ estimate", fmt.Sprintf("%.2f", x), roomTarget,
-			fmt.Sprintf("%s; %s written, estimate %s from %s", roomVerdict(x, x), disk.Bytes(written), disk.Bytes(est.Bytes), basis)}
+		return judged("room: "+kind+" written ÷ estimate", fmt.Sprintf("%.2f", x),
+			fmt.Sprintf("%s written, estimate %s from %s", disk.Bytes(written), disk.Bytes(est.Bytes), basis), measured(x, roomGoal))
 	}
 	return [2]result{
 		row("dump", dumped, room.Dump(length), "data_length "+disk.Bytes(length)),
@@ -114,21 +114,9 @@ func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dum
 	}, nil
 }
 
-// The target of every room row: a step writes between 0.4 and 1 times its
-// estimate (never more, rarely far less).
-const (
-	roomLowest, roomHighest = 0.4, 1.0
-	roomTarget              = "0.4–1.0"
-)
-
-// roomVerdict says whether ratios lo to hi of written ÷ estimate are all
-// within the target.
-func roomVerdict(lo, hi float64) string {
-	if lo >= roomLowest && hi <= roomHighest {
-		return "within target"
-	}
-	return "NOT within target"
-}
+// roomGoal is the target of every room row: a step writes between 0.4 and
+// 1 times its estimate (never more, rarely far less).
+var roomGoal = within(0.4, 1.0, "%.1f")
 
 // roomRows reports, per step kind (pair, rewrite), the least and greatest
 // actual ÷ estimate of the runs whose estimate is above room.Floor (a
@@ -154,8 +142,8 @@ func roomRows(runs iter.Seq[refreshRun]) []result {
 	var out []result
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		sp := kinds[k]
-		out = append(out, result{"room: " + k + " written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi), roomTarget,
-			fmt.Sprintf("%s; %d runs above the %s floor", roomVerdict(sp.lo, sp.hi), sp.n, disk.Bytes(room.Floor))})
+		out = append(out, judged("room: "+k+" written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi),
+			fmt.Sprintf("%d runs above the %s floor", sp.n, disk.Bytes(room.Floor)), measured(sp.lo, roomGoal), measured(sp.hi, roomGoal).hide()))
 	}
 	return out
 }

@@ -34,10 +34,10 @@ func (e *scaleEnv) results(cfgs []*scaleConfig) []result {
 		k := len(cfg.workers)
 		b := cfg.best()
 		ratio := one.elapsed.Seconds() / b.elapsed.Seconds()
-		out = append(out, result{fmt.Sprintf("scale: ratio time 1 worker / %d workers (a core each)", k), fmt.Sprintf("%.2f", ratio), fmt.Sprintf("≥ %.1f (scale-out)", scaleTarget),
-			verdict(ratio >= scaleTarget) + "; " + scaleWhy(cfg, b, cores)})
+		out = append(out, judged(fmt.Sprintf("scale: ratio time 1 worker / %d workers (a core each)", k), fmt.Sprintf("%.2f", ratio),
+			scaleWhy(cfg, b, cores), measured(ratio, atLeast(scaleTarget, "%.1f"))))
 		spread, free := scaleCeilings(one, b, cores)
-		out = append(out, result{fmt.Sprintf("scale: ceiling of 1 worker / %d workers on %d cores", k, cores), fmt.Sprintf("%.2f / %.2f", spread, free), "",
+		out = append(out, result{fmt.Sprintf("scale: ceiling of 1 worker / %d workers on %d cores", k, cores) + diagnosis, fmt.Sprintf("%.2f / %.2f", spread, free), "",
 			fmt.Sprintf("the 1-worker time ÷ the least time %d cores need for the CPU of the measured processes, with every core busy all the time: of the %d-worker run (%.1f s; %s) / of the 1-worker run (%.1f s, as if spreading cost no CPU: %.3f)",
 				cores, k, b.measuredCPU().Seconds(), ceilingSays(spread, scaleTarget), one.measuredCPU().Seconds(), free)})
 	}

@@ -179,16 +179,17 @@ func benchSQLPort(ctx context.Context, n int) ([]result, error) {
 			thousands(k), thousands(k+1), at)},
 		{"sqlport: pk lookup at T through the port, p50", fmtMicros(pp50), "", fmt.Sprintf("go-sql-driver, one connection at T, %d random ids, each checked against the row at T; p90 %s", sqlLookups, fmtMicros(percentile(portTimes, 0.9)))},
 		{"sqlport: pk lookup on the source server, p50", fmtMicros(sp50), "", fmt.Sprintf("go-sql-driver, the same ids on a MariaDB (InnoDB) holding the same %s rows; p90 %s", thousands(n), fmtMicros(percentile(srcTimes, 0.9)))},
-		{"sqlport: ratio pk lookup port / source (p50)", fmt.Sprintf("%.1f", lookRatio), "≤ 20", verdict(lookRatio <= 20)},
+		judged("sqlport: ratio pk lookup port / source (p50)", fmt.Sprintf("%.1f", lookRatio), "", measured(lookRatio, atMost(20, "%.0f"))),
 		{"sqlport: first lookup at T", fmtMicros(first), "", "the first statement naming the table at T reads its view (snapshot + window), as dbtrail query does"},
 		{"sqlport: second lookup at T", fmtMicros(staging), "", "stages the table at T: written once for the cut into the port's cache, loaded with an index on the key"},
 		{"sqlport: first lookup at T on a second connection", fmtMicros(second), "", "another connection at the same cut: loads the staged table (no rebuild)"},
 		{"sqlport: full-table aggregate at T through the port", fmtMicros(pa), "", fmt.Sprintf("%s; median of %d", agg, sqlAggRounds)},
 		{"sqlport: the same on dbtrail query's session", fmtMicros(qa), "", fmt.Sprintf("views session with the tail at T, as dbtrail query opens it; median of %d, interleaved", sqlAggRounds)},
-		{"sqlport: ratio aggregate port / dbtrail query", fmt.Sprintf("%.2f", aggRatio), "≤ 1.2", verdict(aggRatio <= 1.2) + "; the port reads the table staged at T, dbtrail query folds the window at every statement"},
+		judged("sqlport: ratio aggregate port / dbtrail query", fmt.Sprintf("%.2f", aggRatio), "the port reads the table staged at T, dbtrail query folds the window at every statement",
+			measured(aggRatio, atMost(1.2, "%.1f"))),
 		{"sqlport: one-shot aggregate at T2 through the port", fmtMicros(coldPort), "", "T2 = 10 s back, a new cut: a new connection, SET @@dbtrail_at, the aggregate (reads the view)"},
 		{"sqlport: the same as a new dbtrail query session", fmtMicros(coldQuery), "", "open the views session with the tail at T2, the aggregate, close"},
-		{"sqlport: ratio one-shot aggregate port / dbtrail query", fmt.Sprintf("%.2f", coldRatio), "≤ 1.2", verdict(coldRatio <= 1.2)},
+		judged("sqlport: ratio one-shot aggregate port / dbtrail query", fmt.Sprintf("%.2f", coldRatio), "", measured(coldRatio, atMost(1.2, "%.1f"))),
 	}, nil
 }
 

@@ -55,7 +55,7 @@ func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int)
 		{fmt.Sprintf("upload: refresh of %s changed %s", thousands(k), plural(k, "row")),
 			fmt.Sprintf("%.3f s, %.1f KiB sent, %.1f MiB found in the bucket, %.1f MiB copied", elapsed.Seconds(), float64(st.BytesUploaded)/1024, mib(st.BytesSkipped), mib(st.BytesCopied)), "",
 			fmt.Sprintf("%d objects sent (the pair and the manifest), %d found by content (one HEAD each), %d copied server-side", st.Uploaded, st.Skipped, st.Copied)},
-		{"upload: ratio bytes sent 1 row / table file", fmt.Sprintf("%.5f", ratio), "≤ 0.01", verdict(ratio <= 0.01)},
+		judged("upload: ratio bytes sent 1 row / table file", fmt.Sprintf("%.5f", ratio), "", measured(ratio, atMost(0.01, "%.2f"))),
 	}, nil
 }
 

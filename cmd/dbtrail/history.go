@@ -38,7 +38,9 @@ columns.
 
 --json prints one JSON object per version (JSON lines), images as objects.
 It reads the index (--index-dsn) and, for the hours the index no longer
-holds, their archive files at --archive-url (DBTRAIL_ARCHIVE_URL).`,
+holds, their archive files at --archive-url (DBTRAIL_ARCHIVE_URL); without
+it, at the location the index records for them (dbtrail archives prints it),
+with the S3 keys and region of the environment, as the worker's.`,
 		Example: "  dbtrail history shop.orders --key 42\n" +
 			"  dbtrail history shop.order_lines --key '[42,\"A-7\"]' --json | jq .after",
 		Args: cobra.ExactArgs(1),
@@ -46,7 +48,7 @@ holds, their archive files at --archive-url (DBTRAIL_ARCHIVE_URL).`,
 			if key == "" {
 				return fmt.Errorf("--key is required")
 			}
-			past, done, err := openPast(cmd, g, "", source, archiveURL)
+			past, done, err := openPastRecorded(cmd, g, "", source, archiveURL)
 			if err != nil {
 				return err
 			}
@@ -58,7 +60,7 @@ holds, their archive files at --archive-url (DBTRAIL_ARCHIVE_URL).`,
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&key, "key", "", "the row's key (a value, or a JSON array for a key of several columns)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per version")
-	registerArchiveURL(f, &archiveURL, "the archive location, where the versions in hours older than the index window are read")
+	registerArchiveURL(f, &archiveURL, "the archive location, where the versions in hours older than the index window are read (default: the location the index records)")
 	return cmd
 }
 
@@ -93,7 +95,7 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 	if n == 0 {
 		where := "in the index or the archived hours"
 		if past.Archive == nil {
-			where = "in the index (archived hours not read: no --archive-url)"
+			where = "in the index (no hour of it archived: no archive location recorded or given)"
 		}
 		fmt.Fprintf(errOut, "no change of %s with key %s is %s of source %s\n", table, pk, where, source)
 	} else if !asJSON {

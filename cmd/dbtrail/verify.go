@@ -67,7 +67,7 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 				if err != nil {
 					return err
 				}
-				past, done, err := openPast(cmd, g, backupDir, source, archiveURL)
+				past, done, err := openPastRecorded(cmd, g, backupDir, source, archiveURL)
 				if err != nil {
 					return err
 				}
@@ -107,7 +107,7 @@ failed; 3 when none mismatched or failed but at least one was inconclusive.`,
 	f.StringVar(&source, "source", "main", "source name")
 	f.StringVar(&snapID, "snapshot", "current", "snapshot id (e.g. 20261129T061500Z) or current")
 	f.StringArrayVar(&tables, "table", nil, "verify only this table, as schema.table (repeatable; default every table)")
-	registerArchiveURL(f, &archiveURL, "with --at: the archive location, where hours older than the index window and snapshots on object storage are read")
+	registerArchiveURL(f, &archiveURL, "with --at: the archive location, where hours older than the index window and snapshots on object storage are read (default: the location the index records for the archived hours)")
 	f.StringVar(&at, "at", "", "verify against the tables rebuilt at moment T (time, seq:N, file:pos, GTID or latest) from the snapshots and the index (--index-dsn), e.g. a server a .sql export of T was loaded into")
 	f.BoolVar(&opts.Explain, "explain", false, "list the keys whose rows differ")
 	f.IntVar(&opts.MaxKeys, "max-keys", verify.DefaultMaxKeys, "most differing keys listed per table with --explain")

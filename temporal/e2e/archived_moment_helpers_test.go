@@ -487,6 +487,12 @@ func (p *pastEnv) cli(env []string, args ...string) (stdout, stderr string, err 
 	return out.String(), errOut.String(), err
 }
 
+// keysEnv is the environment that gives the CLI the S3 server's keys and
+// region the way a worker's environment does (no URL, no credentials file).
+func (p *pastEnv) keysEnv() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + p.s3.AccessKey, "AWS_SECRET_ACCESS_KEY=" + p.s3.SecretKey, "AWS_REGION=" + p.s3.Region}
+}
+
 // historyVersion is one line of `dbtrail history --json` (the API's
 // RowVersion).
 type historyVersion = api.RowVersion

@@ -36,13 +36,15 @@ import (
 //     the base is the newest snapshot at or before it, two of them only on
 //     the store; a .sql export of an archived moment (Export workflow)
 //     loads into a scratch server that `dbtrail verify --at` (the CLI, the
-//     archive location from DBTRAIL_ARCHIVE_URL) finds equal.
+//     archive location the index records, keys from the environment)
+//     finds equal.
 //   - changes: `export changes` from inside an archived hour to the latest
 //     moment writes every table's changes equal to what the index held
 //     before the archive run, the every-type table's among them.
 //   - history: `dbtrail history --archive-url` of a row whose versions span
 //     archived hours and the index, across two key changes, lists every
-//     version as captured.
+//     version as captured; so does DBTRAIL_ARCHIVE_URL, and so does no URL
+//     at all (the location the index records, keys from the environment).
 //   - refresh: a refresh whose window reaches hours archived since the
 //     current snapshot folds them: published without a full backup, equal
 //     to the live tables.
@@ -131,9 +133,11 @@ func (p *pastEnv) testModel(t *testing.T) {
 	for _, tb := range modelTableNames() {
 		args = append(args, "--table", tb)
 	}
-	out, errOut, err := p.cli([]string{"DBTRAIL_SOURCE_DSN=" + scratch.DSN(""), "DBTRAIL_ARCHIVE_URL=" + p.url}, args...)
+	// No archive URL: the location the index records, the keys from the
+	// environment.
+	out, errOut, err := p.cli(append(p.keysEnv(), "DBTRAIL_SOURCE_DSN="+scratch.DSN("")), args...)
 	if err != nil || strings.Count(out, "\nmatch ") != len(modelTables) {
-		t.Fatalf("verify --at %s: %v\n%s%s", at, err, out, errOut)
+		t.Fatalf("verify --at %s (the recorded archive location): %v\n%s%s", at, err, out, errOut)
 	}
 	t.Logf(".sql export at %s (%s) loaded; verify --at:\n%s", at, in.note, out)
 }
@@ -269,7 +273,28 @@ func (p *pastEnv) testHistory(t *testing.T) {
 	if err != nil || strings.Count(out, "\nseq ")+boolInt(strings.HasPrefix(out, "seq ")) != len(want) {
 		t.Fatalf("history of key 3 (DBTRAIL_ARCHIVE_URL): %v\n%s%s", err, out, errOut)
 	}
-	t.Logf("history of app.acct key 2: %d versions (%d from archived hours) equal to the captured events", len(got), archived)
+	// No archive URL: the location the index records for the archived
+	// hours (as `dbtrail archives` prints it), the keys from the
+	// environment, as the worker's.
+	out, errOut, err = p.cli(p.keysEnv(), "history", "app.acct", "--key", "3", "--json")
+	if err != nil || strings.Count(strings.TrimSpace(out), "\n")+1 != len(want) {
+		t.Fatalf("history of key 3 (the recorded archive location): %v\n%s%s", err, out, errOut)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v historyVersion
+		must(t, json.Unmarshal([]byte(line), &v))
+		if v.Seq != want[i].Seq || !sameJSON(v.After, want[i].After) || !sameJSON(v.Before, want[i].Before) {
+			t.Fatalf("version %d from the recorded location: %+v, want seq %d", i, v, want[i].Seq)
+		}
+	}
+	// Without keys the recorded location does not open, and the error says
+	// which location and how to choose another.
+	_, errOut, err = p.cli([]string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(t.TempDir(), "none"),
+		"AWS_CONFIG_FILE=" + filepath.Join(t.TempDir(), "none"), "AWS_EC2_METADATA_DISABLED=true"}, "history", "app.acct", "--key", "3")
+	if err == nil || !strings.Contains(errOut, "the archive location the index records for source main") || !strings.Contains(errOut, "--archive-url") {
+		t.Fatalf("history without keys for the recorded location: %v\n%s", err, errOut)
+	}
+	t.Logf("history of app.acct key 2: %d versions (%d from archived hours) equal to the captured events; the same from the recorded location", len(got), archived)
 }
 
 func boolInt(b bool) int {

@@ -293,9 +293,16 @@ func (r *historyRecorder) child(t *testing.T, wfType string) string {
 // and replays, and writes it as <name>.json.
 func (r *historyRecorder) save(t *testing.T, name, workflowID, runID string) {
 	t.Helper()
+	r.saveEnded(t, name, workflowID, runID, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)
+}
+
+// saveEnded is save of a run whose history ends with the event end (a
+// failed or cancelled run's, for the paths that clean up after one).
+func (r *historyRecorder) saveEnded(t *testing.T, name, workflowID, runID string, end enumspb.EventType) {
+	t.Helper()
 	hist := fetchHistory(t, r.e.ctx, r.e.c, workflowID, runID)
-	if n := len(hist.Events); n == 0 || hist.Events[n-1].GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
-		t.Fatalf("%s: %s run %s has not completed (%d events)", name, workflowID, runID, n)
+	if n := len(hist.Events); n == 0 || hist.Events[n-1].GetEventType() != end {
+		t.Fatalf("%s: %s run %s has not ended with %s (%d events)", name, workflowID, runID, end, n)
 	}
 	f := filepath.Join(r.dir, name+".json")
 	writeHistory(t, hist, f)

@@ -23,6 +23,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
+	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -290,8 +291,9 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 // space of its backup, work and dump folders in the index, and `dbtrail
 // status` (run elsewhere: only the index in common) shows them. On a real
 // tmpfs left with 32 MiB the backup folder is marked LOW (in the API's
-// status too), and the worker's next measure shows the room back; without
-// a tmpfs the line shows the folder's own free space.
+// status too), and the worker's next measure shows the room back. Without
+// a tmpfs (mount refused) it fails under CI and is skipped elsewhere after
+// checking the line.
 func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 	t.Parallel() // a waiting test: see TestMain
 	bin := buildDbtrail(t)
@@ -326,12 +328,16 @@ func TestStatusShowsWorkersFreeSpace(t *testing.T) {
 		return ""
 	}
 	if !small.tmpfs {
+		// Without a tmpfs the folder cannot be made low: only the line is
+		// checked. Under CI that is a failure, not a quiet pass.
+		if testsuite.InCI() {
+			t.Fatal("no tmpfs could be mounted on the backup folder (see the log): the LOW checks need one; with CI set this fails")
+		}
 		free, err := disk.Free(small.dir)
 		must(t, err)
 		measured := regexp.MustCompile(`\): \d+\.\d (B|KiB|MiB|GiB|TiB|PiB|EiB)$`)
 		out := wait("the backup folder", measured.MatchString)
-		t.Logf("no tmpfs; status:\n%s (free here %s)", out, disk.Bytes(free))
-		return
+		t.Skipf("no tmpfs: status shows the folder (free here %s), the LOW checks skipped (with CI set this fails):\n%s", disk.Bytes(free), out)
 	}
 	out := wait("a full backup folder", func(l string) bool { return strings.Contains(l, "LOW") })
 	// The API's status shows the same measure.

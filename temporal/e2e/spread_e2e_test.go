@@ -152,7 +152,6 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		t.Fatalf("round 2: objects of snapshot %s outside its manifest: %v", res.SnapshotID, stray)
 	}
 	rec.saveRun(t, "refresh-spread-worker-lost", run)
-	rec.install(t)
 
 	// Round 3: a refresh cancelled once a shared table put files leaves
 	// nothing of its snapshot id on the store.
@@ -180,6 +179,10 @@ func TestRefreshSpreadOverTwoWorkers(t *testing.T) {
 		t.Fatalf("round 3: parts folders %+v; want the owner record of %s naming the cancelled run", folders, id)
 	}
 	t.Logf("round 3: cancelled refresh of %s left nothing on the store", id)
+	// Its history holds the cleanups' change ids (discard-staging-on-failure,
+	// discard-shared-on-failure).
+	rec.saveRunEnded(t, "refresh-spread-cancelled", run, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED)
+	rec.install(t)
 }
 
 // otherThan is the machine of machines that is not m.
@@ -254,10 +257,19 @@ func waitUnpublishedObject(t *testing.T, e *backupEnv, m *remote.Mirror, known [
 // TestReplayStoredHistories).
 func spreadRecorder(t *testing.T, e *backupEnv, s3Secret string) *historyRecorder {
 	t.Helper()
+	return releaseRecorder(t, e, "-spread", s3Secret)
+}
+
+// releaseRecorder is nil unless recording histories is asked
+// (TestRecordHistories' -record or DBTRAIL_RECORD_HISTORIES=1); then it is
+// a recorder of release <release><suffix>, which install puts in place,
+// refusing a history that holds any of secrets or e's passwords and DSNs.
+func releaseRecorder(t *testing.T, e *backupEnv, suffix string, secrets ...string) *historyRecorder {
+	t.Helper()
 	if !*recordHistories && os.Getenv("DBTRAIL_RECORD_HISTORIES") != "1" {
 		return nil
 	}
-	release := historyRelease() + "-spread"
+	release := historyRelease() + suffix
 	if _, err := os.Stat(filepath.Join(historiesDir, release)); err == nil {
 		t.Fatalf("release %s exists: stored histories are never rewritten", release)
 	}
@@ -268,14 +280,22 @@ func spreadRecorder(t *testing.T, e *backupEnv, s3Secret string) *historyRecorde
 	icfg, err := mysql.ParseDSN(e.indexDSN)
 	must(t, err)
 	return &historyRecorder{e: e, dir: staging, release: release,
-		secrets: []string{e.source.Password, e.source.DSN(""), e.indexDSN, s3Secret, icfg.Passwd}}
+		secrets: append([]string{e.source.Password, e.source.DSN(""), e.indexDSN, icfg.Passwd}, secrets...)}
 }
 
-// saveRun saves the closed run's history as name (nothing when r is nil).
+// saveRun saves the completed run's history as name (nothing when r is
+// nil).
 func (r *historyRecorder) saveRun(t *testing.T, name string, run client.WorkflowRun) {
 	t.Helper()
+	r.saveRunEnded(t, name, run, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)
+}
+
+// saveRunEnded saves the history of run, ended with the event end, as
+// name (nothing when r is nil).
+func (r *historyRecorder) saveRunEnded(t *testing.T, name string, run client.WorkflowRun, end enumspb.EventType) {
+	t.Helper()
 	if r != nil {
-		r.save(t, name, run.GetID(), run.GetRunID())
+		r.saveEnded(t, name, run.GetID(), run.GetRunID(), end)
 	}
 }
 
