@@ -31,11 +31,11 @@ type identityAt struct {
 	at time.Time
 }
 
-// openedTarget is a restore's target as the worker resolved and opened it.
+// openedTarget is a restore's target as the worker resolved (conf) and
+// opened it (restore.Target).
 type openedTarget struct {
-	target.Target
-	db   *sql.DB
-	addr string
+	restore.Target
+	conf target.Target
 	// index says the target is the index server (allowed by
 	// Target.IndexServer): the index database is never written.
 	index bool
@@ -86,31 +86,16 @@ func (a *Activities) openTarget(ctx context.Context, sp RestoreSpec) (openedTarg
 	if err != nil {
 		return openedTarget{}, err
 	}
-	db, addr, err := openServer(ctx, t.Server, "target")
+	db, addr, err := restore.OpenServer(ctx, t.Server, "target")
 	if err != nil {
 		return openedTarget{}, err
 	}
-	out := openedTarget{Target: t, db: db, addr: addr}
+	out := openedTarget{Target: restore.Target{DB: db, Addr: addr, Replicas: t.Replicas, ThrottleQuery: t.ThrottleQuery}, conf: t}
 	if out.index, err = a.guardTarget(ctx, sp.Source, t, db); err != nil {
 		db.Close()
 		return openedTarget{}, err
 	}
 	return out, nil
-}
-
-// openServer opens s, mapping the errors to the restore's kinds: a
-// server that does not answer is ErrTargetUnreachable, anything else the
-// configuration's (ErrTargetRefused).
-func openServer(ctx context.Context, s target.Server, what string) (*sql.DB, string, error) {
-	db, addr, err := target.Open(ctx, s, what)
-	var gone *target.ErrUnreachable
-	switch {
-	case errors.As(err, &gone):
-		return nil, addr, nonRetryable(ErrTargetUnreachable, err)
-	case err != nil:
-		return nil, addr, refused(err)
-	}
-	return db, addr, nil
 }
 
 // guardTarget refuses a target that is the source server, and the index
@@ -193,41 +178,15 @@ func (a *Activities) readSourceIdentity(ctx context.Context, source string) (tar
 // allow (the tables' and the bookkeeping table's), --replace where t does
 // not allow it, and, on the index server, the index database.
 func (a *Activities) checkJobSchemas(t openedTarget, sp RestoreSpec, schemas ...string) error {
-	if err := t.CheckReplace(sp.Replace); err != nil {
+	if err := t.conf.CheckReplace(sp.Replace); err != nil {
 		return refused(err)
 	}
-	for _, s := range append([]string{sp.checkpointSchema()}, schemas...) {
-		if err := t.CheckSchema(s); err != nil {
+	for _, s := range append([]string{sp.options().Bookkeeping()}, schemas...) {
+		if err := t.conf.CheckSchema(s); err != nil {
 			return refused(err)
 		}
 		if t.index && a.Index != nil && strings.EqualFold(s, a.Index.Database()) {
-			return refused(fmt.Errorf("restore target %s: schema %s is dbtrail's index database; a restore never writes into it", t.Name, s))
-		}
-	}
-	return nil
-}
-
-// jobSchemas are the target schemas of jobs, each once.
-func jobSchemas(jobs []RestoreTableJob) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, j := range jobs {
-		if !seen[j.Schema] {
-			seen[j.Schema] = true
-			out = append(out, j.Schema)
-		}
-	}
-	return out
-}
-
-// checkSpecBounds refuses limits outside their bounds.
-func checkSpecBounds(sp RestoreSpec) error {
-	if err := sp.Limits.Check(); err != nil {
-		return nonRetryable(ErrBadInput, err)
-	}
-	if sp.CheckpointSchema != "" {
-		if err := restore.CheckIdent("--checkpoint-schema", sp.CheckpointSchema); err != nil {
-			return nonRetryable(ErrBadInput, err)
+			return refused(fmt.Errorf("restore target %s: schema %s is dbtrail's index database; a restore never writes into it", t.conf.Name, s))
 		}
 	}
 	return nil
