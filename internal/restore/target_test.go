@@ -4,49 +4,22 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/room"
-	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// stageTable stages rows id 0..n-1 (v "v<id>") of a table keyed by id,
-// with the footer a restore's staging writes (fingerprint and rows).
+// stageTable stages rows id 0..n-1 (v "v<id>") of a table keyed by id.
 func stageTable(t *testing.T, n int) Staged {
 	t.Helper()
-	def := &schema.Table{Schema: "app", Name: "t", Columns: []schema.Column{{Name: "id", Type: "bigint"}, {Name: "v", Type: "varchar", Length: 20}},
-		Key: []string{"id"}, KeyKind: schema.KeyPrimary}
-	order, err := NewKeyOrder(def)
-	if err != nil {
-		t.Fatal(err)
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
 	}
-	dir := t.TempDir()
-	meta := snapshot.FooterMeta{CreateTable: "CREATE TABLE `t` (`id` bigint NOT NULL, `v` varchar(20) DEFAULT NULL, PRIMARY KEY (`id`)) ENGINE=InnoDB"}
-	s := &runSorter{dir: dir, def: def, meta: meta, order: order}
-	if s.main, err = s.create("run-main.parquet", snapshot.WriterOptions{RowGroupRows: 256, Scratch: true, Overlap: true}); err != nil {
-		t.Fatal(err)
-	}
-	for id := range n {
-		if err := s.add([]types.Cell{types.TextCell([]byte(strconv.Itoa(id))), types.TextCell([]byte("v" + strconv.Itoa(id)))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := s.finish(moment.Cut{Seq: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	foot, err := snapshot.ReadFooter(dir + "/" + m.Runs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	foot.Rows, foot.Fingerprint = m.Fingerprint.Rows, m.Fingerprint
-	return Staged{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}
+	return stageIDs(t, ids, 256, true)
 }
 
 // testTarget starts a target server and opens it as root's dbtrail user.
