@@ -2,6 +2,9 @@ package activities
 
 import (
 	"context"
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/room"
@@ -37,8 +40,14 @@ func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTabl
 }
 
 // restoreErr passes a restore error of a kind (restore.KindOf) on as a
-// non-retryable error of that type, its message unchanged.
+// non-retryable error of that type, its message unchanged; an error that
+// is an application error already (another adapter's, momentErr's) is
+// returned as it is.
 func restoreErr(err error) error {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return err
+	}
 	if k := restore.KindOf(err); k != "" {
 		return nonRetryable(k, err)
 	}
