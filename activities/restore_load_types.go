@@ -10,28 +10,23 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
-// Types of the Restore workflow's non-retryable errors.
+// Types of the Restore workflow's non-retryable errors (restore.Kind…:
+// the domain's kinds, passed on by restoreErr).
 const (
-	// ErrTargetUnreachable: the target (or a replica) cannot be connected to.
-	ErrTargetUnreachable = "TargetUnreachable"
-	// ErrTargetNotEmpty: a target table exists and holds rows, and neither
-	// --replace nor --into-schema was given (or the --replace twin does).
-	ErrTargetNotEmpty = "TargetNotEmpty"
-	// ErrMissingPrivilege: the target user lacks a privilege the restore
-	// needs; the message names it and where.
-	ErrMissingPrivilege = "MissingPrivilege"
-	// ErrCheckpointConflict: the bookkeeping table disagrees with the load
-	// (another loader moved a checkpoint, or it is of other staged rows).
-	ErrCheckpointConflict = "CheckpointConflict"
-	// ErrRestoreMismatch: a restored table's fingerprint differs from the
-	// rebuilt table's.
-	ErrRestoreMismatch = "RestoreMismatch"
-	// ErrTargetRefused: the restore names a target this worker does not
-	// know or may not write (the source server, the index database, a
-	// schema or mode its configuration does not allow, an ad-hoc target
-	// where those are off); nothing connected to it or nothing was written.
-	ErrTargetRefused = "TargetRefused"
+	ErrTargetUnreachable  = restore.KindTargetUnreachable
+	ErrTargetNotEmpty     = restore.KindTargetNotEmpty
+	ErrMissingPrivilege   = restore.KindMissingPrivilege
+	ErrCheckpointConflict = restore.KindCheckpointConflict
+	ErrRestoreMismatch    = restore.KindRestoreMismatch
+	ErrTargetRefused      = restore.KindTargetRefused
 )
+
+// DefaultLoadSlice is how long one LoadTable call loads.
+const DefaultLoadSlice = restore.DefaultLoadSlice
+
+// DefaultRestorePartRows is the fewest rows a part of a restored table
+// loads (Activities.RestorePartRows).
+const DefaultRestorePartRows = restore.DefaultPartRows
 
 // Endpoint is a server an ad-hoc restore connects to (TargetRef.AdHoc, a
 // replica of it): a go-sql-driver DSN that carries no password, and the
@@ -115,18 +110,12 @@ type RestoreSpec struct {
 }
 
 // Mode is the spec's restore mode (restore.ModeNew or ModeReplace).
-func (s RestoreSpec) Mode() string {
-	if s.Replace {
-		return restore.ModeReplace
-	}
-	return restore.ModeNew
-}
+func (s RestoreSpec) Mode() string { return s.options().Mode() }
 
-func (s RestoreSpec) checkpointSchema() string {
-	if s.CheckpointSchema == "" {
-		return restore.DefaultCheckpointSchema
-	}
-	return s.CheckpointSchema
+// options are the spec's load options for package restore.
+func (s RestoreSpec) options() restore.Options {
+	return restore.Options{Source: s.Source, At: s.At, IntoSchema: s.IntoSchema, Replace: s.Replace, Drill: s.Drill,
+		NoBinlog: s.NoBinlog, CheckpointSchema: s.CheckpointSchema, Limits: s.Limits}
 }
 
 // PlanRestoreInput plans a restore.
@@ -153,7 +142,16 @@ type RestoreTableJob struct {
 }
 
 // Target is schema.name of the target table.
-func (j RestoreTableJob) Target() string { return j.Schema + "." + j.Name }
+func (j RestoreTableJob) Target() string { return restore.Job(j).Target() }
+
+// tableJobs are jobs as the workflow's payloads.
+func tableJobs(jobs []restore.Job) []RestoreTableJob {
+	out := make([]RestoreTableJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = RestoreTableJob(j)
+	}
+	return out
+}
 
 // LoadTableInput loads chunks of one table for at most Slice (then it
 // returns, and the workflow calls it again): the workflow's progress

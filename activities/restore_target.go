@@ -2,176 +2,67 @@ package activities
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/target"
 )
 
-// identityTTL is how long a worker trusts the source's identity it read.
-const identityTTL = 10 * time.Minute
-
-// identities caches the identity of each source server, by its DSN, for
-// the process (read when a restore opens its target).
-type identities struct {
-	mu    sync.Mutex
-	byDSN map[string]identityAt
-}
-
 // sourceIDs is the process's cache of source identities.
-var sourceIDs identities
+var sourceIDs restore.Identities
 
-type identityAt struct {
-	id target.Identity
-	at time.Time
+// guard is the worker's restore.Guard for a restore from source: its
+// configured targets, ad-hoc setting, index server and source identity.
+func (a *Activities) guard(ctx context.Context, source string) restore.Guard {
+	g := restore.Guard{Targets: a.Targets, AdHoc: a.AdHocTargets, Secrets: a.AdHocSecrets, Log: a.log(ctx),
+		SourceIdentity: func(ctx context.Context) (target.Identity, bool) { return a.sourceIdentity(ctx, source) }}
+	if a.Index != nil {
+		g.Index, g.IndexDatabase = a.Index.DB(), a.Index.Database()
+	}
+	return g
 }
 
-// openedTarget is a restore's target as the worker resolved and opened it.
-type openedTarget struct {
-	target.Target
-	db   *sql.DB
-	addr string
-	// index says the target is the index server (allowed by
-	// Target.IndexServer): the index database is never written.
-	index bool
-}
-
-// resolveTarget is the target sp names: a configured target (sp may not
-// carry replicas or a throttle query of its own), or an ad-hoc endpoint on
-// a worker that allows them (its password file from the secrets folder
-// only). Nothing is connected to. Every refusal is ErrTargetRefused.
-func (a *Activities) resolveTarget(sp RestoreSpec) (target.Target, error) {
-	ref := sp.Target
-	if ref.AdHoc == nil {
-		if len(sp.Replicas) > 0 || sp.ThrottleQuery != "" {
-			return target.Target{}, refused(fmt.Errorf("restore target %s: its replicas and throttle query are its configuration on the worker, not the caller's", ref.Name))
-		}
-		t, err := a.Targets.Get(ref.Name)
-		if err != nil {
-			return target.Target{}, refused(err)
-		}
-		return t, nil
+// targetRef is the target sp names, for restore.Guard.
+func targetRef(sp RestoreSpec) restore.Ref {
+	ref := restore.Ref{Name: sp.Target.Name, ThrottleQuery: sp.ThrottleQuery}
+	if sp.Target.AdHoc != nil {
+		s := target.Server(*sp.Target.AdHoc)
+		ref.AdHoc = &s
 	}
-	if !a.AdHocTargets {
-		return target.Target{}, refused(errors.New("this worker restores only into the targets its operator configured (--restore-targets), by name; a target given as a DSN (ad-hoc) is off here (--allow-ad-hoc-targets)"))
-	}
-	t := target.Target{Name: "ad-hoc", Server: target.Server(*ref.AdHoc), Replace: true, ThrottleQuery: sp.ThrottleQuery}
 	for _, r := range sp.Replicas {
-		t.Replicas = append(t.Replicas, target.Server(r))
+		ref.Replicas = append(ref.Replicas, target.Server(r))
 	}
-	if err := t.Check(); err != nil {
-		return target.Target{}, refused(err)
-	}
-	for _, s := range append([]target.Server{t.Server}, t.Replicas...) {
-		if s.PasswordFile == "" {
-			continue
-		}
-		if err := target.CheckSecretFile(a.AdHocSecrets, s.PasswordFile); err != nil {
-			return target.Target{}, refused(err)
-		}
-	}
-	return t, nil
+	return ref
 }
 
-// openTarget resolves and opens sp's target and refuses it when it is the
-// source server (by identity, whatever address names it) or, unless its
-// configuration allows it, the index server. The caller closes db.
-func (a *Activities) openTarget(ctx context.Context, sp RestoreSpec) (openedTarget, error) {
-	t, err := a.resolveTarget(sp)
-	if err != nil {
-		return openedTarget{}, err
-	}
-	db, addr, err := openServer(ctx, t.Server, "target")
-	if err != nil {
-		return openedTarget{}, err
-	}
-	out := openedTarget{Target: t, db: db, addr: addr}
-	if out.index, err = a.guardTarget(ctx, sp.Source, t, db); err != nil {
-		db.Close()
-		return openedTarget{}, err
-	}
-	return out, nil
+// resolveTarget is the target sp names (restore.Guard.Resolve).
+func (a *Activities) resolveTarget(sp RestoreSpec) (target.Target, error) {
+	t, err := a.guard(context.Background(), sp.Source).Resolve(targetRef(sp))
+	return t, restoreErr(err)
 }
 
-// openServer opens s, mapping the errors to the restore's kinds: a
-// server that does not answer is ErrTargetUnreachable, anything else the
-// configuration's (ErrTargetRefused).
-func openServer(ctx context.Context, s target.Server, what string) (*sql.DB, string, error) {
-	db, addr, err := target.Open(ctx, s, what)
-	var gone *target.ErrUnreachable
-	switch {
-	case errors.As(err, &gone):
-		return nil, addr, nonRetryable(ErrTargetUnreachable, err)
-	case err != nil:
-		return nil, addr, refused(err)
-	}
-	return db, addr, nil
+// openTarget resolves and opens sp's target (restore.Guard.Open): never
+// the source server, the index server only where its configuration
+// allows it. The caller closes its DB.
+func (a *Activities) openTarget(ctx context.Context, sp RestoreSpec) (restore.Opened, error) {
+	t, err := a.guard(ctx, sp.Source).Open(ctx, targetRef(sp), sp.Source)
+	return t, restoreErr(err)
 }
 
-// guardTarget refuses a target that is the source server, and the index
-// server unless t allows it (then it reports index true). The source's
-// identity is read from the source (cached for identityTTL); a source
-// that cannot be reached is compared by the identity last read, and
-// without one the check is logged as skipped (the source is down: the
-// target that answered is not it).
-func (a *Activities) guardTarget(ctx context.Context, source string, t target.Target, db *sql.DB) (index bool, err error) {
-	tid, err := target.Identify(ctx, db)
-	if err != nil {
-		return false, fmt.Errorf("target %s: %w", t.Name, err)
-	}
-	sid, ok := a.sourceIdentity(ctx, source)
-	if ok && sid.Same(tid) {
-		return false, refused(fmt.Errorf("restore target %s is the source server %s (%s): a restore never writes into the source", t.Name, source, tid))
-	}
-	if !ok {
-		a.log(ctx).Warn("the source's identity is unknown (it cannot be reached): the target is not compared with it", "source", source, "target", t.Name)
-	}
-	if a.Index == nil {
-		return false, nil
-	}
-	iid, err := target.Identify(ctx, a.Index.DB())
-	if err != nil {
-		return false, fmt.Errorf("index: %w", err)
-	}
-	if !iid.Same(tid) {
-		return false, nil
-	}
-	if !t.IndexServer {
-		return false, refused(fmt.Errorf("restore target %s is dbtrail's index server (%s): allowed only where its configuration says \"index_server\": true", t.Name, tid))
-	}
-	return true, nil
+// checkJobSchemas refuses schemas t may not hold (restore.Guard.CheckSchemas).
+func (a *Activities) checkJobSchemas(t restore.Opened, sp RestoreSpec, schemas ...string) error {
+	return restoreErr(a.guard(context.Background(), sp.Source).CheckSchemas(t, sp.options(), schemas...))
 }
 
-// sourceIdentity is the identity of source's server: read now (and kept),
-// or the one read within identityTTL; ok false when neither is known.
+// sourceIdentity is the identity of source's server (sourceIDs).
 func (a *Activities) sourceIdentity(ctx context.Context, source string) (target.Identity, bool) {
 	src, err := a.source(source)
 	if err != nil {
 		return target.Identity{}, false
 	}
-	sourceIDs.mu.Lock()
-	got, have := sourceIDs.byDSN[src.DSN]
-	sourceIDs.mu.Unlock()
-	if have && time.Since(got.at) < identityTTL {
-		return got.id, true
-	}
-	id, err := a.readSourceIdentity(ctx, source)
-	if err != nil {
-		a.log(ctx).Warn("source identity not read", "source", source, "error", err.Error())
-		return got.id, have
-	}
-	sourceIDs.mu.Lock()
-	if sourceIDs.byDSN == nil {
-		sourceIDs.byDSN = map[string]identityAt{}
-	}
-	sourceIDs.byDSN[src.DSN] = identityAt{id: id, at: time.Now()}
-	sourceIDs.mu.Unlock()
-	return id, true
+	return sourceIDs.Get(ctx, src.DSN, func(ctx context.Context) (target.Identity, error) { return a.readSourceIdentity(ctx, source) },
+		a.log(ctx).With("source", source))
 }
 
 // readSourceIdentity connects to source's server and reads its identity.
@@ -188,50 +79,3 @@ func (a *Activities) readSourceIdentity(ctx context.Context, source string) (tar
 	defer cancel()
 	return target.Identify(cctx, db)
 }
-
-// checkJobSchemas refuses a restore that would write a schema t does not
-// allow (the tables' and the bookkeeping table's), --replace where t does
-// not allow it, and, on the index server, the index database.
-func (a *Activities) checkJobSchemas(t openedTarget, sp RestoreSpec, schemas ...string) error {
-	if err := t.CheckReplace(sp.Replace); err != nil {
-		return refused(err)
-	}
-	for _, s := range append([]string{sp.checkpointSchema()}, schemas...) {
-		if err := t.CheckSchema(s); err != nil {
-			return refused(err)
-		}
-		if t.index && a.Index != nil && strings.EqualFold(s, a.Index.Database()) {
-			return refused(fmt.Errorf("restore target %s: schema %s is dbtrail's index database; a restore never writes into it", t.Name, s))
-		}
-	}
-	return nil
-}
-
-// jobSchemas are the target schemas of jobs, each once.
-func jobSchemas(jobs []RestoreTableJob) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, j := range jobs {
-		if !seen[j.Schema] {
-			seen[j.Schema] = true
-			out = append(out, j.Schema)
-		}
-	}
-	return out
-}
-
-// checkSpecBounds refuses limits outside their bounds.
-func checkSpecBounds(sp RestoreSpec) error {
-	if err := sp.Limits.Check(); err != nil {
-		return nonRetryable(ErrBadInput, err)
-	}
-	if sp.CheckpointSchema != "" {
-		if err := restore.CheckIdent("--checkpoint-schema", sp.CheckpointSchema); err != nil {
-			return nonRetryable(ErrBadInput, err)
-		}
-	}
-	return nil
-}
-
-// refused is a non-retryable ErrTargetRefused.
-func refused(err error) error { return nonRetryable(ErrTargetRefused, err) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/jobs"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -86,7 +87,7 @@ again goes on from the checkpoints (a finished one writes 0 rows).`,
 	f.IntVar(&r.spec.Limits.MaxLoad, "max-load", restore.DefaultMaxLoad, "pause while the target's Threads_running is above this (0: no limit)")
 	f.IntVar(&r.spec.Limits.MaxRowsPerSecond, "max-rows-per-second", 0, "cap on each table's load rate (0: none)")
 	f.StringVar(&r.spec.ThrottleQuery, "throttle-query", "", "a query on an ad-hoc target; the load pauses while it returns a value above 0 (a named target's is its configuration)")
-	f.DurationVar(&r.slice, "slice", activities.DefaultLoadSlice, "how long one LoadTable activity loads before it reports")
+	f.DurationVar(&r.slice, "slice", restore.DefaultLoadSlice, "how long one LoadTable activity loads before it reports")
 	f.BoolVar(&r.spec.Drill, "drill", false, "restore drill: restore (latest unless --at) into new schemas dbtrail_drill_<schema>, verify, drop them")
 	return cmd
 }
@@ -275,10 +276,7 @@ func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.
 		fmt.Fprintf(w, "what the restore loaded into %s cannot be listed: %v\n", where, err)
 		return
 	}
-	schemaName := spec.CheckpointSchema
-	if schemaName == "" {
-		schemaName = restore.DefaultCheckpointSchema
-	}
+	schemaName := restore.CheckpointSchemaOr(spec.CheckpointSchema)
 	fmt.Fprintf(w, "restore %s stopped; what it loaded stays in %s, with its checkpoints in %s.%s (the same command goes on from them):\n",
 		p.RestoreID, where, schemaName, restore.BookkeepingTable)
 	if spec.Target.AdHoc == nil {
@@ -287,7 +285,7 @@ func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.
 		}
 		return
 	}
-	cps, err := activities.RestoreCheckpoints(ctx, *spec.Target.AdHoc, spec, p.RestoreID)
+	cps, err := restore.Checkpoints(ctx, target.Server(*spec.Target.AdHoc), schemaName, p.RestoreID)
 	if err != nil {
 		fmt.Fprintf(w, "  the checkpoints cannot be read: %v\n", err)
 		return

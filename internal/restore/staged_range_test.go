@@ -15,6 +15,7 @@ import (
 
 // stageIDs stages rows of ids (in that order) as a restore would, with
 // main-run row groups of group rows; key says whether the table has one.
+// Its footer holds the rows and fingerprint as ReadStaged's does.
 func stageIDs(t *testing.T, ids []int, group int, key bool) Staged {
 	t.Helper()
 	def := &schema.Table{Schema: "app", Name: "t", Columns: []schema.Column{{Name: "id", Type: "bigint"}, {Name: "v", Type: "varchar", Length: 20}}}
@@ -26,7 +27,7 @@ func stageIDs(t *testing.T, ids []int, group int, key bool) Staged {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s := &runSorter{dir: dir, def: def, meta: snapshot.FooterMeta{CreateTable: "CREATE TABLE `t` (`id` bigint)"}, order: order}
+	s := &runSorter{dir: dir, def: def, meta: snapshot.FooterMeta{CreateTable: "CREATE TABLE `t` (`id` bigint NOT NULL, `v` varchar(20) DEFAULT NULL, PRIMARY KEY (`id`)) ENGINE=InnoDB"}, order: order}
 	if s.main, err = s.create("run-main.parquet", snapshot.WriterOptions{RowGroupRows: group, Scratch: true, Overlap: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +44,7 @@ func stageIDs(t *testing.T, ids []int, group int, key bool) Staged {
 	if err != nil {
 		t.Fatal(err)
 	}
+	foot.Rows, foot.Fingerprint = m.Fingerprint.Rows, m.Fingerprint
 	return Staged{Dir: dir, Runs: m.Runs, Groups: m.Groups, Foot: foot}
 }
 

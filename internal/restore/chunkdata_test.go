@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"context"
@@ -7,13 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// sliceRows is a restore.RowReader over rows.
+// sliceRows is a RowReader over rows.
 type sliceRows struct{ rows [][]types.Cell }
 
 func (s *sliceRows) Next() ([]types.Cell, error) {
@@ -61,15 +60,15 @@ func TestLoadChunkData(t *testing.T) {
 	defer db.Close()
 	def := &schema.Table{Schema: "app", Name: "t", Columns: []schema.Column{{Name: "id", Type: "int"}, {Name: "b", Type: "varbinary", Length: 10},
 		{Name: "y", Type: "year"}, {Name: "s", Type: "varchar", Length: 20, Charset: "latin1"}}}
-	data, err := restore.NewLoadData(def)
+	data, err := NewLoadData(def)
 	must(err)
-	conn, release, err := loadSession(ctx, db, false)
+	conn, release, err := session(ctx, db, false)
 	must(err)
 	defer release()
 	if !localInfile(ctx, conn) {
 		t.Fatal("the target's local_infile is on, but the loader sees it off")
 	}
-	l := &loader{job: RestoreTableJob{RestoreID: "r1", Schema: "app", Name: "t", Load: "t"}, data: data}
+	l := &loader{job: Job{RestoreID: "r1", Schema: "app", Name: "t", Load: "t"}, data: data}
 	load := func(rows ...[]types.Cell) (int, error) {
 		tx, err := conn.BeginTx(ctx, nil)
 		must(err)

@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"context"
@@ -8,11 +8,71 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
 )
+
+// Verified is a loaded table found equal to the rebuilt one.
+type Verified struct {
+	Fingerprint string
+	Rows        int64
+	// Old is the name the replaced table keeps (--replace with an
+	// existing table).
+	Old string
+}
+
+// Verify fingerprints job's loaded table (of definition def) in the
+// target with verify's fingerprint (verify.LiveFingerprint, the function
+// `verify --at` compares with) and compares it with the rebuilt table's
+// (its staged table file's footer, recorded in the checkpoint). A
+// mismatch is KindRestoreMismatch, naming the table. Under --replace the
+// verified twin is then swapped in with one RENAME TABLE (swap), so
+// readers never see a half-loaded table. The checkpoint ends verified; a
+// retry after the swap finds the table swapped and verifies it again.
+func (t *Target) Verify(ctx context.Context, o Options, job Job, def schema.Table) (Verified, error) {
+	db := t.DB
+	cp, ok, err := readCheckpoint(ctx, db, o.Bookkeeping(), job)
+	if err != nil {
+		return Verified{}, err
+	}
+	if !ok || !cp.Done() {
+		return Verified{}, fail(KindBadPlan, fmt.Errorf("verify %s: its load is not finished", job.Target()))
+	}
+	table := cp.LoadTable
+	if cp.State == StateVerified {
+		table = job.Name
+	} else if job.Load != job.Name {
+		if exists, _, err := tableRows(ctx, db, job.Schema, job.Load); err != nil {
+			return Verified{}, err
+		} else if !exists {
+			table = job.Name // swapped by an attempt that died before it recorded it
+		}
+	}
+	def.Schema, def.Name = job.Schema, table
+	parts, err := readParts(ctx, db, o.Bookkeeping(), job)
+	if err != nil {
+		return Verified{}, err
+	}
+	if err := checkPartsCover(parts); err != nil {
+		return Verified{}, fail(KindCheckpointConflict, fmt.Errorf("verify %s: %w", job.Target(), err))
+	}
+	fp, err := fingerprintTarget(ctx, db, &def, parts)
+	if err != nil {
+		return Verified{}, fmt.Errorf("verify %s.%s: %w", job.Schema, table, err)
+	}
+	if fp.String() != cp.Fingerprint {
+		return Verified{}, fail(KindRestoreMismatch, fmt.Errorf("restored table %s.%s does not match %s at the moment: fingerprint %s, rebuilt %s",
+			job.Schema, table, job.Table.Key(), fp, cp.Fingerprint))
+	}
+	res := Verified{Fingerprint: fp.String(), Rows: fp.Rows}
+	if table != job.Name {
+		if res.Old, err = swap(ctx, db, job); err != nil {
+			return res, err
+		}
+	}
+	return res, setState(ctx, db, o.Bookkeeping(), job, StateVerified)
+}
 
 // fingerprintTarget fingerprints the loaded table def in the target
 // (verify.LiveFingerprint). A table loaded in parts whose primary key is
@@ -21,7 +81,7 @@ import (
 // the ranges' conditions put every row in exactly one of them, and the
 // ranges' fingerprints add up to the table's. Any other table is
 // fingerprinted in one scan.
-func fingerprintTarget(ctx context.Context, db *sql.DB, def *schema.Table, parts []restore.Part) (snapshot.Fingerprint, error) {
+func fingerprintTarget(ctx context.Context, db *sql.DB, def *schema.Table, parts []Part) (snapshot.Fingerprint, error) {
 	wheres, ok := partConditions(def, parts)
 	if !ok {
 		fp, _, err := verify.LiveFingerprint(ctx, db, def)
@@ -49,8 +109,8 @@ func fingerprintTarget(ctx context.Context, db *sql.DB, def *schema.Table, parts
 // partConditions are the SQL conditions of parts' key ranges, ok only for
 // a table of more than one part whose PRIMARY KEY columns are all
 // integers (never NULL, ordered by value by the server and by
-// restore.KeyOrder alike).
-func partConditions(def *schema.Table, parts []restore.Part) ([]verify.Where, bool) {
+// KeyOrder alike).
+func partConditions(def *schema.Table, parts []Part) ([]verify.Where, bool) {
 	if len(parts) < 2 || def.KeyKind != schema.KeyPrimary || len(def.Key) == 0 {
 		return nil, false
 	}
@@ -65,9 +125,9 @@ func partConditions(def *schema.Table, parts []restore.Part) ([]verify.Where, bo
 		default:
 			return nil, false
 		}
-		cols[i] = restore.QuoteIdent(def.Columns[j].Name)
+		cols[i] = QuoteIdent(def.Columns[j].Name)
 	}
-	order, err := restore.NewKeyOrder(def)
+	order, err := NewKeyOrder(def)
 	if err != nil || order == nil {
 		return nil, false
 	}
@@ -115,7 +175,7 @@ func partConditions(def *schema.Table, parts []restore.Part) ([]verify.Where, bo
 // checkPartsCover refuses parts whose ranges do not follow each other
 // (each From the To of the part before): their conditions would not put
 // every row in exactly one.
-func checkPartsCover(parts []restore.Part) error {
+func checkPartsCover(parts []Part) error {
 	for i := 1; i < len(parts); i++ {
 		if parts[i].From != parts[i-1].To || parts[i].From == "" {
 			return fmt.Errorf("part %d starts at %q, part %d ends at %q", i+1, parts[i].From, i, parts[i-1].To)

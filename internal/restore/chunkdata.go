@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/types"
 )
 
@@ -42,14 +41,14 @@ func refusedLoadData(err error) bool {
 }
 
 // loadChunkData loads up to size rows of r into the load table inside tx
-// with one LOAD DATA LOCAL INFILE statement (restore.LoadData): the rows
+// with one LOAD DATA LOCAL INFILE statement (LoadData): the rows
 // are encoded on another goroutine while the driver streams them to the
 // server. It returns the rows sent and the last one's key. The server
 // must report exactly the rows sent as loaded (a LOCAL load skips a
 // duplicate key instead of failing), or the chunk fails. A target that
 // refuses the statement is errLoadDataRefused: nothing is loaded, but r
 // may have been read ahead.
-func (l *loader) loadChunkData(ctx context.Context, tx *sql.Tx, r restore.RowReader, order *restore.KeyOrder, size int) (int, *string, error) {
+func (l *loader) loadChunkData(ctx context.Context, tx *sql.Tx, r RowReader, order *KeyOrder, size int) (int, *string, error) {
 	pr, pw := io.Pipe()
 	name := fmt.Sprintf("dbtrail-restore-%p-%d", l, l.part.Chunks)
 	mysql.RegisterReaderHandler(name, func() io.Reader { return pr })
@@ -89,12 +88,12 @@ func (l *loader) loadChunkData(ctx context.Context, tx *sql.Tx, r restore.RowRea
 // encodeRows reads up to size rows of r and writes them to w as LOAD
 // DATA lines, loadDataBlock bytes at a time; it returns the rows read and
 // the last one's key.
-func (l *loader) encodeRows(r restore.RowReader, order *restore.KeyOrder, size int, w io.Writer) (int, *string, error) {
+func (l *loader) encodeRows(r RowReader, order *KeyOrder, size int, w io.Writer) (int, *string, error) {
 	buf := make([]byte, 0, loadDataBlock+64<<10)
 	n, key, err := l.readChunk(r, order, size, func(num int64, row []types.Cell) (bool, error) {
 		var err error
 		if buf, err = l.data.AppendRow(buf, num, row); err != nil {
-			return false, nonRetryable(ErrBadInput, err)
+			return false, fail(KindBadInput, err)
 		}
 		if len(buf) >= loadDataBlock {
 			if _, err := w.Write(buf); err != nil {

@@ -1,4 +1,4 @@
-package activities
+package restore
 
 import (
 	"context"
@@ -6,25 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
-	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/internal/types"
+)
+
+// How long a slice waits in a pause before it returns to say why
+// (pauseReport), and how often it reads the signals meanwhile.
+const (
+	pauseReport = 3 * time.Second
+	pausePoll   = 250 * time.Millisecond
+	// maxStatementBytes bounds one INSERT of a chunk (as a .sql export's).
+	maxStatementBytes = sqlexport.DefaultMaxStatementBytes
 )
 
 // loader loads one slice of the chunks of one part of a table, on its
 // own connection.
 type loader struct {
-	a  *Activities
-	sp RestoreSpec
-	// tg is the target: its replicas and throttle query.
-	tg   target.Target
-	job  RestoreTableJob
-	db   *sql.DB
+	o Options
+	// tg is the target: its pool, replicas and throttle query.
+	tg   *Target
+	job  Job
 	conn *sql.Conn
-	part restore.Part
+	part Part
 	// share is the part's share of --max-rows-per-second (1 / parts).
 	share    int
 	progress func(stage string, loaded int64, paused string)
@@ -32,15 +38,16 @@ type loader struct {
 	slice    time.Duration
 	// data, when set, loads chunks with LOAD DATA LOCAL INFILE instead
 	// of INSERTs (the target accepts it; see loadChunkData).
-	data *restore.LoadData
+	data *LoadData
 
 	replicas []*sql.DB
 	names    []string
+	log      *slog.Logger
 }
 
 func (l *loader) openReplicas(ctx context.Context) error {
 	for i, r := range l.tg.Replicas {
-		db, addr, err := openServer(ctx, r, fmt.Sprintf("replica %d", i+1))
+		db, addr, err := OpenServer(ctx, r, fmt.Sprintf("replica %d", i+1))
 		if err != nil {
 			return err
 		}
@@ -59,14 +66,14 @@ func (l *loader) closeReplicas() {
 // loaded, the slice is used up, or a pause lasted pauseReport (or the
 // rest of the slice): a slice that ends in a pause says why. Its result's
 // Rows are the part's.
-func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, error) {
-	lim := l.sp.Limits.WithDefaults()
+func (l *loader) run(ctx context.Context, st Staged) (Result, error) {
+	lim := l.o.Limits.WithDefaults()
 	if lim.MaxRowsPerSecond > 0 && l.share > 1 {
 		lim.MaxRowsPerSecond = max(lim.MaxRowsPerSecond/l.share, 1)
 	}
-	res := LoadTableResult{Rows: l.part.RowsLoaded}
+	res := Result{Rows: l.part.RowsLoaded}
 	if l.chunk <= 0 {
-		l.chunk = restore.FirstChunk
+		l.chunk = FirstChunk
 	}
 	if l.slice <= 0 {
 		l.slice = DefaultLoadSlice
@@ -83,16 +90,16 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 	t := st.Foot.Table
 	rows, err := sqlexport.NewRows(t)
 	if err != nil {
-		return res, nonRetryable(ErrBadInput, err)
+		return res, fail(KindBadInput, err)
 	}
 	if localInfile(ctx, l.conn) {
-		if l.data, err = restore.NewLoadData(t); err != nil {
-			return res, nonRetryable(ErrBadInput, err)
+		if l.data, err = NewLoadData(t); err != nil {
+			return res, fail(KindBadInput, err)
 		}
 	}
-	order, err := restore.NewKeyOrder(t)
+	order, err := NewKeyOrder(t)
 	if err != nil {
-		return res, nonRetryable(ErrBadInput, err)
+		return res, fail(KindBadInput, err)
 	}
 	prefix := rows.InsertPrefix(l.job.Schema, l.job.Load)
 	start := time.Now()
@@ -117,17 +124,17 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 			paused += pausePoll
 			continue
 		}
-		if w := restore.RateWait(res.Written, time.Since(start)-paused, lim.MaxRowsPerSecond); w > 0 {
+		if w := RateWait(res.Written, time.Since(start)-paused, lim.MaxRowsPerSecond); w > 0 {
 			if err := sleep(ctx, min(w, time.Second)); err != nil {
 				return res, err
 			}
 			continue
 		}
-		size := restore.CapChunk(l.chunk, lim.MaxRowsPerSecond)
+		size := CapChunk(l.chunk, lim.MaxRowsPerSecond)
 		n, took, err := l.chunkOnce(ctx, r, rows, prefix, order, size)
 		if errors.Is(err, errLoadDataRefused) {
 			// Nothing of the chunk is committed, but its reader moved on.
-			l.a.log(ctx).Warn("target refuses LOAD DATA LOCAL INFILE; loading with INSERTs", "table", l.job.Target(), "part", l.part.Part+1)
+			l.log.Warn("target refuses LOAD DATA LOCAL INFILE; loading with INSERTs", "table", l.job.Target(), "part", l.part.Part+1)
 			l.data = nil
 			r.Close()
 			if r, err = l.openRange(st); err != nil {
@@ -142,7 +149,7 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 		if n > 0 {
 			res.Chunks++
 			res.ChunkMillis = append(res.ChunkMillis, int32(took.Milliseconds()))
-			l.chunk = restore.NextChunk(n, took, lim)
+			l.chunk = NextChunk(n, took, lim)
 		}
 		l.progress("loading", int64(n), "")
 	}
@@ -151,26 +158,26 @@ func (l *loader) run(ctx context.Context, st restore.Staged) (LoadTableResult, e
 }
 
 // openRange opens the part's rows after its checkpoint.
-func (l *loader) openRange(st restore.Staged) (restore.RowReader, error) {
-	r, saw, err := st.OpenRange(restore.KeyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
+func (l *loader) openRange(st Staged) (RowReader, error) {
+	r, saw, err := st.OpenRange(KeyRange{From: l.part.From, To: l.part.To}, l.part.LastKey, l.part.RowsLoaded)
 	if err != nil {
 		return nil, stagedErr(err)
 	}
 	if !saw {
 		r.Close()
-		return nil, nonRetryable(ErrCheckpointConflict, fmt.Errorf("staged %s has no row with the key %s, the last loaded row of part %d's checkpoint",
+		return nil, fail(KindCheckpointConflict, fmt.Errorf("staged %s has no row with the key %s, the last loaded row of part %d's checkpoint",
 			l.job.Table.Key(), l.part.LastKey, l.part.Part+1))
 	}
 	return r, nil
 }
 
 // pauseReason reads the throttle's signals and decides.
-func (l *loader) pauseReason(ctx context.Context, lim restore.Limits) (string, error) {
-	s, err := signals(ctx, l.db, l.replicas, l.names, l.tg.ThrottleQuery)
+func (l *loader) pauseReason(ctx context.Context, lim Limits) (string, error) {
+	s, err := readSignals(ctx, l.tg.DB, l.replicas, l.names, l.tg.ThrottleQuery)
 	if err != nil {
 		return "", err
 	}
-	return restore.Pause(s, lim), nil
+	return Pause(s, lim), nil
 }
 
 // chunkOnce loads the next size rows of r (fewer at the part's end) in
@@ -179,7 +186,7 @@ func (l *loader) pauseReason(ctx context.Context, lim restore.Limits) (string, e
 // end records the part as loaded. The chunk's INSERTs (of at most
 // maxStatementBytes) run on the target while the next ones are built
 // from the staged rows (statementPipe).
-func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int) (int, time.Duration, error) {
+func (l *loader) chunkOnce(ctx context.Context, r RowReader, rows *sqlexport.Rows, prefix string, order *KeyOrder, size int) (int, time.Duration, error) {
 	began := time.Now()
 	tx, err := l.conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -200,15 +207,15 @@ func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlex
 	if err != nil {
 		return 0, 0, err
 	}
-	state := restore.StateLoading
+	state := StateLoading
 	if n < size {
-		state = restore.StateLoaded
+		state = StateLoaded
 	}
 	if lastKey == nil && l.part.LastKey != "" {
 		k := l.part.LastKey
 		lastKey = &k
 	}
-	if err := advancePart(ctx, tx, l.sp.checkpointSchema(), l.job, l.part, int64(n), lastKey, state); err != nil {
+	if err := advancePart(ctx, tx, l.o.Bookkeeping(), l.job, l.part, int64(n), lastKey, state); err != nil {
 		return 0, 0, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -225,7 +232,7 @@ func (l *loader) chunkOnce(ctx context.Context, r restore.RowReader, rows *sqlex
 // buildChunk reads up to size rows of r and passes their multi-row
 // INSERTs to send as each is complete; it returns the rows read and the
 // last one's key.
-func (l *loader) buildChunk(r restore.RowReader, rows *sqlexport.Rows, prefix string, order *restore.KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
+func (l *loader) buildChunk(r RowReader, rows *sqlexport.Rows, prefix string, order *KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
 	var stmt []byte
 	failed := false // a statement failed: wait says why
 	n, key, err := l.readChunk(r, order, size, func(num int64, row []types.Cell) (bool, error) {
@@ -238,7 +245,7 @@ func (l *loader) buildChunk(r restore.RowReader, rows *sqlexport.Rows, prefix st
 		mark := len(stmt)
 		var err error
 		if stmt, err = rows.AppendTuple(stmt, num, row); err != nil {
-			return false, nonRetryable(ErrBadInput, err)
+			return false, fail(KindBadInput, err)
 		}
 		if tuple > 0 && len(stmt) > maxStatementBytes { // close the statement before this row
 			t := append([]byte(nil), stmt[mark:]...)
@@ -269,7 +276,7 @@ func (l *loader) loadErr(n int, err error) error {
 // the rows read and the last one's key (nil for a keyless table or no
 // row). add returning false stops the chunk: then the rows added before
 // this one count, with no key, and add's error is returned.
-func (l *loader) readChunk(r restore.RowReader, order *restore.KeyOrder, size int, add func(num int64, row []types.Cell) (bool, error)) (int, *string, error) {
+func (l *loader) readChunk(r RowReader, order *KeyOrder, size int, add func(num int64, row []types.Cell) (bool, error)) (int, *string, error) {
 	var last []types.Cell // the last row's key cells (copied: rows are reused)
 	n := 0
 	for n < size {

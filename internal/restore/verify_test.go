@@ -1,10 +1,9 @@
-package activities
+package restore
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
@@ -12,7 +11,7 @@ import (
 // conditions that follow each other; any other key, or one part, is
 // fingerprinted whole.
 func TestPartConditions(t *testing.T) {
-	parts := []restore.Part{{To: `["10","2"]`}, {From: `["10","2"]`, To: `["20","0"]`}, {From: `["20","0"]`}}
+	parts := []Part{{To: `["10","2"]`}, {From: `["10","2"]`, To: `["20","0"]`}, {From: `["20","0"]`}}
 	if err := checkPartsCover(parts); err != nil {
 		t.Fatal(err)
 	}
@@ -31,14 +30,14 @@ func TestPartConditions(t *testing.T) {
 		t.Error("one part split")
 	}
 	text := &schema.Table{Name: "t", KeyKind: schema.KeyPrimary, Key: []string{"x"}, Columns: []schema.Column{{Name: "x", Type: "varchar"}}}
-	if _, ok := partConditions(text, []restore.Part{{To: `["m"]`}, {From: `["m"]`}}); ok {
+	if _, ok := partConditions(text, []Part{{To: `["m"]`}, {From: `["m"]`}}); ok {
 		t.Error("a text key (the server's collation may order it otherwise) split")
 	}
 	unique := &schema.Table{Name: "t", KeyKind: schema.KeyUnique, Key: []string{"a"}, Columns: []schema.Column{{Name: "a", Type: "int", Nullable: true}}}
-	if _, ok := partConditions(unique, []restore.Part{{To: `["5"]`}, {From: `["5"]`}}); ok {
+	if _, ok := partConditions(unique, []Part{{To: `["5"]`}, {From: `["5"]`}}); ok {
 		t.Error("a unique key (NULLs in no range) split")
 	}
-	if err := checkPartsCover([]restore.Part{{To: `["5"]`}, {From: `["6"]`}}); err == nil {
+	if err := checkPartsCover([]Part{{To: `["5"]`}, {From: `["6"]`}}); err == nil {
 		t.Error("a gap between parts accepted")
 	}
 }
