@@ -45,6 +45,12 @@ func answer(t *testing.T, db *sql.DB, q string, args ...any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return textRows(rows)
+}
+
+// textRows reads and closes rows: each row's values as text joined by |
+// (NULL empty).
+func textRows(rows *sql.Rows) ([]string, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {

@@ -212,25 +212,8 @@ func mustAnswerPreparedArgs(t *testing.T, db *sql.DB, q string, args ...any) str
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = v.String
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	if err := rows.Err(); err != nil {
+	out, err := textRows(rows)
+	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return strings.Join(out, "\n")
