@@ -34,36 +34,25 @@ type Schedule struct {
 	Last *Job `json:"last,omitempty"`
 }
 
-// scheduleIDs are the schedules `dbtrail dev` and `dbtrail worker` keep for
-// a source (cmd/dbtrail's scheduleConfig.specs), by name.
-func scheduleIDs(source string) [][2]string {
-	return [][2]string{
-		{"refresh", workflows.RefreshWorkflowID(source)},
-		{"archive", workflows.ArchiveWorkflowID(source)},
-		{"verify", workflows.VerifyWorkflowID(source)},
-		{"drill", workflows.DrillWorkflowID(source)},
-		{"retention", workflows.RetentionWorkflowID(source)},
-	}
-}
-
-// Schedules describes source's schedules, in the order refresh, archive,
-// verify, drill, retention; a schedule that does not exist (its interval
+// Schedules describes source's schedules (workflows.Schedules, in that
+// order); a schedule that does not exist (its interval
 // was 0, or no worker ever ran for the source) is left out. It reads only.
 func (s *Service) Schedules(ctx context.Context, source string) ([]Schedule, error) {
 	if err := CheckName("source", source); err != nil {
 		return nil, err
 	}
 	out := []Schedule{}
-	for _, n := range scheduleIDs(source) {
-		d, err := s.c.ScheduleClient().GetHandle(ctx, n[1]).Describe(ctx)
+	for _, ws := range workflows.Schedules {
+		id := ws.ID(source)
+		d, err := s.c.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("schedule %s of %s: %w", n[1], source, err)
+			return nil, fmt.Errorf("schedule %s of %s: %w", id, source, err)
 		}
-		sc, err := s.schedule(ctx, n[0], n[1], d)
+		sc, err := s.schedule(ctx, ws.Name, id, d)
 		if err != nil {
 			return nil, err
 		}

@@ -75,11 +75,11 @@ func (r *refreshConfig) input(source string) workflows.RefreshInput {
 
 // refreshSchedule is the refresh schedule of a source, every interval.
 func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshConfig) (temporalclient.ScheduleSpec, error) {
-	if every < time.Minute {
-		return temporalclient.ScheduleSpec{}, fmt.Errorf("--refresh-every %s: the shortest refresh interval is 1m", every)
+	sc := workflows.ScheduleNamed("refresh")
+	if every < sc.Min {
+		return temporalclient.ScheduleSpec{}, sc.CheckEvery("--refresh-every", every)
 	}
-	return temporalclient.ScheduleSpec{ID: workflows.RefreshWorkflowID(source), Every: every, Workflow: "Refresh",
-		TaskQueue: taskQueue, Args: []any{r.input(source)}, Attrs: jobs.SourceAttrs(source)}, nil
+	return scheduleSpec(sc, source, taskQueue, every, r.input(source)), nil
 }
 
 func newRefreshCmd(g *globals) *cobra.Command {
@@ -253,8 +253,21 @@ func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]boo
 	if err != nil {
 		return nil, err
 	}
-	return append(specs, verify, drill, retain, temporalclient.ScheduleSpec{ID: workflows.ArchiveWorkflowID(source), Every: workflows.DefaultArchiveEvery,
-		Workflow: "Archive", TaskQueue: taskQueue, Args: []any{workflows.ArchiveInput{Source: source, IndexHours: s.indexHours}}, Attrs: jobs.SourceAttrs(source)}), nil
+	archive := workflows.ScheduleNamed("archive")
+	return append(specs, verify, drill, retain,
+		scheduleSpec(archive, source, taskQueue, archive.Default, workflows.ArchiveInput{Source: source, IndexHours: s.indexHours})), nil
+}
+
+// scheduleSpec is schedule sc of source every interval on taskQueue, its
+// runs started with input (none when nil) and the source's search
+// attributes.
+func scheduleSpec(sc workflows.Schedule, source, taskQueue string, every time.Duration, input any) temporalclient.ScheduleSpec {
+	spec := temporalclient.ScheduleSpec{ID: sc.ID(source), Every: every, Workflow: sc.Workflow, TaskQueue: taskQueue,
+		Attrs: jobs.SourceAttrs(source)}
+	if input != nil {
+		spec.Args = []any{input}
+	}
+	return spec
 }
 
 // ensureSchedules registers the jobs' search attributes (the schedules set

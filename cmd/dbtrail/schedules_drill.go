@@ -29,13 +29,13 @@ func (d *drillConfig) register(f *pflag.FlagSet) {
 // that deletes it. The drill names its target; each worker resolves the
 // name from its own --restore-targets.
 func (d *drillConfig) schedule(source, taskQueue string) (temporalclient.ScheduleSpec, error) {
-	spec := temporalclient.ScheduleSpec{ID: workflows.DrillWorkflowID(source), Every: d.every, Workflow: "RestoreDrill",
-		TaskQueue: taskQueue, Attrs: jobs.SourceAttrs(source)}
+	sc := workflows.ScheduleNamed("drill")
+	spec := scheduleSpec(sc, source, taskQueue, d.every, nil)
 	if d.every == 0 {
 		return spec, nil
 	}
-	if d.every < time.Hour {
-		return spec, fmt.Errorf("--drill-every %s: the shortest drill interval is 1h (a drill restores every table)", d.every)
+	if err := sc.CheckEvery("--drill-every", d.every); err != nil {
+		return spec, err
 	}
 	if d.target == "" {
 		return spec, fmt.Errorf("--drill-every needs a restore target: --drill-target (or %s)", envName("drill-target"))
