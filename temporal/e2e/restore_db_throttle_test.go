@@ -160,8 +160,11 @@ func binlogChunkRows(t *testing.T, e *backupEnv, target *testsuite.Server, schem
 // one at most that (the rows left).
 func checkChunkSizing(t *testing.T, rows []int, millis []int32, total int64, lim restore.Limits) {
 	t.Helper()
-	if len(rows) != len(millis) || len(rows) < 10 {
-		t.Fatalf("%d chunk transactions in the binlog, %d chunk times recorded; want the same, at least 10", len(rows), len(millis))
+	// How many chunks a load takes is the target's speed (a fast one
+	// reaches the chunk time in fewer, larger chunks): at least three, so
+	// that NextChunk sized two of them.
+	if len(rows) != len(millis) || len(rows) < 3 {
+		t.Fatalf("%d chunk transactions in the binlog, %d chunk times recorded; want the same, at least 3", len(rows), len(millis))
 	}
 	sum := 0
 	for _, n := range rows {
