@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/atomicfile"
 )
 
 // result is one row of the results table.
@@ -186,11 +189,16 @@ func table(this string, rs []stamped) string {
 	return b.String()
 }
 
+// write replaces the results file at path crash-safely (temp file, fsync,
+// rename), private to its owner as everything dbtrail writes.
 func write(path, this string, rs []stamped) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(table(this, rs)), 0o644)
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
+		_, err := io.WriteString(w, table(this, rs))
+		return err
+	})
 }
 
 // rowPrefix is how the rows of each benchmark's results begin; capture's

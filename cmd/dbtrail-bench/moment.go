@@ -224,10 +224,10 @@ func rebuildWith(ctx context.Context, past moment.Past, eng *fold.Engine, at, ou
 		return refreshRun{}, res, err
 	}
 	defer t.Close()
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return refreshRun{}, res, err
 	}
-	err = atomicfile.Write(out, 0o644, func(w io.Writer) error {
+	err = atomicfile.Write(out, 0o600, func(w io.Writer) error {
 		meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: plan.Cut.Position(), SnapshotID: plan.Base, Source: past.Source}
 		var err error
 		res, err = t.Write(ctx, meta, w, nil)
