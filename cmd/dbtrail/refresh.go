@@ -76,8 +76,8 @@ func (r *refreshConfig) input(source string) workflows.RefreshInput {
 // refreshSchedule is the refresh schedule of a source, every interval.
 func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshConfig) (temporalclient.ScheduleSpec, error) {
 	sc := workflows.ScheduleNamed("refresh")
-	if every < sc.Min {
-		return temporalclient.ScheduleSpec{}, sc.CheckEvery("--refresh-every", every)
+	if err := sc.CheckEvery("--refresh-every", every); err != nil {
+		return temporalclient.ScheduleSpec{}, err
 	}
 	return scheduleSpec(sc, source, taskQueue, every, r.input(source)), nil
 }
