@@ -119,12 +119,7 @@ func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName
 			return nil, fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
 		}
 	}
-	rows, _, err := s.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s LIMIT 0", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cts, err := rows.ColumnTypes()
+	cts, err := columnTypes(ctx, s, fmt.Sprintf("SELECT * FROM %s.%s", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +128,17 @@ func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName
 		d.types[strings.ToLower(ct.Name())] = ct.DatabaseTypeName()
 	}
 	return d, nil
+}
+
+// columnTypes are the DuckDB column types of query q (a SELECT, with its
+// params) in session s, read from a run of it limited to no rows.
+func columnTypes(ctx context.Context, s *views.Session, q string, params ...any) ([]*sql.ColumnType, error) {
+	rows, _, err := s.Query(ctx, "SELECT * FROM ("+q+"\n) AS \"dbtrail columns\" LIMIT 0", params...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return rows.ColumnTypes()
 }
 
 // storedDef reads the definition of schema.table of key and its CREATE

@@ -93,12 +93,7 @@ func (h *handler) describeRead(ctx context.Context, text string, params int) ([]
 		return nil, err
 	}
 	q = strings.TrimRight(strings.TrimSpace(q), "; \t\r\n")
-	rows, _, err := s.Query(ctx, "SELECT * FROM ("+q+"\n) AS \"dbtrail prepare\" LIMIT 0", make([]any, params)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cts, err := rows.ColumnTypes()
+	cts, err := columnTypes(ctx, s, q, make([]any, params)...)
 	if err != nil {
 		return nil, err
 	}
