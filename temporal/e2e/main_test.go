@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,8 +14,8 @@ import (
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// TestMain runs the package's tests and then stops and removes what they
-// shared.
+// TestMain runs the package's tests under a watch that names a hung one
+// (startHangWatch) and then stops and removes what they shared.
 //
 // How the package keeps its run short (make test runs it beside the other
 // packages): every test has its own source MariaDB (capture reads its
@@ -27,7 +28,10 @@ import (
 // test runs them after the others, two at a time (-parallel defaults to
 // GOMAXPROCS), so their waits overlap; each owns all its servers.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	stopWatch := startHangWatch()
 	code := m.Run()
+	stopWatch()
 	shared.close()
 	os.Exit(code)
 }
