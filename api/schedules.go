@@ -11,7 +11,7 @@ import (
 // /v1/schedules (*jobs.Service has it): a source's Temporal schedules,
 // read only.
 type ScheduleReader interface {
-	Schedules(ctx context.Context, source string) ([]jobs.Schedule, error)
+	Schedules(ctx context.Context, source string) ([]jobs.ScheduleState, error)
 }
 
 // schedules answers GET /v1/schedules: when the source's refresh, archive,

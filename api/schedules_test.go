@@ -16,10 +16,10 @@ type scheduleJobs struct {
 	asked string
 }
 
-func (s *scheduleJobs) Schedules(_ context.Context, source string) ([]jobs.Schedule, error) {
+func (s *scheduleJobs) Schedules(_ context.Context, source string) ([]jobs.ScheduleState, error) {
 	s.asked = source
 	next := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
-	return []jobs.Schedule{{Name: "refresh", ID: "refresh-" + source, Every: "15m0s", NextAt: &next}}, nil
+	return []jobs.ScheduleState{{Name: "refresh", ID: "refresh-" + source, Every: "15m0s", NextAt: &next}}, nil
 }
 
 // windowCatalog is a Catalog with an index window.
@@ -48,7 +48,7 @@ func TestSchedulesAndIndexWindow(t *testing.T) {
 	sj := &scheduleJobs{}
 	f := newFixture(t, true, func(c *Config) { c.Jobs, c.Catalog = sj, windowCatalog{} })
 	st, body := f.getRaw("/v1/schedules?source=shop", roSecret)
-	var list []jobs.Schedule
+	var list []jobs.ScheduleState
 	if st != 200 || json.Unmarshal(body, &list) != nil || len(list) != 1 || list[0].ID != "refresh-shop" || sj.asked != "shop" {
 		t.Fatalf("GET /v1/schedules: %d %s", st, body)
 	}

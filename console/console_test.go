@@ -84,11 +84,11 @@ func (f *fakeJobs) Last(context.Context, jobs.Kind, string) (jobs.Job, bool, err
 
 // Schedules answers the source's schedules: a refresh whose last run is
 // the fake job, a paused drill whose note holds markup.
-func (f *fakeJobs) Schedules(_ context.Context, source string) ([]jobs.Schedule, error) {
+func (f *fakeJobs) Schedules(_ context.Context, source string) ([]jobs.ScheduleState, error) {
 	next := time.Now().Add(10 * time.Minute)
 	last := time.Now().Add(-5 * time.Minute)
 	j := f.job()
-	return []jobs.Schedule{
+	return []jobs.ScheduleState{
 		{Name: "refresh", ID: "refresh-" + source, Every: "15m0s", NextAt: &next, LastAt: &last, LastRun: j.ID, Last: &j},
 		{Name: "drill", ID: "restore-drill-" + source, Every: "24h0m0s", Paused: true, Note: "paused " + evil, LastAt: &last, LastRun: "restore-drill-" + evil},
 	}, nil

@@ -49,7 +49,7 @@ type overviewView struct {
 	// samples of the server's source; none for another source).
 	Lag, Rate plot
 	// Schedules are the source's schedules (SchedulesOff: why none).
-	Schedules    []jobs.Schedule
+	Schedules    []jobs.ScheduleState
 	SchedulesOff string
 	// Index is what the index holds, its gaps and the last drill
 	// (IndexOff: why none).

@@ -12,10 +12,12 @@ import (
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// Schedule is one of a source's Temporal schedules as the console shows
-// it: when it runs next, how often, and its last start with that run's
-// state (a job's; a drill's run is no job, so its Last is absent).
-type Schedule struct {
+// ScheduleState is one of a source's Temporal schedules as Temporal
+// describes it now, for the console (its definition is a
+// workflows.Schedule): when it runs next, how often, and its last start
+// with that run's state (a job's; a drill's run is no job, so its Last is
+// absent).
+type ScheduleState struct {
 	// Name is what it runs: refresh, archive, verify, drill or retention.
 	Name string `json:"name"`
 	// ID is the schedule's ID in Temporal.
@@ -37,11 +39,11 @@ type Schedule struct {
 // Schedules describes source's schedules (workflows.Schedules, in that
 // order); a schedule that does not exist (its interval
 // was 0, or no worker ever ran for the source) is left out. It reads only.
-func (s *Service) Schedules(ctx context.Context, source string) ([]Schedule, error) {
+func (s *Service) Schedules(ctx context.Context, source string) ([]ScheduleState, error) {
 	if err := CheckName("source", source); err != nil {
 		return nil, err
 	}
-	out := []Schedule{}
+	out := []ScheduleState{}
 	for _, ws := range workflows.Schedules {
 		id := ws.ID(source)
 		d, err := s.c.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
@@ -63,8 +65,8 @@ func (s *Service) Schedules(ctx context.Context, source string) ([]Schedule, err
 
 // schedule is the Schedule of one description; the last start's job is
 // read when it is one.
-func (s *Service) schedule(ctx context.Context, name, id string, d *client.ScheduleDescription) (Schedule, error) {
-	sc := Schedule{Name: name, ID: id, Paused: d.Schedule.State != nil && d.Schedule.State.Paused}
+func (s *Service) schedule(ctx context.Context, name, id string, d *client.ScheduleDescription) (ScheduleState, error) {
+	sc := ScheduleState{Name: name, ID: id, Paused: d.Schedule.State != nil && d.Schedule.State.Paused}
 	if d.Schedule.State != nil {
 		sc.Note = d.Schedule.State.Note
 	}
