@@ -171,3 +171,8 @@ func wantRows(t *testing.T, db queryer, query string, want ...string) {
 		t.Errorf("%s\n got: %q\nwant: %q", query, got, want)
 	}
 }
+
+// queryer runs a query: a *sql.DB or *sql.Conn of DuckDB.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}

@@ -135,7 +135,7 @@ func (s *Session) key(t TableRef) ([]string, error) {
 	if s.tail != nil {
 		dir = filepath.Join(s.opt.SourceDir, snapshot.SnapshotsDir, s.loaded)
 	}
-	def, err := footerTable(filepath.Join(dir, filepath.FromSlash(rel)))
+	_, def, err := footerTable(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err != nil || def == nil {
 		return nil, err
 	}

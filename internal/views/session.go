@@ -162,7 +162,7 @@ func (s *Session) Reload(ctx context.Context) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, snapshot.ManifestName)); err != nil {
 		return false, fmt.Errorf("views: snapshot %s: %w", id, err)
 	}
-	tables, err := tablesFrom(ctx, s.conn, dir)
+	tables, err := tablesFrom(dir)
 	if err != nil {
 		return false, err
 	}

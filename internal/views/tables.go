@@ -2,8 +2,6 @@ package views
 
 import (
 	"cmp"
-	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,8 +26,9 @@ var chainStart = regexp.MustCompile(`^\.000000(-[0-9]+)?\.(posdel|upserts)$`)
 // TablesFromSnapshot lists the tables of the snapshot folder snapshotDir
 // (a snapshots/<id> folder, or current): every <schema>/<table>.parquet,
 // sorted by schema then table, with its columns read from the file's Parquet
-// schema by DuckDB DESCRIBE and their definitions (TableRef.Defs) from
-// dbtrail's footer. manifest.json, chain files and anything else not ending
+// schema (the top-level fields, the columns DuckDB's read_parquet gives) and
+// their definitions (TableRef.Defs) from dbtrail's footer, both from the one
+// footer read. manifest.json, chain files and anything else not ending
 // in .parquet are ignored. A file without dbtrail's footer gets no Defs; a
 // footer whose columns are not the file's is an error.
 //
@@ -38,21 +37,11 @@ var chainStart = regexp.MustCompile(`^\.000000(-[0-9]+)?\.(posdel|upserts)$`)
 // (and so no chain): the views' globs need at least one file to match, and a
 // table without it is an error naming the table.
 func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
-	db, cleanup, err := openDuckDB()
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	return tablesFrom(context.Background(), db, snapshotDir)
+	return tablesFrom(snapshotDir)
 }
 
-// queryer runs a query: a *sql.DB or *sql.Conn of DuckDB.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// tablesFrom is TablesFromSnapshot on an open DuckDB.
-func tablesFrom(ctx context.Context, db queryer, snapshotDir string) ([]TableRef, error) {
+// tablesFrom is TablesFromSnapshot.
+func tablesFrom(snapshotDir string) ([]TableRef, error) {
 	schemas, err := os.ReadDir(snapshotDir)
 	if err != nil {
 		return nil, fmt.Errorf("views: list snapshot: %w", err)
@@ -78,13 +67,11 @@ func tablesFrom(ctx context.Context, db queryer, snapshotDir string) ([]TableRef
 			}
 			ref := TableRef{Schema: s.Name(), Table: table}
 			path := filepath.Join(dir, f.Name())
-			if ref.Columns, err = describe(ctx, db, path); err != nil {
-				return nil, err
-			}
-			def, err := footerTable(path)
+			cols, def, err := footerTable(path)
 			if err != nil {
 				return nil, err
 			}
+			ref.Columns = cols
 			if def != nil {
 				if ref.Defs, err = defsOf(def, ref.Columns, path); err != nil {
 					return nil, err
@@ -106,23 +93,30 @@ func tablesFrom(ctx context.Context, db queryer, snapshotDir string) ([]TableRef
 	return out, nil
 }
 
-// footerTable returns the table definition in the footer of the Parquet file
-// at path (snapshot.KeyTable), or nil when the file has none.
-func footerTable(path string) (*schema.Table, error) {
+// footerTable reads the footer of the Parquet file at path: its columns
+// (the names of its schema's top-level fields, in order) and the table
+// definition dbtrail wrote there (snapshot.KeyTable; nil when the file has
+// none).
+func footerTable(path string) ([]string, *schema.Table, error) {
 	r, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return nil, fmt.Errorf("views: read footer of %s: %w", path, err)
+		return nil, nil, fmt.Errorf("views: read footer of %s: %w", path, err)
 	}
 	defer r.Close()
+	root := r.MetaData().Schema.Root()
+	cols := make([]string, root.NumFields())
+	for i := range cols {
+		cols[i] = root.Field(i).Name()
+	}
 	v := r.MetaData().KeyValueMetadata().FindValue(snapshot.KeyTable)
 	if v == nil {
-		return nil, nil
+		return cols, nil, nil
 	}
 	var def schema.Table
 	if err := json.Unmarshal([]byte(*v), &def); err != nil {
-		return nil, fmt.Errorf("views: footer %s of %s: %w", snapshot.KeyTable, path, err)
+		return nil, nil, fmt.Errorf("views: footer %s of %s: %w", snapshot.KeyTable, path, err)
 	}
-	return &def, nil
+	return cols, &def, nil
 }
 
 // defsOf returns the definitions of def's columns, which must be cols in
@@ -153,75 +147,4 @@ func hasChainStart(names map[string]bool, table string) bool {
 		}
 	}
 	return posdel && upserts
-}
-
-// describe returns the column names of the Parquet file at path, in order.
-func describe(ctx context.Context, db queryer, path string) ([]string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	q := "DESCRIBE SELECT * FROM read_parquet(" + quoteString(globEscape(filepath.ToSlash(abs))) + ")"
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("views: read columns of %s: %w", path, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	nameAt := -1
-	for i, c := range cols {
-		if c == "column_name" {
-			nameAt = i
-		}
-	}
-	if nameAt < 0 {
-		return nil, fmt.Errorf("views: DESCRIBE of %s has no column_name", path)
-	}
-	var names []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		name, ok := vals[nameAt].(string)
-		if !ok {
-			return nil, fmt.Errorf("views: DESCRIBE of %s: column name %v", path, vals[nameAt])
-		}
-		names = append(names, name)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("views: read columns of %s: %w", path, err)
-	}
-	return names, nil
-}
-
-// openDuckDB opens an in-memory DuckDB bounded as docs/architecture.md asks (memory
-// limit, threads, a temp directory of its own) and returns it with the
-// function that closes it and removes the temp directory.
-func openDuckDB() (*sql.DB, func(), error) {
-	tmp, err := os.MkdirTemp("", "dbtrail-views-")
-	if err != nil {
-		return nil, nil, fmt.Errorf("views: duckdb temp dir: %w", err)
-	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, nil, fmt.Errorf("views: open duckdb: %w", err)
-	}
-	cleanup := func() { db.Close(); os.RemoveAll(tmp) }
-	for _, s := range []string{"SET memory_limit='256MB'", "SET threads=1",
-		"SET temp_directory=" + quoteString(filepath.ToSlash(tmp))} {
-		if _, err := db.Exec(s); err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("views: duckdb %s: %w", s, err)
-		}
-	}
-	return db, cleanup, nil
 }
