@@ -101,11 +101,16 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 func notRetried(t *testing.T, e *backupEnv, run client.WorkflowRun) {
 	t.Helper()
 	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	scheduled := map[int64]string{} // scheduled event id → activity type
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		must(t, err)
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
+		}
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() != 1 {
-			t.Errorf("an activity ran attempt %d (event %d): it was retried", a.GetAttempt(), ev.GetEventId())
+			t.Errorf("activity %s ran attempt %d (event %d): it was retried; the attempt before it failed with: %v",
+				scheduled[a.GetScheduledEventId()], a.GetAttempt(), ev.GetEventId(), a.GetLastFailure())
 		}
 	}
 }

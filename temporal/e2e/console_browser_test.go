@@ -165,7 +165,7 @@ func TestConsoleBrowser(t *testing.T) {
 	// next start (GET /v1/schedules on the real Temporal).
 	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, temporalclient.ScheduleSpec{ID: workflows.VerifyWorkflowID("main"), Every: 24 * time.Hour,
 		Workflow: "Verify", TaskQueue: workflows.TaskQueue, Args: []any{workflows.VerifyInput{Source: "main", Snapshot: "current"}}, Attrs: jobs.SourceAttrs("main")}))
-	var scheds []jobs.Schedule
+	var scheds []jobs.ScheduleState
 	if st := c.call("GET", "/v1/schedules", "", &scheds); st != 200 || len(scheds) != 1 || scheds[0].Name != "verify" || scheds[0].NextAt == nil {
 		t.Fatalf("GET /v1/schedules: %d %+v", st, scheds)
 	}
