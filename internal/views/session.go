@@ -162,7 +162,7 @@ func (s *Session) Reload(ctx context.Context) (bool, error) {
 	if _, err := os.Stat(filepath.Join(dir, snapshot.ManifestName)); err != nil {
 		return false, fmt.Errorf("views: snapshot %s: %w", id, err)
 	}
-	tables, err := tablesFrom(dir)
+	tables, err := TablesFromSnapshot(dir)
 	if err != nil {
 		return false, err
 	}

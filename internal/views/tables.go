@@ -37,11 +37,6 @@ var chainStart = regexp.MustCompile(`^\.000000(-[0-9]+)?\.(posdel|upserts)$`)
 // (and so no chain): the views' globs need at least one file to match, and a
 // table without it is an error naming the table.
 func TablesFromSnapshot(snapshotDir string) ([]TableRef, error) {
-	return tablesFrom(snapshotDir)
-}
-
-// tablesFrom is TablesFromSnapshot.
-func tablesFrom(snapshotDir string) ([]TableRef, error) {
 	schemas, err := os.ReadDir(snapshotDir)
 	if err != nil {
 		return nil, fmt.Errorf("views: list snapshot: %w", err)

@@ -43,7 +43,7 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 	base := s.base
 	if tail.Snapshot != s.loaded {
 		snapDir := filepath.Join(s.opt.SourceDir, snapshot.SnapshotsDir, tail.Snapshot)
-		if base, err = tablesFrom(snapDir); err != nil {
+		if base, err = TablesFromSnapshot(snapDir); err != nil {
 			return false, err
 		}
 		if len(base) == 0 {
