@@ -63,7 +63,7 @@ func (s *Service) Schedules(ctx context.Context, source string) ([]ScheduleState
 	return out, nil
 }
 
-// schedule is the Schedule of one description; the last start's job is
+// schedule is the ScheduleState of one description; the last start's job is
 // read when it is one.
 func (s *Service) schedule(ctx context.Context, name, id string, d *client.ScheduleDescription) (ScheduleState, error) {
 	sc := ScheduleState{Name: name, ID: id, Paused: d.Schedule.State != nil && d.Schedule.State.Paused}
