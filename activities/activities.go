@@ -12,12 +12,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // Source is one captured server as the activities see it.
@@ -104,7 +106,7 @@ func (a *Activities) source(name string) (Source, error) {
 	s, ok := a.Sources[name]
 	if !ok {
 		return Source{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("source %q is not configured on this worker", name), ErrUnknownSource, nil)
+			fmt.Sprintf("source %q is not configured on this worker", name), payload.ErrUnknownSource, nil)
 	}
 	return s, nil
 }
@@ -127,14 +129,14 @@ func (a *Activities) log(ctx context.Context) *slog.Logger {
 // capture has not passed the position it waits, heartbeating; when the index
 // cannot cover the position (capture started after it, or a gap covers it)
 // the backup is refused for good.
-func (a *Activities) MapPosition(ctx context.Context, in MapPositionInput) (MapPositionResult, error) {
+func (a *Activities) MapPosition(ctx context.Context, in calls.MapPositionInput) (calls.MapPositionResult, error) {
 	seq, err := a.waitSeqAt(ctx, in.Source, in.Position.Coords())
 	if err != nil {
-		return MapPositionResult{}, err
+		return calls.MapPositionResult{}, err
 	}
 	out := in.Position
 	out.Seq = seq
-	return MapPositionResult{Position: out}, nil
+	return calls.MapPositionResult{Position: out}, nil
 }
 
 // waitSeqAt returns the seq of the last captured transaction at or before
@@ -149,7 +151,7 @@ func (a *Activities) waitSeqAt(ctx context.Context, source string, pos binlogpos
 		case err == nil:
 			return seq, nil
 		case errors.As(err, &nc):
-			return 0, temporal.NewNonRetryableApplicationError(nc.Error(), ErrPositionNotCovered, err)
+			return 0, temporal.NewNonRetryableApplicationError(nc.Error(), payload.ErrPositionNotCovered, err)
 		case !errors.Is(err, index.ErrNotCaughtUp):
 			return 0, err
 		}
@@ -163,9 +165,9 @@ func (a *Activities) waitSeqAt(ctx context.Context, source string, pos binlogpos
 }
 
 // RemoveDump deletes a dump folder; a folder already gone is success.
-func (a *Activities) RemoveDump(ctx context.Context, in RemoveDumpInput) error {
+func (a *Activities) RemoveDump(ctx context.Context, in calls.RemoveDumpInput) error {
 	if in.Dir == "" || !isWithin(a.WorkDir, in.Dir) {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("refusing to remove %q outside the work folder %s", in.Dir, a.WorkDir), ErrBadPath, nil)
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("refusing to remove %q outside the work folder %s", in.Dir, a.WorkDir), payload.ErrBadPath, nil)
 	}
 	if err := os.RemoveAll(in.Dir); err != nil {
 		return fmt.Errorf("remove dump %s: %w", in.Dir, err)

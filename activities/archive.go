@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // The archive moves hours of a source's events from the index to the
@@ -30,13 +32,13 @@ const maxArchiveRounds = 3
 // ended at least IndexHours (default DefaultIndexHours) before in.Now and
 // whose events are all below the capture checkpoint. Without an archive
 // location it lists none and says so. It writes nothing.
-func (a *Activities) PlanArchive(ctx context.Context, in PlanArchiveInput) (PlanArchiveResult, error) {
+func (a *Activities) PlanArchive(ctx context.Context, in calls.PlanArchiveInput) (calls.PlanArchiveResult, error) {
 	keep := in.IndexHours
 	if keep <= 0 {
 		keep = DefaultIndexHours
 	}
 	before := change.HourTime(change.HourID(in.Now.Add(-time.Duration(keep) * time.Hour)))
-	res := PlanArchiveResult{Before: before}
+	res := calls.PlanArchiveResult{Before: before}
 	if a.Remote == nil {
 		res.Reason = "no archive location on this worker (--archive-url): the index keeps every hour, nothing is dropped"
 		return res, nil
@@ -58,7 +60,7 @@ func (a *Activities) PlanArchive(ctx context.Context, in PlanArchiveInput) (Plan
 		if h.LastSeq > cp.LastSeq {
 			continue // not below the checkpoint (cannot happen for committed events)
 		}
-		res.Hours = append(res.Hours, ArchiveHourPlan{Hour: change.HourTime(h.Hour), Events: h.Events})
+		res.Hours = append(res.Hours, calls.ArchiveHourPlan{Hour: change.HourTime(h.Hour), Events: h.Events})
 	}
 	return res, nil
 }
@@ -67,30 +69,30 @@ func (a *Activities) PlanArchive(ctx context.Context, in PlanArchiveInput) (Plan
 // history, capture gaps, capture starts) to the archive location, replacing
 // the one there: it only ever grows, and the same content is not sent
 // again. A lost index is rebuilt from it and the archive files.
-func (a *Activities) ArchiveHistory(ctx context.Context, in ArchiveHistoryInput) (ArchiveHistoryResult, error) {
+func (a *Activities) ArchiveHistory(ctx context.Context, in calls.ArchiveHistoryInput) (calls.ArchiveHistoryResult, error) {
 	if a.Remote == nil {
-		return ArchiveHistoryResult{}, nonRetryable(ErrNoArchiveLocation, errors.New("no archive location on this worker (--archive-url)"))
+		return calls.ArchiveHistoryResult{}, nonRetryable(payload.ErrNoArchiveLocation, errors.New("no archive location on this worker (--archive-url)"))
 	}
 	h := archive.History{Source: in.Source}
 	var err error
 	if h.Schemas, err = a.Index.SchemaHistory(ctx, in.Source); err != nil {
-		return ArchiveHistoryResult{}, err
+		return calls.ArchiveHistoryResult{}, err
 	}
 	if h.Gaps, err = a.Index.Gaps(ctx, in.Source); err != nil {
-		return ArchiveHistoryResult{}, err
+		return calls.ArchiveHistoryResult{}, err
 	}
 	if h.Starts, err = a.Index.Starts(ctx, in.Source); err != nil {
-		return ArchiveHistoryResult{}, err
+		return calls.ArchiveHistoryResult{}, err
 	}
 	b, err := archive.MarshalHistory(h)
 	if err != nil {
-		return ArchiveHistoryResult{}, err
+		return calls.ArchiveHistoryResult{}, err
 	}
 	name := archive.HistoryName(in.Source)
 	if err := a.Remote.Put(ctx, name, bytes.NewReader(b), digest.Bytes(b)); err != nil {
-		return ArchiveHistoryResult{}, fmt.Errorf("archive history of %s to %s: %w", in.Source, a.Remote.Location(), err)
+		return calls.ArchiveHistoryResult{}, fmt.Errorf("archive history of %s to %s: %w", in.Source, a.Remote.Location(), err)
 	}
-	return ArchiveHistoryResult{Object: name, Bytes: int64(len(b)), Schemas: len(h.Schemas), Gaps: len(h.Gaps), Starts: len(h.Starts)}, nil
+	return calls.ArchiveHistoryResult{Object: name, Bytes: int64(len(b)), Schemas: len(h.Schemas), Gaps: len(h.Gaps), Starts: len(h.Starts)}, nil
 }
 
 // ArchiveHour archives one hour of a source: it writes the hour's archive
@@ -106,12 +108,12 @@ func (a *Activities) ArchiveHistory(ctx context.Context, in ArchiveHistoryInput)
 // is damaged (BrokenArchive) or disagrees with the index
 // (ArchiveConflict) is left alone and nothing is dropped. It heartbeats
 // ArchiveProgress.
-func (a *Activities) ArchiveHour(ctx context.Context, in ArchiveHourInput) (ArchiveHourResult, error) {
+func (a *Activities) ArchiveHour(ctx context.Context, in calls.ArchiveHourInput) (calls.ArchiveHourResult, error) {
 	if a.Remote == nil {
-		return ArchiveHourResult{}, nonRetryable(ErrNoArchiveLocation, errors.New("no archive location on this worker (--archive-url)"))
+		return calls.ArchiveHourResult{}, nonRetryable(payload.ErrNoArchiveLocation, errors.New("no archive location on this worker (--archive-url)"))
 	}
 	hour := change.HourID(in.Hour)
-	res := ArchiveHourResult{Hour: change.HourTime(hour), Object: archive.ObjectName(in.Source, change.HourTime(hour))}
+	res := calls.ArchiveHourResult{Hour: change.HourTime(hour), Object: archive.ObjectName(in.Source, change.HourTime(hour))}
 	set, stop := keepAlive(ctx)
 	defer stop()
 	log := a.log(ctx).With(slog.String("source", in.Source), slog.String("hour", res.Hour.Format(time.RFC3339)))
@@ -149,17 +151,17 @@ func (a *Activities) ArchiveHour(ctx context.Context, in ArchiveHourInput) (Arch
 // DropEmptyPartitions drops the index's hourly partitions of hours before
 // in.Before that hold nothing (hours without traffic). Without an archive
 // location nothing is dropped.
-func (a *Activities) DropEmptyPartitions(ctx context.Context, in DropEmptyPartitionsInput) (DropEmptyPartitionsResult, error) {
+func (a *Activities) DropEmptyPartitions(ctx context.Context, in calls.DropEmptyPartitionsInput) (calls.DropEmptyPartitionsResult, error) {
 	if a.Remote == nil {
-		return DropEmptyPartitionsResult{}, nil
+		return calls.DropEmptyPartitionsResult{}, nil
 	}
 	dropped, err := a.Index.DropEmptyPartitions(ctx, change.HourID(in.Before))
-	return DropEmptyPartitionsResult{Dropped: dropped}, err
+	return calls.DropEmptyPartitionsResult{Dropped: dropped}, err
 }
 
 // step reports one step of archiving an hour in the heartbeat and the log.
 func step(set func(any), log *slog.Logger, hour uint32, name string, events int64) {
-	set(ArchiveProgress{Hour: change.HourTime(hour), Step: name, Events: events})
+	set(calls.ArchiveProgress{Hour: change.HourTime(hour), Step: name, Events: events})
 	log.Debug("archive step", slog.String("step", name), slog.Int64("events", events))
 }
 

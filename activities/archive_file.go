@@ -11,6 +11,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // archivedFile is one hour's archive file, written and confirmed.
@@ -79,7 +80,7 @@ func (a *Activities) storedArchive(ctx context.Context, source string, hour uint
 		return nil, closeStored, fmt.Errorf("archive %s: %w", where, err)
 	}
 	if found && rec.Confirmed() && !rec.DroppedAt.IsZero() {
-		return nil, closeStored, nonRetryable(ErrBrokenArchive, fmt.Errorf(
+		return nil, closeStored, nonRetryable(payload.ErrBrokenArchive, fmt.Errorf(
 			"archive %s, recorded with %d events confirmed at %s, is missing: the events it held are in no other place; the hour is not rewritten",
 			where, rec.Events, rec.ConfirmedAt.Format(time.RFC3339)))
 	}
@@ -91,7 +92,7 @@ func (a *Activities) storedArchive(ctx context.Context, source string, hour uint
 func brokenArchive(err error) error {
 	var ce *archive.CorruptError
 	if errors.As(err, &ce) {
-		return nonRetryable(ErrBrokenArchive, fmt.Errorf("stored %w; it is neither rewritten nor is the hour dropped", err))
+		return nonRetryable(payload.ErrBrokenArchive, fmt.Errorf("stored %w; it is neither rewritten nor is the hour dropped", err))
 	}
 	return err
 }
@@ -119,7 +120,7 @@ func (a *Activities) writeHourFile(ctx context.Context, source string, hour uint
 	var ce *archive.ConflictError
 	switch {
 	case errors.As(err, &ce):
-		return f, nonRetryable(ErrArchiveConflict, fmt.Errorf("archive hour %s of %s: %w", index.PartitionName(hour), source, err))
+		return f, nonRetryable(payload.ErrArchiveConflict, fmt.Errorf("archive hour %s of %s: %w", index.PartitionName(hour), source, err))
 	case errors.As(err, &ee):
 		return f, badInput(fmt.Errorf("archive hour %s of %s: %w", index.PartitionName(hour), source, err))
 	case err != nil:

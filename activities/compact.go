@@ -10,14 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/compaction"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/retention"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // CompactTable merges the chain entries in.Merge names (the first entries of
@@ -32,32 +34,32 @@ import (
 // (the range holds at most what it merges): too little is NoRoom. A
 // Merge that is not the start of the snapshot's chain is refused: the plan
 // and the snapshot disagree.
-func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (CompactTableResult, error) {
+func (a *Activities) CompactTable(ctx context.Context, in calls.CompactTableInput) (calls.CompactTableResult, error) {
 	dir := a.sourceDir(in.Source)
 	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
 	snap, err := snapshot.OpenSnapshot(snapshotDir(dir, in.SnapshotID))
 	if err != nil {
-		return CompactTableResult{}, nonRetryable(ErrSnapshotGone, err)
+		return calls.CompactTableResult{}, nonRetryable(payload.ErrSnapshotGone, err)
 	}
 	mt, ok := snap.Manifest.Table(in.Schema, in.Table)
 	if !ok {
-		return CompactTableResult{}, nil // nothing to merge
+		return calls.CompactTableResult{}, nil // nothing to merge
 	}
 	cr, ok, err := compaction.Range(snap.Manifest, mt, in.Merge)
 	switch {
 	case errors.Is(err, compaction.ErrNotChainStart):
-		return CompactTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("snapshot %s: %w", in.SnapshotID, err))
+		return calls.CompactTableResult{}, nonRetryable(payload.ErrBadPlan, fmt.Errorf("snapshot %s: %w", in.SnapshotID, err))
 	case err != nil:
-		return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("snapshot %s: %w", in.SnapshotID, err))
+		return calls.CompactTableResult{}, nonRetryable(payload.ErrBrokenSnapshot, fmt.Errorf("snapshot %s: %w", in.SnapshotID, err))
 	case !ok:
-		return CompactTableResult{}, nil // nothing to merge: fewer than two entries
+		return calls.CompactTableResult{}, nil // nothing to merge: fewer than two entries
 	}
 	merge := in.Merge
 	var posdel []string
 	var upserts []fold.Keyed
 	for i, rel := range merge {
 		if err := snap.Verify(rel); err != nil {
-			return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
+			return calls.CompactTableResult{}, nonRetryable(payload.ErrBrokenSnapshot, err)
 		}
 		if i%2 == 0 {
 			posdel = append(posdel, snap.Path(rel))
@@ -66,15 +68,15 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 		}
 	}
 	name := foldplan.Entry(cr.From, cr.To)
-	res := CompactTableResult{Range: name, MergedFiles: len(merge)}
+	res := calls.CompactTableResult{Range: name, MergedFiles: len(merge)}
 	old, err := compaction.Read(snapshot.Folder(dir), k)
 	if err == nil && compaction.Same(old, cr) {
 		return res, nil
 	}
 	// The range holds at most what it merges.
-	est := room.Exact(snap.Manifest.FilesSize(merge...))
+	est := spaceneed.Exact(snap.Manifest.FilesSize(merge...))
 	if err := a.checkRoom(dir, est, "compact "+k.String()); err != nil {
-		return CompactTableResult{}, err
+		return calls.CompactTableResult{}, err
 	}
 	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res, est); err != nil {
 		return res, err
@@ -89,39 +91,39 @@ func (a *Activities) CompactTable(ctx context.Context, in CompactTableInput) (Co
 }
 
 // writeRange writes the range pair and, last, its descriptor.
-func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap *snapshot.Snapshot, mt snapshot.ManifestTable,
-	cr foldplan.CompactedRange, posdel []string, upserts []fold.Keyed, res CompactTableResult, est room.Estimate) (CompactTableResult, error) {
+func (a *Activities) writeRange(ctx context.Context, in calls.CompactTableInput, snap *snapshot.Snapshot, mt snapshot.ManifestTable,
+	cr foldplan.CompactedRange, posdel []string, upserts []fold.Keyed, res calls.CompactTableResult, est spaceneed.Estimate) (calls.CompactTableResult, error) {
 	dir := a.sourceDir(in.Source)
 	k := foldplan.TableKey{Schema: in.Schema, Table: in.Table}
 	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
 	if err != nil {
-		return CompactTableResult{}, nonRetryable(ErrBrokenSnapshot, err)
+		return calls.CompactTableResult{}, nonRetryable(payload.ErrBrokenSnapshot, err)
 	}
 	eng, release, err := a.engine(ctx)
 	if err != nil {
-		return CompactTableResult{}, err
+		return calls.CompactTableResult{}, err
 	}
 	failed := true
 	defer func() { release(failed) }()
 	pdRel, err1 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "posdel")
 	upRel, err2 := snapshot.ChainFile(in.Schema, in.Table, res.Range, "upserts")
 	if err := errors.Join(err1, err2); err != nil {
-		return CompactTableResult{}, nonRetryable(ErrBadInput, err)
+		return calls.CompactTableResult{}, nonRetryable(payload.ErrBadInput, err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: foot.CreateTable, Position: foot.Position, SnapshotID: in.SnapshotID, Source: in.Source}
 	set, stop := keepAlive(ctx)
 	defer stop()
 	progress := func(stage string, rows int64) {
-		set(RefreshProgress{Table: k.String(), Stage: stage, Rows: rows})
+		set(payload.RefreshTableProgress{Table: k.String(), Stage: stage, Rows: rows})
 	}
 	base := snapshot.Folder(dir).Compact()
 	if err := compaction.Forget(snapshot.Folder(dir), k); err != nil {
-		return CompactTableResult{}, err
+		return calls.CompactTableResult{}, err
 	}
 	pdPath, upPath := filepath.Join(base, filepath.FromSlash(pdRel)), filepath.Join(base, filepath.FromSlash(upRel))
 	for _, d := range []string{filepath.Dir(pdPath), filepath.Dir(upPath)} {
 		if err := os.MkdirAll(d, filemode.Dir()); err != nil {
-			return CompactTableResult{}, err
+			return calls.CompactTableResult{}, err
 		}
 	}
 	var cres fold.CompactResult
@@ -135,14 +137,14 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 		return err
 	})
 	if err != nil {
-		return CompactTableResult{}, err
+		return calls.CompactTableResult{}, err
 	}
 	cr.Posdel, cr.Upserts = pdRel, upRel
 	if err := compaction.Write(snapshot.Folder(dir), k, cr); err != nil {
-		return CompactTableResult{}, err
+		return calls.CompactTableResult{}, err
 	}
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
-	res.Room = room.Record(room.KindCompact, est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
+	res.Room = spaceneed.Record(spaceneed.KindCompact, est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
 	failed = false
 	return res, nil
 }
@@ -155,17 +157,17 @@ func (a *Activities) writeRange(ctx context.Context, in CompactTableInput, snap 
 // snapshot whose remote copy is not confirmed (no valid .remote/<id>.ok
 // marker) is kept whatever its age. A policy whose KeepSnapshots is 0 or
 // less removes no snapshot.
-func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, error) {
+func (a *Activities) Prune(ctx context.Context, in calls.PruneInput) (calls.PruneResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
 	dir := a.sourceDir(in.Source)
 	for _, k := range in.DropCompacted {
 		if err := compaction.Drop(snapshot.Folder(dir), k); err != nil {
-			return PruneResult{}, err
+			return calls.PruneResult{}, err
 		}
 	}
 	if a.Retention.KeepSnapshots <= 0 {
-		return PruneResult{}, nil
+		return calls.PruneResult{}, nil
 	}
 	return a.pruneLocal(ctx, in.Source)
 }
@@ -173,9 +175,9 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneResult, err
 // pruneLocal removes the local snapshots of source that retention under
 // the worker's policy removes (retention.Make over the local folder; see
 // Prune), then the key maps no table file uses any more.
-func (a *Activities) pruneLocal(ctx context.Context, source string) (PruneResult, error) {
+func (a *Activities) pruneLocal(ctx context.Context, source string) (calls.PruneResult, error) {
 	if err := a.Retention.Validate(); err != nil {
-		return PruneResult{}, nonRetryable(ErrBadInput, fmt.Errorf("the worker's retention policy: %w", err))
+		return calls.PruneResult{}, nonRetryable(payload.ErrBadInput, fmt.Errorf("the worker's retention policy: %w", err))
 	}
 	res, err := a.pruneDecided(ctx, source)
 	if err != nil {
@@ -189,20 +191,20 @@ func (a *Activities) pruneLocal(ctx context.Context, source string) (PruneResult
 
 // pruneDecided lists source's folder and decides under the publish lock,
 // and hands snapshot.Prune the ids retention removes.
-func (a *Activities) pruneDecided(ctx context.Context, source string) (PruneResult, error) {
+func (a *Activities) pruneDecided(ctx context.Context, source string) (calls.PruneResult, error) {
 	dir := a.sourceDir(source)
 	rin, err := a.retentionInput(ctx, source, a.Retention, time.Now().UTC(), false)
 	if err != nil {
-		return PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
+		return calls.PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
 	}
 	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {
-		return PruneResult{}, err
+		return calls.PruneResult{}, err
 	}
 	defer unlock()
 	local, err := localPlace(dir)
 	if err != nil {
-		return PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
+		return calls.PruneResult{}, fmt.Errorf("prune %s: %w", source, err)
 	}
 	local.Held = rin.Places[0].Held
 	rin.Places = []retention.Place{local}
@@ -211,7 +213,7 @@ func (a *Activities) pruneDecided(ctx context.Context, source string) (PruneResu
 		a.log(ctx).Info("snapshot kept: held", "source", source, "snapshot", id, "reason", heldReason)
 	}
 	res, err := snapshot.Prune(dir, remove, a.log(ctx))
-	return PruneResult{Removed: res.Removed, Held: held}, err
+	return calls.PruneResult{Removed: res.Removed, Held: held}, err
 }
 
 // remoteHold returns what retention needs from the remote store: held

@@ -12,12 +12,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/mydumper"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // Dump runs mydumper against the source into <WorkDir>/<source>/<snapshot>.
@@ -32,15 +34,15 @@ import (
 // or names a table the source does not have as a base table, is refused
 // (BadInput) before mydumper runs, and the result lists exactly those
 // tables (a table dropped meanwhile is BadInput too).
-func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error) {
+func (a *Activities) Dump(ctx context.Context, in calls.DumpInput) (calls.DumpResult, error) {
 	src, err := a.source(in.Source)
 	if err != nil {
-		return DumpResult{}, err
+		return calls.DumpResult{}, err
 	}
 	var tables []mydumper.Table
 	if len(in.Tables) > 0 {
 		if tables, err = mydumper.ParseTables(in.Tables); err != nil {
-			return DumpResult{}, badInput(fmt.Errorf("partial full backup of %s: %w", in.Source, err))
+			return calls.DumpResult{}, badInput(fmt.Errorf("partial full backup of %s: %w", in.Source, err))
 		}
 	}
 	dir := filepath.Join(a.WorkDir, in.Source, in.SnapshotID)
@@ -49,17 +51,17 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 		return onlyTables(res, in.Source, tables)
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return DumpResult{}, fmt.Errorf("clear dump folder %s: %w", dir, err)
+		return calls.DumpResult{}, fmt.Errorf("clear dump folder %s: %w", dir, err)
 	}
 	est, err := a.checkDumpRoom(ctx, in.Source, dir, tables)
 	if err != nil {
-		return DumpResult{}, err
+		return calls.DumpResult{}, err
 	}
 	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
-		return DumpResult{}, fmt.Errorf("create dump folder %s: %w", dir, err)
+		return calls.DumpResult{}, fmt.Errorf("create dump folder %s: %w", dir, err)
 	}
 	if err := a.runMydumper(ctx, src, dir, tables); err != nil {
-		return DumpResult{}, err
+		return calls.DumpResult{}, err
 	}
 	res, err := a.readDump(dir)
 	if err != nil {
@@ -72,7 +74,7 @@ func (a *Activities) Dump(ctx context.Context, in DumpInput) (DumpResult, error)
 	if err != nil {
 		return res, err
 	}
-	res.Room = room.Record(room.KindDump, est, written)
+	res.Room = spaceneed.Record(spaceneed.KindDump, est, written)
 	return res, nil
 }
 
@@ -103,7 +105,7 @@ func (a *Activities) runMydumper(ctx context.Context, src Source, dir string, ta
 		Log: a.log(ctx), Beat: func(msg string) { activity.RecordHeartbeat(ctx, msg) }}
 	err := run.Do(ctx)
 	if errors.Is(err, mydumper.ErrBadDSN) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrBadConfig, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), payload.ErrBadConfig, nil)
 	}
 	return err
 }
@@ -119,22 +121,22 @@ const DefaultDumpHang = mydumper.DefaultHang
 // readDump reads a finished dump (dumpfile.Read) and lists its tables,
 // leaving out views and system schemas. An unfinished or missing dump is a
 // plain error (the caller redoes it); a damaged one is ErrBadDump.
-func (a *Activities) readDump(dir string) (DumpResult, error) {
+func (a *Activities) readDump(dir string) (calls.DumpResult, error) {
 	d, err := dumpfile.Read(os.DirFS(dir))
 	var bad *dumpfile.BadDumpError
 	if errors.As(err, &bad) {
-		return DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), ErrBadDump, err)
+		return calls.DumpResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("dump %s: %v", dir, err), payload.ErrBadDump, err)
 	}
 	if err != nil {
-		return DumpResult{}, fmt.Errorf("dump %s: %w", dir, err)
+		return calls.DumpResult{}, fmt.Errorf("dump %s: %w", dir, err)
 	}
 	md := d.Metadata
-	res := DumpResult{Dir: dir, Position: binlogpos.Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
+	res := calls.DumpResult{Dir: dir, Position: binlogpos.Position{File: md.BinlogFile, Pos: md.BinlogPos, GTID: md.GTID}}
 	for _, t := range d.Tables {
 		if t.IsView || schema.IsSystemSchema(t.Schema) {
 			continue
 		}
-		res.Tables = append(res.Tables, TableRef{Schema: t.Schema, Table: t.Table, SchemaFile: t.SchemaFile, DataFiles: t.DataFiles})
+		res.Tables = append(res.Tables, calls.TableRef{Schema: t.Schema, Table: t.Table, SchemaFile: t.SchemaFile, DataFiles: t.DataFiles})
 	}
 	for _, v := range d.Views {
 		res.SkippedViews = append(res.SkippedViews, v.Name()+" (view: its rows belong to its base tables)")
@@ -146,7 +148,7 @@ func (a *Activities) readDump(dir string) (DumpResult, error) {
 // reused dump folder holds only those; nothing else is trusted) and
 // refuses the dump when one is missing (BadInput); with no tables res is
 // returned as is.
-func onlyTables(res DumpResult, source string, tables []mydumper.Table) (DumpResult, error) {
+func onlyTables(res calls.DumpResult, source string, tables []mydumper.Table) (calls.DumpResult, error) {
 	if len(tables) == 0 {
 		return res, nil
 	}
@@ -154,7 +156,7 @@ func onlyTables(res DumpResult, source string, tables []mydumper.Table) (DumpRes
 	for _, t := range tables {
 		want[t] = false
 	}
-	var kept []TableRef
+	var kept []calls.TableRef
 	for _, t := range res.Tables {
 		k := mydumper.Table{Schema: t.Schema, Name: t.Table}
 		if _, ok := want[k]; ok {
@@ -169,7 +171,7 @@ func onlyTables(res DumpResult, source string, tables []mydumper.Table) (DumpRes
 		}
 	}
 	if len(missing) > 0 {
-		return DumpResult{}, badInput(fmt.Errorf("partial full backup of %s: the dump holds no table %s (dropped meanwhile?)",
+		return calls.DumpResult{}, badInput(fmt.Errorf("partial full backup of %s: the dump holds no table %s (dropped meanwhile?)",
 			source, strings.Join(missing, ", ")))
 	}
 	res.Tables, res.SkippedViews = kept, nil

@@ -9,8 +9,9 @@ import (
 	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/dbtrail/dbtrail/internal/mydumper"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // dumpSizeTimeout bounds the read of the source's table sizes.
@@ -18,25 +19,25 @@ const dumpSizeTimeout = 30 * time.Second
 
 // checkDumpRoom checks the work folder for room for a dump of source into
 // dir (of tables only, when not empty) and returns the estimate
-// (room.Dump). A source whose sizes cannot be read is not refused here
+// (spaceneed.Dump). A source whose sizes cannot be read is not refused here
 // (mydumper then says what is wrong with it): the estimate is not Sure and
 // the check is logged as skipped. A table list naming a table the source
 // does not have is refused (BadInput).
-func (a *Activities) checkDumpRoom(ctx context.Context, source, dir string, tables []mydumper.Table) (room.Estimate, error) {
+func (a *Activities) checkDumpRoom(ctx context.Context, source, dir string, tables []mydumper.Table) (spaceneed.Estimate, error) {
 	if len(tables) > 0 {
 		length, err := a.tablesLength(ctx, source, tables)
 		if err != nil {
-			return room.Estimate{}, err
+			return spaceneed.Estimate{}, err
 		}
-		est := room.Dump(length)
+		est := spaceneed.Dump(length)
 		return est, a.checkRoom(dir, est, "dump of "+source)
 	}
 	length, err := a.dataLength(ctx, source)
 	if err != nil {
 		a.log(ctx).Warn("free space not checked before the dump: the source's table sizes cannot be read", "source", source, "error", err)
-		return room.Estimate{}, nil
+		return spaceneed.Estimate{}, nil
 	}
-	est := room.Dump(length)
+	est := spaceneed.Dump(length)
 	return est, a.checkRoom(dir, est, "dump of "+source)
 }
 
@@ -89,7 +90,7 @@ func (a *Activities) tablesLength(ctx context.Context, source string, tables []m
 	}
 	cfg, err := driver.ParseDSN(src.DSN)
 	if err != nil {
-		return 0, nonRetryable(ErrBadConfig, fmt.Errorf("source DSN: %w", err))
+		return 0, nonRetryable(payload.ErrBadConfig, fmt.Errorf("source DSN: %w", err))
 	}
 	db, err := a.openSource(source)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // TestDumpKillsAStalledMydumper: a mydumper that prints once and then hangs
@@ -25,7 +27,7 @@ func TestDumpKillsAStalledMydumper(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
-	_, err := env.ExecuteActivity(a.Dump, DumpInput{Source: "main", SnapshotID: "20261201T000000Z"})
+	_, err := env.ExecuteActivity(a.Dump, calls.DumpInput{Source: "main", SnapshotID: "20261201T000000Z"})
 	if err == nil || !strings.Contains(err.Error(), "made no progress for 400ms") || !strings.Contains(err.Error(), "trx_consistency_only") || !strings.Contains(err.Error(), "source threads unknown") {
 		t.Fatalf("want a stall error with mydumper's output, got %v", err)
 	}

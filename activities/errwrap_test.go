@@ -13,9 +13,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdktest "go.temporal.io/sdk/testsuite"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -26,51 +28,51 @@ import (
 // make it fail where it has no work to do. A new activity needs an entry
 // here: the test enumerates the methods.
 var failureInputs = map[string]any{
-	"MapPosition":           MapPositionInput{},
-	"RemoveDump":            RemoveDumpInput{Dir: "/elsewhere"},
-	"PlanArchive":           PlanArchiveInput{IndexHours: 24, Now: hour.Add(time.Hour)},
-	"ArchiveHistory":        ArchiveHistoryInput{},
-	"ArchiveHour":           ArchiveHourInput{Hour: hour},
-	"DropEmptyPartitions":   DropEmptyPartitionsInput{},
-	"CompactTable":          CompactTableInput{},
-	"Prune":                 PruneInput{},
-	"Dump":                  DumpInput{},
-	"ExactFloats":           ExactFloatsInput{},
-	"PlanExport":            PlanExportInput{},
-	"ExportTable":           ExportTableInput{Format: ExportParquet},
-	"RemoveExportStaging":   RemoveStagingInput{Staging: "/tmp/x"},
-	"FinishExport":          FinishExportInput{},
-	"LastPublisher":         PublisherInput{},
-	"RecordPublisher":       RecordPublisherInput{},
-	"PlanRefresh":           PlanRefreshInput{},
-	"RefreshTable":          RefreshTableInput{},
-	"LinkTables":            LinkTablesInput{Tables: []RefreshTableInput{{}}},
-	"RefreshWorkers":        RefreshWorkersInput{},
-	"DiscardUnpublished":    DiscardUnpublishedInput{},
-	"SweepParts":            SweepPartsInput{},
-	"AdoptTable":            AdoptTableInput{Result: ConvertTableResult{File: "app/t.parquet", Size: 1, SHA256: "00"}},
-	"UploadSnapshot":        UploadSnapshotInput{},
-	"DownloadCurrent":       DownloadCurrentInput{},
-	"PrepareRestore":        PrepareRestoreInput{},
-	"RestoreHour":           RestoreHourInput{Hour: hour},
-	"RecordDrill":           RecordDrillInput{},
-	"FinishRestore":         FinishRestoreInput{},
-	"LoadTable":             LoadTableInput{},
-	"PlanRestore":           PlanRestoreInput{},
-	"VerifyRestore":         VerifyRestoreInput{},
-	"EndRestore":            EndRestoreInput{},
-	"AllocateSnapshot":      AllocateSnapshotInput{},
-	"ConvertTable":          ConvertTableInput{},
-	"Publish":               PublishInput{},
-	"FinishPartial":         FinishPartialInput{},
-	"RemovePartial":         RemovePartialInput{},
-	"PublishRefresh":        PublishRefreshInput{},
-	"RemoveSnapshotStaging": RemoveSnapshotStagingInput{},
+	"MapPosition":           calls.MapPositionInput{},
+	"RemoveDump":            calls.RemoveDumpInput{Dir: "/elsewhere"},
+	"PlanArchive":           calls.PlanArchiveInput{IndexHours: 24, Now: hour.Add(time.Hour)},
+	"ArchiveHistory":        calls.ArchiveHistoryInput{},
+	"ArchiveHour":           calls.ArchiveHourInput{Hour: hour},
+	"DropEmptyPartitions":   calls.DropEmptyPartitionsInput{},
+	"CompactTable":          calls.CompactTableInput{},
+	"Prune":                 calls.PruneInput{},
+	"Dump":                  calls.DumpInput{},
+	"ExactFloats":           calls.ExactFloatsInput{},
+	"PlanExport":            calls.PlanExportInput{},
+	"ExportTable":           calls.ExportTableInput{Format: payload.ExportParquet},
+	"RemoveExportStaging":   calls.RemoveStagingInput{Staging: "/tmp/x"},
+	"FinishExport":          calls.FinishExportInput{},
+	"LastPublisher":         calls.PublisherInput{},
+	"RecordPublisher":       calls.RecordPublisherInput{},
+	"PlanRefresh":           calls.PlanRefreshInput{},
+	"RefreshTable":          calls.RefreshTableInput{},
+	"LinkTables":            calls.LinkTablesInput{Tables: []calls.RefreshTableInput{{}}},
+	"RefreshWorkers":        calls.RefreshWorkersInput{},
+	"DiscardUnpublished":    calls.DiscardUnpublishedInput{},
+	"SweepParts":            calls.SweepPartsInput{},
+	"AdoptTable":            calls.AdoptTableInput{Result: calls.ConvertTableResult{File: "app/t.parquet", Size: 1, SHA256: "00"}},
+	"UploadSnapshot":        calls.UploadSnapshotInput{},
+	"DownloadCurrent":       calls.DownloadCurrentInput{},
+	"PrepareReindex":        calls.PrepareReindexInput{},
+	"ReindexHour":           calls.ReindexHourInput{Hour: hour},
+	"RecordDrill":           calls.RecordDrillInput{},
+	"FinishReindex":         calls.FinishReindexInput{},
+	"LoadTable":             calls.LoadTableInput{},
+	"PlanRestore":           calls.PlanRestoreInput{},
+	"VerifyRestore":         calls.VerifyRestoreInput{},
+	"EndRestore":            calls.EndRestoreInput{},
+	"AllocateSnapshot":      calls.AllocateSnapshotInput{},
+	"ConvertTable":          calls.ConvertTableInput{},
+	"Publish":               calls.PublishInput{},
+	"FinishPartial":         calls.FinishPartialInput{},
+	"RemovePartial":         calls.RemovePartialInput{},
+	"PublishRefresh":        calls.PublishRefreshInput{},
+	"RemoveSnapshotStaging": calls.RemoveSnapshotStagingInput{},
 	"SweepStaging":          "main",
-	"VerifySnapshot":        VerifySnapshotInput{},
-	"WriteViews":            WriteViewsInput{},
-	"PlanRetention":         RetentionInput{},
-	"ApplyRetention":        ApplyRetentionInput{Plan: retention.Plan{Items: []retention.Item{{Place: retention.PlaceLocal, ID: "20261201T000000Z"}}}},
+	"VerifySnapshot":        calls.VerifySnapshotInput{},
+	"WriteViews":            calls.WriteViewsInput{},
+	"PlanRetention":         calls.RetentionInput{},
+	"ApplyRetention":        calls.ApplyRetentionInput{Plan: retention.Plan{Items: []retention.Item{{Place: retention.PlaceLocal, ID: "20261201T000000Z"}}}},
 }
 
 // hour is the hour the archive's failure inputs name (a zero time would
@@ -106,8 +108,8 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 		dump := t.TempDir()
 		must(t, os.WriteFile(filepath.Join(dump, "db.t-schema.sql"),
 			[]byte("CREATE TABLE `t` (`id` int NOT NULL, `f` float, PRIMARY KEY (`id`)) ENGINE=InnoDB;\n"), 0o644))
-		in := v.Addr().Interface().(*ExactFloatsInput)
-		in.DumpDir, in.Tables = dump, []TableRef{{Schema: "db", Table: "t", SchemaFile: "db.t-schema.sql"}}
+		in := v.Addr().Interface().(*calls.ExactFloatsInput)
+		in.DumpDir, in.Tables = dump, []calls.TableRef{{Schema: "db", Table: "t", SchemaFile: "db.t-schema.sql"}}
 	},
 	// A worker with a queue of its own whose backup folder is a file.
 	"RefreshWorkers": func(t *testing.T, a *Activities, v reflect.Value) {
@@ -124,7 +126,7 @@ var breakers = map[string]func(t *testing.T, a *Activities, v reflect.Value){
 	},
 	"RecordPublisher": func(t *testing.T, a *Activities, v reflect.Value) {
 		refusingStore(t, a, v)
-		v.Addr().Interface().(*RecordPublisherInput).Token = []byte("session")
+		v.Addr().Interface().(*calls.RecordPublisherInput).Token = []byte("session")
 	},
 	// The same, with a published snapshot to upload.
 	"UploadSnapshot": func(t *testing.T, a *Activities, v reflect.Value) {

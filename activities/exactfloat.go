@@ -11,6 +11,7 @@ import (
 	driver "github.com/go-sql-driver/mysql"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/dsn"
@@ -20,6 +21,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // ExactFloats makes the FLOAT values of a dump exact (see package
@@ -36,8 +38,8 @@ import (
 // index holds in another shape; all of them when the source does not
 // report the binlog position of a consistent snapshot (MySQL). A retry
 // starts over.
-func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (ExactFloatsResult, error) {
-	out := ExactFloatsResult{Files: make([]string, len(in.Tables))}
+func (a *Activities) ExactFloats(ctx context.Context, in calls.ExactFloatsInput) (calls.ExactFloatsResult, error) {
+	out := calls.ExactFloatsResult{Files: make([]string, len(in.Tables))}
 	tables, err := floatTables(in, &out)
 	if err != nil || len(tables) == 0 {
 		return out, err
@@ -95,7 +97,7 @@ func (a *Activities) ExactFloats(ctx context.Context, in ExactFloatsInput) (Exac
 
 // floatTables returns the tables of in with FLOAT columns to fix, and lists
 // in out.AsDumped those that cannot be.
-func floatTables(in ExactFloatsInput, out *ExactFloatsResult) ([]exactfloat.Table, error) {
+func floatTables(in calls.ExactFloatsInput, out *calls.ExactFloatsResult) ([]exactfloat.Table, error) {
 	fsys := os.DirFS(in.DumpDir)
 	defs := make([]*schema.Table, len(in.Tables))
 	for i, t := range in.Tables {
@@ -117,7 +119,7 @@ func floatTables(in ExactFloatsInput, out *ExactFloatsResult) ([]exactfloat.Tabl
 // path relative to the dump folder, or "" when no value needs a fix. conn
 // is in the consistent snapshot; upto is the seq of its position; progress
 // takes heartbeat details.
-func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in ExactFloatsInput, t exactfloat.Table, upto uint64, dir string, progress func(any)) (string, error) {
+func (a *Activities) fixTable(ctx context.Context, conn *sql.Conn, in calls.ExactFloatsInput, t exactfloat.Table, upto uint64, dir string, progress func(any)) (string, error) {
 	if err := verify.CheckColumns(ctx, conn, t.Def); err != nil {
 		return "", err
 	}
@@ -151,12 +153,12 @@ func (a *Activities) openSource(name string) (*sql.DB, error) {
 	}
 	cfg, err := dsn.Parse("source DSN", src.DSN)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrBadConfig, nil)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), payload.ErrBadConfig, nil)
 	}
 	cfg.ParseTime = false
 	c, err := driver.NewConnector(cfg)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), ErrBadConfig, nil)
+		return nil, temporal.NewNonRetryableApplicationError("source DSN: "+err.Error(), payload.ErrBadConfig, nil)
 	}
 	return sql.OpenDB(c), nil
 }
@@ -164,7 +166,7 @@ func (a *Activities) openSource(name string) (*sql.DB, error) {
 // floatSink returns what ConvertTable appends the rows of def to: tw, or,
 // when the table has a fix file, an exactfloat.Sink in front of tw. done
 // closes the fix file.
-func floatSink(in ConvertTableInput, def *schema.Table, tw *snapshot.TableWriter) (sink dumpconv.Sink, done func(), err error) {
+func floatSink(in calls.ConvertTableInput, def *schema.Table, tw *snapshot.TableWriter) (sink dumpconv.Sink, done func(), err error) {
 	if in.Floats == "" {
 		return tw, func() {}, nil
 	}

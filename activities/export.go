@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // PlanExport checks the export's output and input and decides it before
@@ -27,41 +30,41 @@ import (
 // space of Out's folder against the export's estimated size (exportNeed):
 // too little is NoRoom, before anything is written. It creates the
 // staging folder (next to Out: a rename moves it into place).
-func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanExportResult, error) {
+func (a *Activities) PlanExport(ctx context.Context, in calls.PlanExportInput) (calls.PlanExportResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
 	sp := in.Spec
-	if err := exportdir.CheckOut(sp.Out, sp.Format, sp.Format == ExportSQL); err != nil {
-		return PlanExportResult{}, nonRetryable(ErrBadInput, err)
+	if err := exportdir.CheckOut(sp.Out, sp.Format, sp.Format == payload.ExportSQL); err != nil {
+		return calls.PlanExportResult{}, nonRetryable(payload.ErrBadInput, err)
 	}
 	if _, err := a.source(sp.Source); err != nil {
-		return PlanExportResult{}, err
+		return calls.PlanExportResult{}, err
 	}
-	out := PlanExportResult{ExportedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	out := calls.PlanExportResult{ExportedAt: time.Now().UTC().Truncate(time.Microsecond)}
 	sel := moment.Selection{Schemas: sp.Schemas, Tables: sp.Tables}
 	switch sp.Format {
-	case ExportSQL, ExportParquet:
-		at, err := moment.ParseAt(sp.At)
+	case payload.ExportSQL, payload.ExportParquet:
+		at, err := when.Parse(sp.At)
 		if err != nil {
-			return PlanExportResult{}, nonRetryable(ErrBadInput, err)
+			return calls.PlanExportResult{}, nonRetryable(payload.ErrBadInput, err)
 		}
 		plan, cat, err := a.past(ctx, sp.Source).Plan(ctx, at, sel)
 		if err != nil {
-			return PlanExportResult{}, momentErr(err)
+			return calls.PlanExportResult{}, momentErr(err)
 		}
 		out.Plan = &plan
 		needs, err := a.rebuildNeeds(ctx, cat, plan, false)
 		if err != nil {
-			return PlanExportResult{}, err
+			return calls.PlanExportResult{}, err
 		}
 		for i, tp := range plan.Tables {
-			out.Jobs = append(out.Jobs, ExportTableInput{Source: sp.Source, Format: sp.Format, Staging: in.Staging,
-				Table: tp, Cut: plan.Cut, ExportedAt: out.ExportedAt, Spec: ExportSpecHeader{At: sp.At}, Need: sureBytes(needs[i])})
+			out.Jobs = append(out.Jobs, calls.ExportTableInput{Source: sp.Source, Format: sp.Format, Staging: in.Staging,
+				Table: tp, Cut: plan.Cut, ExportedAt: out.ExportedAt, Spec: calls.ExportSpecHeader{At: sp.At}, Need: sureBytes(needs[i])})
 		}
-	case ExportChanges:
+	case payload.ExportChanges:
 		r, jobs, err := a.planChanges(ctx, sp, sel)
 		if err != nil {
-			return PlanExportResult{}, err
+			return calls.PlanExportResult{}, err
 		}
 		out.Range = r
 		for _, j := range jobs {
@@ -69,13 +72,13 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 			out.Jobs = append(out.Jobs, j)
 		}
 	default:
-		return PlanExportResult{}, nonRetryable(ErrBadInput, fmt.Errorf("export format %q: want sql, parquet or changes", sp.Format))
+		return calls.PlanExportResult{}, nonRetryable(payload.ErrBadInput, fmt.Errorf("export format %q: want sql, parquet or changes", sp.Format))
 	}
 	if err := a.checkRoom(filepath.Dir(sp.Out), exportNeed(sp.Format, out.Jobs), "export to "+sp.Out); err != nil {
-		return PlanExportResult{}, err
+		return calls.PlanExportResult{}, err
 	}
 	if err := os.MkdirAll(in.Staging, filemode.Dir()); err != nil {
-		return PlanExportResult{}, fmt.Errorf("export staging folder: %w", err)
+		return calls.PlanExportResult{}, fmt.Errorf("export staging folder: %w", err)
 	}
 	return out, nil
 }
@@ -88,51 +91,51 @@ func (a *Activities) PlanExport(ctx context.Context, in PlanExportInput) (PlanEx
 // complete, its footer naming the same cut); anything else is redone.
 // Before writing it checks the staging folder's free space for in.Need
 // (NoRoom).
-func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (ExportTableResult, error) {
+func (a *Activities) ExportTable(ctx context.Context, in calls.ExportTableInput) (calls.ExportTableResult, error) {
 	set, stop := keepAlive(ctx)
 	defer stop()
-	if in.Format == ExportChanges {
+	if in.Format == payload.ExportChanges {
 		return a.exportChanges(ctx, in, set)
 	}
 	tp := in.Table
 	name := tp.Key().String()
 	rel, err := snapshot.TableFile(tp.Schema, tp.Table)
 	if err != nil {
-		return ExportTableResult{}, nonRetryable(ErrBadInput, err)
+		return calls.ExportTableResult{}, nonRetryable(payload.ErrBadInput, err)
 	}
 	path := filepath.Join(in.Staging, filepath.FromSlash(rel))
-	res := ExportTableResult{Schema: tp.Schema, Table: tp.Table}
+	res := calls.ExportTableResult{Schema: tp.Schema, Table: tp.Table}
 	if d, rows, ok := exportdir.Reusable(path, in.Cut); ok {
-		f := ExportFile{Path: rel, Rows: rows, SHA256: d.SHA256, Size: d.Size}
-		res.Files, res.Rows, res.Reused = []ExportFile{f}, rows, true
+		f := calls.ExportFile{Path: rel, Rows: rows, SHA256: d.SHA256, Size: d.Size}
+		res.Files, res.Rows, res.Reused = []calls.ExportFile{f}, rows, true
 		return res, nil
 	}
 	if err := a.checkRoom(in.Staging, needOf(in.Need), "export "+name); err != nil {
-		return ExportTableResult{}, err
+		return calls.ExportTableResult{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {
-		return ExportTableResult{}, err
+		return calls.ExportTableResult{}, err
 	}
 	eng, release, err := a.engine(ctx)
 	if err != nil {
-		return ExportTableResult{}, err
+		return calls.ExportTableResult{}, err
 	}
 	failed := true
 	defer func() { release(failed) }()
-	progress := func(stage string, rows int64) { set(ExportProgress{Table: name, Stage: stage, Rows: rows}) }
+	progress := func(stage string, rows int64) { set(calls.ExportProgress{Table: name, Stage: stage, Rows: rows}) }
 	cat, err := a.catalog(ctx, in.Source)
 	if err != nil {
-		return ExportTableResult{}, err
+		return calls.ExportTableResult{}, err
 	}
 	rb := moment.Rebuilder{Source: in.Source, Engine: eng, Events: a.events(ctx, in.Source), Catalog: cat}
 	t, err := rb.Open(ctx, tp, progress)
 	if err != nil {
-		return ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))
+		return calls.ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))
 	}
 	defer t.Close()
 	cut, err := json.Marshal(in.Cut)
 	if err != nil {
-		return ExportTableResult{}, err
+		return calls.ExportTableResult{}, err
 	}
 	meta := snapshot.FooterMeta{CreateTable: t.Footer.CreateTable, Position: in.Cut.Position(), SnapshotID: tp.Snapshot,
 		Source: in.Source, Extra: [][2]string{{snapshot.KeyAt, in.Spec.At}, {snapshot.KeyCut, string(cut)}, {snapshot.KeyBaseSnapshot, tp.Snapshot},
@@ -144,12 +147,12 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 		return err
 	})
 	if err != nil {
-		return ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))
+		return calls.ExportTableResult{}, momentErr(fmt.Errorf("rebuild %s at %s: %w", name, in.Spec.At, err))
 	}
 	failed = false
-	res.Files = []ExportFile{{Path: rel, Rows: wr.Rows, SHA256: d.SHA256, Size: d.Size}}
+	res.Files = []calls.ExportFile{{Path: rel, Rows: wr.Rows, SHA256: d.SHA256, Size: d.Size}}
 	res.Rows, res.Events = wr.Rows, t.Events
-	res.Room = room.Record(room.KindExport, needOf(in.Need), exportedBytes(res.Files))
+	res.Room = spaceneed.Record(spaceneed.KindExport, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table exported", "table", name, "rows", wr.Rows, "events", t.Events, "snapshot", tp.Snapshot)
 	return res, nil
 }
@@ -157,9 +160,9 @@ func (a *Activities) ExportTable(ctx context.Context, in ExportTableInput) (Expo
 // RemoveExportStaging removes the staging folder of a failed export; a
 // folder already gone is success. It refuses a path that is not a staging
 // folder's.
-func (a *Activities) RemoveExportStaging(ctx context.Context, in RemoveStagingInput) error {
+func (a *Activities) RemoveExportStaging(ctx context.Context, in calls.RemoveStagingInput) error {
 	if !exportdir.IsStaging(in.Staging) {
-		return nonRetryable(ErrBadPath, fmt.Errorf("refusing to remove %q: not an export staging folder", in.Staging))
+		return nonRetryable(payload.ErrBadPath, fmt.Errorf("refusing to remove %q: not an export staging folder", in.Staging))
 	}
 	if err := os.RemoveAll(in.Staging); err != nil {
 		return fmt.Errorf("remove export staging %s: %w", in.Staging, err)
@@ -168,7 +171,7 @@ func (a *Activities) RemoveExportStaging(ctx context.Context, in RemoveStagingIn
 }
 
 // exportedBytes is the bytes of an export table's files.
-func exportedBytes(files []ExportFile) uint64 {
+func exportedBytes(files []calls.ExportFile) uint64 {
 	var n uint64
 	for _, f := range files {
 		n += uint64(max(f.Size, 0))
@@ -177,9 +180,9 @@ func exportedBytes(files []ExportFile) uint64 {
 }
 
 // sortResults orders table results by schema, table.
-func sortResults(rs []ExportTableResult) []ExportTableResult {
+func sortResults(rs []calls.ExportTableResult) []calls.ExportTableResult {
 	out := slices.Clone(rs)
-	slices.SortFunc(out, func(a, b ExportTableResult) int {
+	slices.SortFunc(out, func(a, b calls.ExportTableResult) int {
 		if c := strings.Compare(a.Schema, b.Schema); c != 0 {
 			return c
 		}

@@ -6,21 +6,24 @@ import (
 	"errors"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // planChanges cuts the range [From, Until) and lists the tables to write:
 // those of sel with changes in the range, and every table sel names.
-func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.Selection) (*ChangesRange, []ExportTableInput, error) {
-	from, err1 := moment.ParseAt(sp.From)
-	until, err2 := moment.ParseAt(sp.Until)
+func (a *Activities) planChanges(ctx context.Context, sp payload.ExportSpec, sel moment.Selection) (*calls.ChangesRange, []calls.ExportTableInput, error) {
+	from, err1 := when.Parse(sp.From)
+	until, err2 := when.Parse(sp.Until)
 	if err := errors.Join(err1, err2); err != nil {
-		return nil, nil, nonRetryable(ErrBadInput, err)
+		return nil, nil, nonRetryable(payload.ErrBadInput, err)
 	}
 	past := a.past(ctx, sp.Source)
 	r, err := past.ResolveRange(ctx, from, until)
@@ -37,14 +40,14 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 	}
 	tables, err := moment.SelectChanges(hist, r.Upto(), sel, counts)
 	if err != nil {
-		return nil, nil, nonRetryable(ErrBadInput, err)
+		return nil, nil, nonRetryable(payload.ErrBadInput, err)
 	}
-	cr := &ChangesRange{From: r.From, Until: r.Until}
-	var jobs []ExportTableInput
+	cr := &calls.ChangesRange{From: r.From, Until: r.Until}
+	var jobs []calls.ExportTableInput
 	for _, t := range tables {
-		jobs = append(jobs, ExportTableInput{Source: sp.Source, Format: ExportChanges, Schema: t.Key.Schema, Name: t.Key.Table,
-			Range: cr, Always: t.Named, Spec: ExportSpecHeader{From: sp.From, Until: sp.Until},
-			Need: sureBytes(room.Changes())})
+		jobs = append(jobs, calls.ExportTableInput{Source: sp.Source, Format: payload.ExportChanges, Schema: t.Key.Schema, Name: t.Key.Table,
+			Range: cr, Always: t.Named, Spec: calls.ExportSpecHeader{From: sp.From, Until: sp.Until},
+			Need: sureBytes(spaceneed.Changes())})
 	}
 	return cr, jobs, nil
 }
@@ -52,9 +55,9 @@ func (a *Activities) planChanges(ctx context.Context, sp ExportSpec, sel moment.
 // exportChanges writes the changes of one table in the range, streamed
 // from the events seam, one file per shape (exportdir.ChangesWriter). A
 // retry redoes the table.
-func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set func(any)) (ExportTableResult, error) {
+func (a *Activities) exportChanges(ctx context.Context, in calls.ExportTableInput, set func(any)) (calls.ExportTableResult, error) {
 	k := moment.TableKey{Schema: in.Schema, Table: in.Name}
-	res := ExportTableResult{Schema: in.Schema, Table: in.Name}
+	res := calls.ExportTableResult{Schema: in.Schema, Table: in.Name}
 	if err := exportdir.StartChanges(in.Staging, in.Schema, in.Name); err != nil {
 		return res, err
 	}
@@ -87,23 +90,23 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 			return err
 		}
 		if w.Events()%65536 == 0 {
-			set(ExportProgress{Table: name, Stage: "changes", Rows: w.Events()})
+			set(calls.ExportProgress{Table: name, Stage: "changes", Rows: w.Events()})
 		}
 		return nil
 	})
 	if err != nil {
-		return ExportTableResult{}, changesErr(err)
+		return calls.ExportTableResult{}, changesErr(err)
 	}
 	files, err := w.Finish(in.Always)
 	if err != nil {
-		return ExportTableResult{}, changesErr(err)
+		return calls.ExportTableResult{}, changesErr(err)
 	}
 	for _, f := range files {
-		res.Files = append(res.Files, ExportFile{Path: f.Path, Rows: f.Rows, SHA256: f.SHA256, Size: f.Size})
+		res.Files = append(res.Files, calls.ExportFile{Path: f.Path, Rows: f.Rows, SHA256: f.SHA256, Size: f.Size})
 	}
 	res.Events = w.Events()
 	res.Rows = res.Events
-	res.Room = room.Record(room.KindChanges, needOf(in.Need), exportedBytes(res.Files))
+	res.Room = spaceneed.Record(spaceneed.KindChanges, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table changes exported", "table", name, "changes", res.Events, "files", len(res.Files))
 	return res, nil
 }
@@ -111,7 +114,7 @@ func (a *Activities) exportChanges(ctx context.Context, in ExportTableInput, set
 // changesErr marks changes that cannot be written as they are as BadInput.
 func changesErr(err error) error {
 	if errors.Is(err, exportdir.ErrBadChanges) {
-		return nonRetryable(ErrBadInput, err)
+		return nonRetryable(payload.ErrBadInput, err)
 	}
 	return err
 }

@@ -11,36 +11,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/filemode"
-	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // ExportManifestName is the file a folder export (parquet, changes) holds
 // beside its table files, written last.
 const ExportManifestName = "export.json"
-
-// ExportManifest is export.json: what a folder export holds and the moment
-// or range it is of.
-type ExportManifest struct {
-	Version      int                 `json:"version"`
-	Source       string              `json:"source"`
-	Format       string              `json:"format"`
-	Run          string              `json:"run"`
-	At           string              `json:"at,omitempty"`
-	Cut          *moment.Cut         `json:"cut,omitempty"`
-	BaseSnapshot string              `json:"base_snapshot,omitempty"`
-	From         string              `json:"from,omitempty"`
-	Until        string              `json:"until,omitempty"`
-	Range        *ChangesRange       `json:"range,omitempty"`
-	ExportedAt   time.Time           `json:"exported_at"`
-	Tables       []ExportTableResult `json:"tables"`
-}
 
 // FinishExport moves a complete export into place. A parquet or changes
 // export gets export.json (and views.sql when asked) in its staging
@@ -48,21 +31,21 @@ type ExportManifest struct {
 // the staged table files into Out (written crash-safely) and the staging
 // folder removed. A retry after it finished finds Out holding this run's
 // export and succeeds.
-func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (FinishExportResult, error) {
+func (a *Activities) FinishExport(ctx context.Context, in calls.FinishExportInput) (calls.FinishExportResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
 	sp := in.Spec
 	tables := sortResults(in.Tables)
 	if _, err := os.Stat(in.Staging); errors.Is(err, fs.ErrNotExist) {
 		if done, n := finishedBy(sp, in.RunID); done {
-			return FinishExportResult{Out: sp.Out, Bytes: n}, nil
+			return calls.FinishExportResult{Out: sp.Out, Bytes: n}, nil
 		}
-		return FinishExportResult{}, nonRetryable(ErrBadPath, fmt.Errorf("export staging folder %s is gone and %s does not hold this export", in.Staging, sp.Out))
+		return calls.FinishExportResult{}, nonRetryable(payload.ErrBadPath, fmt.Errorf("export staging folder %s is gone and %s does not hold this export", in.Staging, sp.Out))
 	}
-	if sp.Format == ExportSQL {
+	if sp.Format == payload.ExportSQL {
 		return a.finishSQL(ctx, in, tables)
 	}
-	m := ExportManifest{Version: 1, Source: sp.Source, Format: sp.Format, Run: in.RunID, ExportedAt: in.Plan.ExportedAt, Tables: tables}
+	m := calls.ExportManifest{Version: 1, Source: sp.Source, Format: sp.Format, Run: in.RunID, ExportedAt: in.Plan.ExportedAt, Tables: tables}
 	if p := in.Plan.Plan; p != nil {
 		m.At, m.Cut, m.BaseSnapshot = sp.At, &p.Cut, p.Base
 	}
@@ -75,11 +58,11 @@ func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (Fi
 			size += f.Size
 		}
 	}
-	if sp.Views && sp.Format == ExportParquet {
+	if sp.Views && sp.Format == payload.ExportParquet {
 		if err := atomicfile.Write(filepath.Join(in.Staging, "views.sql"), filemode.File(), func(w io.Writer) error {
 			return writeExportViews(w, sp.Out, m)
 		}); err != nil {
-			return FinishExportResult{}, err
+			return calls.FinishExportResult{}, err
 		}
 	}
 	if err := atomicfile.Write(filepath.Join(in.Staging, ExportManifestName), filemode.File(), func(w io.Writer) error {
@@ -87,20 +70,20 @@ func (a *Activities) FinishExport(ctx context.Context, in FinishExportInput) (Fi
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
 	}); err != nil {
-		return FinishExportResult{}, err
+		return calls.FinishExportResult{}, err
 	}
 	if err := os.Rename(in.Staging, sp.Out); err != nil {
-		return FinishExportResult{}, nonRetryable(ErrBadInput, fmt.Errorf("move the export into place: %w (was %s created meanwhile?)", err, sp.Out))
+		return calls.FinishExportResult{}, nonRetryable(payload.ErrBadInput, fmt.Errorf("move the export into place: %w (was %s created meanwhile?)", err, sp.Out))
 	}
 	if err := atomicfile.SyncDir(filepath.Dir(sp.Out)); err != nil {
-		return FinishExportResult{}, err
+		return calls.FinishExportResult{}, err
 	}
-	return FinishExportResult{Out: sp.Out, Bytes: size}, nil
+	return calls.FinishExportResult{Out: sp.Out, Bytes: size}, nil
 }
 
 // finishSQL composes the .sql file from the staged table files, after
-// checking its folder has room for their text (room.Text).
-func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables []ExportTableResult) (FinishExportResult, error) {
+// checking its folder has room for their text (spaceneed.Text).
+func (a *Activities) finishSQL(ctx context.Context, in calls.FinishExportInput, tables []calls.ExportTableResult) (calls.FinishExportResult, error) {
 	sp := in.Spec
 	if done, n := finishedBy(sp, in.RunID); done {
 		// An earlier attempt wrote the file and died removing the staging
@@ -108,10 +91,10 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 		if err := os.RemoveAll(in.Staging); err != nil {
 			a.log(ctx).Warn("export staging folder not removed", "staging", in.Staging, "error", err)
 		}
-		return FinishExportResult{Out: sp.Out, Bytes: n}, nil
+		return calls.FinishExportResult{Out: sp.Out, Bytes: n}, nil
 	}
 	var paths []string
-	var staged room.Table
+	var staged spaceneed.Table
 	for _, t := range tables {
 		for _, f := range t.Files {
 			p := filepath.Join(in.Staging, filepath.FromSlash(f.Path))
@@ -123,9 +106,9 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 			}
 		}
 	}
-	est := room.Text(staged)
+	est := spaceneed.Text(staged)
 	if err := a.checkRoom(filepath.Dir(sp.Out), est, "write "+sp.Out); err != nil {
-		return FinishExportResult{}, err
+		return calls.FinishExportResult{}, err
 	}
 	header := []string{fmt.Sprintf("dbtrail export of source %s at moment %s: %d tables", sp.Source, sp.At, len(tables))}
 	if p := in.Plan.Plan; p != nil {
@@ -139,19 +122,19 @@ func (a *Activities) finishSQL(ctx context.Context, in FinishExportInput, tables
 		return err
 	})
 	if err != nil {
-		return FinishExportResult{}, err
+		return calls.FinishExportResult{}, err
 	}
 	if err := os.RemoveAll(in.Staging); err != nil {
 		a.log(ctx).Warn("export staging folder not removed", "staging", in.Staging, "error", err)
 	}
-	return FinishExportResult{Out: sp.Out, Bytes: st.Bytes, Statements: st.Statements, LargestStatement: st.LargestStatement, Oversize: st.Oversize,
-		Room: room.Record(room.KindSQL, est, uint64(max(st.Bytes, 0)))}, nil
+	return calls.FinishExportResult{Out: sp.Out, Bytes: st.Bytes, Statements: st.Statements, LargestStatement: st.LargestStatement, Oversize: st.Oversize,
+		Room: spaceneed.Record(spaceneed.KindSQL, est, uint64(max(st.Bytes, 0)))}, nil
 }
 
 // finishedBy reports whether sp.Out holds the finished export of run, and
 // its size (a .sql file's bytes; 0 for a folder).
-func finishedBy(sp ExportSpec, run string) (bool, int64) {
-	if sp.Format == ExportSQL {
+func finishedBy(sp payload.ExportSpec, run string) (bool, int64) {
+	if sp.Format == payload.ExportSQL {
 		f, err := os.Open(sp.Out)
 		if err != nil {
 			return false, 0
@@ -170,7 +153,7 @@ func finishedBy(sp ExportSpec, run string) (bool, int64) {
 		return false, 0
 	}
 	b, err := os.ReadFile(filepath.Join(sp.Out, ExportManifestName))
-	var m ExportManifest
+	var m calls.ExportManifest
 	if err != nil || json.Unmarshal(b, &m) != nil {
 		return false, 0
 	}
@@ -179,7 +162,7 @@ func finishedBy(sp ExportSpec, run string) (bool, int64) {
 
 // writeExportViews writes DuckDB views over a parquet export's table files
 // at out: one view per table, "schema"."table", reading its file.
-func writeExportViews(w io.Writer, out string, m ExportManifest) error {
+func writeExportViews(w io.Writer, out string, m calls.ExportManifest) error {
 	abs := filepath.ToSlash(out)
 	fmt.Fprintf(w, "-- DuckDB views over the dbtrail export %s of source %s at %s (generated; do not edit).\n", abs, m.Source, m.At)
 	if m.Cut != nil {

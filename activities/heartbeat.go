@@ -6,13 +6,9 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-)
 
-// HeartbeatEvery is how often a running activity heartbeats on its own.
-// Workflows give activities a heartbeat timeout of a few times this, so a
-// worker that died is noticed in seconds, not at the activity's
-// start-to-close timeout.
-const HeartbeatEvery = 2 * time.Second
+	"github.com/dbtrail/dbtrail/calls"
+)
 
 // keepAlive heartbeats ctx's activity every HeartbeatEvery with the latest
 // detail given to set (nil until then) until stop is called. Progress
@@ -25,7 +21,7 @@ func keepAlive(ctx context.Context) (set func(detail any), stop func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(HeartbeatEvery)
+		t := time.NewTicker(calls.HeartbeatEvery)
 		defer t.Stop()
 		for {
 			select {

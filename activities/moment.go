@@ -7,6 +7,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // past is the source's whole past (moment.Past): the index, the
@@ -33,7 +34,7 @@ func (a *Activities) events(ctx context.Context, source string) moment.Events {
 func (a *Activities) catalog(ctx context.Context, source string) (moment.Catalog, error) {
 	cat, err := a.past(ctx, source).Catalog(ctx)
 	if err != nil {
-		return nil, nonRetryable(ErrBadInput, err)
+		return nil, nonRetryable(payload.ErrBadInput, err)
 	}
 	return cat, nil
 }
@@ -52,15 +53,15 @@ func momentErr(err error) error {
 	var nr *disk.NoRoomError
 	switch r, refused := moment.IsRefused(err); {
 	case errors.As(err, &nr):
-		return nonRetryable(ErrNoRoom, err)
+		return nonRetryable(payload.ErrNoRoom, err)
 	case refused && (r.Code == moment.CodeUnknownTable):
-		return nonRetryable(ErrBadInput, err)
+		return nonRetryable(payload.ErrBadInput, err)
 	case refused:
-		return nonRetryable(ErrPositionNotCovered, err)
+		return nonRetryable(payload.ErrPositionNotCovered, err)
 	case errors.Is(err, moment.ErrSnapshotGone):
-		return nonRetryable(ErrSnapshotGone, err)
+		return nonRetryable(payload.ErrSnapshotGone, err)
 	case errors.As(err, &se), errors.As(err, &de):
-		return nonRetryable(ErrBrokenSnapshot, err)
+		return nonRetryable(payload.ErrBrokenSnapshot, err)
 	}
 	return windowErr(err)
 }

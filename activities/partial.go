@@ -6,26 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
-
-// FinishPartialInput finishes a partial full backup's staged snapshot.
-type FinishPartialInput struct {
-	PublishInput
-	// Started is when the partial full backup started (the workflow's
-	// time), the key of its record in the index.
-	Started time.Time
-}
-
-// FinishPartialResult is the finished partial snapshot and its record.
-type FinishPartialResult struct {
-	SnapshotID string
-	Dir        string
-	// Redump is what the index records of the re-dump (status shows the
-	// last one).
-	Redump index.Redump
-}
 
 // FinishPartial seals a partial full backup's staging folder as a partial
 // snapshot (snapshot.Builder.FinishPartial: manifest kind partial, under
@@ -34,27 +18,27 @@ type FinishPartialResult struct {
 // start and end), where `dbtrail status` reads the last one. A retry after
 // success finishes nothing again and writes the same record (its end
 // time the retry's).
-func (a *Activities) FinishPartial(ctx context.Context, in FinishPartialInput) (FinishPartialResult, error) {
+func (a *Activities) FinishPartial(ctx context.Context, in calls.FinishPartialInput) (calls.FinishPartialResult, error) {
 	dir := a.sourceDir(in.Source)
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {
-		return FinishPartialResult{}, err
+		return calls.FinishPartialResult{}, err
 	}
 	m, err := manifestOf(in.PublishInput)
 	if err != nil {
-		return FinishPartialResult{}, err
+		return calls.FinishPartialResult{}, err
 	}
 	m.Kind = snapshot.SnapshotPartial
 	for rel, d := range m.Files {
 		if err := b.Adopt(rel, d); err != nil {
-			return FinishPartialResult{}, err
+			return calls.FinishPartialResult{}, err
 		}
 	}
 	if err := b.FinishPartial(m); err != nil {
-		return FinishPartialResult{}, err
+		return calls.FinishPartialResult{}, err
 	}
 	if err := snapshot.RemoveStaging(dir, in.SnapshotID); err != nil {
-		return FinishPartialResult{}, err
+		return calls.FinishPartialResult{}, err
 	}
 	rec := index.Redump{Source: in.Source, StartedAt: in.Started.UTC(), Finished: time.Now().UTC(), Snapshot: in.SnapshotID,
 		Seq: in.Position.Seq}
@@ -63,23 +47,17 @@ func (a *Activities) FinishPartial(ctx context.Context, in FinishPartialInput) (
 		rec.Rows += t.Rows
 	}
 	if err := a.Index.RecordRedump(ctx, rec); err != nil {
-		return FinishPartialResult{}, err
+		return calls.FinishPartialResult{}, err
 	}
 	a.log(ctx).Info("partial snapshot finished", "source", in.Source, "snapshot", in.SnapshotID, "tables", len(in.Tables), "rows", rec.Rows)
-	return FinishPartialResult{SnapshotID: in.SnapshotID, Dir: snapshot.Folder(dir).Partial(in.SnapshotID), Redump: rec}, nil
-}
-
-// RemovePartialInput names a partial snapshot of a source.
-type RemovePartialInput struct {
-	Source     string
-	SnapshotID string
+	return calls.FinishPartialResult{SnapshotID: in.SnapshotID, Dir: snapshot.Folder(dir).Partial(in.SnapshotID), Redump: rec}, nil
 }
 
 // RemovePartial removes a partial snapshot (snapshot.RemovePartial): one
 // already gone is success; it refuses (BadInput) an id that is malformed
 // or names anything but a partial snapshot, and never touches a published
 // one.
-func (a *Activities) RemovePartial(ctx context.Context, in RemovePartialInput) error {
+func (a *Activities) RemovePartial(ctx context.Context, in calls.RemovePartialInput) error {
 	if _, err := a.source(in.Source); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/compaction"
 	"github.com/dbtrail/dbtrail/internal/digest"
@@ -17,6 +18,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // PlanRefresh reads everything the refresh plan depends on (the capture
@@ -24,17 +26,17 @@ import (
 // history, gaps, change counts, waiting compacted ranges) and returns
 // foldplan.Make's decision. It writes nothing. Its result is recorded in the
 // workflow history, so a retried workflow runs the same plan.
-func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (PlanRefreshResult, error) {
+func (a *Activities) PlanRefresh(ctx context.Context, in calls.PlanRefreshInput) (calls.PlanRefreshResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
 	src, err := a.source(in.Source)
 	if err != nil {
-		return PlanRefreshResult{}, err
+		return calls.PlanRefreshResult{}, err
 	}
-	out := PlanRefreshResult{DumpConfigured: src.DSN != ""}
+	out := calls.PlanRefreshResult{DumpConfigured: src.DSN != ""}
 	cp, found, err := a.Index.LoadCheckpoint(ctx, in.Source)
 	if err != nil {
-		return PlanRefreshResult{}, err
+		return calls.PlanRefreshResult{}, err
 	}
 	if !found {
 		out.Plan = foldplan.Plan{Refused: true, Reasons: []string{"capture of " + in.Source + " has no checkpoint yet"}}
@@ -50,7 +52,7 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 		out.Plan = foldplan.Make(pin) // refused: no previous snapshot
 		return out, nil
 	case err != nil:
-		return PlanRefreshResult{}, fmt.Errorf("plan refresh %s: %w", in.Source, err)
+		return calls.PlanRefreshResult{}, fmt.Errorf("plan refresh %s: %w", in.Source, err)
 	}
 	m := prev.Manifest
 	pin.Prev = &m
@@ -60,26 +62,26 @@ func (a *Activities) PlanRefresh(ctx context.Context, in PlanRefreshInput) (Plan
 	}
 	foots, err := prev.Footers()
 	if err != nil {
-		return PlanRefreshResult{}, nonRetryable(ErrBrokenSnapshot, err)
+		return calls.PlanRefreshResult{}, nonRetryable(payload.ErrBrokenSnapshot, err)
 	}
 	pin.Footers = map[foldplan.TableKey]snapshot.FooterMeta{}
 	for i, t := range m.Tables {
 		pin.Footers[foldplan.TableKey{Schema: t.Schema, Table: t.Table}] = foots[i]
 	}
 	if why, err := a.droppedInWindow(ctx, in.Source, out.PrevSeq); err != nil {
-		return PlanRefreshResult{}, err
+		return calls.PlanRefreshResult{}, err
 	} else if why != "" {
 		out.Plan = foldplan.Plan{Refused: true, Reasons: []string{why}}
 		return out, nil
 	}
 	if err := a.planIndexInputs(ctx, in.Source, out.PrevSeq, &pin); err != nil {
-		return PlanRefreshResult{}, err
+		return calls.PlanRefreshResult{}, err
 	}
 	if pin.Compacted, err = compaction.ReadAll(snapshot.Folder(dir), m); err != nil {
-		return PlanRefreshResult{}, err
+		return calls.PlanRefreshResult{}, err
 	}
 	if pin.Redumped, err = redumpedTables(dir, in.Redumped); err != nil {
-		return PlanRefreshResult{}, err
+		return calls.PlanRefreshResult{}, err
 	}
 	out.Plan = foldplan.Make(pin)
 	if !out.Plan.Refused {
@@ -96,11 +98,11 @@ func redumpedTables(dir, id string) (map[foldplan.TableKey]foldplan.Redumped, er
 	}
 	snap, err := snapshot.OpenPartial(dir, id)
 	if err != nil {
-		return nil, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
+		return nil, nonRetryable(payload.ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
 	}
 	foots, err := snap.Footers()
 	if err != nil {
-		return nil, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
+		return nil, nonRetryable(payload.ErrBrokenSnapshot, fmt.Errorf("partial snapshot %s: %w", id, err))
 	}
 	m := snap.Manifest
 	out := map[foldplan.TableKey]foldplan.Redumped{}
@@ -175,7 +177,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 // too little is NoRoom, non-retryable, before anything is written. A
 // folder that fills while it writes is NoRoom too (noSpace). Its result
 // records the estimate and the bytes written (Room).
-func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
+func (a *Activities) RefreshTable(ctx context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 	if in.Shared {
 		return a.refreshShared(ctx, in)
 	}
@@ -186,16 +188,16 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 	dir := a.sourceDir(in.Source)
 	prev, mt, err := openPrevTable(dir, in)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	est := refreshNeed(prev, mt, tp)
 	what := string(tp.Action) + " " + tp.Key.String()
 	if err := a.checkRoomOrRetain(ctx, in.Source, dir, est, what); err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	out, err := a.refreshInto(ctx, in, dir, prev, mt)
 	if err != nil {
-		return ConvertTableResult{}, noSpace(err, dir, what)
+		return calls.ConvertTableResult{}, noSpace(err, dir, what)
 	}
 	recordRefresh(&out, tp, est)
 	return out, nil
@@ -203,7 +205,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in RefreshTableInput) (Co
 
 // openPrevTable opens the previous snapshot in the source folder dir and
 // finds the table in its manifest.
-func openPrevTable(dir string, in RefreshTableInput) (*snapshot.Snapshot, snapshot.ManifestTable, error) {
+func openPrevTable(dir string, in calls.RefreshTableInput) (*snapshot.Snapshot, snapshot.ManifestTable, error) {
 	tp := in.Table
 	prev, err := snapshot.OpenSnapshot(snapshotDir(dir, in.Prev))
 	if err != nil {
@@ -211,7 +213,7 @@ func openPrevTable(dir string, in RefreshTableInput) (*snapshot.Snapshot, snapsh
 	}
 	mt, ok := prev.Manifest.Table(tp.Key.Schema, tp.Key.Table)
 	if !ok {
-		return nil, snapshot.ManifestTable{}, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
+		return nil, snapshot.ManifestTable{}, nonRetryable(payload.ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", tp.Key, in.Prev))
 	}
 	return prev, mt, nil
 }
@@ -219,12 +221,12 @@ func openPrevTable(dir string, in RefreshTableInput) (*snapshot.Snapshot, snapsh
 // refreshInto executes the table's plan into the staging folder of
 // in.SnapshotID in the source folder dir, reading the previous snapshot
 // prev (a snapshot of dir).
-func (a *Activities) refreshInto(ctx context.Context, in RefreshTableInput, dir string, prev *snapshot.Snapshot,
-	mt snapshot.ManifestTable) (ConvertTableResult, error) {
+func (a *Activities) refreshInto(ctx context.Context, in calls.RefreshTableInput, dir string, prev *snapshot.Snapshot,
+	mt snapshot.ManifestTable) (calls.ConvertTableResult, error) {
 	tp := in.Table
 	b, progress, stop, err := stageTable(ctx, dir, in)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	defer stop()
 	switch tp.Action {
@@ -233,10 +235,10 @@ func (a *Activities) refreshInto(ctx context.Context, in RefreshTableInput, dir 
 	case foldplan.ActionPair, foldplan.ActionRewrite:
 		job, err := a.startFold(ctx, prev, mt, in, progress)
 		if err != nil {
-			return ConvertTableResult{}, err
+			return calls.ConvertTableResult{}, err
 		}
 		job.dir = dir
-		var out ConvertTableResult
+		var out calls.ConvertTableResult
 		if tp.Action == foldplan.ActionPair {
 			out, err = a.linkOrPair(ctx, in, prev, mt, b, job)
 		} else {
@@ -245,19 +247,19 @@ func (a *Activities) refreshInto(ctx context.Context, in RefreshTableInput, dir 
 		job.release(err != nil)
 		return out, err
 	}
-	return ConvertTableResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
+	return calls.ConvertTableResult{}, nonRetryable(payload.ErrBadPlan, fmt.Errorf("refresh %s: action %q cannot be executed", tp.Key, tp.Action))
 }
 
 // stageTable attaches to the staging folder of in.SnapshotID in the source
 // folder dir and starts heartbeating the table's progress; stop ends it.
-func stageTable(ctx context.Context, dir string, in RefreshTableInput) (*snapshot.Builder, fold.Progress, func(), error) {
+func stageTable(ctx context.Context, dir string, in calls.RefreshTableInput) (*snapshot.Builder, fold.Progress, func(), error) {
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	set, stop := keepAlive(ctx)
 	return b, func(stage string, rows int64) {
-		set(RefreshProgress{Table: in.Table.Key.String(), Stage: stage, Rows: rows})
+		set(payload.RefreshTableProgress{Table: in.Table.Key.String(), Stage: stage, Rows: rows})
 	}, stop, nil
 }
 
@@ -276,7 +278,7 @@ type foldJob struct {
 
 // startFold reads the table's definition and takes an engine.
 func (a *Activities) startFold(ctx context.Context, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
-	in RefreshTableInput, progress fold.Progress) (*foldJob, error) {
+	in calls.RefreshTableInput, progress fold.Progress) (*foldJob, error) {
 	def, meta, err := tableMeta(prev, mt, in)
 	if err != nil {
 		return nil, err
@@ -290,10 +292,10 @@ func (a *Activities) startFold(ctx context.Context, prev *snapshot.Snapshot, mt 
 
 // linkOrPair links the table file and chain forward and, for a pair (job
 // not nil), writes the window's pair after them.
-func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
-	b *snapshot.Builder, job *foldJob) (ConvertTableResult, error) {
+func (a *Activities) linkOrPair(ctx context.Context, in calls.RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
+	b *snapshot.Builder, job *foldJob) (calls.ConvertTableResult, error) {
 	tp := in.Table
-	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: mt.Rows,
+	out := calls.ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: mt.Rows,
 		Fingerprint: mt.Fingerprint.String(), Kind: tp.Kind, Origin: snapshot.OriginLinked, CreateTable: mt.CreateTable}
 	if in.CreateTable != "" {
 		out.CreateTable = in.CreateTable
@@ -307,13 +309,13 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 			from = snapshot.Folder(a.sourceDir(in.Source)).Compact(l.Src)
 		}
 		if err := b.Link(l.Dst, from, l.Digest); err != nil {
-			return ConvertTableResult{}, err
+			return calls.ConvertTableResult{}, err
 		}
 		if i == 0 {
 			out.SHA256, out.Size = l.Digest.SHA256, l.Digest.Size
 			continue
 		}
-		out.Chain = append(out.Chain, ChainFile{Path: l.Dst, SHA256: l.Digest.SHA256, Size: l.Digest.Size})
+		out.Chain = append(out.Chain, calls.ChainFile{Path: l.Dst, SHA256: l.Digest.SHA256, Size: l.Digest.Size})
 	}
 	if job == nil {
 		return out, nil
@@ -324,14 +326,14 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	}
 	w, err := job.eng.WriteWindow(job.def, scratchName(in), a.windowEvents(ctx, in, job.def))
 	if err != nil {
-		return ConvertTableResult{}, windowErr(err)
+		return calls.ConvertTableResult{}, windowErr(err)
 	}
 	defer w.Remove()
 	entry := foldplan.Entry(tp.Next, tp.Next)
 	pdRel, err1 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "posdel")
 	upRel, err2 := snapshot.ChainFile(mt.Schema, mt.Table, entry, "upserts")
 	if err := errors.Join(err1, err2); err != nil {
-		return ConvertTableResult{}, nonRetryable(ErrBadInput, err)
+		return calls.ConvertTableResult{}, nonRetryable(payload.ErrBadInput, err)
 	}
 	var upDigest digest.Digest
 	var upErr error
@@ -346,20 +348,20 @@ func (a *Activities) linkOrPair(ctx context.Context, in RefreshTableInput, prev 
 	if upErr != nil {
 		// Already "build snapshot <id>: write <upserts>: …"; the posdel
 		// file's wrap would say the snapshot again.
-		return ConvertTableResult{}, upErr
+		return calls.ConvertTableResult{}, upErr
 	}
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
-	out.Chain = append(out.Chain, ChainFile{Path: pdRel, SHA256: pdDigest.SHA256, Size: pdDigest.Size},
-		ChainFile{Path: upRel, SHA256: upDigest.SHA256, Size: upDigest.Size})
+	out.Chain = append(out.Chain, calls.ChainFile{Path: pdRel, SHA256: pdDigest.SHA256, Size: pdDigest.Size},
+		calls.ChainFile{Path: upRel, SHA256: upDigest.SHA256, Size: upDigest.Size})
 	return out, nil
 }
 
 // rewriteTable folds the previous table file, its chain and the window into
 // a new table file, then writes the empty chain start.
-func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
-	b *snapshot.Builder, job *foldJob) (ConvertTableResult, error) {
+func (a *Activities) rewriteTable(ctx context.Context, in calls.RefreshTableInput, prev *snapshot.Snapshot, mt snapshot.ManifestTable,
+	b *snapshot.Builder, job *foldJob) (calls.ConvertTableResult, error) {
 	tp := in.Table
 	// The table at the cut, through the moment seam: the previous
 	// snapshot's files (every sha256 checked first) and the window.
@@ -372,7 +374,7 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 	rb := moment.Rebuilder{Source: in.Source, Engine: job.eng, Events: a.events(ctx, in.Source), Catalog: moment.LocalCatalog{SourceDir: job.dir}}
 	t, err := rb.Open(ctx, tw, job.progress)
 	if err != nil {
-		return ConvertTableResult{}, momentErr(err)
+		return calls.ConvertTableResult{}, momentErr(err)
 	}
 	defer t.Close()
 	def := t.Footer.Table
@@ -383,13 +385,13 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 		return err
 	})
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
-	out := ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: res.Rows,
+	out := calls.ConvertTableResult{Schema: mt.Schema, Table: mt.Table, File: mt.File, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size,
 		Kind: tp.Kind, Origin: snapshot.OriginRewritten}
 	if err := addEmptyChain(b, def, &out); err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	return out, nil
 }
@@ -399,10 +401,10 @@ func (a *Activities) rewriteTable(ctx context.Context, in RefreshTableInput, pre
 // only: a pair reuses the manifest's digest of the table file (its size is
 // checked by Builder.Link, its key map is built from a digest-checked read),
 // and a rewrite checks every file before it reads them (fold.SnapshotTable).
-func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTableInput) (*schema.Table, snapshot.FooterMeta, error) {
+func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in calls.RefreshTableInput) (*schema.Table, snapshot.FooterMeta, error) {
 	f, err := snapshot.ReadFooter(prev.Path(mt.File))
 	if err != nil {
-		return nil, snapshot.FooterMeta{}, nonRetryable(ErrBrokenSnapshot, err)
+		return nil, snapshot.FooterMeta{}, nonRetryable(payload.ErrBrokenSnapshot, err)
 	}
 	create := f.CreateTable
 	if mt.CreateTable != "" {
@@ -418,7 +420,7 @@ func tableMeta(prev *snapshot.Snapshot, mt snapshot.ManifestTable, in RefreshTab
 
 // windowEvents reads the table's changes in the window (PrevSeq, Cut.Seq]
 // from the moment seam's events source.
-func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def *schema.Table) fold.Events {
+func (a *Activities) windowEvents(ctx context.Context, in calls.RefreshTableInput, def *schema.Table) fold.Events {
 	return func(fn func(change.Event) error) error {
 		return a.events(ctx, in.Source).TableEvents(ctx, in.Source, def.Schema, def.Name, in.PrevSeq, in.Cut.Seq, fn)
 	}
@@ -429,13 +431,13 @@ func (a *Activities) windowEvents(ctx context.Context, in RefreshTableInput, def
 func windowErr(err error) error {
 	var row *snapshot.RowError
 	if errors.As(err, &row) || fold.IsBadEvent(err) {
-		return nonRetryable(ErrBadInput, err)
+		return nonRetryable(payload.ErrBadInput, err)
 	}
 	return err
 }
 
 // scratchName names a refresh's scratch window file: unique per snapshot
 // and table, so engines shared between activities never mix them.
-func scratchName(in RefreshTableInput) string {
+func scratchName(in calls.RefreshTableInput) string {
 	return "window-" + in.SnapshotID + "-" + in.Table.Key.Schema + "." + in.Table.Key.Table
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -33,7 +34,7 @@ func movedDefinition(tp foldplan.TablePlan) bool {
 // the source cannot say (unreachable, or changed again since the cut) the
 // statement is rendered from the definition, and the source of each is
 // recorded.
-func (a *Activities) createTables(ctx context.Context, source string, p foldplan.Plan, cur map[foldplan.TableKey]*schema.Table, out *PlanRefreshResult) {
+func (a *Activities) createTables(ctx context.Context, source string, p foldplan.Plan, cur map[foldplan.TableKey]*schema.Table, out *calls.PlanRefreshResult) {
 	var db *sql.DB
 	opened := false
 	for _, tp := range p.Tables {

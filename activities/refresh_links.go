@@ -4,19 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// LinkTablesInput names the tables of a refresh whose plan is link (no
-// change in the window): each is RefreshTable's input for that table.
-type LinkTablesInput struct {
-	Tables []RefreshTableInput
-}
-
-// LinkTablesResult is each linked table's result, in the input's order.
-type LinkTablesResult struct {
-	Tables []ConvertTableResult
-}
 
 // LinkTables executes the plans of many link tables in one step: each
 // hard-links its table file and chain forward into the staged snapshot
@@ -25,22 +16,22 @@ type LinkTablesResult struct {
 // a scheduled activity per unchanged table. A retry links every table
 // again (each link is overwritten with the same file). Any other action
 // is ErrBadPlan, before anything is linked.
-func (a *Activities) LinkTables(ctx context.Context, in LinkTablesInput) (LinkTablesResult, error) {
+func (a *Activities) LinkTables(ctx context.Context, in calls.LinkTablesInput) (calls.LinkTablesResult, error) {
 	for _, t := range in.Tables {
 		if t.Table.Action != foldplan.ActionLink || t.Shared || foldsLineage(t.Table) {
-			return LinkTablesResult{}, nonRetryable(ErrBadPlan, fmt.Errorf("link tables: %s is planned %q, not a link", t.Table.Key, t.Table.Action))
+			return calls.LinkTablesResult{}, nonRetryable(payload.ErrBadPlan, fmt.Errorf("link tables: %s is planned %q, not a link", t.Table.Key, t.Table.Action))
 		}
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
-	out := LinkTablesResult{Tables: make([]ConvertTableResult, 0, len(in.Tables))}
+	out := calls.LinkTablesResult{Tables: make([]calls.ConvertTableResult, 0, len(in.Tables))}
 	for i, t := range in.Tables {
 		res, err := a.RefreshTable(ctx, t)
 		if err != nil {
-			return LinkTablesResult{}, err
+			return calls.LinkTablesResult{}, err
 		}
 		out.Tables = append(out.Tables, res)
-		set(RefreshProgress{Table: t.Table.Key.String(), Stage: fmt.Sprintf("linked %d of %d", i+1, len(in.Tables))})
+		set(payload.RefreshTableProgress{Table: t.Table.Key.String(), Stage: fmt.Sprintf("linked %d of %d", i+1, len(in.Tables))})
 	}
 	return out, nil
 }

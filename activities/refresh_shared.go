@@ -12,13 +12,15 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // One refresh, several workers (docs/workflows.md, "Refresh"): the worker
@@ -41,14 +43,14 @@ func WorkerQueue(taskQueue, identity string) string { return taskQueue + "/worke
 // RefreshWorkers names the worker's own queue and the other live workers'
 // (see RefreshWorkersResult): the workers a refresh staged here can share
 // its tables with.
-func (a *Activities) RefreshWorkers(ctx context.Context, in RefreshWorkersInput) (RefreshWorkersResult, error) {
+func (a *Activities) RefreshWorkers(ctx context.Context, in calls.RefreshWorkersInput) (calls.RefreshWorkersResult, error) {
 	switch {
 	case a.Identity == "" || a.Workers == nil:
-		return RefreshWorkersResult{Reason: "this worker polls no queue of its own"}, nil
+		return calls.RefreshWorkersResult{Reason: "this worker polls no queue of its own"}, nil
 	case a.Remote == nil:
-		return RefreshWorkersResult{Reason: "no remote store (--archive-url) to share the tables' files through"}, nil
+		return calls.RefreshWorkersResult{Reason: "no remote store (--archive-url) to share the tables' files through"}, nil
 	}
-	out := RefreshWorkersResult{Self: WorkerQueue(in.TaskQueue, a.Identity)}
+	out := calls.RefreshWorkersResult{Self: WorkerQueue(in.TaskQueue, a.Identity)}
 	m, err := a.mirror(ctx, in.Source)
 	if err != nil {
 		return out, err
@@ -82,10 +84,10 @@ func (a *Activities) RefreshWorkers(ctx context.Context, in RefreshWorkersInput)
 // the store under its attempt's parts folder (remote.Mirror.PutPart; the
 // result's Part names it): a stale attempt never writes a final name. The
 // result is RefreshTable's, Stored.
-func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (ConvertTableResult, error) {
+func (a *Activities) refreshShared(ctx context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 	tp := in.Table
 	if a.Remote == nil {
-		return ConvertTableResult{}, badInput(fmt.Errorf("refresh %s: shared with this worker, which has no remote store", tp.Key))
+		return calls.ConvertTableResult{}, badInput(fmt.Errorf("refresh %s: shared with this worker, which has no remote store", tp.Key))
 	}
 	// Heartbeats from the first fetch to the last put: the attempt has
 	// one try and a short heartbeat timeout, and a worker moving a large
@@ -96,28 +98,28 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 	defer stop()
 	m, err := a.mirror(ctx, in.Source)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	parts := snapshot.Folder(a.sourceDir(in.Source)).Parts()
 	man, err := a.fetchPrevTable(ctx, m, parts, in)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	if err := clearParts(parts, in.Prev, in.SnapshotID, man); err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	prev, mt, err := openPrevTable(string(parts), in)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	est := refreshNeed(prev, mt, tp)
 	what := string(tp.Action) + " " + tp.Key.String()
 	if err := a.checkRoom(string(parts), est, what); err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	out, err := a.refreshInto(ctx, in, string(parts), prev, mt)
 	if err != nil {
-		return ConvertTableResult{}, noSpace(err, string(parts), what)
+		return calls.ConvertTableResult{}, noSpace(err, string(parts), what)
 	}
 	recordRefresh(&out, tp, est)
 	staging := parts.Staging(in.SnapshotID)
@@ -127,11 +129,11 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 	// deletes what it leaves only once that run no longer runs.
 	owner := snapshot.Owner{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 	if err := m.PutPartsOwner(ctx, in.SnapshotID, owner); err != nil {
-		return ConvertTableResult{}, transferErr(err)
+		return calls.ConvertTableResult{}, transferErr(err)
 	}
 	for _, f := range writtenFiles(tp.Links, out) {
-		if err := m.PutPart(ctx, in.SnapshotID, out.Part, f.Path, filepath.Join(staging, filepath.FromSlash(f.Path)), f.digest()); err != nil {
-			return ConvertTableResult{}, transferErr(err)
+		if err := m.PutPart(ctx, in.SnapshotID, out.Part, f.Path, filepath.Join(staging, filepath.FromSlash(f.Path)), f.Digest()); err != nil {
+			return calls.ConvertTableResult{}, transferErr(err)
 		}
 	}
 	a.log(ctx).Info("shared table folded", "table", tp.Key.String(), "snapshot", in.SnapshotID, "action", string(tp.Action))
@@ -145,7 +147,7 @@ func (a *Activities) refreshShared(ctx context.Context, in RefreshTableInput) (C
 // the manifest's (FetchFile checks what it finds): a pair's table file and
 // chain go forward unchanged from refresh to refresh, so a table this
 // worker folded last time fetches nothing but the newest pair.
-func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts snapshot.Folder, in RefreshTableInput) (snapshot.Manifest, error) {
+func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts snapshot.Folder, in calls.RefreshTableInput) (snapshot.Manifest, error) {
 	man, mb, err := m.ReadManifest(ctx, in.Prev)
 	if err != nil {
 		return man, transferErr(err)
@@ -162,7 +164,7 @@ func (a *Activities) fetchPrevTable(ctx context.Context, m *remote.Mirror, parts
 	}
 	mt, ok := man.Table(in.Table.Key.Schema, in.Table.Key.Table)
 	if !ok {
-		return man, nonRetryable(ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", in.Table.Key, in.Prev))
+		return man, nonRetryable(payload.ErrBrokenSnapshot, fmt.Errorf("refresh %s: not in snapshot %s", in.Table.Key, in.Prev))
 	}
 	for _, rel := range append([]string{mt.File}, mt.Chain...) {
 		p := filepath.Join(sdir, filepath.FromSlash(rel))
@@ -272,7 +274,7 @@ func clearParts(parts snapshot.Folder, prev, id string, man snapshot.Manifest) e
 // other worker wrote, fetched from the store (from the attempt's parts,
 // Result.Part) with its digest checked. A
 // retry fetches again what is not there yet.
-func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct{}, error) {
+func (a *Activities) AdoptTable(ctx context.Context, in calls.AdoptTableInput) (struct{}, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
 	if a.Remote == nil {
@@ -290,7 +292,7 @@ func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct
 	for _, l := range in.Table.Links {
 		from := snapshot.Folder(dir).Snapshot(in.Prev)
 		if l.FromCompact {
-			return struct{}{}, nonRetryable(ErrBadPlan, fmt.Errorf("adopt %s: a compacted range is never shared", in.Table.Key))
+			return struct{}{}, nonRetryable(payload.ErrBadPlan, fmt.Errorf("adopt %s: a compacted range is never shared", in.Table.Key))
 		}
 		if err := b.Link(l.Dst, filepath.Join(from, filepath.FromSlash(l.Src)), l.Digest); err != nil {
 			return struct{}{}, err
@@ -299,9 +301,9 @@ func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct
 	for _, f := range writtenFiles(in.Table.Links, in.Result) {
 		p := filepath.Join(b.Dir(), filepath.FromSlash(f.Path))
 		if in.Result.Part == "" { // put at its final name by an earlier release
-			err = m.FetchFile(ctx, in.SnapshotID, f.Path, p, f.digest())
+			err = m.FetchFile(ctx, in.SnapshotID, f.Path, p, f.Digest())
 		} else {
-			err = m.FetchPart(ctx, in.SnapshotID, in.Result.Part, f.Path, p, f.digest())
+			err = m.FetchPart(ctx, in.SnapshotID, in.Result.Part, f.Path, p, f.Digest())
 		}
 		if err != nil {
 			return struct{}{}, transferErr(err)
@@ -314,13 +316,13 @@ func (a *Activities) AdoptTable(ctx context.Context, in AdoptTableInput) (struct
 // (table file and chain files), not those it linked from the previous
 // snapshot (links): what a shared table puts on the store and its stager
 // fetches.
-func writtenFiles(links []foldplan.Link, out ConvertTableResult) []ChainFile {
+func writtenFiles(links []foldplan.Link, out calls.ConvertTableResult) []calls.ChainFile {
 	linked := map[string]bool{}
 	for _, l := range links {
 		linked[l.Dst] = true
 	}
-	var files []ChainFile
-	for _, f := range append([]ChainFile{{Path: out.File, SHA256: out.SHA256, Size: out.Size}}, out.Chain...) {
+	var files []calls.ChainFile
+	for _, f := range append([]calls.ChainFile{{Path: out.File, SHA256: out.SHA256, Size: out.Size}}, out.Chain...) {
 		if !linked[f.Path] {
 			files = append(files, f)
 		}
@@ -329,7 +331,7 @@ func writtenFiles(links []foldplan.Link, out ConvertTableResult) []ChainFile {
 }
 
 // writtenBytes is the size of the files out names that are not links.
-func writtenBytes(links []foldplan.Link, out ConvertTableResult) uint64 {
+func writtenBytes(links []foldplan.Link, out calls.ConvertTableResult) uint64 {
 	var n uint64
 	for _, f := range writtenFiles(links, out) {
 		n += uint64(max(f.Size, 0))
@@ -339,19 +341,10 @@ func writtenBytes(links []foldplan.Link, out ConvertTableResult) uint64 {
 
 // recordRefresh records in out the room of a pair or a rewrite: its
 // estimate est and the bytes it wrote (nothing for a link).
-func recordRefresh(out *ConvertTableResult, tp foldplan.TablePlan, est room.Estimate) {
+func recordRefresh(out *calls.ConvertTableResult, tp foldplan.TablePlan, est spaceneed.Estimate) {
 	if tp.Action == foldplan.ActionPair || tp.Action == foldplan.ActionRewrite {
-		out.Room = room.Record(string(tp.Action), est, writtenBytes(tp.Links, *out))
+		out.Room = spaceneed.Record(string(tp.Action), est, writtenBytes(tp.Links, *out))
 	}
-}
-
-// digest is the file's size and sha256.
-func (f ChainFile) digest() digest.Digest { return digest.Digest{SHA256: f.SHA256, Size: f.Size} }
-
-// DiscardUnpublishedInput names the snapshot of a failed spread refresh.
-type DiscardUnpublishedInput struct {
-	Source     string
-	SnapshotID string
 }
 
 // DiscardUnpublished deletes from the store what the shared tables of a
@@ -361,7 +354,7 @@ type DiscardUnpublishedInput struct {
 // remote.Mirror.DiscardUnpublished. An object Object Lock retains is
 // logged and left; it does not fail the cleanup. Without a remote store
 // it does nothing. Running it again is harmless.
-func (a *Activities) DiscardUnpublished(ctx context.Context, in DiscardUnpublishedInput) error {
+func (a *Activities) DiscardUnpublished(ctx context.Context, in calls.DiscardUnpublishedInput) error {
 	if a.Remote == nil {
 		return nil
 	}

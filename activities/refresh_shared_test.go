@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/remote"
@@ -20,7 +21,7 @@ import (
 )
 
 func TestWrittenFilesLeaveOutTheLinks(t *testing.T) {
-	out := ConvertTableResult{File: "app/t.parquet", SHA256: "aa", Size: 10, Chain: []ChainFile{
+	out := calls.ConvertTableResult{File: "app/t.parquet", SHA256: "aa", Size: 10, Chain: []calls.ChainFile{
 		{Path: "app/t.000000.posdel", Size: 1}, {Path: "app/t.000000.upserts", Size: 2},
 		{Path: "app/t.000001.posdel", Size: 3}, {Path: "app/t.000001.upserts", Size: 4}}}
 	pair := []foldplan.Link{{Dst: "app/t.parquet"}, {Dst: "app/t.000000.posdel"}, {Dst: "app/t.000000.upserts"}}
@@ -31,7 +32,7 @@ func TestWrittenFilesLeaveOutTheLinks(t *testing.T) {
 	if want := []string{"app/t.000001.posdel", "app/t.000001.upserts"}; !slices.Equal(got, want) {
 		t.Fatalf("a pair wrote %v, want %v", got, want)
 	}
-	if files := writtenFiles(nil, out); len(files) != 5 || files[0].digest().SHA256 != "aa" || files[0].digest().Size != 10 {
+	if files := writtenFiles(nil, out); len(files) != 5 || files[0].Digest().SHA256 != "aa" || files[0].Digest().Size != 10 {
 		t.Fatalf("a rewrite wrote %+v, want the table file and its chain", files)
 	}
 }
@@ -95,7 +96,7 @@ func (f *sharedFixture) fetch(prev, id string, tables ...string) snapshot.Folder
 	m, err := f.a.mirror(f.ctx, "main")
 	must(f.t, err)
 	for _, table := range tables {
-		in := RefreshTableInput{Source: "main", Prev: prev, SnapshotID: id,
+		in := calls.RefreshTableInput{Source: "main", Prev: prev, SnapshotID: id,
 			Table: foldplan.TablePlan{Key: foldplan.TableKey{Schema: "db", Table: table}}}
 		man, err := f.a.fetchPrevTable(f.ctx, m, parts, in)
 		must(f.t, err)

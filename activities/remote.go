@@ -4,17 +4,19 @@ import (
 	"context"
 	"errors"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/remote"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // mirror returns the remote mirror of a source's folder.
 func (a *Activities) mirror(ctx context.Context, source string) (*remote.Mirror, error) {
 	m, err := remote.New(a.Remote, source, a.sourceDir(source), a.log(ctx))
 	if err != nil {
-		return nil, nonRetryable(ErrBadInput, err)
+		return nil, nonRetryable(payload.ErrBadInput, err)
 	}
 	return m, nil
 }
@@ -30,34 +32,22 @@ func (a *Activities) mirror(ctx context.Context, source string) (*remote.Mirror,
 // differs from its manifest is BrokenSnapshot; an unreachable store is
 // retried and, after the attempt limit, fails the run with the local copy
 // kept (retention never removes an unconfirmed snapshot).
-func (a *Activities) UploadSnapshot(ctx context.Context, in UploadSnapshotInput) (UploadSnapshotResult, error) {
+func (a *Activities) UploadSnapshot(ctx context.Context, in calls.UploadSnapshotInput) (calls.UploadSnapshotResult, error) {
 	if a.Remote == nil {
-		return UploadSnapshotResult{}, nil
+		return calls.UploadSnapshotResult{}, nil
 	}
 	m, err := a.mirror(ctx, in.Source)
 	if err != nil {
-		return UploadSnapshotResult{}, err
+		return calls.UploadSnapshotResult{}, err
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
 	stats, err := m.UploadPending(ctx, in.SnapshotID, func(p remote.Progress) { set(p) })
-	res := UploadSnapshotResult{Location: a.Remote.Location()}
+	res := calls.UploadSnapshotResult{Location: a.Remote.Location()}
 	for _, st := range stats {
-		res.add(st)
+		res.Add(st)
 	}
 	return res, transferErr(err)
-}
-
-// add counts one snapshot's upload into the totals.
-func (r *UploadSnapshotResult) add(st remote.UploadStats) {
-	r.Snapshots = append(r.Snapshots, st)
-	r.Current = st.Current
-	r.FilesUploaded += st.Uploaded
-	r.FilesCopied += st.Copied
-	r.FilesSkipped += st.Skipped
-	r.BytesUploaded += st.BytesUploaded
-	r.BytesCopied += st.BytesCopied
-	r.BytesSkipped += st.BytesSkipped
 }
 
 // DownloadCurrent makes sure a refresh has its previous snapshot on local
@@ -71,26 +61,26 @@ func (r *UploadSnapshotResult) add(st remote.UploadStats) {
 // that differs from the manifest is BrokenSnapshot. Before it downloads,
 // the source folder's free space is checked against the objects' sizes
 // (less what an earlier attempt downloaded): too little is NoRoom.
-func (a *Activities) DownloadCurrent(ctx context.Context, in DownloadCurrentInput) (DownloadCurrentResult, error) {
+func (a *Activities) DownloadCurrent(ctx context.Context, in calls.DownloadCurrentInput) (calls.DownloadCurrentResult, error) {
 	if a.Remote == nil {
-		return DownloadCurrentResult{Reason: "no remote store"}, nil
+		return calls.DownloadCurrentResult{Reason: "no remote store"}, nil
 	}
 	m, err := a.mirror(ctx, in.Source)
 	if err != nil {
-		return DownloadCurrentResult{}, err
+		return calls.DownloadCurrentResult{}, err
 	}
 	set, stop := keepAlive(ctx)
 	defer stop()
-	var est *room.Estimate
+	var est *spaceneed.Estimate
 	fits := func(id string, need uint64) error {
-		e := room.Exact(need)
+		e := spaceneed.Exact(need)
 		est = &e
 		return a.checkRoom(m.Dir, e, "download snapshot "+id)
 	}
 	f, err := m.DownloadCurrent(ctx, fits, func(p remote.Progress) { set(p) })
-	res := DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}
+	res := calls.DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}
 	if est != nil && err == nil {
-		res.Room = room.Record(room.KindDownload, *est, uint64(max(f.Stats.BytesDownloaded, 0)))
+		res.Room = spaceneed.Record(spaceneed.KindDownload, *est, uint64(max(f.Stats.BytesDownloaded, 0)))
 	}
 	return res, transferErr(err)
 }
@@ -103,9 +93,9 @@ func transferErr(err error) error {
 	var de *snapshot.DigestError
 	switch {
 	case errors.As(err, &sde) || errors.As(err, &de):
-		return nonRetryable(ErrBrokenSnapshot, err)
+		return nonRetryable(payload.ErrBrokenSnapshot, err)
 	case errors.Is(err, remote.ErrConflict):
-		return nonRetryable(ErrRemoteConflict, err)
+		return nonRetryable(payload.ErrRemoteConflict, err)
 	}
 	return err
 }

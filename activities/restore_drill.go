@@ -3,17 +3,12 @@ package activities
 import (
 	"context"
 
-	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/calls"
 )
-
-// RecordDrillInput is a finished restore drill's record.
-type RecordDrillInput struct {
-	Drill index.Drill
-}
 
 // RecordDrill writes a restore drill's verdict to the index (table
 // restore_drills), where `dbtrail status` reads the last one. Writing the
 // same drill again replaces its record.
-func (a *Activities) RecordDrill(ctx context.Context, in RecordDrillInput) error {
+func (a *Activities) RecordDrill(ctx context.Context, in calls.RecordDrillInput) error {
 	return a.Index.RecordDrill(ctx, in.Drill)
 }

@@ -6,8 +6,9 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/restore"
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // LoadTable loads chunks of one table into the target for about in.Slice,
@@ -15,28 +16,28 @@ import (
 // restore.Load.Run, on the target the worker resolved (openTarget), with
 // the table staged once on this worker (stageTable) and its progress as
 // the heartbeat's LoadProgress.
-func (a *Activities) LoadTable(ctx context.Context, in LoadTableInput) (LoadTableResult, error) {
+func (a *Activities) LoadTable(ctx context.Context, in calls.LoadTableInput) (calls.LoadTableResult, error) {
 	set, stop := keepAlive(ctx)
 	defer stop()
 	tg, err := a.openTarget(ctx, in.Spec)
 	if err != nil {
-		return LoadTableResult{}, err
+		return calls.LoadTableResult{}, err
 	}
 	defer tg.DB.Close()
 	if err := a.checkJobSchemas(tg, in.Spec, in.Job.Schema); err != nil {
-		return LoadTableResult{}, err
+		return calls.LoadTableResult{}, err
 	}
 	name := in.Job.Target()
-	l := restore.Load{Target: &tg.Target, Options: in.Spec.options(), Job: restore.Job(in.Job), ChunkRows: in.ChunkRows,
+	l := restore.Load{Target: &tg.Target, Options: restoreOptions(in.Spec), Job: restore.Job(in.Job), ChunkRows: in.ChunkRows,
 		Slice: in.Slice, Parts: in.Parts, PartRows: a.RestorePartRows, Log: a.log(ctx),
-		Stage: func(ctx context.Context, progress func(string, int64)) (restore.Staged, *room.Step, error) {
+		Stage: func(ctx context.Context, progress func(string, int64)) (restore.Staged, *spaceneed.Step, error) {
 			return a.stageTable(ctx, in, progress)
 		},
 		Progress: func(stage string, rows int64, paused string) {
-			set(LoadProgress{Table: name, Stage: stage, Rows: rows, Paused: paused})
+			set(calls.LoadProgress{Table: name, Stage: stage, Rows: rows, Paused: paused})
 		}}
 	res, err := l.Run(ctx)
-	return LoadTableResult(res), restoreErr(err)
+	return calls.LoadTableResult(res), restoreErr(err)
 }
 
 // restoreErr passes a restore error of a kind (restore.KindOf) on as a

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/restore"
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // stageTable writes the table at the job's cut, sorted by its key, as
@@ -14,7 +16,7 @@ import (
 // restore.WriteStaged), or reuses the ones an earlier call wrote for the
 // same cut. It returns the room of a table it staged (its estimate and the
 // staged files' bytes; nil when reused).
-func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress func(string, int64)) (restore.Staged, *room.Step, error) {
+func (a *Activities) stageTable(ctx context.Context, in calls.LoadTableInput, progress func(string, int64)) (restore.Staged, *spaceneed.Step, error) {
 	tp := in.Job.Table
 	dir, err := restore.StagedDir(a.restoreDir(in.Job.RestoreID), tp)
 	if err != nil {
@@ -32,7 +34,7 @@ func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress
 	past := a.past(ctx, in.Spec.Source)
 	cat, err := past.Catalog(ctx)
 	if err != nil {
-		return restore.Staged{}, nil, nonRetryable(ErrBadInput, err)
+		return restore.Staged{}, nil, nonRetryable(payload.ErrBadInput, err)
 	}
 	est, err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, dir)
 	if err != nil {
@@ -54,5 +56,5 @@ func (a *Activities) stageTable(ctx context.Context, in LoadTableInput, progress
 	}
 	failed = false
 	a.log(ctx).Info("restore table staged", "table", tp.Key().String(), "rows", st.Foot.Rows, "runs", len(st.Runs), "events", t.Events)
-	return st, room.Record(room.KindStage, est, filesSize(st.Dir, st.Runs)), nil
+	return st, spaceneed.Record(spaceneed.KindStage, est, filesSize(st.Dir, st.Runs)), nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // sourceIDs is the process's cache of source identities.
@@ -24,7 +25,7 @@ func (a *Activities) guard(ctx context.Context, source string) restore.Guard {
 }
 
 // targetRef is the target sp names, for restore.Guard.
-func targetRef(sp RestoreSpec) restore.Ref {
+func targetRef(sp payload.RestoreSpec) restore.Ref {
 	ref := restore.Ref{Name: sp.Target.Name, ThrottleQuery: sp.ThrottleQuery}
 	if sp.Target.AdHoc != nil {
 		s := target.Server(*sp.Target.AdHoc)
@@ -37,7 +38,7 @@ func targetRef(sp RestoreSpec) restore.Ref {
 }
 
 // resolveTarget is the target sp names (restore.Guard.Resolve).
-func (a *Activities) resolveTarget(sp RestoreSpec) (target.Target, error) {
+func (a *Activities) resolveTarget(sp payload.RestoreSpec) (target.Target, error) {
 	t, err := a.guard(context.Background(), sp.Source).Resolve(targetRef(sp))
 	return t, restoreErr(err)
 }
@@ -45,14 +46,14 @@ func (a *Activities) resolveTarget(sp RestoreSpec) (target.Target, error) {
 // openTarget resolves and opens sp's target (restore.Guard.Open): never
 // the source server, the index server only where its configuration
 // allows it. The caller closes its DB.
-func (a *Activities) openTarget(ctx context.Context, sp RestoreSpec) (restore.Opened, error) {
+func (a *Activities) openTarget(ctx context.Context, sp payload.RestoreSpec) (restore.Opened, error) {
 	t, err := a.guard(ctx, sp.Source).Open(ctx, targetRef(sp), sp.Source)
 	return t, restoreErr(err)
 }
 
 // checkJobSchemas refuses schemas t may not hold (restore.Guard.CheckSchemas).
-func (a *Activities) checkJobSchemas(t restore.Opened, sp RestoreSpec, schemas ...string) error {
-	return restoreErr(a.guard(context.Background(), sp.Source).CheckSchemas(t, sp.options(), schemas...))
+func (a *Activities) checkJobSchemas(t restore.Opened, sp payload.RestoreSpec, schemas ...string) error {
+	return restoreErr(a.guard(context.Background(), sp.Source).CheckSchemas(t, restoreOptions(sp), schemas...))
 }
 
 // sourceIdentity is the identity of source's server (sourceIDs).

@@ -8,11 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // Retention (docs/retention.md) lists every place a source's data lives,
@@ -33,9 +36,9 @@ type JobLister interface {
 // window's start to a cut, and returns retention.Make's plan under the
 // worker's policy (Activities.Retention; the plan records it). It removes
 // nothing.
-func (a *Activities) PlanRetention(ctx context.Context, in RetentionInput) (retention.Plan, error) {
+func (a *Activities) PlanRetention(ctx context.Context, in calls.RetentionInput) (retention.Plan, error) {
 	if err := a.Retention.Validate(); err != nil {
-		return retention.Plan{}, nonRetryable(ErrBadInput, fmt.Errorf("the worker's retention policy: %w", err))
+		return retention.Plan{}, nonRetryable(payload.ErrBadInput, fmt.Errorf("the worker's retention policy: %w", err))
 	}
 	rin, err := a.retentionInput(ctx, in.Source, a.Retention, time.Now().UTC(), true)
 	if err != nil {
@@ -175,7 +178,7 @@ func (a *Activities) windowCut(ctx context.Context, source string, start time.Ti
 	if err != nil {
 		return 0, err
 	}
-	cut, err := moment.Resolve(ctx, lk, f, moment.At{Kind: moment.KindTime, Time: start}, false)
+	cut, err := moment.Resolve(ctx, lk, f, when.At{Kind: when.KindTime, Time: start}, false)
 	if r, ok := moment.IsRefused(err); ok {
 		if r.Code == moment.CodeNotCaptured && f.Captured {
 			return f.Checkpoint.LastSeq, nil
@@ -202,10 +205,10 @@ func (a *Activities) windowCut(ctx context.Context, source string, start time.Ti
 // plan, nothing is removed. A delete Object Lock refuses is reported in
 // Locked and logged, not fatal; any other failure of one item is reported
 // in Failed and the run goes on.
-func (a *Activities) ApplyRetention(ctx context.Context, in ApplyRetentionInput) (RetentionResult, error) {
+func (a *Activities) ApplyRetention(ctx context.Context, in calls.ApplyRetentionInput) (calls.RetentionResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
-	res := RetentionResult{Plan: in.Plan}
+	res := calls.RetentionResult{Plan: in.Plan}
 	if a.Jobs != nil {
 		readers, err := a.Jobs.Readers(ctx, in.Source)
 		if err != nil {
@@ -225,7 +228,7 @@ func (a *Activities) ApplyRetention(ctx context.Context, in ApplyRetentionInput)
 	out, err := retention.Apply(ctx, in.Plan, rm, store)
 	res.Removed, res.Locked, res.Failed, res.Held = out.Removed, out.Locked, out.Failed, out.Held
 	if errors.Is(err, retention.ErrNoStore) {
-		return res, nonRetryable(ErrNoArchiveLocation, errors.New("the plan removes from the store and this worker has no archive location (--archive-url)"))
+		return res, nonRetryable(payload.ErrNoArchiveLocation, errors.New("the plan removes from the store and this worker has no archive location (--archive-url)"))
 	}
 	if err != nil {
 		return res, err

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/converter"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -40,7 +41,7 @@ func TestPruneAndPlanTakeTheWorkersPolicy(t *testing.T) {
 
 	t.Run("prune keeps the worker's two", func(t *testing.T) {
 		a, dir := setup(t, retention.Policy{KeepSnapshots: 2})
-		var in PruneInput
+		var in calls.PruneInput
 		decode(t, `{"Source":"main","Keep":1,"KeepDays":0,"DropCompacted":null}`, &in)
 		res, err := a.Prune(ctx, in)
 		must(t, err)
@@ -52,7 +53,7 @@ func TestPruneAndPlanTakeTheWorkersPolicy(t *testing.T) {
 	})
 	t.Run("prune keeps all under a worker that keeps all", func(t *testing.T) {
 		a, dir := setup(t, retention.Policy{})
-		res, err := a.Prune(ctx, PruneInput{Source: "main"})
+		res, err := a.Prune(ctx, calls.PruneInput{Source: "main"})
 		must(t, err)
 		left, err := snapshot.ListSnapshots(dir)
 		must(t, err)
@@ -62,7 +63,7 @@ func TestPruneAndPlanTakeTheWorkersPolicy(t *testing.T) {
 	})
 	t.Run("plan with the worker's policy", func(t *testing.T) {
 		a, _ := setup(t, retention.Policy{KeepSnapshots: 3})
-		var in RetentionInput
+		var in calls.RetentionInput
 		decode(t, `{"Source":"main","Policy":{"keep_snapshots":1,"archive_keep_days":1}}`, &in)
 		plan, err := a.PlanRetention(ctx, in)
 		must(t, err)
@@ -75,10 +76,10 @@ func TestPruneAndPlanTakeTheWorkersPolicy(t *testing.T) {
 	})
 	t.Run("a bad worker policy is refused, nothing removed", func(t *testing.T) {
 		a, dir := setup(t, retention.Policy{KeepSnapshots: 1, KeepDays: -1})
-		if _, err := a.Prune(ctx, PruneInput{Source: "main"}); err == nil {
+		if _, err := a.Prune(ctx, calls.PruneInput{Source: "main"}); err == nil {
 			t.Fatal("a negative --keep-days accepted")
 		}
-		if _, err := a.PlanRetention(ctx, RetentionInput{Source: "main"}); err == nil {
+		if _, err := a.PlanRetention(ctx, calls.RetentionInput{Source: "main"}); err == nil {
 			t.Fatal("a negative --keep-days accepted by the plan")
 		}
 		left, err := snapshot.ListSnapshots(dir)

@@ -8,21 +8,24 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"go.temporal.io/sdk/temporal"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // checkRoom refuses, non-retryable (NoRoom), a step whose estimate (package
-// room: measured bytes × room.Margin) is more than the free space of the
+// room: measured bytes × spaceneed.Margin) is more than the free space of the
 // file system holding path: it fails at once, naming what it needs and
 // what is free, instead of at the end of the write. An estimate that is
 // not Sure is not refused on: the step writes, and a full folder fails it
 // cleanly (noSpace). Space freed makes the next run go.
-func (a *Activities) checkRoom(path string, est room.Estimate, what string) error {
+func (a *Activities) checkRoom(path string, est spaceneed.Estimate, what string) error {
 	if !est.Sure {
 		return nil
 	}
@@ -38,7 +41,7 @@ func noSpace(err error, dir, what string) error {
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return nonRetryable(ErrNoRoom, fmt.Errorf("%s: no space left in %s: %w", what, dir, err))
+	return nonRetryable(payload.ErrNoRoom, fmt.Errorf("%s: no space left in %s: %w", what, dir, err))
 }
 
 // roomErr marks a *disk.NoRoomError non-retryable NoRoom; any other err
@@ -46,7 +49,7 @@ func noSpace(err error, dir, what string) error {
 func roomErr(err error) error {
 	var nr *disk.NoRoomError
 	if errors.As(err, &nr) {
-		return nonRetryable(ErrNoRoom, err)
+		return nonRetryable(payload.ErrNoRoom, err)
 	}
 	return err
 }
@@ -54,7 +57,7 @@ func roomErr(err error) error {
 // isNoRoom reports whether err is checkRoom's NoRoom refusal.
 func isNoRoom(err error) bool {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == ErrNoRoom
+	return errors.As(err, &app) && app.Type() == payload.ErrNoRoom
 }
 
 // checkRoomOrRetain is checkRoom for a refresh's step: when the folder
@@ -64,7 +67,7 @@ func isNoRoom(err error) bool {
 // nothing current, nothing a running job reads, nothing a moment of the
 // kept window needs) and the room is checked again. What it removed is
 // logged.
-func (a *Activities) checkRoomOrRetain(ctx context.Context, source, dir string, need room.Estimate, what string) error {
+func (a *Activities) checkRoomOrRetain(ctx context.Context, source, dir string, need spaceneed.Estimate, what string) error {
 	err := a.checkRoom(dir, need, what)
 	if a.Retention.KeepSnapshots <= 0 || !isNoRoom(err) {
 		return err
@@ -83,21 +86,21 @@ func (a *Activities) checkRoomOrRetain(ctx context.Context, source, dir string, 
 
 // refreshNeed estimates the bytes a refresh of one table writes into the
 // staging folder from the table as prev stores it (snapshot.MeasureTable):
-// nothing for a link, room.Pair for a pair, room.Rewrite for a rewrite.
-func refreshNeed(prev *snapshot.Snapshot, mt snapshot.ManifestTable, tp foldplan.TablePlan) room.Estimate {
+// nothing for a link, spaceneed.Pair for a pair, spaceneed.Rewrite for a rewrite.
+func refreshNeed(prev *snapshot.Snapshot, mt snapshot.ManifestTable, tp foldplan.TablePlan) spaceneed.Estimate {
 	t := snapshot.MeasureTable(&prev.Manifest, mt, prev.Path)
 	switch tp.Action {
 	case foldplan.ActionPair:
-		return room.Pair(t, tp.Changes)
+		return spaceneed.Pair(t, tp.Changes)
 	case foldplan.ActionRewrite:
-		return room.Rewrite(t, tp.Changes)
+		return spaceneed.Rewrite(t, tp.Changes)
 	}
-	return room.Estimate{Sure: true}
+	return spaceneed.Estimate{Sure: true}
 }
 
 // sureBytes is the bytes of a Sure estimate carried in a step's input (an
 // export table's Need), 0 for one that is not: needOf turns it back.
-func sureBytes(e room.Estimate) uint64 {
+func sureBytes(e spaceneed.Estimate) uint64 {
 	if !e.Sure {
 		return 0
 	}
@@ -105,32 +108,32 @@ func sureBytes(e room.Estimate) uint64 {
 }
 
 // needOf is the estimate of a Need carried as sureBytes: 0 is not Sure.
-func needOf(n uint64) room.Estimate { return room.Estimate{Bytes: n, Sure: n > 0} }
+func needOf(n uint64) spaceneed.Estimate { return spaceneed.Estimate{Bytes: n, Sure: n > 0} }
 
 // exportNeed is what an export writes into its output's folder: every
 // table's staged files (their Need), and for a .sql export the composed
-// text besides them (room.Expansion times the staged files: they are
+// text besides them (spaceneed.Expansion times the staged files: they are
 // removed only after it is written). A job whose Need is not Sure makes
 // the whole not Sure.
-func exportNeed(format string, jobs []ExportTableInput) room.Estimate {
+func exportNeed(format string, jobs []calls.ExportTableInput) spaceneed.Estimate {
 	var n uint64
 	for _, j := range jobs {
 		if j.Need == 0 {
-			return room.Estimate{}
+			return spaceneed.Estimate{}
 		}
 		n += j.Need
 	}
-	if format == ExportSQL {
-		n += n * room.Expansion
+	if format == payload.ExportSQL {
+		n += n * spaceneed.Expansion
 	}
-	return room.Exact(n)
+	return spaceneed.Exact(n)
 }
 
 // rebuildNeeds estimates, for each table of plan, the bytes of its rebuilt
-// table file (room.Export; .sql text when sql) from the table as its base
+// table file (spaceneed.Export; .sql text when sql) from the table as its base
 // snapshot's manifest records it and its window's changes.
-func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan moment.Plan, sql bool) ([]room.Estimate, error) {
-	needs := make([]room.Estimate, len(plan.Tables))
+func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan moment.Plan, sql bool) ([]spaceneed.Estimate, error) {
+	needs := make([]spaceneed.Estimate, len(plan.Tables))
 	if len(plan.Tables) == 0 {
 		return needs, nil
 	}
@@ -154,11 +157,11 @@ func (a *Activities) rebuildNeeds(ctx context.Context, cat moment.Catalog, plan 
 			counts[w] = c
 		}
 		base := bases[tp.Snapshot]
-		var t room.Table
+		var t spaceneed.Table
 		if mt, ok := base.Table(tp.Schema, tp.Table); ok {
 			t = snapshot.MeasureTable(&base, mt, a.localFiles(plan.Source, tp.Snapshot))
 		}
-		needs[i] = room.Export(t, counts[w][tp.Key()], sql)
+		needs[i] = spaceneed.Export(t, counts[w][tp.Key()], sql)
 	}
 	return needs, nil
 }
@@ -175,12 +178,12 @@ func (a *Activities) localFiles(source, id string) func(rel string) string {
 }
 
 // checkRebuildRoom checks dir has room for table tp rebuilt from catalog
-// cat and staged for a restore (room.Staging) before it is staged there,
+// cat and staged for a restore (spaceneed.Staging) before it is staged there,
 // and returns the estimate.
-func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) (room.Estimate, error) {
+func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) (spaceneed.Estimate, error) {
 	needs, err := a.rebuildNeeds(ctx, cat, moment.Plan{Source: source, Tables: []moment.TablePlan{tp}}, true)
 	if err != nil {
-		return room.Estimate{}, err
+		return spaceneed.Estimate{}, err
 	}
 	return needs[0], a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/retention"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // publishAt publishes a one-table snapshot id of source main in dir (a
@@ -59,7 +59,7 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 	t.Run("retention frees the room", func(t *testing.T) {
 		a, dir := setup(t)
 		a.Retention = retention.Policy{KeepSnapshots: 1}
-		if err := a.checkRoomOrRetain(ctx, "main", dir, room.Exact(need), "pair db.t"); err != nil {
+		if err := a.checkRoomOrRetain(ctx, "main", dir, spaceneed.Exact(need), "pair db.t"); err != nil {
 			t.Fatalf("with retention that frees the room: %v", err)
 		}
 		left, err := snapshot.ListSnapshots(dir)
@@ -75,7 +75,7 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a, dir := setup(t)
 			a.Retention = policy
-			err := a.checkRoomOrRetain(ctx, "main", dir, room.Exact(need), "pair db.t")
+			err := a.checkRoomOrRetain(ctx, "main", dir, spaceneed.Exact(need), "pair db.t")
 			if !isNoRoom(err) || !strings.Contains(err.Error(), "pair db.t needs about") {
 				t.Fatalf("got %v, want NoRoom naming the step", err)
 			}

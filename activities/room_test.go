@@ -16,15 +16,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/remote"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 	servers "github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -83,7 +85,7 @@ type roomStep struct {
 // needs, where and what is free), and writes nothing; with exactly that
 // much it goes past the check. The estimates are those the docs state:
 // the merged files of a compaction, the objects of a download (exact), the
-// planned need of an export table, room.Text of the staged files for a
+// planned need of an export table, spaceneed.Text of the staged files for a
 // .sql export.
 func TestRoomCheckedFirst(t *testing.T) {
 	for _, st := range roomSteps() {
@@ -102,7 +104,7 @@ func TestRoomCheckedFirst(t *testing.T) {
 				env.RegisterActivity(a)
 				err := st.run(env, a)
 				var app *temporal.ApplicationError
-				refused := errors.As(err, &app) && app.Type() == ErrNoRoom
+				refused := errors.As(err, &app) && app.Type() == payload.ErrNoRoom
 				if !short {
 					if refused {
 						t.Fatalf("refused with need+margin free: %v", err)
@@ -114,7 +116,7 @@ func TestRoomCheckedFirst(t *testing.T) {
 				}
 				want := "needs about " + disk.Bytes(need) + " in " + folder + " (" + disk.Bytes(free) + " free)"
 				if !refused || !app.NonRetryable() || !strings.Contains(err.Error(), want) {
-					t.Fatalf("with one byte too few: %v; want a non-retryable %s saying %q", err, ErrNoRoom, want)
+					t.Fatalf("with one byte too few: %v; want a non-retryable %s saying %q", err, payload.ErrNoRoom, want)
 				}
 				if st.written(a) {
 					t.Errorf("the refused step wrote")
@@ -170,18 +172,18 @@ func roomSteps() []roomStep {
 				return a.sourceDir("main"), 4 * size
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.CompactTable, CompactTableInput{Source: "main", SnapshotID: roomID, Schema: "db", Table: "t",
+				_, err := env.ExecuteActivity(a.CompactTable, calls.CompactTableInput{Source: "main", SnapshotID: roomID, Schema: "db", Table: "t",
 					Merge: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(snapshot.Folder(a.sourceDir("main")).Compact()) },
-			past:    "(type: " + ErrBrokenSnapshot},
+			past:    "(type: " + payload.ErrBrokenSnapshot},
 		{name: "download",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
 				return a.sourceDir("main"), onlyOnStore(t, a, size)
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.DownloadCurrent, DownloadCurrentInput{Source: "main"})
+				_, err := env.ExecuteActivity(a.DownloadCurrent, calls.DownloadCurrentInput{Source: "main"})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) }},
@@ -192,29 +194,29 @@ func roomSteps() []roomStep {
 				return a.sourceDir("main"), onlyOnStore(t, a, size)
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportParquet, Staging: staging(a),
+				_, err := env.ExecuteActivity(a.ExportTable, calls.ExportTableInput{Source: "main", Format: payload.ExportParquet, Staging: staging(a),
 					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) },
-			past:    "(type: " + ErrBrokenSnapshot},
+			past:    "(type: " + payload.ErrBrokenSnapshot},
 		{name: "export table",
 			setup: func(t *testing.T, a *Activities) (string, uint64) { return staging(a), 5 << 20 },
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.ExportTable, ExportTableInput{Source: "main", Format: ExportParquet, Staging: staging(a),
+				_, err := env.ExecuteActivity(a.ExportTable, calls.ExportTableInput{Source: "main", Format: payload.ExportParquet, Staging: staging(a),
 					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}, Need: 5 << 20})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(filepath.Join(staging(a), "db")) },
-			past:    "(type: " + ErrSnapshotGone},
+			past:    "(type: " + payload.ErrSnapshotGone},
 		{name: "sql export",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
 				must(t, os.MkdirAll(staging(a), 0o755))
-				return a.WorkDir, room.Text(room.Table{File: size}).Bytes
+				return a.WorkDir, spaceneed.Text(spaceneed.Table{File: size}).Bytes
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.FinishExport, FinishExportInput{Spec: ExportSpec{Source: "main", Format: ExportSQL, Out: filepath.Join(a.WorkDir, "out.sql")},
-					Staging: staging(a), RunID: "r", Tables: []ExportTableResult{{Schema: "db", Table: "t", Files: []ExportFile{{Path: "db/t.parquet", Size: size}}}}})
+				_, err := env.ExecuteActivity(a.FinishExport, calls.FinishExportInput{Spec: payload.ExportSpec{Source: "main", Format: payload.ExportSQL, Out: filepath.Join(a.WorkDir, "out.sql")},
+					Staging: staging(a), RunID: "r", Tables: []calls.ExportTableResult{{Schema: "db", Table: "t", Files: []calls.ExportFile{{Path: "db/t.parquet", Size: size}}}}})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(filepath.Join(a.WorkDir, "out.sql")) },
@@ -225,14 +227,14 @@ func roomSteps() []roomStep {
 // TestExportNeed: a .sql export needs its staged files and the text
 // besides them; a folder export its files.
 func TestExportNeed(t *testing.T) {
-	jobs := []ExportTableInput{{Need: 100}, {Need: 23}}
-	if got := exportNeed(ExportParquet, jobs); got != room.Exact(123) {
+	jobs := []calls.ExportTableInput{{Need: 100}, {Need: 23}}
+	if got := exportNeed(payload.ExportParquet, jobs); got != spaceneed.Exact(123) {
 		t.Errorf("parquet export need %+v, want 123", got)
 	}
-	if got := exportNeed(ExportSQL, jobs); got != room.Exact(123*(1+room.Expansion)) {
-		t.Errorf("sql export need %+v, want %d", got, 123*(1+room.Expansion))
+	if got := exportNeed(payload.ExportSQL, jobs); got != spaceneed.Exact(123*(1+spaceneed.Expansion)) {
+		t.Errorf("sql export need %+v, want %d", got, 123*(1+spaceneed.Expansion))
 	}
-	if got := exportNeed(ExportParquet, append(jobs, ExportTableInput{})); got.Sure {
+	if got := exportNeed(payload.ExportParquet, append(jobs, calls.ExportTableInput{})); got.Sure {
 		t.Errorf("an export with a table not estimated: %+v, want not sure", got)
 	}
 }
@@ -243,14 +245,14 @@ func TestExportNeed(t *testing.T) {
 func TestNotSureWrites(t *testing.T) {
 	var probe fakeFree
 	a := &Activities{Disk: probe.probe}
-	if err := a.checkRoom(t.TempDir(), room.Changes(), "export changes of db.t"); err != nil {
+	if err := a.checkRoom(t.TempDir(), spaceneed.Changes(), "export changes of db.t"); err != nil {
 		t.Fatalf("not sure, no room: %v; want no refusal", err)
 	}
 	err := noSpace(fmt.Errorf("build snapshot x: write db/t.parquet: %w", syscall.ENOSPC), "/backups/main", "pair db.t")
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != ErrNoRoom || !app.NonRetryable() ||
+	if !errors.As(err, &app) || app.Type() != payload.ErrNoRoom || !app.NonRetryable() ||
 		!strings.Contains(err.Error(), "pair db.t: no space left in /backups/main: build snapshot x: write db/t.parquet") {
-		t.Fatalf("ENOSPC: %v; want a non-retryable %s naming the folder and the file", err, ErrNoRoom)
+		t.Fatalf("ENOSPC: %v; want a non-retryable %s naming the folder and the file", err, payload.ErrNoRoom)
 	}
 	if other := errors.New("x"); noSpace(other, "/b", "y") != other {
 		t.Fatal("another error is changed by noSpace")
@@ -268,11 +270,11 @@ func TestDownloadRecordsRoom(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
-	v, err := env.ExecuteActivity(a.DownloadCurrent, DownloadCurrentInput{Source: "main"})
+	v, err := env.ExecuteActivity(a.DownloadCurrent, calls.DownloadCurrentInput{Source: "main"})
 	must(t, err)
-	var res DownloadCurrentResult
+	var res calls.DownloadCurrentResult
 	must(t, v.Get(&res))
-	want := room.Step{Kind: "download", Estimate: need, Sure: true, Written: need}
+	want := spaceneed.Step{Kind: "download", Estimate: need, Sure: true, Written: need}
 	if res.SnapshotID != roomID || res.Room == nil || *res.Room != want {
 		t.Fatalf("download of %s: %+v, room %+v; want %+v", res.SnapshotID, res, res.Room, want)
 	}

@@ -10,12 +10,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/filemode"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // AllocateSnapshot picks a snapshot id no snapshot of the source has used,
@@ -24,22 +26,22 @@ import (
 // staging folders of runs that no longer run are removed (ownStaging). A
 // source folder that cannot be made (the backup folder is a file, or not
 // writable) fails at once, naming the path.
-func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotInput) (AllocateSnapshotResult, error) {
+func (a *Activities) AllocateSnapshot(ctx context.Context, in calls.AllocateSnapshotInput) (calls.AllocateSnapshotResult, error) {
 	dir := a.sourceDir(in.Source)
 	if err := os.MkdirAll(dir, filemode.Dir()); err != nil {
-		return AllocateSnapshotResult{}, fmt.Errorf("folder of source %s: %w", in.Source, err)
+		return calls.AllocateSnapshotResult{}, fmt.Errorf("folder of source %s: %w", in.Source, err)
 	}
 	id, err := snapshot.NewSnapshotID(time.Now(), a.remoteTaken(ctx, in.Source, snapshot.ExistsIn(dir)))
 	if err != nil {
-		return AllocateSnapshotResult{}, fmt.Errorf("new snapshot id of %s: %w", in.Source, err)
+		return calls.AllocateSnapshotResult{}, fmt.Errorf("new snapshot id of %s: %w", in.Source, err)
 	}
 	if _, err := snapshot.NewBuilder(dir, id); err != nil {
-		return AllocateSnapshotResult{}, err
+		return calls.AllocateSnapshotResult{}, err
 	}
 	if err := a.ownStaging(ctx, in.Source, id); err != nil {
-		return AllocateSnapshotResult{}, err
+		return calls.AllocateSnapshotResult{}, err
 	}
-	return AllocateSnapshotResult{SnapshotID: id}, nil
+	return calls.AllocateSnapshotResult{SnapshotID: id}, nil
 }
 
 // ConvertTable writes one dumped table as its Parquet table file, with its
@@ -48,31 +50,31 @@ func (a *Activities) AllocateSnapshot(ctx context.Context, in AllocateSnapshotIn
 // cannot be appended to), which is idempotent: the same dump gives the same
 // rows. Bad input is a non-retryable error naming file and line; a backup
 // folder with less room than the estimate (dumpconv.Estimate: a sample of
-// the dump converted, scaled to its files, × room.Margin) is NoRoom,
+// the dump converted, scaled to its files, × spaceneed.Margin) is NoRoom,
 // before anything is written.
-func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (ConvertTableResult, error) {
+func (a *Activities) ConvertTable(ctx context.Context, in calls.ConvertTableInput) (calls.ConvertTableResult, error) {
 	t := in.Table
 	fsys := os.DirFS(in.DumpDir)
 	def, create, err := dumpconv.Definition(fsys, t.Schema, t.Table, t.SchemaFile)
 	if err != nil {
-		return ConvertTableResult{}, badInput(err)
+		return calls.ConvertTableResult{}, badInput(err)
 	}
 	meta := snapshot.FooterMeta{CreateTable: create, SnapshotID: in.SnapshotID, Source: in.Source,
 		Position: in.Position}
 	est, _, err := dumpconv.Estimate(ctx, fsys, t.DataFiles, def, meta)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	if err := a.checkRoom(a.sourceDir(in.Source), est, "convert "+t.Schema+"."+t.Table); err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	b, err := snapshot.AttachBuilder(a.sourceDir(in.Source), in.SnapshotID)
 	if err != nil {
-		return ConvertTableResult{}, err
+		return calls.ConvertTableResult{}, err
 	}
 	rel, err := snapshot.TableFile(t.Schema, t.Table)
 	if err != nil {
-		return ConvertTableResult{}, badInput(err)
+		return calls.ConvertTableResult{}, badInput(err)
 	}
 	var res snapshot.WriteResult
 	digest, err := b.WriteFile(rel, func(w io.Writer) error {
@@ -87,7 +89,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 		}
 		defer done()
 		err = dumpconv.Convert(ctx, fsys, t.DataFiles, def, sink, func(file int, rows int64) {
-			activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, File: file, Rows: rows})
+			activity.RecordHeartbeat(ctx, calls.ConvertProgress{Table: t.Schema + "." + t.Table, File: file, Rows: rows})
 		})
 		if err != nil {
 			return err
@@ -97,23 +99,23 @@ func (a *Activities) ConvertTable(ctx context.Context, in ConvertTableInput) (Co
 	})
 	if err != nil {
 		if dumpconv.IsBadInput(err) {
-			return ConvertTableResult{}, badInput(fmt.Errorf("convert table %s.%s: %w", t.Schema, t.Table, err))
+			return calls.ConvertTableResult{}, badInput(fmt.Errorf("convert table %s.%s: %w", t.Schema, t.Table, err))
 		}
-		return ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
+		return calls.ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
-	out := ConvertTableResult{Schema: t.Schema, Table: t.Table, File: rel, Rows: res.Rows,
+	out := calls.ConvertTableResult{Schema: t.Schema, Table: t.Table, File: rel, Rows: res.Rows,
 		Fingerprint: res.Fingerprint.String(), SHA256: digest.SHA256, Size: digest.Size}
 	if err := addEmptyChain(b, def, &out); err != nil {
-		return ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
+		return calls.ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
-	out.Room = room.Record(room.KindConvert, est, writtenBytes(nil, out))
-	activity.RecordHeartbeat(ctx, ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
+	out.Room = spaceneed.Record(spaceneed.KindConvert, est, writtenBytes(nil, out))
+	activity.RecordHeartbeat(ctx, calls.ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
 	return out, nil
 }
 
 // Publish writes the manifest and makes the snapshot current. Publishing a
 // snapshot that is already published with the same manifest succeeds.
-func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResult, error) {
+func (a *Activities) Publish(ctx context.Context, in calls.PublishInput) (calls.PublishResult, error) {
 	return a.publish(ctx, in, "", func(*snapshot.Manifest) {})
 }
 
@@ -122,7 +124,7 @@ func (a *Activities) Publish(ctx context.Context, in PublishInput) (PublishResul
 // this snapshot: a retry after success). A snapshot published meanwhile (a
 // full backup, another refresh) wins: this one is refused, non-retryable,
 // and its staging folder is left for the next NewBuilder of its id to clear.
-func (a *Activities) PublishRefresh(ctx context.Context, in PublishRefreshInput) (PublishResult, error) {
+func (a *Activities) PublishRefresh(ctx context.Context, in calls.PublishRefreshInput) (calls.PublishResult, error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
 	return a.publish(ctx, in.PublishInput, in.Prev, func(m *snapshot.Manifest) {
@@ -132,49 +134,49 @@ func (a *Activities) PublishRefresh(ctx context.Context, in PublishRefreshInput)
 
 // publish builds the manifest of in, lets fill complete it, and publishes
 // it under the publish lock; a non-empty expect must be current.
-func (a *Activities) publish(ctx context.Context, in PublishInput, expect string, fill func(*snapshot.Manifest)) (PublishResult, error) {
+func (a *Activities) publish(ctx context.Context, in calls.PublishInput, expect string, fill func(*snapshot.Manifest)) (calls.PublishResult, error) {
 	dir := a.sourceDir(in.Source)
 	unlock, err := snapshot.LockPublish(ctx, dir)
 	if err != nil {
-		return PublishResult{}, err
+		return calls.PublishResult{}, err
 	}
 	defer unlock()
 	if expect != "" {
 		cur, err := snapshot.ResolveCurrent(dir)
 		if err != nil {
-			return PublishResult{}, err
+			return calls.PublishResult{}, err
 		}
 		if cur != expect && cur != in.SnapshotID {
-			return PublishResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"snapshot %s was folded from %s, but %s was published meanwhile: not published", in.SnapshotID, expect, cur), ErrCurrentMoved, nil)
+			return calls.PublishResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"snapshot %s was folded from %s, but %s was published meanwhile: not published", in.SnapshotID, expect, cur), payload.ErrCurrentMoved, nil)
 		}
 	}
 	b, err := snapshot.AttachBuilder(dir, in.SnapshotID)
 	if err != nil {
-		return PublishResult{}, err
+		return calls.PublishResult{}, err
 	}
 	m, err := manifestOf(in)
 	if err != nil {
-		return PublishResult{}, err
+		return calls.PublishResult{}, err
 	}
 	fill(&m)
 	for rel, d := range m.Files {
 		if err := b.Adopt(rel, d); err != nil {
-			return PublishResult{}, err
+			return calls.PublishResult{}, err
 		}
 	}
 	if err := b.Publish(m); err != nil {
-		return PublishResult{}, err
+		return calls.PublishResult{}, err
 	}
 	// The staging folder is now the snapshot: its owner file goes too.
 	if err := snapshot.RemoveStaging(dir, in.SnapshotID); err != nil {
-		return PublishResult{}, err
+		return calls.PublishResult{}, err
 	}
-	return PublishResult{SnapshotID: in.SnapshotID, Dir: snapshotDir(dir, in.SnapshotID)}, nil
+	return calls.PublishResult{SnapshotID: in.SnapshotID, Dir: snapshotDir(dir, in.SnapshotID)}, nil
 }
 
 // manifestOf lists the tables and files of a publish.
-func manifestOf(in PublishInput) (snapshot.Manifest, error) {
+func manifestOf(in calls.PublishInput) (snapshot.Manifest, error) {
 	m := snapshot.Manifest{SnapshotID: in.SnapshotID, Source: in.Source, Kind: snapshot.SnapshotFull, Position: in.Position,
 		Files: map[string]digest.Digest{}}
 	for _, t := range in.Tables {
@@ -194,7 +196,7 @@ func manifestOf(in PublishInput) (snapshot.Manifest, error) {
 
 // addEmptyChain writes the table's empty 000000 pair into b and lists it in
 // out.Chain; a table always written in full gets none.
-func addEmptyChain(b *snapshot.Builder, def *schema.Table, out *ConvertTableResult) error {
+func addEmptyChain(b *snapshot.Builder, def *schema.Table, out *calls.ConvertTableResult) error {
 	if snapshot.FullOnly(def) {
 		return nil
 	}
@@ -204,7 +206,7 @@ func addEmptyChain(b *snapshot.Builder, def *schema.Table, out *ConvertTableResu
 	}
 	files := b.Files()
 	for _, c := range chain {
-		out.Chain = append(out.Chain, ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
+		out.Chain = append(out.Chain, calls.ChainFile{Path: c, SHA256: files[c].SHA256, Size: files[c].Size})
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // TestAllocateSnapshotInAFile: with the backup folder a regular file,
@@ -26,7 +28,7 @@ func TestAllocateSnapshotInAFile(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := env.ExecuteActivity(a.AllocateSnapshot, AllocateSnapshotInput{Source: "main"})
+		_, err := env.ExecuteActivity(a.AllocateSnapshot, calls.AllocateSnapshotInput{Source: "main"})
 		done <- err
 	}()
 	select {

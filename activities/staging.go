@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -16,17 +17,11 @@ type RunChecker interface {
 	Running(ctx context.Context, workflowID, runID string) (bool, error)
 }
 
-// RemoveSnapshotStagingInput names a failed run's snapshot.
-type RemoveSnapshotStagingInput struct {
-	Source     string
-	SnapshotID string
-}
-
 // RemoveSnapshotStaging removes the staging folder of a snapshot whose run
 // failed (and its owner file); what is already gone is no error, and a
 // published snapshot is never touched. A malformed id is BadInput; a folder
 // that cannot be removed is retried.
-func (a *Activities) RemoveSnapshotStaging(ctx context.Context, in RemoveSnapshotStagingInput) error {
+func (a *Activities) RemoveSnapshotStaging(ctx context.Context, in calls.RemoveSnapshotStagingInput) error {
 	if _, err := snapshot.ParseSnapshotID(in.SnapshotID); err != nil {
 		return badInput(err)
 	}

@@ -5,34 +5,9 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/remote"
 )
-
-// SweepPartsInput names the source whose leftover parts on the store are
-// swept.
-type SweepPartsInput struct {
-	Source string
-}
-
-// SweepPartsResult says what SweepParts did: the snapshot ids whose parts
-// and owner record are all gone (Removed), how many objects it deleted,
-// the objects Object Lock retains (left as they were, their id's owner
-// record kept for a later sweep), and the folders it left for a later
-// sweep because of something that concerns that folder alone (Skipped).
-// Its fields are all empty when nothing was there to do.
-type SweepPartsResult struct {
-	Removed []string      `json:",omitempty"`
-	Deleted int           `json:",omitempty"`
-	Locked  []string      `json:",omitempty"`
-	Skipped []SkippedPart `json:",omitempty"`
-}
-
-// SkippedPart is a folder under <source>/parts/ a sweep left as it was,
-// and why.
-type SkippedPart struct {
-	ID     string
-	Reason string
-}
 
 // SweepParts deletes the source's leftover parts on the store: those of a
 // snapshot id whose owner run (recorded by its shared tables) Temporal
@@ -47,8 +22,8 @@ type SkippedPart struct {
 // is logged, listed in Skipped and left to the next sweep, and the other
 // folders are swept. It logs each id removed and why, each id kept with
 // parts but no owner recorded, and each whose objects Object Lock retains.
-func (a *Activities) SweepParts(ctx context.Context, in SweepPartsInput) (SweepPartsResult, error) {
-	var out SweepPartsResult
+func (a *Activities) SweepParts(ctx context.Context, in calls.SweepPartsInput) (calls.SweepPartsResult, error) {
+	var out calls.SweepPartsResult
 	if a.Remote == nil || a.Runs == nil {
 		return out, nil
 	}
@@ -67,7 +42,7 @@ func (a *Activities) SweepParts(ctx context.Context, in SweepPartsInput) (SweepP
 	log := a.log(ctx).With("source", in.Source)
 	skip := func(f remote.PartsFolder, reason string) {
 		log.Warn("leftover parts skipped", "snapshot", f.ID, "parts", f.Parts, "reason", reason)
-		out.Skipped = append(out.Skipped, SkippedPart{ID: f.ID, Reason: reason})
+		out.Skipped = append(out.Skipped, calls.SkippedPart{ID: f.ID, Reason: reason})
 	}
 	for _, f := range folders {
 		if f.Err != nil {
@@ -109,12 +84,12 @@ func (a *Activities) SweepParts(ctx context.Context, in SweepPartsInput) (SweepP
 // reportSwept logs what SweepParts did with folder f, orphan for reason
 // why, and adds it to out: Removed when it is all gone, Skipped when parts
 // were put during the sweep.
-func reportSwept(log *slog.Logger, out *SweepPartsResult, f remote.PartsFolder, why string, d remote.Swept) {
+func reportSwept(log *slog.Logger, out *calls.SweepPartsResult, f remote.PartsFolder, why string, d remote.Swept) {
 	attrs := []any{"snapshot", f.ID, "parts", f.Parts, "reason", why, "owner_workflow_id", f.Owner.WorkflowID,
 		"owner_run_id", f.Owner.RunID, "deleted", len(d.Deleted), "locked", len(d.Locked)}
 	switch {
 	case len(d.Late) > 0:
-		out.Skipped = append(out.Skipped, SkippedPart{ID: f.ID, Reason: "parts put during the sweep: its owner record put back for the next sweep"})
+		out.Skipped = append(out.Skipped, calls.SkippedPart{ID: f.ID, Reason: "parts put during the sweep: its owner record put back for the next sweep"})
 		log.Warn("leftover parts: parts put during the sweep, owner record put back", append(attrs, "late", len(d.Late))...)
 	case len(d.Locked) > 0 && len(d.Deleted) == 0:
 		log.Warn("leftover parts retained by Object Lock: owner record kept for a later sweep", attrs...)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -76,7 +77,7 @@ func TestSweepPartsSkipsEachFolderAlone(t *testing.T) {
 	a := &Activities{BackupDir: filepath.Join(dir, "backups"), WorkDir: filepath.Join(dir, "work"), Log: quietLog(),
 		Remote: refusingDeletes{Store: local, locked: []string{lockedPart}, denied: []string{m.PartName(denied, "3-1", "app/t.parquet")}},
 		Runs:   runsByID{failing: []string{"refresh-gone"}}}
-	res, err := a.SweepParts(ctx, SweepPartsInput{Source: "main"})
+	res, err := a.SweepParts(ctx, calls.SweepPartsInput{Source: "main"})
 	must(t, err)
 	if !slices.Equal(res.Removed, []string{first, last}) || res.Deleted != 4 || !slices.Equal(res.Locked, []string{lockedPart}) {
 		t.Errorf("swept %+v; want %s and %s removed, %s locked", res, first, last, lockedPart)
@@ -107,7 +108,7 @@ func TestSweepPartsSkipsEachFolderAlone(t *testing.T) {
 	}
 
 	a.Remote, a.Runs = local, runsByID{} // the retention over, the run looked up
-	res, err = a.SweepParts(ctx, SweepPartsInput{Source: "main"})
+	res, err = a.SweepParts(ctx, calls.SweepPartsInput{Source: "main"})
 	must(t, err)
 	if !slices.Equal(res.Removed, []string{locked, denied, lookup}) || len(res.Locked) != 0 || len(res.Skipped) != 2 {
 		t.Errorf("second sweep %+v", res)
@@ -129,7 +130,7 @@ func TestSweepPartsNothingToDo(t *testing.T) {
 			must(t, m.PutPartsOwner(ctx, "20261130T000000Z", snapshot.Owner{WorkflowID: "refresh-main", RunID: "r"}))
 			must(t, local.Put(ctx, m.PartName("20261130T000000Z", "3-1", "t"), strings.NewReader("t"), digest.Bytes([]byte("t"))))
 		}
-		res, err := a.SweepParts(ctx, SweepPartsInput{Source: "main"})
+		res, err := a.SweepParts(ctx, calls.SweepPartsInput{Source: "main"})
 		if err != nil || res.Removed != nil || res.Deleted != 0 || res.Locked != nil || res.Skipped != nil {
 			t.Fatalf("parts of a running run %v: %+v, %v", owned, res, err)
 		}

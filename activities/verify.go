@@ -8,74 +8,47 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
 	"github.com/dbtrail/dbtrail/internal/verify"
 )
 
-// VerifySnapshotInput verifies the tables of a snapshot of Source
-// ("current" or "" for the current one) against the live source; Tables
-// names schema.table (none: every table).
-type VerifySnapshotInput struct {
-	Source   string
-	Snapshot string
-	Tables   []string `json:",omitempty"`
-}
-
-// TableVerdict is one table's verdict (verify.Verdict), or Error when it
-// could not be verified.
-type TableVerdict struct {
-	Table   string `json:"table"`
-	Verdict string `json:"verdict"`
-	Reason  string `json:"reason,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
-
 // Verdict values beside verify's: the table could not be verified.
 const VerdictError = "error"
-
-// VerifySnapshotResult is every table's verdict with their counts.
-type VerifySnapshotResult struct {
-	SnapshotID   string         `json:"snapshot_id"`
-	Tables       []TableVerdict `json:"tables"`
-	Match        int            `json:"match"`
-	Mismatch     int            `json:"mismatch"`
-	Inconclusive int            `json:"inconclusive"`
-	Errors       int            `json:"errors"`
-}
 
 // VerifySnapshot compares each table of the snapshot with the live table by
 // fingerprint (internal/verify), one table after the other, heartbeating.
 // A table that cannot be verified is an "error" verdict, not a failure of
 // the activity; a snapshot this worker does not hold, an unknown table or
 // an unreachable source is.
-func (a *Activities) VerifySnapshot(ctx context.Context, in VerifySnapshotInput) (VerifySnapshotResult, error) {
+func (a *Activities) VerifySnapshot(ctx context.Context, in calls.VerifySnapshotInput) (calls.VerifySnapshotResult, error) {
 	set, stop := keepAlive(ctx)
 	defer stop()
 	snap, err := a.openVerified(in.Source, in.Snapshot)
 	if err != nil {
-		return VerifySnapshotResult{}, err
+		return calls.VerifySnapshotResult{}, err
 	}
 	tables, err := sqlexport.SelectTables(snap.Manifest, in.Tables)
 	if err != nil {
-		return VerifySnapshotResult{}, badInput(err)
+		return calls.VerifySnapshotResult{}, badInput(err)
 	}
 	db, err := a.openSource(in.Source)
 	if err != nil {
-		return VerifySnapshotResult{}, err
+		return calls.VerifySnapshotResult{}, err
 	}
 	defer db.Close()
 	if err := db.PingContext(ctx); err != nil {
-		return VerifySnapshotResult{}, fmt.Errorf("connect to source %s: %w", in.Source, err)
+		return calls.VerifySnapshotResult{}, fmt.Errorf("connect to source %s: %w", in.Source, err)
 	}
-	res := VerifySnapshotResult{SnapshotID: snap.Manifest.SnapshotID, Tables: []TableVerdict{}}
+	res := calls.VerifySnapshotResult{SnapshotID: snap.Manifest.SnapshotID, Tables: []calls.TableVerdict{}}
 	for _, mt := range tables {
 		set(mt.Schema + "." + mt.Table)
 		r, err := verify.Table(ctx, db, snap, mt.Schema, mt.Table, verify.Options{TempDir: a.WorkDir})
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		tv := TableVerdict{Table: mt.Schema + "." + mt.Table, Verdict: string(r.Verdict), Reason: r.Reason}
+		tv := calls.TableVerdict{Table: mt.Schema + "." + mt.Table, Verdict: string(r.Verdict), Reason: r.Reason}
 		switch {
 		case err != nil:
 			tv.Verdict, tv.Error = VerdictError, err.Error()

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/views/viewstest"
 )
 
@@ -19,13 +20,13 @@ func TestWriteViews(t *testing.T) {
 	a := &Activities{BackupDir: t.TempDir()}
 	env.RegisterActivity(a)
 	src := filepath.Join(a.BackupDir, "main")
-	run := func(wrote bool) WriteViewsResult {
+	run := func(wrote bool) calls.WriteViewsResult {
 		t.Helper()
-		v, err := env.ExecuteActivity(a.WriteViews, WriteViewsInput{Source: "main"})
+		v, err := env.ExecuteActivity(a.WriteViews, calls.WriteViewsInput{Source: "main"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res WriteViewsResult
+		var res calls.WriteViewsResult
 		if err := v.Get(&res); err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func TestWriteViews(t *testing.T) {
 		}
 		return res
 	}
-	if _, err := env.ExecuteActivity(a.WriteViews, WriteViewsInput{Source: "main"}); err == nil {
+	if _, err := env.ExecuteActivity(a.WriteViews, calls.WriteViewsInput{Source: "main"}); err == nil {
 		t.Fatal("WriteViews before any publish: no error")
 	}
 	viewstest.Publish(t, src, viewstest.Table{Schema: "s", Create: "CREATE TABLE t (id INT PRIMARY KEY)"})

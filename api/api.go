@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Config leaves it 0.
@@ -82,7 +82,7 @@ type Config struct {
 	ExportDir string
 	// Refresh is the refresh settings of a requested refresh (those of the
 	// worker's schedule), for source.
-	Refresh func(source string) workflows.RefreshInput
+	Refresh func(source string) payload.RefreshInput
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Addr is the address the server listens on (the listener's own,
@@ -135,8 +135,9 @@ func routes() []route {
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
 		{method: "GET", path: "/v1/schedules", params: []string{"source"}, handle: (*server).schedules},
 		{method: "GET", path: "/v1/index", params: []string{"source"}, handle: (*server).indexWindow},
+		{method: "GET", path: "/v1/capture", params: []string{"source"}, handle: (*server).captureHistory},
 		{method: "GET", path: "/v1/history", params: []string{"source", "table", "key", "limit"}, handle: (*server).history},
-		{method: "POST", path: "/v1/query", params: []string{"snapshot", "tail"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
+		{method: "POST", path: "/v1/query", params: []string{"snapshot", "tail", "at"}, body: func() any { return new(QueryRequest) }, handle: (*server).query},
 	}
 }
 
@@ -162,8 +163,8 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.Log = slog.Default()
 	}
 	if cfg.Refresh == nil {
-		cfg.Refresh = func(source string) workflows.RefreshInput {
-			return workflows.RefreshInput{Source: source, TableDeltas: true}
+		cfg.Refresh = func(source string) payload.RefreshInput {
+			return payload.RefreshInput{Source: source, TableDeltas: true}
 		}
 	}
 	if cfg.Now == nil {

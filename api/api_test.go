@@ -15,10 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/throttle"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // fakeJobs records what the API asks of package jobs; unit tests only (the
@@ -78,8 +77,8 @@ func newFixture(t *testing.T, tokens bool, opts ...func(*Config)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, jobs: &fakeJobs{}, log: new(bytes.Buffer)}
 	cfg := Config{Jobs: f.jobs, ExportDir: "/exports", Log: slog.New(slog.NewTextHandler(f.log, nil)), MaxBodyBytes: 1024, Addr: testAddr,
-		Refresh: func(s string) workflows.RefreshInput {
-			return workflows.RefreshInput{Source: s, TableDeltas: true, MaxChainAge: 90 * time.Minute}
+		Refresh: func(s string) payload.RefreshInput {
+			return payload.RefreshInput{Source: s, TableDeltas: true, MaxChainAge: 90 * time.Minute}
 		}}
 	if tokens {
 		toks, err := ParseTokens("# ops\nrw "+rwSecret+" ops\nro "+roSecret+"\n", "test tokens")
@@ -289,15 +288,15 @@ func TestStarts(t *testing.T) {
 		want       jobs.Request
 	}{
 		{"/v1/backups", `{"label": "nightly-1", "parallel": 3}`, jobs.Request{Kind: jobs.Backup, Source: "main", Label: "nightly-1",
-			Input: workflows.FullBackupInput{Source: "main", Parallel: 3}}},
+			Input: payload.FullBackupInput{Source: "main", Parallel: 3}}},
 		{"/v1/refreshes", `{"source": "db2", "table_deltas": false}`, jobs.Request{Kind: jobs.Refresh, Source: "db2",
-			Input: workflows.RefreshInput{Source: "db2", TableDeltas: false, MaxChainAge: 90 * time.Minute}, Follow: true}},
+			Input: payload.RefreshInput{Source: "db2", TableDeltas: false, MaxChainAge: 90 * time.Minute}, Follow: true}},
 		{"/v1/verifies", `{"tables": ["shop.orders"]}`, jobs.Request{Kind: jobs.Verify, Source: "main",
-			Input: workflows.VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"shop.orders"}}}},
+			Input: payload.VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"shop.orders"}}}},
 		{"/v1/restores", `{"label": "r1", "target": "db1", "at": "latest", "schemas": ["shop"], "into_schema": "shop_copy", "max_lag_ms": 2000}`,
 			jobs.Request{Kind: jobs.Restore, Source: "main", Label: "r1", Target: "db1.shop_copy",
-				Input: workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{Source: "main", At: "latest", Schemas: []string{"shop"},
-					IntoSchema: "shop_copy", Target: activities.TargetRef{Name: "db1"}, Limits: restore.Limits{MaxLag: 2 * time.Second}}}}},
+				Input: payload.RestoreInput{RestoreSpec: payload.RestoreSpec{Source: "main", At: "latest", Schemas: []string{"shop"},
+					IntoSchema: "shop_copy", Target: payload.TargetRef{Name: "db1"}, Limits: throttle.Limits{MaxLag: 2 * time.Second}}}}},
 	} {
 		f.jobs.started = nil
 		status, body, hdr := f.do("POST", tc.path, "", tc.body)
@@ -317,7 +316,7 @@ func TestStarts(t *testing.T) {
 	if status != 202 {
 		t.Fatalf("export: %d", status)
 	}
-	in := f.jobs.started[0].Input.(workflows.ExportInput)
+	in := f.jobs.started[0].Input.(payload.ExportInput)
 	if in.Out != "/exports/changes-1" || in.From != "seq:10" || in.Until != "latest" || in.Format != "changes" {
 		t.Errorf("export input %+v", in)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/jobs"
@@ -46,7 +47,15 @@ type Question struct {
 	// an index (and the snapshot alone otherwise), true requires it, false
 	// reads the snapshot alone. Never true with a Snapshot.
 	Tail *bool
+	// At is ?at: a moment (when.Parse's forms; "": the live tail or
+	// the snapshot) the answer is cut at. Never with a Snapshot or a Tail
+	// false. A moment that cannot be answered exactly is an error naming
+	// the reason.
+	At string
 }
+
+// maxAtLength bounds ?at (a moment's text).
+const maxAtLength = 200
 
 // QueryAnswer is the answer of POST /v1/query: each row a JSON array in
 // column order (a QueryFunc's rows are written as they are) (DECIMAL exact, times as text), and the transaction the
@@ -134,6 +143,13 @@ func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
 	if snap != "" && withTail != nil && *withTail {
 		return badFieldf("tail", "tail=true reads the newest snapshot and the changes after it: not with snapshot %s", snap)
 	}
+	at := strings.TrimSpace(r.URL.Query().Get("at"))
+	switch {
+	case len(at) > maxAtLength || strings.ContainsAny(at, "\x00\n\r"):
+		return badFieldf("at", "at: a moment of at most %d characters on one line", maxAtLength)
+	case at != "" && (snap != "" || withTail != nil && !*withTail):
+		return badFieldf("at", "at %q reads the tables at a moment (the snapshot before it and the changes up to it): not with snapshot or tail=false", at)
+	}
 	if b.MaxRows == 0 {
 		b.MaxRows = DefaultQueryRows
 	}
@@ -149,9 +165,12 @@ func (s *server) query(w http.ResponseWriter, r *http.Request, body any) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	a, err := s.cfg.Query(ctx, Question{Source: b.Source, Snapshot: snap, SQL: b.SQL, MaxRows: b.MaxRows, Tail: withTail})
+	a, err := s.cfg.Query(ctx, Question{Source: b.Source, Snapshot: snap, SQL: b.SQL, MaxRows: b.MaxRows, Tail: withTail, At: at})
 	var big *AnswerTooLarge
+	var apiErr *Error
 	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return &Error{Status: http.StatusRequestTimeout, Code: CodeTimeout, Field: "timeout_ms",
 			Message: "the statement ran past its time limit of " + timeout.String()}

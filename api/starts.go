@@ -8,12 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/mydumper"
-	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/internal/when"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // BackupRequest is POST /v1/backups: a full backup (FullBackup); with
@@ -145,7 +144,7 @@ func (s *server) startBackup(w http.ResponseWriter, r *http.Request, body any) e
 		}
 	}
 	return s.start(w, r, jobs.Request{Kind: jobs.Backup, Source: b.Source, Label: b.Label,
-		Input: workflows.FullBackupInput{Source: b.Source, Parallel: b.Parallel, Tables: b.Tables}})
+		Input: payload.FullBackupInput{Source: b.Source, Parallel: b.Parallel, Tables: b.Tables}})
 }
 
 func (s *server) startRefresh(w http.ResponseWriter, r *http.Request, body any) error {
@@ -200,20 +199,20 @@ func (s *server) startExport(w http.ResponseWriter, r *http.Request, body any) e
 		return err
 	}
 	return s.start(w, r, jobs.Request{Kind: jobs.Export, Source: b.Source, Label: b.Label,
-		Input: workflows.ExportInput{ExportSpec: spec, Parallel: b.Parallel}})
+		Input: payload.ExportInput{ExportSpec: spec, Parallel: b.Parallel}})
 }
 
 // exportSpec checks an export request and returns its spec, Out inside
 // the export folder.
-func (s *server) exportSpec(b *ExportRequest) (activities.ExportSpec, error) {
+func (s *server) exportSpec(b *ExportRequest) (payload.ExportSpec, error) {
 	if s.cfg.ExportDir == "" {
-		return activities.ExportSpec{}, &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured,
+		return payload.ExportSpec{}, &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured,
 			Message: "exports are off: the server has no export folder (--export-dir)"}
 	}
-	spec := activities.ExportSpec{Source: b.Source, Format: b.Format, Schemas: b.Schemas, Tables: b.Tables,
+	spec := payload.ExportSpec{Source: b.Source, Format: b.Format, Schemas: b.Schemas, Tables: b.Tables,
 		MaxStatementBytes: b.MaxStatementBytes}
 	switch b.Format {
-	case activities.ExportSQL, activities.ExportParquet:
+	case payload.ExportSQL, payload.ExportParquet:
 		if b.From != "" || b.Until != "" {
 			return spec, badFieldf("from", "a %s export is of one moment: give at, not from and until", b.Format)
 		}
@@ -221,7 +220,7 @@ func (s *server) exportSpec(b *ExportRequest) (activities.ExportSpec, error) {
 			return spec, err
 		}
 		spec.At = b.At
-	case activities.ExportChanges:
+	case payload.ExportChanges:
 		if b.At != "" {
 			return spec, badFieldf("at", "a changes export is of a range: give from and until, not at")
 		}
@@ -234,7 +233,7 @@ func (s *server) exportSpec(b *ExportRequest) (activities.ExportSpec, error) {
 	default:
 		return spec, badFieldf("format", "format %q: want sql, parquet or changes", b.Format)
 	}
-	if b.Format != activities.ExportSQL && b.MaxStatementBytes != 0 {
+	if b.Format != payload.ExportSQL && b.MaxStatementBytes != 0 {
 		return spec, badFieldf("max_statement_bytes", "max_statement_bytes is for sql exports")
 	}
 	if b.Parallel < 0 || b.Parallel > 64 {
@@ -257,7 +256,7 @@ func checkMoment(field, text string) error {
 	if text == "" {
 		return badFieldf(field, "%s is required", field)
 	}
-	if _, err := moment.ParseAt(text); err != nil {
+	if _, err := when.Parse(text); err != nil {
 		return badField(field, err)
 	}
 	return nil
@@ -282,7 +281,7 @@ func (s *server) startVerify(w http.ResponseWriter, r *http.Request, body any) e
 		}
 	}
 	return s.start(w, r, jobs.Request{Kind: jobs.Verify, Source: b.Source, Label: b.Label,
-		Input: workflows.VerifyInput{Source: b.Source, Snapshot: b.Snapshot, Tables: b.Tables}})
+		Input: payload.VerifyInput{Source: b.Source, Snapshot: b.Snapshot, Tables: b.Tables}})
 }
 
 func (s *server) startRestore(w http.ResponseWriter, r *http.Request, body any) error {
@@ -296,21 +295,21 @@ func (s *server) startRestore(w http.ResponseWriter, r *http.Request, body any) 
 	if err := checkMoment("at", b.At); err != nil {
 		return err
 	}
-	if b.Parallel < 0 || b.Parallel > workflows.MaxRestoreParallel {
-		return badFieldf("parallel", "parallel %d: want 0 (default) to %d", b.Parallel, workflows.MaxRestoreParallel)
+	if b.Parallel < 0 || b.Parallel > payload.MaxRestoreParallel {
+		return badFieldf("parallel", "parallel %d: want 0 (default) to %d", b.Parallel, payload.MaxRestoreParallel)
 	}
 	for _, t := range b.Tables {
 		if !strings.Contains(t, ".") {
 			return badFieldf("tables", "table %q: name it as schema.table", t)
 		}
 	}
-	spec := activities.RestoreSpec{Source: b.Source, At: b.At, Schemas: b.Schemas, Tables: b.Tables, Target: activities.TargetRef{Name: b.Target},
-		IntoSchema: b.IntoSchema, Replace: b.Replace, NoBinlog: b.NoBinlog, Limits: restore.Limits{
+	spec := payload.RestoreSpec{Source: b.Source, At: b.At, Schemas: b.Schemas, Tables: b.Tables, Target: payload.TargetRef{Name: b.Target},
+		IntoSchema: b.IntoSchema, Replace: b.Replace, NoBinlog: b.NoBinlog, Limits: throttle.Limits{
 			ChunkTime: time.Duration(b.ChunkTimeMS) * time.Millisecond, MaxLag: time.Duration(b.MaxLagMS) * time.Millisecond,
 			MaxLoad: b.MaxLoad, MaxRowsPerSecond: b.MaxRowsPerSecond}}
 	if err := spec.Limits.Check(); err != nil {
 		return badField("limits", err)
 	}
 	return s.start(w, r, jobs.Request{Kind: jobs.Restore, Source: b.Source, Label: b.Label, Target: jobs.RestoreLock(b.Target, b.IntoSchema, b.Schemas, b.Tables),
-		Input: workflows.RestoreInput{RestoreSpec: spec, Parallel: b.Parallel}})
+		Input: payload.RestoreInput{RestoreSpec: spec, Parallel: b.Parallel}})
 }

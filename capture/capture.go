@@ -83,10 +83,10 @@ func (c *Config) defaults() error {
 
 // Run captures until ctx is done or an error stops it. It waits for the
 // source's lease first, so a second process for the same source takes over
-// when the first dies. Holding it, it refuses (an *index.UnfinishedRestoreError,
-// Permanent) while a restore-index of the source is unfinished: the
+// when the first dies. Holding it, it refuses (an *index.UnfinishedReindexError,
+// Permanent) while a reindex of the source is unfinished: the
 // restore takes the same lease for each of its steps, so neither can start
-// while the other runs (see index.CheckNoRestore). The error tells whether
+// while the other runs (see index.CheckNoReindex). The error tells whether
 // a restart can help: see Permanent.
 func Run(ctx context.Context, cfg Config, store *index.Store) error {
 	if err := cfg.defaults(); err != nil {
@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, store *index.Store) error {
 		return fmt.Errorf("acquire capture lease: %w", err)
 	}
 	defer lease.Release()
-	if err := store.CheckNoRestore(ctx, cfg.Source); err != nil {
+	if err := store.CheckNoReindex(ctx, cfg.Source); err != nil {
 		return fmt.Errorf("capture of %s: %w", cfg.Source, err)
 	}
 	log.Info("capture lease acquired", slog.String("flavor", src.flavor), slog.String("version", src.version))
@@ -159,9 +159,16 @@ func stream(ctx context.Context, cfg *Config, store *index.Store, src *sourceCon
 	// in flight is memory (TestLargeTransactionBoundedMemory).
 	cut, packed := make(chan *batch), make(chan *batch, 1)
 	pk := newPacker()
-	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics}
+	committed := make(chan struct{}, 1)
+	w := &writer{store: store, source: cfg.Source, lease: lease, metrics: cfg.Metrics, committed: func(change.Checkpoint) {
+		select {
+		case committed <- struct{}{}:
+		default:
+		}
+	}}
 	g.Go(func() error { return pk.run(gctx, cut, packed) })
 	g.Go(func() error { return w.run(gctx, packed) })
+	g.Go(func() error { return sampleState(gctx, store, cfg.Source, committed, log) })
 	g.Go(func() error { return watchLease(gctx, lease) })
 	g.Go(func() error { return maintainPartitions(gctx, store, log) })
 	g.Go(func() error { return rows.pump(gctx, streamer) })
@@ -300,6 +307,38 @@ func watchLease(ctx context.Context, lease *index.Lease) error {
 					return nil
 				}
 				return fmt.Errorf("capture lease: %w", err)
+			}
+		}
+	}
+}
+
+// CaptureSampleEvery is how often capture records its state in the index
+// (index.RecordCaptureSample): the console's lag and events/s plots.
+const CaptureSampleEvery = 30 * time.Second
+
+// sampleState records the source's checkpoint in the index at the start,
+// at the first commit after it, and every CaptureSampleEvery, until ctx
+// ends. A failed record is logged (the plots miss a point), not fatal.
+func sampleState(ctx context.Context, store *index.Store, source string, committed <-chan struct{}, log *slog.Logger) error {
+	record := func() {
+		if err := store.RecordCaptureSample(ctx, source); err != nil && ctx.Err() == nil {
+			log.Warn("cannot record capture's state for the console's plots", slog.String("error", err.Error()))
+		}
+	}
+	t := time.NewTicker(CaptureSampleEvery)
+	defer t.Stop()
+	record()
+	first := true
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			record()
+		case <-committed:
+			if first {
+				first = false
+				record()
 			}
 		}
 	}

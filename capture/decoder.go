@@ -12,7 +12,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // batch is one unit of work handed from the decoder to the writer. The
@@ -274,11 +274,11 @@ func (d *decoder) emit(rt *resolvedTable, op change.Op, before, after []any, h *
 		}
 		keyRow = after
 	}
-	if ev.PK, err = types.Key(rt.def, keyRow); err != nil {
+	if ev.PK, err = rowimage.Key(rt.def, keyRow); err != nil {
 		return fmt.Errorf("key at %s: %w", d.here(h), err)
 	}
 	if op == change.OpUpdate {
-		old, err := types.Key(rt.def, before)
+		old, err := rowimage.Key(rt.def, before)
 		if err != nil {
 			return fmt.Errorf("key of before image at %s: %w", d.here(h), err)
 		}
@@ -436,7 +436,7 @@ const arenaBlock = 1 << 20
 
 // image encodes row in the index's stored form (change.Event.Columns): the
 // values in column order, and for an update's after image (before not nil)
-// types.Unchanged for values equal to before's; a table whose column list
+// rowimage.Unchanged for values equal to before's; a table whose column list
 // could not be encoded gets an object image. It encodes into a scratch
 // buffer, then carves the image from a shared buffer, so that an image costs
 // no allocation of its own. Images are never written to after, and a buffer
@@ -447,11 +447,11 @@ func (d *decoder) image(rt *resolvedTable, row, before []any) ([]byte, error) {
 	var err error
 	switch {
 	case rt.columns == nil:
-		img, err = types.AppendImage(d.scratch[:0], rt.def, row)
+		img, err = rowimage.AppendImage(d.scratch[:0], rt.def, row)
 	case before != nil:
-		img, err = types.AppendValuesDelta(d.scratch[:0], rt.def, row, before)
+		img, err = rowimage.AppendValuesDelta(d.scratch[:0], rt.def, row, before)
 	default:
-		img, err = types.AppendValues(d.scratch[:0], rt.def, row)
+		img, err = rowimage.AppendValues(d.scratch[:0], rt.def, row)
 	}
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/dbtrail/dbtrail/internal/change"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // directRows converts the rows of e, a rows event that decodes directly
@@ -53,8 +53,8 @@ func (d *decoder) directRows(rt *resolvedTable, e *replication.RowsEvent, h *rep
 }
 
 // emitImages is emit for decoded row images: an update's after image
-// stores types.Unchanged for a value equal to its before image's whose
-// text is longer (as types.AppendValuesDelta does for go-mysql's values).
+// stores rowimage.Unchanged for a value equal to its before image's whose
+// text is longer (as rowimage.AppendValuesDelta does for go-mysql's values).
 func (d *decoder) emitImages(rt *resolvedTable, tm *replication.TableMapEvent, op change.Op, before, after *rowImage) error {
 	ev := d.event(rt, op)
 	var err error
@@ -86,7 +86,7 @@ func (d *decoder) emitImages(rt *resolvedTable, tm *replication.TableMapEvent, o
 	return d.push(ev)
 }
 
-// delta is after's text with types.Unchanged for each value that equals
+// delta is after's text with rowimage.Unchanged for each value that equals
 // before's (sameRaw) and is longer than it, in d.scratch.
 func (d *decoder) delta(tm *replication.TableMapEvent, before, after *rowImage) []byte {
 	out := append(d.scratch[:0], '[')
@@ -95,8 +95,8 @@ func (d *decoder) delta(tm *replication.TableMapEvent, before, after *rowImage) 
 			out = append(out, ',')
 		}
 		v := after.value(j)
-		if len(v) > len(types.Unchanged) && sameRaw(tm.ColumnType[j], tm.ColumnMeta[j], before.rawValue(j), after.rawValue(j)) {
-			out = append(out, types.Unchanged...)
+		if len(v) > len(rowimage.Unchanged) && sameRaw(tm.ColumnType[j], tm.ColumnMeta[j], before.rawValue(j), after.rawValue(j)) {
+			out = append(out, rowimage.Unchanged...)
 		} else {
 			out = append(out, v...)
 		}
@@ -109,7 +109,7 @@ func (d *decoder) delta(tm *replication.TableMapEvent, before, after *rowImage) 
 }
 
 // sameRaw reports whether two binlog values of type tp and meta (nil for
-// NULL) decode to values that types' sameValue takes as equal: equal
+// NULL) decode to values that rowimage's sameValue takes as equal: equal
 // bytes; for FLOAT and DOUBLE equal numbers (0 and -0); for DECIMAL and
 // the fractional temporal types (DATETIME2, TIMESTAMP2, TIME2) equal
 // go-mysql text (a fraction's digits beyond the FSP are not in it).
@@ -149,10 +149,10 @@ func fracTemporalText(dst []byte, tp byte, b []byte, dec int) []byte {
 	return datetime2Text(dst, b, dec)
 }
 
-// key is img's key (types.KeyOfValues), by rt's key columns found once.
+// key is img's key (rowimage.KeyOfValues), by rt's key columns found once.
 func (rt *resolvedTable) key(img *rowImage) (string, error) {
 	if rt.keys == nil {
-		return types.KeyOfValues(rt.def, img.value)
+		return rowimage.KeyOfValues(rt.def, img.value)
 	}
-	return types.KeyOfValuesAt(rt.def, rt.keys, img.value)
+	return rowimage.KeyOfValuesAt(rt.def, rt.keys, img.value)
 }

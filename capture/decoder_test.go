@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestDecoderImageArena: images carved from the shared buffer equal
-// types.Image, stay intact while later images (small, and larger than the
+// rowimage.Image, stay intact while later images (small, and larger than the
 // buffer's free space) are carved, and cannot be appended into each other.
 func TestDecoderImageArena(t *testing.T) {
 	tb := &schema.Table{Schema: "s", Name: "t", Columns: []schema.Column{
@@ -28,7 +28,7 @@ func TestDecoderImageArena(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := types.AppendValues(nil, tb, row)
+		w, err := rowimage.AppendValues(nil, tb, row)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -245,7 +245,7 @@ func sortSeq[T any](s []T, less func(a, b T) bool) {
 // jsonField returns the text of one field of an image.
 func jsonField(t *testing.T, img []byte, name string) string {
 	t.Helper()
-	fields, err := types.DecodeImage(img)
+	fields, err := rowimage.DecodeImage(img)
 	if err != nil {
 		t.Fatalf("decode image %s: %v", img, err)
 	}

@@ -10,15 +10,15 @@ import (
 )
 
 // TestCaptureRefusedDuringRestore: `dbtrail capture` on an index with an
-// unfinished restore-index of the source stops at once, naming the restore
+// unfinished reindex of the source stops at once, naming the restore
 // (location and start time), and writes nothing; once the restore is
 // finished (its checkpoint written), capture starts from there.
 func TestCaptureRefusedDuringRestore(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.store.BeginRestore(e.ctx, "main", "s3://bucket/archives", nil); err != nil {
+	if _, err := e.store.BeginReindex(e.ctx, "main", "s3://bucket/archives", nil); err != nil {
 		t.Fatal(err)
 	}
-	rs, _, err := e.store.Restore(e.ctx, "main")
+	rs, _, err := e.store.ReindexStatus(e.ctx, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestCaptureRefusedDuringRestore(t *testing.T) {
 	if err := p.waitExit(t, 2*time.Minute); err == nil {
 		t.Fatalf("capture during a restore exited cleanly:\n%s", p.output())
 	}
-	want := "restore-index of source main from s3://bucket/archives, begun at " + rs.StartedAt.UTC().Format(time.RFC3339) + ", is unfinished"
+	want := "reindex of source main from s3://bucket/archives, begun at " + rs.StartedAt.UTC().Format(time.RFC3339) + ", is unfinished"
 	if out := p.output(); !strings.Contains(out, want) || strings.Contains(out, "restarting") {
 		t.Fatalf("capture during a restore: want %q once, without a restart; output:\n%s", want, out)
 	}
@@ -45,9 +45,9 @@ func TestCaptureRefusedDuringRestore(t *testing.T) {
 	if err := e.src.QueryRowContext(e.ctx, "SHOW MASTER STATUS").Scan(&file, &pos, &a, &b); err != nil {
 		t.Fatal(err)
 	}
-	fin := index.RestoreFinish{Checkpoint: change.Checkpoint{Source: "main", BinlogFile: file, BinlogPos: pos, LastCommit: time.Now().UTC()},
+	fin := index.ReindexFinish{Checkpoint: change.Checkpoint{Source: "main", BinlogFile: file, BinlogPos: pos, LastCommit: time.Now().UTC()},
 		Outcome: "test"}
-	if done, err := e.store.FinishRestore(e.ctx, "main", nil, fin); err != nil || !done {
+	if done, err := e.store.FinishReindex(e.ctx, "main", nil, fin); err != nil || !done {
 		t.Fatalf("finish: %v %v", done, err)
 	}
 	p = e.startCapture()

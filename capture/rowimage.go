@@ -11,8 +11,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Row images of the common column types are decoded straight from the
@@ -177,7 +177,7 @@ func decodeImage(img *rowImage, t *schema.Table, tm *replication.TableMapEvent, 
 			if errors.Is(err, errShortImage) {
 				return 0, fmt.Errorf("table %s column %s: %w", t.QualifiedName(), t.Columns[j].Name, err)
 			}
-			var ve *types.ValueError
+			var ve *rowimage.ValueError
 			if errors.As(err, &ve) {
 				cp := *ve
 				cp.Table = t.QualifiedName()
@@ -213,7 +213,7 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		if err := need(n); err != nil {
 			return dst, 0, err
 		}
-		out, err := types.AppendIntValue(dst, c, signedLE(data[:n]))
+		out, err := rowimage.AppendIntValue(dst, c, signedLE(data[:n]))
 		return out, n, err
 	case mysql.MYSQL_TYPE_YEAR:
 		if err := need(1); err != nil {
@@ -223,26 +223,26 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		if year != 0 {
 			year += 1900
 		}
-		out, err := types.AppendIntValue(dst, c, year)
+		out, err := rowimage.AppendIntValue(dst, c, year)
 		return out, 1, err
 	case mysql.MYSQL_TYPE_FLOAT:
 		if err := need(4); err != nil {
 			return dst, 0, err
 		}
-		out, err := types.AppendFloatValue(dst, c, float64(math.Float32frombits(binary.LittleEndian.Uint32(data))), true)
+		out, err := rowimage.AppendFloatValue(dst, c, float64(math.Float32frombits(binary.LittleEndian.Uint32(data))), true)
 		return out, 4, err
 	case mysql.MYSQL_TYPE_DOUBLE:
 		if err := need(8); err != nil {
 			return dst, 0, err
 		}
-		out, err := types.AppendFloatValue(dst, c, math.Float64frombits(binary.LittleEndian.Uint64(data)), false)
+		out, err := rowimage.AppendFloatValue(dst, c, math.Float64frombits(binary.LittleEndian.Uint64(data)), false)
 		return out, 8, err
 	case mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET:
 		n = int(meta & 0xFF)
 		if err := need(n); err != nil {
 			return dst, 0, err
 		}
-		out, err := types.AppendIntValue(dst, c, int64(unsignedLE(data[:n])))
+		out, err := rowimage.AppendIntValue(dst, c, int64(unsignedLE(data[:n])))
 		return out, n, err
 	case mysql.MYSQL_TYPE_NEWDECIMAL:
 		text, n, err := decimalText((*tmp)[:0], data, int(meta>>8), int(meta&0xFF))
@@ -250,7 +250,7 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 			return dst, 0, err
 		}
 		*tmp = text
-		out, err := types.AppendTextValue(dst, c, text, true)
+		out, err := rowimage.AppendTextValue(dst, c, text, true)
 		return out, n, err
 	case mysql.MYSQL_TYPE_DATE:
 		return appendFixedText(dst, tmp, c, data, 3, func(d, b []byte) []byte { return dateText(d, uint32(unsignedLE(b))) })
@@ -269,7 +269,7 @@ func decodeValue(dst []byte, tmp *[]byte, c *schema.Column, tp byte, meta uint16
 		if err := need(n); err != nil {
 			return dst, 0, err
 		}
-		out, err := types.AppendIntValue(dst, c, int64(bigEndian(data[:n])))
+		out, err := rowimage.AppendIntValue(dst, c, int64(bigEndian(data[:n])))
 		return out, n, err
 	case mysql.MYSQL_TYPE_BLOB: // go-mysql gives a []byte
 		return appendPrefixed(dst, c, data, int(meta), false)
@@ -290,7 +290,7 @@ func appendFixedText(dst []byte, tmp *[]byte, c *schema.Column, data []byte, n i
 		return dst, 0, errShortImage
 	}
 	*tmp = text((*tmp)[:0], data[:n])
-	out, err := types.AppendTextValue(dst, c, *tmp, true)
+	out, err := rowimage.AppendTextValue(dst, c, *tmp, true)
 	return out, n, err
 }
 
@@ -305,7 +305,7 @@ func appendPrefixed(dst []byte, c *schema.Column, data []byte, w int, isString b
 	if n > len(data) {
 		return dst, 0, errShortImage
 	}
-	out, err := types.AppendTextValue(dst, c, data[w:n], isString)
+	out, err := rowimage.AppendTextValue(dst, c, data[w:n], isString)
 	return out, n, err
 }
 

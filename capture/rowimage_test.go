@@ -12,8 +12,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // directCol is a column of the differential test: its definition, its
@@ -242,7 +242,7 @@ func goMySQLImage(tm *replication.TableMapEvent, row []byte) ([]any, error) {
 }
 
 // TestDirectRowsMatchGoMySQL: the direct decoding of row images gives the
-// bytes go-mysql's decoding and types' encoding give, for every column type
+// bytes go-mysql's decoding and rowimage's encoding give, for every column type
 // it takes (signed and unsigned integers at their extremes, FLOAT -0,
 // DECIMAL of many precisions, zero dates and datetimes of every FSP,
 // CHAR/VARCHAR/TEXT in utf8mb4 and latin1 with invalid UTF-8, BINARY(n)
@@ -323,7 +323,7 @@ func decodeBoth(t *testing.T, tm *replication.TableMapEvent, def *schema.Table, 
 		goRow, goErr := goMySQLImage(tm, data)
 		var want []byte
 		if goErr == nil {
-			want, goErr = types.AppendValues(nil, def, goRow)
+			want, goErr = rowimage.AppendValues(nil, def, goRow)
 		}
 		n, err := decodeImage(&imgs[i], def, tm, data, 0)
 		if (err == nil) != (goErr == nil) {
@@ -341,11 +341,11 @@ func decodeBoth(t *testing.T, tm *replication.TableMapEvent, def *schema.Table, 
 		if !bytes.Equal(imgs[i].text, want) {
 			t.Fatalf("image %x:\n direct   %s\n go-mysql %s", data, imgs[i].text, want)
 		}
-		wantKey, err := types.Key(def, goRow)
+		wantKey, err := rowimage.Key(def, goRow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if key, err := types.KeyOfValues(def, imgs[i].value); err != nil || key != wantKey {
+		if key, err := rowimage.KeyOfValues(def, imgs[i].value); err != nil || key != wantKey {
 			t.Fatalf("key %q (%v), want %q", key, err, wantKey)
 		}
 		rows[i] = goRow
@@ -357,7 +357,7 @@ func decodeBoth(t *testing.T, tm *replication.TableMapEvent, def *schema.Table, 
 // (before, after) differs from go-mysql's of their rows.
 func checkDelta(t *testing.T, d *decoder, tm *replication.TableMapEvent, def *schema.Table, imgs *[2]rowImage, rows [2][]any, what string) {
 	t.Helper()
-	want, err := types.AppendValuesDelta(nil, def, rows[1], rows[0])
+	want, err := rowimage.AppendValuesDelta(nil, def, rows[1], rows[0])
 	if err != nil {
 		t.Fatal(err)
 	}

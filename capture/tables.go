@@ -12,8 +12,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // SchemaMismatchError is a table map event whose columns disagree with the
@@ -40,8 +40,8 @@ type resolvedTable struct {
 	// columns is the JSON array of def's column names: the stored images'
 	// column list (change.Event.Columns).
 	columns []byte
-	// keys are the positions of def's key columns (types.KeyColumns), nil
-	// when def has none: types.KeyOfValues then names the error.
+	// keys are the positions of def's key columns (rowimage.KeyColumns), nil
+	// when def has none: rowimage.KeyOfValues then names the error.
 	keys []int
 }
 
@@ -49,8 +49,8 @@ type resolvedTable struct {
 // is not UTF-8 leaves columns nil: its events are encoded as objects, whose
 // encoder names the column in its error.
 func newResolved(def *schema.Table, version uint32) *resolvedTable {
-	names, _ := types.ColumnList(def)
-	keys, _ := types.KeyColumns(def)
+	names, _ := rowimage.ColumnList(def)
+	keys, _ := rowimage.KeyColumns(def)
 	return &resolvedTable{def: def, version: version, columns: names, keys: keys}
 }
 

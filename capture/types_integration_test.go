@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // liveImages reads the table with SELECT and encodes each row the way
@@ -39,15 +39,15 @@ func liveImages(t *testing.T, e *env, def *schema.Table) map[string]string {
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		vals := make([]types.Cell, len(raw))
+		vals := make([]rowimage.Cell, len(raw))
 		for i, r := range raw {
-			vals[i] = types.RawCell(bytes.Clone(r))
+			vals[i] = rowimage.RawCell(bytes.Clone(r))
 		}
-		img, err := types.SQLImage(def, vals)
+		img, err := rowimage.SQLImage(def, vals)
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, err := types.KeyFromImage(def, img)
+		key, err := rowimage.KeyFromImage(def, img)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func roundTrip(t *testing.T, e *env, p *proc, table string, n int, updates ...st
 				t.Errorf("insert %s:\n index %s\n live  %s", ev.PK, ev.After, want)
 			}
 		case 'u':
-			before, err := types.KeyFromImage(def, ev.Before)
+			before, err := rowimage.KeyFromImage(def, ev.Before)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,9 +45,6 @@ type Console struct {
 	log       *slog.Logger
 	sessions  *sessions
 	pages     pages
-	// catalog is the API's catalog (nil: none), read for the lag samples.
-	catalog api.Catalog
-	lags    lagSamples
 	// handler is the API's handler with the console's pages.
 	handler http.Handler
 }
@@ -56,8 +53,7 @@ type Console struct {
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.handler.ServeHTTP(w, r) }
 
 // New returns the handler of the API of cfg with the console answering
-// every path outside /v1/ (cfg.UI is set to it). Its SampleLag feeds the
-// overview's lag plot.
+// every path outside /v1/ (cfg.UI is set to it).
 func New(cfg api.Config) (*Console, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -70,7 +66,7 @@ func New(cfg api.Config) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{tokens: cfg.Tokens, addr: cfg.Addr, tls: cfg.TLS, source: cfg.Source, exports: cfg.ExportDir != "", exportDir: cfg.ExportDir,
-		log: cfg.Log, sessions: newSessions(time.Now), pages: pg, catalog: cfg.Catalog}
+		log: cfg.Log, sessions: newSessions(time.Now), pages: pg}
 	cfg.UI = c.routes()
 	h, err := api.New(cfg)
 	if err != nil {

@@ -98,12 +98,18 @@ func (f *fakeJobs) Schedules(_ context.Context, source string) ([]jobs.ScheduleS
 type fakeCatalog struct{}
 
 func (fakeCatalog) Snapshots(context.Context, string) (any, error) {
-	return []api.SnapshotEntry{{ID: "20261201T100000Z", Current: true, Kind: "full", Position: binlogpos.Position{File: "bin.000001", Pos: 4, GTID: "0-1-5"},
-		CreatedAt: time.Now().Add(-time.Hour), Bytes: 4096, NewBytes: 4096,
-		Tables: []api.SnapshotTable{{Schema: "app", Table: evil, Origin: "dump", Kind: "full", Rows: 3, Bytes: 4096, NewBytes: 4096}}}}, nil
+	return []api.SnapshotEntry{{ID: "20261130T100000Z", Kind: "full", Position: binlogpos.Position{File: "bin.000001", Pos: 4, GTID: "0-1-2"},
+		CreatedAt: time.Now().Add(-25 * time.Hour), Tables: []api.SnapshotTable{{Schema: "app", Table: "t", Origin: "dump", Kind: "full"}}},
+		{ID: "20261201T100000Z", Current: true, Kind: "full", Position: binlogpos.Position{File: "bin.000001", Pos: 4, GTID: "0-1-5"},
+			CreatedAt: time.Now().Add(-time.Hour), Bytes: 4096, NewBytes: 4096,
+			Tables: []api.SnapshotTable{{Schema: "app", Table: evil, Origin: "dump", Kind: "full", Rows: 3, Bytes: 4096, NewBytes: 4096}}}}, nil
 }
 
 func (fakeCatalog) Manifest(_ context.Context, _, id string) ([]byte, error) {
+	if id == "20261130T100000Z" { // the same table file, another chain 1
+		return []byte(`{"snapshot_id":"20261130T100000Z","tables":[{"schema":"app","table":"t","file":"app/t.parquet","chain":["app/t.000001.posdel"]}],` +
+			`"files":{"app/t.parquet":{"sha256":"` + strings.Repeat("ab", 32) + `","size":4096},"app/t.000001.posdel":{"sha256":"` + strings.Repeat("ef", 32) + `","size":10}}}`), nil
+	}
 	if id != "20261201T100000Z" {
 		return nil, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id", Message: "no snapshot " + id}
 	}
@@ -133,6 +139,20 @@ func (fakeCatalog) IndexWindow(_ context.Context, source string) (api.IndexWindo
 			Failure: "table app." + evil + " differs", Tables: 2, Rows: 9}}, nil
 }
 
+// CaptureHistory answers two samples of source main a minute apart (the
+// second 3 s behind its last commit), none of any other source.
+func (fakeCatalog) CaptureHistory(_ context.Context, source string) (api.CaptureHistory, error) {
+	h := api.CaptureHistory{Source: source, Samples: []api.CaptureSample{}}
+	if source != "main" {
+		return h, nil
+	}
+	lag1, lag2 := 1.0, 3.0
+	t0 := time.Now().UTC().Add(-2 * time.Minute)
+	h.Samples = append(h.Samples, api.CaptureSample{At: t0, LagSeconds: &lag1, LastSeq: 10},
+		api.CaptureSample{At: t0.Add(time.Minute), LagSeconds: &lag2, LastSeq: 70})
+	return h, nil
+}
+
 func (fakeCatalog) Folders(context.Context) (any, error) {
 	return []index.FolderSpace{{Worker: "1@host", Folder: "backup", Path: "/data/" + evil, Free: 1 << 20}}, nil
 }
@@ -141,6 +161,14 @@ func (fakeCatalog) Folders(context.Context) (any, error) {
 func fakeQuery(_ context.Context, q api.Question) (api.QueryAnswer, error) {
 	if strings.HasPrefix(q.SQL, "DROP") {
 		return api.QueryAnswer{}, &api.Error{Status: http.StatusBadRequest, Code: api.CodeQueryRefused, Message: "refused: " + q.SQL}
+	}
+	switch {
+	case q.At == "seq:0":
+		return api.QueryAnswer{}, &api.Error{Status: http.StatusBadRequest, Code: api.CodeQueryRefused, Message: "moment seq:0 refused " + evil}
+	case q.At != "" && q.SQL == tablesAtSQL:
+		esc := strings.ReplaceAll(evil, "/", `\/`)
+		return api.QueryAnswer{Snapshot: "20261201T100000Z", Cut: api.QueryCut{Text: "cut at moment " + evil}, Columns: []string{"schema_name", "view_name"},
+			Types: []string{"VARCHAR", "VARCHAR"}, Rows: []json.RawMessage{json.RawMessage(`["app","acct"]`), json.RawMessage(`["app","` + esc + `"]`)}}, nil
 	}
 	return api.QueryAnswer{Snapshot: "20261201T100000Z", Cut: api.QueryCut{Text: "cut at " + evil}, Columns: []string{"id", "name" + evil},
 		Types: []string{"INTEGER", "VARCHAR"}, Rows: []json.RawMessage{json.RawMessage(`[1,"` + strings.ReplaceAll(evil, "/", `\/`) + `"]`), json.RawMessage(`[2,null]`)}}, nil
@@ -310,7 +338,12 @@ func TestPagesEscape(t *testing.T) {
 		"/backups": {"20261201T100000Z", "current"},
 		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows", "Files of each table", "4 files · origin compacted",
 			"chain 1 <span class=\"tag\">compacted range</span>", "sha256 <code title=\"" + strings.Repeat("ab", 32) + "\">abababababab…</code>",
-			"<code>app/&lt;script&gt;alert(1)&lt;/script&gt;.000002.posdel</code>", "no digest in the manifest"},
+			"<code>app/&lt;script&gt;alert(1)&lt;/script&gt;.000002.posdel</code>", "no digest in the manifest",
+			// The table file is the older snapshot's (same digest); chain 1 is new.
+			`<code>app/t.parquet</code></td><td>4.0 KiB</td>
+<td class="written"><a href="/backups/20261130T100000Z"`,
+			`<code>app/t.000001.posdel</code></td><td>10 B</td>
+<td class="written"><a href="/backups/20261201T100000Z"`},
 		"/jobs":               {"main:nightly", `<option value="backup">`, `action="/jobs/main:nightly/cancel"`, "nightly&lt;script&gt;"},
 		"/jobs?kind=backup":   {"main:nightly"},
 		"/jobs/main:nightly":  {"Cancel this job", "ui.example", "Retrying", "Progress", `data-live="/jobs/main:nightly/live"`},
@@ -321,6 +354,9 @@ func TestPagesEscape(t *testing.T) {
 		"/moment?snapshot=20261201T100000Z&table=app." + url.QueryEscape(evil): {"First rows of", "NULL"},
 		"/moment?table=app.acct&key=1":                                         {"Versions of app.acct key 1", "<mark>note = &#34;&lt;script&gt;", "(was &#34;a&#34;)", "id = 1</li>", "0-1-2"},
 		"/moment?table=app.gone&key=1":                                         {"unknown table app.gone"},
+		"/moment?at=seq:9":                                                     {"Tables at seq:9", "cut at moment &lt;script&gt;", `table=app.acct&amp;at=seq%3a9`, "app.&lt;script&gt;"},
+		"/moment?at=seq:9&table=app.acct":                                      {"Tables at seq:9", "First rows of app.acct at seq:9", "NULL"},
+		"/moment?at=seq:0":                                                     {"moment seq:0 refused &lt;script&gt;"},
 	}
 	for p, want := range pages {
 		body := b.page(p, http.StatusOK)
@@ -353,6 +389,17 @@ func TestPagesEscape(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "<script>") || !strings.Contains(string(body), "&lt;script&gt;") ||
 		!strings.Contains(string(body), "cut at") {
 		t.Fatalf("POST /query: %d\n%s", resp.StatusCode, body)
+	}
+	// A question at a moment: the API's ?at; its refusal shown above the box.
+	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {tablesAtSQL}, "at": {"seq:9"}})
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "cut at moment &lt;script&gt;") || !strings.Contains(string(body), `value="seq:9"`) {
+		t.Fatalf("POST /query at a moment: %d\n%s", resp.StatusCode, body)
+	}
+	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}, "at": {"seq:0"}})
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "moment seq:0 refused &lt;script&gt;") {
+		t.Fatalf("POST /query at a moment refused: %d\n%s", resp.StatusCode, body)
 	}
 	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"DROP TABLE " + evil}})
 	body, _ = io.ReadAll(resp.Body)

@@ -38,10 +38,12 @@ type lane struct {
 	Boxes []bar
 }
 
-// mark is a point in time drawn as a line or tick.
+// mark is a point in time drawn as a line or tick; Moment, when set, is
+// the exact moment a click on it picks (a snapshot's cut).
 type mark struct {
-	X     int
-	Title string
+	X      int
+	Title  string
+	Moment string
 }
 
 // coverageLayout is the chart's geometry: the lanes' height and label
@@ -153,7 +155,8 @@ func newCoverage(archived []api.ArchivedHour, indexed []api.IndexHour, snaps []a
 	c.Height = 4*(covLaneH+covLaneGp) + 14
 	for _, s := range snaps {
 		if t := s.CreatedAt.UTC(); !t.Before(lo) {
-			c.Snapshots = append(c.Snapshots, mark{X: x(t), Title: fmt.Sprintf("snapshot %s, %s", s.ID, t.Format("2006-01-02 15:04:05Z"))})
+			c.Snapshots = append(c.Snapshots, mark{X: x(t), Title: fmt.Sprintf("snapshot %s, %s, cut %s", s.ID, t.Format("2006-01-02 15:04:05Z"), snapshotMoment(s)),
+				Moment: snapshotMoment(s)})
 		}
 	}
 	for _, g := range gaps {

@@ -1,26 +1,19 @@
 package console
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
 )
 
-// Lag sampling: the overview's plot of capture's lag and events/s over
-// the last hours, from samples this process takes of the catalog's capture
-// state (the index's checkpoint) of the server's source.
-const (
-	// LagEvery is how often the lag is sampled.
-	LagEvery = 30 * time.Second
-	// LagKeep is how far back the plot reaches.
-	LagKeep = 6 * time.Hour
-)
+// The overview's plots of capture's lag and events/s over the last
+// api.CaptureHistorySpan, from the samples capture records in the index
+// (GET /v1/capture): of any source, from before this process started.
+
+// LagKeep is how far back the plots reach.
+const LagKeep = api.CaptureHistorySpan
 
 // lagSample is one sample: the lag and the checkpoint's seq at a time.
 type lagSample struct {
@@ -29,73 +22,17 @@ type lagSample struct {
 	Seq uint64
 }
 
-// lagSamples is the samples of the last LagKeep, oldest first.
-type lagSamples struct {
-	mu      sync.Mutex
-	samples []lagSample
-}
-
-func (l *lagSamples) add(s lagSample) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.samples = append(l.samples, s)
-	i := 0
-	for i < len(l.samples) && s.At.Sub(l.samples[i].At) > LagKeep {
-		i++
-	}
-	l.samples = l.samples[i:]
-}
-
-func (l *lagSamples) list() []lagSample {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]lagSample(nil), l.samples...)
-}
-
-// SampleLag samples the capture state of the server's source every
-// LagEvery, at once first, until ctx ends (without a catalog: returns at
-// once). A failed read is logged and skipped.
-func (c *Console) SampleLag(ctx context.Context) {
-	if c.catalog == nil {
-		return
-	}
-	t := time.NewTicker(LagEvery)
-	defer t.Stop()
-	for {
-		if err := c.sampleLag(ctx); err != nil && ctx.Err() == nil {
-			c.log.Warn("console: lag sample failed", slog.String("source", c.source), slog.String("error", err.Error()))
+// lagSamplesOf are the samples of a capture history.
+func lagSamplesOf(h api.CaptureHistory) []lagSample {
+	out := make([]lagSample, 0, len(h.Samples))
+	for _, s := range h.Samples {
+		l := lagSample{At: s.At, Lag: -1, Seq: s.LastSeq}
+		if s.LagSeconds != nil {
+			l.Lag = *s.LagSeconds
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+		out = append(out, l)
 	}
-}
-
-// sampleLag takes one sample (none before capture's first checkpoint).
-func (c *Console) sampleLag(ctx context.Context) error {
-	v, err := c.catalog.Capture(ctx, c.source)
-	if err != nil || v == nil {
-		return err
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	var st api.CaptureStatus
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("capture status: %w", err)
-	}
-	if st.Checkpoint == nil {
-		return nil
-	}
-	s := lagSample{At: time.Now(), Lag: -1, Seq: st.Checkpoint.LastSeq}
-	if st.LagSeconds != nil {
-		s.Lag = *st.LagSeconds
-	}
-	c.lags.add(s)
-	return nil
+	return out
 }
 
 // plot is one line chart: its points in SVG coordinates and its labels.

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"path"
@@ -35,7 +36,24 @@ type momentView struct {
 	// Coverage is the archive, index and snapshot coverage drawn under
 	// the picker.
 	Coverage coverage
+	// Moment is the tables at At when At is not the picked snapshot's cut
+	// (a moment between snapshots): read through the API at that moment.
+	Moment *momentTables
 }
+
+// momentTables are the tables at a moment: its cut, their names
+// (schema.table), or why the moment cannot be answered.
+type momentTables struct {
+	Cut    string
+	Tables []string
+	Error  string
+}
+
+// tablesAtSQL lists the views of a session (the tables at its cut).
+const tablesAtSQL = "SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal ORDER BY schema_name, view_name"
+
+// maxMomentTables bounds the tables a moment lists.
+const maxMomentTables = 10000
 
 // moment is GET /moment: pick a snapshot (the moments the console can show
 // rows of), see its tables and a table's first rows at its cut, and start
@@ -69,7 +87,11 @@ func (c *Console) moment(w http.ResponseWriter, r *http.Request, s *session) err
 	if v.Picked != nil && v.At == "" {
 		v.At = snapshotMoment(*v.Picked)
 	}
-	if v.Picked != nil && v.Table != "" {
+	if v.At != "" && (v.Picked == nil || v.At != snapshotMoment(*v.Picked)) {
+		if err := c.tablesAt(r, s, &v); err != nil {
+			return err
+		}
+	} else if v.Picked != nil && v.Table != "" {
 		if err := c.firstRows(r, s, &v); err != nil {
 			return err
 		}
@@ -103,6 +125,42 @@ func (c *Console) firstRows(r *http.Request, s *session, v *momentView) error {
 		return err
 	}
 	v.Rows = &res
+	return nil
+}
+
+// tablesAt reads the tables at v.At (a moment that is not a snapshot's
+// cut) into v.Moment, and v.Table's first rows then. A moment that cannot
+// be answered is v.Moment.Error (the API's reason), not a failed page.
+func (c *Console) tablesAt(r *http.Request, s *session, v *momentView) error {
+	at := url.Values{"at": {v.At}}
+	res, err := c.ask(r, s, api.QueryRequest{SQL: tablesAtSQL, Source: v.Source, MaxRows: maxMomentTables}, at)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		v.Moment = &momentTables{Error: ae.Message}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	v.Moment = &momentTables{Cut: res.Answer.Cut.Text}
+	for _, row := range res.Cells {
+		if len(row) == 2 {
+			v.Moment.Tables = append(v.Moment.Tables, row[0].Text+"."+row[1].Text)
+		}
+	}
+	if v.Table == "" || v.Key != "" {
+		return nil
+	}
+	if !slices.Contains(v.Moment.Tables, v.Table) {
+		return &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "table", Message: "no table " + v.Table + " at " + v.At}
+	}
+	schemaName, table, _ := strings.Cut(v.Table, ".")
+	sql := "SELECT * FROM " + views.QuoteIdent(schemaName) + "." + views.QuoteIdent(table) + " LIMIT " + itoa(firstRows)
+	rows, err := c.ask(r, s, api.QueryRequest{SQL: sql, Source: v.Source, MaxRows: firstRows}, at)
+	if err != nil {
+		return err
+	}
+	v.Rows = &rows
 	return nil
 }
 

@@ -92,8 +92,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 	if err := c.scheduleAndIndex(r, s, src, &v); err != nil {
 		return err
 	}
-	if src.Get("source") == c.source {
-		v.Lag, v.Rate = lagPlots(c.lags.list())
+	var hist api.CaptureHistory
+	switch err := c.call(r, s, "GET", "/v1/capture", src, nil, &hist); {
+	case notConfigured(err):
+	case err != nil:
+		return err
+	default:
+		v.Lag, v.Rate = lagPlots(lagSamplesOf(hist))
 	}
 	v.Last = []lastRun{{"Refresh", v.Status.LastRefresh}, {"Verify", v.Status.LastVerify}, {"Retention", v.Status.LastRetention}}
 	var running api.JobList
@@ -163,6 +168,9 @@ func (c *Console) snapshot(w http.ResponseWriter, r *http.Request, s *session) e
 	v := snapshotView{Source: src, Snapshot: snaps[i]}
 	var err error
 	if v.Files, v.FilesOff, err = c.manifestFiles(r, s, src, id); err != nil {
+		return err
+	}
+	if err := c.fileAges(r, s, src, snaps, i, v.Files); err != nil {
 		return err
 	}
 	c.render(w, r, http.StatusOK, "snapshot", s, v)

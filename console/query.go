@@ -60,9 +60,11 @@ func (c *Console) ask(r *http.Request, s *session, q api.QueryRequest, params ur
 
 // queryView is the query page: the question and its answer.
 type queryView struct {
-	SQL, Snapshot, Tail string
-	MaxRows             int
-	Result              *queryResult
+	// At is the moment asked (the API's ?at): "" for the snapshot or the
+	// live tail.
+	SQL, Snapshot, Tail, At string
+	MaxRows                 int
+	Result                  *queryResult
 	// Error is the API's refusal of the question, shown above the box.
 	Error *api.Error
 }
@@ -70,14 +72,15 @@ type queryView struct {
 // queryPage is GET /query: the SQL box.
 func (c *Console) queryPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	q := r.URL.Query()
-	c.render(w, r, http.StatusOK, "query", s, queryView{SQL: q.Get("sql"), Snapshot: q.Get("snapshot"), MaxRows: api.DefaultQueryRows})
+	c.render(w, r, http.StatusOK, "query", s, queryView{SQL: q.Get("sql"), Snapshot: q.Get("snapshot"), At: q.Get("at"), MaxRows: api.DefaultQueryRows})
 	return nil
 }
 
 // query is POST /query: the question asked of the API's sandbox (its
 // limits and refusals are the API's), the answer as a table with its cut.
 func (c *Console) query(w http.ResponseWriter, r *http.Request, s *session) error {
-	v := queryView{SQL: r.PostFormValue("sql"), Snapshot: strings.TrimSpace(r.PostFormValue("snapshot")), Tail: r.PostFormValue("tail"), MaxRows: api.DefaultQueryRows}
+	v := queryView{SQL: r.PostFormValue("sql"), Snapshot: strings.TrimSpace(r.PostFormValue("snapshot")), Tail: r.PostFormValue("tail"),
+		At: strings.TrimSpace(r.PostFormValue("at")), MaxRows: api.DefaultQueryRows}
 	if n, err := strconv.Atoi(r.PostFormValue("max_rows")); err == nil {
 		v.MaxRows = n
 	}
@@ -87,6 +90,9 @@ func (c *Console) query(w http.ResponseWriter, r *http.Request, s *session) erro
 	}
 	if v.Tail == "false" {
 		params.Set("tail", "false")
+	}
+	if v.At != "" {
+		params.Set("at", v.At)
 	}
 	res, err := c.ask(r, s, api.QueryRequest{SQL: v.SQL, Source: c.sourceOf(r), MaxRows: v.MaxRows}, params)
 	var refused *api.Error

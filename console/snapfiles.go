@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
+	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
@@ -25,6 +27,11 @@ type fileRow struct {
 	SHA256     string
 	Recorded   bool
 	Compacted  bool
+	// Since is the snapshot that first held the file (the same path, size
+	// and digest in every snapshot from it to this one) and SinceAt when
+	// it was made: the file's age (fileAges).
+	Since   string
+	SinceAt time.Time
 }
 
 // manifestFiles reads snapshot id's manifest through the API and lists each
@@ -57,4 +64,47 @@ func (c *Console) manifestFiles(r *http.Request, s *session, source, id string) 
 func fileOf(m snapshot.Manifest, role, rel string, compacted bool) fileRow {
 	d, ok := m.Files[rel]
 	return fileRow{Role: role, Path: rel, Size: d.Size, SHA256: d.SHA256, Recorded: ok && d.SHA256 != "", Compacted: compacted}
+}
+
+// fileKey names a file of a manifest by its path, size and digest.
+type fileKey struct {
+	path, sha string
+	size      int64
+}
+
+// fileAges sets, for each file of files (snapshot snaps[i]'s; snaps
+// oldest first), the snapshot that first held it: walking back from i
+// while each earlier snapshot's manifest holds the same file (path, size
+// and sha256), as a refresh links an unchanged file into the next
+// snapshot. An earlier snapshot without a manifest to read ends the walk.
+func (c *Console) fileAges(r *http.Request, s *session, source string, snaps []api.SnapshotEntry, i int, files []tableFiles) error {
+	open := map[fileKey][]*fileRow{}
+	for ti := range files {
+		for fi := range files[ti].Files {
+			f := &files[ti].Files[fi]
+			f.Since, f.SinceAt = snaps[i].ID, snaps[i].CreatedAt
+			k := fileKey{f.Path, f.SHA256, f.Size}
+			open[k] = append(open[k], f)
+		}
+	}
+	for j := i - 1; j >= 0 && len(open) > 0; j-- {
+		var m snapshot.Manifest
+		err := c.call(r, s, "GET", "/v1/snapshots/"+url.PathEscape(snaps[j].ID)+"/manifest", url.Values{"source": {source}}, nil, &m)
+		if notConfigured(err) || err != nil && asAPIError(err).Status == http.StatusNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for k, rows := range open {
+			if d, ok := m.Files[k.path]; !ok || d.SHA256 != k.sha || d.Size != k.size {
+				delete(open, k)
+				continue
+			}
+			for _, f := range rows {
+				f.Since, f.SinceAt = snaps[j].ID, snaps[j].CreatedAt
+			}
+		}
+	}
+	return nil
 }

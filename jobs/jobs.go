@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,20 +34,24 @@ type Kind string
 
 // The kinds a caller starts, and the ones schedules start.
 const (
-	Backup       Kind = "backup"
-	Refresh      Kind = "refresh"
-	Export       Kind = "export"
-	Verify       Kind = "verify"
-	Restore      Kind = "restore"
-	Retention    Kind = "retention"
-	Archive      Kind = "archive"
-	Compact      Kind = "compact"
-	RestoreIndex Kind = "restore-index"
+	Backup    Kind = "backup"
+	Refresh   Kind = "refresh"
+	Export    Kind = "export"
+	Verify    Kind = "verify"
+	Restore   Kind = "restore"
+	Retention Kind = "retention"
+	Archive   Kind = "archive"
+	Compact   Kind = "compact"
+	Reindex   Kind = "reindex"
 )
+
+// kindAliases are the names kinds had before (accepted by ParseKind):
+// "restore-index" was the index rebuild's before issue 35.
+var kindAliases = map[string]Kind{"restore-index": Reindex}
 
 // Kinds lists every kind, in the order the API documents them.
 func Kinds() []Kind {
-	return []Kind{Backup, Refresh, Export, Verify, Restore, Retention, Archive, Compact, RestoreIndex}
+	return []Kind{Backup, Refresh, Export, Verify, Restore, Retention, Archive, Compact, Reindex}
 }
 
 // Workflow returns the registered workflow type name of kind, or "" for an
@@ -70,17 +75,30 @@ func (k Kind) Workflow() string {
 		return "Archive"
 	case Compact:
 		return "Compact"
-	case RestoreIndex:
-		return "RestoreIndex"
+	case Reindex:
+		return "Reindex"
 	}
 	return ""
+}
+
+// Workflows are the workflow types whose runs are jobs of kind: its
+// Workflow, and for Reindex also the type its runs had before issue 35,
+// RestoreIndex (registered as an alias of the same workflow).
+func (k Kind) Workflows() []string {
+	if k == Reindex {
+		return []string{k.Workflow(), "RestoreIndex"}
+	}
+	if w := k.Workflow(); w != "" {
+		return []string{w}
+	}
+	return nil
 }
 
 // KindOf returns the kind whose workflow type is workflowType ("" for a
 // workflow that is not a dbtrail job).
 func KindOf(workflowType string) Kind {
 	for _, k := range Kinds() {
-		if k.Workflow() == workflowType {
+		if slices.Contains(k.Workflows(), workflowType) {
 			return k
 		}
 	}
@@ -90,6 +108,9 @@ func KindOf(workflowType string) Kind {
 // ParseKind returns the kind named s, or an error naming the kinds.
 func ParseKind(s string) (Kind, error) {
 	k := Kind(s)
+	if a, ok := kindAliases[s]; ok {
+		k = a
+	}
 	if k.Workflow() == "" {
 		return "", fmt.Errorf("unknown kind %q: want one of %v", s, Kinds())
 	}

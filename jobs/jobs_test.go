@@ -46,6 +46,26 @@ func TestFilterQuery(t *testing.T) {
 	}
 }
 
+// TestReindexKeepsItsOldNames: the index rebuild's kind is "reindex";
+// "restore-index", its name before issue 35, still parses to it, and its
+// jobs are the runs of both workflow types (Reindex, and RestoreIndex for
+// runs started before the rename), in listings and in the one-at-a-time
+// rule alike.
+func TestReindexKeepsItsOldNames(t *testing.T) {
+	for _, s := range []string{"reindex", "restore-index"} {
+		if k, err := ParseKind(s); err != nil || k != Reindex {
+			t.Fatalf("ParseKind(%q) = %q, %v; want reindex", s, k, err)
+		}
+	}
+	if KindOf("RestoreIndex") != Reindex || KindOf("Reindex") != Reindex {
+		t.Fatalf("KindOf: RestoreIndex %q, Reindex %q", KindOf("RestoreIndex"), KindOf("Reindex"))
+	}
+	q, err := Filter{Kind: Reindex}.query()
+	if err != nil || !strings.Contains(q, "WorkflowType IN ('Reindex', 'RestoreIndex')") {
+		t.Fatalf("query %q, %v: want both workflow types", q, err)
+	}
+}
+
 // TestIsJob: a job is a workflow of a job kind's type that carries the
 // source search attribute; a drill, a child without the attribute and
 // another application's workflow are not.

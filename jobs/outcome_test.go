@@ -9,7 +9,7 @@ import (
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 func TestFailureMessage(t *testing.T) {
@@ -18,7 +18,7 @@ func TestFailureMessage(t *testing.T) {
 		want string
 	}{
 		{temporal.NewApplicationErrorWithCause("publish", "Publish", errors.New("disk full")), "publish: disk full"},
-		{temporal.NewNonRetryableApplicationError("dump x: no rows", activities.ErrBadDump, errors.New("no rows")), "dump x: no rows"},
+		{temporal.NewNonRetryableApplicationError("dump x: no rows", payload.ErrBadDump, errors.New("no rows")), "dump x: no rows"},
 		{temporal.NewApplicationErrorWithCause("", "Wrapped", errors.New("disk full")), "disk full"},
 		{errors.New("plain"), "plain"},
 		{nil, "no reason given"},

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // ProgressTimeout bounds how long Get waits for a running job's progress
@@ -34,7 +34,7 @@ type Filter struct {
 // that carries the source search attribute (AttrSource), as every start
 // through Start and every schedule sets it. Any other workflow of the
 // namespace is not a job, whatever its id or type: another application's, a
-// drill's Restore, `dbtrail restore-index`'s run, the children a refresh
+// drill's Restore, `dbtrail reindex`'s run, the children a refresh
 // starts (its full backup in place of a refused refresh, its compaction:
 // parts of that refresh job). Get and Cancel answer ErrNotFound for it,
 // List and Last leave it out. isJob is the rule on a description, jobQuery
@@ -51,11 +51,19 @@ func jobQuery(kind Kind) string {
 	if kind == "" {
 		types = Kinds()
 	}
+	return typeIn(types...) + " AND " + AttrSource + " IS NOT NULL"
+}
+
+// typeIn is the visibility condition on the workflow types of kinds'
+// jobs (Kind.Workflows: a kind's old workflow type too).
+func typeIn(kinds ...Kind) string {
 	var names []string
-	for _, k := range types {
-		names = append(names, quote(k.Workflow()))
+	for _, k := range kinds {
+		for _, w := range k.Workflows() {
+			names = append(names, quote(w))
+		}
 	}
-	return "WorkflowType IN (" + strings.Join(names, ", ") + ") AND " + AttrSource + " IS NOT NULL"
+	return "WorkflowType IN (" + strings.Join(names, ", ") + ")"
 }
 
 // readerAttrs registers the search attributes before a listing, whose
@@ -161,7 +169,7 @@ func (s *Service) Get(ctx context.Context, id string) (Job, error) {
 func (s *Service) progress(ctx context.Context, j Job) json.RawMessage {
 	qctx, cancel := context.WithTimeout(ctx, ProgressTimeout)
 	defer cancel()
-	v, err := s.c.QueryWorkflow(qctx, j.ID, j.RunID, workflows.ProgressQuery)
+	v, err := s.c.QueryWorkflow(qctx, j.ID, j.RunID, payload.ProgressQuery)
 	if err != nil {
 		return nil
 	}

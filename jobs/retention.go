@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/dbtrail/dbtrail/internal/retention"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // PreviewTimeout bounds how long PreviewRetention waits for a worker.
@@ -34,7 +34,7 @@ type NextRetention struct {
 // schedule would remove, with that worker's policy; ok is false when
 // the source has no retention schedule. It removes nothing.
 func (s *Service) PreviewRetention(ctx context.Context, source string) (next NextRetention, ok bool, err error) {
-	id := workflows.RetentionWorkflowID(source)
+	id := payload.RetentionWorkflowID(source)
 	d, err := s.c.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -47,7 +47,7 @@ func (s *Service) PreviewRetention(ctx context.Context, source string) (next Nex
 	if !isWF || len(act.Args) != 1 {
 		return next, false, fmt.Errorf("retention schedule %s: its action is not a Retention run with one argument", id)
 	}
-	var in workflows.RetentionInput
+	var in payload.RetentionInput
 	if err := decodeArg(act.Args[0], &in); err != nil {
 		return next, false, fmt.Errorf("retention schedule %s: %w", id, err)
 	}
@@ -58,7 +58,7 @@ func (s *Service) PreviewRetention(ctx context.Context, source string) (next Nex
 	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: fmt.Sprintf("retention-preview-%s-%d", source, s.now().UnixNano()), TaskQueue: s.taskQueue,
 		WorkflowExecutionTimeout: PreviewTimeout,
-	}, workflows.RetentionPreview, in)
+	}, "RetentionPreview", in) // workflows.RetentionPreview, by its registered name
 	if err != nil {
 		return next, false, fmt.Errorf("preview retention of %s: %w", source, err)
 	}

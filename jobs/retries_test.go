@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRetriesNameStepTableAttemptAndCause: a pending activity that failed
@@ -37,9 +37,9 @@ func TestRetriesNameStepTableAttemptAndCause(t *testing.T) {
 		Cause: &failurepb.Failure{Message: "write app/big.parquet: no space left on device", Cause: &failurepb.Failure{Message: "no space left on device"}}}
 	d := &workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflow.PendingActivityInfo{
 		{ActivityType: &commonpb.ActivityType{Name: "RefreshTable"}, State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED,
-			Attempt: 3, MaximumAttempts: 10, LastFailure: failure, HeartbeatDetails: details(activities.RefreshProgress{Table: "app.big"}),
+			Attempt: 3, MaximumAttempts: 10, LastFailure: failure, HeartbeatDetails: details(payload.RefreshTableProgress{Table: "app.big"}),
 			NextAttemptScheduleTime: timestamppb.New(now.Add(20 * time.Second))},
-		{ActivityType: &commonpb.ActivityType{Name: "RefreshTable"}, Attempt: 1, HeartbeatDetails: details(activities.RefreshProgress{Table: "app.small"})},
+		{ActivityType: &commonpb.ActivityType{Name: "RefreshTable"}, Attempt: 1, HeartbeatDetails: details(payload.RefreshTableProgress{Table: "app.small"})},
 		{ActivityType: &commonpb.ActivityType{Name: "MapPosition"}, Attempt: 2, MaximumAttempts: 10,
 			LastFailure:      &failurepb.Failure{Message: "load checkpoint main", Cause: &failurepb.Failure{Message: "sql: database is closed"}},
 			HeartbeatDetails: details("waiting for capture to reach binlog.000001:4")},

@@ -9,12 +9,12 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // ScheduleState is one of a source's Temporal schedules as Temporal
 // describes it now, for the console (its definition is a
-// workflows.Schedule): when it runs next, how often, and its last start
+// payload.Schedule): when it runs next, how often, and its last start
 // with that run's state (a job's; a drill's run is no job, so its Last is
 // absent).
 type ScheduleState struct {
@@ -36,7 +36,7 @@ type ScheduleState struct {
 	Last *Job `json:"last,omitempty"`
 }
 
-// Schedules describes source's schedules (workflows.Schedules, in that
+// Schedules describes source's schedules (payload.Schedules, in that
 // order); a schedule that does not exist (its interval
 // was 0, or no worker ever ran for the source) is left out. It reads only.
 func (s *Service) Schedules(ctx context.Context, source string) ([]ScheduleState, error) {
@@ -44,7 +44,7 @@ func (s *Service) Schedules(ctx context.Context, source string) ([]ScheduleState
 		return nil, err
 	}
 	out := []ScheduleState{}
-	for _, ws := range workflows.Schedules {
+	for _, ws := range payload.Schedules {
 		id := ws.ID(source)
 		d, err := s.c.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 		var nf *serviceerror.NotFound

@@ -41,7 +41,7 @@ type Service struct {
 type Config struct {
 	Client    client.Client
 	Namespace string // default "default"
-	TaskQueue string // where jobs run (workflows.TaskQueue)
+	TaskQueue string // where jobs run (payload.TaskQueue)
 	// UI is the Temporal web UI's base URL, for Job.URL ("" : no links).
 	UI string
 	// Now is the clock of default labels (default time.Now).
@@ -179,7 +179,7 @@ type lockKey struct {
 // a refused refresh starts, and a refresh for `dbtrail refresh` of older
 // releases.
 func (s *Service) lockKeys(req Request) []lockKey {
-	running := fmt.Sprintf("WorkflowType = %s AND ExecutionStatus = 'Running'", quote(req.Kind.Workflow()))
+	running := typeIn(req.Kind) + " AND ExecutionStatus = 'Running'"
 	owner := fmt.Sprintf("%s = %s", AttrSource, quote(req.Source))
 	switch req.Kind {
 	case Backup:

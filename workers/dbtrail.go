@@ -1,10 +1,13 @@
 package workers
 
 import (
+	"reflect"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -35,7 +38,9 @@ func RegisterWorkflows(r WorkflowRegistry) {
 	r.RegisterWorkflow(workflows.Compact)
 	r.RegisterWorkflow(workflows.Export)
 	r.RegisterWorkflow(workflows.Archive)
-	r.RegisterWorkflow(workflows.RestoreIndex)
+	r.RegisterWorkflow(workflows.Reindex)
+	// The index rebuild's name before issue 35: its runs and histories.
+	r.RegisterWorkflowWithOptions(workflows.Reindex, workflow.RegisterOptions{Name: "RestoreIndex"})
 	r.RegisterWorkflow(workflows.Verify)
 	r.RegisterWorkflow(workflows.RestoreDrill)
 	r.RegisterWorkflow(workflows.Restore)
@@ -50,4 +55,10 @@ func RegisterAll(w Registry, acts *activities.Activities) {
 	RegisterWorkflows(w)
 	registerPingActivity(w)
 	w.RegisterActivity(acts)
+	// The index rebuild's activities under their names before issue 35,
+	// for the runs that schedule them so (calls.Renamed).
+	for old, name := range calls.Renamed {
+		m := reflect.ValueOf(acts).MethodByName(name)
+		w.RegisterActivityWithOptions(m.Interface(), activity.RegisterOptions{Name: old})
+	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // DefaultEarlyRefreshEvents is the tail size (events captured after the
@@ -76,7 +76,7 @@ type EarlyRefresh struct {
 	sourceDir string
 	index     TailIndex
 	jobs      JobStarter
-	input     workflows.RefreshInput
+	input     payload.RefreshInput
 	maxEvents int64
 	log       *slog.Logger
 	events    prometheus.Gauge
@@ -94,7 +94,7 @@ type EarlyRefreshConfig struct {
 	Jobs      JobStarter
 	// Input is the Refresh's argument (the schedule's); Input.Source is set
 	// to Source.
-	Input workflows.RefreshInput
+	Input payload.RefreshInput
 	// MaxEvents is the bound; at least 1.
 	MaxEvents int64
 	Log       *slog.Logger

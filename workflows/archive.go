@@ -5,24 +5,9 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// ArchiveWorkflowID is the fixed id of a source's archive schedule; its
-// runs get this id with the scheduled time appended, and the schedule's
-// overlap policy keeps one open at a time.
-func ArchiveWorkflowID(source string) string { return "archive-" + source }
-
-// DefaultArchiveEvery is the interval of a source's archive schedule.
-const DefaultArchiveEvery = time.Hour
-
-// ArchiveInput names the source and how many hours the index keeps.
-type ArchiveInput struct {
-	Source string
-	// IndexHours: hours that ended more recently stay in the index
-	// (default activities.DefaultIndexHours).
-	IndexHours int
-}
 
 // ArchiveResult is what one archive run did.
 type ArchiveResult struct {
@@ -32,21 +17,13 @@ type ArchiveResult struct {
 	Reason   string `json:",omitempty"`
 	// Before is the start of the oldest hour the index keeps.
 	Before  time.Time
-	History *activities.ArchiveHistoryResult `json:",omitempty"`
-	Hours   []activities.ArchiveHourResult
+	History *calls.ArchiveHistoryResult `json:",omitempty"`
+	Hours   []calls.ArchiveHourResult
 	// Events and Bytes are the totals of the files written.
 	Events, Bytes int64
 	// EmptyPartitions are the index's partitions of old hours without
 	// events that were dropped.
 	EmptyPartitions []string `json:",omitempty"`
-}
-
-// ArchiveProgress is what the "progress" query of an archive run returns.
-type ArchiveProgress struct {
-	Phase      string
-	HoursTotal int
-	HoursDone  int
-	Events     int64
 }
 
 // Archive moves the hours of a source's events that ended IndexHours or
@@ -58,15 +35,15 @@ type ArchiveProgress struct {
 // before it stay archived, nothing of it or after it is dropped, and the
 // next run goes on. Without an archive location the run only reports that
 // nothing is archived.
-func Archive(ctx workflow.Context, in ArchiveInput) (ArchiveResult, error) {
-	progress := ArchiveProgress{Phase: "planning"}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (ArchiveProgress, error) { return progress, nil }); err != nil {
+func Archive(ctx workflow.Context, in payload.ArchiveInput) (ArchiveResult, error) {
+	progress := payload.ArchiveProgress{Phase: "planning"}
+	if err := workflow.SetQueryHandler(ctx, payload.ProgressQuery, func() (payload.ArchiveProgress, error) { return progress, nil }); err != nil {
 		return ArchiveResult{}, err
 	}
 	short := workflow.WithActivityOptions(ctx, shortOptions(5*time.Minute))
 	transfer := workflow.WithActivityOptions(ctx, transferOptions)
-	var plan activities.PlanArchiveResult
-	if err := workflow.ExecuteActivity(short, a.PlanArchive, activities.PlanArchiveInput{
+	var plan calls.PlanArchiveResult
+	if err := workflow.ExecuteActivity(short, calls.PlanArchive, calls.PlanArchiveInput{
 		Source: in.Source, IndexHours: in.IndexHours, Now: workflow.Now(ctx)}).Get(ctx, &plan); err != nil {
 		return ArchiveResult{}, err
 	}
@@ -76,15 +53,15 @@ func Archive(ctx workflow.Context, in ArchiveInput) (ArchiveResult, error) {
 		return res, nil
 	}
 	progress.Phase = "writing the history file"
-	var hist activities.ArchiveHistoryResult
-	if err := workflow.ExecuteActivity(transfer, a.ArchiveHistory, activities.ArchiveHistoryInput{Source: in.Source}).Get(ctx, &hist); err != nil {
+	var hist calls.ArchiveHistoryResult
+	if err := workflow.ExecuteActivity(transfer, calls.ArchiveHistory, calls.ArchiveHistoryInput{Source: in.Source}).Get(ctx, &hist); err != nil {
 		return res, err
 	}
 	res.History = &hist
 	progress.Phase, progress.HoursTotal = "archiving hours", len(plan.Hours)
 	for _, h := range plan.Hours {
-		var hr activities.ArchiveHourResult
-		if err := workflow.ExecuteActivity(transfer, a.ArchiveHour, activities.ArchiveHourInput{Source: in.Source, Hour: h.Hour}).Get(ctx, &hr); err != nil {
+		var hr calls.ArchiveHourResult
+		if err := workflow.ExecuteActivity(transfer, calls.ArchiveHour, calls.ArchiveHourInput{Source: in.Source, Hour: h.Hour}).Get(ctx, &hr); err != nil {
 			return res, err
 		}
 		res.Hours = append(res.Hours, hr)
@@ -94,8 +71,8 @@ func Archive(ctx workflow.Context, in ArchiveInput) (ArchiveResult, error) {
 		progress.Events += hr.Events
 	}
 	progress.Phase = "dropping empty partitions"
-	var empty activities.DropEmptyPartitionsResult
-	if err := workflow.ExecuteActivity(short, a.DropEmptyPartitions, activities.DropEmptyPartitionsInput{Before: plan.Before}).Get(ctx, &empty); err != nil {
+	var empty calls.DropEmptyPartitionsResult
+	if err := workflow.ExecuteActivity(short, calls.DropEmptyPartitions, calls.DropEmptyPartitionsInput{Before: plan.Before}).Get(ctx, &empty); err != nil {
 		workflow.GetLogger(ctx).Warn("empty partitions not dropped", "error", err)
 	}
 	res.EmptyPartitions = empty.Dropped

@@ -6,8 +6,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // CompactInput names the snapshot whose chains reached foldplan.CompactAt
@@ -52,8 +53,8 @@ func compactOnHost(ctx workflow.Context, in CompactInput) (CompactResult, error)
 	actx := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	var res CompactResult
 	for _, j := range in.Tables {
-		var r activities.CompactTableResult
-		if err := workflow.ExecuteActivity(actx, a.CompactTable, activities.CompactTableInput{
+		var r calls.CompactTableResult
+		if err := workflow.ExecuteActivity(actx, calls.CompactTable, calls.CompactTableInput{
 			Source: in.Source, SnapshotID: in.SnapshotID, Schema: j.Key.Schema, Table: j.Key.Table, Merge: j.Merge}).Get(ctx, &r); err != nil {
 			if snapshotGone(err) && workflow.GetSessionInfo(ctx) != nil {
 				workflow.GetLogger(ctx).Warn("snapshot not on this worker's disk; compaction skipped",
@@ -72,5 +73,5 @@ func compactOnHost(ctx workflow.Context, in CompactInput) (CompactResult, error)
 // snapshotGone reports whether err is an activity's SnapshotGone error.
 func snapshotGone(err error) bool {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == activities.ErrSnapshotGone
+	return errors.As(err, &app) && app.Type() == payload.ErrSnapshotGone
 }

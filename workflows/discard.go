@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // discardStagingChange is the version id (workflow.GetVersion) of the
@@ -27,14 +27,14 @@ func discardOnFailure(ctx workflow.Context, source, snapshotID, dumpDir string) 
 	dctx, cancel := cleanupContext(ctx)
 	defer cancel()
 	log := workflow.GetLogger(ctx)
-	if err := workflow.ExecuteActivity(dctx, a.RemoveSnapshotStaging,
-		activities.RemoveSnapshotStagingInput{Source: source, SnapshotID: snapshotID}).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(dctx, calls.RemoveSnapshotStaging,
+		calls.RemoveSnapshotStagingInput{Source: source, SnapshotID: snapshotID}).Get(dctx, nil); err != nil {
 		log.Warn("staging folder of a failed run not removed", "source", source, "snapshot", snapshotID, "error", err)
 	}
 	if dumpDir == "" {
 		return
 	}
-	if err := workflow.ExecuteActivity(dctx, a.RemoveDump, activities.RemoveDumpInput{Dir: dumpDir}).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(dctx, calls.RemoveDump, calls.RemoveDumpInput{Dir: dumpDir}).Get(dctx, nil); err != nil {
 		log.Warn("dump folder of a failed run not removed", "dir", dumpDir, "error", err)
 	}
 }
@@ -72,13 +72,13 @@ var sweepPartsRetry = temporal.RetryPolicy{InitialInterval: time.Second, Maximum
 // session's, with short options), before the refresh allocates its
 // snapshot. It returns what it did, nil when nothing was there to do; a
 // sweep that fails is only logged (the next refresh sweeps again).
-func sweepParts(ctx workflow.Context, source string) *activities.SweepPartsResult {
+func sweepParts(ctx workflow.Context, source string) *calls.SweepPartsResult {
 	if workflow.GetVersion(ctx, sweepPartsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
 	ctx = workflow.WithRetryPolicy(ctx, sweepPartsRetry)
-	var res activities.SweepPartsResult
-	if err := workflow.ExecuteActivity(ctx, a.SweepParts, activities.SweepPartsInput{Source: source}).Get(ctx, &res); err != nil {
+	var res calls.SweepPartsResult
+	if err := workflow.ExecuteActivity(ctx, calls.SweepParts, calls.SweepPartsInput{Source: source}).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("leftover parts on the store not swept", "source", source, "error", err)
 		return nil
 	}

@@ -9,32 +9,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// TaskQueue is the queue every dbtrail worker listens on.
-const TaskQueue = "dbtrail"
-
-// FullBackupWorkflowID is the fixed id of a source's full backup: Temporal
-// refuses a second one while the first runs.
-func FullBackupWorkflowID(source string) string { return "fullbackup-" + source }
-
-// FullBackupInput names the source to back up.
-type FullBackupInput struct {
-	Source string
-	// Parallel bounds how many tables are converted at once (default 2).
-	Parallel int
-	// Tables, when not empty, makes the run a partial full backup of
-	// these tables only ("schema.table"; run it under RedumpWorkflowID):
-	// its snapshot is finished as a partial snapshot, never current, never
-	// uploaded (fullbackup_partial.go).
-	Tables []string `json:",omitempty"`
-	// PreferHost is the recreate token of a session whose worker a partial
-	// full backup asks for first (a refresh's, so that the partial snapshot
-	// lands in the backup folder the refresh folds in); nil: any worker.
-	PreferHost []byte `json:",omitempty"`
-}
 
 // FullBackupResult is the published snapshot.
 type FullBackupResult struct {
@@ -48,30 +26,15 @@ type FullBackupResult struct {
 	FloatsAsDumped []string `json:",omitempty"`
 	// Upload is what went to the remote store (nil for runs from before
 	// the step; Location "" on a worker without a remote store).
-	Upload *activities.UploadSnapshotResult `json:",omitempty"`
+	Upload *calls.UploadSnapshotResult `json:",omitempty"`
 	// Partial is set for a partial full backup (FullBackupInput.Tables):
 	// SnapshotID is then the partial snapshot's.
 	Partial *PartialRun `json:",omitempty"`
 }
 
-// FullBackupProgress is what the "progress" query returns.
-type FullBackupProgress struct {
-	Phase       string
-	TablesTotal int
-	TablesDone  int
-	Rows        int64
-}
-
-// ProgressQuery is the query name workflows answer with their progress.
-const ProgressQuery = "progress"
-
 // exactFloatsChange is the version id of the full backup's step that makes
 // FLOAT values exact (ExactFloats), behind workflow.GetVersion.
 const exactFloatsChange = "exact-floats"
-
-// a is used only for method expressions naming activities; it is never
-// called in a workflow.
-var a *activities.Activities
 
 // FullBackup dumps the source with mydumper, maps the dump's binlog position
 // to the index's seq, converts every table to Parquet, publishes the
@@ -79,9 +42,9 @@ var a *activities.Activities
 // worker's remote store, if any. Every step runs on one worker (a session,
 // onOneHost): when that worker dies, the backup starts over under a new
 // snapshot id on another worker.
-func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, error) {
-	progress := FullBackupProgress{Phase: "allocating snapshot"}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (FullBackupProgress, error) { return progress, nil }); err != nil {
+func FullBackup(ctx workflow.Context, in payload.FullBackupInput) (FullBackupResult, error) {
+	progress := payload.FullBackupProgress{Phase: "allocating snapshot"}
+	if err := workflow.SetQueryHandler(ctx, payload.ProgressQuery, func() (payload.FullBackupProgress, error) { return progress, nil }); err != nil {
 		return FullBackupResult{}, err
 	}
 	if in.Parallel <= 0 {
@@ -98,7 +61,7 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 	started := workflow.Now(ctx)
 	var res FullBackupResult
 	host, err := onOneHost(ctx, prefer, func(sctx workflow.Context) error {
-		progress = FullBackupProgress{Phase: "allocating snapshot"}
+		progress = payload.FullBackupProgress{Phase: "allocating snapshot"}
 		var err error
 		res, err = fullBackupOnHost(sctx, in, started, &progress)
 		return err
@@ -118,15 +81,15 @@ func FullBackup(ctx workflow.Context, in FullBackupInput) (FullBackupResult, err
 
 // fullBackupOnHost runs the steps of FullBackup, every one on the worker of
 // ctx's session (they hand each other the dump and staging folders).
-func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, started time.Time, progress *FullBackupProgress) (FullBackupResult, error) {
+func fullBackupOnHost(ctx workflow.Context, in payload.FullBackupInput, started time.Time, progress *payload.FullBackupProgress) (FullBackupResult, error) {
 	short := workflow.WithActivityOptions(ctx, shortOptions(5*time.Minute))
 	long := workflow.WithActivityOptions(ctx, longOptions(12*time.Hour, 30*time.Second, 2*time.Minute))
 
-	var alloc activities.AllocateSnapshotResult
-	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
+	var alloc calls.AllocateSnapshotResult
+	if err := workflow.ExecuteActivity(short, calls.AllocateSnapshot, calls.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
 		return FullBackupResult{}, err
 	}
-	var dump activities.DumpResult
+	var dump calls.DumpResult
 	done := false
 	defer func() {
 		if !done {
@@ -134,12 +97,12 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, started time.Tim
 		}
 	}()
 	progress.Phase = "dumping"
-	if err := workflow.ExecuteActivity(long, a.Dump, activities.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Tables: in.Tables}).Get(ctx, &dump); err != nil {
+	if err := workflow.ExecuteActivity(long, calls.Dump, calls.DumpInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Tables: in.Tables}).Get(ctx, &dump); err != nil {
 		return FullBackupResult{}, err
 	}
 	progress.Phase = "waiting for capture to pass the dump position"
-	var mapped activities.MapPositionResult
-	if err := workflow.ExecuteActivity(long, a.MapPosition, activities.MapPositionInput{Source: in.Source, Position: dump.Position}).Get(ctx, &mapped); err != nil {
+	var mapped calls.MapPositionResult
+	if err := workflow.ExecuteActivity(long, calls.MapPosition, calls.MapPositionInput{Source: in.Source, Position: dump.Position}).Get(ctx, &mapped); err != nil {
 		return FullBackupResult{}, err
 	}
 	floats, err := exactFloats(ctx, long, in, dump, mapped.Position, progress)
@@ -161,14 +124,14 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, started time.Tim
 		return res, err
 	}
 	progress.Phase = "publishing"
-	var pub activities.PublishResult
-	if err := workflow.ExecuteActivity(short, a.Publish, activities.PublishInput{
+	var pub calls.PublishResult
+	if err := workflow.ExecuteActivity(short, calls.Publish, calls.PublishInput{
 		Source: in.Source, SnapshotID: alloc.SnapshotID, Position: mapped.Position, Tables: tables,
 	}).Get(ctx, &pub); err != nil {
 		return FullBackupResult{}, err
 	}
 	writeViews(ctx, in.Source)
-	if err := workflow.ExecuteActivity(short, a.RemoveDump, activities.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(short, calls.RemoveDump, calls.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("dump folder not removed", "dir", dump.Dir, "error", err)
 	}
 	upload, err := uploadSnapshot(ctx, in.Source, pub.SnapshotID, &progress.Phase)
@@ -182,28 +145,28 @@ func fullBackupOnHost(ctx workflow.Context, in FullBackupInput, started time.Tim
 
 // exactFloats runs ExactFloats on the dump (histories from before it
 // existed replay without it: no fix files).
-func exactFloats(ctx, long workflow.Context, in FullBackupInput, dump activities.DumpResult, pos binlogpos.Position,
-	progress *FullBackupProgress) (activities.ExactFloatsResult, error) {
-	out := activities.ExactFloatsResult{Files: make([]string, len(dump.Tables))}
+func exactFloats(ctx, long workflow.Context, in payload.FullBackupInput, dump calls.DumpResult, pos binlogpos.Position,
+	progress *payload.FullBackupProgress) (calls.ExactFloatsResult, error) {
+	out := calls.ExactFloatsResult{Files: make([]string, len(dump.Tables))}
 	if workflow.GetVersion(ctx, exactFloatsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return out, nil
 	}
 	progress.Phase = "reading exact FLOAT values"
-	err := workflow.ExecuteActivity(long, a.ExactFloats, activities.ExactFloatsInput{
+	err := workflow.ExecuteActivity(long, calls.ExactFloats, calls.ExactFloatsInput{
 		Source: in.Source, DumpDir: dump.Dir, Tables: dump.Tables, Position: pos}).Get(ctx, &out)
 	if err == nil && len(out.Files) != len(dump.Tables) {
-		err = temporal.NewNonRetryableApplicationError("ExactFloats returned a fix file list of another length", activities.ErrBadPlan, nil)
+		err = temporal.NewNonRetryableApplicationError("ExactFloats returned a fix file list of another length", payload.ErrBadPlan, nil)
 	}
 	return out, err
 }
 
 // convertAll converts every table with at most in.Parallel at once; results
 // keep the dump's table order so the manifest does not depend on timing.
-func convertAll(ctx workflow.Context, in FullBackupInput, id string, dump activities.DumpResult,
-	pos binlogpos.Position, floats []string, progress *FullBackupProgress) ([]activities.ConvertTableResult, error) {
-	results := make([]activities.ConvertTableResult, len(dump.Tables))
+func convertAll(ctx workflow.Context, in payload.FullBackupInput, id string, dump calls.DumpResult,
+	pos binlogpos.Position, floats []string, progress *payload.FullBackupProgress) ([]calls.ConvertTableResult, error) {
+	results := make([]calls.ConvertTableResult, len(dump.Tables))
 	err := bounded(ctx, len(dump.Tables), in.Parallel, func(i int) workflow.Future {
-		return workflow.ExecuteActivity(ctx, a.ConvertTable, activities.ConvertTableInput{
+		return workflow.ExecuteActivity(ctx, calls.ConvertTable, calls.ConvertTableInput{
 			Source: in.Source, SnapshotID: id, DumpDir: dump.Dir, Table: dump.Tables[i], Position: pos, Floats: floats[i]})
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {

@@ -6,9 +6,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/mydumper"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // A partial full backup (FullBackupInput.Tables) re-dumps some tables of a
@@ -22,11 +23,6 @@ import (
 // re-dump for `dbtrail status`. Whoever asked for it removes it when done
 // (RemovePartial); retention removes one older than
 // snapshot.PartialMaxAge.
-
-// RedumpWorkflowID is the id of a source's partial full backup: apart from
-// FullBackupWorkflowID, so a partial one never waits for, or blocks, a
-// full one.
-func RedumpWorkflowID(source string) string { return "redump-" + source }
 
 // PartialRun is what a partial full backup did.
 type PartialRun struct {
@@ -49,7 +45,7 @@ type PartialRun struct {
 func partialTables(names []string) ([]string, error) {
 	tables, err := mydumper.ParseTables(names)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError("partial full backup: "+err.Error(), activities.ErrBadInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError("partial full backup: "+err.Error(), payload.ErrBadInput, nil)
 	}
 	out := make([]string, len(tables))
 	for i, t := range tables {
@@ -61,17 +57,17 @@ func partialTables(names []string) ([]string, error) {
 // finishPartial ends a partial full backup on its worker: the converted
 // tables are finished as a partial snapshot (FinishPartial, which records
 // the re-dump) and the dump folder removed.
-func finishPartial(ctx, short workflow.Context, in FullBackupInput, id string, dump activities.DumpResult, pos binlogpos.Position,
-	tables []activities.ConvertTableResult, started time.Time, progress *FullBackupProgress) (FullBackupResult, error) {
+func finishPartial(ctx, short workflow.Context, in payload.FullBackupInput, id string, dump calls.DumpResult, pos binlogpos.Position,
+	tables []calls.ConvertTableResult, started time.Time, progress *payload.FullBackupProgress) (FullBackupResult, error) {
 	progress.Phase = "finishing the partial snapshot"
-	var fin activities.FinishPartialResult
-	if err := workflow.ExecuteActivity(short, a.FinishPartial, activities.FinishPartialInput{
-		PublishInput: activities.PublishInput{Source: in.Source, SnapshotID: id, Position: pos, Tables: tables},
+	var fin calls.FinishPartialResult
+	if err := workflow.ExecuteActivity(short, calls.FinishPartial, calls.FinishPartialInput{
+		PublishInput: calls.PublishInput{Source: in.Source, SnapshotID: id, Position: pos, Tables: tables},
 		Started:      started,
 	}).Get(ctx, &fin); err != nil {
 		return FullBackupResult{}, err
 	}
-	if err := workflow.ExecuteActivity(short, a.RemoveDump, activities.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(short, calls.RemoveDump, calls.RemoveDumpInput{Dir: dump.Dir}).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("dump folder not removed", "dir", dump.Dir, "error", err)
 	}
 	rec := fin.Redump

@@ -14,59 +14,61 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 func fullBackupEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
-	return fullBackupEnvDumping(t, func(context.Context, activities.DumpInput) {})
+	return fullBackupEnvDumping(t, func(context.Context, calls.DumpInput) {})
 }
 
 // fullBackupEnvDumping is fullBackupEnv whose Dump tells seen its input.
-func fullBackupEnvDumping(t *testing.T, seen func(context.Context, activities.DumpInput)) *testsuite.TestWorkflowEnvironment {
+func fullBackupEnvDumping(t *testing.T, seen func(context.Context, calls.DumpInput)) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
-	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
-	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.DumpInput) (activities.DumpResult, error) {
+	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(calls.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
+	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(func(ctx context.Context, in calls.DumpInput) (calls.DumpResult, error) {
 		seen(ctx, in)
-		return activities.DumpResult{Dir: "/work/main/20261129T090000Z", Position: binlogpos.Position{File: "binlog.000003", Pos: 900},
-			Tables: []activities.TableRef{{Schema: "app", Table: "a"}, {Schema: "app", Table: "b"}, {Schema: "app", Table: "c"}}}, nil
+		return calls.DumpResult{Dir: "/work/main/20261129T090000Z", Position: binlogpos.Position{File: "binlog.000003", Pos: 900},
+			Tables: []calls.TableRef{{Schema: "app", Table: "a"}, {Schema: "app", Table: "b"}, {Schema: "app", Table: "c"}}}, nil
 	})
-	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MapPositionInput) (activities.MapPositionResult, error) {
+	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.MapPositionInput) (calls.MapPositionResult, error) {
 		p := in.Position
 		p.Seq = 42
-		return activities.MapPositionResult{Position: p}, nil
+		return calls.MapPositionResult{Position: p}, nil
 	})
-	env.OnActivity(a.ExactFloats, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ExactFloatsInput) (activities.ExactFloatsResult, error) {
+	env.OnActivity(a.ExactFloats, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.ExactFloatsInput) (calls.ExactFloatsResult, error) {
 		if in.Position.Seq != 42 || len(in.Tables) != 3 {
-			return activities.ExactFloatsResult{}, errors.New("ExactFloats got the wrong position or tables")
+			return calls.ExactFloatsResult{}, errors.New("ExactFloats got the wrong position or tables")
 		}
-		return activities.ExactFloatsResult{Files: []string{"", ".exactfloats/1.floats", ""}}, nil
+		return calls.ExactFloatsResult{Files: []string{"", ".exactfloats/1.floats", ""}}, nil
 	})
-	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(calls.WriteViewsResult{}, nil)
 	return env
 }
 
 func TestFullBackupConvertsEveryTableAndPublishesInOrder(t *testing.T) {
 	env := fullBackupEnv(t)
-	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
+	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.ConvertTableInput) (calls.ConvertTableResult, error) {
 		if in.Position.Seq != 42 || in.SnapshotID != "20261129T090000Z" {
-			return activities.ConvertTableResult{}, errors.New("convert got the wrong position or snapshot")
+			return calls.ConvertTableResult{}, errors.New("convert got the wrong position or snapshot")
 		}
 		if want := map[string]string{"b": ".exactfloats/1.floats"}[in.Table.Table]; in.Floats != want {
-			return activities.ConvertTableResult{}, fmt.Errorf("convert of %s got fix file %q, want %q", in.Table.Table, in.Floats, want)
+			return calls.ConvertTableResult{}, fmt.Errorf("convert of %s got fix file %q, want %q", in.Table.Table, in.Floats, want)
 		}
-		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
+		return calls.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
 	})
-	var published activities.PublishInput
-	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+	var published calls.PublishInput
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishInput) (calls.PublishResult, error) {
 		published = in
-		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+		return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 	})
 	env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(nil)
-	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+	env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: %v", env.GetWorkflowError())
 	}
@@ -84,24 +86,24 @@ func TestFullBackupConvertsEveryTableAndPublishesInOrder(t *testing.T) {
 
 func TestFullBackupPublishesNothingWhenATableFails(t *testing.T) {
 	env := fullBackupEnv(t)
-	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
+	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.ConvertTableInput) (calls.ConvertTableResult, error) {
 		if in.Table.Table == "b" {
-			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("app.b.00000.sql:7: unterminated string", activities.ErrBadDump, nil)
+			return calls.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("app.b.00000.sql:7: unterminated string", payload.ErrBadDump, nil)
 		}
-		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 1}, nil
+		return calls.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 1}, nil
 	})
 	published := false
-	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishInput) (calls.PublishResult, error) {
 		published = true
-		return activities.PublishResult{}, nil
+		return calls.PublishResult{}, nil
 	})
-	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+	env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main"})
 	err := env.GetWorkflowError()
 	if err == nil || published {
 		t.Fatalf("a failed table must fail the backup before publish; err %v published %v", err, published)
 	}
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrBadDump {
+	if !errors.As(err, &app) || app.Type() != payload.ErrBadDump {
 		t.Fatalf("the table's error must surface, got %v", err)
 	}
 }
@@ -111,11 +113,11 @@ func TestFullBackupRefusedWhenIndexCannotCoverTheDump(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
-	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "x"}, nil)
-	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Dir: "/w/x"}, nil)
-	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{},
+	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(calls.AllocateSnapshotResult{SnapshotID: "x"}, nil)
+	env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(calls.DumpResult{Dir: "/w/x"}, nil)
+	env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(calls.MapPositionResult{},
 		temporal.NewNonRetryableApplicationError("capture started after it", "PositionNotCovered", nil))
-	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+	env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main"})
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != "PositionNotCovered" {
 		t.Fatalf("want PositionNotCovered, got %v", err)
@@ -127,25 +129,25 @@ func TestFullBackupRefusedWhenIndexCannotCoverTheDump(t *testing.T) {
 // them as a partial snapshot instead of publishing (no Publish, no views,
 // no upload, no publisher recorded) and returns what it did.
 func TestPartialFullBackupFinishesAPartialSnapshot(t *testing.T) {
-	var dumped activities.DumpInput
-	env := fullBackupEnvDumping(t, func(_ context.Context, in activities.DumpInput) { dumped = in })
-	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ConvertTableInput) (activities.ConvertTableResult, error) {
-		return activities.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
+	var dumped calls.DumpInput
+	env := fullBackupEnvDumping(t, func(_ context.Context, in calls.DumpInput) { dumped = in })
+	env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.ConvertTableInput) (calls.ConvertTableResult, error) {
+		return calls.ConvertTableResult{Schema: in.Table.Schema, Table: in.Table.Table, Rows: 10}, nil
 	})
-	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
-		return activities.PublishResult{}, errors.New("a partial full backup must not publish")
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishInput) (calls.PublishResult, error) {
+		return calls.PublishResult{}, errors.New("a partial full backup must not publish")
 	})
-	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
-		return activities.UploadSnapshotResult{}, errors.New("a partial full backup must not upload")
+	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.UploadSnapshotInput) (calls.UploadSnapshotResult, error) {
+		return calls.UploadSnapshotResult{}, errors.New("a partial full backup must not upload")
 	})
-	var finished activities.FinishPartialInput
-	env.OnActivity(a.FinishPartial, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FinishPartialInput) (activities.FinishPartialResult, error) {
+	var finished calls.FinishPartialInput
+	env.OnActivity(a.FinishPartial, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.FinishPartialInput) (calls.FinishPartialResult, error) {
 		finished = in
-		return activities.FinishPartialResult{SnapshotID: in.SnapshotID, Redump: index.Redump{Source: in.Source, StartedAt: in.Started,
+		return calls.FinishPartialResult{SnapshotID: in.SnapshotID, Redump: index.Redump{Source: in.Source, StartedAt: in.Started,
 			Finished: in.Started.Add(time.Minute), Snapshot: in.SnapshotID, Tables: []string{"app.a", "app.b", "app.c"}, Rows: 30, Seq: in.Position.Seq}}, nil
 	})
 	env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(nil)
-	env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main", Tables: []string{"app.c", "app.a", "app.b", "app.a"}})
+	env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main", Tables: []string{"app.c", "app.a", "app.b", "app.a"}})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: %v", env.GetWorkflowError())
 	}
@@ -173,9 +175,9 @@ func TestPartialFullBackupFinishesAPartialSnapshot(t *testing.T) {
 func TestPartialFullBackupRefusesBadTables(t *testing.T) {
 	for _, tables := range [][]string{{"nodot"}, {"app.t1", "app.t 2"}, {"mysql.user"}} {
 		env := fullBackupEnv(t)
-		env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main", Tables: tables})
+		env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main", Tables: tables})
 		var app *temporal.ApplicationError
-		if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
+		if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != payload.ErrBadInput {
 			t.Fatalf("%q: want BadInput, got %v", tables, err)
 		}
 		env.AssertNotCalled(t, "AllocateSnapshot", mock.Anything, mock.Anything)

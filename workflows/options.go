@@ -6,11 +6,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // MaxAttempts bounds the attempts of every activity. An error no retry can
-// cure is non-retryable (activities.ErrBadInput and its siblings) and fails
+// cure is non-retryable (payload.ErrBadInput and its siblings) and fails
 // the run at once; any other error that persists fails it after MaxAttempts
 // attempts (minutes of backoff), with the last attempt's error, so no run
 // waits forever without saying why. A killed worker's attempt counts too:
@@ -38,11 +38,11 @@ func longOptions(timeout, heartbeat, maxInterval time.Duration) workflow.Activit
 
 // refreshActivityOptions are the options of the refresh's and compaction's
 // heartbeating activities.
-var refreshActivityOptions = longOptions(6*time.Hour, 5*activities.HeartbeatEvery, time.Minute)
+var refreshActivityOptions = longOptions(6*time.Hour, 5*calls.HeartbeatEvery, time.Minute)
 
 // transferOptions are the options of the snapshot upload and download: they
 // heartbeat like the refresh's activities, with a shorter maximum retry
 // interval (10 s), so an object store that stays unreachable fails the run
 // within a couple of minutes, naming the store; the local snapshot is kept
 // and the next run uploads what is missing.
-var transferOptions = longOptions(12*time.Hour, 5*activities.HeartbeatEvery, 10*time.Second)
+var transferOptions = longOptions(12*time.Hour, 5*calls.HeartbeatEvery, 10*time.Second)

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // stickyPublisherChange is the change id (workflow.GetVersion) of the
@@ -26,9 +26,9 @@ func lastPublisher(ctx workflow.Context, source string) []byte {
 	if workflow.GetVersion(ctx, stickyPublisherChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil
 	}
-	var res activities.PublisherResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, publisherOptions), a.LastPublisher,
-		activities.PublisherInput{Source: source}).Get(ctx, &res)
+	var res calls.PublisherResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, publisherOptions), calls.LastPublisher,
+		calls.PublisherInput{Source: source}).Get(ctx, &res)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("cannot read the last publisher; any worker will do", "source", source, "error", err)
 		return nil
@@ -43,8 +43,8 @@ func recordPublisher(ctx workflow.Context, source string, host sessionHost) {
 	if workflow.GetVersion(ctx, stickyPublisherChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion || host.Token == nil {
 		return
 	}
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, publisherOptions), a.RecordPublisher,
-		activities.RecordPublisherInput{Source: source, Host: host.Host, Token: host.Token}).Get(ctx, nil)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, publisherOptions), calls.RecordPublisher,
+		calls.RecordPublisherInput{Source: source, Host: host.Host, Token: host.Token}).Get(ctx, nil)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("cannot record the publisher", "source", source, "error", err)
 	}

@@ -10,39 +10,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// RefreshWorkflowID is the fixed id of a source's `dbtrail refresh`
-// (scheduled runs get the schedule's id with a time suffix; the publish step
-// refuses a refresh whose previous snapshot is no longer current, so two
-// refreshes can never publish over each other).
-func RefreshWorkflowID(source string) string { return "refresh-" + source }
-
-// CompactWorkflowID is the fixed id of a source's compaction.
-func CompactWorkflowID(source string) string { return "compact-" + source }
-
-// DefaultRefreshEvery is the interval of a source's refresh schedule.
-const DefaultRefreshEvery = 5 * time.Minute
-
-// RefreshInput names the source and the refresh settings.
-type RefreshInput struct {
-	Source string
-	// TableDeltas: false rewrites every changed table in full. The CLI and
-	// the schedule default it to true.
-	TableDeltas bool
-	MaxChainAge time.Duration // 0: foldplan.DefaultMaxChainAge
-	Parallel    int           // tables refreshed at once (default 2)
-	// The refresh carries no retention policy: its prune applies the
-	// worker's (activities.Activities.Retention, docs/retention.md). The
-	// Keep, KeepDays and ArchiveKeepDays of inputs recorded before the
-	// policy moved to the worker decode and are ignored.
-	//
-	// NoFullBackup: a refused refresh only reports its reasons.
-	NoFullBackup bool
-}
 
 // RefreshResult is what the refresh did.
 type RefreshResult struct {
@@ -62,10 +34,10 @@ type RefreshResult struct {
 	Downloaded string `json:",omitempty"`
 	// Upload is what went to the remote store (nil when nothing was
 	// published, and for runs from before the step).
-	Upload *activities.UploadSnapshotResult `json:",omitempty"`
+	Upload *calls.UploadSnapshotResult `json:",omitempty"`
 	// SweptParts is what the sweep of leftover parts on the store removed
 	// before this refresh allocated its snapshot (sweepParts).
-	SweptParts *activities.SweepPartsResult `json:",omitempty"`
+	SweptParts *calls.SweepPartsResult `json:",omitempty"`
 	// Redump is the partial full backup that read the tables a schema
 	// change in the window left unproven (nil when none ran).
 	Redump *RedumpSummary `json:",omitempty"`
@@ -76,13 +48,6 @@ type RedumpSummary struct {
 	SnapshotID string   // the partial snapshot
 	Tables     []string // schema.table
 	Rows       int64    // rows read from the source
-}
-
-// RefreshProgress is what the "progress" query of a refresh returns.
-type RefreshProgress struct {
-	Phase       string
-	TablesTotal int
-	TablesDone  int
 }
 
 // Refresh plans the next snapshot of a source from the previous one and the
@@ -101,9 +66,9 @@ type RefreshProgress struct {
 // the worker that published the previous snapshot (it holds that snapshot
 // and its key maps warm), and records this run's worker for the next; the
 // Compact child asks for the same worker first.
-func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
-	progress := RefreshProgress{Phase: "planning"}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
+func Refresh(ctx workflow.Context, in payload.RefreshInput) (RefreshResult, error) {
+	progress := payload.RefreshProgress{Phase: "planning"}
+	if err := workflow.SetQueryHandler(ctx, payload.ProgressQuery, func() (payload.RefreshProgress, error) { return progress, nil }); err != nil {
 		return RefreshResult{}, err
 	}
 	if in.Parallel <= 0 {
@@ -111,10 +76,10 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 	}
 	var (
 		res  RefreshResult
-		plan activities.PlanRefreshResult
+		plan calls.PlanRefreshResult
 	)
 	host, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
-		progress = RefreshProgress{Phase: "planning"}
+		progress = payload.RefreshProgress{Phase: "planning"}
 		var err error
 		res, plan, err = refreshOnHost(sctx, ctx, in, &progress)
 		return err
@@ -140,19 +105,19 @@ func Refresh(ctx workflow.Context, in RefreshInput) (RefreshResult, error) {
 // refused, the tables (some of them on other workers: refreshTables; root
 // is the workflow's context outside the session), the publish, the upload
 // and the pruning.
-func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *RefreshProgress) (RefreshResult, activities.PlanRefreshResult, error) {
-	// Every refresh activity heartbeats (activities.HeartbeatEvery): a
+func refreshOnHost(ctx, root workflow.Context, in payload.RefreshInput, progress *payload.RefreshProgress) (RefreshResult, calls.PlanRefreshResult, error) {
+	// Every refresh activity heartbeats (calls.HeartbeatEvery): a
 	// worker killed at any step is noticed within the heartbeat timeout.
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	short := workflow.WithActivityOptions(ctx, shortOptions(time.Minute))
 	log := workflow.GetLogger(ctx)
-	var plan activities.PlanRefreshResult
+	var plan calls.PlanRefreshResult
 	downloaded, err := downloadCurrent(ctx, in.Source, &progress.Phase)
 	if err != nil {
 		return RefreshResult{}, plan, err
 	}
 	progress.Phase = "planning"
-	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{
+	if err := workflow.ExecuteActivity(long, calls.PlanRefresh, calls.PlanRefreshInput{
 		Source: in.Source, TableDeltas: in.TableDeltas, MaxChainAge: in.MaxChainAge}).Get(ctx, &plan); err != nil {
 		return RefreshResult{}, plan, err
 	}
@@ -173,8 +138,8 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 	}
 	res.SweptParts = sweepParts(short, in.Source)
 	progress.Phase = "allocating snapshot"
-	var alloc activities.AllocateSnapshotResult
-	if err := workflow.ExecuteActivity(short, a.AllocateSnapshot, activities.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
+	var alloc calls.AllocateSnapshotResult
+	if err := workflow.ExecuteActivity(short, calls.AllocateSnapshot, calls.AllocateSnapshotInput{Source: in.Source}).Get(ctx, &alloc); err != nil {
 		return res, plan, err
 	}
 	done, shared := false, false
@@ -188,15 +153,15 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 	}()
 	exec := executed(plan)
 	progress.Phase, progress.TablesTotal = "refreshing tables", len(exec.Plan.Tables)
-	var tables []activities.ConvertTableResult
+	var tables []calls.ConvertTableResult
 	tables, shared, err = refreshTablesBatched(ctx, root, in, alloc.SnapshotID, exec, progress)
 	if err != nil {
 		return res, plan, err
 	}
 	progress.Phase = "publishing"
-	var pub activities.PublishResult
-	if err := workflow.ExecuteActivity(long, a.PublishRefresh, activities.PublishRefreshInput{Prev: plan.Prev,
-		PublishInput: activities.PublishInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Position: plan.Cut, Tables: tables},
+	var pub calls.PublishResult
+	if err := workflow.ExecuteActivity(long, calls.PublishRefresh, calls.PublishRefreshInput{Prev: plan.Prev,
+		PublishInput: calls.PublishInput{Source: in.Source, SnapshotID: alloc.SnapshotID, Position: plan.Cut, Tables: tables},
 	}).Get(ctx, &pub); err != nil {
 		return res, plan, err
 	}
@@ -224,7 +189,7 @@ func refreshOnHost(ctx, root workflow.Context, in RefreshInput, progress *Refres
 
 // executed is plan with only the tables an activity executes: a dropped
 // table is left out of the new snapshot and needs none.
-func executed(plan activities.PlanRefreshResult) activities.PlanRefreshResult {
+func executed(plan calls.PlanRefreshResult) calls.PlanRefreshResult {
 	out := plan
 	out.Plan.Tables = nil
 	for _, t := range plan.Plan.Tables {
@@ -238,18 +203,18 @@ func executed(plan activities.PlanRefreshResult) activities.PlanRefreshResult {
 // refused ends a refused refresh: a FullBackup child in its place when a
 // dump is configured and the plan had a previous snapshot or none at all,
 // otherwise only the reasons.
-func refused(ctx workflow.Context, in RefreshInput, plan activities.PlanRefreshResult, res RefreshResult, progress *RefreshProgress) (RefreshResult, error) {
+func refused(ctx workflow.Context, in payload.RefreshInput, plan calls.PlanRefreshResult, res RefreshResult, progress *payload.RefreshProgress) (RefreshResult, error) {
 	if in.NoFullBackup || !plan.DumpConfigured || plan.Cut.File == "" {
 		progress.Phase = "refused: skipped"
 		return res, nil
 	}
 	progress.Phase = "refused: full backup running in its place"
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            FullBackupWorkflowID(in.Source),
+		WorkflowID:            payload.FullBackupWorkflowID(in.Source),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	})
 	var fb FullBackupResult
-	err := workflow.ExecuteChildWorkflow(cctx, FullBackup, FullBackupInput{Source: in.Source}).Get(ctx, &fb)
+	err := workflow.ExecuteChildWorkflow(cctx, FullBackup, payload.FullBackupInput{Source: in.Source}).Get(ctx, &fb)
 	var running *temporal.ChildWorkflowExecutionAlreadyStartedError
 	switch {
 	case errors.As(err, &running):
@@ -266,12 +231,12 @@ func refused(ctx workflow.Context, in RefreshInput, plan activities.PlanRefreshR
 
 // refreshAll runs RefreshTable for every table with at most in.Parallel at
 // once; results keep the plan's table order.
-func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult,
-	progress *RefreshProgress) ([]activities.ConvertTableResult, error) {
+func refreshAll(ctx workflow.Context, in payload.RefreshInput, id string, plan calls.PlanRefreshResult,
+	progress *payload.RefreshProgress) ([]calls.ConvertTableResult, error) {
 	tables := plan.Plan.Tables
-	results := make([]activities.ConvertTableResult, len(tables))
+	results := make([]calls.ConvertTableResult, len(tables))
 	err := bounded(ctx, len(tables), in.Parallel, func(i int) workflow.Future {
-		return workflow.ExecuteActivity(ctx, a.RefreshTable, refreshTableInput(in, id, plan, tables[i]))
+		return workflow.ExecuteActivity(ctx, calls.RefreshTable, refreshTableInput(in, id, plan, tables[i]))
 	}, func(i int, f workflow.Future) error {
 		if err := f.Get(ctx, &results[i]); err != nil {
 			return err
@@ -285,15 +250,15 @@ func refreshAll(ctx workflow.Context, in RefreshInput, id string, plan activitie
 // prune applies the worker's retention (the Prune activity's own policy)
 // and drops the .compact/ ranges the plan used or found stale; a failure
 // is logged, not fatal (the snapshot is published).
-func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
+func prune(ctx workflow.Context, in payload.RefreshInput, p foldplan.Plan) []string {
 	var drop []foldplan.TableKey
 	for _, t := range p.Tables {
 		if t.DropCompacted {
 			drop = append(drop, t.Key)
 		}
 	}
-	var res activities.PruneResult
-	if err := workflow.ExecuteActivity(ctx, a.Prune, activities.PruneInput{Source: in.Source, DropCompacted: drop}).Get(ctx, &res); err != nil {
+	var res calls.PruneResult
+	if err := workflow.ExecuteActivity(ctx, calls.Prune, calls.PruneInput{Source: in.Source, DropCompacted: drop}).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Warn("prune failed", "source", in.Source, "error", err)
 	}
 	return res.Removed
@@ -307,7 +272,7 @@ func prune(ctx workflow.Context, in RefreshInput, p foldplan.Plan) []string {
 // worker first, as the snapshot is on its disk.
 func startCompact(ctx workflow.Context, source, id string, jobs []foldplan.CompactJob, host []byte) []string {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            CompactWorkflowID(source),
+		WorkflowID:            payload.CompactWorkflowID(source),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	})

@@ -5,8 +5,9 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // linkBatchChange is the change id (workflow.GetVersion) of the link
@@ -19,30 +20,30 @@ const linkBatchChange = "link-batch"
 // other tables (refreshTables), and returns every table's result in the
 // plan's order. A refresh whose tables are mostly unchanged pays one step
 // for them, not one per table.
-func refreshTablesBatched(ctx, root workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult,
-	progress *RefreshProgress) ([]activities.ConvertTableResult, bool, error) {
+func refreshTablesBatched(ctx, root workflow.Context, in payload.RefreshInput, id string, plan calls.PlanRefreshResult,
+	progress *payload.RefreshProgress) ([]calls.ConvertTableResult, bool, error) {
 	links, rest := splitLinks(plan.Plan.Tables)
 	if len(links) < 2 || workflow.GetVersion(ctx, linkBatchChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return refreshTables(ctx, root, in, id, plan, progress)
 	}
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
-	lin := activities.LinkTablesInput{}
+	lin := calls.LinkTablesInput{}
 	for _, i := range links {
 		lin.Tables = append(lin.Tables, refreshTableInput(in, id, plan, plan.Plan.Tables[i]))
 	}
-	linked := workflow.ExecuteActivity(long, a.LinkTables, lin)
+	linked := workflow.ExecuteActivity(long, calls.LinkTables, lin)
 	others := plan
 	others.Plan.Tables = nil
 	for _, i := range rest {
 		others.Plan.Tables = append(others.Plan.Tables, plan.Plan.Tables[i])
 	}
-	var restRes []activities.ConvertTableResult
+	var restRes []calls.ConvertTableResult
 	shared := false
 	var err error
 	if len(rest) > 0 {
 		restRes, shared, err = refreshTables(ctx, root, in, id, others, progress)
 	}
-	var lres activities.LinkTablesResult
+	var lres calls.LinkTablesResult
 	if lerr := linked.Get(ctx, &lres); err == nil {
 		err = lerr
 	}
@@ -53,7 +54,7 @@ func refreshTablesBatched(ctx, root workflow.Context, in RefreshInput, id string
 		return nil, shared, err
 	}
 	progress.TablesDone += len(links)
-	out := make([]activities.ConvertTableResult, len(plan.Plan.Tables))
+	out := make([]calls.ConvertTableResult, len(plan.Plan.Tables))
 	for k, i := range links {
 		out[i] = lres.Tables[k]
 	}

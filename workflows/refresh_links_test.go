@@ -7,8 +7,9 @@ import (
 
 	"github.com/stretchr/testify/mock"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRefreshLinksUnchangedTablesInOneStep: the link tables of a plan run
@@ -22,31 +23,31 @@ func TestRefreshLinksUnchangedTablesInOneStep(t *testing.T) {
 		{Key: keys[2], Action: foldplan.ActionLink}, {Key: keys[3], Action: foldplan.ActionLink}}}
 	env := refreshEnv(t, plan)
 	var folded []string
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.RefreshTableInput) (activities.ConvertTableResult, error) {
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 		folded = append(folded, in.Table.Key.String())
-		return activities.ConvertTableResult{Schema: in.Table.Key.Schema, Table: in.Table.Key.Table, Origin: "pair"}, nil
+		return calls.ConvertTableResult{Schema: in.Table.Key.Schema, Table: in.Table.Key.Table, Origin: "pair"}, nil
 	})
 	var batches [][]string
-	env.OnActivity(a.LinkTables, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.LinkTablesInput) (activities.LinkTablesResult, error) {
+	env.OnActivity(a.LinkTables, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.LinkTablesInput) (calls.LinkTablesResult, error) {
 		var names []string
-		var out activities.LinkTablesResult
+		var out calls.LinkTablesResult
 		for _, ti := range in.Tables {
 			names = append(names, ti.Table.Key.String())
 			if ti.SnapshotID != "20261129T090500Z" || ti.Prev != "20261129T090000Z" || ti.Cut.Seq != 50 {
 				return out, fmt.Errorf("wrong window or snapshot for %s", ti.Table.Key)
 			}
-			out.Tables = append(out.Tables, activities.ConvertTableResult{Schema: ti.Table.Key.Schema, Table: ti.Table.Key.Table, Origin: "linked"})
+			out.Tables = append(out.Tables, calls.ConvertTableResult{Schema: ti.Table.Key.Schema, Table: ti.Table.Key.Table, Origin: "linked"})
 		}
 		batches = append(batches, names)
 		return out, nil
 	})
-	var pub activities.PublishRefreshInput
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishRefreshInput) (activities.PublishResult, error) {
+	var pub calls.PublishRefreshInput
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishRefreshInput) (calls.PublishResult, error) {
 		pub = in
-		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+		return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 	})
-	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(activities.PruneResult{}, nil)
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(calls.PruneResult{}, nil)
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // redumpAndReplan runs a partial full backup of the tables the plan could
@@ -17,8 +18,8 @@ import (
 // the new cut, every other table folded as usual, one cut for all. A plan
 // that still names tables to re-dump, or a worker that cannot dump,
 // refuses (a full backup follows, as for any refusal).
-func redumpAndReplan(ctx workflow.Context, in RefreshInput, plan activities.PlanRefreshResult,
-	progress *RefreshProgress) (activities.PlanRefreshResult, *RedumpSummary, error) {
+func redumpAndReplan(ctx workflow.Context, in payload.RefreshInput, plan calls.PlanRefreshResult,
+	progress *payload.RefreshProgress) (calls.PlanRefreshResult, *RedumpSummary, error) {
 	names := tableNames(plan.Plan.Redump)
 	if in.NoFullBackup || !plan.DumpConfigured {
 		return refusePlan(plan, "tables to dump again ("+strings.Join(names, ", ")+") but no dump is configured on this worker"), nil, nil
@@ -35,8 +36,8 @@ func redumpAndReplan(ctx workflow.Context, in RefreshInput, plan activities.Plan
 	}
 	progress.Phase = "planning again after the re-dump"
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
-	var again activities.PlanRefreshResult
-	if err := workflow.ExecuteActivity(long, a.PlanRefresh, activities.PlanRefreshInput{Source: in.Source, TableDeltas: in.TableDeltas,
+	var again calls.PlanRefreshResult
+	if err := workflow.ExecuteActivity(long, calls.PlanRefresh, calls.PlanRefreshInput{Source: in.Source, TableDeltas: in.TableDeltas,
 		MaxChainAge: in.MaxChainAge, Redumped: fb.SnapshotID}).Get(ctx, &again); err != nil {
 		return plan, sum, err
 	}
@@ -47,7 +48,7 @@ func redumpAndReplan(ctx workflow.Context, in RefreshInput, plan activities.Plan
 }
 
 // refusePlan marks plan refused for reason.
-func refusePlan(plan activities.PlanRefreshResult, reason string) activities.PlanRefreshResult {
+func refusePlan(plan calls.PlanRefreshResult, reason string) calls.PlanRefreshResult {
 	plan.Plan.Refused = true
 	plan.Plan.Reasons = append(plan.Plan.Reasons, reason)
 	plan.Plan.Reasons = append(plan.Plan.Reasons, redumpReasons(plan.Plan)...)
@@ -83,18 +84,18 @@ func partialBackup(ctx workflow.Context, source string, tables []string) (FullBa
 		prefer = info.GetRecreateToken()
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            RedumpWorkflowID(source),
+		WorkflowID:            payload.RedumpWorkflowID(source),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	})
 	var fb FullBackupResult
-	err := workflow.ExecuteChildWorkflow(cctx, FullBackup, FullBackupInput{Source: source, Tables: tables, PreferHost: prefer}).Get(ctx, &fb)
+	err := workflow.ExecuteChildWorkflow(cctx, FullBackup, payload.FullBackupInput{Source: source, Tables: tables, PreferHost: prefer}).Get(ctx, &fb)
 	return fb, err
 }
 
 // removePartial removes the partial snapshot id on the refresh's worker;
 // a failure is only logged (retention removes what is left after a day).
 func removePartial(ctx workflow.Context, source, id string) {
-	if err := workflow.ExecuteActivity(ctx, a.RemovePartial, activities.RemovePartialInput{Source: source, SnapshotID: id}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, calls.RemovePartial, calls.RemovePartialInput{Source: source, SnapshotID: id}).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("partial snapshot not removed", "source", source, "snapshot", id, "error", err)
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // One refresh over several workers. The refresh's session runs on the
@@ -60,8 +61,8 @@ func sharedTableOptions(queue string) workflow.ActivityOptions {
 // workflow's context outside the session. shared says whether a table was
 // started on another worker (which may have put files on the store under
 // id: a failed refresh deletes them, discardShared).
-func refreshTables(ctx, root workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult,
-	progress *RefreshProgress) (results []activities.ConvertTableResult, shared bool, err error) {
+func refreshTables(ctx, root workflow.Context, in payload.RefreshInput, id string, plan calls.PlanRefreshResult,
+	progress *payload.RefreshProgress) (results []calls.ConvertTableResult, shared bool, err error) {
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	if workflow.GetVersion(ctx, spreadTablesChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion ||
 		!slices.ContainsFunc(plan.Plan.Tables, shareable) {
@@ -69,9 +70,9 @@ func refreshTables(ctx, root workflow.Context, in RefreshInput, id string, plan 
 		return results, false, err
 	}
 	log := workflow.GetLogger(ctx)
-	var w activities.RefreshWorkersResult
+	var w calls.RefreshWorkersResult
 	short := workflow.WithActivityOptions(ctx, shortOptions(time.Minute))
-	if err := workflow.ExecuteActivity(short, a.RefreshWorkers, activities.RefreshWorkersInput{Source: in.Source, Prev: plan.Prev,
+	if err := workflow.ExecuteActivity(short, calls.RefreshWorkers, calls.RefreshWorkersInput{Source: in.Source, Prev: plan.Prev,
 		TaskQueue: workflow.GetInfo(ctx).TaskQueueName}).Get(ctx, &w); err != nil {
 		log.Warn("live workers unknown; every table runs on the stager", "error", err)
 		results, err = refreshAll(long, in, id, plan, progress)
@@ -99,10 +100,10 @@ func shareable(t foldplan.TablePlan) bool {
 // the plan's order; shared says whether a table was started on another
 // worker. The first error of a table on the stager, or of an adoption,
 // stops new starts and is returned once the running ones end.
-func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan activities.PlanRefreshResult, others []string,
-	progress *RefreshProgress) (results []activities.ConvertTableResult, shared bool, err error) {
+func spreadAll(ctx, root workflow.Context, in payload.RefreshInput, id string, plan calls.PlanRefreshResult, others []string,
+	progress *payload.RefreshProgress) (results []calls.ConvertTableResult, shared bool, err error) {
 	tables := plan.Plan.Tables
-	results = make([]activities.ConvertTableResult, len(tables))
+	results = make([]calls.ConvertTableResult, len(tables))
 	p := newPlacement(tables, 1+len(others), in.Parallel)
 	long := workflow.WithActivityOptions(ctx, refreshActivityOptions)
 	rctx, cancel := workflow.WithCancel(root)
@@ -117,7 +118,7 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 			cancel()
 		}
 	}
-	input := func(t int, shared bool) activities.RefreshTableInput {
+	input := func(t int, shared bool) calls.RefreshTableInput {
 		ti := refreshTableInput(in, id, plan, tables[t])
 		ti.Shared = shared
 		return ti
@@ -126,8 +127,8 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 		running++
 		sel.AddFuture(f, func(f workflow.Future) { running--; done(f) })
 	}
-	adopt := func(t int, r activities.ConvertTableResult) {
-		add(workflow.ExecuteActivity(long, a.AdoptTable, activities.AdoptTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev,
+	adopt := func(t int, r calls.ConvertTableResult) {
+		add(workflow.ExecuteActivity(long, calls.AdoptTable, calls.AdoptTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev,
 			Table: tables[t], Result: r}), func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil {
 				fail(err)
@@ -139,7 +140,7 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 	}
 	start := func(w, t int) {
 		if w == 0 {
-			add(workflow.ExecuteActivity(long, a.RefreshTable, input(t, false)), func(f workflow.Future) {
+			add(workflow.ExecuteActivity(long, calls.RefreshTable, input(t, false)), func(f workflow.Future) {
 				p.done(w)
 				if err := f.Get(ctx, &results[t]); err != nil {
 					fail(err)
@@ -151,8 +152,8 @@ func spreadAll(ctx, root workflow.Context, in RefreshInput, id string, plan acti
 		}
 		shared = true
 		actx := workflow.WithActivityOptions(rctx, sharedTableOptions(others[w-1]))
-		add(workflow.ExecuteActivity(actx, a.RefreshTable, input(t, true)), func(f workflow.Future) {
-			var r activities.ConvertTableResult
+		add(workflow.ExecuteActivity(actx, calls.RefreshTable, input(t, true)), func(f workflow.Future) {
+			var r calls.ConvertTableResult
 			if err := f.Get(ctx, &r); err != nil {
 				p.lose(w, t)
 				if firstErr == nil {
@@ -199,16 +200,16 @@ func discardShared(root workflow.Context, source, id string) {
 	}
 	dctx, cancel := cleanupContext(root)
 	defer cancel()
-	if err := workflow.ExecuteActivity(dctx, a.DiscardUnpublished,
-		activities.DiscardUnpublishedInput{Source: source, SnapshotID: id}).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(dctx, calls.DiscardUnpublished,
+		calls.DiscardUnpublishedInput{Source: source, SnapshotID: id}).Get(dctx, nil); err != nil {
 		workflow.GetLogger(root).Warn("store objects of a failed refresh not deleted", "source", source, "snapshot", id, "error", err)
 	}
 }
 
 // refreshTableInput is RefreshTable's input for table t of the refresh's
 // plan into snapshot id, on the stager (Shared unset).
-func refreshTableInput(in RefreshInput, id string, plan activities.PlanRefreshResult, t foldplan.TablePlan) activities.RefreshTableInput {
-	return activities.RefreshTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut,
+func refreshTableInput(in payload.RefreshInput, id string, plan calls.PlanRefreshResult, t foldplan.TablePlan) calls.RefreshTableInput {
+	return calls.RefreshTableInput{Source: in.Source, SnapshotID: id, Prev: plan.Prev, PrevSeq: plan.PrevSeq, Cut: plan.Cut,
 		Table: t, CreateTable: plan.CreateTables[t.Key.String()]}
 }
 

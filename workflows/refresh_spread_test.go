@@ -7,14 +7,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 const otherQueue = "dbtrail/worker/b"
@@ -45,33 +47,40 @@ type tableRun struct {
 // PublishRefresh the tables published. workers, when set, is
 // RefreshWorkers' answer.
 type spreadRuns struct {
-	workers *activities.RefreshWorkersResult // nil: otherQueue
+	workers *calls.RefreshWorkersResult // nil: otherQueue
 	mu      sync.Mutex
 	runs    []tableRun
 	adopted []string
-	pub     activities.PublishRefreshInput
+	pub     calls.PublishRefreshInput
+
+	otherOnce sync.Once
+	otherRan  chan struct{} // closed when a table first runs on otherQueue
 }
 
 func (s *spreadRuns) mock(t *testing.T, plan foldplan.Plan, fail func(tableRun) error) *testsuite.TestWorkflowEnvironment {
 	env := refreshEnv(t, plan)
-	workers := activities.RefreshWorkersResult{Self: "dbtrail/worker/a", Others: []string{otherQueue}}
+	s.otherRan = make(chan struct{})
+	workers := calls.RefreshWorkersResult{Self: "dbtrail/worker/a", Others: []string{otherQueue}}
 	if s.workers != nil {
 		workers = *s.workers
 	}
 	env.OnActivity(a.RefreshWorkers, mock.Anything, mock.Anything).Return(workers, nil)
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.RefreshTableInput) (activities.ConvertTableResult, error) {
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(ctx context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 		r := tableRun{table: in.Table.Key.Table, queue: activity.GetInfo(ctx).TaskQueue, shared: in.Shared}
 		s.mu.Lock()
 		s.runs = append(s.runs, r)
 		s.mu.Unlock()
+		if r.queue == otherQueue {
+			s.otherOnce.Do(func() { close(s.otherRan) })
+		}
 		if fail != nil {
 			if err := fail(r); err != nil {
-				return activities.ConvertTableResult{}, err
+				return calls.ConvertTableResult{}, err
 			}
 		}
-		return activities.ConvertTableResult{Schema: "app", Table: r.table, File: "app/" + r.table + ".parquet"}, nil
+		return calls.ConvertTableResult{Schema: "app", Table: r.table, File: "app/" + r.table + ".parquet"}, nil
 	})
-	env.OnActivity(a.AdoptTable, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.AdoptTableInput) (struct{}, error) {
+	env.OnActivity(a.AdoptTable, mock.Anything, mock.Anything).Return(func(ctx context.Context, in calls.AdoptTableInput) (struct{}, error) {
 		if in.Result.Table != in.Table.Key.Table || in.SnapshotID != "20261129T090500Z" || in.Prev != "20261129T090000Z" {
 			return struct{}{}, errors.New("adopt of the wrong result")
 		}
@@ -80,16 +89,16 @@ func (s *spreadRuns) mock(t *testing.T, plan foldplan.Plan, fail func(tableRun) 
 		s.mu.Unlock()
 		return struct{}{}, nil
 	})
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishRefreshInput) (activities.PublishResult, error) {
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishRefreshInput) (calls.PublishResult, error) {
 		s.pub = in
-		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+		return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 	})
-	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(activities.PruneResult{}, nil)
+	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(calls.PruneResult{}, nil)
 	return env
 }
 
 // runRefresh runs Refresh in env and fails on its error.
-func runRefresh(t *testing.T, env *testsuite.TestWorkflowEnvironment, in RefreshInput) {
+func runRefresh(t *testing.T, env *testsuite.TestWorkflowEnvironment, in payload.RefreshInput) {
 	t.Helper()
 	env.ExecuteWorkflow(Refresh, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -127,7 +136,7 @@ func TestRefreshSpreadsTablesOverWorkersAndAdoptsThem(t *testing.T) {
 	plan := spreadPlan(8)
 	var s spreadRuns
 	env := s.mock(t, plan, nil)
-	runRefresh(t, env, RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
+	runRefresh(t, env, payload.RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
 	other, allShared := s.ranOn(otherQueue)
 	if len(other) == 0 || !allShared {
 		t.Fatalf("tables on the other worker: %v (all shared: %v); runs %+v", other, allShared, s.runs)
@@ -160,7 +169,7 @@ func TestRefreshSpreadTableOfLostWorkerRunsOnStager(t *testing.T) {
 		}
 		return nil
 	})
-	runRefresh(t, env, RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
+	runRefresh(t, env, payload.RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
 	other, _ := s.ranOn(otherQueue)
 	if len(other) == 0 || len(other) > 2 {
 		t.Fatalf("the lost worker got %v; want its first tables only (at most Parallel)", other)
@@ -182,9 +191,9 @@ func TestRefreshSpreadTableOfLostWorkerRunsOnStager(t *testing.T) {
 
 func TestRefreshWithoutOtherWorkersRunsEveryTableOnStager(t *testing.T) {
 	plan := spreadPlan(3)
-	s := spreadRuns{workers: &activities.RefreshWorkersResult{Reason: "no other live worker"}}
+	s := spreadRuns{workers: &calls.RefreshWorkersResult{Reason: "no other live worker"}}
 	env := s.mock(t, plan, nil)
-	runRefresh(t, env, RefreshInput{Source: "main", TableDeltas: true})
+	runRefresh(t, env, payload.RefreshInput{Source: "main", TableDeltas: true})
 	for _, r := range s.runs {
 		if r.shared || r.queue == otherQueue {
 			t.Fatalf("table %s shared without other workers", r.table)
@@ -198,7 +207,7 @@ func TestRefreshWithoutOtherWorkersRunsEveryTableOnStager(t *testing.T) {
 func discards(env *testsuite.TestWorkflowEnvironment) *[]string {
 	var ids []string
 	env.OnActivity(a.RemoveSnapshotStaging, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.DiscardUnpublished, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DiscardUnpublishedInput) error {
+	env.OnActivity(a.DiscardUnpublished, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.DiscardUnpublishedInput) error {
 		ids = append(ids, in.Source+"/"+in.SnapshotID)
 		return nil
 	})
@@ -215,11 +224,30 @@ func failOn(table string) func(tableRun) error {
 	}
 }
 
+// failAfterOther is failOn(table) once a table has run on otherQueue: a
+// table failing on the stager stops new starts and cancels the shared
+// ones, so without the wait a shared run scheduled before the failure may
+// be cancelled before it starts (the test env runs activities on their
+// own goroutines).
+func (s *spreadRuns) failAfterOther(table string) func(tableRun) error {
+	fail := failOn(table)
+	return func(r tableRun) error {
+		if err := fail(r); err != nil {
+			select {
+			case <-s.otherRan:
+			case <-time.After(time.Minute): // the test then fails: no table ran on the other worker
+			}
+			return err
+		}
+		return nil
+	}
+}
+
 func TestRefreshSpreadFailedDeletesSharedFilesFromStore(t *testing.T) {
 	var s spreadRuns
-	env := s.mock(t, spreadPlan(6), failOn("compacted"))
+	env := s.mock(t, spreadPlan(6), s.failAfterOther("compacted"))
 	ids := discards(env)
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true, Parallel: 2})
 	if env.GetWorkflowError() == nil {
 		t.Fatal("the refresh succeeded with a failed table")
 	}
@@ -232,10 +260,10 @@ func TestRefreshSpreadFailedDeletesSharedFilesFromStore(t *testing.T) {
 }
 
 func TestRefreshFailedWithoutSharedTablesLeavesStoreAlone(t *testing.T) {
-	s := spreadRuns{workers: &activities.RefreshWorkersResult{Reason: "no other live worker"}}
+	s := spreadRuns{workers: &calls.RefreshWorkersResult{Reason: "no other live worker"}}
 	env := s.mock(t, spreadPlan(3), failOn("compacted"))
 	ids := discards(env)
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	if env.GetWorkflowError() == nil {
 		t.Fatal("the refresh succeeded with a failed table")
 	}

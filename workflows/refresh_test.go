@@ -13,8 +13,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnvironment {
@@ -24,11 +26,11 @@ func refreshEnv(t *testing.T, plan foldplan.Plan) *testsuite.TestWorkflowEnviron
 	env.RegisterActivity(&activities.Activities{})
 	env.RegisterWorkflow(FullBackup)
 	env.RegisterWorkflow(Compact)
-	env.OnActivity(a.PlanRefresh, mock.Anything, mock.Anything).Return(activities.PlanRefreshResult{
+	env.OnActivity(a.PlanRefresh, mock.Anything, mock.Anything).Return(calls.PlanRefreshResult{
 		Prev: "20261129T090000Z", PrevSeq: 40, Cut: binlogpos.Position{File: "binlog.000003", Pos: 900, Seq: 50},
 		Plan: plan, DumpConfigured: true}, nil)
-	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
-	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(activities.WriteViewsResult{}, nil)
+	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(calls.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
+	env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(calls.WriteViewsResult{}, nil)
 	return env
 }
 
@@ -42,24 +44,24 @@ func TestRefreshExecutesEveryTableAndPublishesAgainstPrev(t *testing.T) {
 		{Key: tA, Action: foldplan.ActionLink}, {Key: tB, Action: foldplan.ActionPair, Next: 3, Changes: 4}}}
 	env := refreshEnv(t, plan)
 	var done []string
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.RefreshTableInput) (activities.ConvertTableResult, error) {
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 		if in.PrevSeq != 40 || in.Cut.Seq != 50 || in.Prev != "20261129T090000Z" || in.SnapshotID != "20261129T090500Z" {
-			return activities.ConvertTableResult{}, errors.New("wrong window or snapshot")
+			return calls.ConvertTableResult{}, errors.New("wrong window or snapshot")
 		}
 		done = append(done, in.Table.Key.String())
-		return activities.ConvertTableResult{Schema: in.Table.Key.Schema, Table: in.Table.Key.Table}, nil
+		return calls.ConvertTableResult{Schema: in.Table.Key.Schema, Table: in.Table.Key.Table}, nil
 	})
-	var pub activities.PublishRefreshInput
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishRefreshInput) (activities.PublishResult, error) {
+	var pub calls.PublishRefreshInput
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishRefreshInput) (calls.PublishResult, error) {
 		pub = in
-		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+		return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 	})
-	var pruned activities.PruneInput
-	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PruneInput) (activities.PruneResult, error) {
+	var pruned calls.PruneInput
+	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PruneInput) (calls.PruneResult, error) {
 		pruned = in
-		return activities.PruneResult{}, nil
+		return calls.PruneResult{}, nil
 	})
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,16 +82,16 @@ func TestRefreshRefusedRunsFullBackupAndPublishesNothing(t *testing.T) {
 		Tables: []foldplan.TablePlan{{Key: tA, Action: foldplan.ActionRefuse, Reason: "refused: a schema change"}}}
 	env := refreshEnv(t, plan)
 	published := false
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(context.Context, activities.PublishRefreshInput) (activities.PublishResult, error) {
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(context.Context, calls.PublishRefreshInput) (calls.PublishResult, error) {
 		published = true
-		return activities.PublishResult{}, nil
+		return calls.PublishResult{}, nil
 	})
 	ran := false
-	env.OnWorkflow(FullBackup, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in FullBackupInput) (FullBackupResult, error) {
+	env.OnWorkflow(FullBackup, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in payload.FullBackupInput) (FullBackupResult, error) {
 		ran = in.Source == "main"
 		return FullBackupResult{SnapshotID: "20261129T090600Z"}, nil
 	})
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestRefreshRefusedWithoutDumpOnlyReports(t *testing.T) {
 	plan := foldplan.Plan{Cut: 50, Refused: true, Reasons: []string{"no previous snapshot"}}
 	env := refreshEnv(t, plan)
 	env.OnWorkflow(FullBackup, mock.Anything, mock.Anything).Return(FullBackupResult{}, errors.New("must not run"))
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", NoFullBackup: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", NoFullBackup: true})
 	var res RefreshResult
 	if err := env.GetWorkflowResult(&res); err != nil || !res.Refused || res.FullBackup != "" {
 		t.Fatalf("%+v %v", res, err)
@@ -116,20 +118,20 @@ func TestRefreshRefusedWithoutDumpOnlyReports(t *testing.T) {
 func TestRefreshFailedTablePublishesNothing(t *testing.T) {
 	plan := foldplan.Plan{Cut: 50, Tables: []foldplan.TablePlan{{Key: tA, Action: foldplan.ActionPair}, {Key: tB, Action: foldplan.ActionLink}}}
 	env := refreshEnv(t, plan)
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.RefreshTableInput) (activities.ConvertTableResult, error) {
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 		if in.Table.Key == tA {
-			return activities.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("event seq 44: malformed image", activities.ErrBadInput, nil)
+			return calls.ConvertTableResult{}, temporal.NewNonRetryableApplicationError("event seq 44: malformed image", payload.ErrBadInput, nil)
 		}
-		return activities.ConvertTableResult{}, nil
+		return calls.ConvertTableResult{}, nil
 	})
 	published := false
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(context.Context, activities.PublishRefreshInput) (activities.PublishResult, error) {
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(context.Context, calls.PublishRefreshInput) (calls.PublishResult, error) {
 		published = true
-		return activities.PublishResult{}, nil
+		return calls.PublishResult{}, nil
 	})
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	var app *temporal.ApplicationError
-	if err := env.GetWorkflowError(); err == nil || published || !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
+	if err := env.GetWorkflowError(); err == nil || published || !errors.As(err, &app) || app.Type() != payload.ErrBadInput {
 		t.Fatalf("err %v published %v", err, published)
 	}
 }
@@ -139,17 +141,17 @@ func TestRefreshStartsCompactionAfterPublish(t *testing.T) {
 		Compact: []foldplan.CompactJob{{Key: tA, Merge: []string{"app/a.000000.posdel", "app/a.000000.upserts", "app/a.000001.posdel", "app/a.000001.upserts"}}}}
 	env := refreshEnv(t, plan)
 	order := []string{}
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{}, nil)
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishRefreshInput) (activities.PublishResult, error) {
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(calls.ConvertTableResult{}, nil)
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishRefreshInput) (calls.PublishResult, error) {
 		order = append(order, "publish")
-		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+		return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 	})
-	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(activities.PruneResult{}, nil)
-	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CompactTableInput) (activities.CompactTableResult, error) {
+	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(calls.PruneResult{}, nil)
+	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.CompactTableInput) (calls.CompactTableResult, error) {
 		order = append(order, "compact "+in.SnapshotID+" "+in.Schema+"."+in.Table+" "+strings.Join(in.Merge, ","))
-		return activities.CompactTableResult{Range: "000000-000014"}, nil
+		return calls.CompactTableResult{Range: "000000-000014"}, nil
 	})
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	var res RefreshResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -167,11 +169,11 @@ func TestCompactMergesEachTable(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
-	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CompactTableInput) (activities.CompactTableResult, error) {
+	env.OnActivity(a.CompactTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.CompactTableInput) (calls.CompactTableResult, error) {
 		if in.Table == "b" {
-			return activities.CompactTableResult{}, nil // nothing to merge
+			return calls.CompactTableResult{}, nil // nothing to merge
 		}
-		return activities.CompactTableResult{Range: "000000-000014"}, nil
+		return calls.CompactTableResult{Range: "000000-000014"}, nil
 	})
 	env.ExecuteWorkflow(Compact, CompactInput{Source: "main", SnapshotID: "20261129T090500Z", Tables: []foldplan.CompactJob{{Key: tA}, {Key: tB}}})
 	var res CompactResult

@@ -3,7 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // Change ids of the remote steps (workflow.GetVersion): histories recorded
@@ -18,14 +18,14 @@ const (
 // worker without a remote store). It returns nil for a history from before
 // the step. Its error fails the run: the local snapshot stays and nothing is
 // pruned.
-func uploadSnapshot(ctx workflow.Context, source, id string, phase *string) (*activities.UploadSnapshotResult, error) {
+func uploadSnapshot(ctx workflow.Context, source, id string, phase *string) (*calls.UploadSnapshotResult, error) {
 	if workflow.GetVersion(ctx, uploadChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil, nil
 	}
 	*phase = "uploading to the remote store"
-	var res activities.UploadSnapshotResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, transferOptions), a.UploadSnapshot,
-		activities.UploadSnapshotInput{Source: source, SnapshotID: id}).Get(ctx, &res)
+	var res calls.UploadSnapshotResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, transferOptions), calls.UploadSnapshot,
+		calls.UploadSnapshotInput{Source: source, SnapshotID: id}).Get(ctx, &res)
 	if err != nil {
 		return nil, err
 	}
@@ -41,8 +41,8 @@ func downloadCurrent(ctx workflow.Context, source string, phase *string) (string
 		return "", nil
 	}
 	*phase = "checking the previous snapshot"
-	var res activities.DownloadCurrentResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, transferOptions), a.DownloadCurrent,
-		activities.DownloadCurrentInput{Source: source}).Get(ctx, &res)
+	var res calls.DownloadCurrentResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, transferOptions), calls.DownloadCurrent,
+		calls.DownloadCurrentInput{Source: source}).Get(ctx, &res)
 	return res.SnapshotID, err
 }

@@ -12,8 +12,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRefreshDownloadsFirstAndUploadsBeforePrune: DownloadCurrent runs
@@ -25,31 +27,31 @@ func TestRefreshDownloadsFirstAndUploadsBeforePrune(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
 	env.RegisterActivity(&activities.Activities{})
-	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
+	env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(calls.AllocateSnapshotResult{SnapshotID: "20261129T090500Z"}, nil)
 	var order []string
 	step := func(name string) { order = append(order, name) }
-	env.OnActivity(a.DownloadCurrent, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.DownloadCurrentInput) (activities.DownloadCurrentResult, error) {
+	env.OnActivity(a.DownloadCurrent, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.DownloadCurrentInput) (calls.DownloadCurrentResult, error) {
 		step("download " + in.Source)
-		return activities.DownloadCurrentResult{SnapshotID: "20261129T090000Z"}, nil
+		return calls.DownloadCurrentResult{SnapshotID: "20261129T090000Z"}, nil
 	})
-	env.OnActivity(a.PlanRefresh, mock.Anything, mock.Anything).Return(func(context.Context, activities.PlanRefreshInput) (activities.PlanRefreshResult, error) {
+	env.OnActivity(a.PlanRefresh, mock.Anything, mock.Anything).Return(func(context.Context, calls.PlanRefreshInput) (calls.PlanRefreshResult, error) {
 		step("plan")
-		return activities.PlanRefreshResult{Prev: "20261129T090000Z", PrevSeq: 40, Cut: binlogpos.Position{Seq: 50}, Plan: plan}, nil
+		return calls.PlanRefreshResult{Prev: "20261129T090000Z", PrevSeq: 40, Cut: binlogpos.Position{Seq: 50}, Plan: plan}, nil
 	})
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{}, nil)
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishRefreshInput) (activities.PublishResult, error) {
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(calls.ConvertTableResult{}, nil)
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishRefreshInput) (calls.PublishResult, error) {
 		step("publish")
-		return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+		return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 	})
-	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
+	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.UploadSnapshotInput) (calls.UploadSnapshotResult, error) {
 		step("upload " + in.SnapshotID)
-		return activities.UploadSnapshotResult{Location: "s3://b/p", FilesUploaded: 3, BytesUploaded: 1234}, nil
+		return calls.UploadSnapshotResult{Location: "s3://b/p", FilesUploaded: 3, BytesUploaded: 1234}, nil
 	})
-	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(func(context.Context, activities.PruneInput) (activities.PruneResult, error) {
+	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(func(context.Context, calls.PruneInput) (calls.PruneResult, error) {
 		step("prune")
-		return activities.PruneResult{}, nil
+		return calls.PruneResult{}, nil
 	})
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	var res RefreshResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -70,19 +72,19 @@ func TestRefreshFailedUploadFailsTheRunAndPrunesNothing(t *testing.T) {
 	plan := foldplan.Plan{Cut: 50, Tables: []foldplan.TablePlan{{Key: tA, Action: foldplan.ActionPair, NeedsCompaction: true}},
 		Compact: []foldplan.CompactJob{{Key: tA}}}
 	env := refreshEnv(t, plan)
-	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{}, nil)
-	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(activities.PublishResult{SnapshotID: "20261129T090500Z"}, nil)
+	env.OnActivity(a.RefreshTable, mock.Anything, mock.Anything).Return(calls.ConvertTableResult{}, nil)
+	env.OnActivity(a.PublishRefresh, mock.Anything, mock.Anything).Return(calls.PublishResult{SnapshotID: "20261129T090500Z"}, nil)
 	attempts := 0
-	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(context.Context, activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
+	env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(context.Context, calls.UploadSnapshotInput) (calls.UploadSnapshotResult, error) {
 		attempts++
-		return activities.UploadSnapshotResult{}, errors.New("upload snapshot 20261129T090500Z to s3://b/p: connection refused")
+		return calls.UploadSnapshotResult{}, errors.New("upload snapshot 20261129T090500Z to s3://b/p: connection refused")
 	})
 	pruned := false
-	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(func(context.Context, activities.PruneInput) (activities.PruneResult, error) {
+	env.OnActivity(a.Prune, mock.Anything, mock.Anything).Return(func(context.Context, calls.PruneInput) (calls.PruneResult, error) {
 		pruned = true
-		return activities.PruneResult{}, nil
+		return calls.PruneResult{}, nil
 	})
-	env.ExecuteWorkflow(Refresh, RefreshInput{Source: "main", TableDeltas: true})
+	env.ExecuteWorkflow(Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	err := env.GetWorkflowError()
 	var app *temporal.ApplicationError
 	if err == nil || !errors.As(err, &app) || app.Error() != "upload snapshot 20261129T090500Z to s3://b/p: connection refused" {
@@ -98,25 +100,25 @@ func TestRefreshFailedUploadFailsTheRunAndPrunesNothing(t *testing.T) {
 func TestFullBackupUploadsAfterPublish(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		env := fullBackupEnv(t)
-		env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{Rows: 1}, nil)
+		env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(calls.ConvertTableResult{Rows: 1}, nil)
 		published := false
-		env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+		env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishInput) (calls.PublishResult, error) {
 			published = true
-			return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+			return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 		})
 		env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(nil)
-		var up activities.UploadSnapshotInput
-		env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
+		var up calls.UploadSnapshotInput
+		env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.UploadSnapshotInput) (calls.UploadSnapshotResult, error) {
 			if !published {
-				return activities.UploadSnapshotResult{}, temporal.NewNonRetryableApplicationError("upload before publish", activities.ErrBadPlan, nil)
+				return calls.UploadSnapshotResult{}, temporal.NewNonRetryableApplicationError("upload before publish", payload.ErrBadPlan, nil)
 			}
 			up = in
 			if fail {
-				return activities.UploadSnapshotResult{}, temporal.NewNonRetryableApplicationError("altered file", activities.ErrBrokenSnapshot, nil)
+				return calls.UploadSnapshotResult{}, temporal.NewNonRetryableApplicationError("altered file", payload.ErrBrokenSnapshot, nil)
 			}
-			return activities.UploadSnapshotResult{Location: "s3://b/p", FilesUploaded: 7}, nil
+			return calls.UploadSnapshotResult{Location: "s3://b/p", FilesUploaded: 7}, nil
 		})
-		env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+		env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main"})
 		if up.Source != "main" || up.SnapshotID != "20261129T090000Z" {
 			t.Fatalf("upload input %+v", up)
 		}

@@ -1,81 +1,15 @@
 package workflows
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// RestoreWorkflowID is the id of a restore of spec into target address
-// addr: one run at a time per source, target, moment, tables and mode (a
-// second `dbtrail restore` of the same is refused while the first runs; a
-// rerun after it goes on from its checkpoints).
-func RestoreWorkflowID(spec activities.RestoreSpec, addr string) string {
-	parts := []string{spec.Source, addr, spec.At, spec.IntoSchema, spec.Mode(), strings.Join(spec.Schemas, ","), strings.Join(spec.Tables, ",")}
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	prefix := "restore-"
-	if spec.Drill {
-		prefix = "restore-drill-"
-	}
-	return prefix + spec.Source + "-" + hex.EncodeToString(h[:6])
-}
-
-// MaxRestoreParallel bounds RestoreInput.Parallel: a larger value (from
-// any caller) loads with this many connections.
-const MaxRestoreParallel = 64
-
-// RestoreInput is a restore: activities.RestoreSpec, how many tables load
-// at once (default 2, at most MaxRestoreParallel) and how long one
-// LoadTable call loads (default activities.DefaultLoadSlice).
-type RestoreInput struct {
-	activities.RestoreSpec
-	Parallel int
-	Slice    time.Duration `json:",omitempty"`
-}
-
-// Table states in RestoreTableProgress.
-const (
-	TableWaiting   = "waiting"
-	TableLoading   = "loading"
-	TableVerifying = "verifying"
-	TableVerified  = "verified"
-)
-
-// RestoreTableProgress is one table's progress.
-type RestoreTableProgress struct {
-	Table     string // schema.table at the source
-	Target    string // schema.table in the target
-	State     string
-	Rows      int64
-	Total     int64
-	ChunkRows int
-	// Paused says why the table's load waits ("" while it loads).
-	Paused string `json:",omitempty"`
-}
-
-// RestoreProgress is what the "progress" query of a restore returns.
-type RestoreProgress struct {
-	Phase       string
-	RestoreID   string
-	Cut         string
-	Tables      []RestoreTableProgress
-	TablesDone  int
-	Rows, Total int64
-	// Written is the rows this run committed; RowsPerSecond its rate and
-	// ETASeconds the time left at that rate (-1 while unknown).
-	Written       int64
-	RowsPerSecond float64
-	ETASeconds    int64
-	// Paused is the first paused table's reason.
-	Paused string `json:",omitempty"`
-}
 
 // RestoreTableResult is one restored table.
 type RestoreTableResult struct {
@@ -111,7 +45,7 @@ type RestoreResult struct {
 // restoreOptions are the options of a restore's heartbeating activities.
 // A cancelled run waits until its activities have stopped (they stop after
 // the current chunk), so what it leaves loaded is final when it ends.
-var restoreOptions = waitForCancel(longOptions(12*time.Hour, 5*activities.HeartbeatEvery, 10*time.Second))
+var restoreOptions = waitForCancel(longOptions(12*time.Hour, 5*calls.HeartbeatEvery, 10*time.Second))
 
 func waitForCancel(o workflow.ActivityOptions) workflow.ActivityOptions {
 	o.WaitForCancellation = true
@@ -127,25 +61,25 @@ func waitForCancel(o workflow.ActivityOptions) workflow.ActivityOptions {
 // --replace, swapped in) by VerifyRestore; EndRestore removes the staged
 // tables (and a drill's schemas). A cancelled run leaves what it loaded,
 // with its checkpoints: a rerun goes on from them.
-func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
-	progress := RestoreProgress{Phase: "planning", ETASeconds: -1}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RestoreProgress, error) { return progress, nil }); err != nil {
+func Restore(ctx workflow.Context, in payload.RestoreInput) (RestoreResult, error) {
+	progress := payload.RestoreProgress{Phase: "planning", ETASeconds: -1}
+	if err := workflow.SetQueryHandler(ctx, payload.ProgressQuery, func() (payload.RestoreProgress, error) { return progress, nil }); err != nil {
 		return RestoreResult{}, err
 	}
 	if in.Parallel <= 0 {
 		in.Parallel = 2
 	}
-	in.Parallel = min(in.Parallel, MaxRestoreParallel)
+	in.Parallel = min(in.Parallel, payload.MaxRestoreParallel)
 	long := workflow.WithActivityOptions(ctx, restoreOptions)
-	var plan activities.PlanRestoreResult
-	if err := workflow.ExecuteActivity(long, a.PlanRestore, activities.PlanRestoreInput{Spec: in.RestoreSpec}).Get(ctx, &plan); err != nil {
+	var plan calls.PlanRestoreResult
+	if err := workflow.ExecuteActivity(long, calls.PlanRestore, calls.PlanRestoreInput{Spec: in.RestoreSpec}).Get(ctx, &plan); err != nil {
 		return RestoreResult{}, err
 	}
 	res := RestoreResult{RestoreID: plan.RestoreID, TargetAddr: plan.TargetAddr, Cut: plan.Plan.Cut, Base: plan.Plan.Base,
 		Tables: make([]RestoreTableResult, len(plan.Jobs))}
-	progress = RestoreProgress{Phase: "loading", RestoreID: plan.RestoreID, Cut: plan.Plan.Cut.String(), ETASeconds: -1}
+	progress = payload.RestoreProgress{Phase: "loading", RestoreID: plan.RestoreID, Cut: plan.Plan.Cut.String(), ETASeconds: -1}
 	for _, j := range plan.Jobs {
-		progress.Tables = append(progress.Tables, RestoreTableProgress{Table: j.Table.Key().String(), Target: j.Target(), State: TableWaiting})
+		progress.Tables = append(progress.Tables, payload.RestoreTableProgress{Table: j.Table.Key().String(), Target: j.Target(), State: payload.TableWaiting})
 	}
 	r := &restoreRun{in: in, long: long, progress: &progress, res: &res, started: workflow.Now(ctx)}
 	err := r.tables(ctx, plan.Jobs)
@@ -155,7 +89,7 @@ func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
 		return res, err
 	}
 	progress.Phase = "finishing"
-	end := activities.EndRestoreInput{Spec: in.RestoreSpec, RestoreID: plan.RestoreID}
+	end := calls.EndRestoreInput{Spec: in.RestoreSpec, RestoreID: plan.RestoreID}
 	if in.Drill {
 		for _, j := range plan.Jobs {
 			if !slices.Contains(end.DropSchemas, j.Schema) {
@@ -164,7 +98,7 @@ func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
 		}
 	}
 	sctx := workflow.WithActivityOptions(ctx, shortOptions(10*time.Minute))
-	if err := workflow.ExecuteActivity(sctx, a.EndRestore, end).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(sctx, calls.EndRestore, end).Get(ctx, nil); err != nil {
 		if in.Drill {
 			return res, err
 		}
@@ -177,9 +111,9 @@ func Restore(ctx workflow.Context, in RestoreInput) (RestoreResult, error) {
 
 // restoreRun is one run's state: its progress and result.
 type restoreRun struct {
-	in       RestoreInput
+	in       payload.RestoreInput
 	long     workflow.Context
-	progress *RestoreProgress
+	progress *payload.RestoreProgress
 	res      *RestoreResult
 	started  time.Time
 	parts    int // LoadTableInput.Parts
@@ -187,7 +121,7 @@ type restoreRun struct {
 
 // tables restores every job, Parallel at once, and returns the first
 // error (the other tables stop after their current step).
-func (r *restoreRun) tables(ctx workflow.Context, jobs []activities.RestoreTableJob) error {
+func (r *restoreRun) tables(ctx workflow.Context, jobs []calls.RestoreTableJob) error {
 	next := 0
 	var firstErr error
 	wg := workflow.NewWaitGroup(ctx)
@@ -212,17 +146,17 @@ func (r *restoreRun) tables(ctx workflow.Context, jobs []activities.RestoreTable
 }
 
 // table loads one table slice by slice, then verifies it.
-func (r *restoreRun) table(ctx workflow.Context, i int, job activities.RestoreTableJob) error {
+func (r *restoreRun) table(ctx workflow.Context, i int, job calls.RestoreTableJob) error {
 	tp := &r.progress.Tables[i]
 	out := &r.res.Tables[i]
 	out.Table, out.Target = tp.Table, tp.Target
-	tp.State = TableLoading
+	tp.State = payload.TableLoading
 	chunk := 0
-	var loaded activities.LoadTableResult
+	var loaded calls.LoadTableResult
 	for !loaded.Done {
-		var s activities.LoadTableResult
-		in := activities.LoadTableInput{Spec: r.in.RestoreSpec, Job: job, ChunkRows: chunk, Slice: r.in.Slice, Parts: r.parts}
-		if err := workflow.ExecuteActivity(r.long, a.LoadTable, in).Get(ctx, &s); err != nil {
+		var s calls.LoadTableResult
+		in := calls.LoadTableInput{Spec: r.in.RestoreSpec, Job: job, ChunkRows: chunk, Slice: r.in.Slice, Parts: r.parts}
+		if err := workflow.ExecuteActivity(r.long, calls.LoadTable, in).Get(ctx, &s); err != nil {
 			return err // its message names the table; its type stays the first the CLI and tests see
 		}
 		chunk, loaded = s.ChunkRows, s
@@ -234,12 +168,12 @@ func (r *restoreRun) table(ctx workflow.Context, i int, job activities.RestoreTa
 		tp.Rows, tp.Total, tp.ChunkRows, tp.Paused = s.Rows, s.Total, s.ChunkRows, s.Paused
 		r.tally(ctx, s.Written)
 	}
-	tp.State = TableVerifying
-	var v activities.VerifyRestoreResult
-	if err := workflow.ExecuteActivity(r.long, a.VerifyRestore, activities.VerifyRestoreInput{Spec: r.in.RestoreSpec, Job: job, Def: loaded.Def}).Get(ctx, &v); err != nil {
+	tp.State = payload.TableVerifying
+	var v calls.VerifyRestoreResult
+	if err := workflow.ExecuteActivity(r.long, calls.VerifyRestore, calls.VerifyRestoreInput{Spec: r.in.RestoreSpec, Job: job, Def: loaded.Def}).Get(ctx, &v); err != nil {
 		return err
 	}
-	tp.State = TableVerified
+	tp.State = payload.TableVerified
 	out.Rows, out.Fingerprint, out.Old = v.Rows, v.Fingerprint, v.Old
 	r.progress.TablesDone++
 	return nil
@@ -275,13 +209,13 @@ const restoreStagingChange = "restore-staging-on-failure"
 // cancelled run cleans up too: a run that stops leaves its checkpoints in
 // the target, which a rerun goes on from, and no staged table behind (a
 // rerun stages again). A cleanup that fails is only logged.
-func removeRestoreStaging(ctx workflow.Context, spec activities.RestoreSpec, restoreID string) {
+func removeRestoreStaging(ctx workflow.Context, spec payload.RestoreSpec, restoreID string) {
 	if workflow.GetVersion(ctx, restoreStagingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
 	dctx, cancel := cleanupContext(ctx)
 	defer cancel()
-	if err := workflow.ExecuteActivity(dctx, a.EndRestore, activities.EndRestoreInput{Spec: spec, RestoreID: restoreID}).Get(dctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(dctx, calls.EndRestore, calls.EndRestoreInput{Spec: spec, RestoreID: restoreID}).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("staged tables of a stopped restore not removed", "restore", restoreID, "error", err)
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // restoreEnv is a test environment whose PlanRestore plans tables t1..tn
@@ -25,29 +27,29 @@ func restoreEnv(t *testing.T, n int) (*testsuite.TestWorkflowEnvironment, *sync.
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterActivity(&activities.Activities{})
-	var jobs []activities.RestoreTableJob
+	var jobs []calls.RestoreTableJob
 	for i := range n {
 		name := string(rune('1' + i))
-		jobs = append(jobs, activities.RestoreTableJob{RestoreID: "r1", Table: moment.TablePlan{Schema: "app", Table: "t" + name}, Schema: "app", Name: "t" + name, Load: "t" + name})
+		jobs = append(jobs, calls.RestoreTableJob{RestoreID: "r1", Table: moment.TablePlan{Schema: "app", Table: "t" + name}, Schema: "app", Name: "t" + name, Load: "t" + name})
 	}
-	env.OnActivity(a.PlanRestore, mock.Anything, mock.Anything).Return(activities.PlanRestoreResult{RestoreID: "r1", Jobs: jobs}, nil)
-	calls := &sync.Map{}
-	env.OnActivity(a.LoadTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.LoadTableInput) (activities.LoadTableResult, error) {
-		v, _ := calls.LoadOrStore(in.Job.Name, new(int64))
+	env.OnActivity(a.PlanRestore, mock.Anything, mock.Anything).Return(calls.PlanRestoreResult{RestoreID: "r1", Jobs: jobs}, nil)
+	loads := &sync.Map{}
+	env.OnActivity(a.LoadTable, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.LoadTableInput) (calls.LoadTableResult, error) {
+		v, _ := loads.LoadOrStore(in.Job.Name, new(int64))
 		c := v.(*int64)
 		*c++
 		if in.Job.Name == "t1" && *c == 2 {
-			return activities.LoadTableResult{Rows: 100, Total: 250, ChunkRows: 50, Paused: "replica r lags 3s (max 1s)"}, nil
+			return calls.LoadTableResult{Rows: 100, Total: 250, ChunkRows: 50, Paused: "replica r lags 3s (max 1s)"}, nil
 		}
 		done := *c - 1
 		if in.Job.Name == "t1" {
 			done--
 		}
 		rows := min(250, (done+1)*100)
-		return activities.LoadTableResult{Rows: rows, Total: 250, Written: rows - done*100, ChunkRows: in.ChunkRows + 10,
+		return calls.LoadTableResult{Rows: rows, Total: 250, Written: rows - done*100, ChunkRows: in.ChunkRows + 10,
 			ChunkMillis: []int32{100}, Done: rows == 250, Def: &schema.Table{Schema: "app", Name: in.Job.Name}}, nil
 	})
-	return env, calls
+	return env, loads
 }
 
 // TestRestoreLoadsSlicesThenVerifies: every table is loaded slice after
@@ -55,24 +57,24 @@ func restoreEnv(t *testing.T, n int) (*testsuite.TestWorkflowEnvironment, *sync.
 // verified; a paused slice shows in the progress; the end removes the
 // staged tables.
 func TestRestoreLoadsSlicesThenVerifies(t *testing.T) {
-	env, calls := restoreEnv(t, 3)
+	env, loads := restoreEnv(t, 3)
 	var verified []string
 	var paused string
-	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.VerifyRestoreInput) (activities.VerifyRestoreResult, error) {
+	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.VerifyRestoreInput) (calls.VerifyRestoreResult, error) {
 		verified = append(verified, in.Job.Name)
-		return activities.VerifyRestoreResult{Rows: 250, Fingerprint: "250:00"}, nil
+		return calls.VerifyRestoreResult{Rows: 250, Fingerprint: "250:00"}, nil
 	})
 	ended := false
-	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(context.Context, activities.EndRestoreInput) error { ended = true; return nil })
+	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(context.Context, calls.EndRestoreInput) error { ended = true; return nil })
 	env.SetOnActivityCompletedListener(func(_ *activity.Info, _ converter.EncodedValue, _ error) {
-		if v, err := env.QueryWorkflow(ProgressQuery); err == nil {
-			var p RestoreProgress
+		if v, err := env.QueryWorkflow(payload.ProgressQuery); err == nil {
+			var p payload.RestoreProgress
 			if v.Get(&p) == nil && p.Paused != "" {
 				paused = p.Paused
 			}
 		}
 	})
-	env.ExecuteWorkflow(Restore, RestoreInput{Parallel: 2})
+	env.ExecuteWorkflow(Restore, payload.RestoreInput{Parallel: 2})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestRestoreLoadsSlicesThenVerifies(t *testing.T) {
 	if len(verified) != 3 || !ended || res.Rows != 750 || res.Written != 750 || len(res.Tables[0].ChunkMillis) != 3 {
 		t.Fatalf("verified %v, ended %v, result %+v", verified, ended, res)
 	}
-	if v, _ := calls.Load("t1"); *v.(*int64) != 4 {
+	if v, _ := loads.Load("t1"); *v.(*int64) != 4 {
 		t.Fatalf("t1 loaded in %d calls, want 4 (one paused)", *v.(*int64))
 	}
 	if !strings.Contains(paused, "app.t1: replica r lags 3s") {
@@ -97,14 +99,14 @@ func TestRestoreLoadsSlicesThenVerifies(t *testing.T) {
 // in the target for a rerun, which stages again.
 func TestRestoreMismatchFailsNamingTheTable(t *testing.T) {
 	env, _ := restoreEnv(t, 1)
-	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(activities.VerifyRestoreResult{},
+	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(calls.VerifyRestoreResult{},
 		temporal.NewNonRetryableApplicationError("restored table app.t1 does not match app.t1 at the moment", activities.ErrRestoreMismatch, nil))
-	var ended []activities.EndRestoreInput
-	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.EndRestoreInput) error {
+	var ended []calls.EndRestoreInput
+	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.EndRestoreInput) error {
 		ended = append(ended, in)
 		return nil
 	})
-	env.ExecuteWorkflow(Restore, RestoreInput{})
+	env.ExecuteWorkflow(Restore, payload.RestoreInput{})
 	var app *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &app) || app.Type() != activities.ErrRestoreMismatch || !strings.Contains(err.Error(), "app.t1") {
 		t.Fatalf("want a RestoreMismatch naming app.t1, got %v", err)

@@ -5,21 +5,10 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// DrillWorkflowID is the schedule id of a source's scheduled restore
-// drill (--drill-every).
-func DrillWorkflowID(source string) string { return "restore-drill-" + source }
-
-// RestoreDrillInput is a drill: the restore (its spec's Drill is set by
-// the workflow; At "" is "latest") and the scratch server's address, for
-// the record.
-type RestoreDrillInput struct {
-	Restore    RestoreInput
-	TargetAddr string
-}
 
 // RestoreDrill runs a restore drill (Restore with Drill set: every table,
 // or the spec's selection, restored into scratch schemas of the target,
@@ -27,7 +16,7 @@ type RestoreDrillInput struct {
 // (activities.RecordDrill) whether it passed or failed: when, the moment
 // and its cut, the tables and rows, the verdict and the time taken. A
 // failed drill is recorded, then fails the run with the restore's error.
-func RestoreDrill(ctx workflow.Context, in RestoreDrillInput) (RestoreResult, error) {
+func RestoreDrill(ctx workflow.Context, in payload.RestoreDrillInput) (RestoreResult, error) {
 	in.Restore.Drill = true
 	if in.Restore.At == "" {
 		in.Restore.At = "latest"
@@ -43,7 +32,7 @@ func RestoreDrill(ctx workflow.Context, in RestoreDrillInput) (RestoreResult, er
 		d.Verdict, d.Failure = index.DrillFailed, runErr.Error()
 	}
 	sctx := workflow.WithActivityOptions(ctx, shortOptions(time.Minute))
-	if err := workflow.ExecuteActivity(sctx, a.RecordDrill, activities.RecordDrillInput{Drill: d}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(sctx, calls.RecordDrill, calls.RecordDrillInput{Drill: d}).Get(ctx, nil); err != nil {
 		if runErr != nil {
 			return res, runErr
 		}

@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRestoreDrillRecordsVerdict: a drill that passes is recorded ok with
@@ -20,14 +21,14 @@ import (
 func TestRestoreDrillRecordsVerdict(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		env, _ := restoreEnv(t, 2)
-		env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.VerifyRestoreInput) (activities.VerifyRestoreResult, error) {
+		env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.VerifyRestoreInput) (calls.VerifyRestoreResult, error) {
 			if fail && in.Job.Name == "t2" {
-				return activities.VerifyRestoreResult{}, temporal.NewNonRetryableApplicationError("app.t2: fingerprint differs", "Mismatch", nil)
+				return calls.VerifyRestoreResult{}, temporal.NewNonRetryableApplicationError("app.t2: fingerprint differs", "Mismatch", nil)
 			}
-			return activities.VerifyRestoreResult{Rows: 250, Fingerprint: "250:00"}, nil
+			return calls.VerifyRestoreResult{Rows: 250, Fingerprint: "250:00"}, nil
 		})
 		var dropped []string
-		env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.EndRestoreInput) error {
+		env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.EndRestoreInput) error {
 			if !in.Spec.Drill {
 				t.Error("EndRestore of a drill without Drill set")
 			}
@@ -35,11 +36,11 @@ func TestRestoreDrillRecordsVerdict(t *testing.T) {
 			return nil
 		})
 		var recorded []index.Drill
-		env.OnActivity(a.RecordDrill, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.RecordDrillInput) error {
+		env.OnActivity(a.RecordDrill, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.RecordDrillInput) error {
 			recorded = append(recorded, in.Drill)
 			return nil
 		})
-		env.ExecuteWorkflow(RestoreDrill, RestoreDrillInput{TargetAddr: "scratch:3306", Restore: RestoreInput{RestoreSpec: activities.RestoreSpec{Source: "main"}}})
+		env.ExecuteWorkflow(RestoreDrill, payload.RestoreDrillInput{TargetAddr: "scratch:3306", Restore: payload.RestoreInput{RestoreSpec: payload.RestoreSpec{Source: "main"}}})
 		err := env.GetWorkflowError()
 		if len(recorded) != 1 {
 			t.Fatalf("fail=%v: %d drills recorded", fail, len(recorded))

@@ -5,37 +5,16 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/payload"
 )
-
-// DefaultRetentionEvery is the interval of a source's retention schedule.
-const DefaultRetentionEvery = time.Hour
-
-// RetentionWorkflowID is the schedule id of a source's retention.
-func RetentionWorkflowID(source string) string { return "retention-" + source }
-
-// RetentionInput names the source. It carries no policy: the worker's
-// (activities.Activities.Retention, docs/retention.md) applies, and the
-// plan records it. A Policy field of inputs recorded before the policy
-// moved to the worker (schedules made by an older dbtrail) decodes and is
-// ignored.
-type RetentionInput struct {
-	Source string
-}
-
-// RetentionProgress is what the "progress" query of a retention run
-// returns.
-type RetentionProgress struct {
-	Phase   string
-	Removes int // items the plan removes
-}
 
 // retentionOptions: listing a store and deleting objects is bounded work;
 // the apply step heartbeats while it deletes.
 var (
 	planRetentionOptions  = shortOptions(10 * time.Minute)
-	applyRetentionOptions = longOptions(time.Hour, 5*activities.HeartbeatEvery, time.Minute)
+	applyRetentionOptions = longOptions(time.Hour, 5*calls.HeartbeatEvery, time.Minute)
 )
 
 // Retention applies the retention policy of the worker that published the
@@ -44,25 +23,25 @@ var (
 // (retention.Make, recorded in the history),
 // then ApplyRetention removes what the plan says. Deletes refused by Object
 // Lock are in the result, not failures.
-func Retention(ctx workflow.Context, in RetentionInput) (activities.RetentionResult, error) {
-	progress := RetentionProgress{Phase: "planning"}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RetentionProgress, error) { return progress, nil }); err != nil {
-		return activities.RetentionResult{}, err
+func Retention(ctx workflow.Context, in payload.RetentionInput) (calls.RetentionResult, error) {
+	progress := payload.RetentionProgress{Phase: "planning"}
+	if err := workflow.SetQueryHandler(ctx, payload.ProgressQuery, func() (payload.RetentionProgress, error) { return progress, nil }); err != nil {
+		return calls.RetentionResult{}, err
 	}
-	var res activities.RetentionResult
+	var res calls.RetentionResult
 	_, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
 		progress.Phase = "planning"
 		var plan retention.Plan
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, planRetentionOptions), a.PlanRetention,
-			activities.RetentionInput{Source: in.Source}).Get(sctx, &plan); err != nil {
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, planRetentionOptions), calls.PlanRetention,
+			calls.RetentionInput{Source: in.Source}).Get(sctx, &plan); err != nil {
 			return err
 		}
 		progress.Phase, progress.Removes = "removing", len(plan.Removals())
-		return workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, applyRetentionOptions), a.ApplyRetention,
-			activities.ApplyRetentionInput{Source: in.Source, Plan: plan}).Get(sctx, &res)
+		return workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, applyRetentionOptions), calls.ApplyRetention,
+			calls.ApplyRetentionInput{Source: in.Source, Plan: plan}).Get(sctx, &res)
 	})
 	if err != nil {
-		return activities.RetentionResult{}, err
+		return calls.RetentionResult{}, err
 	}
 	progress.Phase = "done"
 	return res, nil
@@ -72,11 +51,11 @@ func Retention(ctx workflow.Context, in RetentionInput) (activities.RetentionRes
 // (PlanRetention alone, on the worker that holds the local folder): what
 // the next Retention run would remove, for `dbtrail status` and GET
 // /v1/status. It is not a job (jobs lists no preview).
-func RetentionPreview(ctx workflow.Context, in RetentionInput) (retention.Plan, error) {
+func RetentionPreview(ctx workflow.Context, in payload.RetentionInput) (retention.Plan, error) {
 	var plan retention.Plan
 	_, err := onOneHost(ctx, lastPublisher(ctx, in.Source), func(sctx workflow.Context) error {
-		return workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, planRetentionOptions), a.PlanRetention,
-			activities.RetentionInput{Source: in.Source}).Get(sctx, &plan)
+		return workflow.ExecuteActivity(workflow.WithActivityOptions(sctx, planRetentionOptions), calls.PlanRetention,
+			calls.RetentionInput{Source: in.Source}).Get(sctx, &plan)
 	})
 	return plan, err
 }

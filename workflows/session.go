@@ -8,7 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // The steps of a backup hand each other local paths (the dump folder, the
@@ -26,13 +27,13 @@ const hostSessionChange = "host-sessions"
 // when a session's worker dies (its session heartbeat stops), the steps run
 // again from the start in a new session on another live worker; after
 // MaxSessionAttempts lost sessions the run fails with
-// activities.ErrSessionsExhausted.
+// payload.ErrSessionsExhausted.
 const MaxSessionAttempts = 3
 
 // SessionHeartbeatTimeout is how long a session's worker may stay silent
 // before the session counts as lost (the worker heartbeats every third of
 // it): the heartbeat timeout of the refresh's activities.
-const SessionHeartbeatTimeout = 5 * activities.HeartbeatEvery
+const SessionHeartbeatTimeout = 5 * calls.HeartbeatEvery
 
 // sessionOptions are the options of a session: it may live as long as the
 // longest step (a dump of 12 hours, then the conversion), and waits up to
@@ -94,7 +95,7 @@ func onOneHost(ctx workflow.Context, prefer []byte, steps func(workflow.Context)
 	}
 	return sessionHost{}, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("%d sessions lost their worker: %s", MaxSessionAttempts, strings.Join(lost, "; ")),
-		activities.ErrSessionsExhausted, nil)
+		payload.ErrSessionsExhausted, nil)
 }
 
 // sessionHost is the worker a session ran on: its host name and the

@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 func verifyEnv() *testsuite.TestWorkflowEnvironment {
@@ -25,23 +27,23 @@ func verifyEnv() *testsuite.TestWorkflowEnvironment {
 func TestVerifyCurrentDownloadsThenVerifies(t *testing.T) {
 	env := verifyEnv()
 	var steps []string
-	env.OnActivity(a.DownloadCurrent, mock.Anything, mock.Anything).Return(func(context.Context, activities.DownloadCurrentInput) (activities.DownloadCurrentResult, error) {
+	env.OnActivity(a.DownloadCurrent, mock.Anything, mock.Anything).Return(func(context.Context, calls.DownloadCurrentInput) (calls.DownloadCurrentResult, error) {
 		steps = append(steps, "download")
-		return activities.DownloadCurrentResult{}, nil
+		return calls.DownloadCurrentResult{}, nil
 	})
-	env.OnActivity(a.VerifySnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.VerifySnapshotInput) (activities.VerifySnapshotResult, error) {
+	env.OnActivity(a.VerifySnapshot, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.VerifySnapshotInput) (calls.VerifySnapshotResult, error) {
 		steps = append(steps, "verify")
 		if in.Source != "main" || in.Snapshot != "current" || len(in.Tables) != 1 {
 			t.Errorf("VerifySnapshot input %+v", in)
 		}
-		return activities.VerifySnapshotResult{SnapshotID: "20261129T090000Z", Match: 1, Mismatch: 1,
-			Tables: []activities.TableVerdict{{Table: "app.a", Verdict: "match"}, {Table: "app.b", Verdict: "mismatch"}}}, nil
+		return calls.VerifySnapshotResult{SnapshotID: "20261129T090000Z", Match: 1, Mismatch: 1,
+			Tables: []calls.TableVerdict{{Table: "app.a", Verdict: "match"}, {Table: "app.b", Verdict: "mismatch"}}}, nil
 	})
-	env.ExecuteWorkflow(Verify, VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"app.a"}})
+	env.ExecuteWorkflow(Verify, payload.VerifyInput{Source: "main", Snapshot: "current", Tables: []string{"app.a"}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res activities.VerifySnapshotResult
+	var res calls.VerifySnapshotResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +56,8 @@ func TestVerifyCurrentDownloadsThenVerifies(t *testing.T) {
 // does not fetch current.
 func TestVerifyNamedSnapshotDownloadsNothing(t *testing.T) {
 	env := verifyEnv()
-	env.OnActivity(a.VerifySnapshot, mock.Anything, mock.Anything).Return(activities.VerifySnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
-	env.ExecuteWorkflow(Verify, VerifyInput{Source: "main", Snapshot: "20261129T090000Z"})
+	env.OnActivity(a.VerifySnapshot, mock.Anything, mock.Anything).Return(calls.VerifySnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
+	env.ExecuteWorkflow(Verify, payload.VerifyInput{Source: "main", Snapshot: "20261129T090000Z"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

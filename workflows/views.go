@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // writeViewsChange is the workflow version that added WriteViews after a
@@ -37,9 +37,9 @@ func startWriteViews(ctx workflow.Context, source string) (wait func()) {
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
 	})
-	f := workflow.ExecuteActivity(actx, a.WriteViews, activities.WriteViewsInput{Source: source})
+	f := workflow.ExecuteActivity(actx, calls.WriteViews, calls.WriteViewsInput{Source: source})
 	return func() {
-		var res activities.WriteViewsResult
+		var res calls.WriteViewsResult
 		if err := f.Get(ctx, &res); err != nil {
 			workflow.GetLogger(ctx).Warn("views.sql not updated", "source", source, "error", err)
 		}

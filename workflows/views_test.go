@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestPublishThenWriteViews: a full backup runs WriteViews for its source
@@ -24,29 +26,29 @@ func TestPublishThenWriteViews(t *testing.T) {
 		env.RegisterActivity(&activities.Activities{})
 		var order []string
 		record := func(name string) { order = append(order, name) }
-		env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
-		env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Dir: "/w/d",
-			Tables: []activities.TableRef{{Schema: "app", Table: "a"}}}, nil)
-		env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)
-		env.OnActivity(a.ExactFloats, mock.Anything, mock.Anything).Return(activities.ExactFloatsResult{Files: []string{""}}, nil)
-		env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{Schema: "app", Table: "a"}, nil)
-		env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(activities.UploadSnapshotResult{}, nil)
-		env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
+		env.OnActivity(a.AllocateSnapshot, mock.Anything, mock.Anything).Return(calls.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
+		env.OnActivity(a.Dump, mock.Anything, mock.Anything).Return(calls.DumpResult{Dir: "/w/d",
+			Tables: []calls.TableRef{{Schema: "app", Table: "a"}}}, nil)
+		env.OnActivity(a.MapPosition, mock.Anything, mock.Anything).Return(calls.MapPositionResult{}, nil)
+		env.OnActivity(a.ExactFloats, mock.Anything, mock.Anything).Return(calls.ExactFloatsResult{Files: []string{""}}, nil)
+		env.OnActivity(a.ConvertTable, mock.Anything, mock.Anything).Return(calls.ConvertTableResult{Schema: "app", Table: "a"}, nil)
+		env.OnActivity(a.UploadSnapshot, mock.Anything, mock.Anything).Return(calls.UploadSnapshotResult{}, nil)
+		env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.PublishInput) (calls.PublishResult, error) {
 			record("Publish")
-			return activities.PublishResult{SnapshotID: in.SnapshotID}, nil
+			return calls.PublishResult{SnapshotID: in.SnapshotID}, nil
 		})
-		env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.WriteViewsInput) (activities.WriteViewsResult, error) {
+		env.OnActivity(a.WriteViews, mock.Anything, mock.Anything).Return(func(_ context.Context, in calls.WriteViewsInput) (calls.WriteViewsResult, error) {
 			record("WriteViews " + in.Source)
 			if fail {
-				return activities.WriteViewsResult{}, errors.New("disk full")
+				return calls.WriteViewsResult{}, errors.New("disk full")
 			}
-			return activities.WriteViewsResult{Wrote: true}, nil
+			return calls.WriteViewsResult{Wrote: true}, nil
 		})
-		env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(func(context.Context, activities.RemoveDumpInput) error {
+		env.OnActivity(a.RemoveDump, mock.Anything, mock.Anything).Return(func(context.Context, calls.RemoveDumpInput) error {
 			record("RemoveDump")
 			return nil
 		})
-		env.ExecuteWorkflow(FullBackup, FullBackupInput{Source: "main"})
+		env.ExecuteWorkflow(FullBackup, payload.FullBackupInput{Source: "main"})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatalf("fail %v: %v", fail, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/archive/archivebench"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
@@ -21,7 +22,7 @@ import (
 // a real source, all committed in one past hour (SET TIMESTAMP), captures
 // it into a fresh index (capture's rate on these events), then runs the
 // ArchiveHour activity on that hour (index → Parquet → a local folder
-// store, confirmed, partition dropped) and the RestoreHour activity of its
+// store, confirmed, partition dropped) and the ReindexHour activity of its
 // file into an empty index, and compares their rates with capture's. The
 // read of one table of twenty is archivebench.Bench's.
 func benchArchive(ctx context.Context, n int) ([]result, error) {
@@ -85,8 +86,8 @@ func benchArchive(ctx context.Context, n int) ([]result, error) {
 			sizeText(ar.bytes) + "; best of 3 (" + strings.Join(archRates, ", ") + ")"},
 		judged("archive: ratio archive / capture", fmt.Sprintf("%.2f", archRatio), "", measured(archRatio, atLeast(1, "%.1f"))),
 		judged("archive: Parquet bytes per event", fmt.Sprintf("%.1f B", perEvent), "", measured(perEvent, atMost(40, "%.0f"))),
-		{"archive: RestoreHour activity", fmt.Sprintf("%.0f events/s", restRate), "", "archive file → seq order → packed chunks in an empty index, one transaction; best of 3"},
-		judged("archive: ratio restore-index / capture", fmt.Sprintf("%.2f", restRatio), "", measured(restRatio, atLeast(1, "%.1f"))),
+		{"archive: ReindexHour activity", fmt.Sprintf("%.0f events/s", restRate), "", "archive file → seq order → packed chunks in an empty index, one transaction; best of 3"},
+		judged("archive: ratio reindex / capture", fmt.Sprintf("%.2f", restRatio), "", measured(restRatio, atLeast(1, "%.1f"))),
 		judged("archive: read one of 20 equally busy tables / whole file", fmt.Sprintf("%.3f", cb.ReadRatio),
 			fmt.Sprintf("%s / %s, %d events (archivebench.Bench, best of 3)", cb.ReadOne.Round(time.Millisecond), cb.ReadAll.Round(time.Millisecond), cb.Events),
 			measured(cb.ReadRatio, atMost(0.15, "%.2f"))),
@@ -141,12 +142,12 @@ func archiveOnce(ctx context.Context, idx, src *testsuite.Server, dir string, ho
 	env := newActivityEnv()
 	env.RegisterActivity(acts)
 	began := time.Now()
-	val, err := env.ExecuteActivity(acts.ArchiveHour, activities.ArchiveHourInput{Source: "main", Hour: hour})
+	val, err := env.ExecuteActivity(acts.ArchiveHour, calls.ArchiveHourInput{Source: "main", Hour: hour})
 	elapsed := time.Since(began)
 	if err != nil {
 		return archiveRun{}, err
 	}
-	var res activities.ArchiveHourResult
+	var res calls.ArchiveHourResult
 	if err := val.Get(&res); err != nil {
 		return archiveRun{}, err
 	}
@@ -155,14 +156,14 @@ func archiveOnce(ctx context.Context, idx, src *testsuite.Server, dir string, ho
 	}
 	env = newActivityEnv()
 	env.RegisterActivity(acts)
-	if _, err := env.ExecuteActivity(acts.ArchiveHistory, activities.ArchiveHistoryInput{Source: "main"}); err != nil {
+	if _, err := env.ExecuteActivity(acts.ArchiveHistory, calls.ArchiveHistoryInput{Source: "main"}); err != nil {
 		return archiveRun{}, err
 	}
 	return archiveRun{events: res.Events, bytes: res.Bytes, rate: float64(res.Events) / elapsed.Seconds()}, nil
 }
 
 // restoreOnce restores the archived hour into the empty index bench_restore
-// (PrepareRestore, then RestoreHour, timed alone) and returns its rate.
+// (PrepareReindex, then ReindexHour, timed alone) and returns its rate.
 func restoreOnce(ctx context.Context, idx, src *testsuite.Server, dir string, hour time.Time) (float64, error) {
 	if err := idx.Exec(ctx, "DROP DATABASE IF EXISTS bench_restore", "CREATE DATABASE bench_restore"); err != nil {
 		return 0, err
@@ -181,11 +182,11 @@ func restoreOnce(ctx context.Context, idx, src *testsuite.Server, dir string, ho
 	}
 	env := newActivityEnv()
 	env.RegisterActivity(acts)
-	val, err := env.ExecuteActivity(acts.PrepareRestore, activities.PrepareRestoreInput{Source: "main"})
+	val, err := env.ExecuteActivity(acts.PrepareReindex, calls.PrepareReindexInput{Source: "main"})
 	if err != nil {
 		return 0, err
 	}
-	var prep activities.PrepareRestoreResult
+	var prep calls.PrepareReindexResult
 	if err := val.Get(&prep); err != nil {
 		return 0, err
 	}
@@ -195,12 +196,12 @@ func restoreOnce(ctx context.Context, idx, src *testsuite.Server, dir string, ho
 	env = newActivityEnv()
 	env.RegisterActivity(acts)
 	began := time.Now()
-	val, err = env.ExecuteActivity(acts.RestoreHour, activities.RestoreHourInput{Source: "main", Hour: hour, Object: prep.Hours[0].Object})
+	val, err = env.ExecuteActivity(acts.ReindexHour, calls.ReindexHourInput{Source: "main", Hour: hour, Object: prep.Hours[0].Object})
 	elapsed := time.Since(began)
 	if err != nil {
 		return 0, err
 	}
-	var res activities.RestoreHourResult
+	var res calls.ReindexHourResult
 	if err := val.Get(&res); err != nil {
 		return 0, err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -57,11 +57,11 @@ func (e *refreshEnv) archiveHours(ctx context.Context, source string, hours []ti
 	for _, h := range hours {
 		env := newActivityEnv()
 		env.RegisterActivity(&acts)
-		val, err := env.ExecuteActivity(acts.ArchiveHour, activities.ArchiveHourInput{Source: source, Hour: h})
+		val, err := env.ExecuteActivity(acts.ArchiveHour, calls.ArchiveHourInput{Source: source, Hour: h})
 		if err != nil {
 			return 0, fmt.Errorf("archive %s hour %s: %w", source, h.Format(time.RFC3339), err)
 		}
-		var res activities.ArchiveHourResult
+		var res calls.ArchiveHourResult
 		if err := val.Get(&res); err != nil {
 			return 0, err
 		}

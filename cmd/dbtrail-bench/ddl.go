@@ -11,7 +11,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -154,7 +155,7 @@ func (e *scaleEnv) ddlRefresh(ctx context.Context, cfg *scaleConfig, c ddlCase, 
 		return r, nil
 	}
 	if r.res.Redump != nil {
-		if r.redumpTook, err = e.workflowSpan(ctx, workflows.RedumpWorkflowID(scaleSource)); err != nil {
+		if r.redumpTook, err = e.workflowSpan(ctx, payload.RedumpWorkflowID(scaleSource)); err != nil {
 			return r, err
 		}
 	}
@@ -214,11 +215,11 @@ func (e *scaleEnv) workflowSpan(ctx context.Context, id string) (time.Duration, 
 // snapshot on cfg's queue and returns its verdict ("match", "mismatch: …").
 func (e *scaleEnv) verifyTable(ctx context.Context, cfg *scaleConfig, id, table string) (string, error) {
 	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.queue},
-		workflows.Verify, workflows.VerifyInput{Source: scaleSource, Tables: []string{table}})
+		workflows.Verify, payload.VerifyInput{Source: scaleSource, Tables: []string{table}})
 	if err != nil {
 		return "", err
 	}
-	var res activities.VerifySnapshotResult
+	var res calls.VerifySnapshotResult
 	if err := run.Get(ctx, &res); err != nil {
 		return "", fmt.Errorf("verify %s: %w", table, err)
 	}

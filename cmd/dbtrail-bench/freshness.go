@@ -19,6 +19,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -46,6 +47,7 @@ type freshEnv struct {
 	acts     *activities.Activities
 	bin, dir string
 	undo     []func()
+	writers  []*oltpWriter // the workload's, one per connection
 }
 
 // close stops whatever e started and removes its folder.
@@ -86,38 +88,27 @@ func benchFreshness(ctx context.Context, seconds, rate int) ([]result, error) {
 	fmt.Fprintf(os.Stderr, "freshness: tpcc populated, full backup in %s; %d s of traffic at %d tx/s\n",
 		time.Since(began).Round(time.Millisecond), seconds, rate)
 
+	for k := range oltpConns { // one set of writers for both phases: each knows its rows
+		e.writers = append(e.writers, newOLTPWriter(k))
+	}
 	m := newMarkers()
 	traffic := time.Duration(seconds) * time.Second
-	tctx, stop := context.WithTimeout(ctx, traffic)
-	defer stop()
 	startPos, err := masterPos(ctx, e.src)
 	if err != nil {
 		return nil, err
 	}
 	var load freshLoad
 	var polls freshPolls
-	var refreshes int
-	var trafficEnd time.Time
-	g, gctx := errgroup.WithContext(tctx)
-	g.Go(func() error {
-		defer func() { trafficEnd = time.Now() }()
-		return pacedWriters(gctx, db, rate, &load)
-	})
-	g.Go(func() error { return m.write(gctx, db) })
-	g.Go(func() error { n, err := e.refreshEvery(gctx); refreshes = n; return err })
-	trafficStart := time.Now()
-	// The pollers outlive the traffic (the tail's drains its last markers).
-	pg, pctx := errgroup.WithContext(ctx)
+	var pollers []poller
 	for _, cycle := range freshPollers {
-		pg.Go(func() error { return e.poll(pctx, tctx.Done(), cycle, m, &polls) })
+		pollers = append(pollers, func(ctx context.Context, traffic <-chan struct{}) error {
+			return e.poll(ctx, traffic, cycle, m, &polls)
+		})
 	}
-	if err := g.Wait(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+	elapsed, refreshes, err := e.runTraffic(ctx, db, traffic, rate, m, &load, pollers)
+	if err != nil {
 		return nil, err
 	}
-	if err := pg.Wait(); err != nil {
-		return nil, err
-	}
-	elapsed := trafficEnd.Sub(trafficStart)
 	endPos, err := masterPos(ctx, e.src)
 	if err != nil {
 		return nil, err
@@ -128,7 +119,54 @@ func benchFreshness(ctx context.Context, seconds, rate int) ([]result, error) {
 	}
 	fmt.Fprintf(os.Stderr, "freshness: %d transactions in %s, binlog %s to %s, %d row events captured in all\n",
 		load.txns.Load(), elapsed.Round(time.Millisecond), startPos, endPos, events)
-	return freshResults(m, &load, &polls, elapsed, refreshes, events), nil
+	// The session's phase: the same traffic with the session poller alone.
+	ms := newMarkers()
+	ms.next = m.next // the marker table holds the first phase's
+	var sload freshLoad
+	var session sessionPolls
+	fmt.Fprintf(os.Stderr, "freshness: %d s of traffic at %d tx/s, one session asking every %s\n", seconds, rate, freshAskEvery)
+	if _, _, err := e.runTraffic(ctx, db, traffic, rate, ms, &sload, []poller{
+		func(ctx context.Context, traffic <-chan struct{}) error {
+			return e.pollSession(ctx, traffic, ms, &session)
+		},
+	}); err != nil {
+		return nil, err
+	}
+	return append(freshResults(m, &load, &polls, elapsed, refreshes, events),
+		sessionResult(ms, &session, float64(sload.txns.Load())/traffic.Seconds(), medianOf(polls.wall[modeAll]))), nil
+}
+
+// poller polls until traffic is closed (and may go on after it).
+type poller func(ctx context.Context, traffic <-chan struct{}) error
+
+// runTraffic runs the paced workload at rate, the markers m and a Refresh
+// every freshRefreshEvery for d, with pollers beside it until they return;
+// it returns how long the traffic ran and the refreshes published.
+func (e *freshEnv) runTraffic(ctx context.Context, db *sql.DB, d time.Duration, rate int, m *markers, load *freshLoad,
+	pollers []poller) (elapsed time.Duration, refreshes int, err error) {
+	tctx, stop := context.WithTimeout(ctx, d)
+	defer stop()
+	var trafficEnd time.Time
+	g, gctx := errgroup.WithContext(tctx)
+	g.Go(func() error {
+		defer func() { trafficEnd = time.Now() }()
+		return pacedWriters(gctx, db, e.writers, rate, load)
+	})
+	g.Go(func() error { return m.write(gctx, db) })
+	g.Go(func() error { n, err := e.refreshEvery(gctx); refreshes = n; return err })
+	trafficStart := time.Now()
+	// The pollers outlive the traffic (the tail's drains its last markers).
+	pg, pctx := errgroup.WithContext(ctx)
+	for _, p := range pollers {
+		pg.Go(func() error { return p(pctx, tctx.Done()) })
+	}
+	if err := g.Wait(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return 0, 0, err
+	}
+	if err := pg.Wait(); err != nil {
+		return 0, 0, err
+	}
+	return trafficEnd.Sub(trafficStart), refreshes, nil
 }
 
 // startFreshEnv starts the source (tpcc populated, a marker table), the
@@ -187,7 +225,7 @@ func startFreshEnv(ctx context.Context) (e *freshEnv, err error) {
 		Retention: retention.Policy{KeepSnapshots: retention.DefaultKeepSnapshots}, // a worker's default policy
 	}
 	e.undo = append(e.undo, func() { e.acts.Engines.Close() })
-	e.w = worker.New(e.c, workflows.TaskQueue, workers.Options())
+	e.w = worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(e.w, e.acts)
 	if err := e.w.Start(); err != nil {
 		return nil, err
@@ -259,8 +297,8 @@ func (e *freshEnv) fullBackup(ctx context.Context) error {
 	if err := e.waitCaughtUp(ctx); err != nil {
 		return err
 	}
-	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID(freshSource), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: freshSource})
+	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID(freshSource), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: freshSource})
 	if err != nil {
 		return err
 	}
@@ -285,8 +323,8 @@ func (e *freshEnv) refreshEvery(ctx context.Context) (int, error) {
 		}
 		// The run is waited for past the traffic's end: a refresh cut
 		// short is not what a schedule does.
-		run, err := temporalclient.StartWorkflow(context.WithoutCancel(ctx), e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("fresh-refresh-%d", round), TaskQueue: workflows.TaskQueue},
-			workflows.Refresh, workflows.RefreshInput{Source: freshSource, TableDeltas: true})
+		run, err := temporalclient.StartWorkflow(context.WithoutCancel(ctx), e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("fresh-refresh-%d", round), TaskQueue: payload.TaskQueue},
+			workflows.Refresh, payload.RefreshInput{Source: freshSource, TableDeltas: true})
 		if err != nil {
 			return n, err
 		}

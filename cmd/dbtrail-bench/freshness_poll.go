@@ -29,7 +29,11 @@ type markers struct {
 }
 
 func newMarkers() *markers {
-	return &markers{commit: map[int]time.Time{}, seen: [freshModes]map[int]time.Time{{}, {}, {}}, next: 1}
+	m := &markers{commit: map[int]time.Time{}, next: 1}
+	for i := range m.seen {
+		m.seen[i] = map[int]time.Time{}
+	}
+	return m
 }
 
 // write commits a marker row every freshMarkerEvery until ctx ends.
@@ -101,14 +105,13 @@ type freshLoad struct {
 	txns, stmts atomic.Int64
 }
 
-// pacedWriters runs the interleaved workload's writers (oltp.go) on
+// pacedWriters runs the interleaved workload's writers ws (oltp.go) on
 // oltpConns connections, rate transactions a second in all, until ctx
 // ends. A writer behind its pace runs back to back.
-func pacedWriters(ctx context.Context, db *sql.DB, rate int, load *freshLoad) error {
+func pacedWriters(ctx context.Context, db *sql.DB, ws []*oltpWriter, rate int, load *freshLoad) error {
 	g, gctx := errgroup.WithContext(ctx)
 	interval := time.Duration(float64(time.Second) * oltpConns / float64(rate))
-	for k := range oltpConns {
-		w := newOLTPWriter(k)
+	for k, w := range ws {
 		g.Go(func() error {
 			conn, err := writerConn(gctx, db, k)
 			if err != nil {
@@ -147,6 +150,7 @@ const (
 	modeTail = iota
 	modeSnapshot
 	modeAll
+	modeSession // freshness_session.go
 	freshModes
 )
 
@@ -158,6 +162,7 @@ var freshQueries = [freshModes]string{
 		"(SELECT count(*) FROM tpcc.warehouse) + (SELECT count(*) FROM tpcc.district) + (SELECT count(*) FROM tpcc.customer) + " +
 		"(SELECT count(*) FROM tpcc.history) + (SELECT count(*) FROM tpcc.new_orders) + (SELECT count(*) FROM tpcc.orders) + " +
 		"(SELECT count(*) FROM tpcc.order_line) + (SELECT count(*) FROM tpcc.item) + (SELECT count(*) FROM tpcc.stock) AS n",
+	"", // modeSession asks modeAll's question
 }
 
 // freshPollers are the two pollers' cycles of modes, running side by side:
@@ -270,14 +275,7 @@ func freshResults(m *markers, load *freshLoad, p *freshPolls, traffic time.Durat
 		}
 		return d[len(d)/2], d[len(d)-1], len(d), missed
 	}
-	median := func(d []time.Duration) time.Duration {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		if len(d) == 0 {
-			return 0
-		}
-		return d[len(d)/2]
-	}
+	median := medianOf
 	cpu := func(mode int) time.Duration { return p.cpu[mode] / time.Duration(max(p.runs[mode], 1)) }
 	// The CPU the tail adds to one query.
 	extra := func(mode int) time.Duration { return max(cpu(mode)-cpu(modeSnapshot), 0) }
@@ -320,4 +318,14 @@ func freshResults(m *markers, load *freshLoad, p *freshPolls, traffic time.Durat
 		{"freshness: CPU the tail costs per second of traffic (marker table / every table)", fmt.Sprintf("%.2f / %.2f s/s", perSec(modeTail), perSec(modeAll)), "",
 			"the CPU a query with the tail adds over a snapshot-only one, per second of a poller running such queries back to back (2 cores shared with the source, index, capture, worker and the comparisons' poller)"},
 	}
+}
+
+// medianOf is the median of d (0 when empty).
+func medianOf(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	if len(d) == 0 {
+		return 0
+	}
+	return d[len(d)/2]
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
@@ -17,6 +18,8 @@ import (
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // momentChildEnv, when set, makes dbtrail-bench a child that rebuilds one
@@ -99,7 +102,7 @@ func benchMoment(ctx context.Context, maxRows int) ([]result, error) {
 
 	// The changes export of all n changes vs arrow-go's raw write.
 	var expRate, rawRate float64
-	var exp activities.ExportTableResult
+	var exp calls.ExportTableResult
 	for round := range 3 {
 		staging := filepath.Join(dir, fmt.Sprintf("changes-%d", round))
 		res, elapsed, err := env.exportChanges(tb, last.cut, staging)
@@ -210,7 +213,7 @@ func runMomentChild(cfg string) error {
 func rebuildWith(ctx context.Context, past moment.Past, eng *fold.Engine, at, out string) (refreshRun, snapshot.WriteResult, error) {
 	var res snapshot.WriteResult
 	began := time.Now()
-	a, err := moment.ParseAt(at)
+	a, err := when.Parse(at)
 	if err != nil {
 		return refreshRun{}, res, err
 	}
@@ -241,28 +244,28 @@ func rebuildWith(ctx context.Context, past moment.Past, eng *fold.Engine, at, ou
 
 // exportChanges runs the ExportTable activity of a changes export of
 // (0, upto] into staging and times it.
-func (e *refreshEnv) exportChanges(tb *refreshFixture, upto uint64, staging string) (activities.ExportTableResult, time.Duration, error) {
+func (e *refreshEnv) exportChanges(tb *refreshFixture, upto uint64, staging string) (calls.ExportTableResult, time.Duration, error) {
 	if err := os.MkdirAll(staging, 0o755); err != nil {
-		return activities.ExportTableResult{}, 0, err
+		return calls.ExportTableResult{}, 0, err
 	}
-	r := &activities.ChangesRange{From: moment.Cut{Seq: 0}, Until: moment.Cut{Seq: upto, Landed: true}}
-	in := activities.ExportTableInput{Source: tb.source, Format: activities.ExportChanges, Staging: staging,
+	r := &calls.ChangesRange{From: moment.Cut{Seq: 0}, Until: moment.Cut{Seq: upto, Landed: true}}
+	in := calls.ExportTableInput{Source: tb.source, Format: payload.ExportChanges, Staging: staging,
 		Schema: refreshSchema, Name: refreshTable, Range: r, ExportedAt: time.Now().UTC(),
-		Spec: activities.ExportSpecHeader{From: "seq:1", Until: "seq:" + strconv.FormatUint(upto+1, 10)}}
+		Spec: calls.ExportSpecHeader{From: "seq:1", Until: "seq:" + strconv.FormatUint(upto+1, 10)}}
 	env := newActivityEnv()
 	env.RegisterActivity(e.acts)
 	began := time.Now()
 	val, err := env.ExecuteActivity(e.acts.ExportTable, in)
 	elapsed := time.Since(began)
 	if err != nil {
-		return activities.ExportTableResult{}, 0, err
+		return calls.ExportTableResult{}, 0, err
 	}
-	var res activities.ExportTableResult
+	var res calls.ExportTableResult
 	if err := val.Get(&res); err != nil {
-		return activities.ExportTableResult{}, 0, err
+		return calls.ExportTableResult{}, 0, err
 	}
 	if len(res.Files) != 1 || res.Rows != int64(upto) {
-		return activities.ExportTableResult{}, 0, fmt.Errorf("changes export wrote %d files, %d rows; want 1 file of %d", len(res.Files), res.Rows, upto)
+		return calls.ExportTableResult{}, 0, fmt.Errorf("changes export wrote %d files, %d rows; want 1 file of %d", len(res.Files), res.Rows, upto)
 	}
 	return res, elapsed, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
@@ -42,7 +43,7 @@ func benchObjects(ctx context.Context, n, refreshes int) ([]result, error) {
 	}
 	defer stopS3()
 	store := acts.Remote
-	if _, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID}); err != nil {
+	if _, err := executeUpload(acts, calls.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID}); err != nil {
 		return nil, fmt.Errorf("upload the first snapshot: %w", err)
 	}
 	m := objectsRun{prev: refreshPrevID, chain: tb.mt.Chain, links: tb.links}
@@ -112,13 +113,13 @@ func (m *objectsRun) refresh(ctx context.Context, env *refreshEnv, acts *activit
 	id := env.nextID()
 	tp := foldplan.TablePlan{Key: foldplan.TableKey{Schema: refreshSchema, Table: refreshTable}, Action: foldplan.ActionPair,
 		Reason: "bench", Changes: int64(k), Kind: snapshot.KindDelta, Next: j, Chain: m.chain, Links: m.links}
-	in := activities.RefreshTableInput{Source: tb.source, SnapshotID: id, Prev: m.prev, PrevSeq: prevSeq,
+	in := calls.RefreshTableInput{Source: tb.source, SnapshotID: id, Prev: m.prev, PrevSeq: prevSeq,
 		Cut: binlogpos.Position{File: refreshBinlog, Pos: endPos, Seq: tb.nextSeq - 1}, Table: tp}
 	if err := executePublishedPair(acts, in); err != nil {
 		return err
 	}
 	began := time.Now()
-	up, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
+	up, err := executeUpload(acts, calls.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // The refreshed table: app.t with a BIGINT key and three other columns.
@@ -31,7 +31,7 @@ type refreshRun struct {
 	bytes   int64 // bytes of the files the run wrote (not linked)
 	// room is the run's estimate and bytes written, as its result records
 	// them.
-	room *room.Step
+	room *spaceneed.Step
 }
 
 // benchRefresh measures the RefreshTable activity on real files and a real

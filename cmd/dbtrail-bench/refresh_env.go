@@ -15,15 +15,16 @@ import (
 	temporaltest "go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -126,7 +127,7 @@ func refreshDefinition(dir string) (*schema.Table, string, error) {
 
 // refreshRow is row id of the table, in AppendSQL's form; version > 0 gives
 // the row as the version-th update left it.
-func refreshRow(buf []byte, id, version int) []types.Cell {
+func refreshRow(buf []byte, id, version int) []rowimage.Cell {
 	buf = buf[:0]
 	var ends [4]int
 	buf = strconv.AppendInt(buf, int64(id), 10)
@@ -141,8 +142,8 @@ func refreshRow(buf []byte, id, version int) []types.Cell {
 	ends[2] = len(buf)
 	buf = strconv.AppendFloat(buf, float64(id)*1.5+float64(version)*0.25, 'g', -1, 64)
 	ends[3] = len(buf)
-	return []types.Cell{types.TextCell(buf[:ends[0]]), types.TextCell(buf[ends[0]:ends[1]]),
-		types.TextCell(buf[ends[1]:ends[2]]), types.TextCell(buf[ends[2]:ends[3]])}
+	return []rowimage.Cell{rowimage.TextCell(buf[:ends[0]]), rowimage.TextCell(buf[ends[0]:ends[1]]),
+		rowimage.TextCell(buf[ends[1]:ends[2]]), rowimage.TextCell(buf[ends[2]:ends[3]])}
 }
 
 // buildTable publishes source bench-<n>'s previous snapshot: a table file of
@@ -251,15 +252,15 @@ func (e *refreshEnv) insertWindowAt(ctx context.Context, tb *refreshFixture, k i
 // updateEvent is the update of row id of app.<table> from its version
 // from to its version to (refreshRow's), at seq, committed at at.
 func (e *refreshEnv) updateEvent(seq uint64, at time.Time, table string, id, from, to int) (change.Event, error) {
-	before, err := types.SQLImage(e.def, refreshRow(nil, id, from))
+	before, err := rowimage.SQLImage(e.def, refreshRow(nil, id, from))
 	if err != nil {
 		return change.Event{}, err
 	}
-	after, err := types.SQLImage(e.def, refreshRow(nil, id, to))
+	after, err := rowimage.SQLImage(e.def, refreshRow(nil, id, to))
 	if err != nil {
 		return change.Event{}, err
 	}
-	pk, err := types.KeyFromImage(e.def, after)
+	pk, err := rowimage.KeyFromImage(e.def, after)
 	if err != nil {
 		return change.Event{}, err
 	}
@@ -293,7 +294,7 @@ func (e *refreshEnv) nextID() string {
 
 // input is the RefreshTable input of a pair or rewrite of window k of tb
 // into snapshot id.
-func (e *refreshEnv) input(tb *refreshFixture, k int, action foldplan.Action, id string) activities.RefreshTableInput {
+func (e *refreshEnv) input(tb *refreshFixture, k int, action foldplan.Action, id string) calls.RefreshTableInput {
 	w := tb.windows[k]
 	tp := foldplan.TablePlan{Key: foldplan.TableKey{Schema: refreshSchema, Table: refreshTable}, Action: action,
 		Reason: "bench", Changes: int64(k), Kind: snapshot.KindDelta}
@@ -302,7 +303,7 @@ func (e *refreshEnv) input(tb *refreshFixture, k int, action foldplan.Action, id
 		tp.Chain = tb.mt.Chain
 		tp.Links = tb.links
 	}
-	return activities.RefreshTableInput{Source: tb.source, SnapshotID: id, Prev: refreshPrevID, PrevSeq: w.prevSeq,
+	return calls.RefreshTableInput{Source: tb.source, SnapshotID: id, Prev: refreshPrevID, PrevSeq: w.prevSeq,
 		Cut: binlogpos.Position{File: refreshBinlog, Pos: w.endPos, Seq: w.cut}, Table: tp}
 }
 
@@ -329,7 +330,7 @@ func newActivityEnv() *temporaltest.TestActivityEnvironment {
 // executeRefresh stages snapshot in.SnapshotID and runs the RefreshTable
 // activity on it in Temporal's test activity environment, timing the
 // activity alone.
-func executeRefresh(acts *activities.Activities, in activities.RefreshTableInput) (refreshRun, error) {
+func executeRefresh(acts *activities.Activities, in calls.RefreshTableInput) (refreshRun, error) {
 	if _, err := snapshot.NewBuilder(filepath.Join(acts.BackupDir, in.Source), in.SnapshotID); err != nil {
 		return refreshRun{}, err
 	}
@@ -349,7 +350,7 @@ func executeRefresh(acts *activities.Activities, in activities.RefreshTableInput
 	if err != nil {
 		return refreshRun{}, err
 	}
-	var res activities.ConvertTableResult
+	var res calls.ConvertTableResult
 	if err := val.Get(&res); err != nil {
 		return refreshRun{}, err
 	}

@@ -23,8 +23,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	targetpkg "github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -45,7 +47,7 @@ const benchTarget = "bench"
 
 type restoreChildConfig struct {
 	DSN, BackupDir, WorkDir string
-	In                      workflows.RestoreInput
+	In                      payload.RestoreInput
 	// Target is the restore target In names.
 	Target targetpkg.Target
 }
@@ -140,9 +142,9 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 	var peak int64
 	for round := range restoreRounds {
 		into := fmt.Sprintf("restored_%d", round)
-		in := workflows.RestoreInput{Parallel: 2, RestoreSpec: activities.RestoreSpec{Source: tb.source, At: at, IntoSchema: into,
+		in := payload.RestoreInput{Parallel: 2, RestoreSpec: payload.RestoreSpec{Source: tb.source, At: at, IntoSchema: into,
 			Tables: []string{refreshSchema + "." + refreshTable},
-			Target: activities.TargetRef{Name: benchTarget}}}
+			Target: payload.TargetRef{Name: benchTarget}}}
 		rss, run, err := env.restoreChild(ctx, in, targetpkg.Target{Name: benchTarget,
 			Server: targetpkg.Server{DSN: fmt.Sprintf("%s@tcp(%s)/", target.User, target.Addr()), PasswordFile: pw}})
 		if err != nil {
@@ -190,25 +192,25 @@ func benchRestore(ctx context.Context, rows int) ([]result, error) {
 // the SDK's test environment, staged where the Export workflow stages
 // (exportdir.StagingDir).
 func (e *refreshEnv) exportSQL(tb *refreshFixture, at, out string) error {
-	spec := activities.ExportSpec{Source: tb.source, Format: activities.ExportSQL, At: at,
+	spec := payload.ExportSpec{Source: tb.source, Format: payload.ExportSQL, At: at,
 		Tables: []string{refreshSchema + "." + refreshTable}, Out: out}
 	staging := exportdir.StagingDir(out, "bench")
 	env := newActivityEnv()
 	env.RegisterActivity(e.acts)
-	var plan activities.PlanExportResult
-	if err := executeInto(env, &plan, e.acts.PlanExport, activities.PlanExportInput{Spec: spec, Staging: staging}); err != nil {
+	var plan calls.PlanExportResult
+	if err := executeInto(env, &plan, e.acts.PlanExport, calls.PlanExportInput{Spec: spec, Staging: staging}); err != nil {
 		return fmt.Errorf("plan export: %w", err)
 	}
-	var tables []activities.ExportTableResult
+	var tables []calls.ExportTableResult
 	for _, j := range plan.Jobs {
-		var r activities.ExportTableResult
+		var r calls.ExportTableResult
 		if err := executeInto(env, &r, e.acts.ExportTable, j); err != nil {
 			return fmt.Errorf("export %s.%s: %w", j.Table.Schema, j.Table.Table, err)
 		}
 		tables = append(tables, r)
 	}
 	var fin any
-	return executeInto(env, &fin, e.acts.FinishExport, activities.FinishExportInput{Spec: spec, Staging: staging, Plan: plan, Tables: tables})
+	return executeInto(env, &fin, e.acts.FinishExport, calls.FinishExportInput{Spec: spec, Staging: staging, Plan: plan, Tables: tables})
 }
 
 // executeInto runs activity fn with in in env and decodes its result into out.
@@ -257,7 +259,7 @@ func countRows(ctx context.Context, target *testsuite.Server, table string) (int
 
 // restoreChild runs the Restore workflow of in in a child process and
 // returns the child's peak RSS in bytes and its times.
-func (e *refreshEnv) restoreChild(ctx context.Context, in workflows.RestoreInput, tg targetpkg.Target) (int64, restoreChildResult, error) {
+func (e *refreshEnv) restoreChild(ctx context.Context, in payload.RestoreInput, tg targetpkg.Target) (int64, restoreChildResult, error) {
 	var res restoreChildResult
 	rss, err := runChild(ctx, "restore", restoreChildEnv, restoreChildConfig{DSN: e.dsn, BackupDir: e.acts.BackupDir, WorkDir: e.acts.WorkDir, In: in, Target: tg}, &res)
 	return rss, res, err
@@ -311,7 +313,7 @@ func runRestoreChild(cfg string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		out.Phases[info.ActivityType.Name] += time.Since(starts[info.ActivityID])
-		var lt activities.LoadTableResult
+		var lt calls.LoadTableResult
 		if info.ActivityType.Name == "LoadTable" && result != nil && result.HasValue() && result.Get(&lt) == nil {
 			out.Phases["stage"] += time.Duration(lt.StageMillis) * time.Millisecond
 		}

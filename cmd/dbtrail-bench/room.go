@@ -13,9 +13,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -73,7 +73,7 @@ func convertRoom(ctx context.Context, n int) ([]result, error) {
 
 // dumpRoom is the room rows of the dump and the conversion: what each
 // wrote (the dump folder, the table file of written bytes) ÷ its estimate
-// (room.Dump of the table's data_length; dumpconv.Estimate, ConvertTable's
+// (spaceneed.Dump of the table's data_length; dumpconv.Estimate, ConvertTable's
 // estimate, of its data files).
 func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dumpfile.TableFiles, def *schema.Table, meta snapshot.FooterMeta, written uint64) ([2]result, error) {
 	db, err := src.DB(ctx, "conv")
@@ -102,13 +102,13 @@ func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dum
 	if err != nil {
 		return [2]result{}, err
 	}
-	row := func(kind string, written uint64, est room.Estimate, basis string) result {
-		x := room.Ratio(written, est.Bytes)
+	row := func(kind string, written uint64, est spaceneed.Estimate, basis string) result {
+		x := spaceneed.Ratio(written, est.Bytes)
 		return judged("room: "+kind+" written ÷ estimate", fmt.Sprintf("%.2f", x),
 			fmt.Sprintf("%s written, estimate %s from %s", disk.Bytes(written), disk.Bytes(est.Bytes), basis), measured(x, roomGoal))
 	}
 	return [2]result{
-		row("dump", dumped, room.Dump(length), "data_length "+disk.Bytes(length)),
+		row("dump", dumped, spaceneed.Dump(length), "data_length "+disk.Bytes(length)),
 		row("convert", written, conv, fmt.Sprintf("the dump's data files %s, a sample of %s converted to %s",
 			disk.Bytes(data), disk.Bytes(sample.Text), disk.Bytes(sample.Parquet))),
 	}, nil
@@ -119,7 +119,7 @@ func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dum
 var roomGoal = within(0.4, 1.0, "%.1f")
 
 // roomRows reports, per step kind (pair, rewrite), the least and greatest
-// actual ÷ estimate of the runs whose estimate is above room.Floor (a
+// actual ÷ estimate of the runs whose estimate is above spaceneed.Floor (a
 // floored estimate says nothing of the rule), against the target.
 func roomRows(runs iter.Seq[refreshRun]) []result {
 	type span struct {
@@ -128,10 +128,10 @@ func roomRows(runs iter.Seq[refreshRun]) []result {
 	}
 	kinds := map[string]*span{}
 	for r := range runs {
-		if r.room == nil || r.room.Estimate <= room.Floor {
+		if r.room == nil || r.room.Estimate <= spaceneed.Floor {
 			continue
 		}
-		x := room.Ratio(r.room.Written, r.room.Estimate)
+		x := spaceneed.Ratio(r.room.Written, r.room.Estimate)
 		sp := kinds[r.room.Kind]
 		if sp == nil {
 			sp = &span{lo: x, hi: x}
@@ -143,7 +143,7 @@ func roomRows(runs iter.Seq[refreshRun]) []result {
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		sp := kinds[k]
 		out = append(out, judged("room: "+k+" written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi),
-			fmt.Sprintf("%d runs above the %s floor", sp.n, disk.Bytes(room.Floor)), measured(sp.lo, roomGoal), measured(sp.hi, roomGoal).hide()))
+			fmt.Sprintf("%d runs above the %s floor", sp.n, disk.Bytes(spaceneed.Floor)), measured(sp.lo, roomGoal), measured(sp.hi, roomGoal).hide()))
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // TestRoomRows: per step kind the least and greatest written ÷ estimate of
@@ -13,10 +13,10 @@ import (
 // 0.4 and 1.
 func TestRoomRows(t *testing.T) {
 	step := func(kind string, est, written uint64) refreshRun {
-		return refreshRun{room: &room.Step{Kind: kind, Estimate: est, Sure: true, Written: written}}
+		return refreshRun{room: &spaceneed.Step{Kind: kind, Estimate: est, Sure: true, Written: written}}
 	}
 	rows := roomRows(slices.Values([]refreshRun{
-		step("pair", 10<<20, 5<<20), step("pair", 10<<20, 7<<20), step("pair", room.Floor, 10),
+		step("pair", 10<<20, 5<<20), step("pair", 10<<20, 7<<20), step("pair", spaceneed.Floor, 10),
 		step("rewrite", 10<<20, 11<<20), {},
 	}))
 	if len(rows) != 2 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -29,7 +30,7 @@ type rssChildConfig struct {
 	BackupDir  string
 	WorkDir    string
 	FoldMemory string
-	In         activities.RefreshTableInput
+	In         calls.RefreshTableInput
 }
 
 type rssChildResult struct {

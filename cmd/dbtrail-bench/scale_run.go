@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -23,7 +24,7 @@ import (
 func (e *scaleEnv) fullBackup(ctx context.Context, cfg *scaleConfig) error {
 	began := time.Now()
 	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: cfg.queue + "-full", TaskQueue: cfg.queue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: scaleSource})
+		workflows.FullBackup, payload.FullBackupInput{Source: scaleSource})
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (e *scaleEnv) measureRefresh(ctx context.Context, cfg *scaleConfig, id stri
 	}
 	began := time.Now()
 	run, err := temporalclient.StartWorkflow(ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.queue},
-		workflows.Refresh, workflows.RefreshInput{Source: scaleSource, TableDeltas: true})
+		workflows.Refresh, payload.RefreshInput{Source: scaleSource, TableDeltas: true})
 	if err != nil {
 		return scaleRun{}, res, err
 	}

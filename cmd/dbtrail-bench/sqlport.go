@@ -19,6 +19,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/sqlport"
 	tailpkg "github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // Sizes of the sqlport benchmark's runs.
@@ -177,17 +178,17 @@ func benchSQLPort(ctx context.Context, n int) ([]result, error) {
 	return []result{
 		{"sqlport: table rows", strconv.Itoa(n), "", fmt.Sprintf("app.t: a snapshot, then %s changes 90 s ago and %s 30 s ago in the index; read at T = one minute back (%s UTC)",
 			thousands(k), thousands(k+1), at)},
-		{"sqlport: pk lookup at T through the port, p50", fmtMicros(pp50), "", fmt.Sprintf("go-sql-driver, one connection at T, %d random ids, each checked against the row at T; p90 %s", sqlLookups, fmtMicros(percentile(portTimes, 0.9)))},
+		{"sqlport: pk lookup at T through the port, p50", fmtMicros(pp50), "", fmt.Sprintf("go-sql-driver, one connection at T, %d random ids, each checked against the row at T (the table read through its base: a key changed up to T through the overlay, any other from the base alone); p90 %s", sqlLookups, fmtMicros(percentile(portTimes, 0.9)))},
 		{"sqlport: pk lookup on the source server, p50", fmtMicros(sp50), "", fmt.Sprintf("go-sql-driver, the same ids on a MariaDB (InnoDB) holding the same %s rows; p90 %s", thousands(n), fmtMicros(percentile(srcTimes, 0.9)))},
 		judged("sqlport: ratio pk lookup port / source (p50)", fmt.Sprintf("%.1f", lookRatio), "", measured(lookRatio, atMost(20, "%.0f"))),
 		{"sqlport: first lookup at T", fmtMicros(first), "", "the first statement naming the table at T reads its view (snapshot + window), as dbtrail query does"},
-		{"sqlport: second lookup at T", fmtMicros(staging), "", "stages the table at T: written once for the cut into the port's cache, loaded with an index on the key"},
-		{"sqlport: first lookup at T on a second connection", fmtMicros(second), "", "another connection at the same cut: loads the staged table (no rebuild)"},
+		{"sqlport: second lookup at T", fmtMicros(staging), "", "stages the table: its rows at the snapshot written once per snapshot into the port's cache as a DuckDB file with an index on the key (the base), the changes up to T laid over it (no rebuild at T)"},
+		{"sqlport: first lookup at T on a second connection", fmtMicros(second), "", "another connection at T: attaches the base read-only (no rebuild, no load) and lays the changes up to T over it"},
 		{"sqlport: full-table aggregate at T through the port", fmtMicros(pa), "", fmt.Sprintf("%s; median of %d", agg, sqlAggRounds)},
 		{"sqlport: the same on dbtrail query's session", fmtMicros(qa), "", fmt.Sprintf("views session with the tail at T, as dbtrail query opens it; median of %d, interleaved", sqlAggRounds)},
-		judged("sqlport: ratio aggregate port / dbtrail query", fmt.Sprintf("%.2f", aggRatio), "the port reads the table staged at T, dbtrail query folds the window at every statement",
+		judged("sqlport: ratio aggregate port / dbtrail query", fmt.Sprintf("%.2f", aggRatio), "the port reads the table's base with the changes up to T laid over it, dbtrail query folds the window at every statement",
 			measured(aggRatio, atMost(1.2, "%.1f"))),
-		{"sqlport: one-shot aggregate at T2 through the port", fmtMicros(coldPort), "", "T2 = 10 s back, a new cut: a new connection, SET @@dbtrail_at, the aggregate (reads the view)"},
+		{"sqlport: one-shot aggregate at T2 through the port", fmtMicros(coldPort), "", "T2 = 10 s back, a new cut: a new connection, SET @@dbtrail_at, the aggregate (the base staged at T serves T2 too: the port lays T2's changes over it)"},
 		{"sqlport: the same as a new dbtrail query session", fmtMicros(coldQuery), "", "open the views session with the tail at T2, the aggregate, close"},
 		judged("sqlport: ratio one-shot aggregate port / dbtrail query", fmt.Sprintf("%.2f", coldRatio), "", measured(coldRatio, atMost(1.2, "%.1f"))),
 	}, nil
@@ -391,8 +392,8 @@ func fmtMicros(d time.Duration) string {
 	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }
 
-func mustAt(text string) moment.At {
-	a, err := moment.ParseAt(text)
+func mustAt(text string) when.At {
+	a, err := when.Parse(text)
 	if err != nil {
 		panic(err)
 	}

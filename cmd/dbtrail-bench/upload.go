@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -28,7 +29,7 @@ func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int)
 	}
 	defer stop()
 	began := time.Now()
-	first, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
+	first, err := executeUpload(acts, calls.UploadSnapshotInput{Source: tb.source, SnapshotID: refreshPrevID})
 	if err != nil {
 		return nil, fmt.Errorf("upload the previous snapshot: %w", err)
 	}
@@ -39,7 +40,7 @@ func (e *refreshEnv) benchUpload(ctx context.Context, tb *refreshFixture, k int)
 		return nil, err
 	}
 	began = time.Now()
-	up, err := executeUpload(acts, activities.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
+	up, err := executeUpload(acts, calls.UploadSnapshotInput{Source: tb.source, SnapshotID: id})
 	if err != nil {
 		return nil, fmt.Errorf("upload the refresh: %w", err)
 	}
@@ -89,20 +90,20 @@ func (e *refreshEnv) withS3(ctx context.Context, prefix string) (acts *activitie
 
 // executeUpload runs the UploadSnapshot activity in Temporal's test activity
 // environment.
-func executeUpload(acts *activities.Activities, in activities.UploadSnapshotInput) (activities.UploadSnapshotResult, error) {
+func executeUpload(acts *activities.Activities, in calls.UploadSnapshotInput) (calls.UploadSnapshotResult, error) {
 	env := newActivityEnv()
 	env.RegisterActivity(acts)
 	val, err := env.ExecuteActivity(acts.UploadSnapshot, in)
 	if err != nil {
-		return activities.UploadSnapshotResult{}, err
+		return calls.UploadSnapshotResult{}, err
 	}
-	var res activities.UploadSnapshotResult
+	var res calls.UploadSnapshotResult
 	return res, val.Get(&res)
 }
 
 // executePublishedPair stages and runs the pair in, then publishes it with
 // PublishRefresh as the snapshot after in.Prev.
-func executePublishedPair(acts *activities.Activities, in activities.RefreshTableInput) error {
+func executePublishedPair(acts *activities.Activities, in calls.RefreshTableInput) error {
 	if _, err := snapshot.NewBuilder(filepath.Join(acts.BackupDir, in.Source), in.SnapshotID); err != nil {
 		return err
 	}
@@ -112,13 +113,13 @@ func executePublishedPair(acts *activities.Activities, in activities.RefreshTabl
 	if err != nil {
 		return err
 	}
-	var table activities.ConvertTableResult
+	var table calls.ConvertTableResult
 	if err := val.Get(&table); err != nil {
 		return err
 	}
 	env = newActivityEnv()
 	env.RegisterActivity(acts)
-	_, err = env.ExecuteActivity(acts.PublishRefresh, activities.PublishRefreshInput{Prev: in.Prev, PublishInput: activities.PublishInput{
-		Source: in.Source, SnapshotID: in.SnapshotID, Position: in.Cut, Tables: []activities.ConvertTableResult{table}}})
+	_, err = env.ExecuteActivity(acts.PublishRefresh, calls.PublishRefreshInput{Prev: in.Prev, PublishInput: calls.PublishInput{
+		Source: in.Source, SnapshotID: in.SnapshotID, Position: in.Cut, Tables: []calls.ConvertTableResult{table}}})
 	return err
 }

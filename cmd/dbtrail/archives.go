@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/catalog"
 
 	"github.com/dbtrail/dbtrail/internal/archive"
-	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
 )
@@ -45,9 +44,9 @@ With --archive-url the store is checked too: every recorded file is looked up
 			}
 			defer store.Close()
 			ctx := cmd.Context()
-			list, err := loadArchives(ctx, store, source)
+			list, err := catalog.LoadArchives(ctx, store, source)
 			if err != nil {
-				return explainIndexErr(err)
+				return index.Explain(err)
 			}
 			if url != "" {
 				st, err := storage.Open(ctx, url, storage.Options{Logger: g.log})
@@ -79,30 +78,6 @@ With --archive-url the store is checked too: every recorded file is looked up
 	f.StringVar(&url, "archive-url", "", "also check the archive location (a folder or s3://bucket/prefix?..., see docs/storage.md)")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of text")
 	return cmd
-}
-
-// loadArchives reads the archive records of source and the index's event
-// counts of their hours.
-func loadArchives(ctx context.Context, store *index.Store, source string) ([]archiveEntry, error) {
-	recs, err := store.Archives(ctx, source)
-	if err != nil {
-		return nil, err
-	}
-	hours, err := store.HoursBefore(ctx, source, math.MaxUint32)
-	if err != nil {
-		return nil, err
-	}
-	inIndex := map[uint32]int64{}
-	for _, h := range hours {
-		inIndex[h.Hour] = h.Events
-	}
-	var out []archiveEntry
-	for _, r := range recs {
-		out = append(out, archiveEntry{Hour: change.HourTime(r.Hour), Events: r.Events, Bytes: r.Size, FirstSeq: r.FirstSeq,
-			LastSeq: r.LastSeq, InIndex: inIndex[r.Hour], Location: r.Location, Object: r.Object,
-			Confirmed: r.ConfirmedAt, Dropped: r.DroppedAt, SHA256: r.SHA256})
-	}
-	return out, nil
 }
 
 // checkStored looks every recorded file up in st and appends the archive

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 func TestArchivesFormat(t *testing.T) {
@@ -50,12 +50,12 @@ func TestScheduleSpecs(t *testing.T) {
 	if err != nil || len(specs) != 4 || specs[2].ID != "retention-main" || specs[2].Every != time.Hour || specs[2].Workflow != "Retention" {
 		t.Fatalf("specs %+v %v; want an hourly retention schedule", specs, err)
 	}
-	if rin, ok := specs[2].Args[0].(workflows.RetentionInput); !ok || rin != (workflows.RetentionInput{Source: "main"}) {
+	if rin, ok := specs[2].Args[0].(payload.RetentionInput); !ok || rin != (payload.RetentionInput{Source: "main"}) {
 		t.Fatalf("retention schedule %+v: want the source alone (the policy is the worker's)", specs[2])
 	}
 	s.retainEvery = 0
 	a := specs[3]
-	in, ok := a.Args[0].(workflows.ArchiveInput)
+	in, ok := a.Args[0].(payload.ArchiveInput)
 	if a.ID != "archive-main" || a.Every != time.Hour || a.Workflow != "Archive" || !ok || in.IndexHours != 48 || in.Source != "main" {
 		t.Fatalf("archive schedule %+v", a)
 	}
@@ -83,7 +83,7 @@ func TestScheduleSpecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := specs[1]
-	din, ok := d.Args[0].(workflows.RestoreDrillInput)
+	din, ok := d.Args[0].(payload.RestoreDrillInput)
 	if d.ID != "restore-drill-main" || d.Workflow != "RestoreDrill" || d.Every != 24*time.Hour || !ok || din.TargetAddr != "scratch" ||
 		!din.Restore.Drill || din.Restore.At != "latest" || din.Restore.Target.Name != "scratch" || din.Restore.Target.AdHoc != nil {
 		t.Fatalf("drill schedule %+v", d)

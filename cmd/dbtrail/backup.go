@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -48,7 +49,7 @@ last one.`,
 			}
 			defer c.Close()
 			run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Backup, Source: source, Label: label,
-				Input: workflows.FullBackupInput{Source: source, Parallel: parallel, Tables: tables}})
+				Input: payload.FullBackupInput{Source: source, Parallel: parallel, Tables: tables}})
 			if err != nil {
 				return err
 			}
@@ -85,7 +86,7 @@ last one.`,
 }
 
 // fullBackupProgress shows a FullBackup's progress: a bar of its tables.
-func fullBackupProgress(p workflows.FullBackupProgress) progress {
+func fullBackupProgress(p payload.FullBackupProgress) progress {
 	return progress{phase: p.Phase, counts: fmt.Sprintf("%d/%d tables, %d rows", p.TablesDone, p.TablesTotal, p.Rows),
 		bar: tablesBar(p.TablesDone, p.TablesTotal)}
 }

@@ -30,7 +30,7 @@ func newCaptureCmd(g *globals) *cobra.Command {
 		Long: `capture reads the source's binlog like a replica and writes every row change,
 with its before and after image, into the index. It holds a lease in the index so
 that only one capture runs per source; a second one waits and takes over when the
-first dies. It refuses to start while a restore-index of the source is
+first dies. It refuses to start while a reindex of the source is
 unfinished, naming it. Transient failures (lost connections) restart it with
 backoff; a refused source, a schema mismatch or a capture gap stop it with the
 reason.`,

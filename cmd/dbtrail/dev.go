@@ -16,9 +16,9 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/sqlport"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // devJob is a long-running part of "dbtrail dev" beside the Temporal server:
@@ -63,6 +63,7 @@ Its HTTP API (--api-addr) needs a token: without --token-file or
 read-write token) on its first start, keeps it, and prints how to use it.
 --no-auth serves the API without tokens (loopback only).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			defer func() { closeTailCache(sc.tailCacheOf) }()
 			cfg.Logger = g.log
 			if err := devTLS(&cfg, ftls, creds); err != nil {
 				return err
@@ -140,7 +141,7 @@ read-write token) on its first start, keeps it, and prints how to use it.
 	f.StringVar(&ftls.KeyFile, "frontend-tls-key", "", "key (PEM) of --frontend-tls-cert")
 	f.StringVar(&ftls.ClientCAFile, "frontend-tls-client-ca", "", "CA certificates (PEM) of the client certificates the frontend accepts")
 	creds.registerTLS(f)
-	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker")
+	f.StringVar(&taskQueue, "task-queue", payload.TaskQueue, "task queue of the worker")
 	f.BoolVar(&withCapture, "capture", true, "also run capture of the source in this process")
 	f.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "address of the Prometheus /metrics endpoint: capture's metrics, the last restore drill, the folders' free space (empty: off)")
 	wc.register(f)

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workers"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // earlyRefreshConfig is --early-refresh-events and --early-refresh-check of
@@ -33,7 +33,7 @@ func (e *earlyRefreshConfig) register(f *pflag.FlagSet) {
 // early is the early-refresh watch of source for a worker with acts, or
 // nil when --early-refresh-events is 0. It starts refreshes with input
 // through the jobs service of c.
-func (e *earlyRefreshConfig) watch(c client.Client, namespace, taskQueue, source string, input workflows.RefreshInput,
+func (e *earlyRefreshConfig) watch(c client.Client, namespace, taskQueue, source string, input payload.RefreshInput,
 	acts *activities.Activities, reg prometheus.Registerer, log *slog.Logger) (run func(context.Context), err error) {
 	if err := e.check(); err != nil || e.events == 0 {
 		return nil, err

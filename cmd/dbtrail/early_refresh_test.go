@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestEarlyRefreshFlags: the defaults are the documented ones, 0 turns the
@@ -37,7 +37,7 @@ func TestEarlyRefreshFlags(t *testing.T) {
 		if err := f.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		run, err := e.watch(nil, "default", "dbtrail", "main", workflows.RefreshInput{}, acts, nil, nil)
+		run, err := e.watch(nil, "default", "dbtrail", "main", payload.RefreshInput{}, acts, nil, nil)
 		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) || (run != nil) != c.on {
 			t.Errorf("%v: watch %v, %v; want error %q, on %v", c.args, run != nil, err, c.err, c.on)
 		}

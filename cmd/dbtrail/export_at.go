@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/when"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -58,19 +58,19 @@ func (m *momentFlags) selection() (schemas, tables []string, err error) {
 
 // spec builds the export's spec, with out made absolute (the worker writes
 // it: on dev's machine the same path).
-func (m *momentFlags) spec(format, out string) (activities.ExportSpec, error) {
+func (m *momentFlags) spec(format, out string) (payload.ExportSpec, error) {
 	if out == "" || out == "-" {
-		return activities.ExportSpec{}, fmt.Errorf("--out is required: the worker writes the export to a path")
+		return payload.ExportSpec{}, fmt.Errorf("--out is required: the worker writes the export to a path")
 	}
 	abs, err := filepath.Abs(out)
 	if err != nil {
-		return activities.ExportSpec{}, err
+		return payload.ExportSpec{}, err
 	}
 	schemas, tables, err := m.selection()
 	if err != nil {
-		return activities.ExportSpec{}, err
+		return payload.ExportSpec{}, err
 	}
-	return activities.ExportSpec{Source: m.source, Format: format, Schemas: schemas, Tables: tables, Out: abs}, nil
+	return payload.ExportSpec{Source: m.source, Format: format, Schemas: schemas, Tables: tables, Out: abs}, nil
 }
 
 // checkMoment parses a moment on the CLI's side, so that a T that does not
@@ -79,7 +79,7 @@ func checkMoment(flag, text string) error {
 	if text == "" {
 		return fmt.Errorf("--%s is required", flag)
 	}
-	if _, err := moment.ParseAt(text); err != nil {
+	if _, err := when.Parse(text); err != nil {
 		return fmt.Errorf("--%s: %w", flag, err)
 	}
 	return nil
@@ -87,7 +87,7 @@ func checkMoment(flag, text string) error {
 
 // runExport starts the Export workflow of spec and waits for it with
 // progress, then reports what it wrote and the cut it landed on.
-func runExport(cmd *cobra.Command, g *globals, m *momentFlags, spec activities.ExportSpec) (workflows.ExportResult, error) {
+func runExport(cmd *cobra.Command, g *globals, m *momentFlags, spec payload.ExportSpec) (workflows.ExportResult, error) {
 	ctx := cmd.Context()
 	c, svc, err := newJobService(cmd, g, &m.tf)
 	if err != nil {
@@ -95,7 +95,7 @@ func runExport(cmd *cobra.Command, g *globals, m *momentFlags, spec activities.E
 	}
 	defer c.Close()
 	run, err := startJob(cmd, c, svc, jobs.Request{Kind: jobs.Export, Source: spec.Source, Label: m.label,
-		Input: workflows.ExportInput{ExportSpec: spec, Parallel: m.parallel}})
+		Input: payload.ExportInput{ExportSpec: spec, Parallel: m.parallel}})
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
@@ -108,14 +108,14 @@ func runExport(cmd *cobra.Command, g *globals, m *momentFlags, spec activities.E
 }
 
 // exportProgress shows an Export's progress.
-func exportProgress(p workflows.ExportProgress) progress {
+func exportProgress(p payload.ExportProgress) progress {
 	return progress{phase: p.Phase, counts: fmt.Sprintf("%d/%d tables, %d rows", p.TablesDone, p.TablesTotal, p.Rows),
 		bar: tablesBar(p.TablesDone, p.TablesTotal)}
 }
 
 // printExport reports a finished export: where, what, and which transaction
 // its cut landed on (or its range's two cuts).
-func printExport(w io.Writer, spec activities.ExportSpec, res workflows.ExportResult) {
+func printExport(w io.Writer, spec payload.ExportSpec, res workflows.ExportResult) {
 	if p := res.Plan.Plan; p != nil {
 		fmt.Fprintf(w, "exported %s at %s: %d tables, %d rows (%d changes folded into snapshot %s) to %s\n",
 			spec.Source, spec.At, len(res.Tables), res.Rows, res.Events, p.Base, res.Out)
@@ -130,7 +130,7 @@ func printExport(w io.Writer, spec activities.ExportSpec, res workflows.ExportRe
 			spec.Source, spec.From, spec.Until, len(res.Tables), files, res.Rows, res.Out)
 		fmt.Fprintf(w, "  from (exclusive): %s\n  until (inclusive): %s\n", r.From, r.Until)
 	}
-	if spec.Format == activities.ExportSQL {
+	if spec.Format == payload.ExportSQL {
 		fmt.Fprintf(w, "  %d INSERT statements (largest %d bytes), %d bytes; load it with:\n    mariadb --defaults-extra-file=client.cnf -h HOST < %s\n",
 			res.Finish.Statements, res.Finish.LargestStatement, res.Finish.Bytes, shellQuote(res.Out))
 		if res.Finish.Oversize > 0 {
@@ -169,7 +169,7 @@ until the export is complete.`,
 			if err := checkMoment("at", at); err != nil {
 				return err
 			}
-			spec, err := m.spec(activities.ExportParquet, out)
+			spec, err := m.spec(payload.ExportParquet, out)
 			if err != nil {
 				return err
 			}
@@ -192,7 +192,7 @@ func runExportSQLAt(cmd *cobra.Command, g *globals, m *momentFlags, at, out stri
 	if err := checkMoment("at", at); err != nil {
 		return err
 	}
-	spec, err := m.spec(activities.ExportSQL, out)
+	spec, err := m.spec(payload.ExportSQL, out)
 	if err != nil {
 		return err
 	}

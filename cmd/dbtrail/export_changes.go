@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // newExportChangesCmd is `dbtrail export changes --from T1 --until T2 --out
@@ -43,7 +43,7 @@ capture checkpoint, is refused with the reason.`,
 			if err := checkMoment("until", until); err != nil {
 				return err
 			}
-			spec, err := m.spec(activities.ExportChanges, out)
+			spec, err := m.spec(payload.ExportChanges, out)
 			if err != nil {
 				return err
 			}

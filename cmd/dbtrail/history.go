@@ -3,18 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/catalog"
 
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/schema"
 )
 
 // newHistoryCmd is `dbtrail history schema.table --key K`: every version of
@@ -71,7 +69,7 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 	if !ok || s == "" || t == "" {
 		return fmt.Errorf("table %q: name it as schema.table", table)
 	}
-	def, err := tableDefinition(ctx, store, source, s, t)
+	def, err := catalog.TableDefinition(ctx, store, source, s, t)
 	if err != nil {
 		return err
 	}
@@ -84,7 +82,7 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 	err = moment.RowHistory(ctx, past.Events(), source, s, t, pk, func(e change.Event) error {
 		n++
 		if asJSON {
-			return enc.Encode(historyJSON(e))
+			return enc.Encode(catalog.RowVersion(e))
 		}
 		printVersion(out, e)
 		return nil
@@ -104,47 +102,6 @@ func runHistory(ctx context.Context, out, errOut io.Writer, past moment.Past, ta
 	return nil
 }
 
-// errUnknownTable is the error of a table the schema history never had.
-var errUnknownTable = errors.New("unknown table")
-
-// tableDefinition is the newest definition of schema.table in the source's
-// schema history; a table the history never had is an error naming it.
-func tableDefinition(ctx context.Context, store moment.History, source, s, t string) (*schema.Table, error) {
-	hist, err := store.SchemaHistory(ctx, source)
-	if err != nil {
-		return nil, err
-	}
-	var def *schema.Table
-	var tables []string
-	for _, v := range hist {
-		if v.Schema == s && v.Table == t && v.Definition != nil {
-			def = v.Definition
-		}
-		if v.Schema == s && v.Definition != nil && len(tables) < 20 && !contains(tables, v.Table) {
-			tables = append(tables, v.Table)
-		}
-	}
-	if def == nil {
-		hint := "schema " + s + " has no table in the index"
-		if len(tables) > 0 {
-			hint = "tables of " + s + ": " + strings.Join(tables, ", ")
-		}
-		return nil, fmt.Errorf("%w %s.%s in source %s (%s)", errUnknownTable, s, t, source, hint)
-	}
-	return def, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-var opWords = map[change.Op]string{change.OpInsert: "insert", change.OpUpdate: "update", change.OpDelete: "delete"}
-
 // printVersion writes one version as text.
 func printVersion(w io.Writer, e change.Event) {
 	gtid := e.GTID
@@ -156,23 +113,11 @@ func printVersion(w io.Writer, e change.Event) {
 		key += " (was " + e.PKBefore + ")"
 	}
 	fmt.Fprintf(w, "seq %d  %s  %-6s  GTID %s  binlog %s:%d  %s\n", e.Seq,
-		e.CommitTime.UTC().Format("2006-01-02 15:04:05.000000 UTC"), opWords[e.Op], gtid, e.BinlogFile, e.EndPos, key)
+		e.CommitTime.UTC().Format("2006-01-02 15:04:05.000000 UTC"), catalog.OpWords[e.Op], gtid, e.BinlogFile, e.EndPos, key)
 	if e.Before != nil {
 		fmt.Fprintf(w, "  before %s\n", e.Before)
 	}
 	if e.After != nil {
 		fmt.Fprintf(w, "  after  %s\n", e.After)
 	}
-}
-
-// versionJSON is one version in --json output (the API's RowVersion).
-type versionJSON = api.RowVersion
-
-func historyJSON(e change.Event) versionJSON {
-	v := versionJSON{Seq: e.Seq, Op: opWords[e.Op], CommitTime: e.CommitTime.UTC(), GTID: e.GTID, BinlogFile: e.BinlogFile,
-		EndPos: e.EndPos, Key: json.RawMessage(e.PK), Before: e.Before, After: e.After}
-	if e.PKBefore != "" {
-		v.KeyBefore = json.RawMessage(e.PKBefore)
-	}
-	return v
 }

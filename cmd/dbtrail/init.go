@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/go-sql-driver/mysql"
@@ -43,13 +42,4 @@ func openIndex(cmd *cobra.Command, g *globals) (*index.Store, error) {
 		return nil, fmt.Errorf("open index %s: %w", index.RedactDSN(dsn), err)
 	}
 	return store, nil
-}
-
-// explainIndexErr turns "table doesn't exist" into the advice to run init.
-func explainIndexErr(err error) error {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1146 {
-		return fmt.Errorf("%w: the index has no dbtrail schema yet; run dbtrail init", err)
-	}
-	return err
 }

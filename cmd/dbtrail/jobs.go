@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // newJobService dials Temporal as tf says and returns the jobs service on
@@ -21,7 +21,7 @@ func newJobService(cmd *cobra.Command, g *globals, tf *temporalFlags) (client.Cl
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByCLI}), nil
+	return c, jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: payload.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByCLI}), nil
 }
 
 // startJob starts req under the jobs rules (label unique per source, one
@@ -79,7 +79,7 @@ is the workflow id. Filter with --kind, --state, --label and --source.`,
 	}
 	fl := cmd.Flags()
 	tf.register(fl)
-	fl.StringVar(&kind, "kind", "", "only jobs of this kind: backup, refresh, export, verify, restore, retention, archive, compact, restore-index")
+	fl.StringVar(&kind, "kind", "", "only jobs of this kind: backup, refresh, export, verify, restore, retention, archive, compact, reindex")
 	fl.StringVar(&state, "state", "", "only jobs in this state: running, completed, failed, canceled, terminated, timed_out")
 	fl.StringVar(&f.Label, "label", "", "only the job with this label")
 	fl.StringVar(&f.Source, "source", "", "only jobs of this source")

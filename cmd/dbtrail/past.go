@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -78,7 +79,7 @@ func openRecordedArchive(ctx context.Context, store *index.Store, source string,
 func recordedArchive(ctx context.Context, store *index.Store, source string, errOut io.Writer) (string, error) {
 	recs, err := store.Archives(ctx, source)
 	if err != nil {
-		return "", fmt.Errorf("read the archive records of source %s: %w", source, explainIndexErr(err))
+		return "", fmt.Errorf("read the archive records of source %s: %w", source, index.Explain(err))
 	}
 	if len(recs) == 0 {
 		return "", nil
@@ -86,7 +87,7 @@ func recordedArchive(ctx context.Context, store *index.Store, source string, err
 	newest := recs[len(recs)-1].Location
 	var others []string
 	for _, r := range recs {
-		if r.Location != newest && !contains(others, r.Location) {
+		if r.Location != newest && !slices.Contains(others, r.Location) {
 			others = append(others, r.Location)
 		}
 	}

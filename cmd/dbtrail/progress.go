@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,9 +14,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/dbtrail/dbtrail/internal/shell"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 const (
@@ -81,7 +81,7 @@ func tablesBar(done, total int) string {
 // decoded as T and turned into a progress by show.
 func queryProgress[T any](c client.Client, run client.WorkflowRun, show func(T) progress) func(context.Context) (progress, error) {
 	return func(ctx context.Context) (progress, error) {
-		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
+		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), payload.ProgressQuery)
 		if err != nil {
 			return progress{}, fmt.Errorf("query progress of %s: %w", run.GetID(), err)
 		}
@@ -181,7 +181,7 @@ func newWaiter(out io.Writer, where runLocation) *waiter {
 	return &waiter{
 		out:      out,
 		where:    where,
-		terminal: isTerminal(out),
+		terminal: shell.IsTerminal(out),
 		every:    lineEvery,
 		quiet:    quietEvery,
 		now:      time.Now,
@@ -190,18 +190,6 @@ func newWaiter(out io.Writer, where runLocation) *waiter {
 			return t.C, t.Stop
 		},
 	}
-}
-
-// isTerminal reports whether s (a reader or writer) is a character device:
-// a terminal (or /dev/null, where a bar harms nobody). Pipes, files and
-// buffers are not.
-func isTerminal(s any) bool {
-	f, ok := s.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // wait waits until run, a workflow of type kind, ends and stores its result

@@ -17,6 +17,9 @@ import (
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
+	"github.com/dbtrail/dbtrail/internal/shell"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -85,7 +88,7 @@ func waitScripted(ctx context.Context, w *waiter, steps []step, runErr error) er
 // backupAt is a FullBackup's progress in phase with done of total tables
 // converted, 10 rows each.
 func backupAt(phase string, done, total int) progress {
-	return fullBackupProgress(workflows.FullBackupProgress{Phase: phase, TablesDone: done, TablesTotal: total, Rows: int64(10 * done)})
+	return fullBackupProgress(payload.FullBackupProgress{Phase: phase, TablesDone: done, TablesTotal: total, Rows: int64(10 * done)})
 }
 
 // TestWaitPlainLinesWhenNotATerminal is the log of `dbtrail backup full >
@@ -156,7 +159,7 @@ func TestIsTerminal(t *testing.T) {
 	}
 	defer f.Close()
 	for name, w := range map[string]io.Writer{"pipe": pw, "file": f, "buffer": &strings.Builder{}} {
-		if isTerminal(w) {
+		if shell.IsTerminal(w) {
 			t.Errorf("%s taken for a terminal", name)
 		}
 	}
@@ -224,13 +227,13 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 	var acts *activities.Activities
 	env.RegisterActivity(acts)
 	env.OnActivity(acts.RemoveSnapshotStaging, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(acts.AllocateSnapshot, mock.Anything, mock.Anything).Return(activities.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
-	env.OnActivity(acts.Dump, mock.Anything, mock.Anything).Return(activities.DumpResult{Tables: []activities.TableRef{{Schema: "d", Table: "t"}}}, nil)
-	env.OnActivity(acts.MapPosition, mock.Anything, mock.Anything).Return(activities.MapPositionResult{}, nil)
-	env.OnActivity(acts.ExactFloats, mock.Anything, mock.Anything).Return(activities.ExactFloatsResult{Files: []string{""}}, nil)
-	env.OnActivity(acts.ConvertTable, mock.Anything, mock.Anything).Return(activities.ConvertTableResult{},
-		temporal.NewNonRetryableApplicationError(cause, activities.ErrBadInput, errors.New(cause)))
-	env.ExecuteWorkflow(workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	env.OnActivity(acts.AllocateSnapshot, mock.Anything, mock.Anything).Return(calls.AllocateSnapshotResult{SnapshotID: "20261129T090000Z"}, nil)
+	env.OnActivity(acts.Dump, mock.Anything, mock.Anything).Return(calls.DumpResult{Tables: []calls.TableRef{{Schema: "d", Table: "t"}}}, nil)
+	env.OnActivity(acts.MapPosition, mock.Anything, mock.Anything).Return(calls.MapPositionResult{}, nil)
+	env.OnActivity(acts.ExactFloats, mock.Anything, mock.Anything).Return(calls.ExactFloatsResult{Files: []string{""}}, nil)
+	env.OnActivity(acts.ConvertTable, mock.Anything, mock.Anything).Return(calls.ConvertTableResult{},
+		temporal.NewNonRetryableApplicationError(cause, payload.ErrBadInput, errors.New(cause)))
+	env.ExecuteWorkflow(workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	runErr := env.GetWorkflowError()
 	if runErr == nil {
 		t.Fatal("the workflow did not fail")
@@ -246,7 +249,7 @@ func TestWaitFailedRunNamesTheRootCause(t *testing.T) {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrBadInput {
+	if !errors.As(err, &app) || app.Type() != payload.ErrBadInput {
 		t.Errorf("the SDK's error is not kept: %v", err)
 	}
 	if got, want := out.String(), "FullBackup fullbackup-main (run run-1) did not complete; its history:\n"+devFollow; got != want {

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/shell"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
@@ -23,6 +22,8 @@ type queryConfig struct {
 	tempDir                     string
 	tail                        bool
 	tailMaxEvents               int64
+	// tailCacheSize bounds the tail cache's files (0: no cache).
+	tailCacheSize int64
 	// noSandbox lets DuckDB read any file the user can (--no-sandbox).
 	noSandbox bool
 	// archiveURL is where the tail reads the hours the index dropped.
@@ -77,18 +78,18 @@ func newQueryCmd(g *globals) *cobra.Command {
 			g.log.Debug("query session open", "snapshot", s.Snapshot(), "tables", len(s.Tables()), "raw", c.raw, "tail", o.Tail != nil)
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if len(args) == 1 {
-				fmt.Fprintln(errOut, cutNote(s, c.sourceDir()))
-				return runScript(ctx, s, args[0], c.format, out)
+				fmt.Fprintln(errOut, shell.CutNote(s, c.sourceDir()))
+				return shell.RunScript(ctx, s, args[0], c.format, out)
 			}
-			sh := &shell{s: s, format: c.format, out: out, errOut: errOut, sourceDir: c.sourceDir()}
-			return sh.run(ctx, cmd.InOrStdin())
+			sh := &shell.Shell{Session: s, Format: c.format, Out: out, ErrOut: errOut, SourceDir: c.sourceDir()}
+			return sh.Run(ctx, cmd.InOrStdin())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
 	f.StringVar(&c.source, "source", "main", "source name")
 	f.StringVar(&c.snapshot, "snapshot", "", "snapshot id to query (default: the one current names)")
-	f.StringVar(&c.format, "format", formatTable, "output format: table (aligned), csv or json")
+	f.StringVar(&c.format, "format", shell.FormatTable, "output format: table (aligned), csv or json")
 	f.BoolVar(&c.raw, "raw", false, "show DECIMAL, DATE, DATETIME, TIMESTAMP and TIME as their stored text")
 	f.StringVar(&c.memoryLimit, "memory-limit", "1GB", "DuckDB memory limit; beyond it DuckDB spills to --temp-dir")
 	f.IntVar(&c.threads, "threads", 2, "DuckDB threads")
@@ -96,6 +97,7 @@ func newQueryCmd(g *globals) *cobra.Command {
 	f.BoolVar(&c.tail, "tail", true, "answer from the newest snapshot plus the changes captured after it, cut at the newest captured transaction (needs --index-dsn; "+
 		"without one the snapshot alone is read unless --tail is given); --tail=false reads the snapshot alone")
 	f.Int64Var(&c.tailMaxEvents, "tail-max-events", tail.DefaultMaxEvents, "largest tail folded: with more changes after the snapshot the answer is the snapshot's, with the reason")
+	registerTailCache(f, &c.tailCacheSize, "tail-cache-size")
 	f.BoolVar(&c.noSandbox, "no-sandbox", false, "let DuckDB read any file this user can, and the network (default: the source's backup folder and the temp folder only, as in the API)")
 	registerArchiveURL(f, &c.archiveURL, "archive location the tail reads the hours the index dropped from (without it such a tail is left out, with the reason)")
 	return cmd
@@ -115,10 +117,13 @@ func (c *queryConfig) check() error {
 	if c.tailMaxEvents < 1 {
 		return fmt.Errorf("--tail-max-events %d: want at least 1", c.tailMaxEvents)
 	}
+	if c.tailCacheSize < 0 {
+		return fmt.Errorf("--tail-cache-size %d: want 0 (no cache) or more", c.tailCacheSize)
+	}
 	if c.memoryLimit == "" {
 		return fmt.Errorf("--memory-limit is required")
 	}
-	return checkFormat(c.format)
+	return shell.CheckFormat(c.format)
 }
 
 // sessionOptions are the views session of c.
@@ -126,63 +131,5 @@ func (c *queryConfig) sessionOptions() views.SessionOptions {
 	return views.SessionOptions{
 		Options:     views.Options{SourceDir: filepath.Join(c.backupDir, c.source), Snapshot: c.snapshot, Raw: c.raw},
 		MemoryLimit: c.memoryLimit, Threads: c.threads, TempDir: c.tempDir, Sandbox: !c.noSandbox,
-	}
-}
-
-// runScript runs every statement of text in order and prints each result;
-// the first error stops it.
-func runScript(ctx context.Context, s *views.Session, text, format string, out io.Writer) error {
-	stmts, rest, pending := splitStatements(text)
-	if pending { // the last statement needs no ';'
-		stmts = append(stmts, strings.TrimSpace(rest))
-	}
-	if len(stmts) == 0 {
-		return fmt.Errorf("no SQL statement given")
-	}
-	for i, stmt := range stmts {
-		if i > 0 && format == formatTable {
-			fmt.Fprintln(out)
-		}
-		if err := runStatement(ctx, s, stmt, format, out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runStatement runs one read-only statement and prints its result in
-// format; the plan of an EXPLAIN prints as DuckDB draws it.
-func runStatement(ctx context.Context, s *views.Session, stmt, format string, out io.Writer) error {
-	rows, explain, err := s.Query(ctx, stmt)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	r, err := newResult(rows)
-	if err != nil {
-		return err
-	}
-	if explain && format == formatTable {
-		return writeExplain(out, r)
-	}
-	if _, err := writeResult(out, format, r); err != nil {
-		return err
-	}
-	return rows.Close()
-}
-
-// writeExplain prints the last column of each row of an EXPLAIN as is.
-func writeExplain(w io.Writer, r *result) error {
-	vals := make([]any, len(r.cols))
-	for {
-		ok, err := r.next(vals)
-		if err != nil || !ok {
-			return err
-		}
-		if v := vals[len(vals)-1]; v != nil {
-			if _, err := fmt.Fprintln(w, text(v, r.types[len(vals)-1])); err != nil {
-				return err
-			}
-		}
 	}
 }

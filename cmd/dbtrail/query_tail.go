@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
@@ -34,32 +32,35 @@ func (c *queryConfig) tailSession(cmd *cobra.Command, g *globals, o *views.Sessi
 	if err != nil {
 		return nil, fmt.Errorf("--tail: %w", err)
 	}
-	r := &tail.Reader{Past: past, MaxEvents: c.tailMaxEvents, MemoryLimit: c.memoryLimit, Log: g.log}
-	o.Tail = r.ViewsTail(nil)
-	return closeIndex, nil
-}
-
-// cutNote says which transaction the session's views answer at: the
-// tail's cut, or the snapshot's position.
-func cutNote(s *views.Session, sourceDir string) string {
-	if t := s.Tail(); t != nil {
-		return t.Note
-	}
-	snap, err := moment.LocalCatalog{SourceDir: sourceDir}.Open(context.Background(), s.Snapshot())
+	cache, err := newTailCache(c.tempDir, c.tailCacheSize)
 	if err != nil {
-		return fmt.Sprintf("cut: snapshot %s (its manifest: %v)", s.Snapshot(), err)
+		closeIndex()
+		return nil, err
 	}
-	return snapshotCutLine(s.Snapshot(), snap.Manifest.Position)
+	r := &tail.Reader{Past: past, MaxEvents: c.tailMaxEvents, MemoryLimit: c.memoryLimit, Log: g.log, Cache: cache}
+	o.Tail = r.ViewsTail(nil)
+	return func() { closeTailCache(cache); closeIndex() }, nil
 }
 
-// snapshotCutLine is the cut line of an answer read from snapshot id alone
-// (at position p), with no tail.
-func snapshotCutLine(id string, p binlogpos.Position) string {
-	g := p.GTID
-	if g == "" {
-		g = "(none)"
+// registerTailCache registers the flag name of a tail cache's size.
+func registerTailCache(f *pflag.FlagSet, size *int64, name string) {
+	f.Int64Var(size, name, tail.DefaultCacheBytes, "bytes of staged tail windows kept between statements, so that the next one stages only the changes after the last one's cut (0: none)")
+}
+
+// newTailCache is a process's tail cache of size bytes in a new folder
+// under parent (the system's temp folder when empty), or none for 0.
+func newTailCache(parent string, size int64) (*tail.Cache, error) {
+	if size == 0 {
+		return nil, nil
 	}
-	return fmt.Sprintf("cut: snapshot %s at binlog %s, GTID %s, seq %d (the snapshot alone: no tail)", id, p, g, p.Seq)
+	return tail.NewCache(parent, size)
+}
+
+// closeTailCache removes cache's files (nil: none).
+func closeTailCache(cache *tail.Cache) {
+	if cache != nil {
+		cache.Close()
+	}
 }
 
 // sourceDir is the folder of c's source.

@@ -13,8 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -69,13 +71,13 @@ func (r *refreshConfig) register(f *pflag.FlagSet) {
 	f.BoolVar(&r.noFull, "no-full-backup", false, "when a refresh is refused, only report it (no full backup in its place)")
 }
 
-func (r *refreshConfig) input(source string) workflows.RefreshInput {
-	return workflows.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, NoFullBackup: r.noFull}
+func (r *refreshConfig) input(source string) payload.RefreshInput {
+	return payload.RefreshInput{Source: source, TableDeltas: r.deltas.on, MaxChainAge: r.maxChainAge, NoFullBackup: r.noFull}
 }
 
 // refreshSchedule is the refresh schedule of a source, every interval.
 func refreshSchedule(source, taskQueue string, every time.Duration, r *refreshConfig) (temporalclient.ScheduleSpec, error) {
-	sc := workflows.ScheduleNamed("refresh")
+	sc := payload.ScheduleNamed("refresh")
 	if err := sc.CheckEvery("--refresh-every", every); err != nil {
 		return temporalclient.ScheduleSpec{}, err
 	}
@@ -158,7 +160,7 @@ func sayFollowed(w io.Writer, j jobs.Job, then string) {
 }
 
 // refreshProgress shows a Refresh's progress: its tables, without a bar.
-func refreshProgress(p workflows.RefreshProgress) progress {
+func refreshProgress(p payload.RefreshProgress) progress {
 	return progress{phase: p.Phase, counts: fmt.Sprintf("%d/%d tables", p.TablesDone, p.TablesTotal)}
 }
 
@@ -192,7 +194,7 @@ func printRefresh(w io.Writer, res workflows.RefreshResult) {
 
 // printUpload reports what a run uploaded to the remote store (nothing
 // without one).
-func printUpload(w io.Writer, up *activities.UploadSnapshotResult) {
+func printUpload(w io.Writer, up *calls.UploadSnapshotResult) {
 	if up == nil || up.Location == "" {
 		return
 	}
@@ -216,11 +218,11 @@ type scheduleConfig struct {
 }
 
 func (s *scheduleConfig) register(f *pflag.FlagSet) {
-	f.DurationVar(&s.refreshEvery, "refresh-every", workflows.DefaultRefreshEvery, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
+	f.DurationVar(&s.refreshEvery, "refresh-every", payload.DefaultRefreshEvery, "interval of the refresh schedule (at least 1m; 0 leaves the schedule as it is)")
 	s.refresh.register(f)
 	f.IntVar(&s.indexHours, "index-hours", activities.DefaultIndexHours, "hours of events the index keeps; the hourly archive moves older hours to the archive location (without one nothing is dropped)")
-	f.DurationVar(&s.verifyEvery, "verify-every", workflows.DefaultVerifyEvery, "interval of the scheduled verify of the current snapshot against the source (at least 1h; 0 deletes the schedule)")
-	f.DurationVar(&s.retainEvery, "retention-every", workflows.DefaultRetentionEvery, "interval of the retention schedule; the worker that runs it applies its own --keep-snapshots, --keep-days and --archive-keep-days to every place (at least 1m; 0 deletes the schedule)")
+	f.DurationVar(&s.verifyEvery, "verify-every", payload.DefaultVerifyEvery, "interval of the scheduled verify of the current snapshot against the source (at least 1h; 0 deletes the schedule)")
+	f.DurationVar(&s.retainEvery, "retention-every", payload.DefaultRetentionEvery, "interval of the retention schedule; the worker that runs it applies its own --keep-snapshots, --keep-days and --archive-keep-days to every place (at least 1m; 0 deletes the schedule)")
 	s.drill.register(f)
 }
 
@@ -253,15 +255,15 @@ func (s *scheduleConfig) specs(source, taskQueue string, fromArgs map[string]boo
 	if err != nil {
 		return nil, err
 	}
-	archive := workflows.ScheduleNamed("archive")
+	archive := payload.ScheduleNamed("archive")
 	return append(specs, verify, drill, retain,
-		scheduleSpec(archive, source, taskQueue, archive.Default, workflows.ArchiveInput{Source: source, IndexHours: s.indexHours})), nil
+		scheduleSpec(archive, source, taskQueue, archive.Default, payload.ArchiveInput{Source: source, IndexHours: s.indexHours})), nil
 }
 
 // scheduleSpec is schedule sc of source every interval on taskQueue, its
 // runs started with input (none when nil) and the source's search
 // attributes.
-func scheduleSpec(sc workflows.Schedule, source, taskQueue string, every time.Duration, input any) temporalclient.ScheduleSpec {
+func scheduleSpec(sc payload.Schedule, source, taskQueue string, every time.Duration, input any) temporalclient.ScheduleSpec {
 	spec := temporalclient.ScheduleSpec{ID: sc.ID(source), Every: every, Workflow: sc.Workflow, TaskQueue: taskQueue,
 		Attrs: jobs.SourceAttrs(source)}
 	if input != nil {

@@ -11,10 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/internal/throttle"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -28,7 +29,7 @@ type restoreFlags struct {
 	target              dsnFlag
 	replicas            []string
 	replicaPasswordFile string
-	spec                activities.RestoreSpec
+	spec                payload.RestoreSpec
 	slice               time.Duration
 }
 
@@ -82,9 +83,9 @@ again goes on from the checkpoints (a finished one writes 0 rows).`,
 	f.BoolVar(&r.spec.Replace, "replace", false, "load into a twin table and swap it with the existing one at the end")
 	f.StringVar(&r.spec.CheckpointSchema, "checkpoint-schema", restore.DefaultCheckpointSchema, "schema of the bookkeeping table dbtrail_restore in the target")
 	f.BoolVar(&r.spec.NoBinlog, "no-binlog", false, "load with sql_log_bin=0 (needs SUPER or BINLOG ADMIN; replicas then do not get the rows)")
-	f.DurationVar(&r.spec.Limits.ChunkTime, "chunk-time", restore.DefaultChunkTime, "time one chunk's transaction aims at")
-	f.DurationVar(&r.spec.Limits.MaxLag, "max-lag", restore.DefaultMaxLag, "pause while a --replica-dsn lags more")
-	f.IntVar(&r.spec.Limits.MaxLoad, "max-load", restore.DefaultMaxLoad, "pause while the target's Threads_running is above this (0: no limit)")
+	f.DurationVar(&r.spec.Limits.ChunkTime, "chunk-time", throttle.DefaultChunkTime, "time one chunk's transaction aims at")
+	f.DurationVar(&r.spec.Limits.MaxLag, "max-lag", throttle.DefaultMaxLag, "pause while a --replica-dsn lags more")
+	f.IntVar(&r.spec.Limits.MaxLoad, "max-load", throttle.DefaultMaxLoad, "pause while the target's Threads_running is above this (0: no limit)")
 	f.IntVar(&r.spec.Limits.MaxRowsPerSecond, "max-rows-per-second", 0, "cap on each table's load rate (0: none)")
 	f.StringVar(&r.spec.ThrottleQuery, "throttle-query", "", "a query on an ad-hoc target; the load pauses while it returns a value above 0 (a named target's is its configuration)")
 	f.DurationVar(&r.slice, "slice", restore.DefaultLoadSlice, "how long one LoadTable activity loads before it reports")
@@ -119,7 +120,7 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	in := workflows.RestoreInput{RestoreSpec: spec, Parallel: r.m.parallel, Slice: r.slice}
+	in := payload.RestoreInput{RestoreSpec: spec, Parallel: r.m.parallel, Slice: r.slice}
 	c, run, err := startRestore(cmd, g, r, in, addr)
 	if err != nil {
 		return err
@@ -148,7 +149,7 @@ func runRestore(cmd *cobra.Command, g *globals, r *restoreFlags) error {
 // replicas' written to 0600 files of the secrets folder, which the
 // returned cleanups remove). It returns how the target is named for
 // "one restore per target at a time".
-func (r *restoreFlags) targetRef(spec *activities.RestoreSpec, fromArgs map[string]bool) (string, []func(), error) {
+func (r *restoreFlags) targetRef(spec *payload.RestoreSpec, fromArgs map[string]bool) (string, []func(), error) {
 	switch {
 	case r.targetName != "" && r.target.value != "":
 		return "", nil, errors.New("give --target (a target the workers know) or --target-dsn (ad hoc), not both")
@@ -159,7 +160,7 @@ func (r *restoreFlags) targetRef(spec *activities.RestoreSpec, fromArgs map[stri
 		if err := jobs.CheckName("--target", r.targetName); err != nil {
 			return "", nil, err
 		}
-		spec.Target = activities.TargetRef{Name: r.targetName}
+		spec.Target = payload.TargetRef{Name: r.targetName}
 		return r.targetName, nil, nil
 	case r.target.value == "":
 		return "", nil, fmt.Errorf("--target (a restore target the workers know, or %s) is required; or --target-dsn for an ad-hoc target", envName("target"))
@@ -168,7 +169,7 @@ func (r *restoreFlags) targetRef(spec *activities.RestoreSpec, fromArgs map[stri
 	if err != nil {
 		return "", nil, err
 	}
-	spec.Target = activities.TargetRef{AdHoc: &ep}
+	spec.Target = payload.TargetRef{AdHoc: &ep}
 	cleanups := []func(){cleanup}
 	for _, d := range r.replicas {
 		rep, _, rc, err := endpointOf(d, "replica-dsn", r.replicaPasswordFile, fromArgs)
@@ -183,9 +184,9 @@ func (r *restoreFlags) targetRef(spec *activities.RestoreSpec, fromArgs map[stri
 
 // checkRestoreBounds refuses --parallel and the limits outside their
 // bounds (the worker refuses them too).
-func checkRestoreBounds(parallel int, spec activities.RestoreSpec) error {
-	if parallel < 0 || parallel > workflows.MaxRestoreParallel {
-		return fmt.Errorf("--parallel %d: want 0 (default) to %d", parallel, workflows.MaxRestoreParallel)
+func checkRestoreBounds(parallel int, spec payload.RestoreSpec) error {
+	if parallel < 0 || parallel > payload.MaxRestoreParallel {
+		return fmt.Errorf("--parallel %d: want 0 (default) to %d", parallel, payload.MaxRestoreParallel)
 	}
 	return spec.Limits.Check()
 }
@@ -196,14 +197,14 @@ func checkRestoreBounds(parallel int, spec activities.RestoreSpec) error {
 // drill never holds up a restore. A rerun of a restore under a new label
 // goes on from the target's checkpoints (they are keyed by the restore's
 // source, cut, mode and schema, not by the job).
-func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.RestoreInput, addr string) (client.Client, client.WorkflowRun, error) {
+func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in payload.RestoreInput, addr string) (client.Client, client.WorkflowRun, error) {
 	if in.Drill {
 		c, err := r.m.tf.dial(cmd.Context(), g.log)
 		if err != nil {
 			return nil, nil, err
 		}
-		run, err := temporalclient.StartWorkflow(cmd.Context(), c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, addr),
-			TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
+		run, err := temporalclient.StartWorkflow(cmd.Context(), c, client.StartWorkflowOptions{ID: payload.RestoreWorkflowID(in.RestoreSpec, addr),
+			TaskQueue: payload.TaskQueue}, workflows.Restore, in)
 		if err != nil {
 			c.Close()
 			return nil, nil, err
@@ -227,7 +228,7 @@ func startRestore(cmd *cobra.Command, g *globals, r *restoreFlags, in workflows.
 // restoreDBProgress shows a Restore's progress: the tables verified, the
 // rows loaded, the table loading now with its chunk size, the rate, the
 // ETA, and a pause with its reason.
-func restoreDBProgress(p workflows.RestoreProgress) progress {
+func restoreDBProgress(p payload.RestoreProgress) progress {
 	counts := fmt.Sprintf("%d/%d tables, %d/%d rows", p.TablesDone, len(p.Tables), p.Rows, p.Total)
 	if p.RowsPerSecond > 0 {
 		counts += fmt.Sprintf(", %.0f rows/s", p.RowsPerSecond)
@@ -238,7 +239,7 @@ func restoreDBProgress(p workflows.RestoreProgress) progress {
 	phase := p.Phase
 	var loading []string
 	for _, t := range p.Tables {
-		if t.State == workflows.TableLoading || t.State == workflows.TableVerifying {
+		if t.State == payload.TableLoading || t.State == payload.TableVerifying {
 			loading = append(loading, fmt.Sprintf("%s %s (chunk %d)", t.State, t.Target, t.ChunkRows))
 		}
 	}
@@ -261,9 +262,9 @@ func restoreDBProgress(p workflows.RestoreProgress) progress {
 // from the target with the CLI's own password file; for a named target
 // (whose password only the workers have) the tables as the run last
 // reported them. A rerun of the same command goes on from the checkpoints.
-func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.WorkflowRun, spec activities.RestoreSpec) {
-	var p workflows.RestoreProgress
-	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
+func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.WorkflowRun, spec payload.RestoreSpec) {
+	var p payload.RestoreProgress
+	v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), payload.ProgressQuery)
 	if err == nil {
 		err = v.Get(&p)
 	}
@@ -300,7 +301,7 @@ func printStopped(ctx context.Context, w io.Writer, c client.Client, run client.
 }
 
 // printRestoreDB reports a finished restore: where, the cut, every table.
-func printRestoreDB(w io.Writer, spec activities.RestoreSpec, res workflows.RestoreResult) {
+func printRestoreDB(w io.Writer, spec payload.RestoreSpec, res workflows.RestoreResult) {
 	verb := "restored"
 	if spec.Drill {
 		verb = "restore drill of"

@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/dsn"
 	"github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // endpointOf turns an ad-hoc DSN flag into what a restore's worker
@@ -19,7 +19,7 @@ import (
 // password comes from the environment's DSN or --<name>-password-file,
 // copied into the secrets folder; cleanup removes that copy when the run
 // has ended.
-func endpointOf(value, flag, passwordFile string, fromArgs map[string]bool) (ep activities.Endpoint, addr string, cleanup func(), err error) {
+func endpointOf(value, flag, passwordFile string, fromArgs map[string]bool) (ep payload.Endpoint, addr string, cleanup func(), err error) {
 	cleanup = func() {}
 	cfg, err := dsn.Parse("--"+flag, value)
 	if err != nil {

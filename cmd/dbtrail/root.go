@@ -49,7 +49,7 @@ func newRootCmd() *cobra.Command {
 	g.index.register(pf, "index database")
 	registerFileMode(pf, &g.fileMode)
 	root.AddCommand(newInitCmd(g), newCaptureCmd(g), newStatusCmd(g), newDevCmd(g), newWorkerCmd(g), newViewsCmd(g), newBackupCmd(g), newRefreshCmd(g), newExportCmd(g), newVerifyCmd(g), newSnapshotsCmd(g), newQueryCmd(g), newSQLCmd(g), newHistoryCmd(g),
-		newArchivesCmd(g), newRestoreIndexCmd(g), newRestoreCmd(g), newServeCmd(g), newJobsCmd(g))
+		newArchivesCmd(g), newReindexCmd(g), newRestoreCmd(g), newServeCmd(g), newJobsCmd(g))
 	return root
 }
 

@@ -6,10 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // drillConfig is the scheduled restore drill that dev and worker keep
@@ -29,7 +28,7 @@ func (d *drillConfig) register(f *pflag.FlagSet) {
 // that deletes it. The drill names its target; each worker resolves the
 // name from its own --restore-targets.
 func (d *drillConfig) schedule(source, taskQueue string) (temporalclient.ScheduleSpec, error) {
-	sc := workflows.ScheduleNamed("drill")
+	sc := payload.ScheduleNamed("drill")
 	spec := scheduleSpec(sc, source, taskQueue, d.every, nil)
 	if d.every == 0 {
 		return spec, nil
@@ -43,7 +42,7 @@ func (d *drillConfig) schedule(source, taskQueue string) (temporalclient.Schedul
 	if err := jobs.CheckName("--drill-target", d.target); err != nil {
 		return spec, err
 	}
-	spec.Args = []any{workflows.RestoreDrillInput{TargetAddr: d.target, Restore: workflows.RestoreInput{
-		RestoreSpec: activities.RestoreSpec{Source: source, At: "latest", Target: activities.TargetRef{Name: d.target}, Drill: true}, Parallel: 2}}}
+	spec.Args = []any{payload.RestoreDrillInput{TargetAddr: d.target, Restore: payload.RestoreInput{
+		RestoreSpec: payload.RestoreSpec{Source: source, At: "latest", Target: payload.TargetRef{Name: d.target}, Drill: true}, Parallel: 2}}}
 	return spec, nil
 }

@@ -3,15 +3,15 @@ package main
 import (
 	"time"
 
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // verifySchedule is the scheduled verify of source's current snapshot
 // every interval; an interval of 0 is the spec that deletes it.
 func verifySchedule(source, taskQueue string, every time.Duration) (temporalclient.ScheduleSpec, error) {
-	sc := workflows.ScheduleNamed("verify")
-	return scheduleSpec(sc, source, taskQueue, every, workflows.VerifyInput{Source: source, Snapshot: "current"}),
+	sc := payload.ScheduleNamed("verify")
+	return scheduleSpec(sc, source, taskQueue, every, payload.VerifyInput{Source: source, Snapshot: "current"}),
 		sc.CheckEvery("--verify-every", every)
 }
 
@@ -19,7 +19,7 @@ func verifySchedule(source, taskQueue string, every time.Duration) (temporalclie
 // an interval of 0 is the spec that deletes it. It carries no policy: the
 // worker that runs it applies its own.
 func retentionSchedule(source, taskQueue string, every time.Duration) (temporalclient.ScheduleSpec, error) {
-	sc := workflows.ScheduleNamed("retention")
-	return scheduleSpec(sc, source, taskQueue, every, workflows.RetentionInput{Source: source}),
+	sc := payload.ScheduleNamed("retention")
+	return scheduleSpec(sc, source, taskQueue, every, payload.RetentionInput{Source: source}),
 		sc.CheckEvery("--retention-every", every)
 }

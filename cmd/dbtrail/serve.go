@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,12 +16,14 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/catalog"
 	"github.com/dbtrail/dbtrail/console"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // tokensEnv holds API tokens in the token file's syntax, for deployments
@@ -41,6 +44,11 @@ type serveConfig struct {
 	queryMaxBytes int64
 	// queryTailMaxEvents bounds the live tail of one API query.
 	queryTailMaxEvents int64
+	// queryTailCacheSize bounds the tail cache the API's queries and, in
+	// dev, the SQL port share (tailCache; 0: none).
+	queryTailCacheSize int64
+	tailCacheMade      bool
+	tailCacheOf        *tail.Cache
 	// hosts are --api-host: other names the API is reached at.
 	hosts []string
 	// rate is --api-rate, requests per second per token or address.
@@ -62,7 +70,8 @@ func (s *serveConfig) register(f *pflag.FlagSet, addrDefault string) {
 	f.StringVar(&s.tlsKey, "tls-key", "", "PEM private key of the HTTP API (with --tls-cert)")
 	f.StringVar(&s.exportDir, "export-dir", "", "folder, on the workers' machines, that API exports are written into (default <backup-dir>/../exports; \"none\" refuses exports)")
 	f.StringVar(&s.queryMemoryLimit, "query-memory-limit", "512MB", "DuckDB memory limit of one API query")
-	f.Int64Var(&s.queryMaxBytes, "query-max-bytes", DefaultQueryMaxBytes, "largest answer of one API query, its rows encoded as JSON, in bytes: a larger one is refused (413, naming this cap)")
+	f.Int64Var(&s.queryMaxBytes, "query-max-bytes", api.DefaultQueryMaxBytes, "largest answer of one API query, its rows encoded as JSON, in bytes: a larger one is refused (413, naming this cap)")
+	registerTailCache(f, &s.queryTailCacheSize, "query-tail-cache-size")
 	f.Int64Var(&s.queryTailMaxEvents, "query-tail-max-events", tail.DefaultMaxEvents, "largest live tail one API query folds (with --index-dsn): with more changes after the snapshot the answer is the snapshot's, with the reason")
 	f.StringArrayVar(&s.hosts, "api-host", nil, "another name the HTTP API is reached at, NAME or NAME:PORT (a reverse proxy's; repeatable): the Host header must name the listen address or one of these, an Origin header the API's own")
 	f.Float64Var(&s.rate, "api-rate", api.DefaultRate, "requests per second each API token (without tokens, each client address) may send, bursts of twice that (0: no limit)")
@@ -110,6 +119,9 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	if s.queryTailMaxEvents < 1 {
 		return devJob{}, fmt.Errorf("--query-tail-max-events %d: want at least 1", s.queryTailMaxEvents)
 	}
+	if _, err := s.tailCache(); err != nil {
+		return devJob{}, err
+	}
 	if s.queryMaxBytes < 1 {
 		return devJob{}, fmt.Errorf("--query-max-bytes %d: want at least 1", s.queryMaxBytes)
 	}
@@ -125,15 +137,15 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 	if err != nil {
 		return devJob{}, err
 	}
-	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: workflows.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByAPI})
-	cat := &catalog{backupDir: backupDir, archiveURL: s.archiveURL, store: store, archive: archiveOnce(s.archiveURL, g.log), log: g.log}
+	svc := jobs.New(jobs.Config{Client: c, Namespace: tf.namespace, TaskQueue: payload.TaskQueue, UI: tf.location().ui, Origin: jobs.StartedByAPI})
+	cat := &catalog.Catalog{BackupDir: backupDir, Store: store, Archive: archiveOnce(s.archiveURL, g.log), Log: g.log}
 	h, err := console.New(api.Config{
 		Jobs:    svc,
 		Catalog: cat,
 		History: cat.History,
-		Query:   sandboxQuery(s.sandbox(backupDir, store, g.log)),
+		Query:   catalog.SandboxQuery(s.sandbox(backupDir, store, g.log)),
 		Tokens:  toks, Source: s.source, ExportDir: exportDir, Log: g.log,
-		Refresh:          func(source string) workflows.RefreshInput { return rc.input(source) },
+		Refresh:          func(source string) payload.RefreshInput { return rc.input(source) },
 		RetentionPreview: retentionPreview(svc),
 		Addr:             ln.Addr().String(), Hosts: s.hosts, TLS: s.tlsCert != "", Rate: s.rate,
 	})
@@ -145,7 +157,6 @@ func (s *serveConfig) job(g *globals, c client.Client, tf temporalFlags, rc *ref
 		slog.String("console", s.scheme()+"://"+ln.Addr().String()+"/"), slog.Int("tokens", len(toks)),
 		slog.String("export_dir", exportDir))
 	return devJob{name: "api", run: func(ctx context.Context) error {
-		go h.SampleLag(ctx) // the console's lag plot
 		return api.Serve(ctx, ln, h)
 	}}, nil
 }
@@ -249,6 +260,7 @@ the snapshots and POST /v1/query read --backup-dir (a worker's folder).`,
 				return err
 			}
 			defer c.Close()
+			defer func() { closeTailCache(sc.tailCacheOf) }()
 			job, err := sc.job(g, c, tf, &rc, store)
 			if err != nil {
 				return err
@@ -293,4 +305,65 @@ func runDevAPI(ctx context.Context, g *globals, cfg embedded.ServerConfig, sc *s
 		return err
 	}
 	return job.run(ctx)
+}
+
+// archiveOnce opens the store of url at its first use and keeps it (a
+// failed open is tried again at the next use); nil for "".
+func archiveOnce(url string, log *slog.Logger) func(ctx context.Context) (storage.Store, error) {
+	if url == "" {
+		return nil
+	}
+	var mu sync.Mutex
+	var open storage.Store
+	return func(ctx context.Context) (storage.Store, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if open != nil {
+			return open, nil
+		}
+		s, err := openArchive(ctx, url, log)
+		if err != nil {
+			return nil, err
+		}
+		open = s
+		return s, nil
+	}
+}
+
+// sandbox is what the API's queries read: backupDir and, when store is
+// not nil, the index for the live tail (bounded by --query-tail-max-events).
+func (s *serveConfig) sandbox(backupDir string, store *index.Store, log *slog.Logger) catalog.Sandbox {
+	sb := catalog.Sandbox{BackupDir: backupDir, MemoryLimit: s.queryMemoryLimit, MaxBytes: s.queryMaxBytes, MaxEvents: s.queryTailMaxEvents,
+		Archive: archiveOnce(s.archiveURL, log), Slots: s.querySlots(), Log: log}
+	if store != nil {
+		sb.Index = store
+		sb.TailCache = s.tailCacheOf
+	}
+	return sb
+}
+
+// tailCache is the tail cache of the API's queries and, in dev, the SQL
+// port: made once (none with --query-tail-cache-size 0), its folder
+// removed when the command ends (closeTailCache).
+func (s *serveConfig) tailCache() (*tail.Cache, error) {
+	if !s.tailCacheMade {
+		if s.queryTailCacheSize < 0 {
+			return nil, fmt.Errorf("--query-tail-cache-size %d: want 0 (no cache) or more", s.queryTailCacheSize)
+		}
+		cache, err := newTailCache("", s.queryTailCacheSize)
+		if err != nil {
+			return nil, err
+		}
+		s.tailCacheOf, s.tailCacheMade = cache, true
+	}
+	return s.tailCacheOf, nil
+}
+
+// querySlots is the bound of the queries answered at once, one for the API
+// and, in dev, the SQL port (api.DefaultMaxQueries).
+func (s *serveConfig) querySlots() *api.QuerySlots {
+	if s.slots == nil {
+		s.slots = api.NewQuerySlots(api.DefaultMaxQueries)
+	}
+	return s.slots
 }

@@ -2,12 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -16,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbtrail/dbtrail/api"
+	"github.com/dbtrail/dbtrail/catalog"
 
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
 
 // snapshotEntry is one published snapshot as `dbtrail snapshots` shows it
@@ -45,11 +41,15 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("--source %q: want a source name (one folder name)", source)
 			}
 			srcDir := filepath.Join(backupDir, source)
-			list, err := loadSnapshots(srcDir, g.log)
+			list, err := catalog.LoadSnapshots(srcDir, g.log)
 			if err != nil {
 				return err
 			}
-			if list, err = addRemote(cmd.Context(), list, archiveURL, source, srcDir, g.log); err != nil {
+			store, err := openArchive(cmd.Context(), archiveURL, g.log)
+			if err != nil {
+				return err
+			}
+			if list, err = catalog.AddRemote(cmd.Context(), list, store, source, srcDir, g.log); err != nil {
 				return err
 			}
 			g.log.Debug("snapshots listed", "source_dir", srcDir, "snapshots", len(list))
@@ -75,90 +75,6 @@ func newSnapshotsCmd(g *globals) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of text")
 	registerArchiveURL(f, &archiveURL, "object storage of the worker's snapshots, to say for each snapshot whether it is local, remote or both")
 	return cmd
-}
-
-// loadSnapshots reads the manifests of every published snapshot of srcDir,
-// oldest first. A current link that does not resolve only marks none current
-// (with a warning). Each snapshot is compared with its Prev, or for a snapshot
-// without one, with the snapshot listed before it.
-func loadSnapshots(srcDir string, log *slog.Logger) ([]snapshotEntry, error) {
-	ids, err := snapshot.ListSnapshots(srcDir)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := snapshot.ResolveCurrent(srcDir)
-	if err != nil && len(ids) > 0 {
-		if _, lerr := os.Lstat(filepath.Join(srcDir, snapshot.CurrentLink)); !errors.Is(lerr, fs.ErrNotExist) {
-			log.Warn("current does not resolve", "source_dir", srcDir, "error", err)
-		}
-	}
-	list := make([]snapshotEntry, 0, len(ids))
-	for i, id := range ids {
-		s, err := snapshot.OpenSnapshot(snapshot.Folder(srcDir).Snapshot(id))
-		if err != nil {
-			return nil, err
-		}
-		prev := s.Manifest.Prev
-		if prev == "" && i > 0 {
-			prev = ids[i-1]
-		}
-		prevDir := ""
-		if prev != "" {
-			prevDir = snapshot.Folder(srcDir).Snapshot(prev)
-		}
-		list = append(list, summarize(s.Manifest, id == cur, func(rel string) bool { return sharedWithPrev(s, prevDir, rel) }))
-	}
-	return list, nil
-}
-
-// summarize builds the entry of the snapshot of manifest m; shared reports
-// the files it shares with the previous snapshot (not new).
-func summarize(m snapshot.Manifest, current bool, shared func(rel string) bool) snapshotEntry {
-	e := snapshotEntry{ID: m.SnapshotID, Current: current, Kind: m.Kind, Prev: m.Prev,
-		Position: m.Position, CreatedAt: m.CreatedAt}
-	if e.Kind == "" {
-		e.Kind = snapshot.SnapshotFull
-	}
-	isNew := make(map[string]bool, len(m.Files))
-	for rel, d := range m.Files {
-		isNew[rel] = !shared(rel)
-		e.Bytes += d.Size
-		if isNew[rel] {
-			e.NewBytes += d.Size
-		}
-	}
-	for _, mt := range m.Tables {
-		t := snapshotTable{Schema: mt.Schema, Table: mt.Table, Origin: mt.Origin, Kind: mt.Kind,
-			Chain: len(mt.Chain) / 2, Rows: mt.Rows}
-		if t.Origin == "" {
-			t.Origin = snapshot.OriginDump
-		}
-		for _, rel := range append([]string{mt.File}, mt.Chain...) {
-			t.Bytes += m.Files[rel].Size
-			if isNew[rel] {
-				t.NewBytes += m.Files[rel].Size
-			}
-		}
-		e.Tables = append(e.Tables, t)
-	}
-	return e
-}
-
-// sharedWithPrev reports whether file rel of s is the same inode as rel in
-// the folder prevDir.
-func sharedWithPrev(s *snapshot.Snapshot, prevDir, rel string) bool {
-	if prevDir == "" {
-		return false
-	}
-	st, err := os.Stat(s.Path(rel))
-	if err != nil {
-		return false
-	}
-	pst, err := os.Stat(filepath.Join(prevDir, filepath.FromSlash(rel)))
-	if err != nil {
-		return false
-	}
-	return os.SameFile(st, pst)
 }
 
 // writeSnapshots prints list: one header line per snapshot (id, kind,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/catalog"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -78,7 +79,7 @@ func TestSnapshotsLocalRemoteBoth(t *testing.T) {
 		where         string
 		current, rcur bool
 		newBytes      int64
-	}{{whereRemote, false, false, 4}, {whereBoth, false, true, 4}, {whereLocal, true, false, 6}}
+	}{{catalog.WhereRemote, false, false, 4}, {catalog.WhereBoth, false, true, 4}, {catalog.WhereLocal, true, false, 6}}
 	for i, w := range want {
 		e := list[i]
 		if e.ID != ids[i] || e.Where != w.where || e.Current != w.current || e.RemoteCurrent != w.rcur || e.NewBytes != w.newBytes {

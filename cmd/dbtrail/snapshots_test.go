@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/catalog"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
@@ -83,7 +84,7 @@ func TestSnapshotsNewBytes(t *testing.T) {
 		Tables: []snapshot.ManifestTable{tbl}}); err != nil {
 		t.Fatal(err)
 	}
-	list, err := loadSnapshots(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	list, err := catalog.LoadSnapshots(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

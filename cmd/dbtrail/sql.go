@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"github.com/dbtrail/dbtrail/api"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbtrail/dbtrail/internal/shell"
 	"github.com/dbtrail/dbtrail/internal/sqlport"
 	"github.com/dbtrail/dbtrail/internal/tail"
 )
@@ -54,7 +56,12 @@ func newSQLCmd(g *globals) *cobra.Command {
 					return fmt.Errorf("--tail: %w", err)
 				}
 				defer closeIndex()
-				cfg.Tail = &tail.Reader{Past: past, MaxEvents: c.q.tailMaxEvents, MemoryLimit: c.q.memoryLimit, Log: g.log}
+				cache, err := newTailCache(c.q.tempDir, c.q.tailCacheSize)
+				if err != nil {
+					return err
+				}
+				defer closeTailCache(cache)
+				cfg.Tail = &tail.Reader{Past: past, MaxEvents: c.q.tailMaxEvents, MemoryLimit: c.q.memoryLimit, Log: g.log, Cache: cache}
 			}
 			p, err := sqlport.Listen(cfg)
 			if err != nil {
@@ -72,7 +79,7 @@ func newSQLCmd(g *globals) *cobra.Command {
 	f.StringVar(&c.tokenFile, "token-file", "", "the API's token file: each token's name is a user, its secret the password (mode 0600; required)")
 	f.DurationVar(&c.timeout, "timeout", sqlport.DefaultTimeout, "time limit of one statement")
 	f.IntVar(&c.maxRows, "max-rows", sqlport.DefaultMaxRows, "most rows of one answer (more is an error)")
-	f.Int64Var(&c.maxBytes, "query-max-bytes", DefaultQueryMaxBytes, "largest answer of one statement, its rows as sent, in bytes: a larger one is an error naming this cap")
+	f.Int64Var(&c.maxBytes, "query-max-bytes", api.DefaultQueryMaxBytes, "largest answer of one statement, its rows as sent, in bytes: a larger one is an error naming this cap")
 	f.Int64Var(&c.cacheSize, "cache-size", sqlport.DefaultCacheBytes, "bytes of the tables staged at moments (SET @@dbtrail_at) kept for every connection at the same cut; past it, those no session reads are removed")
 	f.StringVar(&c.q.backupDir, "backup-dir", filepath.Join(".dbtrail", "backups"), "backup folder holding <source>/snapshots and <source>/current")
 	f.StringVar(&c.q.source, "source", "main", "source name")
@@ -80,7 +87,8 @@ func newSQLCmd(g *globals) *cobra.Command {
 	f.IntVar(&c.q.threads, "threads", 2, "DuckDB threads of one connection")
 	f.BoolVar(&c.q.tail, "tail", true, "answer at the newest captured transaction and allow SET @@dbtrail_at (needs --index-dsn); --tail=false reads the current snapshot alone")
 	f.Int64Var(&c.q.tailMaxEvents, "tail-max-events", tail.DefaultMaxEvents, "largest tail folded (at latest: more answers from the snapshot, with the reason; at a moment: refused)")
+	registerTailCache(f, &c.q.tailCacheSize, "tail-cache-size")
 	registerArchiveURL(f, &c.q.archiveURL, "archive location the tail reads the hours the index dropped from")
-	c.q.format = formatTable
+	c.q.format = shell.FormatTable
 	return cmd
 }

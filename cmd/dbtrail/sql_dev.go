@@ -28,11 +28,15 @@ func sqlDevJob(ctx context.Context, g *globals, addr string, sc *serveConfig, so
 		return devJob{}, err
 	}
 	src := filepath.Join(backupDir, source)
+	cache, err := sc.tailCache()
+	if err != nil {
+		return devJob{}, err
+	}
 	p, err := sqlport.Listen(sqlport.Config{Addr: addr, TokenFile: tokenFile, Log: g.log,
 		MaxBytes: sc.queryMaxBytes, Slots: sc.querySlots(),
 		Session: views.SessionOptions{Options: views.Options{SourceDir: src}, MemoryLimit: sc.queryMemoryLimit, Threads: 2, Sandbox: true},
 		Tail: &tail.Reader{Past: moment.Past{Source: source, Index: store, SourceDir: src, Archive: archive, Free: disk.Free, Log: g.log},
-			MaxEvents: sc.queryTailMaxEvents, MemoryLimit: sc.queryMemoryLimit, Log: g.log}})
+			MaxEvents: sc.queryTailMaxEvents, MemoryLimit: sc.queryMemoryLimit, Log: g.log, Cache: cache}})
 	if err != nil {
 		return devJob{}, err
 	}

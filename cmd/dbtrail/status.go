@@ -33,7 +33,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			ctx := cmd.Context()
 			cp, ok, err := store.LoadCheckpoint(ctx, source)
 			if err != nil {
-				return explainIndexErr(err)
+				return index.Explain(err)
 			}
 			out := cmd.OutOrStdout()
 			if !ok {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/jobs"
 )
 
@@ -52,7 +52,7 @@ func writeJobsStatus(ctx context.Context, out io.Writer, svc *jobs.Service, sour
 	}
 }
 
-func verdictNote(v activities.TableVerdict) string {
+func verdictNote(v calls.TableVerdict) string {
 	switch {
 	case v.Error != "":
 		return ": " + v.Error
@@ -77,7 +77,7 @@ func writeLastRetention(ctx context.Context, out io.Writer, svc *jobs.Service, s
 		fmt.Fprintf(out, "  last retention %s %s: %s\n", j.StartedAt.Format(time.RFC3339), strings.ToUpper(string(j.State)), j.Error)
 		return
 	}
-	var res activities.RetentionResult
+	var res calls.RetentionResult
 	if err := json.Unmarshal(j.Result, &res); err != nil {
 		fmt.Fprintf(out, "  last retention unreadable result: %v\n", err)
 		return

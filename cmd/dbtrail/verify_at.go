@@ -7,6 +7,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // verifyAt verifies the live tables of db against the tables rebuilt at
@@ -16,7 +17,7 @@ import (
 // inconclusive.
 func verifyAt(ctx context.Context, out io.Writer, past moment.Past, at string, tables []string,
 	dsn string, opts verify.Options) (bad, inconclusive int, err error) {
-	a, err := moment.ParseAt(at)
+	a, err := when.Parse(at)
 	if err != nil {
 		return 0, 0, fmt.Errorf("--at: %w", err)
 	}

@@ -11,13 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/jobs"
 )
 
 // lastVerifyFunc returns the verdicts of source's last finished verify and
 // when it closed (Unix seconds); ok is false when none finished.
-type lastVerifyFunc func(ctx context.Context) (res activities.VerifySnapshotResult, closed float64, ok bool, err error)
+type lastVerifyFunc func(ctx context.Context) (res calls.VerifySnapshotResult, closed float64, ok bool, err error)
 
 // verifyCollector exports the verdicts of a source's last finished Verify
 // job on the process's /metrics, asked of Temporal at each scrape (the
@@ -41,7 +41,7 @@ func newVerifyCollector(source string) *verifyCollector {
 
 // useJobs makes the collector read the last verify of source from svc.
 func (c *verifyCollector) useJobs(svc *jobs.Service, source string) {
-	f := lastVerifyFunc(func(ctx context.Context) (activities.VerifySnapshotResult, float64, bool, error) {
+	f := lastVerifyFunc(func(ctx context.Context) (calls.VerifySnapshotResult, float64, bool, error) {
 		return lastVerify(ctx, svc, source)
 	})
 	c.last.Store(&f)
@@ -50,15 +50,15 @@ func (c *verifyCollector) useJobs(svc *jobs.Service, source string) {
 // lastVerify is the result of source's newest finished verify whose
 // result holds verdicts (a failed verify has none: the one before it
 // counts).
-func lastVerify(ctx context.Context, svc *jobs.Service, source string) (activities.VerifySnapshotResult, float64, bool, error) {
+func lastVerify(ctx context.Context, svc *jobs.Service, source string) (calls.VerifySnapshotResult, float64, bool, error) {
 	j, ok, err := svc.Last(ctx, jobs.Verify, source)
 	if err != nil || !ok {
-		return activities.VerifySnapshotResult{}, 0, false, err
+		return calls.VerifySnapshotResult{}, 0, false, err
 	}
 	if len(j.Result) == 0 || j.ClosedAt == nil {
-		return activities.VerifySnapshotResult{}, 0, false, nil
+		return calls.VerifySnapshotResult{}, 0, false, nil
 	}
-	var res activities.VerifySnapshotResult
+	var res calls.VerifySnapshotResult
 	if err := json.Unmarshal(j.Result, &res); err != nil {
 		return res, 0, false, fmt.Errorf("result of verify %s: %w", j.ID, err)
 	}

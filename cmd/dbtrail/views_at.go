@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // viewsAt is `dbtrail views --at T --export-dir DIR`: a parquet export of
@@ -36,7 +36,7 @@ func (v *viewsAt) run(cmd *cobra.Command, g *globals, source string) error {
 		return fmt.Errorf("--at needs --export-dir: the folder the moment is exported to, with its views.sql")
 	}
 	v.m.source = source
-	spec, err := v.m.spec(activities.ExportParquet, v.dir)
+	spec, err := v.m.spec(payload.ExportParquet, v.dir)
 	if err != nil {
 		return err
 	}

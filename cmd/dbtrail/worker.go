@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 func newWorkerCmd(g *globals) *cobra.Command {
@@ -71,7 +71,7 @@ shared through the store (docs/workflows.md, "Workers on several machines").`,
 	}
 	f := cmd.Flags()
 	tf.registerConn(f)
-	f.StringVar(&taskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
+	f.StringVar(&taskQueue, "task-queue", payload.TaskQueue, "task queue to poll")
 	f.StringVar(&metricsAddr, "metrics-addr", "", "address of a Prometheus /metrics endpoint with the folders' free space (empty: off; several workers on one machine need one each)")
 	wc.register(f)
 	sched.register(f)

@@ -21,13 +21,20 @@
       var x = (ev.clientX - box.left) / box.width * vb.width;
       var x0 = Number(cov.dataset.x0), from = Number(cov.dataset.from), secs = Number(cov.dataset.seconds);
       if (!(x >= x0) || !(secs > 0)) { return; }
-      var text = utc(new Date((from + (x - x0) / (vb.width - x0) * secs) * 1000));
+      // A snapshot's tick picks its exact cut (GTID or binlog position);
+      // elsewhere the time under the click.
+      var text = ev.target.getAttribute && ev.target.getAttribute('data-moment');
+      var zone = '';
+      if (!text) {
+        text = utc(new Date((from + (x - x0) / (vb.width - x0) * secs) * 1000));
+        zone = ' (UTC)';
+      }
       ['m-at', 'e-at', 'r-at'].forEach(function (id) {
         var el = document.getElementById(id);
         if (el) { el.value = text; }
       });
       var said = document.getElementById('picked');
-      if (said) { said.textContent = 'Picked ' + text + ' (UTC): press Show, or review an export or restore of it.'; }
+      if (said) { said.textContent = 'Picked ' + text + zone + ': press Show, or review an export or restore of it.'; }
     });
   }
 

@@ -18,9 +18,9 @@
 //
 // Besides the codec: the names of a source's archive files and history file
 // in a store (names.go), the history file's codec (History: schema history,
-// capture gaps and starts, what restore-index needs beside the events), and
+// capture gaps and starts, what reindex needs beside the events), and
 // two merges (merge.go): SeqOrder reads a file in the index's seq order for
-// restore-index, MergeFileOrder joins a stored file with events that landed
+// reindex, MergeFileOrder joins a stored file with events that landed
 // in its hour later. And the hour file's life (hourfile.go): WriteHour
 // writes it crash-safely to disk, Put and Confirm store and check it in a
 // storage.Store, OpenStored reads the one stored back; Prefetch reads the

@@ -16,7 +16,7 @@ import (
 const HistoryVersion = "history/1"
 
 // History is what a source's index knows besides its events, kept beside
-// the archive files so that a lost index can be rebuilt (restore-index):
+// the archive files so that a lost index can be rebuilt (reindex):
 // every schema history version, capture gap and capture start of the
 // source. The archive workflow rewrites it on every run
 // (<source>/history.json); the index only ever adds to these tables, so a

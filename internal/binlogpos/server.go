@@ -7,7 +7,7 @@ import (
 
 // Files lists the binlog files the server behind db still has, oldest
 // first (SHOW BINARY LOGS): the one query of a live server this package
-// makes, shared by capture (where to start) and restore-index (is the
+// makes, shared by capture (where to start) and reindex (is the
 // checkpoint's file still there).
 func Files(ctx context.Context, db *sql.DB) ([]string, error) {
 	rows, err := db.QueryContext(ctx, "SHOW BINARY LOGS")

@@ -62,7 +62,7 @@ type Event struct {
 	// Columns, when not nil, says Before and After are given in their stored
 	// form: JSON arrays of the values in the order of the column names
 	// Columns lists (a JSON array of strings), an update's After with
-	// types.Unchanged for values equal to Before's, as capture encodes them.
+	// rowimage.Unchanged for values equal to Before's, as capture encodes them.
 	// Otherwise they are JSON objects {"col":value,...}. Readers always
 	// return objects, and nil Columns.
 	Columns []byte

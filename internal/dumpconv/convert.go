@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // converter maps the parsed rows of one table's data files to the SQL text
@@ -32,7 +32,7 @@ func newConverter(def *schema.Table) *converter {
 		case "utf8mb4", "utf8mb3", "utf8", "ascii", "":
 			// The table writer validates UTF-8 as it canonicalises the
 			// value; validating here too would be a second pass.
-			c.utf8[j] = types.IsCharacter(col)
+			c.utf8[j] = rowimage.IsCharacter(col)
 		}
 	}
 	return c
@@ -159,8 +159,8 @@ func (c *converter) value(dst []byte, j int, v dumpfile.Value) ([]byte, error) {
 	switch {
 	case c.utf8[j]:
 		return append(dst, v.Raw...), nil
-	case types.IsCharacter(col):
-		return types.ToUTF8(dst, col, v.Raw)
+	case rowimage.IsCharacter(col):
+		return rowimage.ToUTF8(dst, col, v.Raw)
 	case col.Type == "bit" && v.Kind == dumpfile.KindNumber:
 		// A BIT written as a number: its big-endian bytes.
 		n, err := strconv.ParseUint(string(v.Raw), 10, 64)
@@ -178,11 +178,11 @@ func (c *converter) value(dst []byte, j int, v dumpfile.Value) ([]byte, error) {
 // appendRows appends the rows of bt to tw, in order, and counts them in
 // *rows, reporting progress every progressRows rows. A row the sink
 // refuses fails with its file and line.
-func appendRows(ctx context.Context, bt *batch, tw Sink, row []types.Cell, rows *int64, progress Progress) error {
+func appendRows(ctx context.Context, bt *batch, tw Sink, row []rowimage.Cell, rows *int64, progress Progress) error {
 	n := len(row)
 	for k, line := range bt.lines {
 		for j, ref := range bt.cells[k*n : (k+1)*n] {
-			row[j] = types.Cell{Text: bt.data[ref.start:ref.end:ref.end], Null: ref.null}
+			row[j] = rowimage.Cell{Text: bt.data[ref.start:ref.end:ref.end], Null: ref.null}
 		}
 		if err := tw.AppendSQL(row); err != nil {
 			return fmt.Errorf("%s:%d: %w", bt.name, line, err)

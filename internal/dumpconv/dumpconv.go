@@ -2,7 +2,7 @@
 // file: the schema file gives the definition, every data file's rows pass
 // through the statement parser into the Parquet writer. Literals are mapped
 // to the SQL text form (what SELECT returns), which the writer converts with
-// the one type mapping of internal/types. A value that cannot be converted
+// the one type mapping of internal/rowimage. A value that cannot be converted
 // fails the table with the file and line; nothing is published.
 package dumpconv
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 const schemaSQL = "/*!40101 SET NAMES binary*/;\n/*!40014 SET FOREIGN_KEY_CHECKS=0*/;\n" +
@@ -94,7 +94,7 @@ const stringsSchema = "/*!40101 SET NAMES binary*/;\nCREATE TABLE `s` (\n  `id` 
 // convertRows writes rows (nil = NULL, the dump's NULL keyword) as one
 // mydumper 0.10 data file of table app.s, converts it and reads the table
 // file back.
-func convertRows(t *testing.T, rows [][][]byte) [][]types.Cell {
+func convertRows(t *testing.T, rows [][][]byte) [][]rowimage.Cell {
 	t.Helper()
 	var body bytes.Buffer
 	body.WriteString(header + "INSERT INTO `s` VALUES\n")
@@ -156,7 +156,7 @@ func convertRows(t *testing.T, rows [][][]byte) [][]types.Cell {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var out [][]types.Cell
+	var out [][]rowimage.Cell
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -165,16 +165,16 @@ func convertRows(t *testing.T, rows [][][]byte) [][]types.Cell {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp := make([]types.Cell, len(row))
+		cp := make([]rowimage.Cell, len(row))
 		for i, v := range row {
-			cp[i] = types.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
+			cp[i] = rowimage.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
 		}
 		out = append(out, cp)
 	}
 }
 
 // checkRows compares rows read back with the rows written (nil = NULL).
-func checkRows(t *testing.T, got [][]types.Cell, want [][][]byte) {
+func checkRows(t *testing.T, got [][]rowimage.Cell, want [][][]byte) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("read %d rows, wrote %d", len(got), len(want))

@@ -8,9 +8,9 @@ import (
 	"io"
 	"io/fs"
 
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // SampleBytes is how much of a table's data files Estimate converts to
@@ -23,43 +23,43 @@ const SampleBytes = 4 << 20
 const maxCutBytes = 64 << 20
 
 // Estimate estimates the table file Convert writes of the table's data
-// files (room.Convert): it converts a prefix of them, about SampleBytes
+// files (spaceneed.Convert): it converts a prefix of them, about SampleBytes
 // cut at a statement's end (all of them when smaller), with the real
 // table writer (its output counted, not kept), and scales the bytes
-// written to the files' size. Files of at most room.Floor bytes are not
+// written to the files' size. Files of at most spaceneed.Floor bytes are not
 // sampled. A prefix that cannot be cut or converted, or holds no row,
-// gives room.Convert's upper bound (the conversion itself then reports
+// gives spaceneed.Convert's upper bound (the conversion itself then reports
 // what is wrong with the files); an unreadable file or a cancelled ctx is
 // an error. It returns the sample it measured (Text 0: none).
-func Estimate(ctx context.Context, fsys fs.FS, files []string, def *schema.Table, meta snapshot.FooterMeta) (room.Estimate, room.Converted, error) {
+func Estimate(ctx context.Context, fsys fs.FS, files []string, def *schema.Table, meta snapshot.FooterMeta) (spaceneed.Estimate, spaceneed.Converted, error) {
 	return estimate(ctx, fsys, files, def, meta, SampleBytes)
 }
 
-func estimate(ctx context.Context, fsys fs.FS, files []string, def *schema.Table, meta snapshot.FooterMeta, limit int64) (room.Estimate, room.Converted, error) {
+func estimate(ctx context.Context, fsys fs.FS, files []string, def *schema.Table, meta snapshot.FooterMeta, limit int64) (spaceneed.Estimate, spaceneed.Converted, error) {
 	var total uint64
 	for _, f := range files {
 		st, err := fs.Stat(fsys, f)
 		if err != nil {
-			return room.Estimate{}, room.Converted{}, fmt.Errorf("size of data file %s: %w", f, err)
+			return spaceneed.Estimate{}, spaceneed.Converted{}, fmt.Errorf("size of data file %s: %w", f, err)
 		}
 		total += uint64(st.Size())
 	}
-	if total <= room.Floor {
-		return room.Convert(total, room.Converted{}), room.Converted{}, nil
+	if total <= spaceneed.Floor {
+		return spaceneed.Convert(total, spaceneed.Converted{}), spaceneed.Converted{}, nil
 	}
 	pfs, names, text, err := prefix(fsys, files, limit)
 	if err != nil || text == 0 {
-		return room.Convert(total, room.Converted{}), room.Converted{}, err
+		return spaceneed.Convert(total, spaceneed.Converted{}), spaceneed.Converted{}, err
 	}
 	written, err := convertCounted(ctx, pfs, names, def, meta)
 	if ctx.Err() != nil {
-		return room.Estimate{}, room.Converted{}, ctx.Err()
+		return spaceneed.Estimate{}, spaceneed.Converted{}, ctx.Err()
 	}
 	if err != nil || written == 0 {
-		return room.Convert(total, room.Converted{}), room.Converted{}, nil
+		return spaceneed.Convert(total, spaceneed.Converted{}), spaceneed.Converted{}, nil
 	}
-	sample := room.Converted{Text: text, Parquet: written}
-	return room.Convert(total, sample), sample, nil
+	sample := spaceneed.Converted{Text: text, Parquet: written}
+	return spaceneed.Convert(total, sample), sample, nil
 }
 
 // convertCounted converts files as ConvertTable does and returns the bytes

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // estimateTable is a table of the estimate test: its CREATE TABLE and a
@@ -160,7 +160,7 @@ func TestEstimate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				x := room.Ratio(written, est.Bytes)
+				x := spaceneed.Ratio(written, est.Bytes)
 				t.Logf("sample limit %d: %d of %d text bytes → %d; wrote %d, estimate %d, ratio %.2f", limit, sample.Text, total, sample.Parquet, written, est.Bytes, x)
 				if !est.Sure || x < 0.4 || x > 1 {
 					t.Errorf("sample limit %d: wrote %d for an estimate of %d (sure %v): ratio %.2f, want 0.4 to 1", limit, written, est.Bytes, est.Sure, x)
@@ -173,7 +173,7 @@ func TestEstimate(t *testing.T) {
 	}
 }
 
-// TestEstimateFallsBack: files of at most room.Floor bytes are not
+// TestEstimateFallsBack: files of at most spaceneed.Floor bytes are not
 // sampled, and a prefix that cannot be converted (a raw newline after a
 // semicolon inside a string, which mydumper never writes) gives the
 // upper bound, the files themselves: the conversion reports what is wrong.
@@ -187,13 +187,13 @@ func TestEstimateFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	est, sample, err := Estimate(ctx, fsys, []string{"app.t.00000.sql"}, def, meta)
-	if err != nil || est != (room.Estimate{Bytes: room.Floor, Sure: true}) || sample.Text != 0 {
+	if err != nil || est != (spaceneed.Estimate{Bytes: spaceneed.Floor, Sure: true}) || sample.Text != 0 {
 		t.Errorf("a small table: %+v, sample %+v, %v; want the floor, sure, no sample", est, sample, err)
 	}
 	odd := header + "INSERT INTO `t` VALUES\n(1,\"a\",NULL,\"x;\n" + strings.Repeat("y", 600<<10) + "\");\n"
 	fsys["app.t.00000.sql"] = &fstest.MapFile{Data: []byte(odd)}
 	est, sample, err = estimate(ctx, fsys, []string{"app.t.00000.sql"}, def, meta, 300<<10)
-	if err != nil || est != (room.Estimate{Bytes: uint64(len(odd)), Sure: true}) || sample.Text != 0 {
+	if err != nil || est != (spaceneed.Estimate{Bytes: uint64(len(odd)), Sure: true}) || sample.Text != 0 {
 		t.Errorf("an odd prefix: %+v, sample %+v, %v; want the files' %d bytes, sure, no sample", est, sample, err, len(odd))
 	}
 	if _, _, err := Estimate(ctx, fsys, []string{"app.t.00001.sql"}, def, meta); err == nil || !strings.Contains(err.Error(), "app.t.00001.sql") {

@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"sync"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Convert is a pipeline of two goroutines (three with a TableWriter whose
@@ -63,7 +63,7 @@ func Convert(ctx context.Context, fsys fs.FS, dataFiles []string, def *schema.Ta
 	}()
 	defer wg.Wait()
 	defer close(p.stop)
-	row := make([]types.Cell, len(def.Columns))
+	row := make([]rowimage.Cell, len(def.Columns))
 	var rows int64
 	for bt := range p.full {
 		if err := ctx.Err(); err != nil {

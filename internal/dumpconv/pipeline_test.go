@@ -11,25 +11,25 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // recordSink keeps a copy of every row it is given; it refuses row failAt
 // (1-based; 0 never).
 type recordSink struct {
-	rows   [][]types.Cell
+	rows   [][]rowimage.Cell
 	failAt int
 }
 
 var errRefused = errors.New("refused")
 
-func (s *recordSink) AppendSQL(row []types.Cell) error {
+func (s *recordSink) AppendSQL(row []rowimage.Cell) error {
 	if len(s.rows)+1 == s.failAt {
 		return errRefused
 	}
-	cp := make([]types.Cell, len(row))
+	cp := make([]rowimage.Cell, len(row))
 	for i, v := range row {
-		cp[i] = types.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
+		cp[i] = rowimage.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
 	}
 	s.rows = append(s.rows, cp)
 	return nil
@@ -39,10 +39,10 @@ func (s *recordSink) AppendSQL(row []types.Cell) error {
 // values that cross every path of the reader: latin1 bytes, escapes, BIT
 // as a number and as bytes, NULL and the empty string, several INSERTs per
 // file, and the SQL text form expected of each row.
-func bigDump(files, n int) (fstest.MapFS, []string, [][]types.Cell) {
+func bigDump(files, n int) (fstest.MapFS, []string, [][]rowimage.Cell) {
 	fsys := fstest.MapFS{"app.t-schema.sql": {Data: []byte(schemaSQL)}}
 	var names []string
-	var want [][]types.Cell
+	var want [][]rowimage.Cell
 	id := 0
 	for f := range files {
 		var b bytes.Buffer
@@ -57,21 +57,21 @@ func bigDump(files, n int) (fstest.MapFS, []string, [][]types.Cell) {
 			} else {
 				b.WriteString(",\n")
 			}
-			name, nameText := "\"caf\xe9 \\\"q\\\" \\\\\"", types.TextCell([]byte("café \"q\" \\"))
+			name, nameText := "\"caf\xe9 \\\"q\\\" \\\\\"", rowimage.TextCell([]byte("café \"q\" \\"))
 			switch id % 3 {
 			case 1:
-				name, nameText = "NULL", types.NullCell()
+				name, nameText = "NULL", rowimage.NullCell()
 			case 2:
-				name, nameText = `""`, types.TextCell([]byte{})
+				name, nameText = `""`, rowimage.TextCell([]byte{})
 			}
-			bit, bitText := fmt.Sprint(id%4096), types.TextCell([]byte{byte(id % 4096 >> 8), byte(id % 4096)})
+			bit, bitText := fmt.Sprint(id%4096), rowimage.TextCell([]byte{byte(id % 4096 >> 8), byte(id % 4096)})
 			if id%5 == 0 {
-				bit, bitText = "\"\x0f\xff\"", types.TextCell([]byte{0x0f, 0xff})
+				bit, bitText = "\"\x0f\xff\"", rowimage.TextCell([]byte{0x0f, 0xff})
 			}
 			note := strings.Repeat("x", id%50) + fmt.Sprintf("\\n%d\\0", id)
 			fmt.Fprintf(&b, "(%d,%s,%s,\"%s\")", id, name, bit, note)
 			noteText := strings.Repeat("x", id%50) + fmt.Sprintf("\n%d\x00", id)
-			want = append(want, []types.Cell{types.TextCell([]byte(fmt.Sprint(id))), nameText, bitText, types.TextCell([]byte(noteText))})
+			want = append(want, []rowimage.Cell{rowimage.TextCell([]byte(fmt.Sprint(id))), nameText, bitText, rowimage.TextCell([]byte(noteText))})
 		}
 		b.WriteString(";\n")
 		name := fmt.Sprintf("app.t.%05d.sql", f)

@@ -3,7 +3,7 @@
 // data files, the CREATE TABLE text of a schema file, and the rows of a data
 // file. It is pure: input comes through io.Reader and fs.FS, nothing is
 // written, and nothing is converted. Turning literals into typed column
-// values is the caller's job (see internal/types).
+// values is the caller's job (see internal/rowimage).
 //
 // The data reader is a statement parser over the byte stream, not a line
 // reader: one INSERT may span any number of lines and rows may be split

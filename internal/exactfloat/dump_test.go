@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestSelect: tables with FLOAT columns and a key are selected with their
@@ -40,7 +40,7 @@ func TestFixThenSink(t *testing.T) {
 	tables, _, err := Select([]*schema.Table{def})
 	must(t, err)
 	image := func(id, f string) []byte {
-		b, err := types.SQLImage(def, types.RawCells(nil, [][]byte{[]byte(id), []byte(f)}))
+		b, err := rowimage.SQLImage(def, rowimage.RawCells(nil, [][]byte{[]byte(id), []byte(f)}))
 		must(t, err)
 		return b
 	}
@@ -78,7 +78,7 @@ func TestFixThenSink(t *testing.T) {
 	must(t, err)
 	defer done()
 	for _, r := range [][]string{{"1", "3.14159"}, {"2", "1.23457"}} {
-		must(t, s.AppendSQL(types.RawCells(nil, [][]byte{[]byte(r[0]), []byte(r[1])})))
+		must(t, s.AppendSQL(rowimage.RawCells(nil, [][]byte{[]byte(r[0]), []byte(r[1])})))
 	}
 	if s.Fixed() != 2 || string(got[0][1]) != "3.1415927410125732" || string(got[1][1]) != "1.2345677614212036" {
 		t.Fatalf("fixed %d, rows %q", s.Fixed(), got)

@@ -23,8 +23,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Plan is the shape of one table's fixes: which columns are FLOAT and which
@@ -75,16 +75,16 @@ func NewPlan(t *schema.Table) (Plan, error) {
 }
 
 // AppendKey appends the key of a row in the SQL text form (one value per
-// column in table order) as types.Key writes it: "[v1,v2]" of
+// column in table order) as rowimage.Key writes it: "[v1,v2]" of
 // the canonical key values, the form of the index's keys.
-func (p Plan) AppendKey(dst []byte, t *schema.Table, row []types.Cell) ([]byte, error) {
+func (p Plan) AppendKey(dst []byte, t *schema.Table, row []rowimage.Cell) ([]byte, error) {
 	dst = append(dst, '[')
 	for n, j := range p.Key {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = types.AppendSQLValue(dst, &t.Columns[j], row[j]); err != nil {
+		if dst, err = rowimage.AppendSQLValue(dst, &t.Columns[j], row[j]); err != nil {
 			return dst, err
 		}
 	}

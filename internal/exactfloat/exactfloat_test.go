@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Pairs MariaDB 10.11 printed: SELECT f (what mydumper dumps) and
@@ -154,7 +154,7 @@ func must(t *testing.T, err error) {
 
 type rows [][][]byte
 
-func (r *rows) AppendSQL(row []types.Cell) error {
+func (r *rows) AppendSQL(row []rowimage.Cell) error {
 	cp := make([][]byte, len(row))
 	for i, v := range row {
 		if !v.Null {
@@ -218,8 +218,8 @@ func TestSinkFixesAndRefuses(t *testing.T) {
 	defer x.Close()
 	var got rows
 	s := NewSink(def, plan, x, &got)
-	must(t, s.AppendSQL(types.RawCells(nil, [][]byte{[]byte("1"), []byte("3.14159"), []byte("a"), []byte("0.5")})))
-	must(t, s.AppendSQL(types.RawCells(nil, [][]byte{[]byte("3"), []byte("1.23457"), nil, nil})))
+	must(t, s.AppendSQL(rowimage.RawCells(nil, [][]byte{[]byte("1"), []byte("3.14159"), []byte("a"), []byte("0.5")})))
+	must(t, s.AppendSQL(rowimage.RawCells(nil, [][]byte{[]byte("3"), []byte("1.23457"), nil, nil})))
 	if s.Fixed() != 1 || len(got) != 2 {
 		t.Fatalf("fixed %d, rows %d", s.Fixed(), len(got))
 	}
@@ -229,7 +229,7 @@ func TestSinkFixesAndRefuses(t *testing.T) {
 	if string(got[1][1]) != "1.23457" {
 		t.Fatalf("row 3: %q", got[1])
 	}
-	err = s.AppendSQL(types.RawCells(nil, [][]byte{[]byte("2"), []byte("2.71828"), nil, []byte("1.23456")}))
+	err = s.AppendSQL(rowimage.RawCells(nil, [][]byte{[]byte("2"), []byte("2.71828"), nil, []byte("1.23456")}))
 	var re *snapshot.RowError
 	if !errors.As(err, &re) || re.Column != "g" || re.Row != 3 {
 		t.Fatalf("want a RowError for column g of row 3, got %v", err)

@@ -19,7 +19,7 @@ import (
 )
 
 // A fix file holds, sorted, one record per row key that has a FLOAT value
-// to fix: the first 16 bytes of the sha256 of the key (types.Key form), then
+// to fix: the first 16 bytes of the sha256 of the key (rowimage.Key form), then
 // per FLOAT column of the plan the float32's bits (big endian), or keepBits
 // where the dumped value already reads back exactly.
 //

@@ -5,14 +5,14 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Appender takes rows in the SQL text form, as snapshot.TableWriter does.
 type Appender interface {
-	AppendSQL(row []types.Cell) error
+	AppendSQL(row []rowimage.Cell) error
 }
 
 // Sink passes dumped rows on to an Appender with their FLOAT values made
@@ -26,7 +26,7 @@ type Sink struct {
 	fixed int64
 	key   []byte
 	bits  []uint32
-	out   []types.Cell
+	out   []rowimage.Cell
 	texts [][]byte
 }
 
@@ -34,7 +34,7 @@ type Sink struct {
 // plan, NewPlan(t)).
 func NewSink(t *schema.Table, plan Plan, fixes *Fixes, next Appender) *Sink {
 	return &Sink{t: t, plan: plan, fixes: fixes, next: next,
-		out: make([]types.Cell, len(t.Columns)), texts: make([][]byte, len(plan.Floats))}
+		out: make([]rowimage.Cell, len(t.Columns)), texts: make([][]byte, len(plan.Floats))}
 }
 
 // Fixed returns how many rows had a value replaced.
@@ -44,7 +44,7 @@ func (s *Sink) Fixed() int64 { return s.fixed }
 // with each fixed FLOAT value replaced by its exact one. A fixed value must
 // round to the dumped one (Rounds): when it does not, or the dump holds
 // NULL, the row is refused with a *snapshot.RowError naming the key.
-func (s *Sink) AppendSQL(row []types.Cell) error {
+func (s *Sink) AppendSQL(row []rowimage.Cell) error {
 	s.rows++
 	if len(row) != len(s.t.Columns) {
 		return s.next.AppendSQL(row) // the writer reports it
@@ -70,14 +70,14 @@ func (s *Sink) AppendSQL(row []types.Cell) error {
 			return s.refuse(j, row[j], x)
 		}
 		s.texts[n] = AppendExact(s.texts[n][:0], x)
-		s.out[j] = types.TextCell(s.texts[n])
+		s.out[j] = rowimage.TextCell(s.texts[n])
 	}
 	s.fixed++
 	return s.next.AppendSQL(s.out)
 }
 
 // refuse reports a dumped value its exact value does not round to.
-func (s *Sink) refuse(col int, dumped types.Cell, x float32) error {
+func (s *Sink) refuse(col int, dumped rowimage.Cell, x float32) error {
 	v := "NULL"
 	if !dumped.Null {
 		v = strconv.Quote(string(dumped.Text))

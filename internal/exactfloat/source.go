@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // ReadSource adds to w the exact FLOAT values of every row of t as conn
@@ -28,7 +28,7 @@ func ReadSource(ctx context.Context, conn *sql.Conn, t *schema.Table, plan Plan,
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	row := make([]types.Cell, len(t.Columns))
+	row := make([]rowimage.Cell, len(t.Columns))
 	vals := make([]*float32, len(plan.Floats))
 	exact := make([]float32, len(plan.Floats))
 	var key []byte
@@ -38,7 +38,7 @@ func ReadSource(ctx context.Context, conn *sql.Conn, t *schema.Table, plan Plan,
 			return n, fmt.Errorf("table %s row %d: %w", t.QualifiedName(), n+1, err)
 		}
 		for i, j := range plan.Key {
-			row[j] = types.RawCell(raw[i])
+			row[j] = rowimage.RawCell(raw[i])
 		}
 		if key, err = plan.AppendKey(key[:0], t, row); err != nil {
 			return n, fmt.Errorf("table %s row %d: key: %w", t.QualifiedName(), n+1, err)
@@ -133,7 +133,7 @@ func (c *Changes) first(key string, before []byte) error {
 	if before == nil {
 		return c.w.Override([]byte(key), nil, false)
 	}
-	fields, err := types.DecodeImage(before)
+	fields, err := rowimage.DecodeImage(before)
 	if err != nil {
 		return fmt.Errorf("table %s key %s: before image: %w", c.t.QualifiedName(), key, err)
 	}

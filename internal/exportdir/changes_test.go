@@ -11,9 +11,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // changesFixture is the history of db.t: version 1 (id, a), version 2
@@ -35,7 +35,7 @@ func changesFixture(t *testing.T) ([]change.SchemaVersion, []change.Event) {
 		for i, c := range cells {
 			raw[i] = []byte(c)
 		}
-		b, err := types.SQLImage(hist[v-1].Definition, types.RawCells(nil, raw))
+		b, err := rowimage.SQLImage(hist[v-1].Definition, rowimage.RawCells(nil, raw))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 func TestStagingDir(t *testing.T) {
@@ -84,7 +84,7 @@ func writeTable(t *testing.T, path string, cut moment.Cut) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tw.AppendSQL(types.RawCells(nil, [][]byte{[]byte("1")})); err != nil {
+	if err := tw.AppendSQL(rowimage.RawCells(nil, [][]byte{[]byte("1")})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tw.Close(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // Bounds of a readAhead: a block holds aheadRows rows, or fewer whose
@@ -18,7 +18,7 @@ const (
 
 // rowSource is what liveRows reads a table file through.
 type rowSource interface {
-	Next() ([]types.Cell, error)
+	Next() ([]rowimage.Cell, error)
 }
 
 // readAhead reads the rows of src on another goroutine into blocks of
@@ -41,7 +41,7 @@ type readAhead struct {
 type rowBlock struct {
 	buf   []byte
 	ends  []int // per cell, its end in buf; -1 for NULL
-	cells []types.Cell
+	cells []rowimage.Cell
 	rows  int
 	err   error // after the rows: src's error, nil while more may come
 }
@@ -104,16 +104,16 @@ func (b *rowBlock) read(src rowSource, ncols int) {
 	start := 0
 	for _, end := range b.ends[:b.rows*ncols] {
 		if end < 0 {
-			b.cells = append(b.cells, types.NullCell())
+			b.cells = append(b.cells, rowimage.NullCell())
 			continue
 		}
-		b.cells = append(b.cells, types.TextCell(b.buf[start:end:end]))
+		b.cells = append(b.cells, rowimage.TextCell(b.buf[start:end:end]))
 		start = end
 	}
 }
 
 // Next returns the next row, or src's error after the last.
-func (r *readAhead) Next() ([]types.Cell, error) {
+func (r *readAhead) Next() ([]rowimage.Cell, error) {
 	for r.cur == nil || r.at == r.cur.rows {
 		if r.cur != nil {
 			if r.cur.err != nil {

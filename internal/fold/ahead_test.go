@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // fakeRows is a rowSource of n rows of two cells (the row number, and NULL
@@ -15,21 +15,21 @@ import (
 type fakeRows struct {
 	n, at int
 	err   error
-	row   []types.Cell
+	row   []rowimage.Cell
 	buf   []byte
 }
 
-func (f *fakeRows) Next() ([]types.Cell, error) {
+func (f *fakeRows) Next() ([]rowimage.Cell, error) {
 	if f.at == f.n {
 		return nil, f.err
 	}
 	f.at++
 	f.buf = strconv.AppendInt(f.buf[:0], int64(f.at), 10)
-	f.row = append(f.row[:0], types.TextCell(f.buf))
+	f.row = append(f.row[:0], rowimage.TextCell(f.buf))
 	if f.at%3 == 0 {
-		f.row = append(f.row, types.NullCell())
+		f.row = append(f.row, rowimage.NullCell())
 	} else {
-		f.row = append(f.row, types.TextCell([]byte("v")))
+		f.row = append(f.row, rowimage.TextCell([]byte("v")))
 	}
 	return f.row, nil
 }
@@ -116,11 +116,11 @@ type wideRows struct {
 	v  []byte
 }
 
-func (w *wideRows) Next() ([]types.Cell, error) {
+func (w *wideRows) Next() ([]rowimage.Cell, error) {
 	if w.at.Load() == w.n {
 		return nil, io.EOF
 	}
 	at := w.at.Add(1)
 	w.v[0] = byte(at)
-	return []types.Cell{types.TextCell(w.v)}, nil
+	return []rowimage.Cell{rowimage.TextCell(w.v)}, nil
 }

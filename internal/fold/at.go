@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // RowsAt calls fn with every row of the table at its snapshot (at) with
@@ -18,7 +18,7 @@ import (
 // the engine's folder.
 // The table file's next rows are decoded on another goroutine while fn
 // works on these (readAhead: three blocks of 4,096 rows at most).
-func (e *Engine) RowsAt(ctx context.Context, at TableAt, w *Window, fn func(row []types.Cell) error) error {
+func (e *Engine) RowsAt(ctx context.Context, at TableAt, w *Window, fn func(row []rowimage.Cell) error) error {
 	if w == nil {
 		return e.Rows(ctx, at, fn)
 	}
@@ -53,7 +53,7 @@ func (e *Engine) RowsAt(ctx context.Context, at TableAt, w *Window, fn func(row 
 		return fmt.Errorf("read %s: %w", name, err)
 	}
 	upserts := append(append([]Keyed(nil), at.Upserts...), w.File)
-	if err := e.copyNewest(ctx, upserts, false, nil, func(row []types.Cell, _, _ string) error { return fn(row) }); err != nil {
+	if err := e.copyNewest(ctx, upserts, false, nil, func(row []rowimage.Cell, _, _ string) error { return fn(row) }); err != nil {
 		return fmt.Errorf("read %s: upserts: %w", name, err)
 	}
 	return nil

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // checkRowsAt requires RowsAt over in's table file, chain and window to
@@ -18,8 +18,8 @@ func checkRowsAt(t *testing.T, e *Engine, in RewriteInput, written string) {
 	t.Helper()
 	at := TableAt{Table: in.Table, TableFile: in.TableFile, Posdel: in.Posdel, Upserts: in.Upserts}
 	var got []string
-	if err := e.RowsAt(context.Background(), at, in.Window, func(row []types.Cell) error {
-		img, err := types.SQLImage(in.Table, row)
+	if err := e.RowsAt(context.Background(), at, in.Window, func(row []rowimage.Cell) error {
+		img, err := rowimage.SQLImage(in.Table, row)
 		got = append(got, string(img))
 		return err
 	}); err != nil {
@@ -39,7 +39,7 @@ func checkRowsAt(t *testing.T, e *Engine, in RewriteInput, written string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := types.SQLImage(in.Table, row)
+		img, err := rowimage.SQLImage(in.Table, row)
 		if err != nil {
 			t.Fatal(err)
 		}

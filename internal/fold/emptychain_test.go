@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestWithoutEmptyChain: chain files that hold no rows (an empty chain
@@ -51,7 +51,7 @@ func TestWithoutEmptyChain(t *testing.T) {
 		}
 		for i := range rows {
 			key := string(rune('7' + i))
-			row := []types.Cell{types.TextCell([]byte(key)), types.TextCell([]byte("v")), types.NullCell()}
+			row := []rowimage.Cell{rowimage.TextCell([]byte(key)), rowimage.TextCell([]byte("v")), rowimage.NullCell()}
 			if err := w.AppendSQL(row, "["+key+"]", "u"); err != nil {
 				t.Fatal(err)
 			}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // progressEvery is how many rows pass between calls of a Progress function.
@@ -55,7 +55,7 @@ func (e *Engine) WritePair(ctx context.Context, w *Window, tf TableFile, meta sn
 	if err != nil {
 		return PairResult{}, err
 	}
-	if err := e.copyNewest(ctx, []Keyed{w.File}, true, progress, func(row []types.Cell, key, op string) error {
+	if err := e.copyNewest(ctx, []Keyed{w.File}, true, progress, func(row []rowimage.Cell, key, op string) error {
 		if op == snapshot.OpDelete {
 			res.DeleteRows++
 		}
@@ -98,7 +98,7 @@ func (e *Engine) writePosdel(out io.Writer, progress Progress, rows func(func(in
 // copyNewest streams the newest row of every key across files (see
 // newestRows) to fn, in file then row order.
 func (e *Engine) copyNewest(ctx context.Context, files []Keyed, keepDeletes bool, progress Progress,
-	fn func(row []types.Cell, key, op string) error) error {
+	fn func(row []rowimage.Cell, key, op string) error) error {
 	c := newCopier(files)
 	defer c.Close()
 	var n int64
@@ -166,7 +166,7 @@ func (e *Engine) Rewrite(ctx context.Context, in RewriteInput, out io.Writer, pr
 	if err := e.copyLive(ctx, in.TableFile, posdel, tw, progress); err != nil {
 		return snapshot.WriteResult{}, fmt.Errorf("fold %s: rewrite: %w", name, err)
 	}
-	if err := e.copyNewest(ctx, upserts, false, progress, func(row []types.Cell, _, _ string) error {
+	if err := e.copyNewest(ctx, upserts, false, progress, func(row []rowimage.Cell, _, _ string) error {
 		return tw.AppendSQL(row)
 	}); err != nil {
 		return snapshot.WriteResult{}, fmt.Errorf("fold %s: rewrite: upserts: %w", name, err)
@@ -176,7 +176,7 @@ func (e *Engine) Rewrite(ctx context.Context, in RewriteInput, out io.Writer, pr
 
 // copyLive appends to tw every row of the table file that no posdel names.
 func (e *Engine) copyLive(ctx context.Context, tableFile string, posdel []string, tw *snapshot.TableWriter, progress Progress) error {
-	return e.liveRows(ctx, tableFile, posdel, func(row []types.Cell) error {
+	return e.liveRows(ctx, tableFile, posdel, func(row []rowimage.Cell) error {
 		if err := tw.AppendSQL(row); err != nil {
 			return err
 		}
@@ -187,13 +187,13 @@ func (e *Engine) copyLive(ctx context.Context, tableFile string, posdel []string
 
 // liveRows calls fn with every row of the table file that no posdel names,
 // in file order.
-func (e *Engine) liveRows(ctx context.Context, tableFile string, posdel []string, fn func([]types.Cell) error) error {
+func (e *Engine) liveRows(ctx context.Context, tableFile string, posdel []string, fn func([]rowimage.Cell) error) error {
 	return e.liveRowsFrom(ctx, tableFile, posdel, false, fn)
 }
 
 // liveRowsFrom is liveRows; ahead decodes the table file's next rows on
 // another goroutine while fn works (readAhead).
-func (e *Engine) liveRowsFrom(ctx context.Context, tableFile string, posdel []string, ahead bool, fn func([]types.Cell) error) error {
+func (e *Engine) liveRowsFrom(ctx context.Context, tableFile string, posdel []string, ahead bool, fn func([]rowimage.Cell) error) error {
 	tf, err := snapshot.OpenTableFile(tableFile)
 	if err != nil {
 		return err
@@ -261,7 +261,7 @@ func (e *Engine) Compact(ctx context.Context, t *schema.Table, posdel []string, 
 	if err != nil {
 		return CompactResult{}, err
 	}
-	if err := e.copyNewest(ctx, upserts, true, progress, func(row []types.Cell, key, op string) error {
+	if err := e.copyNewest(ctx, upserts, true, progress, func(row []rowimage.Cell, key, op string) error {
 		return uw.AppendSQL(row, key, op)
 	}); err != nil {
 		return CompactResult{}, fmt.Errorf("compact %s: upserts: %w", t.QualifiedName(), err)

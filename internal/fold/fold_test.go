@@ -13,8 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestFoldModel drives random windows through pairs, compactions and
@@ -51,6 +52,7 @@ func TestFoldModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkTailViews(t, db, m, st, w, fmt.Sprintf("step %d tail", step))
+				checkTailViews(t, db, m, st, w, fmt.Sprintf("step %d tail in segments", step), segments(t, e, m, evs, step)...)
 				switch {
 				case step%9 == 0:
 					st = rewrite(t, e, m, st, w, store, &gen)
@@ -201,8 +203,8 @@ func checkRows(t *testing.T, e *Engine, m *modelTable, st tableState, step strin
 		at.Upserts = append(at.Upserts, Upserts(c.upserts))
 	}
 	var got []string
-	err := e.Rows(context.Background(), at, func(row []types.Cell) error {
-		img, err := types.SQLImage(m.def, row)
+	err := e.Rows(context.Background(), at, func(row []rowimage.Cell) error {
+		img, err := rowimage.SQLImage(m.def, row)
 		if err != nil {
 			return err
 		}
@@ -220,5 +222,74 @@ func checkRows(t *testing.T, e *Engine, m *modelTable, st tableState, step strin
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("%s: Rows of %s has %d rows, the model %d\n%s", step, m.def.Name, len(got), len(want), diff(got, want))
+	}
+}
+
+// segments writes evs as a tail cache keeps them: three windows of
+// consecutive events, the last two joined (JoinWindowFiles: one row per
+// key, checked), and returns the two files in stream order.
+func segments(t *testing.T, e *Engine, m *modelTable, evs []change.Event, step int) []string {
+	t.Helper()
+	a, b := len(evs)/3, 2*len(evs)/3
+	var paths []string
+	for i, part := range [][]change.Event{evs[:a], evs[a:b], evs[b:]} {
+		w, err := e.WriteWindow(m.def, fmt.Sprintf("s%d-%d", step, i), eventsOf(part))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, w.File.Path)
+	}
+	joined := e.scratchPath(fmt.Sprintf("s%d-joined", step))
+	if err := JoinWindowFiles(m.def, joined, paths[1:]); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]int{}
+	for _, p := range []string{joined} {
+		r, err := snapshot.OpenKeyedFile(p, WindowKeyCol, WindowOpCol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			k, _, _ := r.Keyed()
+			keys[k]++
+		}
+		r.Close()
+	}
+	for k, n := range keys {
+		if n != 1 {
+			t.Fatalf("step %d: the joined window holds key %s %d times, want its newest effect once", step, k, n)
+		}
+	}
+	return []string{paths[0], joined}
+}
+
+// TestJoinWindowFilesRefusesAnotherTable: joining a window of another
+// table's columns is an error naming the file, and leaves no file.
+func TestJoinWindowFilesRefusesAnotherTable(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(ctx, Options{TempDir: t.TempDir(), MemoryLimit: "128MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ints, comp := intTable(t), compositeTable(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	nextID, seq := 0, uint64(0)
+	w, err := e.WriteWindow(ints.def, "ints", eventsOf(ints.window(t, r, 5, &nextID, &seq)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "joined")
+	err = JoinWindowFiles(comp.def, out, []string{w.File.Path})
+	if err == nil || !strings.Contains(err.Error(), w.File.Path) {
+		t.Fatalf("a window of %s joined as %s: %v", ints.def.QualifiedName(), comp.def.QualifiedName(), err)
+	}
+	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+		t.Fatalf("a failed join left %s: %v", out, serr)
 	}
 }

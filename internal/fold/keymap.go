@@ -17,9 +17,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/filemode"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TableFile is a table file with the sha256 its manifest gives it.
@@ -39,7 +39,7 @@ type TableFile struct {
 //
 // Format: the magic keyMapMagic, the row count n and the block size b
 // (uint64 each, big endian); n 24-byte records sorted bytewise, one per
-// row: the first 16 bytes of the sha256 of the row's key string (types.Key
+// row: the first 16 bytes of the sha256 of the row's key string (rowimage.Key
 // form) and the row number (uint64, big endian); then the fences: the hash
 // of the first record of every block of b records. A lookup reads the
 // fences once, then one block per key.
@@ -138,15 +138,15 @@ func buildKeyMap(tf TableFile, path string) error {
 }
 
 // appendKey appends the key string of a row in TableReader.Next's form:
-// types.Key's "[v1,v2]" of the canonical key values.
-func appendKey(dst []byte, def *schema.Table, idx []int, vals []types.Cell) ([]byte, error) {
+// rowimage.Key's "[v1,v2]" of the canonical key values.
+func appendKey(dst []byte, def *schema.Table, idx []int, vals []rowimage.Cell) ([]byte, error) {
 	dst = append(dst, '[')
 	for n, j := range idx {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = types.AppendSQLValue(dst, &def.Columns[j], vals[j]); err != nil {
+		if dst, err = rowimage.AppendSQLValue(dst, &def.Columns[j], vals[j]); err != nil {
 			return nil, err
 		}
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -66,7 +66,7 @@ func compositeTable(t *testing.T) *modelTable {
 }
 
 func (m *modelTable) key(t *testing.T, img []byte) string {
-	k, err := types.KeyFromImage(m.def, img)
+	k, err := rowimage.KeyFromImage(m.def, img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +136,11 @@ func (m *modelTable) window(t *testing.T, r *rand.Rand, n int, nextID *int, seq 
 
 // withKeyOf returns img with its key columns' values taken from old.
 func withKeyOf(t *testing.T, m *modelTable, old, img []byte) []byte {
-	of, err := types.DecodeImage(old)
+	of, err := rowimage.DecodeImage(old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nf, err := types.DecodeImage(img)
+	nf, err := rowimage.DecodeImage(img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,14 +262,18 @@ func checkViews(t *testing.T, db *sql.DB, m *modelTable, st tableState, step str
 // checkTailViews lays st out as snapshot tailSnapshot of a source folder
 // and compares the live tail's view of the table (views.WriteTail: st's
 // table file and chain with w applied after it) with the model, which
-// already holds w's changes.
-func checkTailViews(t *testing.T, db *sql.DB, m *modelTable, st tableState, w *Window, step string) {
+// already holds w's changes. paths, when given, are the window's files in
+// place of w's one (a tail cache's segments of the same events).
+func checkTailViews(t *testing.T, db *sql.DB, m *modelTable, st tableState, w *Window, step string, paths ...string) {
 	t.Helper()
 	const tailSnapshot = "20261129T000000Z"
+	if len(paths) == 0 {
+		paths = []string{w.File.Path}
+	}
 	src := t.TempDir()
 	layout(t, filepath.Join(src, snapshot.SnapshotsDir, tailSnapshot, m.def.Schema), m, st)
 	tail := &views.Tail{Snapshot: tailSnapshot, Windows: map[string]*views.Window{
-		m.def.QualifiedName(): {Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
+		m.def.QualifiedName(): {Paths: paths, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
 			KeyMatch: func(left, right string) string { return KeyMatch(w.Table, left, right) }},
 	}}
 	var b strings.Builder
@@ -341,7 +345,7 @@ func queryJSON(t *testing.T, db *sql.DB, m *modelTable) []string {
 
 // normJSON spells an image as DuckDB's to_json does (no spaces).
 func normJSON(t *testing.T, img []byte) string {
-	fs, err := types.DecodeImage(img)
+	fs, err := rowimage.DecodeImage(img)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // A table without a primary or unique key (schema.KeyRow) is keyed by all
@@ -25,7 +25,7 @@ func (e *Engine) rewriteMultiset(ctx context.Context, in RewriteInput, tw *snaps
 	if err := e.requireEmptyChain(ctx, in); err != nil {
 		return err
 	}
-	appendRow := func(row []types.Cell) error {
+	appendRow := func(row []rowimage.Cell) error {
 		if err := tw.AppendSQL(row); err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ SELECT file_row_number FROM (
 
 // addedCopies calls fn with each row the window added net, as many times as
 // it added it, in the window's order.
-func (e *Engine) addedCopies(ctx context.Context, w *Window, fn func([]types.Cell) error) error {
+func (e *Engine) addedCopies(ctx context.Context, w *Window, fn func([]rowimage.Cell) error) error {
 	g, err := netByKey(w)
 	if err != nil {
 		return err

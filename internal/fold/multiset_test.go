@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestRewriteKeylessTableKeepsDuplicates: a table without a key holds the
@@ -60,7 +60,7 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 		return err
 	})
 	key := func(im []byte) string {
-		k, err := types.KeyFromImage(def, im)
+		k, err := rowimage.KeyFromImage(def, im)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,8 +117,8 @@ func TestRewriteKeylessTableKeepsDuplicates(t *testing.T) {
 		w.Remove()
 		file = next
 		var got []string
-		if err := e.Rows(ctx, TableAt{Table: def, TableFile: file}, func(row []types.Cell) error {
-			im, err := types.SQLImage(def, row)
+		if err := e.Rows(ctx, TableAt{Table: def, TableFile: file}, func(row []rowimage.Cell) error {
+			im, err := rowimage.SQLImage(def, row)
 			got = append(got, normJSON(t, im))
 			return err
 		}); err != nil {

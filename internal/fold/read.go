@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TableAt is a table as a snapshot holds it: its table file and chain.
@@ -98,11 +98,11 @@ func emptyFile(path string) (bool, error) {
 // table file's rows no .posdel names, in file order, then the newest version
 // of every key across the .upserts files unless it is a delete. It is what
 // the DuckDB views read, streamed with bounded memory.
-func (e *Engine) Rows(ctx context.Context, at TableAt, fn func(row []types.Cell) error) error {
+func (e *Engine) Rows(ctx context.Context, at TableAt, fn func(row []rowimage.Cell) error) error {
 	if err := e.liveRows(ctx, at.TableFile, at.Posdel, fn); err != nil {
 		return fmt.Errorf("read %s: %w", at.Table.QualifiedName(), err)
 	}
-	if err := e.copyNewest(ctx, at.Upserts, false, nil, func(row []types.Cell, _, _ string) error { return fn(row) }); err != nil {
+	if err := e.copyNewest(ctx, at.Upserts, false, nil, func(row []rowimage.Cell, _, _ string) error { return fn(row) }); err != nil {
 		return fmt.Errorf("read %s: upserts: %w", at.Table.QualifiedName(), err)
 	}
 	return nil

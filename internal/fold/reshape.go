@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Reshape writes the rows of the table file at path (a table file with no
@@ -37,7 +37,7 @@ func (e *Engine) Reshape(ctx context.Context, path string, r schema.Reshape, to 
 		return snapshot.WriteResult{}, fmt.Errorf("reshape %s: %w", name, err)
 	}
 	defer tw.Abort() // ends the overlap on a failure; nothing after Close
-	row := make([]types.Cell, len(to.Columns))
+	row := make([]rowimage.Cell, len(to.Columns))
 	for {
 		if err := ctx.Err(); err != nil {
 			tw.Abort()
@@ -73,7 +73,7 @@ func (e *Engine) Reshape(ctx context.Context, path string, r schema.Reshape, to 
 
 // reshapeMap returns, for every column of to, the position of its source in
 // the file's columns (from) or -1 and the constant in consts.
-func reshapeMap(from *schema.Table, r schema.Reshape, to *schema.Table) (pick []int, consts []types.Cell, err error) {
+func reshapeMap(from *schema.Table, r schema.Reshape, to *schema.Table) (pick []int, consts []rowimage.Cell, err error) {
 	if got := from.ColumnNames(); !slices.Equal(got, r.OldColumns) {
 		return nil, nil, fmt.Errorf("the table file has columns (%s), the reshape reads (%s)",
 			strings.Join(got, ", "), strings.Join(r.OldColumns, ", "))
@@ -82,7 +82,7 @@ func reshapeMap(from *schema.Table, r schema.Reshape, to *schema.Table) (pick []
 		return nil, nil, fmt.Errorf("the reshape gives %d columns, the new definition has %d", len(r.Columns), len(to.Columns))
 	}
 	pick = make([]int, len(to.Columns))
-	consts = make([]types.Cell, len(to.Columns))
+	consts = make([]rowimage.Cell, len(to.Columns))
 	for i, c := range r.Columns {
 		if !strings.EqualFold(c.Name, to.Columns[i].Name) {
 			return nil, nil, fmt.Errorf("column %d of the reshape is %s, the new definition's is %s", i+1, c.Name, to.Columns[i].Name)
@@ -94,9 +94,9 @@ func reshapeMap(from *schema.Table, r schema.Reshape, to *schema.Table) (pick []
 				return nil, nil, fmt.Errorf("column %s: no column %s in the table file", c.Name, c.From)
 			}
 		case c.Value == nil:
-			consts[i] = types.NullCell()
+			consts[i] = rowimage.NullCell()
 		default:
-			consts[i] = types.TextCell([]byte(*c.Value))
+			consts[i] = rowimage.TextCell([]byte(*c.Value))
 		}
 	}
 	return pick, consts, nil

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // BenchmarkReshapeAddColumn reshapes a 200,000-row table file of the ddl
@@ -37,8 +37,8 @@ func BenchmarkReshapeAddColumn(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range 200000 {
-		row := []types.Cell{types.TextCell([]byte(fmt.Sprint(i))), types.TextCell([]byte(fmt.Sprintf("pad-%040d", i))),
-			types.TextCell([]byte(fmt.Sprint(i * 7))), types.TextCell([]byte(fmt.Sprintf("%d.%03d", i, i%1000)))}
+		row := []rowimage.Cell{rowimage.TextCell([]byte(fmt.Sprint(i))), rowimage.TextCell([]byte(fmt.Sprintf("pad-%040d", i))),
+			rowimage.TextCell([]byte(fmt.Sprint(i * 7))), rowimage.TextCell([]byte(fmt.Sprintf("%d.%03d", i, i%1000)))}
 		if err := tw.AppendSQL(row); err != nil {
 			b.Fatal(err)
 		}

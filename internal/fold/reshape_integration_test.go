@@ -16,9 +16,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/dumpfile"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/mydumper"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/internal/verify"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
@@ -231,7 +231,7 @@ func reshapeBefore(ctx context.Context, t *testing.T, db *sql.DB, dir string, ta
 	if err != nil {
 		t.Fatal(err)
 	}
-	selectLive(ctx, t, db, def, func(row []types.Cell) {
+	selectLive(ctx, t, db, def, func(row []rowimage.Cell) {
 		if err := tw.AppendSQL(row); err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +341,7 @@ func checkModelPlan(t *testing.T, old *schema.Table, alter string, want schema.R
 // selectLive calls fn with every row of t on the server in the SQL text
 // form, read as verify reads a live table (NAMES utf8mb4, UTC, FLOAT as
 // DOUBLE).
-func selectLive(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table, fn func([]types.Cell)) {
+func selectLive(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table, fn func([]rowimage.Cell)) {
 	t.Helper()
 	conn, _, release, err := verify.ConsistentSnapshot(ctx, db)
 	if err != nil {
@@ -365,13 +365,13 @@ func selectLive(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	cells := make([]types.Cell, len(raw))
+	cells := make([]rowimage.Cell, len(raw))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
 		for i, v := range raw {
-			cells[i] = types.RawCell(v)
+			cells[i] = rowimage.RawCell(v)
 		}
 		fn(cells)
 	}
@@ -384,7 +384,7 @@ func selectLive(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table
 func liveRows(ctx context.Context, t *testing.T, db *sql.DB, def *schema.Table) []string {
 	t.Helper()
 	var out []string
-	selectLive(ctx, t, db, def, func(row []types.Cell) { out = append(out, canonicalRow(t, def, row, true)) })
+	selectLive(ctx, t, db, def, func(row []rowimage.Cell) { out = append(out, canonicalRow(t, def, row, true)) })
 	slices.Sort(out)
 	return out
 }
@@ -438,7 +438,7 @@ func checkValues(t *testing.T, path string, r schema.Reshape) {
 
 // canonicalRow renders a row as its columns' canonical values, FLOAT
 // columns only with floats.
-func canonicalRow(t *testing.T, def *schema.Table, row []types.Cell, floats bool) string {
+func canonicalRow(t *testing.T, def *schema.Table, row []rowimage.Cell, floats bool) string {
 	t.Helper()
 	var b []byte
 	for i := range def.Columns {
@@ -450,7 +450,7 @@ func canonicalRow(t *testing.T, def *schema.Table, row []types.Cell, floats bool
 		}
 		b = append(b, def.Columns[i].Name+"="...)
 		var err error
-		if b, err = types.AppendSQLValue(b, &def.Columns[i], row[i]); err != nil {
+		if b, err = rowimage.AppendSQLValue(b, &def.Columns[i], row[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // reshapeFixture writes a table file of d.t (id, a, b) with three rows and
@@ -36,10 +36,10 @@ func reshapeFixture(t *testing.T) (*schema.Catalog, *schema.Table, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range [][]types.Cell{
-		{types.TextCell([]byte("1")), types.TextCell([]byte("x ")), types.TextCell([]byte("10"))},
-		{types.TextCell([]byte("2")), types.NullCell(), types.NullCell()},
-		{types.TextCell([]byte("3")), types.TextCell(nil), types.TextCell([]byte("-3"))},
+	for _, row := range [][]rowimage.Cell{
+		{rowimage.TextCell([]byte("1")), rowimage.TextCell([]byte("x ")), rowimage.TextCell([]byte("10"))},
+		{rowimage.TextCell([]byte("2")), rowimage.NullCell(), rowimage.NullCell()},
+		{rowimage.TextCell([]byte("3")), rowimage.TextCell(nil), rowimage.TextCell([]byte("-3"))},
 	} {
 		if err := tw.AppendSQL(row); err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func TestReshapeRows(t *testing.T) {
 		}
 		var b []byte
 		for i := range row {
-			if b, err = types.AppendSQLValue(append(b, ' '), &to.Columns[i], row[i]); err != nil {
+			if b, err = rowimage.AppendSQLValue(append(b, ' '), &to.Columns[i], row[i]); err != nil {
 				t.Fatal(err)
 			}
 		}

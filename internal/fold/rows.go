@@ -7,9 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // fileShift packs (file index, row number) into one BIGINT: file<<40 | row,
@@ -127,7 +127,7 @@ func newCopier(files []Keyed) *copier { return &copier{files: files, cur: -1} }
 
 // row returns row number row of file file, whose key and op come with it.
 // Calls must ascend in (file, row).
-func (c *copier) row(file int, row int64) ([]types.Cell, string, string, error) {
+func (c *copier) row(file int, row int64) ([]rowimage.Cell, string, string, error) {
 	if file != c.cur {
 		if file < c.cur {
 			return nil, "", "", errors.New("fold: rows requested out of order")

@@ -8,10 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/filemode"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 )
@@ -22,6 +25,13 @@ import (
 const (
 	scratchKey = "dbtrail_fold_key"
 	scratchOp  = "dbtrail_fold_op"
+)
+
+// WindowKeyCol and WindowOpCol are the key and op columns of a window
+// file (WriteWindowFile, JoinWindowFiles).
+const (
+	WindowKeyCol = scratchKey
+	WindowOpCol  = scratchOp
 )
 
 // Keyed is a file of rows with a key and an op column: a .upserts file
@@ -90,6 +100,106 @@ func WriteWindowFile(t *schema.Table, path string, events Events) (*Window, erro
 		return nil, fmt.Errorf("fold %s: window: %w", t.QualifiedName(), err)
 	}
 	return w, nil
+}
+
+// joinKeysMax bounds the keys JoinWindowFiles keeps in memory to fold a
+// window: past it the rows are copied as they are.
+const joinKeysMax = 1 << 20
+
+// JoinWindowFiles writes the window files paths (scratch files of table
+// t's windows of consecutive events, in stream order) as one window file
+// at path: the window of all their events, folded to the newest effect of
+// each key, in stream order. A reader of windows (the newest effect of a
+// key is its row at the cut, unless a delete; a table row whose key a
+// window row holds is stale) reads the same table from it; with more than
+// joinKeysMax keys the rows are copied unfolded. A file of another
+// table's columns is an error naming it; on an error no file is left at
+// path.
+func JoinWindowFiles(t *schema.Table, path string, paths []string) error {
+	newest, err := newestEffects(t, paths)
+	if err != nil {
+		return fmt.Errorf("fold %s: join windows: %w", t.QualifiedName(), err)
+	}
+	err = writeScratch(path, func(out io.Writer) error {
+		kw, err := snapshot.NewKeyedWriter(out, t, snapshot.FooterMeta{}, snapshot.WriterOptions{}, scratchKey, scratchOp)
+		if err != nil {
+			return err
+		}
+		var row int64
+		err = eachWindowRow(t, paths, func(cells []rowimage.Cell, key, op string) error {
+			row++
+			if newest != nil && newest[key] != row {
+				return nil
+			}
+			return kw.AppendSQL(cells, key, op)
+		})
+		if err != nil {
+			return err
+		}
+		_, err = kw.Close()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("fold %s: join windows: %w", t.QualifiedName(), err)
+	}
+	return nil
+}
+
+// newestEffects maps each key of the window files paths to the number
+// (from 1, across the files in order) of its last row; nil with more than
+// joinKeysMax keys.
+func newestEffects(t *schema.Table, paths []string) (map[string]int64, error) {
+	newest := map[string]int64{}
+	var row int64
+	err := eachWindowRow(t, paths, func(_ []rowimage.Cell, key, _ string) error {
+		row++
+		if newest == nil {
+			return nil
+		}
+		if _, ok := newest[key]; !ok && len(newest) >= joinKeysMax {
+			newest = nil
+			return nil
+		}
+		newest[strings.Clone(key)] = row
+		return nil
+	})
+	return newest, err
+}
+
+// eachWindowRow passes every row of the window files paths, in order, to
+// fn; the row and its key and op are valid during the call.
+func eachWindowRow(t *schema.Table, paths []string, fn func(cells []rowimage.Cell, key, op string) error) error {
+	for _, p := range paths {
+		if err := windowRows(t, p, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// windowRows passes the rows of the window file path to fn.
+func windowRows(t *schema.Table, path string, fn func(cells []rowimage.Cell, key, op string) error) error {
+	r, err := snapshot.OpenKeyedFile(path, scratchKey, scratchOp)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if !slices.Equal(r.Table().ColumnNames(), t.ColumnNames()) {
+		return fmt.Errorf("%s: a window of %s (%v), not of its columns %v", path, r.Table().QualifiedName(), r.Table().ColumnNames(), t.ColumnNames())
+	}
+	for {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		key, op, _ := r.Keyed()
+		if err := fn(row, key, op); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
 }
 
 // EventError is an event of a window that cannot be folded into its table:

@@ -189,25 +189,25 @@ func firstPartitionBound(t *testing.T, s *Store) uint32 {
 	return parts[0].LessThan
 }
 
-// TestRestoreHours: a restore begins only on an empty index, restores hours
+// TestReindexHours: a restore begins only on an empty index, restores hours
 // whose seqs interleave, each once, into chunks without holes, and ends
 // with history and checkpoint in one step.
-func TestRestoreHours(t *testing.T) {
+func TestReindexHours(t *testing.T) {
 	srv := testsuite.StartIndex(t)
 	s := openStore(t, srv, "dbtrail_restore")
 	ctx := context.Background()
 	commitEvents(t, s, "busy", ev(1, "t", "a", change.OpInsert, "1"))
 	var ne *NotEmptyError
-	if _, err := s.BeginRestore(ctx, "busy", "loc", nil); !errors.As(err, &ne) || ne.What != "events" {
+	if _, err := s.BeginReindex(ctx, "busy", "loc", nil); !errors.As(err, &ne) || ne.What != "events" {
 		t.Fatalf("restore into a non-empty index: %v", err)
 	}
-	if resumed, err := s.BeginRestore(ctx, "main", "loc", nil); err != nil || resumed {
+	if resumed, err := s.BeginReindex(ctx, "main", "loc", nil); err != nil || resumed {
 		t.Fatalf("begin: %v %v", resumed, err)
 	}
-	if resumed, err := s.BeginRestore(ctx, "main", "loc", nil); err != nil || !resumed {
+	if resumed, err := s.BeginReindex(ctx, "main", "loc", nil); err != nil || !resumed {
 		t.Fatalf("begin again: %v %v", resumed, err)
 	}
-	if _, err := s.BeginRestore(ctx, "main", "elsewhere", nil); !errors.As(err, &ne) {
+	if _, err := s.BeginReindex(ctx, "main", "elsewhere", nil); !errors.As(err, &ne) {
 		t.Fatalf("begin from another location: %v", err)
 	}
 	h := firstPartitionBound(t, s) - 5
@@ -232,15 +232,15 @@ func TestRestoreHours(t *testing.T) {
 			}
 			return nil
 		}
-		if done, err := s.RestoreHour(ctx, a, nil, yield); err != nil || !done {
+		if done, err := s.ReindexHour(ctx, a, nil, yield); err != nil || !done {
 			t.Fatalf("restore %d: %v %v", hr.hour, done, err)
 		}
-		if done, err := s.RestoreHour(ctx, a, nil, yield); err != nil || done {
+		if done, err := s.ReindexHour(ctx, a, nil, yield); err != nil || done {
 			t.Fatalf("restore %d again: %v %v", hr.hour, done, err)
 		}
 	}
 	bad := change.Archive{Source: "main", Hour: h + 2, Events: 1, SHA256: strings.Repeat("0", 64)}
-	if _, err := s.RestoreHour(ctx, bad, nil, func(fn func(*change.Event) error) error {
+	if _, err := s.ReindexHour(ctx, bad, nil, func(fn func(*change.Event) error) error {
 		e := hourEvents(h, 50, 1, "t")[0]
 		return fn(&e)
 	}); err == nil || !strings.Contains(err.Error(), "outside the hour") {
@@ -281,13 +281,13 @@ func TestRestoreHours(t *testing.T) {
 		t.Fatal("event 26 found")
 	}
 	last := hourA[len(hourA)-1]
-	fin := RestoreFinish{Checkpoint: change.Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
+	fin := ReindexFinish{Checkpoint: change.Checkpoint{BinlogFile: last.BinlogFile, BinlogPos: last.EndPos, LastSeq: last.Seq, LastCommit: last.CommitTime},
 		Gaps:  []change.Gap{{FromFile: "b.000001", FromPos: 4, ToFile: "b.000002", ToPos: 4, Reason: "test", DetectedAt: time.Now()}},
 		Hours: 2, Events: 25, FirstSeq: 1, LastSeq: 25, Outcome: "resumes"}
-	if done, err := s.FinishRestore(ctx, "main", nil, fin); err != nil || !done {
+	if done, err := s.FinishReindex(ctx, "main", nil, fin); err != nil || !done {
 		t.Fatalf("finish: %v %v", done, err)
 	}
-	if done, err := s.FinishRestore(ctx, "main", nil, fin); err != nil || done {
+	if done, err := s.FinishReindex(ctx, "main", nil, fin); err != nil || done {
 		t.Fatalf("finish again: %v %v", done, err)
 	}
 	cp, ok, err := s.LoadCheckpoint(ctx, "main")
@@ -297,11 +297,11 @@ func TestRestoreHours(t *testing.T) {
 	if gaps, err := s.Gaps(ctx, "main"); err != nil || len(gaps) != 1 {
 		t.Fatalf("gaps %+v %v", gaps, err)
 	}
-	st, ok, err := s.Restore(ctx, "main")
+	st, ok, err := s.ReindexStatus(ctx, "main")
 	if err != nil || !ok || st.FinishedAt.IsZero() || st.Events != 25 {
 		t.Fatalf("restore record %+v %v %v", st, ok, err)
 	}
-	if _, err := s.BeginRestore(ctx, "main", "loc", nil); !errors.As(err, &ne) {
+	if _, err := s.BeginReindex(ctx, "main", "loc", nil); !errors.As(err, &ne) {
 		t.Fatalf("begin after a finished restore: %v", err)
 	}
 }

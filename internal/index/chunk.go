@@ -212,7 +212,7 @@ func (p *packing) split(img []byte, k int) (vals, names []byte, err error) {
 // assign puts every event in a chunk: its table's open chunk, unless that
 // has another key (then it is closed: one table's chunks never overlap), is
 // full or would span chunkMaxSpan seqs. A hole in evs' seqs closes every
-// chunk: restore-index packs an hour at a time, and the missing seqs may be
+// chunk: reindex packs an hour at a time, and the missing seqs may be
 // in another hour's chunks of the same table. Chunks come out in order of their
 // first seq.
 func (p *packing) assign() []chunk {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // Images are stored as JSON arrays of their values in column order (see
@@ -68,8 +68,8 @@ func parseColumnNames(text []byte) (columnNames, error) {
 }
 
 // unchanged is what an update's stored after image holds in place of a
-// value equal to its before image's (types.Unchanged).
-const unchanged = types.Unchanged
+// value equal to its before image's (rowimage.Unchanged).
+const unchanged = rowimage.Unchanged
 
 // arrayValues returns the JSON text of each value of the array vals.
 func arrayValues(out [][]byte, vals []byte) ([][]byte, error) {

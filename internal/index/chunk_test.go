@@ -68,7 +68,7 @@ func TestChunksRoundTrip(t *testing.T) {
 	var buf []byte
 	for round := 0; round < 20; round++ {
 		evs := randomEvents(r, 1+r.IntN(3000))
-		if round%4 == 3 { // a hole, as restore-index packs
+		if round%4 == 3 { // a hole, as reindex packs
 			evs = append(evs[:len(evs)/2:len(evs)/2], evs[len(evs)/2+1:]...)
 		}
 		var chunks []chunk

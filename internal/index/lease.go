@@ -65,7 +65,7 @@ func (s *Store) AcquireLease(ctx context.Context, source string, onWait func()) 
 // TryLease takes the capture lease of source like AcquireLease, but gives
 // up once it has waited wait (at least one attempt is made): the error then
 // wraps ErrLeaseHeld and names the connection that holds the lease.
-// restore-index takes the lease with it (see UnfinishedRestoreError).
+// reindex takes the lease with it (see UnfinishedReindexError).
 func (s *Store) TryLease(ctx context.Context, source string, wait time.Duration) (*Lease, error) {
 	return s.acquireLease(ctx, source, nil, max(wait, 0))
 }

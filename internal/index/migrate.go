@@ -37,7 +37,7 @@ var migrations = []migration{
 	// a view with the same columns.
 	{4, "pack events into event_chunks; events becomes a view", nil, packEvents},
 	// The archive's bookkeeping: which hours are on object storage, and a
-	// restore-index in progress.
+	// reindex in progress.
 	{5, "create archives, restores", func(time.Time) []string { return []string{archivesDDL, restoresDDL} }, nil},
 	// Images stored as value arrays, the names once per chunk: chunks
 	// written before keep NULL and object images; the view reads both.
@@ -50,6 +50,8 @@ var migrations = []migration{
 	{8, "create folder_space", func(time.Time) []string { return []string{folderSpaceDDL} }, nil},
 	// The partial re-dumps of a source (docs/workflows.md), for status.
 	{9, "create redumps", func(time.Time) []string { return []string{redumpsDDL} }, nil},
+	// Capture's state sampled over time, for the console's plots (docs/index-schema.md).
+	{10, "create capture_samples", func(time.Time) []string { return []string{captureSamplesDDL} }, nil},
 }
 
 // captureStartsDDL records each point where capture of a source began with no
@@ -84,8 +86,9 @@ const archivesDDL = `CREATE TABLE IF NOT EXISTS archives (
   PRIMARY KEY (source, hour)
 )` + tableOptions
 
-// restoresDDL records a restore-index of a source: started, and finished
+// restoresDDL records a reindex of a source: started, and finished
 // with what it restored. An unfinished row lets a new run go on.
+// (The table keeps its name from before issue 35 called this "reindex".)
 const restoresDDL = `CREATE TABLE IF NOT EXISTS restores (
   source VARCHAR(64) NOT NULL PRIMARY KEY,
   location VARCHAR(1024) NOT NULL,

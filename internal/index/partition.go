@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // The event_chunks table is partitioned by RANGE (hour_id), hour_id being the Unix
@@ -22,7 +23,7 @@ import (
 //
 // EnsurePartitions splits hourly partitions off p_future. DropPartition
 // drops an hourly partition once its hour is safely archived (the archive
-// workflow), SplitPartitions splits past hours off p_before (restore-index);
+// workflow), SplitPartitions splits past hours off p_before (reindex);
 // see partition_drop.go.
 
 // Names of the two open-ended partitions.

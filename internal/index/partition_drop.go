@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Dropping an hour's events once its archive is confirmed, and adding
-// hourly partitions for past hours (restore-index). Both serialize with
+// hourly partitions for past hours (reindex). Both serialize with
 // EnsurePartitions on GET_LOCK('dbtrail.partitions').
 
 // HourChangedError is DropPartition's refusal: the index holds another
@@ -183,7 +184,7 @@ const MaxRestoredPartitions = 4096
 // bound a partition of its own, splitting them off p_before (REORGANIZE
 // PARTITION: rows already there move along). At most
 // MaxRestoredPartitions hours get one, the newest; a from at or past
-// p_before's bound is a no-op. restore-index calls it before it restores
+// p_before's bound is a no-op. reindex calls it before it restores
 // hours older than the index.
 func (s *Store) SplitPartitions(ctx context.Context, from uint32) error {
 	conn, err := s.db.Conn(ctx)

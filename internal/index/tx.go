@@ -9,8 +9,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/dbtrail/dbtrail/internal/change"
 )
 
 // Tx is one index transaction of capture: the events of a batch, any schema
@@ -75,7 +76,7 @@ func (t *Tx) InsertPacked(ctx context.Context, p *Packed) error {
 }
 
 // insertChunks stores p's chunks, without InsertPacked's check that they
-// come after every stored event (restore-index inserts hours whose seqs
+// come after every stored event (reindex inserts hours whose seqs
 // interleave); the primary key still refuses a chunk stored twice.
 func (t *Tx) insertChunks(ctx context.Context, p *Packed) error {
 	for i := 0; i < len(p.chunks); {

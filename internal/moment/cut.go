@@ -7,6 +7,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // Cut is where a moment lands in the stream: every transaction up to and
@@ -14,7 +15,7 @@ import (
 // boundary, also when the transaction touched several tables.
 type Cut struct {
 	// At is the moment asked for.
-	At At `json:"at"`
+	At when.At `json:"at"`
 	// Seq is the last event of the cut: every event with seq <= Seq is in
 	// it. 0 when nothing captured is before the cut.
 	Seq uint64 `json:"seq"`
@@ -39,7 +40,7 @@ func (c Cut) Position() binlogpos.Position {
 // change before a time, seq or GTID is not: DDL statements have no events,
 // so nothing tells when they committed).
 func (c Cut) schemaPos() binlogpos.Position {
-	if c.At.Kind == KindPos {
+	if c.At.Kind == when.KindPos {
 		return c.At.Pos.Coords()
 	}
 	return c.Txn.Position.Coords()
@@ -109,7 +110,7 @@ type Facts struct {
 // looked up, or refuses at: nothing captured, at after the checkpoint ("not
 // captured yet"), a binlog position before capture started or inside a
 // capture gap. It is a pure function of its arguments.
-func Bounds(at At, f Facts) (floor, upto uint64, err error) {
+func Bounds(at when.At, f Facts) (floor, upto uint64, err error) {
 	refuse := func(code Code, format string, args ...any) (uint64, uint64, error) {
 		return 0, 0, &RefusedError{At: at.String(), Code: code, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -120,16 +121,16 @@ func Bounds(at At, f Facts) (floor, upto uint64, err error) {
 	cpPos := cp.Pos().Coords()
 	upto = cp.LastSeq
 	switch at.Kind {
-	case KindTime:
+	case when.KindTime:
 		if at.Time.After(cp.LastCommit) {
 			return refuse(CodeNotCaptured, "capture's newest transaction committed %s (seq %d, binlog %s); a transaction committed after it and at or before %s may not be captured yet",
 				fmtTime(cp.LastCommit), cp.LastSeq, cpPos, fmtTime(at.Time))
 		}
-	case KindSeq:
+	case when.KindSeq:
 		if at.Seq > cp.LastSeq {
 			return refuse(CodeNotCaptured, "capture's checkpoint is at seq %d", cp.LastSeq)
 		}
-	case KindPos:
+	case when.KindPos:
 		c, err := binlogpos.Compare(cpPos, at.Pos)
 		if err != nil {
 			return refuse(CodeNotCovered, "cannot order it against capture's checkpoint %s: %v", cpPos, err)
@@ -142,7 +143,7 @@ func Bounds(at At, f Facts) (floor, upto uint64, err error) {
 			return 0, 0, &RefusedError{At: at.String(), Code: serr.code, Reason: serr.reason}
 		}
 		floor = base.Seq
-	case KindGTID, KindLatest:
+	case when.KindGTID, when.KindLatest:
 	default:
 		return refuse(CodeNotFound, "unknown kind of moment %q", at.Kind)
 	}
@@ -208,37 +209,37 @@ func gapTo(g change.Gap) binlogpos.Position { return g.To() }
 // [at, …)): a time's last transaction committed strictly before it; a seq's
 // or GTID's transaction before theirs; a position's last transaction ending
 // before it. The lookup must have been made accordingly (see Lookup).
-func Decide(at At, before bool, f Facts, floor uint64, txn change.Txn, found bool) (Cut, error) {
+func Decide(at when.At, before bool, f Facts, floor uint64, txn change.Txn, found bool) (Cut, error) {
 	refuse := func(code Code, format string, args ...any) (Cut, error) {
 		return Cut{}, &RefusedError{At: at.String(), Code: code, Reason: fmt.Sprintf(format, args...)}
 	}
 	cut := Cut{At: at, Seq: txn.Position.Seq, Landed: found, Txn: txn}
 	if !found {
 		switch {
-		case at.Kind == KindPos:
+		case at.Kind == when.KindPos:
 			cut.Seq, cut.Txn = floor, change.Txn{Position: at.Pos.Coords()}
 			return cut, nil
-		case at.Kind == KindTime:
+		case at.Kind == when.KindTime:
 			what := "at or before"
 			if before {
 				what = "before"
 			}
 			return refuse(CodeNotCovered, "no captured transaction committed %s %s: the index does not know the tables before its first transaction", what, fmtTime(at.Time))
-		case at.Kind == KindGTID && !before:
+		case at.Kind == when.KindGTID && !before:
 			if past, ok := pastGTIDSet(at.GTID, f.Checkpoint.GTIDSet); ok && past {
 				return refuse(CodeNotCaptured, "capture's GTID set %s does not hold it yet", f.Checkpoint.GTIDSet)
 			}
 			return refuse(CodeNotFound, "no captured row change carries GTID %s (a transaction without row changes, such as DDL, has no events in the index)", at.GTID)
-		case before && (at.Kind == KindSeq || at.Kind == KindGTID):
+		case before && (at.Kind == when.KindSeq || at.Kind == when.KindGTID):
 			// The transaction of at is the first captured one.
 			cut.Seq, cut.Txn = floor, change.Txn{}
 			return cut, nil
-		case at.Kind == KindSeq:
+		case at.Kind == when.KindSeq:
 			return refuse(CodeNotFound, "no stored event has seq %d", at.Seq)
 		}
 		return refuse(CodeNotCaptured, "capture of %s has stored no transaction", f.Source)
 	}
-	if at.Kind == KindTime {
+	if at.Kind == when.KindTime {
 		for _, g := range f.Gaps {
 			if s, ok := lastSeqBefore(g, f); ok && s == cut.Seq {
 				return refuse(CodeGap, "its cut is the last transaction before capture gap #%d (binlog %s to %s: %s), committed %s: transactions the gap lost may have committed at or before it",

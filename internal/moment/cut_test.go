@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 func pos(file string, p uint64) binlogpos.Position { return binlogpos.Position{File: file, Pos: p} }
@@ -43,8 +44,8 @@ func refusedCode(t *testing.T, err error) Code {
 
 func TestBounds(t *testing.T) {
 	f := facts()
-	mustAt := func(s string) At {
-		a, err := ParseAt(s)
+	mustAt := func(s string) when.At {
+		a, err := when.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +93,8 @@ func TestBounds(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	f := facts()
-	at := func(s string) At {
-		a, err := ParseAt(s)
+	at := func(s string) when.At {
+		a, err := when.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}

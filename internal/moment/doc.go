@@ -5,7 +5,7 @@
 //
 // A moment is rebuilt in three steps, each a separate piece:
 //
-//  1. The cut (ParseAt, Bounds, Decide, Resolve). T is a time, a seq, a
+//  1. The cut (when.Parse, Bounds, Decide, Resolve). T is a time, a seq, a
 //     binlog file:pos, a GTID or "latest". The cut is the last transaction
 //     at or before T, found in the index's chunk headers; it is always a
 //     transaction boundary (every event of one transaction shares its

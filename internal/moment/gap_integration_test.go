@@ -12,6 +12,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/when"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -130,7 +131,7 @@ func TestMomentsAroundARealGap(t *testing.T) {
 		t.Fatalf("events of 1: %d, of 4: %d", len(one), len(four))
 	}
 	resolve := func(text string, before bool) (Cut, error) {
-		at, err := ParseAt(text)
+		at, err := when.Parse(text)
 		must(t, err)
 		return Resolve(ctx, store, f, at, before)
 	}
@@ -158,8 +159,8 @@ func TestMomentsAroundARealGap(t *testing.T) {
 		t.Fatalf("base across the gap: %v", err)
 	}
 	// A range across the gap is refused.
-	from, _ := ParseAt(fmt.Sprintf("seq:%d", one[0].Seq))
-	until, _ := ParseAt("latest")
+	from, _ := when.Parse(fmt.Sprintf("seq:%d", one[0].Seq))
+	until, _ := when.Parse("latest")
 	if _, err := ResolveRange(ctx, store, f, from, until); !isCode(err, CodeGap) {
 		t.Fatalf("range across the gap: %v", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // KeyError is a row key that does not parse for its table.
@@ -87,7 +87,7 @@ func ParseKey(t *schema.Table, text string) (string, error) {
 			continue
 		}
 		v := []byte(*vals[i])
-		if class, _ := types.ClassOf(c); class == types.ClassBinary && strings.HasPrefix(*vals[i], "0x") {
+		if class, _ := rowimage.ClassOf(c); class == rowimage.ClassBinary && strings.HasPrefix(*vals[i], "0x") {
 			dec, err := hex.DecodeString((*vals[i])[2:])
 			if err != nil {
 				return fail("column %s: %q is not 0x and hex digits", name, *vals[i])
@@ -95,7 +95,7 @@ func ParseKey(t *schema.Table, text string) (string, error) {
 			v = dec
 		}
 		var err error
-		if b, err = types.AppendSQLValue(b, c, types.TextCell(v)); err != nil {
+		if b, err = rowimage.AppendSQLValue(b, c, rowimage.TextCell(v)); err != nil {
 			return fail("column %s (%s): %v", name, c.Type, err)
 		}
 	}

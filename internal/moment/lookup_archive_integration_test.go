@@ -20,6 +20,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/internal/when"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -245,17 +246,17 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 		BinlogPos: last.EndPos, LastSeq: upto, LastCommit: last.CommitTime},
 		Starts: []change.Start{{Source: "main", Position: binlogpos.Position{File: "binlog.000001", Pos: 4}}}}
 	inside := evs[len(evs)/4]
-	atPos := At{Kind: KindPos, Pos: inside.Pos().Coords()}
-	atTime := At{Kind: KindTime, Time: inside.CommitTime}
+	atPos := when.At{Kind: when.KindPos, Pos: inside.Pos().Coords()}
+	atTime := when.At{Kind: when.KindTime, Time: inside.CommitTime}
 	recent := evs[len(evs)-10]
-	atRecent := At{Kind: KindPos, Pos: recent.Pos().Coords()}
+	atRecent := when.At{Kind: when.KindPos, Pos: recent.Pos().Coords()}
 	empty, err := storage.NewLocal(t.TempDir())
 	must(t, err)
 	for name, p := range map[string]Past{
 		"files missing":       {Source: "main", Index: store, Archive: empty},
 		"no archive location": {Source: "main", Index: store},
 	} {
-		for _, at := range []At{atPos, atTime} {
+		for _, at := range []when.At{atPos, atTime} {
 			_, err := Resolve(ctx, p.Lookup(), f, at, false)
 			r, ok := IsRefused(err)
 			// The search names the first archived hour it needed.
@@ -273,7 +274,7 @@ func TestLookupsOverArchivedHours(t *testing.T) {
 				kept = e
 			}
 		}
-		if _, err := Resolve(ctx, p.Lookup(), f, At{Kind: KindTime, Time: kept.CommitTime}, false); p.Archive == nil && err != nil {
+		if _, err := Resolve(ctx, p.Lookup(), f, when.At{Kind: when.KindTime, Time: kept.CommitTime}, false); p.Archive == nil && err != nil {
 			t.Errorf("%s, a time in an archived hour the index still holds: %v", name, err)
 		}
 		cut, err := Resolve(ctx, p.Lookup(), f, atRecent, false)

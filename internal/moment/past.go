@@ -9,6 +9,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // Past is one source's past as every reader of it sees it: the index for
@@ -74,7 +75,7 @@ func (p Past) Catalog(ctx context.Context) (Catalog, error) {
 // Plan resolves at and plans the rebuild of sel at it (PlanAt) over the
 // whole past: cut lookups over the archives, the base snapshot local or on
 // the store.
-func (p Past) Plan(ctx context.Context, at At, sel Selection) (Plan, Catalog, error) {
+func (p Past) Plan(ctx context.Context, at when.At, sel Selection) (Plan, Catalog, error) {
 	cat, err := p.Catalog(ctx)
 	if err != nil {
 		return Plan{}, nil, err
@@ -84,7 +85,7 @@ func (p Past) Plan(ctx context.Context, at At, sel Selection) (Plan, Catalog, er
 }
 
 // ResolveRange resolves the range [from, until) over the whole past.
-func (p Past) ResolveRange(ctx context.Context, from, until At) (Range, error) {
+func (p Past) ResolveRange(ctx context.Context, from, until when.At) (Range, error) {
 	lk := p.Lookup()
 	f, err := ReadFacts(ctx, lk, p.Source)
 	if err != nil {

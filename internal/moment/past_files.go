@@ -10,7 +10,7 @@ import (
 // archiveFiles lists the source's confirmed archived hours from the index's
 // bookkeeping (the archives table) and opens them on the archive location.
 // Without a location, an hour the index still holds whole (not dropped
-// yet, or restored by restore-index) is not listed, so readers of the
+// yet, or restored by reindex) is not listed, so readers of the
 // index's hours never need one.
 // A listed hour opens only when the stored object has the recorded size;
 // its footer is then checked against the record (ArchiveFiles.Open).

@@ -64,6 +64,12 @@ type TablePlan struct {
 	// a folded lineage otherwise renders from the definition (no defaults,
 	// comments or secondary indexes). "" when there is none.
 	CreateFrom string `json:"create_from,omitempty"`
+	// Def is the table's definition at the cut when schema changes between
+	// Snapshot and the cut moved only its definition (indexes, comments,
+	// defaults of later rows: schemahist.StepKeep), nil otherwise: its
+	// columns and rows read as Snapshot's, its CREATE TABLE is CreateFrom's
+	// when set, else rendered from Def.
+	Def *schema.Table `json:"def,omitempty"`
 }
 
 // Key returns the table's key.
@@ -176,8 +182,12 @@ func MakePlan(in PlanInput, base snapshot.Manifest) (Plan, error) {
 			continue
 		}
 		tp := TablePlan{Schema: k.Schema, Table: k.Table, Snapshot: base.SnapshotID, After: base.Position.Seq, Upto: in.Cut.Seq}
-		if l.Folded() {
+		switch {
+		case l.Folded():
 			tp.Lineage = &l
+			tp.CreateFrom = createFrom(k, in.Cut.Seq, cutPos, in.Snapshots, in.History)
+		case len(l.Steps) > 0:
+			tp.Def = defs[k]
 			tp.CreateFrom = createFrom(k, in.Cut.Seq, cutPos, in.Snapshots, in.History)
 		}
 		p.Tables = append(p.Tables, tp)

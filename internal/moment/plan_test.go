@@ -11,6 +11,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/schemahist"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 func manifest(id string, seq uint64, p binlogpos.Position, tables ...string) snapshot.Manifest {
@@ -25,7 +26,7 @@ func manifest(id string, seq uint64, p binlogpos.Position, tables ...string) sna
 
 func cutAt(seq uint64, p binlogpos.Position) Cut {
 	p.Seq = seq
-	return Cut{At: At{Kind: KindSeq, Seq: seq}, Seq: seq, Landed: true, Txn: change.Txn{Position: p, CommitTime: t0}}
+	return Cut{At: when.At{Kind: when.KindSeq, Seq: seq}, Seq: seq, Landed: true, Txn: change.Txn{Position: p, CommitTime: t0}}
 }
 
 func TestChooseBase(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // History reads a source's schema history; *index.Store has it.
@@ -19,7 +20,7 @@ type History interface {
 // snapshots (cat), the footers of the chosen base snapshot's table files
 // and the schema history. It writes nothing. A moment or table that cannot
 // be rebuilt is a *RefusedError.
-func PlanAt(ctx context.Context, ix Index, hist History, cat Catalog, source string, at At, sel Selection) (Plan, error) {
+func PlanAt(ctx context.Context, ix Index, hist History, cat Catalog, source string, at when.At, sel Selection) (Plan, error) {
 	f, err := ReadFacts(ctx, ix, source)
 	if err != nil {
 		return Plan{}, err
@@ -83,13 +84,13 @@ func (r Range) Upto() uint64  { return r.Until.Seq }
 
 // ResolveRange cuts [from, until) and refuses a range that ends before it
 // starts or crosses a capture gap (its changes are not all in the index).
-func ResolveRange(ctx context.Context, ix Index, f Facts, from, until At) (Range, error) {
+func ResolveRange(ctx context.Context, ix Index, f Facts, from, until when.At) (Range, error) {
 	a, err := Resolve(ctx, ix, f, from, true)
 	if err != nil {
 		return Range{}, err
 	}
 	u := until
-	b, err := Resolve(ctx, ix, f, u, until.Kind != KindLatest)
+	b, err := Resolve(ctx, ix, f, u, until.Kind != when.KindLatest)
 	if err != nil {
 		return Range{}, err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Table is one table opened at its moment: the table file and chain of a
@@ -63,7 +63,7 @@ func (t *Table) Close() error {
 // Rows passes every row of the table at its moment to fn in the SQL text
 // form (valid only during the call): the fold the refresh's rewrite does
 // (fold.Engine.RowsAt), streamed with DuckDB's memory bounded.
-func (t *Table) Rows(ctx context.Context, fn func(row []types.Cell) error) error {
+func (t *Table) Rows(ctx context.Context, fn func(row []rowimage.Cell) error) error {
 	if t.pending != nil {
 		if err := t.flush(ctx); err != nil {
 			return err
@@ -150,6 +150,11 @@ func (r *Rebuilder) Open(ctx context.Context, tp TablePlan, progress fold.Progre
 	t, err := OpenSnapshotTable(r.Engine, snap, tp.Schema, tp.Table)
 	if err != nil {
 		return nil, &SnapshotError{ID: tp.Snapshot, Err: err}
+	}
+	if tp.Def != nil {
+		// Its definition alone moved since the snapshot: the CREATE TABLE
+		// of then (its rows and columns are the snapshot's).
+		t.Footer.CreateTable = r.createTableAt(ctx, tp, tp.Def)
 	}
 	if tp.Upto <= tp.After {
 		return t, nil

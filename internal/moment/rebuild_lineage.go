@@ -50,8 +50,12 @@ func (r *Rebuilder) openLineage(ctx context.Context, tp TablePlan, progress fold
 		switch s.Kind {
 		case schemahist.StepKeep:
 			t.at.Table = s.Def // same columns and key: the events on either side fold alike
+			if t.pending != nil {
+				t.pending.To = s.Def // the reshape still to write lands in the newer definition
+			}
 			continue
 		case schemahist.StepEmpty:
+			t.pending = nil // the rows a reshape would have mapped are gone
 			err = r.startEmpty(t, s)
 		case schemahist.StepRename, schemahist.StepReshape:
 			if err = r.flushReshape(ctx, t, progress); err == nil {
@@ -208,7 +212,8 @@ func (r *Rebuilder) flushReshape(ctx context.Context, t *Table, progress fold.Pr
 }
 
 // createTableAt is the CREATE TABLE of a table rebuilt through a folded
-// lineage, whose definition at the moment is def: the source's own text
+// lineage, or whose definition alone moved (TablePlan.Def), whose
+// definition at the moment is def: the source's own text
 // from tp.CreateFrom's table file when that snapshot holds the same stored
 // definition, otherwise rendered from def. A later snapshot that cannot be
 // read only costs the exact text, never the rebuild.
@@ -226,7 +231,18 @@ func (r *Rebuilder) createTableAt(ctx context.Context, tp TablePlan, def *schema
 		return rendered
 	}
 	foot, err := snapshot.ReadFooter(snap.Path(mt.File))
-	if err != nil || !reflect.DeepEqual(schemahist.StoredDef(foot.Table), schemahist.StoredDef(def)) {
+	if err != nil {
+		return rendered
+	}
+	same := reflect.DeepEqual(schemahist.StoredDef(foot.Table), schemahist.StoredDef(def))
+	if tp.Def != nil {
+		// Only its definition moved: the later snapshot's footer may keep
+		// the columns' definition of before while its manifest holds the
+		// CREATE TABLE after (createFrom saw no change of the table
+		// between the moment and that snapshot).
+		same = schema.SameShape(schemahist.StoredDef(foot.Table), schemahist.StoredDef(def))
+	}
+	if !same {
 		return rendered
 	}
 	if mt.CreateTable != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // Index is what resolving a moment reads of the index; *index.Store has it.
@@ -56,7 +57,7 @@ func ReadFacts(ctx context.Context, ix Index, source string) (Facts, error) {
 // Resolve makes the cut of at (or, with before, the cut just before it; see
 // Decide) from f and the index. A moment that cannot be cut is a
 // *RefusedError; any other error is the index's.
-func Resolve(ctx context.Context, ix Index, f Facts, at At, before bool) (Cut, error) {
+func Resolve(ctx context.Context, ix Index, f Facts, at when.At, before bool) (Cut, error) {
 	floor, upto, err := Bounds(at, f)
 	if err != nil {
 		return Cut{}, err
@@ -77,7 +78,7 @@ func Resolve(ctx context.Context, ix Index, f Facts, at At, before bool) (Cut, e
 }
 
 // lookup finds the transaction Decide cuts at in (floor, upto].
-func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, upto uint64) (change.Txn, bool, error) {
+func lookup(ctx context.Context, ix Index, f Facts, at when.At, before bool, floor, upto uint64) (change.Txn, bool, error) {
 	src := f.Source
 	// prior is the transaction before txn, for a cut before it.
 	prior := func(txn change.Txn, found bool, err error) (change.Txn, bool, error) {
@@ -95,13 +96,13 @@ func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, u
 		return ix.TxnOfSeq(ctx, src, first-1, floor, upto)
 	}
 	switch at.Kind {
-	case KindTime:
+	case when.KindTime:
 		t := at.Time
 		if before {
 			t = t.Add(-time.Nanosecond)
 		}
 		return ix.TxnAtTime(ctx, src, t, floor, upto)
-	case KindPos:
+	case when.KindPos:
 		p := at.Pos.Coords()
 		if before {
 			if p.Pos == 0 {
@@ -110,11 +111,11 @@ func lookup(ctx context.Context, ix Index, f Facts, at At, before bool, floor, u
 			p.Pos--
 		}
 		return ix.TxnAtPos(ctx, src, p, floor, upto)
-	case KindSeq:
+	case when.KindSeq:
 		return prior(ix.TxnOfSeq(ctx, src, at.Seq, floor, upto))
-	case KindGTID:
+	case when.KindGTID:
 		return prior(ix.TxnOfGTID(ctx, src, at.GTID, floor, upto))
-	case KindLatest:
+	case when.KindLatest:
 		if f.Checkpoint.LastSeq == 0 {
 			return change.Txn{}, false, nil
 		}

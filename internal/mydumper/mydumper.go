@@ -113,6 +113,7 @@ func (r Run) Do(ctx context.Context) error {
 func (r Run) once(ctx context.Context, cmd *exec.Cmd) error {
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start mydumper: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // errLoadDataRefused is the target refusing LOAD DATA LOCAL INFILE (its
@@ -90,7 +90,7 @@ func (l *loader) loadChunkData(ctx context.Context, tx *sql.Tx, r RowReader, ord
 // the last one's key.
 func (l *loader) encodeRows(r RowReader, order *KeyOrder, size int, w io.Writer) (int, *string, error) {
 	buf := make([]byte, 0, loadDataBlock+64<<10)
-	n, key, err := l.readChunk(r, order, size, func(num int64, row []types.Cell) (bool, error) {
+	n, key, err := l.readChunk(r, order, size, func(num int64, row []rowimage.Cell) (bool, error) {
 		var err error
 		if buf, err = l.data.AppendRow(buf, num, row); err != nil {
 			return false, fail(KindBadInput, err)

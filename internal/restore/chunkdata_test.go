@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
 // sliceRows is a RowReader over rows.
-type sliceRows struct{ rows [][]types.Cell }
+type sliceRows struct{ rows [][]rowimage.Cell }
 
-func (s *sliceRows) Next() ([]types.Cell, error) {
+func (s *sliceRows) Next() ([]rowimage.Cell, error) {
 	if len(s.rows) == 0 {
 		return nil, io.EOF
 	}
@@ -27,13 +27,13 @@ func (s *sliceRows) Next() ([]types.Cell, error) {
 func (s *sliceRows) Close() error { return nil }
 
 // cells is a row of vals, "<null>" for NULL.
-func cells(vals ...string) []types.Cell {
-	out := make([]types.Cell, len(vals))
+func cells(vals ...string) []rowimage.Cell {
+	out := make([]rowimage.Cell, len(vals))
 	for i, v := range vals {
 		if v == "<null>" {
-			out[i] = types.Cell{Null: true}
+			out[i] = rowimage.Cell{Null: true}
 		} else {
-			out[i] = types.Cell{Text: []byte(v)}
+			out[i] = rowimage.Cell{Text: []byte(v)}
 		}
 	}
 	return out
@@ -69,7 +69,7 @@ func TestLoadChunkData(t *testing.T) {
 		t.Fatal("the target's local_infile is on, but the loader sees it off")
 	}
 	l := &loader{job: Job{RestoreID: "r1", Schema: "app", Name: "t", Load: "t"}, data: data}
-	load := func(rows ...[]types.Cell) (int, error) {
+	load := func(rows ...[]rowimage.Cell) (int, error) {
 		tx, err := conn.BeginTx(ctx, nil)
 		must(err)
 		defer tx.Rollback()

@@ -9,8 +9,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/throttle"
 )
 
 // How long a slice waits in a pause before it returns to say why
@@ -73,7 +74,7 @@ func (l *loader) run(ctx context.Context, st Staged) (Result, error) {
 	}
 	res := Result{Rows: l.part.RowsLoaded}
 	if l.chunk <= 0 {
-		l.chunk = FirstChunk
+		l.chunk = throttle.FirstChunk
 	}
 	if l.slice <= 0 {
 		l.slice = DefaultLoadSlice
@@ -124,13 +125,13 @@ func (l *loader) run(ctx context.Context, st Staged) (Result, error) {
 			paused += pausePoll
 			continue
 		}
-		if w := RateWait(res.Written, time.Since(start)-paused, lim.MaxRowsPerSecond); w > 0 {
+		if w := throttle.RateWait(res.Written, time.Since(start)-paused, lim.MaxRowsPerSecond); w > 0 {
 			if err := sleep(ctx, min(w, time.Second)); err != nil {
 				return res, err
 			}
 			continue
 		}
-		size := CapChunk(l.chunk, lim.MaxRowsPerSecond)
+		size := throttle.CapChunk(l.chunk, lim.MaxRowsPerSecond)
 		n, took, err := l.chunkOnce(ctx, r, rows, prefix, order, size)
 		if errors.Is(err, errLoadDataRefused) {
 			// Nothing of the chunk is committed, but its reader moved on.
@@ -149,7 +150,7 @@ func (l *loader) run(ctx context.Context, st Staged) (Result, error) {
 		if n > 0 {
 			res.Chunks++
 			res.ChunkMillis = append(res.ChunkMillis, int32(took.Milliseconds()))
-			l.chunk = NextChunk(n, took, lim)
+			l.chunk = throttle.NextChunk(n, took, lim)
 		}
 		l.progress("loading", int64(n), "")
 	}
@@ -172,12 +173,12 @@ func (l *loader) openRange(st Staged) (RowReader, error) {
 }
 
 // pauseReason reads the throttle's signals and decides.
-func (l *loader) pauseReason(ctx context.Context, lim Limits) (string, error) {
+func (l *loader) pauseReason(ctx context.Context, lim throttle.Limits) (string, error) {
 	s, err := readSignals(ctx, l.tg.DB, l.replicas, l.names, l.tg.ThrottleQuery)
 	if err != nil {
 		return "", err
 	}
-	return Pause(s, lim), nil
+	return throttle.Pause(s, lim), nil
 }
 
 // chunkOnce loads the next size rows of r (fewer at the part's end) in
@@ -235,7 +236,7 @@ func (l *loader) chunkOnce(ctx context.Context, r RowReader, rows *sqlexport.Row
 func (l *loader) buildChunk(r RowReader, rows *sqlexport.Rows, prefix string, order *KeyOrder, size int, send func([]byte) bool) (int, *string, error) {
 	var stmt []byte
 	failed := false // a statement failed: wait says why
-	n, key, err := l.readChunk(r, order, size, func(num int64, row []types.Cell) (bool, error) {
+	n, key, err := l.readChunk(r, order, size, func(num int64, row []rowimage.Cell) (bool, error) {
 		tuple := len(stmt)
 		if len(stmt) == 0 {
 			stmt = append(make([]byte, 0, maxStatementBytes+64<<10), prefix...)
@@ -276,8 +277,8 @@ func (l *loader) loadErr(n int, err error) error {
 // the rows read and the last one's key (nil for a keyless table or no
 // row). add returning false stops the chunk: then the rows added before
 // this one count, with no key, and add's error is returned.
-func (l *loader) readChunk(r RowReader, order *KeyOrder, size int, add func(num int64, row []types.Cell) (bool, error)) (int, *string, error) {
-	var last []types.Cell // the last row's key cells (copied: rows are reused)
+func (l *loader) readChunk(r RowReader, order *KeyOrder, size int, add func(num int64, row []rowimage.Cell) (bool, error)) (int, *string, error) {
+	var last []rowimage.Cell // the last row's key cells (copied: rows are reused)
 	n := 0
 	for n < size {
 		row, err := r.Next()

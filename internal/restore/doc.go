@@ -4,11 +4,11 @@
 // (Target.Prepare: privileges, non-empty targets, --no-binlog), the
 // bookkeeping tables that carry each table's and each part's checkpoint,
 // the loader (Load.Run: chunks of INSERTs or LOAD DATA, each one
-// transaction with its checkpoint move), the throttle (its signals read
-// from the target and replicas, and Pause's pure decision), the
+// transaction with its checkpoint move), the throttle's signals (read
+// from the target and replicas; internal/throttle decides on them), the
 // verification and the --replace swap (Target.Verify), and a drill's drop
-// (Target.DropDrill). The names a load writes under, the chunk size that
-// follows --chunk-time and the throttle's decision are pure functions. And
+// (Target.DropDrill). The names a load writes under are pure functions
+// (the chunk size that follows --chunk-time is internal/throttle's). And
 // the staged table (Staged): a table rebuilt at the moment written to
 // local files sorted by its key (WriteStaged), with the row group index
 // that lets a load enter it at a key (OpenRange) and split it into key

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // DefaultLoadSlice is how long one slice of a table's load loads (Load.Slice).
@@ -31,7 +33,7 @@ type Options struct {
 	NoBinlog bool
 	// CheckpointSchema holds the bookkeeping tables ("": the default).
 	CheckpointSchema string
-	Limits           Limits
+	Limits           throttle.Limits
 }
 
 // Bookkeeping is the schema of the bookkeeping tables.
@@ -58,16 +60,16 @@ func (o Options) Mode() string {
 // an --at that does not parse (it returns the parsed moment), limits
 // outside their bounds and a checkpoint schema MySQL cannot name. Each
 // is KindBadInput.
-func (o *Options) Check() (moment.At, error) {
+func (o *Options) Check() (when.At, error) {
 	if o.Drill {
 		if o.Replace || o.IntoSchema != "" && o.IntoSchema != DrillSchema {
-			return moment.At{}, fail(KindBadInput, fmt.Errorf("a restore drill loads into new schemas %s: not with --replace or --into-schema", DrillSchema))
+			return when.At{}, fail(KindBadInput, fmt.Errorf("a restore drill loads into new schemas %s: not with --replace or --into-schema", DrillSchema))
 		}
 		o.IntoSchema = DrillSchema
 	}
-	at, err := moment.ParseAt(o.At)
+	at, err := when.Parse(o.At)
 	if err != nil {
-		return moment.At{}, fail(KindBadInput, fmt.Errorf("--at: %w", err))
+		return when.At{}, fail(KindBadInput, fmt.Errorf("--at: %w", err))
 	}
 	return at, o.checkBounds()
 }

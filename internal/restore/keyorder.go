@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // KeyOrder orders rows by a table's key: the order a restore loads a
@@ -60,7 +60,7 @@ func (o *KeyOrder) Indexes() []int { return o.idx }
 
 // Compare orders rows a and b (full rows, in table order) by the key:
 // -1, 0 or +1.
-func (o *KeyOrder) Compare(a, b []types.Cell) int {
+func (o *KeyOrder) Compare(a, b []rowimage.Cell) int {
 	for i, j := range o.idx {
 		if c := compareCell(o.kind[i], a[j], b[j]); c != 0 {
 			return c
@@ -70,18 +70,18 @@ func (o *KeyOrder) Compare(a, b []types.Cell) int {
 }
 
 // Key copies row's key cells (the rest nil), for a later Compare.
-func (o *KeyOrder) Key(dst, row []types.Cell) []types.Cell {
+func (o *KeyOrder) Key(dst, row []rowimage.Cell) []rowimage.Cell {
 	if cap(dst) < len(row) {
-		dst = make([]types.Cell, len(row))
+		dst = make([]rowimage.Cell, len(row))
 	}
 	dst = dst[:len(row)]
 	for _, j := range o.idx {
-		dst[j] = types.Cell{Null: row[j].Null, Text: append(dst[j].Text[:0], row[j].Text...)}
+		dst[j] = rowimage.Cell{Null: row[j].Null, Text: append(dst[j].Text[:0], row[j].Text...)}
 	}
 	return dst
 }
 
-func compareCell(kind byte, a, b types.Cell) int {
+func compareCell(kind byte, a, b rowimage.Cell) int {
 	switch {
 	case a.Null && b.Null:
 		return 0

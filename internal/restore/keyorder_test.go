@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 func TestKeyOrder(t *testing.T) {
@@ -16,10 +16,10 @@ func TestKeyOrder(t *testing.T) {
 	if err != nil || o == nil {
 		t.Fatalf("NewKeyOrder: %v %v", o, err)
 	}
-	row := func(k, n string) []types.Cell {
-		return []types.Cell{types.TextCell([]byte(k)), types.TextCell([]byte(n)), types.NullCell(), types.NullCell(), types.TextCell([]byte("x"))}
+	row := func(k, n string) []rowimage.Cell {
+		return []rowimage.Cell{rowimage.TextCell([]byte(k)), rowimage.TextCell([]byte(n)), rowimage.NullCell(), rowimage.NullCell(), rowimage.TextCell([]byte("x"))}
 	}
-	rows := [][]types.Cell{row("b", "10"), row("a", "9"), row("b", "-3"), row("b", "2"), row("a", "-10"), row("b", "-20")}
+	rows := [][]rowimage.Cell{row("b", "10"), row("a", "9"), row("b", "-3"), row("b", "2"), row("a", "-10"), row("b", "-20")}
 	slices.SortFunc(rows, o.Compare)
 	var got []string
 	for _, r := range rows {
@@ -37,10 +37,10 @@ func TestKeyOrder(t *testing.T) {
 			t.Errorf("compareNumber(%s, %s) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
-	if compareCell(cmpFloat, types.TextCell([]byte("1e2")), types.TextCell([]byte("99.5"))) != 1 {
+	if compareCell(cmpFloat, rowimage.TextCell([]byte("1e2")), rowimage.TextCell([]byte("99.5"))) != 1 {
 		t.Error("1e2 should follow 99.5")
 	}
-	if compareCell(cmpInt, types.NullCell(), types.TextCell([]byte("-5"))) != -1 {
+	if compareCell(cmpInt, rowimage.NullCell(), rowimage.TextCell([]byte("-5"))) != -1 {
 		t.Error("NULL should sort first")
 	}
 	if k, _ := NewKeyOrder(&schema.Table{Columns: def.Columns, Key: []string{"k", "n", "d", "f", "pad"}, KeyKind: schema.KeyRow}); k != nil {
@@ -57,10 +57,10 @@ func TestKeyText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range [][]types.Cell{
-		{types.TextCell([]byte("-5")), types.TextCell([]byte("x")), types.TextCell([]byte{0xff, 0, '"', '<'})},
-		{types.TextCell([]byte("7")), types.NullCell(), types.NullCell()},
-		{types.TextCell([]byte("0")), types.NullCell(), types.TextCell([]byte(`é"\`))},
+	for _, row := range [][]rowimage.Cell{
+		{rowimage.TextCell([]byte("-5")), rowimage.TextCell([]byte("x")), rowimage.TextCell([]byte{0xff, 0, '"', '<'})},
+		{rowimage.TextCell([]byte("7")), rowimage.NullCell(), rowimage.NullCell()},
+		{rowimage.TextCell([]byte("0")), rowimage.NullCell(), rowimage.TextCell([]byte(`é"\`))},
 	} {
 		text := o.Text(row)
 		got, err := o.Parse(text, len(row))

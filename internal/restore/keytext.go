@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // Text is the key of row as the checkpoint stores it (last_key, a part's
@@ -14,7 +14,7 @@ import (
 // (its SQL text form), null for NULL, or {"base64": "..."} for a value
 // that is not valid UTF-8, so that Parse gives back exactly the bytes.
 // A table without a key has no key text ("").
-func (o *KeyOrder) Text(row []types.Cell) string {
+func (o *KeyOrder) Text(row []rowimage.Cell) string {
 	if o == nil {
 		return ""
 	}
@@ -34,7 +34,7 @@ func (o *KeyOrder) Text(row []types.Cell) string {
 
 // Parse turns a key Text back into a row of ncols cells whose key cells
 // are the key's values (the others empty), for Compare.
-func (o *KeyOrder) Parse(text string, ncols int) ([]types.Cell, error) {
+func (o *KeyOrder) Parse(text string, ncols int) ([]rowimage.Cell, error) {
 	var vals []json.RawMessage
 	if err := json.Unmarshal([]byte(text), &vals); err != nil {
 		return nil, fmt.Errorf("key %s: %w", text, err)
@@ -42,7 +42,7 @@ func (o *KeyOrder) Parse(text string, ncols int) ([]types.Cell, error) {
 	if len(vals) != len(o.idx) {
 		return nil, fmt.Errorf("key %s has %d values, the table's key %d columns", text, len(vals), len(o.idx))
 	}
-	row := make([]types.Cell, ncols)
+	row := make([]rowimage.Cell, ncols)
 	for i, j := range o.idx {
 		if j >= ncols {
 			return nil, fmt.Errorf("key column %d of %d columns", j+1, ncols)
@@ -56,21 +56,21 @@ func (o *KeyOrder) Parse(text string, ncols int) ([]types.Cell, error) {
 	return row, nil
 }
 
-func parseKeyValue(v json.RawMessage) (types.Cell, error) {
+func parseKeyValue(v json.RawMessage) (rowimage.Cell, error) {
 	if string(v) == "null" {
-		return types.NullCell(), nil
+		return rowimage.NullCell(), nil
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err == nil {
-		return types.TextCell([]byte(s)), nil
+		return rowimage.TextCell([]byte(s)), nil
 	}
 	var b struct{ Base64 *string }
 	if err := json.Unmarshal(v, &b); err != nil || b.Base64 == nil {
-		return types.Cell{}, fmt.Errorf("want a string, null or {\"base64\": ...}, got %s", v)
+		return rowimage.Cell{}, fmt.Errorf("want a string, null or {\"base64\": ...}, got %s", v)
 	}
 	raw, err := base64.StdEncoding.DecodeString(*b.Base64)
 	if err != nil {
-		return types.Cell{}, err
+		return rowimage.Cell{}, err
 	}
-	return types.TextCell(raw), nil
+	return rowimage.TextCell(raw), nil
 }

@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 	"github.com/dbtrail/dbtrail/internal/verify"
 )
 
@@ -35,7 +35,7 @@ type Load struct {
 	// (WriteStaged, or ReadStaged of an earlier call) and the room its
 	// staging took (nil when it was staged already); progress, when not
 	// nil, reports the rows staged.
-	Stage func(ctx context.Context, progress func(stage string, rows int64)) (Staged, *room.Step, error)
+	Stage func(ctx context.Context, progress func(stage string, rows int64)) (Staged, *spaceneed.Step, error)
 	// Progress reports the rows loaded and why the load pauses ("" when it
 	// does not); nil reports nothing.
 	Progress func(stage string, rows int64, paused string)
@@ -64,7 +64,7 @@ type Result struct {
 	Fingerprint string
 	// Room is the staging's estimate and the staged files' bytes (nil
 	// when the slice did not stage: the table was staged already).
-	Room *room.Step
+	Room *spaceneed.Step
 }
 
 // Run loads chunks of the table for about l.Slice. The first slice

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // loadKind says how a column's values are written as a LOAD DATA field.
@@ -50,14 +50,14 @@ type LoadData struct {
 func NewLoadData(t *schema.Table) (*LoadData, error) {
 	d := &LoadData{t: t, kinds: make([]loadKind, len(t.Columns))}
 	for i := range t.Columns {
-		switch class, _ := types.ClassOf(&t.Columns[i]); class {
-		case types.ClassInteger, types.ClassDecimal, types.ClassFloat, types.ClassDouble:
+		switch class, _ := rowimage.ClassOf(&t.Columns[i]); class {
+		case rowimage.ClassInteger, rowimage.ClassDecimal, rowimage.ClassFloat, rowimage.ClassDouble:
 			d.kinds[i] = loadNumber
-		case types.ClassYear:
+		case rowimage.ClassYear:
 			d.kinds[i] = loadYear
-		case types.ClassTemporal, types.ClassText, types.ClassAddress:
+		case rowimage.ClassTemporal, rowimage.ClassText, rowimage.ClassAddress:
 			d.kinds[i] = loadText
-		case types.ClassBinary:
+		case rowimage.ClassBinary:
 			d.kinds[i] = loadHex
 		default:
 			return nil, fmt.Errorf("table %s: column %s: unsupported column type %q", t.QualifiedName(), t.Columns[i].Name, t.Columns[i].Type)
@@ -104,7 +104,7 @@ func (d *LoadData) Statement(schemaName, table, infile string) string {
 
 // AppendRow appends row as one line of fields to dst. n (1-based) names
 // the row in an error.
-func (d *LoadData) AppendRow(dst []byte, n int64, row []types.Cell) ([]byte, error) {
+func (d *LoadData) AppendRow(dst []byte, n int64, row []rowimage.Cell) ([]byte, error) {
 	if len(row) != len(d.kinds) {
 		return dst, fmt.Errorf("table %s row %d: %d values for %d columns", d.t.QualifiedName(), n, len(row), len(d.kinds))
 	}

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
-// loadDataTable has a column of every class of types.ClassOf.
+// loadDataTable has a column of every class of rowimage.ClassOf.
 func loadDataTable() *schema.Table {
 	return &schema.Table{Schema: "app", Name: "all", Columns: []schema.Column{
 		{Name: "i", Type: "int"},
@@ -31,21 +31,21 @@ func loadDataTable() *schema.Table {
 	}}
 }
 
-func cell(s string) types.Cell { return types.Cell{Text: []byte(s)} }
+func cell(s string) rowimage.Cell { return rowimage.Cell{Text: []byte(s)} }
 
 // unescapeLoadData reads one line as LOAD DATA does with FIELDS
 // TERMINATED BY '\t' ESCAPED BY '\\' LINES TERMINATED BY '\n': the
 // reference the encoding must round-trip through.
-func unescapeLoadData(t *testing.T, line []byte) []types.Cell {
+func unescapeLoadData(t *testing.T, line []byte) []rowimage.Cell {
 	t.Helper()
-	var out []types.Cell
+	var out []rowimage.Cell
 	var cur []byte
 	escaped := false
 	flush := func() {
 		if string(cur) == "\x00NULL" {
-			out = append(out, types.Cell{Null: true})
+			out = append(out, rowimage.Cell{Null: true})
 		} else {
-			out = append(out, types.Cell{Text: append([]byte{}, cur...)})
+			out = append(out, rowimage.Cell{Text: append([]byte{}, cur...)})
 		}
 		cur = cur[:0]
 	}
@@ -114,7 +114,7 @@ func TestLoadDataRowsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	nasty := "tab\there\nnew\rcr\\back\x00nul\x1az 'q' \"dq\" \\N é😀"
-	rows := [][]types.Cell{
+	rows := [][]rowimage.Cell{
 		{cell("-2147483648"), cell("18446744073709551615"), cell("0"), cell("-1234567890.12"), cell("-0"), cell("1.7976931348623157e+308"),
 			cell("0000-00-00 00:00:00.000000"), cell(nasty), cell("café"), cell("b"), cell("\x00\t\n\\\xff"), cell("\x0f\xff"),
 			cell("\x00\x00\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\xf0?\x00\x00\x00\x00\x00\x00\x00@"), cell(""), cell("123e4567-e89b-12d3-a456-426655440000"), cell("\\N")},
@@ -164,15 +164,15 @@ func TestLoadDataRefusesBadNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := make([]types.Cell, len(d.kinds))
+	row := make([]rowimage.Cell, len(d.kinds))
 	for i := range row {
-		row[i] = types.Cell{Null: true}
+		row[i] = rowimage.Cell{Null: true}
 	}
 	for _, c := range []struct {
 		col int
 		v   string
 	}{{0, "1\t2"}, {0, ""}, {2, "20.5"}, {3, "1,5"}, {5, "nan"}, {1, "0x10"}} {
-		r := append([]types.Cell(nil), row...)
+		r := append([]rowimage.Cell(nil), row...)
 		r[c.col] = cell(c.v)
 		if _, err := d.AppendRow(nil, 9, r); err == nil || !strings.Contains(err.Error(), "row 9 column "+d.t.Columns[c.col].Name) {
 			t.Fatalf("column %d value %q: err %v", c.col, c.v, err)

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dbtrail/dbtrail/internal/throttle"
 )
 
 // readSignals reads the throttle's inputs: every replica's replication
 // state, the target's Threads_running and the throttle query's value.
-func readSignals(ctx context.Context, target *sql.DB, replicas []*sql.DB, names []string, throttleQuery string) (Signals, error) {
-	var s Signals
+func readSignals(ctx context.Context, target *sql.DB, replicas []*sql.DB, names []string, throttleQuery string) (throttle.Signals, error) {
+	var s throttle.Signals
 	for i, r := range replicas {
 		s.Replicas = append(s.Replicas, replicaState(ctx, r, names[i]))
 	}
@@ -40,8 +42,8 @@ func readSignals(ctx context.Context, target *sql.DB, replicas []*sql.DB, names 
 }
 
 // replicaState reads SHOW SLAVE STATUS of one replica.
-func replicaState(ctx context.Context, db *sql.DB, name string) ReplicaState {
-	st := ReplicaState{Name: name}
+func replicaState(ctx context.Context, db *sql.DB, name string) throttle.ReplicaState {
+	st := throttle.ReplicaState{Name: name}
 	rows, err := db.QueryContext(ctx, "SHOW SLAVE STATUS")
 	if err != nil {
 		st.Err = err.Error()

@@ -14,9 +14,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/atomicfile"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Bounds of a staged table's sort: rows that arrive out of key order are
@@ -109,7 +109,7 @@ func WriteStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 		return Staged{}, err
 	}
 	var n int64
-	if err := t.Rows(ctx, func(row []types.Cell) error {
+	if err := t.Rows(ctx, func(row []rowimage.Cell) error {
 		n++
 		if progress != nil && n%(256*1024) == 0 {
 			progress("staging", n)
@@ -146,7 +146,7 @@ type runWriter struct {
 }
 
 // append writes row and notes it when it starts a row group.
-func (w *runWriter) append(row []types.Cell) error {
+func (w *runWriter) append(row []rowimage.Cell) error {
 	g := w.tw.Groups()
 	if err := w.tw.AppendSQL(row); err != nil {
 		return err
@@ -164,9 +164,9 @@ type runSorter struct {
 	meta  snapshot.FooterMeta
 	order *KeyOrder
 	main  *runWriter
-	last  []types.Cell // the main run's last key
+	last  []rowimage.Cell // the main run's last key
 	has   bool
-	side  [][]types.Cell
+	side  [][]rowimage.Cell
 	bytes int
 	runs  []string // side runs written
 	// groups are the closed runs' row group starts, by run.
@@ -214,16 +214,16 @@ func (s *runSorter) abort() {
 }
 
 // add takes one row (valid only during the call).
-func (s *runSorter) add(row []types.Cell) error {
+func (s *runSorter) add(row []rowimage.Cell) error {
 	if s.order == nil || !s.has || s.order.Compare(row, s.last) > 0 {
 		if s.order != nil {
 			s.last, s.has = s.order.Key(s.last, row), true
 		}
 		return s.main.append(row)
 	}
-	c := make([]types.Cell, len(row))
+	c := make([]rowimage.Cell, len(row))
 	for i, v := range row {
-		c[i] = types.Cell{Null: v.Null, Text: append([]byte(nil), v.Text...)}
+		c[i] = rowimage.Cell{Null: v.Null, Text: append([]byte(nil), v.Text...)}
 		s.bytes += len(v.Text) + 32
 	}
 	s.side = append(s.side, c)
@@ -317,7 +317,7 @@ func (s *runSorter) finish(cut moment.Cut) (stagedManifest, error) {
 // RowReader reads a staged table's rows; a row is valid until the next
 // call of Next.
 type RowReader interface {
-	Next() ([]types.Cell, error)
+	Next() ([]rowimage.Cell, error)
 	Close() error
 }
 
@@ -356,7 +356,7 @@ type runMerge struct {
 
 type mergeHead struct {
 	run int
-	row []types.Cell
+	row []rowimage.Cell
 }
 
 type mergeHeap struct {
@@ -379,7 +379,7 @@ func (h *mergeHeap) Pop() any {
 	return x
 }
 
-func (m *runMerge) Next() ([]types.Cell, error) {
+func (m *runMerge) Next() ([]rowimage.Cell, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
@@ -390,7 +390,7 @@ func (m *runMerge) Next() ([]types.Cell, error) {
 	return row, err
 }
 
-func (m *runMerge) next() ([]types.Cell, error) {
+func (m *runMerge) next() ([]rowimage.Cell, error) {
 	switch {
 	case !m.started:
 		m.heads.order = m.order

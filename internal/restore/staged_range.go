@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // stagedGroupRows is the row group size of a staged main run: the
@@ -56,7 +56,7 @@ func (st Staged) OpenRange(kr KeyRange, after string, skip int64) (RowReader, bo
 		return r, true, err
 	}
 	ncols := len(st.Foot.Table.Columns)
-	parse := func(text string) ([]types.Cell, error) {
+	parse := func(text string) ([]rowimage.Cell, error) {
 		if text == "" {
 			return nil, nil
 		}
@@ -96,7 +96,7 @@ func (st Staged) OpenRange(kr KeyRange, after string, skip int64) (RowReader, bo
 
 // enterRun opens run name at the last row group starting at or before lo
 // and reads past the rows before lo (and lo itself when strict).
-func (st Staged) enterRun(name string, order *KeyOrder, ncols int, lo []types.Cell, strict bool, hi []types.Cell) (*boundedRun, error) {
+func (st Staged) enterRun(name string, order *KeyOrder, ncols int, lo []rowimage.Cell, strict bool, hi []rowimage.Cell) (*boundedRun, error) {
 	gs := st.Groups[name]
 	g := 0
 	if lo != nil && len(gs) > 0 {
@@ -172,13 +172,13 @@ func (st Staged) openRows(skip int64) (RowReader, error) {
 type boundedRun struct {
 	r       *snapshot.TableReader
 	order   *KeyOrder
-	hi      []types.Cell
-	pending []types.Cell // the first row, read while entering
+	hi      []rowimage.Cell
+	pending []rowimage.Cell // the first row, read while entering
 	done    bool
 	sawLow  bool
 }
 
-func (b *boundedRun) Next() ([]types.Cell, error) {
+func (b *boundedRun) Next() ([]rowimage.Cell, error) {
 	if b.done {
 		return nil, io.EOF
 	}

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // stageIDs stages rows of ids (in that order) as a restore would, with
@@ -32,7 +32,7 @@ func stageIDs(t *testing.T, ids []int, group int, key bool) Staged {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if err := s.add([]types.Cell{types.TextCell([]byte(strconv.Itoa(id))), types.TextCell([]byte("v" + strconv.Itoa(id)))}); err != nil {
+		if err := s.add([]rowimage.Cell{rowimage.TextCell([]byte(strconv.Itoa(id))), rowimage.TextCell([]byte("v" + strconv.Itoa(id)))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +107,9 @@ func TestPartsAndSeek(t *testing.T) {
 		t.Fatalf("the ranges read %d rows, want the %d rows once each in key order", len(got), len(all))
 	}
 	order, _ := NewKeyOrder(st.Foot.Table)
-	key := func(id int) string { return order.Text([]types.Cell{types.TextCell([]byte(strconv.Itoa(id))), {}}) }
+	key := func(id int) string {
+		return order.Text([]rowimage.Cell{rowimage.TextCell([]byte(strconv.Itoa(id))), {}})
+	}
 	for range 50 {
 		k := rand.IntN(len(ranges))
 		lo, hi := 0, len(all)

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestStagedRunsMergeInKeyOrder: rows that arrive mostly in key order,
@@ -45,7 +45,7 @@ func TestStagedRunsMergeInKeyOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		row := []types.Cell{types.TextCell([]byte(strconv.Itoa(id))), types.TextCell([]byte("v" + strconv.Itoa(id)))}
+		row := []rowimage.Cell{rowimage.TextCell([]byte(strconv.Itoa(id))), rowimage.TextCell([]byte("v" + strconv.Itoa(id)))}
 		if err := one.AppendSQL(row); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -69,7 +69,7 @@ func TestLoadResumesFromCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := Load{Target: tg, Options: o, Job: job, ChunkRows: 100,
-		Stage: func(context.Context, func(string, int64)) (Staged, *room.Step, error) { return st, nil, nil }}
+		Stage: func(context.Context, func(string, int64)) (Staged, *spaceneed.Step, error) { return st, nil, nil }}
 	if _, err := l.Run(ctx); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("a load through the refusing trigger: %v", err)
 	}
@@ -122,7 +122,7 @@ func TestVerifySwapsTwinIn(t *testing.T) {
 	if err := tg.Prepare(ctx, o, []Job{job}); err != nil {
 		t.Fatal(err)
 	}
-	l := Load{Target: tg, Options: o, Job: job, Stage: func(context.Context, func(string, int64)) (Staged, *room.Step, error) { return st, nil, nil }}
+	l := Load{Target: tg, Options: o, Job: job, Stage: func(context.Context, func(string, int64)) (Staged, *spaceneed.Step, error) { return st, nil, nil }}
 	var res Result
 	var err error
 	for !res.Done {

@@ -28,7 +28,7 @@ type ColumnSource struct {
 	Name string `json:"name"`           // the new stored column's name
 	From string `json:"from,omitempty"` // the old stored column's name; "" for an added column
 	// Value is an added column's value in every existing row, in the text
-	// form a table file stores (types.Cell.Text); nil with From "" is NULL.
+	// form a table file stores (rowimage.Cell.Text); nil with From "" is NULL.
 	Value *string `json:"value,omitempty"`
 	// Retyped is set for a kept column whose definition changed without
 	// changing its values (a widening, NOT NULL → NULL): the values stay,

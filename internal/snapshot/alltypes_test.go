@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // allTypes is a table with every MariaDB/MySQL column type dbtrail maps.
@@ -113,7 +113,7 @@ func writeFile(t testing.TB, dir, name string, tbl *schema.Table, rows [][][]byt
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if err := tw.AppendSQL(types.RawCells(nil, r)); err != nil {
+		if err := tw.AppendSQL(rowimage.RawCells(nil, r)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -116,10 +116,10 @@ func benchTableWriter(b *testing.B, opts WriterOptions) {
 			b.Fatal(err)
 		}
 		row := make([][]byte, rows.cols)
-		var cells []types.Cell
+		var cells []rowimage.Cell
 		for i := range rows.len() {
 			rows.row(i, row)
-			cells = types.RawCells(cells, row)
+			cells = rowimage.RawCells(cells, row)
 			if err := tw.AppendSQL(cells); err != nil {
 				b.Fatal(err)
 			}

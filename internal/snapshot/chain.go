@@ -14,7 +14,7 @@ import (
 // Column names of the chain files (see docs/snapshot-format.md).
 const (
 	ColRow = "row"         // .posdel: row number in the table file
-	ColPK  = "bintrail_pk" // .upserts: the key as one string (types.Key)
+	ColPK  = "bintrail_pk" // .upserts: the key as one string (rowimage.Key)
 	ColOp  = "bintrail_op" // .upserts: OpUpsert or OpDelete
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // newStringColumns returns n non-nullable STRING columns for a TableWriter's
@@ -31,7 +31,7 @@ func (c *column) putString(v string) {
 }
 
 // KeyedWriter writes a file of a table's rows, each with its key (the
-// canonical key string, types.Key) and an op (OpUpsert or OpDelete) in two
+// canonical key string, rowimage.Key) and an op (OpUpsert or OpDelete) in two
 // STRING columns after the table's: a .upserts file (NewUpsertsWriter) or a
 // scratch file of the same form under other column names. The footer is a
 // table file's (FooterMeta), its row count and fingerprint those of the rows
@@ -63,7 +63,7 @@ func NewKeyedWriter(w io.Writer, t *schema.Table, meta FooterMeta, opts WriterOp
 
 // AppendSQL appends a row in TableWriter.AppendSQL's form with its key and
 // op.
-func (k *KeyedWriter) AppendSQL(row []types.Cell, key, op string) error {
+func (k *KeyedWriter) AppendSQL(row []rowimage.Cell, key, op string) error {
 	if op != OpUpsert && op != OpDelete {
 		return fmt.Errorf("table %s: op %q", k.tw.t.QualifiedName(), op)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // ChangesWriterVersion identifies the changes file format.
@@ -136,7 +136,7 @@ func (ic *imageCols) parse(image []byte, n int64) (int, error) {
 			continue
 		}
 		if canon, err = ic.cols[i].appendSQL(canon, v, &scratch, &ic.vals[i]); err != nil {
-			var ve *types.ValueError
+			var ve *rowimage.ValueError
 			if errors.As(err, &ve) {
 				err = ve.Err
 			}

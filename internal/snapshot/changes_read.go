@@ -14,13 +14,13 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // ReadChanges reads a changes file back (no digest check): its table
 // definition (the footer's) and every change in file order, its Before and
-// After as canonical JSON images (types.SQLImage of the typed values), nil
+// After as canonical JSON images (rowimage.SQLImage of the typed values), nil
 // where the op has none. It checks that the columns are ChangesSchema of
 // the footer's table and that the rows number its row count.
 func ReadChanges(path string, fn func(Change) error) (*schema.Table, error) {
@@ -71,7 +71,7 @@ func ReadChanges(path string, fn func(Change) error) (*schema.Table, error) {
 	defer rr.Release()
 	n := len(t.Columns)
 	var rows int64
-	cells := make([]types.Cell, n)
+	cells := make([]rowimage.Cell, n)
 	var buf []byte
 	image := func(rec arrow.RecordBatch, first, i int) ([]byte, error) {
 		buf = buf[:0]
@@ -89,13 +89,13 @@ func ReadChanges(path string, fn func(Change) error) (*schema.Table, error) {
 		start := 0
 		for c, end := range ends {
 			if end < 0 {
-				cells[c] = types.NullCell()
+				cells[c] = rowimage.NullCell()
 				continue
 			}
-			cells[c] = types.TextCell(buf[start:end:end])
+			cells[c] = rowimage.TextCell(buf[start:end:end])
 			start = end
 		}
-		return types.SQLImage(t, cells)
+		return rowimage.SQLImage(t, cells)
 	}
 	ops := map[string]byte{"insert": 'i', "update": 'u', "delete": 'd'}
 	for rr.Next() {

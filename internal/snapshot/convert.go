@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // column is one column of a TableWriter: its classification and the Arrow
@@ -29,7 +29,7 @@ type column struct {
 	col   *schema.Column
 	dt    arrow.DataType
 	pass  onePass // how appendSQL decodes a value
-	bits  uint    // onePassInt: the integer's width (types.ClassOf)
+	bits  uint    // onePassInt: the integer's width (rowimage.ClassOf)
 	width int     // bytes per value of a fixed-width type; 0 for STRING/BINARY
 	n     int
 	nulls int
@@ -48,10 +48,10 @@ func newColumns(t *schema.Table, sc *arrow.Schema) []column {
 			width = fw.BitWidth() / 8
 		}
 		cols[i] = column{col: &t.Columns[i], dt: dt, width: width, offs: []int32{0}}
-		switch class, bits := types.ClassOf(&t.Columns[i]); class {
-		case types.ClassInteger:
+		switch class, bits := rowimage.ClassOf(&t.Columns[i]); class {
+		case rowimage.ClassInteger:
 			cols[i].pass, cols[i].bits = onePassInt, bits
-		case types.ClassFloat, types.ClassDouble:
+		case rowimage.ClassFloat, rowimage.ClassDouble:
 			cols[i].pass = onePassFloat
 		}
 	}
@@ -66,21 +66,21 @@ type onePass uint8
 
 const (
 	parseCanonical onePass = iota
-	onePassInt             // types.AppendSQLInt
-	onePassFloat           // types.AppendSQLFloat
+	onePassInt             // rowimage.AppendSQLInt
+	onePassFloat           // rowimage.AppendSQLFloat
 )
 
 // appendSQL appends the canonical form of v, a non-NULL value in the SQL
-// text form (types.AppendSQLValue), to canon and decodes the value into
+// text form (rowimage.AppendSQLValue), to canon and decodes the value into
 // out; decoded bytes that differ from the canonical text go to *scratch.
 // On error canon is returned as given and out is not to be used.
-func (c *column) appendSQL(canon []byte, v types.Cell, scratch *[]byte, out *value) ([]byte, error) {
+func (c *column) appendSQL(canon []byte, v rowimage.Cell, scratch *[]byte, out *value) ([]byte, error) {
 	var err error
 	switch c.pass {
 	case onePassInt:
 		var mag uint64
 		var neg bool
-		canon, mag, neg, err = types.AppendSQLInt(canon, c.col, c.bits, v.Text)
+		canon, mag, neg, err = rowimage.AppendSQLInt(canon, c.col, c.bits, v.Text)
 		*out = value{}
 		switch {
 		case c.col.Unsigned:
@@ -93,11 +93,11 @@ func (c *column) appendSQL(canon []byte, v types.Cell, scratch *[]byte, out *val
 		return canon, err
 	case onePassFloat:
 		*out = value{}
-		canon, out.f, err = types.AppendSQLFloat(canon, c.col, v.Text)
+		canon, out.f, err = rowimage.AppendSQLFloat(canon, c.col, v.Text)
 		return canon, err
 	}
 	at := len(canon)
-	if canon, err = types.AppendSQLValue(canon, c.col, v); err != nil {
+	if canon, err = rowimage.AppendSQLValue(canon, c.col, v); err != nil {
 		return canon, err
 	}
 	return canon, c.parse(canon[at:], at, scratch, out)

@@ -10,12 +10,12 @@
 //	<source dir>/current -> snapshots/<id>           swapped by one rename per publish
 //
 // Values: a TableWriter takes one row at a time in the SQL text form that
-// `SELECT` returns through database/sql (the input of types.AppendSQLValue)
+// `SELECT` returns through database/sql (the input of rowimage.AppendSQLValue)
 // or as a canonical JSON row image, and stores each value in the Parquet type
 // ArrowSchema gives its column. The stored value is the canonical value of
-// internal/types decoded: numbers as typed integers/floats, JSON strings as
+// internal/rowimage decoded: numbers as typed integers/floats, JSON strings as
 // their text, base64 strings (binary columns) as their bytes. A TableReader
-// gives rows back in the SQL text form, so that types.AppendSQLValue of a
+// gives rows back in the SQL text form, so that rowimage.AppendSQLValue of a
 // value read back equals the canonical value of the value written.
 //
 // Integrity: every file of a published snapshot is listed in manifest.json

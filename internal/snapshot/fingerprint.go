@@ -21,10 +21,10 @@ const nullMarker = 0xFFFFFFFF
 //	otherwise: uint32 little-endian byte length, then the bytes
 //
 // where each element of canonical is the column's canonical JSON value text
-// as types.AppendSQLValue (or types.AppendValue) writes it. An element that is
+// as rowimage.AppendSQLValue (or rowimage.AppendValue) writes it. An element that is
 // nil or exactly `null` is NULL: no non-NULL canonical value is either
 // (strings are quoted), so the framing is unambiguous. The same function runs
-// over a live table (values from SELECT through types.AppendSQLValue) and over
+// over a live table (values from SELECT through rowimage.AppendSQLValue) and over
 // a snapshot (TableWriter computes it as it writes).
 func RowHash(canonical [][]byte) uint64 {
 	var stack [512]byte

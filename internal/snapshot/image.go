@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // AppendImage appends one row given as a canonical JSON row image (see
-// internal/types: {"col":value,...} with the columns in table order, as
-// types.Image and the index store it). Each value is turned back into the SQL
+// internal/rowimage: {"col":value,...} with the columns in table order, as
+// rowimage.Image and the index store it). Each value is turned back into the SQL
 // text form (numbers as their digits, JSON strings as their text, base64 of
 // binary columns as the bytes, null as NULL) and appended with AppendSQL, so
 // an image and the SELECT of the same row give the same Parquet values and
@@ -29,7 +29,7 @@ func (tw *TableWriter) AppendImage(image []byte) error {
 }
 
 // imageRow turns a canonical JSON image into AppendSQL's form.
-func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
+func (tw *TableWriter) imageRow(image []byte) ([]rowimage.Cell, error) {
 	var d imageDecoder
 	return d.decode(tw.t, tw.fp.Rows+1, image)
 }
@@ -38,7 +38,7 @@ func (tw *TableWriter) imageRow(image []byte) ([]types.Cell, error) {
 // form, reusing its buffers from one image to the next: a row it returns
 // is valid until the next decode.
 type imageDecoder struct {
-	row  []types.Cell
+	row  []rowimage.Cell
 	buf  []byte
 	ends []int
 }
@@ -47,8 +47,8 @@ type imageDecoder struct {
 // columns are matched to t's in order, case-insensitively; a missing,
 // extra or misplaced column is an error, except the values of t's
 // generated columns (Table.Derived), which are skipped.
-func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]types.Cell, error) {
-	fields, err := types.DecodeImage(image)
+func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]rowimage.Cell, error) {
+	fields, err := rowimage.DecodeImage(image)
 	if err != nil {
 		return nil, fmt.Errorf("table %s row %d: %w", t.QualifiedName(), n, err)
 	}
@@ -69,8 +69,8 @@ func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]types.C
 			ends[i] = -1
 			continue
 		}
-		class, _ := types.ClassOf(c)
-		numeric := class == types.ClassInteger || class == types.ClassYear || class == types.ClassFloat || class == types.ClassDouble
+		class, _ := rowimage.ClassOf(c)
+		numeric := class == rowimage.ClassInteger || class == rowimage.ClassYear || class == rowimage.ClassFloat || class == rowimage.ClassDouble
 		var err error
 		switch {
 		case numeric && raw[0] != '"' && raw[0] != '{' && raw[0] != '[':
@@ -78,7 +78,7 @@ func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]types.C
 		case !numeric && raw[0] == '"':
 			n := len(buf)
 			buf, err = unescapeJSON(buf, raw[1:len(raw)-1])
-			if err == nil && class == types.ClassBinary {
+			if err == nil && class == rowimage.ClassBinary {
 				var dec []byte
 				dec, err = base64.StdEncoding.AppendDecode(nil, buf[n:])
 				buf = append(buf[:n], dec...)
@@ -94,10 +94,10 @@ func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]types.C
 	start := 0
 	for i, end := range ends {
 		if end < 0 {
-			row[i] = types.NullCell()
+			row[i] = rowimage.NullCell()
 			continue
 		}
-		row[i] = types.TextCell(buf[start:end:end])
+		row[i] = rowimage.TextCell(buf[start:end:end])
 		start = end
 	}
 	d.buf = buf
@@ -106,7 +106,7 @@ func (d *imageDecoder) decode(t *schema.Table, n int64, image []byte) ([]types.C
 
 // dropDerived removes the fields of t's generated columns from an image's
 // fields and checks that the rest are as many as t's columns.
-func dropDerived(t *schema.Table, n int64, fields []types.Field) ([]types.Field, error) {
+func dropDerived(t *schema.Table, n int64, fields []rowimage.Field) ([]rowimage.Field, error) {
 	if len(fields) != len(t.Columns) && len(t.Derived) > 0 {
 		kept := fields[:0:0]
 		for _, f := range fields {

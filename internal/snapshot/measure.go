@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // FileRows is the number of rows of the Parquet file at path, from its
@@ -86,8 +86,8 @@ func footerInt(v *string) (int64, bool) {
 // machine; nil: nowhere), the table file's plain size and the sizes and
 // rows of the chain's non-empty pairs, from their footers. A file whose
 // footer cannot be read is not measured.
-func MeasureTable(man *Manifest, mt ManifestTable, path func(rel string) string) room.Table {
-	t := room.Table{File: man.FilesSize(mt.File), Rows: mt.Rows, Chain: man.FilesSize(mt.Chain...)}
+func MeasureTable(man *Manifest, mt ManifestTable, path func(rel string) string) spaceneed.Table {
+	t := spaceneed.Table{File: man.FilesSize(mt.File), Rows: mt.Rows, Chain: man.FilesSize(mt.Chain...)}
 	if path == nil {
 		return t
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
 )
 
 // measureTable is the table of TestMeasureTable: a key, text and a blob.
@@ -25,13 +25,13 @@ func measureTable() *schema.Table {
 }
 
 // measureRow is row id of measureTable in AppendSQL's form.
-func measureRow(id int) []types.Cell {
+func measureRow(id int) []rowimage.Cell {
 	r := rand.New(rand.NewPCG(uint64(id), 36))
 	data := make([]byte, 200)
 	for i := range data {
 		data[i] = byte(r.Uint32())
 	}
-	return types.RawCells(nil, [][]byte{[]byte(fmt.Sprint(id)), []byte(fmt.Sprintf("note %d of the table", id)), data})
+	return rowimage.RawCells(nil, [][]byte{[]byte(fmt.Sprint(id)), []byte(fmt.Sprintf("note %d of the table", id)), data})
 }
 
 // writeMeasured writes a table file (keyed false) or a .upserts file
@@ -137,7 +137,7 @@ func TestMeasureTable(t *testing.T) {
 	for _, rel := range mt.Chain {
 		chain += uint64(files[rel])
 	}
-	want := room.Table{File: uint64(files["db/t.parquet"]), Rows: 500, Chain: chain}
+	want := spaceneed.Table{File: uint64(files["db/t.parquet"]), Rows: 500, Chain: chain}
 	if got := MeasureTable(&man, mt, nil); got != want {
 		t.Errorf("from the manifest alone: %+v, want %+v", got, want)
 	}

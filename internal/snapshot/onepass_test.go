@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // slowAppendSQL is what column.appendSQL did before numbers took one pass:
 // the canonical form, then the canonical form parsed.
-func slowAppendSQL(c *column, canon []byte, v types.Cell, scratch *[]byte, out *value) ([]byte, error) {
+func slowAppendSQL(c *column, canon []byte, v rowimage.Cell, scratch *[]byte, out *value) ([]byte, error) {
 	at := len(canon)
-	canon, err := types.AppendSQLValue(canon, c.col, v)
+	canon, err := rowimage.AppendSQLValue(canon, c.col, v)
 	if err != nil {
 		return canon, err
 	}
@@ -77,8 +77,8 @@ func TestAppendSQLOnePassEqualsParse(t *testing.T) {
 			prefix := []byte("prefix")
 			var gScr, wScr []byte
 			var got, want value
-			g, gerr := col.appendSQL(prefix, types.TextCell([]byte(raw)), &gScr, &got)
-			w, werr := slowAppendSQL(col, prefix, types.TextCell([]byte(raw)), &wScr, &want)
+			g, gerr := col.appendSQL(prefix, rowimage.TextCell([]byte(raw)), &gScr, &got)
+			w, werr := slowAppendSQL(col, prefix, rowimage.TextCell([]byte(raw)), &wScr, &want)
 			name := fmt.Sprintf("%s %q", col.dt, raw)
 			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				t.Errorf("%s: error %v, want %v", name, gerr, werr)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // writeRows appends every row of rows to a new table writer on w and closes
@@ -24,10 +24,10 @@ func writeRows(w io.Writer, rows *sqlRows, opts WriterOptions) (WriteResult, err
 	}
 	defer tw.Abort()
 	row := make([][]byte, rows.cols)
-	var cells []types.Cell
+	var cells []rowimage.Cell
 	for i := range rows.len() {
 		rows.row(i, row)
-		cells = types.RawCells(cells, row)
+		cells = rowimage.RawCells(cells, row)
 		if err := tw.AppendSQL(cells); err != nil {
 			return WriteResult{}, err
 		}
@@ -116,11 +116,11 @@ func checkReadBack(t *testing.T, b []byte, rows *sqlRows) {
 		rows.row(i, want)
 		for j := range got {
 			c := &tbl.Columns[j]
-			g, err := types.AppendSQLValue(nil, c, got[j])
+			g, err := rowimage.AppendSQLValue(nil, c, got[j])
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, _ := types.AppendSQLValue(nil, c, types.RawCell(want[j]))
+			w, _ := rowimage.AppendSQLValue(nil, c, rowimage.RawCell(want[j]))
 			if got[j].Null != (want[j] == nil) || !bytes.Equal(g, w) {
 				t.Fatalf("row %d column %s: read %s, wrote %s", i, c.Name, g, w)
 			}
@@ -178,14 +178,14 @@ func TestAbortWaitsForTheWritingGoroutine(t *testing.T) {
 	row := make([][]byte, rows.cols)
 	for i := range rows.len() {
 		rows.row(i, row)
-		if err := tw.AppendSQL(types.RawCells(nil, row)); err != nil {
+		if err := tw.AppendSQL(rowimage.RawCells(nil, row)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tw.Abort()
 	w.done.Store(true)
 	tw.Abort() // a second Abort does nothing
-	if err := tw.AppendSQL(types.RawCells(nil, row)); err == nil {
+	if err := tw.AppendSQL(rowimage.RawCells(nil, row)); err == nil {
 		t.Fatal("an aborted writer took a row")
 	}
 	if _, err := tw.Close(); err == nil {

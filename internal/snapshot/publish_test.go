@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 func mustTime(t testing.TB, s string) time.Time {
@@ -45,7 +45,7 @@ func build(t *testing.T, dir, id string, seq uint64, rows [][][]byte) (*Builder,
 			return err
 		}
 		for _, r := range rows {
-			if err := tw.AppendSQL(types.RawCells(nil, r)); err != nil {
+			if err := tw.AppendSQL(rowimage.RawCells(nil, r)); err != nil {
 				return err
 			}
 		}

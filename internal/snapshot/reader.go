@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Snapshot is a published snapshot opened for reading.
@@ -142,7 +142,7 @@ type TableReader struct {
 	// skipped are the rows of the row groups not read (OpenTableFileFrom).
 	skipped int64
 	footer  FooterMeta
-	out     []types.Cell
+	out     []rowimage.Cell
 	buf     []byte
 	ends    []int
 	ncols   int // the table's columns; any after them are chain columns
@@ -263,7 +263,7 @@ func openReader(f *os.File, extra []string, group int) (*TableReader, error) {
 	if r.rr, err = fr.GetRecordReader(context.Background(), nil, groups); err != nil {
 		return nil, err
 	}
-	r.out = make([]types.Cell, want.NumFields())
+	r.out = make([]rowimage.Cell, want.NumFields())
 	r.ends = make([]int, 0, want.NumFields())
 	r.buf = make([]byte, 0, 4096)
 	return r, nil
@@ -279,7 +279,7 @@ func (r *TableReader) Footer() FooterMeta { return r.footer }
 // TableWriter.AppendSQL takes (see appendSQLText), or io.EOF after
 // the last row. The row and its slices are valid until the next call. At the
 // end the number of rows read must equal the footer's row count.
-func (r *TableReader) Next() ([]types.Cell, error) {
+func (r *TableReader) Next() ([]rowimage.Cell, error) {
 	for r.rec == nil || r.row >= int(r.rec.NumRows()) {
 		if !r.rr.Next() {
 			if err := r.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
@@ -309,10 +309,10 @@ func (r *TableReader) Next() ([]types.Cell, error) {
 	start := 0
 	for c, end := range ends {
 		if end < 0 {
-			r.out[c] = types.NullCell()
+			r.out[c] = rowimage.NullCell()
 			continue
 		}
-		r.out[c] = types.TextCell(buf[start:end:end])
+		r.out[c] = rowimage.TextCell(buf[start:end:end])
 		start = end
 	}
 	r.buf = buf

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // TestOpenTableFileFrom writes a scratch table file of row groups of 100
@@ -31,7 +31,7 @@ func TestOpenTableFileFrom(t *testing.T) {
 	var starts []int
 	for i := range rows {
 		g := tw.Groups()
-		if err := tw.AppendSQL(types.RawCells(nil, [][]byte{fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, "x%d", i)})); err != nil {
+		if err := tw.AppendSQL(rowimage.RawCells(nil, [][]byte{fmt.Appendf(nil, "%d", i), fmt.Appendf(nil, "x%d", i)})); err != nil {
 			t.Fatal(err)
 		}
 		if tw.Groups() != g {

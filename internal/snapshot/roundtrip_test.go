@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 func writeBytes(p string, b []byte) error { return os.WriteFile(p, b, 0o644) }
@@ -77,11 +77,11 @@ func TestRoundTripAllTypes(t *testing.T) {
 			if (want == nil) != (got[i][j] == nil) || !bytes.Equal(want, got[i][j]) {
 				t.Errorf("row %d column %s: got %q, want %q", i, c.Name, got[i][j], want)
 			}
-			a, err := types.AppendSQLValue(nil, c, types.RawCell(rows[i][j]))
+			a, err := rowimage.AppendSQLValue(nil, c, rowimage.RawCell(rows[i][j]))
 			if err != nil {
 				t.Fatalf("row %d column %s: %v", i, c.Name, err)
 			}
-			b, err := types.AppendSQLValue(nil, c, types.RawCell(got[i][j]))
+			b, err := rowimage.AppendSQLValue(nil, c, rowimage.RawCell(got[i][j]))
 			if err != nil || !bytes.Equal(a, b) {
 				t.Errorf("row %d column %s: canonical %s, read back %s (%v)", i, c.Name, a, b, err)
 			}
@@ -110,11 +110,11 @@ func TestAppendImageMatchesAppendSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		img, err := types.SQLImage(tbl, types.RawCells(nil, r))
+		img, err := rowimage.SQLImage(tbl, rowimage.RawCells(nil, r))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := wa.AppendSQL(types.RawCells(nil, r)); err != nil {
+		if err := wa.AppendSQL(rowimage.RawCells(nil, r)); err != nil {
 			t.Fatal(err)
 		}
 		if err := wb.AppendImage(img); err != nil {
@@ -143,7 +143,7 @@ func TestAppendErrorsNameTheValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tw.AppendSQL(types.RawCells(nil, [][]byte{[]byte("1"), []byte("2026-01-01"), []byte("ok")})); err != nil {
+	if err := tw.AppendSQL(rowimage.RawCells(nil, [][]byte{[]byte("1"), []byte("2026-01-01"), []byte("ok")})); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("9", 200)
@@ -157,7 +157,7 @@ func TestAppendErrorsNameTheValue(t *testing.T) {
 		{[][]byte{[]byte(long), nil, nil}, []string{"(200 bytes)"}},
 		{[][]byte{[]byte("1"), nil, {0xff}}, []string{"column x", "invalid UTF-8"}},
 	} {
-		err := tw.AppendSQL(types.RawCells(nil, tc.row))
+		err := tw.AppendSQL(rowimage.RawCells(nil, tc.row))
 		var re *RowError
 		if !errors.As(err, &re) {
 			t.Fatalf("%q: got %v, want a RowError", tc.row, err)
@@ -258,11 +258,11 @@ func TestManyRowsRowGroups(t *testing.T) {
 		canon := make([][]byte, rows.cols)
 		for i := range rows.len() {
 			rows.row(i, row)
-			if err := tw.AppendSQL(types.RawCells(nil, row)); err != nil {
+			if err := tw.AppendSQL(rowimage.RawCells(nil, row)); err != nil {
 				t.Fatal(err)
 			}
 			for j := range row {
-				canon[j], _ = types.AppendSQLValue(nil, &tbl.Columns[j], types.RawCell(row[j]))
+				canon[j], _ = rowimage.AppendSQLValue(nil, &tbl.Columns[j], rowimage.RawCell(row[j]))
 			}
 			fp.Add(RowHash(canon))
 		}
@@ -292,7 +292,7 @@ func TestManyRowsRowGroups(t *testing.T) {
 				if got[j].Null != (row[j] == nil) {
 					t.Fatalf("row %d column %s: NULL mismatch %q vs %q", i, c.Name, got[j].Text, row[j])
 				}
-				canon[j], err = types.AppendSQLValue(nil, c, got[j])
+				canon[j], err = rowimage.AppendSQLValue(nil, c, got[j])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -308,7 +308,7 @@ func TestManyRowsRowGroups(t *testing.T) {
 
 // rawRow copies a row read back into the test fixtures' form: nil for NULL,
 // a non-nil slice (maybe empty) for a value.
-func rawRow(row []types.Cell) [][]byte {
+func rawRow(row []rowimage.Cell) [][]byte {
 	out := make([][]byte, len(row))
 	for i, v := range row {
 		if !v.Null {

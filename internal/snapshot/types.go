@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // MetaMySQLType is the Arrow field metadata key (kept in the Parquet file
@@ -37,7 +37,7 @@ const MetaMySQLType = "dbtrail.mysql_type"
 //	charset binary             character types with charset binary too
 //	uuid, inet6, inet4 STRING  MariaDB's text form
 //
-// The classification is types.ClassOf, the one the canonical form uses. An
+// The classification is rowimage.ClassOf, the one the canonical form uses. An
 // unsupported column type is an error naming table and column.
 func ArrowSchema(t *schema.Table) (*arrow.Schema, error) {
 	fields := make([]arrow.Field, len(t.Columns))
@@ -59,19 +59,19 @@ func ArrowSchema(t *schema.Table) (*arrow.Schema, error) {
 
 // arrowType maps one column; see ArrowSchema.
 func arrowType(c *schema.Column) (arrow.DataType, error) {
-	class, bits := types.ClassOf(c)
+	class, bits := rowimage.ClassOf(c)
 	switch class {
-	case types.ClassInteger:
+	case rowimage.ClassInteger:
 		return intType(bits, c.Unsigned)
-	case types.ClassYear:
+	case rowimage.ClassYear:
 		return arrow.PrimitiveTypes.Int16, nil
-	case types.ClassFloat:
+	case rowimage.ClassFloat:
 		return arrow.PrimitiveTypes.Float32, nil
-	case types.ClassDouble:
+	case rowimage.ClassDouble:
 		return arrow.PrimitiveTypes.Float64, nil
-	case types.ClassDecimal, types.ClassTemporal, types.ClassText, types.ClassAddress:
+	case rowimage.ClassDecimal, rowimage.ClassTemporal, rowimage.ClassText, rowimage.ClassAddress:
 		return arrow.BinaryTypes.String, nil
-	case types.ClassBinary:
+	case rowimage.ClassBinary:
 		return arrow.BinaryTypes.Binary, nil
 	}
 	return nil, fmt.Errorf("column %s: unsupported column type %q", c.Name, c.Type)
@@ -105,7 +105,7 @@ func intType(bits uint, unsigned bool) (arrow.DataType, error) {
 func MySQLType(c *schema.Column) string {
 	var b strings.Builder
 	b.WriteString(c.Type)
-	switch class, _ := types.ClassOf(c); {
+	switch class, _ := rowimage.ClassOf(c); {
 	case c.Type == "enum" || c.Type == "set":
 		b.WriteByte('(')
 		for i, e := range c.Elems {
@@ -115,9 +115,9 @@ func MySQLType(c *schema.Column) string {
 			b.WriteString("'" + strings.ReplaceAll(e, "'", "''") + "'")
 		}
 		b.WriteByte(')')
-	case class == types.ClassDecimal:
+	case class == rowimage.ClassDecimal:
 		fmt.Fprintf(&b, "(%d,%d)", c.Precision, c.Scale)
-	case class == types.ClassTemporal && c.FSP > 0 && c.Type != "date":
+	case class == rowimage.ClassTemporal && c.FSP > 0 && c.Type != "date":
 		b.WriteString("(" + strconv.Itoa(c.FSP) + ")")
 	case c.Length > 0 && (c.Type == "char" || c.Type == "varchar" || c.Type == "binary" ||
 		c.Type == "varbinary" || c.Type == "bit"):

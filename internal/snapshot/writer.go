@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Row group bounds: a row group is flushed at whichever comes first.
@@ -222,16 +222,16 @@ func newParquetWriter(sc *arrow.Schema, w io.Writer, opts WriterOptions, more ..
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 }
 
-// AppendSQL appends one row given in the SQL text form of types.AppendSQLValue
-// (one types.Cell per column in table order; NULL only where Cell.Null). Each value is first
-// canonicalised with types.AppendSQLValue (which also feeds the row's
+// AppendSQL appends one row given in the SQL text form of rowimage.AppendSQLValue
+// (one rowimage.Cell per column in table order; NULL only where Cell.Null). Each value is first
+// canonicalised with rowimage.AppendSQLValue (which also feeds the row's
 // RowHash), then decoded into the column's Parquet type. A value that cannot
 // be converted is a *RowError and the row is not written; the writer stays
 // usable. The row's slices are not retained.
-func (tw *TableWriter) AppendSQL(row []types.Cell) error { return tw.appendSQL(row, nil) }
+func (tw *TableWriter) AppendSQL(row []rowimage.Cell) error { return tw.appendSQL(row, nil) }
 
 // appendSQL is AppendSQL with the values of the extra columns.
-func (tw *TableWriter) appendSQL(row []types.Cell, extra []string) error {
+func (tw *TableWriter) appendSQL(row []rowimage.Cell, extra []string) error {
 	if len(extra) != tw.nExtra {
 		return fmt.Errorf("table %s row %d: %d chain values for %d chain columns", tw.t.QualifiedName(), tw.fp.Rows+1, len(extra), tw.nExtra)
 	}
@@ -318,7 +318,7 @@ func (tw *TableWriter) put(canon, scratch []byte, extra []string, rowBytes int) 
 }
 
 func (tw *TableWriter) rowErr(i int, raw []byte, err error) error {
-	var ve *types.ValueError
+	var ve *rowimage.ValueError
 	if errors.As(err, &ve) {
 		err = ve.Err // the RowError names the column itself
 	}

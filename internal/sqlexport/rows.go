@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Rows renders rows of one table as the value tuples of a multi-row INSERT,
@@ -42,7 +42,7 @@ func (r *Rows) InsertPrefix(schemaName, table string) string {
 
 // AppendTuple appends row as "(v1,v2,...)" to dst. n (1-based) names the
 // row in an error.
-func (r *Rows) AppendTuple(dst []byte, n int64, row []types.Cell) ([]byte, error) {
+func (r *Rows) AppendTuple(dst []byte, n int64, row []rowimage.Cell) ([]byte, error) {
 	name := r.t.QualifiedName()
 	if len(row) != len(r.kinds) {
 		return dst, fmt.Errorf("table %s row %d: %d values for %d columns", name, n, len(row), len(r.kinds))

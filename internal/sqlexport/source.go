@@ -8,8 +8,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // tableRows is one table to export: the footer of its table file (its
@@ -20,7 +20,7 @@ import (
 type tableRows struct {
 	footer snapshot.FooterMeta
 	note   string
-	each   func(fn func(row []types.Cell) error) error
+	each   func(fn func(row []rowimage.Cell) error) error
 }
 
 // fileRows is the table file r as it is, read to its end.
@@ -29,7 +29,7 @@ func fileRows(r *snapshot.TableReader) tableRows {
 	return tableRows{
 		footer: f,
 		note:   fmt.Sprintf("%d rows, fingerprint %s", f.Rows, f.Fingerprint),
-		each: func(fn func([]types.Cell) error) error {
+		each: func(fn func([]rowimage.Cell) error) error {
 			for {
 				row, err := r.Next()
 				if errors.Is(err, io.EOF) {
@@ -97,7 +97,7 @@ func (c *chainReader) rows(ctx context.Context, snap *snapshot.Snapshot, mt snap
 		footer: foot,
 		note: fmt.Sprintf("at the snapshot, from a table file of %d rows (fingerprint %s) and %d chain files",
 			foot.Rows, foot.Fingerprint, len(mt.Chain)),
-		each: func(fn func([]types.Cell) error) error { return t.Rows(ctx, fn) },
+		each: func(fn func([]rowimage.Cell) error) error { return t.Rows(ctx, fn) },
 	}, nil
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 )
 
 // table writes DROP TABLE, the stored CREATE TABLE and the rows of src as
@@ -26,7 +26,7 @@ func (e *exporter) table(src tableRows) error {
 	e.stmt = e.stmt[:0]
 	var n int64
 	var rowErr error // fn's error, already naming the table and row
-	err = src.each(func(row []types.Cell) error {
+	err = src.each(func(row []rowimage.Cell) error {
 		n++
 		rowErr = e.insertRow(rows, prefix, n, row)
 		return rowErr
@@ -46,7 +46,7 @@ func (e *exporter) table(src tableRows) error {
 // insertRow renders row n (1-based) with rows and adds it to the INSERT
 // being built (starting with prefix), first writing that statement when
 // the row would take it over e.max.
-func (e *exporter) insertRow(rows *Rows, prefix string, n int64, row []types.Cell) error {
+func (e *exporter) insertRow(rows *Rows, prefix string, n int64, row []rowimage.Cell) error {
 	var err error
 	if e.row, err = rows.AppendTuple(e.row[:0], n, row); err != nil {
 		return err

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // literalKind says how a column's values are written as SQL literals.
@@ -19,17 +19,17 @@ const (
 )
 
 // literalKindOf maps a column to its literal form through the one
-// classification of internal/types. An unsupported type is an error naming
+// classification of internal/rowimage. An unsupported type is an error naming
 // the column.
 func literalKindOf(c *schema.Column) (literalKind, error) {
-	switch class, _ := types.ClassOf(c); class {
-	case types.ClassInteger, types.ClassYear:
+	switch class, _ := rowimage.ClassOf(c); class {
+	case rowimage.ClassInteger, rowimage.ClassYear:
 		return litInteger, nil
-	case types.ClassFloat, types.ClassDouble:
+	case rowimage.ClassFloat, rowimage.ClassDouble:
 		return litFloat, nil
-	case types.ClassDecimal, types.ClassTemporal, types.ClassText, types.ClassAddress:
+	case rowimage.ClassDecimal, rowimage.ClassTemporal, rowimage.ClassText, rowimage.ClassAddress:
 		return litString, nil
-	case types.ClassBinary:
+	case rowimage.ClassBinary:
 		return litHex, nil
 	}
 	return 0, fmt.Errorf("column %s: unsupported column type %q", c.Name, c.Type)
@@ -52,7 +52,7 @@ func literalKindOf(c *schema.Column) (literalKind, error) {
 //
 // Unquoted values are checked to hold only number characters, so a damaged
 // value can never become SQL.
-func appendLiteral(dst []byte, k literalKind, c types.Cell) ([]byte, error) {
+func appendLiteral(dst []byte, k literalKind, c rowimage.Cell) ([]byte, error) {
 	if c.Null {
 		return append(dst, "NULL"...), nil
 	}

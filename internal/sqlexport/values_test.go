@@ -3,8 +3,8 @@ package sqlexport
 import (
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 func TestAppendLiteral(t *testing.T) {
@@ -26,17 +26,17 @@ func TestAppendLiteral(t *testing.T) {
 		{litHex, nil, "NULL"},
 		{litHex, []byte{0, 0xff, 0x1a}, "0x00ff1a"},
 	} {
-		got, err := appendLiteral(nil, tc.k, types.RawCell(tc.in))
+		got, err := appendLiteral(nil, tc.k, rowimage.RawCell(tc.in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("appendLiteral(%d, %q) = %s, %v; want %s", tc.k, tc.in, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"", "1;DROP TABLE t", "1 ", "0x10", "1e5"} {
-		if got, err := appendLiteral(nil, litInteger, types.TextCell([]byte(bad))); err == nil {
+		if got, err := appendLiteral(nil, litInteger, rowimage.TextCell([]byte(bad))); err == nil {
 			t.Errorf("integer %q accepted as %s", bad, got)
 		}
 	}
-	if got, err := appendLiteral(nil, litFloat, types.TextCell([]byte("1e5)"))); err == nil {
+	if got, err := appendLiteral(nil, litFloat, rowimage.TextCell([]byte("1e5)"))); err == nil {
 		t.Errorf("float accepted as %s", got)
 	}
 }

@@ -71,10 +71,11 @@ func newStageCache(dir string, max int64) (*stageCache, error) {
 }
 
 // acquire returns the entry of key, in use by the caller until release: a
-// staged file, written now by write (to the path it is given) when no
+// staged file (named with the extension ext), written now by write (to
+// the path it is given) when no
 // entry has it. Callers of the same key wait for the one writing; a failed
 // write is not kept (the next acquire writes again).
-func (c *stageCache) acquire(ctx context.Context, key string, write func(path string) error) (*staged, error) {
+func (c *stageCache) acquire(ctx context.Context, key, ext string, write func(path string) error) (*staged, error) {
 	c.mu.Lock()
 	e := c.entries[key]
 	if e != nil {
@@ -93,7 +94,7 @@ func (c *stageCache) acquire(ctx context.Context, key string, write func(path st
 		return e, nil
 	}
 	c.n++
-	e = &staged{key: key, path: filepath.Join(c.dir, fmt.Sprintf("%d.parquet", c.n)), users: 1, ready: make(chan struct{})}
+	e = &staged{key: key, path: filepath.Join(c.dir, fmt.Sprintf("%d%s", c.n, ext)), users: 1, ready: make(chan struct{})}
 	c.entries[key] = e
 	c.mu.Unlock()
 

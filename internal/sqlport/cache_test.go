@@ -23,15 +23,15 @@ func TestStageCacheReuseAndEvict(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := 0
-	a, err := c.acquire(ctx, "cut1\x00shop.a", writeN(100, &calls))
+	a, err := c.acquire(ctx, "cut1\x00shop.a", ".parquet", writeN(100, &calls))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := c.acquire(ctx, "cut1\x00shop.a", writeN(100, &calls))
+	again, err := c.acquire(ctx, "cut1\x00shop.a", ".parquet", writeN(100, &calls))
 	if err != nil || again != a || calls != 1 {
 		t.Fatalf("the same key again: %v, written %d times", err, calls)
 	}
-	other, err := c.acquire(ctx, "cut2\x00shop.a", writeN(100, &calls))
+	other, err := c.acquire(ctx, "cut2\x00shop.a", ".parquet", writeN(100, &calls))
 	if err != nil || other == a || calls != 2 {
 		t.Fatalf("another cut is its own entry: %v, written %d times", err, calls)
 	}
@@ -39,7 +39,7 @@ func TestStageCacheReuseAndEvict(t *testing.T) {
 	c.release(again)
 	c.release(other)
 	// A third entry passes the bound: the least recently used goes.
-	b, err := c.acquire(ctx, "cut3\x00shop.a", writeN(100, &calls))
+	b, err := c.acquire(ctx, "cut3\x00shop.a", ".parquet", writeN(100, &calls))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestStageCacheReuseAndEvict(t *testing.T) {
 		t.Errorf("cache holds %d bytes, want 200", got)
 	}
 	// Entries in use stay past the bound.
-	d, err := c.acquire(ctx, "cut4\x00shop.a", writeN(300, &calls))
+	d, err := c.acquire(ctx, "cut4\x00shop.a", ".parquet", writeN(300, &calls))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,11 @@ func TestStageCacheReuseAndEvict(t *testing.T) {
 		t.Errorf("an entry in use was evicted: %v", err)
 	}
 	// A failed write is not kept.
-	_, err = c.acquire(ctx, "cut5\x00shop.a", func(string) error { return errors.New("boom") })
+	_, err = c.acquire(ctx, "cut5\x00shop.a", ".parquet", func(string) error { return errors.New("boom") })
 	if err == nil {
 		t.Fatal("a failed write answered")
 	}
-	if _, err := c.acquire(ctx, "cut5\x00shop.a", writeN(1, &calls)); err != nil {
+	if _, err := c.acquire(ctx, "cut5\x00shop.a", ".parquet", writeN(1, &calls)); err != nil {
 		t.Errorf("after a failed write, the next writes again: %v", err)
 	}
 }

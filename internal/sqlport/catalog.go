@@ -1,7 +1,6 @@
 package sqlport
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/charset"
@@ -37,15 +36,13 @@ func (c *catalog) table(s *views.Session, schemaName, table string) (*tableInfo,
 	}
 	ti := &tableInfo{key: key, collations: map[string]string{}}
 	if _, ok := tableRef(s, schemaName, table); ok {
-		def, create, err := storedDef(c.sourceDir, schemaName, table, key)
+		def, _, co, err := storedDef(c.sourceDir, schemaName, table, key)
 		if err != nil {
 			return nil, err
 		}
 		ti.def = def
-		if create != "" {
-			if ti.collations, err = schema.ColumnCollations(create); err != nil {
-				return nil, fmt.Errorf("definition of %s: %w", name, err)
-			}
+		if co != nil {
+			ti.collations = co
 		}
 	}
 	if c.tables == nil {

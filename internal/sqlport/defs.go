@@ -39,6 +39,11 @@ type tableDef struct {
 type defKey struct {
 	snapshot string
 	shape    *schema.Table
+	// defined is the table's definition at the cut when a schema change
+	// after the snapshot moved only its definition (views.Tail.Defined),
+	// createFrom the later snapshot holding its CREATE TABLE then.
+	defined    *schema.Table
+	createFrom string
 }
 
 // column returns the stored definition of the view column name and
@@ -102,6 +107,8 @@ func defKeyOf(s *views.Session, name string) defKey {
 	key := defKey{snapshot: s.Snapshot()}
 	if t := s.Tail(); t != nil && t.Files[name] != "" {
 		key.shape = t.Shapes[name]
+	} else if t != nil && t.Defined[name] != nil {
+		key.defined, key.createFrom = t.Defined[name], t.CreateFrom[name]
 	}
 	return key
 }
@@ -111,13 +118,8 @@ func defKeyOf(s *views.Session, name string) defKey {
 func readDef(ctx context.Context, sourceDir string, s *views.Session, schemaName, table string, key defKey) (*tableDef, error) {
 	d := &tableDef{key: key, types: map[string]string{}}
 	var err error
-	if d.def, d.create, err = storedDef(sourceDir, schemaName, table, key); err != nil {
+	if d.def, d.create, d.collations, err = storedDef(sourceDir, schemaName, table, key); err != nil {
 		return nil, err
-	}
-	if d.create != "" {
-		if d.collations, err = schema.ColumnCollations(d.create); err != nil {
-			return nil, fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
-		}
 	}
 	cts, err := columnTypes(ctx, s, fmt.Sprintf("SELECT * FROM %s.%s", views.QuoteIdent(schemaName), views.QuoteIdent(table)))
 	if err != nil {
@@ -141,14 +143,52 @@ func columnTypes(ctx context.Context, s *views.Session, q string, params ...any)
 	return rows.ColumnTypes()
 }
 
-// storedDef reads the definition of schema.table of key and its CREATE
-// TABLE: the tail's shape (its CREATE TABLE rendered), or the snapshot's
-// footer with the manifest's CREATE TABLE over it.
-func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, string, error) {
+// storedDef reads the definition of schema.table of key, its CREATE TABLE
+// and its columns' declared collations (schema.ColumnCollations): the
+// tail's shape (its CREATE TABLE rendered, which names none), the
+// definition at the cut when only it moved since the snapshot (a later
+// snapshot's CREATE TABLE of then; else one rendered, the collations
+// still the snapshot's), or the snapshot's footer with the manifest's
+// CREATE TABLE over it.
+func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, string, map[string]string, error) {
 	if key.shape != nil {
-		return key.shape, snapshot.CreateTableSQL(key.shape), nil
+		create := snapshot.CreateTableSQL(key.shape)
+		return key.shape, create, nil, nil
 	}
-	dir := filepath.Join(sourceDir, snapshot.SnapshotsDir, key.snapshot)
+	if key.defined != nil && key.createFrom != "" {
+		if _, create, err := snapshotDef(sourceDir, key.createFrom, schemaName, table); err == nil && create != "" {
+			co, err := collationsOf(schemaName, table, create)
+			return key.defined, create, co, err
+		}
+	}
+	def, create, err := snapshotDef(sourceDir, key.snapshot, schemaName, table)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	co, err := collationsOf(schemaName, table, create)
+	if key.defined != nil {
+		return key.defined, snapshot.CreateTableSQL(key.defined), co, err
+	}
+	return def, create, co, err
+}
+
+// collationsOf are the declared collations of the columns of CREATE TABLE
+// create (none when it is "").
+func collationsOf(schemaName, table, create string) (map[string]string, error) {
+	if create == "" {
+		return nil, nil
+	}
+	co, err := schema.ColumnCollations(create)
+	if err != nil {
+		return nil, fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)
+	}
+	return co, nil
+}
+
+// snapshotDef reads the definition of schema.table in snapshot id: its
+// footer's, with the manifest's CREATE TABLE over the footer's.
+func snapshotDef(sourceDir, id, schemaName, table string) (*schema.Table, string, error) {
+	dir := filepath.Join(sourceDir, snapshot.SnapshotsDir, id)
 	snap, err := snapshot.OpenSnapshot(dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("definition of %s.%s: %w", schemaName, table, err)

@@ -208,6 +208,7 @@ var duckOnlyKeywords = map[string]bool{
 	"summarize": true, "pivot": true, "unpivot": true, "pivot_longer": true, "pivot_wider": true,
 	"lambda": true, "variadic": true, "placing": true, "symmetric": true, "asymmetric": true,
 	"deferrable": true, "initially": true, "returning": true, "setof": true, "treat": true, "none": true,
+	"collation": true,
 }
 
 // translated are the functions rewriteFuncs translates, each from its
@@ -302,13 +303,25 @@ var translated = map[string]func(args []string, env *funcEnv) (string, error){
 		if len(a) != 3 {
 			return "", arity("CONVERT_TZ", 3, len(a))
 		}
-		for _, z := range a[1:] {
-			if !utcZones[strings.ToUpper(z)] {
-				return "", notTranslated("CONVERT_TZ to or from "+z, "the port's time zone is UTC and it converts between UTC spellings only ('UTC', '+00:00', 'SYSTEM')")
-			}
-		}
-		return "CAST(" + a[0] + " AS TIMESTAMP)", nil
+		return convertTZ(a[0], a[1], a[2])
 	},
+	"locate": func(a []string, _ *funcEnv) (string, error) {
+		// LOCATE(substr, str[, pos]): the first position of substr in str
+		// at or after pos, 0 when none; compared as the connection's
+		// collation (utf8mb4, case-insensitive) compares literals.
+		if len(a) != 2 && len(a) != 3 {
+			return "", arity("LOCATE", 2, len(a))
+		}
+		sub, str := "lower(CAST("+a[0]+" AS VARCHAR))", "lower(CAST("+a[1]+" AS VARCHAR))"
+		if len(a) == 2 {
+			return "strpos(" + str + ", " + sub + ")", nil
+		}
+		p := "CAST(" + a[2] + " AS BIGINT)"
+		at := "strpos(substring(" + str + ", " + p + "), " + sub + ")"
+		return "(CASE WHEN " + p + " < 1 THEN 0 WHEN " + at + " = 0 THEN 0 ELSE " + at + " + " + p + " - 1 END)", nil
+	},
+	"upper": func(a []string, _ *funcEnv) (string, error) { return textCall("upper", "UPPER", a) },
+	"lower": func(a []string, _ *funcEnv) (string, error) { return textCall("lower", "LOWER", a) },
 	"length": func(a []string, _ *funcEnv) (string, error) {
 		if len(a) != 1 {
 			return "", arity("LENGTH", 1, len(a))
@@ -327,11 +340,21 @@ var translated = map[string]func(args []string, env *funcEnv) (string, error){
 	},
 }
 
-// utcZones are the spellings of UTC CONVERT_TZ takes (as literals).
-var utcZones = map[string]bool{"'UTC'": true, "'+00:00'": true, "'-00:00'": true, "'+0:00'": true, "'SYSTEM'": true, "'GMT'": true, "'Z'": true}
+// textCall is DuckDB's one-argument string function fn of a MySQL call
+// (name), its argument as text: MySQL's string functions take numbers and
+// times as their text, DuckDB's do not.
+func textCall(fn, name string, a []string) (string, error) {
+	if len(a) != 1 {
+		return "", arity(name, 1, len(a))
+	}
+	return fn + "(CAST(" + a[0] + " AS VARCHAR))", nil
+}
 
 func init() {
 	translated["schema"] = translated["database"]
+	translated["ucase"] = translated["upper"]
+	translated["lcase"] = translated["lower"]
+
 	translated["octet_length"] = translated["length"]
 	for _, n := range []string{"current_user", "session_user", "system_user"} {
 		translated[n] = translated["user"]

@@ -10,9 +10,9 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/go-mysql-org/go-mysql/stmt"
 
-	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // handler answers one connection's commands (server.Handler). It holds the
@@ -23,7 +23,7 @@ type handler struct {
 	ctx  context.Context
 	user string
 	db   string
-	at   moment.At // zero: latest
+	at   when.At // zero: latest
 	sess *views.Session
 	// results is the collation id of character_set_results (collation.go;
 	// 0: NULL, no conversion); tz the session's time_zone (nil: UTC) and
@@ -36,7 +36,7 @@ type handler struct {
 	cat     *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
 	// cache is the port's staged tables; pins the ones the session reads.
 	cache *stageCache
-	pins  map[string]*staged
+	pins  map[string]pin
 	named map[string]bool // tables statements at this cut named, not staged
 	// stmts are the prepared statements, by go-mysql's context (stmt.go).
 	stmts map[*stmt.PreparedStmt]*prepared
@@ -168,7 +168,7 @@ func (h *handler) query(ctx context.Context, query string) (*mysql.Result, error
 	return mysql.NewResult(rs), nil
 }
 
-// setAt moves the session to moment text (moment.ParseAt): the session
+// setAt moves the session to moment text (when.Parse): the session
 // is reopened at it now, so a moment that cannot be answered is refused
 // here, with the reason, and the session stays where it was.
 func (h *handler) setAt(ctx context.Context, text string) error {

@@ -2,25 +2,13 @@ package sqlport
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync"
-)
 
-// parser is an empty in-memory DuckDB used only to parse statements
-// (json_serialize_sql) for the rewrites that need a statement's structure:
-// where its table references and compared columns are.
-var parser = sync.OnceValues(func() (*sql.DB, error) {
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		return nil, fmt.Errorf("sql port: open the statement parser: %w", err)
-	}
-	db.SetMaxOpenConns(2)
-	db.SetMaxIdleConns(2)
-	return db, nil
-})
+	"github.com/dbtrail/dbtrail/internal/views"
+)
 
 // tree is what the rewrites need of one SELECT's parse.
 type tree struct {
@@ -31,6 +19,12 @@ type tree struct {
 	// an alias that are constants or casts (the values rewriteFuncs
 	// wrote; a typed literal's location is inside it).
 	selected []int
+	// point is the statement as a lookup of one table by key (nil: not one).
+	point *point
+	// uses are every column reference; plain the byte locations of those
+	// that stand alone (colUse.plain).
+	uses  []colUse
+	plain map[int]bool
 }
 
 // fromRef is a table named in FROM/JOIN, at byte loc of the text.
@@ -42,24 +36,34 @@ type fromRef struct {
 // columnRef is a column reference at byte loc, as written (1 to 3 names).
 // pad marks one compared by a comparison (=, <>, <, >, IN; not LIKE,
 // which MySQL does not pad), lits are the byte locations of the string
-// literals it is compared with.
+// literals it is compared with and params the numbers (from 1, in the
+// order of the text's ?) of the parameters.
 type columnRef struct {
+	loc    int
+	names  []string
+	pad    bool
+	lits   []int
+	params []int
+	others bool // compared with something else than a literal or a parameter
+}
+
+// colUse is a column reference of the statement at byte loc, as written;
+// plain marks one whose answer does not depend on the session's time
+// zone: standing alone as a select item (without an alias other than its
+// name), an ORDER BY or a GROUP BY expression, or tested by IS [NOT] NULL
+// or counted.
+type colUse struct {
 	loc   int
 	names []string
-	pad   bool
-	lits  []int
+	plain bool
 }
 
 // parseTree parses text (DuckDB SQL); ok is false when DuckDB's
 // serializer does not take it (not one SELECT, or a syntax error): the
 // statement then runs unrewritten, and the session reports its error.
 func parseTree(ctx context.Context, text string) (*tree, bool, error) {
-	db, err := parser()
+	js, err := views.ParseJSON(ctx, text)
 	if err != nil {
-		return nil, false, err
-	}
-	var js string
-	if err := db.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", text).Scan(&js); err != nil {
 		return nil, false, nil
 	}
 	var root struct {
@@ -72,7 +76,7 @@ func parseTree(ctx context.Context, text string) (*tree, bool, error) {
 	if root.Error || len(root.Statements) != 1 {
 		return nil, false, nil
 	}
-	t := &tree{ctes: map[string]bool{}}
+	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}}
 	t.walk(root.Statements[0])
 	return t, true, nil
 }
@@ -82,7 +86,7 @@ func parseTree(ctx context.Context, text string) (*tree, bool, error) {
 var comparisons = map[string]bool{
 	"COMPARE_EQUAL": true, "COMPARE_NOTEQUAL": true, "COMPARE_LESSTHAN": true, "COMPARE_GREATERTHAN": true,
 	"COMPARE_LESSTHANOREQUALTO": true, "COMPARE_GREATERTHANOREQUALTO": true,
-	"COMPARE_IN": true, "COMPARE_NOT_IN": true,
+	"COMPARE_IN": true, "COMPARE_NOT_IN": true, "COMPARE_BETWEEN": true, "COMPARE_NOT_BETWEEN": true,
 }
 
 // likes are LIKE's functions in the parse (MySQL's LIKE follows the
@@ -104,6 +108,21 @@ func (t *tree) walk(v any) {
 			}
 		}
 		typ, _ := v["type"].(string)
+		if typ == "SELECT_NODE" {
+			t.markPlain(v)
+		}
+		if typ == "COLUMN_REF" {
+			t.uses = append(t.uses, colUse{loc: loc(v), names: strs(v["column_names"]), plain: loc(v) >= 0 && t.plain[loc(v)]})
+		}
+		// IS [NOT] NULL and count() of a column answer alike in any zone.
+		if typ == "OPERATOR_IS_NULL" || typ == "OPERATOR_IS_NOT_NULL" || strings.EqualFold(str(v, "function_name"), "count") {
+			ch, _ := v["children"].([]any)
+			for _, c := range ch {
+				if cm, ok := c.(map[string]any); ok && cm["class"] == "COLUMN_REF" && loc(cm) >= 0 {
+					t.plain[loc(cm)] = true
+				}
+			}
+		}
 		if typ == "SELECT_NODE" {
 			items, _ := v["select_list"].([]any)
 			for _, it := range items {
@@ -127,8 +146,17 @@ func (t *tree) walk(v any) {
 				if c, ok := side.(map[string]any); ok && c["class"] == "COLUMN_REF" {
 					ref := columnRef{loc: loc(c), names: strs(c["column_names"]), pad: comparisons[typ]}
 					for j, other := range sides {
-						if o, ok := other.(map[string]any); ok && j != i && o["class"] == "CONSTANT" && loc(o) >= 0 {
+						o, ok := other.(map[string]any)
+						switch {
+						case !ok || j == i:
+						case o["class"] == "CONSTANT" && loc(o) >= 0:
 							ref.lits = append(ref.lits, loc(o))
+						case o["class"] == "PARAMETER":
+							if n, err := strconv.Atoi(str(o, "identifier")); err == nil && n > 0 {
+								ref.params = append(ref.params, n)
+							}
+						default:
+							ref.others = true
 						}
 					}
 					t.compared = append(t.compared, ref)
@@ -145,9 +173,47 @@ func (t *tree) walk(v any) {
 	}
 }
 
+// markPlain marks the column references of select node v that stand alone:
+// a select item without an alias other than its column's name, a GROUP BY
+// expression, an ORDER BY expression.
+func (t *tree) markPlain(v map[string]any) {
+	mark := func(e any, aliased bool) {
+		c, _ := e.(map[string]any)
+		if c["class"] != "COLUMN_REF" || loc(c) < 0 {
+			return
+		}
+		names := strs(c["column_names"])
+		if a := str(c, "alias"); aliased && a != "" && (len(names) == 0 || !strings.EqualFold(a, names[len(names)-1])) {
+			return
+		}
+		t.plain[loc(c)] = true
+	}
+	items, _ := v["select_list"].([]any)
+	for _, it := range items {
+		mark(it, true)
+	}
+	exprs, _ := v["group_expressions"].([]any)
+	for _, g := range exprs {
+		mark(g, false)
+	}
+	mods, _ := v["modifiers"].([]any)
+	for _, m := range mods {
+		mm, _ := m.(map[string]any)
+		orders, _ := mm["orders"].([]any)
+		for _, o := range orders {
+			om, _ := o.(map[string]any)
+			mark(om["expression"], false)
+		}
+	}
+}
+
 // operands are a comparison's compared expressions: left and right, an
-// IN's value tested and its list, or a LIKE's value tested.
+// IN's value tested and its list, BETWEEN's value and bounds, or a LIKE's
+// value tested.
 func operands(v map[string]any) []any {
+	if in, ok := v["input"]; ok {
+		return []any{in, v["lower"], v["upper"]} // BETWEEN
+	}
 	if l, ok := v["left"]; ok {
 		return []any{l, v["right"]}
 	}

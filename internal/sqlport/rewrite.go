@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -21,6 +22,10 @@ type rewriteEnv struct {
 	// session's moment (catalog.table), read when a rewrite needs it.
 	table func(schemaName, table string) (*tableInfo, error)
 	funcs *funcEnv
+	// lookup, when not nil, is the SELECT to read in place of the view
+	// of table schema.table for a statement reading it by key alone
+	// (vals: the key's columns, views.Session.BaseLookup).
+	lookup func(name string, vals map[string]string) (string, bool)
 }
 
 // edit replaces text[start:end] with s.
@@ -44,6 +49,7 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	text = havingAsWhere(text)
 	t, ok, err := parseTree(ctx, text)
 	if err != nil || !ok {
 		return text, err
@@ -63,6 +69,11 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 		if err != nil {
 			return "", err
 		}
+		if ref != nil && t.point != nil && env.lookup != nil {
+			if q, ok := env.lookup(ref.Schema+"."+ref.Table, t.point.vals); ok {
+				e = pointEdit(text, r, q)
+			}
+		}
 		if e != nil {
 			edits = append(edits, *e)
 		}
@@ -71,7 +82,8 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 		}
 	}
 	if len(t.compared) > 0 && len(resolved) > 0 {
-		padded := map[int]bool{} // literals trimmed
+		padded := map[int]bool{} // literals and parameters trimmed
+		params := paramLocs(text)
 		for _, c := range t.compared {
 			co, pad, err := collationOf(c, t, resolved, env.table)
 			if err != nil {
@@ -93,10 +105,24 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 						edits = append(edits, e)
 					}
 				}
+				for _, n := range c.params {
+					if n <= len(params) && !padded[params[n-1]] {
+						l := params[n-1]
+						padded[l] = true
+						edits = append(edits, edit{l, l + 1, "rtrim(?, ' ')"})
+					}
+				}
 			} else if co != "" {
 				edits = append(edits, edit{end, end, co})
 			}
 		}
+	}
+	if loc := env.funcs.loc; loc != nil && loc != time.UTC && len(resolved) > 0 {
+		es, err := zonedTimestamps(text, t, resolved, env.table, loc)
+		if err != nil {
+			return "", err
+		}
+		edits = append(edits, es...)
 	}
 	return applyEdits(text, edits), nil
 }
@@ -153,6 +179,18 @@ func (env *rewriteEnv) tableEdit(text string, t *tree, r fromRef) (*edit, *views
 	return nil, nil, mysql.NewError(mysql.ER_NO_SUCH_TABLE, fmt.Sprintf("Table '%s.%s' doesn't exist", schemaName, r.name))
 }
 
+// pointEdit is the edit reading table reference r of a point statement
+// from q, a SELECT of its rows (env.lookup's): q as a subquery with r's
+// alias, or its name.
+func pointEdit(text string, r fromRef, q string) *edit {
+	_, end, _ := nameAt(text, r.loc)
+	q = "(" + q + ")"
+	if r.alias == "" {
+		q += " AS " + views.QuoteIdent(r.name)
+	}
+	return &edit{r.loc, end, q}
+}
+
 // hasTable reports whether schema.table is one of the session's views.
 func (env *rewriteEnv) hasTable(schemaName, table string) bool {
 	for _, v := range env.tables {
@@ -168,38 +206,49 @@ func (env *rewriteEnv) hasTable(schemaName, table string) bool {
 // (or the name is ambiguous), and whether it is a text column under a
 // PAD SPACE collation.
 func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (string, bool, error) {
-	if len(c.names) == 0 {
-		return "", false, nil
-	}
 	found, pad, seen := "", false, false
-	col := c.names[len(c.names)-1]
-	for i, ref := range resolved {
-		r := t.tables[i]
-		switch len(c.names) {
-		case 2:
-			q := c.names[0]
-			if !strings.EqualFold(q, r.alias) && !(r.alias == "" && q == ref.Table) {
-				continue
-			}
-		case 3:
-			if c.names[0] != ref.Schema || c.names[1] != ref.Table {
-				continue
-			}
-		}
-		if !hasColumn(*ref, col) {
-			continue
-		}
+	for _, ref := range candidates(c.names, t, resolved) {
 		info, err := lookup(ref.Schema, ref.Table)
 		if err != nil {
 			return "", false, err
 		}
-		co, p := info.nocase(*ref, col)
+		co, p := info.nocase(*ref, c.names[len(c.names)-1])
 		if seen && (found != co || pad != p) {
 			return "", false, nil // two tables' columns of the name: not told which
 		}
 		found, pad, seen = co, p, true
 	}
 	return found, pad, nil
+}
+
+// candidates are the statement's tables (resolved: their views) that may
+// hold the column named names (column, table.column or
+// schema.table.column, as written): those with a column of the name whose
+// qualifier, if any, names them.
+func candidates(names []string, t *tree, resolved map[int]*views.TableRef) []*views.TableRef {
+	if len(names) == 0 {
+		return nil
+	}
+	var out []*views.TableRef
+	col := names[len(names)-1]
+	for i, ref := range resolved {
+		r := t.tables[i]
+		switch len(names) {
+		case 2:
+			q := names[0]
+			if !strings.EqualFold(q, r.alias) && !(r.alias == "" && q == ref.Table) {
+				continue
+			}
+		case 3:
+			if names[0] != ref.Schema || names[1] != ref.Table {
+				continue
+			}
+		}
+		if hasColumn(*ref, col) {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // trimmedLiteral is the edit that drops the trailing spaces of the string
@@ -209,18 +258,8 @@ func trimmedLiteral(text string, loc int) (edit, bool) {
 	if loc >= len(text) || text[loc] != '\'' {
 		return edit{}, false
 	}
-	i := loc + 1
-	for i < len(text) {
-		if text[i] == '\'' {
-			if i+1 < len(text) && text[i+1] == '\'' {
-				i += 2
-				continue
-			}
-			break
-		}
-		i++
-	}
-	if i >= len(text) {
+	i := quotedEnd(text, loc, '\'') - 1 // the closing quote
+	if i <= loc || text[i] != '\'' {
 		return edit{}, false
 	}
 	body := text[loc+1 : i]
@@ -247,4 +286,17 @@ func applyEdits(text string, edits []edit) string {
 		text = text[:e.start] + e.s + text[e.end:]
 	}
 	return text
+}
+
+// paramLocs are the byte locations of the parameters (?) of DuckDB SQL
+// text, in order: a ? outside a string, a quoted identifier and a
+// comment (mask).
+func paramLocs(text string) []int {
+	var out []int
+	for i, c := range []byte(mask(text)) {
+		if c == '?' {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/views"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // splitSchemaAt splits a database name of the form db@T (T any moment
@@ -77,7 +77,7 @@ func hasSchema(s *views.Session, db string) bool {
 	return false
 }
 
-// moveTo moves the session to moment text (moment.ParseAt): the session
+// moveTo moves the session to moment text (when.Parse): the session
 // is reopened at it now, so a moment that cannot be answered is refused
 // here, with the reason; check, when given, is asked of the new session
 // too. On a refusal the session stays where it was.
@@ -85,12 +85,12 @@ func (h *handler) moveTo(ctx context.Context, text string, check func(*views.Ses
 	if h.cfg.Tail == nil {
 		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at needs the index: this port reads the current snapshot alone")
 	}
-	at, err := moment.ParseAt(h.inSessionZone(text))
+	at, err := when.Parse(h.inSessionZone(text))
 	if err != nil {
 		return errRefused(mysql.ER_WRONG_VALUE_FOR_VAR, "dbtrail_at: %v", err)
 	}
-	if at.Kind == moment.KindLatest {
-		at = moment.At{}
+	if at.Kind == when.KindLatest {
+		at = when.At{}
 	}
 	old, oldAt, oldSt := h.sess, h.at, h.st
 	h.sess, h.at = nil, at
@@ -140,6 +140,7 @@ func (h *handler) rewriteRead(ctx context.Context, s *views.Session, text string
 			}
 			return h.cat.table(s, schemaName, table)
 		},
+		lookup: s.BaseLookup,
 	}
 	return rewrite(ctx, text, env)
 }

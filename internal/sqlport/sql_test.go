@@ -155,6 +155,12 @@ func TestPortFunctions(t *testing.T) {
 		"SELECT DATE_FORMAT(NULL, '%Y')":                                                             "",
 		"SELECT LENGTH('é'), CHAR_LENGTH('é')":                                                       "2|1",
 		"SELECT DATABASE(), @@version_comment LIKE '%dbtrail%'":                                      "shop|1",
+		"SELECT CONVERT_TZ('2026-07-01 12:00:00', '+00:00', '+02:00')":                               "2026-07-01 14:00:00",
+		"SELECT CONVERT_TZ('2026-07-01 12:00:00', 'Europe/Berlin', 'UTC')":                           "2026-07-01 10:00:00",
+		"SELECT CONVERT_TZ('2026-01-15 12:00:00', 'SYSTEM', 'Europe/Berlin')":                        "2026-01-15 13:00:00",
+		"SELECT CONVERT_TZ('2026-07-01 12:00:00', '+05:30', 'America/New_York')":                     "2026-07-01 02:30:00",
+		"SELECT CONVERT_TZ('2026-07-01 12:00:00', 'UTC', 'No/Such')":                                 "",
+		"SELECT CONVERT_TZ(placed, 'UTC', '-03:00') FROM orders WHERE id = 1":                        "2026-12-01 07:41:59.000001",
 	} {
 		if got := mustAnswer(t, db, q); got != want {
 			t.Errorf("%s\n = %q\nwant %q", q, got, want)

@@ -58,3 +58,13 @@ func TestClassify(t *testing.T) {
 		t.Error("SET @@dbtrail_at = 42: no error")
 	}
 }
+
+// TestParamLocs: a DuckDB statement's parameters, not a ? in a string, a
+// quoted identifier or a comment.
+func TestParamLocs(t *testing.T) {
+	text := `SELECT '?', "a?""b", x FROM t -- ?` + "\n" + `WHERE a = ? /* ? */ AND 'it''s?' <> ?`
+	got := paramLocs(text)
+	if len(got) != 2 || text[got[0]] != '?' || text[got[1]] != '?' || got[1] != len(text)-1 {
+		t.Fatalf("paramLocs(%q) = %v", text, got)
+	}
+}

@@ -155,6 +155,31 @@ func TestPortTimeZone(t *testing.T) {
 		if got, want := mustAnswerPrepared(t, db, "SELECT @@time_zone, ts FROM labels"), want[strings.Index(want, zone+"|"):]; got != want {
 			t.Errorf("time_zone %s, prepared: %q; want %q", zone, got, want)
 		}
+		// A TIMESTAMP compared with string literals compares in the
+		// session's zone: the literal is a time there, as in MySQL.
+		local := time.Date(2026, 12, 1, 23, 30, 0, 250e6, time.UTC).In(loc)
+		for q, want := range map[string]string{
+			"SELECT id FROM labels WHERE ts = '" + local.Format("2006-01-02 15:04:05.000") + "'":                                            "1",
+			"SELECT id FROM labels WHERE ts > '" + local.Add(-time.Second).Format("2006-01-02 15:04:05") + "' ORDER BY ts":                  "1",
+			"SELECT id FROM labels WHERE ts BETWEEN '" + local.Format("2006-01-02") + "' AND '" + local.Format("2006-01-02 15:04") + ":59'": "1",
+			"SELECT id FROM labels WHERE ts IN ('" + local.Format("2006-01-02 15:04:05") + ".25', '2000-01-01') GROUP BY id, ts":            "1",
+			"SELECT id FROM labels WHERE ts < '" + local.Format("2006-01-02 15:04:05") + "'":                                                "",
+			"SELECT count(ts), count(*) FROM labels WHERE ts IS NOT NULL AND NOT (ts IS NULL)":                                              "1|1",
+		} {
+			if got := mustAnswer(t, db, q); got != want {
+				t.Errorf("time_zone %s: %s = %q; want %q", zone, q, got, want)
+			}
+		}
+		// Any other use would answer in UTC: refused at another zone.
+		for _, q := range []string{"SELECT date(ts) FROM labels", "SELECT max(ts) FROM labels", "SELECT ts AS t FROM labels",
+			"SELECT id FROM labels WHERE ts < NOW()", "SELECT id FROM labels WHERE ts = 20261201"} {
+			_, err := answer(t, db, q)
+			var my *gomysql.MySQLError
+			refused := errors.As(err, &my) && my.Number == mysql.ER_NOT_SUPPORTED_YET && strings.Contains(my.Message, "TIMESTAMP column ts")
+			if utc := loc == time.UTC; refused == utc {
+				t.Errorf("time_zone %s: %s: %v; want refused %v", zone, q, err, !utc)
+			}
+		}
 	}
 	check("UTC", time.UTC)
 	mustExec(t, db, "SET time_zone = '+02:00'")
@@ -298,8 +323,19 @@ func TestPortPadSpace(t *testing.T) {
 			t.Errorf("%s = %q; want %q", q, got, want)
 		}
 	}
-	// A prepared statement's parameter compares padded too.
-	if got := mustAnswerPreparedArgs(t, db, "SELECT id FROM pads WHERE ci = ?", "b"); got != "2" {
-		t.Errorf("a parameter under PAD SPACE: %q", got)
+	// A prepared statement's parameters compare padded too: their own
+	// trailing spaces do not count either, unless the collation is NO PAD.
+	for _, c := range []struct{ q, arg, want string }{
+		{"SELECT id FROM pads WHERE ci = ?", "b", "2"},
+		{"SELECT id FROM pads WHERE ci = ? ORDER BY id", "a   ", "1\n3"},
+		{"SELECT id FROM pads WHERE ? = bin", "b ", "2"},
+		{"SELECT id FROM pads WHERE ci IN (?, 'zz') AND id > 0", "b    ", "2"},
+		{"SELECT id FROM pads WHERE ci LIKE ?", "b", ""},
+		{"SELECT id FROM pads WHERE nopad = ?", "b", ""},
+		{"SELECT id FROM pads WHERE nopad = ?", "b  ", "2"},
+	} {
+		if got := mustAnswerPreparedArgs(t, db, c.q, c.arg); got != c.want {
+			t.Errorf("%s with %q under PAD SPACE: %q; want %q", c.q, c.arg, got, c.want)
+		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/views"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 // DefaultMaxEvents is the largest tail Reader folds by default.
@@ -44,18 +45,22 @@ type Reader struct {
 	// in full (fold.DefaultMemoryLimit when empty).
 	MemoryLimit string
 	Log         *slog.Logger
-	// At is the moment the views answer at (moment.ParseAt's forms); the
+	// At is the moment the views answer at (when.Parse's forms); the
 	// zero At is latest, the live tail. At any other moment a refusal
 	// (moment.RefusedError) or a tail over MaxEvents is an error, never
 	// the current snapshot's answer: the time-travel SQL port's
 	// SET @@dbtrail_at.
-	At moment.At
+	At when.At
+	// Cache, when set, keeps the tables' staged windows for the next
+	// tails of the process: a tail stages only the events after the
+	// cached ones (docs/tail.md, "The tail cache").
+	Cache *Cache
 }
 
 // at is r's moment: At, or latest.
-func (r *Reader) at() moment.At {
+func (r *Reader) at() when.At {
 	if r.At.Kind == "" {
-		return moment.At{Kind: moment.KindLatest}
+		return when.At{Kind: when.KindLatest}
 	}
 	return r.At
 }
@@ -78,9 +83,14 @@ type State struct {
 	Tables int
 	Events int64
 	Staged int64
-	// Took is how long preparing took.
-	Took  time.Duration
-	Views *views.Tail
+	// Cached of the Staged events were read from the tail cache
+	// (Reader.Cache), not the index.
+	Cached int64
+	// Took is how long preparing took; Staging how long staging took so
+	// far.
+	Took    time.Duration
+	Staging time.Duration
+	Views   *views.Tail
 }
 
 // Seq is the seq the answer is cut at: the cut's, or the snapshot's.
@@ -162,6 +172,18 @@ func (r *Reader) prepare(ctx context.Context, dir string) (*State, error) {
 	}
 	st := &State{Snapshot: plan.Base, Position: plan.BasePosition, Live: true, Cut: plan.Cut,
 		Views: &views.Tail{Snapshot: plan.Base, Windows: map[string]*views.Window{}, Files: map[string]string{}}}
+	for _, tp := range plan.Tables {
+		if tp.Def == nil {
+			continue
+		}
+		if st.Views.Defined == nil {
+			st.Views.Defined, st.Views.CreateFrom = map[string]*schema.Table{}, map[string]string{}
+		}
+		st.Views.Defined[tp.Key().String()] = tp.Def
+		if tp.CreateFrom != "" {
+			st.Views.CreateFrom[tp.Key().String()] = tp.CreateFrom
+		}
+	}
 	if plan.Cut.Seq <= plan.BasePosition.Seq {
 		return st, nil
 	}
@@ -262,6 +284,8 @@ const stageParallel = 2
 // stageParallel tables at a time.
 func (f *folder) stage(ctx context.Context, names []string, st *State) error {
 	defer f.closeEngine()
+	start := time.Now()
+	defer func() { st.Staging += time.Since(start) }()
 	for _, name := range names {
 		if _, ok := f.plans[name]; !ok || !st.Views.Pending[name] {
 			return fmt.Errorf("tail of %s: %s is not a pending table", f.r.Past.Source, name)
@@ -292,24 +316,26 @@ func (f *folder) stage(ctx context.Context, names []string, st *State) error {
 		}
 		delete(st.Views.Pending, name)
 		st.Staged += out[i].events
+		st.Cached += out[i].cached
 		if f.r.Log != nil {
-			f.r.Log.Debug("tail staged", "table", name, "events", out[i].events, "seq", st.Cut.Seq)
+			f.r.Log.Debug("tail staged", "table", name, "events", out[i].events, "cached", out[i].cached, "seq", st.Cut.Seq)
 		}
 	}
 	return nil
 }
 
-// staged is one table's staged changes: a window, or a table file.
+// staged is one table's staged changes: a window, or a table file; cached
+// of its events were read from the tail cache.
 type staged struct {
-	window *views.Window
-	file   string
-	events int64
+	window         *views.Window
+	file           string
+	events, cached int64
 }
 
 // fallback is the current snapshot alone, with the reason; at a moment
 // other than latest it is the error naming the reason.
 func (r *Reader) fallback(ctx context.Context, reason string) (*State, error) {
-	if at := r.at(); at.Kind != moment.KindLatest {
+	if at := r.at(); at.Kind != when.KindLatest {
 		return nil, fmt.Errorf("moment %s of %s: %s", at, r.Past.Source, reason)
 	}
 	id, err := snapshot.ResolveCurrent(r.Past.SourceDir)
@@ -365,14 +391,40 @@ func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, e
 		// A table always written in full: the table at the cut, whole.
 		return f.fullTable(ctx, tp, filepath.Join(f.dir, fmt.Sprintf("%d.parquet", n)))
 	}
-	w, err := fold.WriteWindowFile(foot.Table, filepath.Join(f.dir, fmt.Sprintf("%d.window", n)), func(fn func(change.Event) error) error {
-		return f.r.Past.Events().TableEvents(ctx, f.r.Past.Source, tp.Schema, tp.Table, tp.After, tp.Upto, fn)
-	})
+	// Through the cache; without one (Reader.Cache nil) the window is
+	// staged whole as one file of the folder.
+	key := cacheKey{source: f.r.Past.Source, base: f.snap.Manifest.SnapshotID, table: tp.Key().String(),
+		file: fmt.Sprintf("%s %d %v", mt.File, mt.Rows, mt.Fingerprint), after: tp.After}
+	cw, err := f.r.Cache.window(key, tp.Upto, f.dir, fmt.Sprint(n), tableStager{ctx: ctx, r: f.r, tp: tp, t: foot.Table})
 	if err != nil {
 		return staged{}, err
 	}
-	return staged{events: w.Events, window: &views.Window{Path: w.File.Path, KeyCol: w.File.KeyCol, OpCol: w.File.OpCol, Events: w.Events,
-		KeyMatch: func(left, right string) string { return fold.KeyMatch(w.Table, left, right) }}}, nil
+	return staged{events: cw.events, cached: cw.events - cw.staged, window: &views.Window{Paths: cw.paths,
+		KeyCol: fold.WindowKeyCol, OpCol: fold.WindowOpCol, Events: cw.events,
+		KeyMatch: func(left, right string) string { return fold.KeyMatch(foot.Table, left, right) }}}, nil
+}
+
+// tableStager writes the window files of one table of a tail: its events
+// from the index (and the archive), with the base table file's definition.
+type tableStager struct {
+	ctx context.Context
+	r   *Reader
+	tp  moment.TablePlan
+	t   *schema.Table
+}
+
+func (s tableStager) stage(from, to uint64, path string) (int64, error) {
+	w, err := fold.WriteWindowFile(s.t, path, func(fn func(change.Event) error) error {
+		return s.r.Past.Events().TableEvents(s.ctx, s.r.Past.Source, s.tp.Schema, s.tp.Table, from, to, fn)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return w.Events, nil
+}
+
+func (s tableStager) join(path string, paths []string) error {
+	return fold.JoinWindowFiles(s.t, path, paths)
 }
 
 // fullTable folds tp at the cut into a table file at path (the rebuild

@@ -10,6 +10,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/when"
 )
 
 func TestDropped(t *testing.T) {
@@ -28,7 +29,7 @@ func TestDropped(t *testing.T) {
 // or snapshot position the answer is at.
 func TestStateNamesItsCut(t *testing.T) {
 	pos := binlogpos.Position{File: "binlog.000003", Pos: 400, GTID: "0-1-7", Seq: 70}
-	cut := moment.Cut{At: moment.At{Kind: moment.KindLatest}, Seq: 95, Landed: true,
+	cut := moment.Cut{At: when.At{Kind: when.KindLatest}, Seq: 95, Landed: true,
 		Txn: change.Txn{Position: binlogpos.Position{File: "binlog.000003", Pos: 900, GTID: "0-1-9"}, CommitTime: time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)}}
 	for _, c := range []struct {
 		st   State

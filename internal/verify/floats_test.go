@@ -3,8 +3,8 @@ package verify
 import (
 	"testing"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 func explainTable(t *testing.T, ddl string) *schema.Table {
@@ -39,7 +39,7 @@ func TestFloatCause(t *testing.T) {
 					vals[i] = []byte(v)
 				}
 			}
-			if err := h.add(types.RawCells(nil, vals)); err != nil {
+			if err := h.add(rowimage.RawCells(nil, vals)); err != nil {
 				t.Fatal(err)
 			}
 		}

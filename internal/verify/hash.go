@@ -10,16 +10,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // hasher turns rows in the SQL text form into the table fingerprint of
 // docs/verify.md, exactly as snapshot.TableWriter.AppendSQL computes it:
-// each value canonicalised with types.AppendSQLValue (nil stays NULL), the
+// each value canonicalised with rowimage.AppendSQLValue (nil stays NULL), the
 // row hashed with snapshot.RowHash, the hashes added to a Fingerprint. With
-// keys set it also keeps, per row key (types.KeyFromImage over the row's
+// keys set it also keeps, per row key (rowimage.KeyFromImage over the row's
 // canonical image), the rows seen on each side and the difference of their
 // hash sums, for --explain.
 type hasher struct {
@@ -58,7 +58,7 @@ func newHasher(t *schema.Table, keys map[string]*tally, live bool) *hasher {
 
 // add counts one row (one value per column in table order). Errors name the
 // table, the row (1-based, in reading order) and the column.
-func (h *hasher) add(row []types.Cell) error {
+func (h *hasher) add(row []rowimage.Cell) error {
 	h.rows++
 	if len(row) != len(h.t.Columns) {
 		return fmt.Errorf("table %s row %d: %d values for %d columns", h.t.QualifiedName(), h.rows, len(row), len(h.t.Columns))
@@ -66,7 +66,7 @@ func (h *hasher) add(row []types.Cell) error {
 	buf := h.buf[:0]
 	for i, v := range row {
 		var err error
-		if buf, err = types.AppendSQLValue(buf, &h.t.Columns[i], v); err != nil { // NULL: null
+		if buf, err = rowimage.AppendSQLValue(buf, &h.t.Columns[i], v); err != nil { // NULL: null
 			return fmt.Errorf("table %s row %d: %w", h.t.QualifiedName(), h.rows, err)
 		}
 		h.ends[i] = len(buf)
@@ -103,7 +103,7 @@ func (h *hasher) addKey(hash uint64) error {
 		img = append(img, v...)
 	}
 	h.img = append(img, '}')
-	key, err := types.KeyFromImage(h.t, h.img)
+	key, err := rowimage.KeyFromImage(h.t, h.img)
 	if err != nil {
 		return fmt.Errorf("table %s row %d: key: %w", h.t.QualifiedName(), h.rows, err)
 	}
@@ -159,7 +159,7 @@ func readSnapshot(r *snapshot.TableReader, h *hasher) (snapshot.Fingerprint, err
 // differ; 1 and 0: only live; 0 and 1: only in the snapshot; more for a
 // table without a key, whose key is the whole row).
 type KeyDiff struct {
-	Key  string `json:"key"` // types.Key form, e.g. [42] or [7,"abc"]
+	Key  string `json:"key"` // rowimage.Key form, e.g. [42] or [7,"abc"]
 	Live int64  `json:"live"`
 	Snap int64  `json:"snap"`
 	// Cause explains values that differ when it is known: FLOAT digits the

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // LivePosition is the binlog position of the consistent snapshot a live
@@ -107,7 +107,7 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher, w Whe
 	defer rows.Close()
 	raw := make([]sql.RawBytes, len(t.Columns))
 	ptrs := make([]any, len(raw))
-	row := make([]types.Cell, len(raw))
+	row := make([]rowimage.Cell, len(raw))
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
@@ -116,7 +116,7 @@ func liveScan(ctx context.Context, db *sql.DB, t *schema.Table, h *hasher, w Whe
 			return pos, fmt.Errorf("table %s row %d: %w", t.QualifiedName(), h.rows+1, err)
 		}
 		for i, v := range raw {
-			row[i] = types.RawCell(v)
+			row[i] = rowimage.RawCell(v)
 		}
 		if err := h.add(row); err != nil {
 			return pos, fmt.Errorf("live %w", err)

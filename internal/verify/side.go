@@ -6,10 +6,10 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // side is the snapshot side of a comparison: one table as it is at the
@@ -102,7 +102,7 @@ func (s *chainSide) close() {}
 // hashRows streams the rows of t through h.
 func hashRows(ctx context.Context, t *moment.Table, h *hasher) (snapshot.Fingerprint, error) {
 	var addErr error // h's error, already naming the table and row
-	err := t.Rows(ctx, func(row []types.Cell) error {
+	err := t.Rows(ctx, func(row []rowimage.Cell) error {
 		if addErr = h.add(row); addErr != nil {
 			addErr = fmt.Errorf("snapshot: %w", addErr)
 		}

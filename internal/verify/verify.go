@@ -1,6 +1,6 @@
 // Package verify compares a live table with a snapshot of it (see
 // docs/verify.md): a fingerprint per table, the per-row hash over the canonical
-// values (snapshot.RowHash over types.AppendSQLValue), rows combined by a
+// values (snapshot.RowHash over rowimage.AppendSQLValue), rows combined by a
 // wrapping 64-bit sum, plus a row count. The same function runs over the live
 // table, inside a consistent-snapshot transaction (LiveFingerprint), and over
 // the snapshot's table at the snapshot (SnapshotFingerprint for a table

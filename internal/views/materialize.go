@@ -107,6 +107,8 @@ func (s *Session) ReadTable(ctx context.Context, name, path string) error {
 	if s.tail != nil {
 		delete(s.tail.Pending, name)
 	}
+	delete(s.based, name)
+	delete(s.lookups, name)
 	return nil
 }
 

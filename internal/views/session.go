@@ -63,6 +63,13 @@ type Session struct {
 	tail     *Tail      // the tail the views read, with Tail
 	tailDir  string     // its folder, removed when replaced
 	tailRoot string     // where tail folders are made
+	// attached are the base files attached (UseBase), by path, with their
+	// alias; attaches counts them, naming the next; based the tables whose
+	// view reads a base now, with its path, until the views are loaded again.
+	attached map[string]string
+	attaches int
+	based    map[string]string
+	lookups  map[string]*baseLookup // of the based tables (BaseLookup)
 }
 
 // OpenSession opens the session of o: it checks the snapshot to read
@@ -200,7 +207,7 @@ func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte) e
 	if _, err := s.conn.ExecContext(ctx, string(text)); err != nil {
 		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
 	}
-	s.tables, s.text = tables, text
+	s.tables, s.text, s.based, s.lookups = tables, text, nil, nil
 	return nil
 }
 

@@ -30,6 +30,77 @@ var parser = stdsync.OnceValues(func() (*sql.DB, error) {
 	return db, nil
 })
 
+// serializeStmt is the parser's json_serialize_sql, prepared once: a
+// statement's parse then costs no planning of its own.
+var serializeStmt = stdsync.OnceValues(func() (*sql.Stmt, error) {
+	db, err := parser()
+	if err != nil {
+		return nil, err
+	}
+	st, err := db.Prepare("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR")
+	if err != nil {
+		return nil, fmt.Errorf("views: prepare the statement parser: %w", err)
+	}
+	return st, nil
+})
+
+// ParseJSON is DuckDB's parse of text as JSON (json_serialize_sql): its
+// statements, or the parse error (a statement other than SELECT is one).
+// Only parsing: nothing is bound or run.
+// Parses of statements up to parseCacheText bytes are kept (at most
+// parseCacheEntries, all dropped when full): the SQL port parses a
+// statement to rewrite it and again to check it, most often the same text.
+func ParseJSON(ctx context.Context, text string) (string, error) {
+	if js, ok := parses.get(text); ok {
+		return js, nil
+	}
+	st, err := serializeStmt()
+	if err != nil {
+		return "", err
+	}
+	var js string
+	if err := st.QueryRowContext(ctx, text).Scan(&js); err != nil {
+		return "", fmt.Errorf("views: parse the statement: %w", err)
+	}
+	parses.put(text, js)
+	return js, nil
+}
+
+const (
+	parseCacheText    = 4 << 10
+	parseCacheEntries = 256
+)
+
+// parses are the kept parses, by statement text.
+var parses = &parseCache{m: map[string]string{}}
+
+type parseCache struct {
+	mu stdsync.Mutex
+	m  map[string]string
+}
+
+func (c *parseCache) get(text string) (string, bool) {
+	if len(text) > parseCacheText {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	js, ok := c.m[text]
+	return js, ok
+}
+
+func (c *parseCache) put(text, js string) {
+	if len(text) > parseCacheText {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= parseCacheEntries {
+		clear(c.m)
+	}
+	c.m[text] = js
+}
+
 // CheckStatement is Session.Query's check of stmt, without a session:
 // from DuckDB's parse alone, before anything opens, reads the index or
 // stages a tail. The API and `dbtrail query` call it first, so a refused
@@ -51,15 +122,11 @@ func checkStatement(ctx context.Context, stmt string) (checked, error) {
 	if loc := explainPrefix.FindStringIndex(stmt); loc != nil {
 		c.explain, inner = true, stmt[loc[1]:]
 	}
-	db, err := parser()
-	if err != nil {
-		return c, err
-	}
-	var text string
 	// json_serialize_sql parses SELECT statements only: any other
 	// statement is an error of its answer.
-	if err := db.QueryRowContext(ctx, "SELECT json_serialize_sql("+quoteString(inner)+")::VARCHAR").Scan(&text); err != nil {
-		return c, fmt.Errorf("views: parse the statement: %w", err)
+	text, err := ParseJSON(ctx, inner)
+	if err != nil {
+		return c, err
 	}
 	var tree struct {
 		Error      bool              `json:"error"`

@@ -45,6 +45,13 @@ type Tail struct {
 	// whose columns a schema change after the snapshot changed: their tail
 	// is a file (Files) of that shape, and their view has its columns.
 	Shapes map[string]*schema.Table
+	// Defined are the definitions at the cut, by schema.table, of tables
+	// whose definition (not columns or rows) a schema change after the
+	// snapshot moved: indexes, comments, defaults (moment.TablePlan.Def);
+	// CreateFrom names, for some of them, a later snapshot holding their
+	// CREATE TABLE at the cut. Their views read as the snapshot's.
+	Defined    map[string]*schema.Table
+	CreateFrom map[string]string
 	// Gone are the snapshot's tables, by schema.table, that do not exist
 	// at the cut (dropped, or renamed to another name, which Shapes and
 	// Files then hold): they have no view.
@@ -90,17 +97,36 @@ const unstagedSchema = "dbtrail_unstaged"
 // error binding its view names it.
 const unstagedNote = "after the snapshot were not staged for this statement"
 
-// Window is one table's changes after the snapshot: a fold window's
-// scratch file (fold.Window), its rows in stream order, each the row
-// effect of one change on one key (an upsert with the after image, a
-// delete with the before image).
+// Window is one table's changes after the snapshot: fold window scratch
+// files (fold.Window), each of consecutive events, their rows in stream
+// order, each the row effect of one change on one key (an upsert with the
+// after image, a delete with the before image). A row's place in the
+// stream is its file's in Paths, then its row number in the file.
 type Window struct {
-	Path          string
+	Paths         []string
 	KeyCol, OpCol string // the columns of the key's text and of the op
 	Events        int64
 	// KeyMatch is the condition under which a table row aliased left has
 	// the key of a window row aliased right (fold.KeyMatch).
 	KeyMatch func(left, right string) string
+}
+
+// relationSQL is the window's rows as one relation: each file's columns,
+// file_row_number, and dbtrail_s, the file's place in Paths; stream order
+// is (dbtrail_s, file_row_number).
+func (w *Window) relationSQL() (string, error) {
+	if len(w.Paths) == 0 {
+		return "", fmt.Errorf("views: a window without a file")
+	}
+	parts := make([]string, len(w.Paths))
+	for i, path := range w.Paths {
+		p, err := absPath(path)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = fmt.Sprintf("SELECT *, %d AS dbtrail_s FROM read_parquet(%s, file_row_number = true)", i, quoteString(p))
+	}
+	return "(" + strings.Join(parts, " UNION ALL ") + ")", nil
 }
 
 // WriteTail writes the views of tables over tail: Write's text, pinned to
@@ -203,9 +229,10 @@ func fileViewSQL(path string, t TableRef, o Options) (string, error) {
 // rows no .posdel names and whose key win does not hold (KeyMatch,
 // the fold's stale rule), then the newest version of every key across the
 // chain's .upserts (by chain number) and the window (after every chain
-// file, by row) unless it is a delete (the fold's newest rule).
+// file, by window file then row) unless it is a delete (the fold's newest
+// rule).
 func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, error) {
-	wp, err := absPath(win.Path)
+	window, err := win.relationSQL()
 	if err != nil {
 		return "", err
 	}
@@ -221,7 +248,6 @@ func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, erro
 	pdMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.posdel`)
 	upGlob := quoteString(dir + globEscape(t.Table) + ".[0-9]*.upserts")
 	upMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.upserts`)
-	window := "read_parquet(" + quoteString(wp) + ", file_row_number = true)"
 	return fmt.Sprintf(`-- %[11]s with the changes after the snapshot (a window of %[12]d events).
 CREATE OR REPLACE VIEW %[1]s AS
 WITH dbtrail_dead AS (
@@ -229,14 +255,14 @@ WITH dbtrail_dead AS (
     WHERE regexp_full_match(parse_filename(filename), %[4]s)
 ), dbtrail_versions AS (
     SELECT %[7]s, bintrail_pk AS dbtrail_k, bintrail_op AS dbtrail_o,
-        CAST(regexp_extract(parse_filename(filename), '([0-9]+)\.upserts$', 1) AS BIGINT) AS dbtrail_f, 0 AS dbtrail_r
+        CAST(regexp_extract(parse_filename(filename), '([0-9]+)\.upserts$', 1) AS BIGINT) AS dbtrail_f, 0 AS dbtrail_s, 0 AS dbtrail_r
     FROM read_parquet(%[5]s, filename = true, union_by_name = true)
     WHERE regexp_full_match(parse_filename(filename), %[6]s)
     UNION ALL
-    SELECT %[7]s, %[9]s, %[10]s, 9223372036854775807, file_row_number FROM %[13]s
+    SELECT %[7]s, %[9]s, %[10]s, 9223372036854775807, dbtrail_s, file_row_number FROM %[13]s
 ), dbtrail_newest AS (
     SELECT * FROM dbtrail_versions
-    QUALIFY row_number() OVER (PARTITION BY dbtrail_k ORDER BY dbtrail_f DESC, dbtrail_r DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY dbtrail_k ORDER BY dbtrail_f DESC, dbtrail_s DESC, dbtrail_r DESC) = 1
 ), dbtrail_rows AS (
     SELECT %[7]s FROM read_parquet(%[2]s, file_row_number = true) AS dbtrail_base
     WHERE NOT EXISTS (SELECT 1 FROM dbtrail_dead WHERE dbtrail_dead."row" = dbtrail_base.file_row_number)

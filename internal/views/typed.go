@@ -5,15 +5,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // MaxDecimalPrecision is the largest precision of DuckDB's DECIMAL.
 const MaxDecimalPrecision = 38
 
 // Typed views. Table files keep DECIMAL, DATE, DATETIME, TIMESTAMP and TIME
-// as their lossless MySQL text (internal/types); a typed view presents them
+// as their lossless MySQL text (internal/rowimage); a typed view presents them
 // in DuckDB types so that comparisons, date arithmetic and exact sums work:
 //
 //	DECIMAL(p,s), p <= 38   DECIMAL(p,s)   every value
@@ -64,13 +64,13 @@ func typedList(t TableRef, exact bool) string {
 // typedType returns the DuckDB type a typed view presents column c in, or ""
 // when c is presented as stored.
 func typedType(c *schema.Column) string {
-	switch class, _ := types.ClassOf(c); class {
-	case types.ClassDecimal:
+	switch class, _ := rowimage.ClassOf(c); class {
+	case rowimage.ClassDecimal:
 		if c.Precision < 1 || c.Scale < 0 || c.Scale > c.Precision || c.Scale > MaxDecimalPrecision {
 			return "" // not a definition MySQL writes: keep the text
 		}
 		return fmt.Sprintf("DECIMAL(%d,%d)", min(c.Precision, MaxDecimalPrecision), c.Scale)
-	case types.ClassTemporal:
+	case rowimage.ClassTemporal:
 		switch c.Type {
 		case "date":
 			return "DATE"

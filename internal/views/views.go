@@ -201,22 +201,28 @@ func checkRef(t TableRef) error {
 // column as stored, o.Exact gives the typed views' exact forms.
 func viewSQL(dir string, t TableRef, o Options) string {
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
-	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
-	tableFile := quoteString(dir + globEscape(t.Table) + ".parquet")
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = quoteIdent(c)
-	}
-	list := strings.Join(cols, ", ")
-	shown := list
+	shown := joinIdents(t.Columns)
 	if !o.Raw {
 		shown = typedList(t, o.Exact)
 	}
 	if t.fullOnly() {
+		tableFile := quoteString(globEscape(dir) + "/" + globEscape(t.Schema) + "/" + globEscape(t.Table) + ".parquet")
 		return fmt.Sprintf("-- %s has a column named bintrail_pk, bintrail_op, filename or file_row_number,\n"+
 			"-- or no primary or unique key: it is always written in full, without a chain.\n"+
 			"CREATE OR REPLACE VIEW %s AS\nSELECT %s FROM read_parquet(%s);\n", comment(name), name, shown, tableFile)
 	}
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\n%s;\n", name, chainSelect(dir, t, shown))
+}
+
+// chainSelect is the SELECT of t's rows in the snapshot folder dir (slash
+// separated, absolute): its table file's rows no .posdel names, then the
+// newest version of every key across the .upserts (by chain number) unless
+// it is a delete; shown is its select list over t's stored columns. t
+// must have a chain (not fullOnly).
+func chainSelect(dir string, t TableRef, shown string) string {
+	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
+	tableFile := quoteString(dir + globEscape(t.Table) + ".parquet")
+	list := joinIdents(t.Columns)
 	// The glob "<table>.[0-9]*.<suffix>" needs at least one file (the chain
 	// start); it can also match chain files of another table whose name is
 	// "<table>.<digit>...", which the filter on the file's base name drops.
@@ -228,23 +234,21 @@ func viewSQL(dir string, t TableRef, o Options) string {
 	}
 	pdGlob, pdMatch := chain("posdel")
 	upGlob, upMatch := chain("upserts")
-	return fmt.Sprintf(`CREATE OR REPLACE VIEW %[1]s AS
-WITH dbtrail_dead AS (
-    SELECT "row" FROM read_parquet(%[3]s, filename = true, union_by_name = true)
-    WHERE regexp_full_match(parse_filename(filename), %[4]s)
+	return fmt.Sprintf(`WITH dbtrail_dead AS (
+    SELECT "row" FROM read_parquet(%[2]s, filename = true, union_by_name = true)
+    WHERE regexp_full_match(parse_filename(filename), %[3]s)
 ), dbtrail_newest AS (
-    SELECT * FROM read_parquet(%[5]s, filename = true, union_by_name = true)
-    WHERE regexp_full_match(parse_filename(filename), %[6]s)
+    SELECT * FROM read_parquet(%[4]s, filename = true, union_by_name = true)
+    WHERE regexp_full_match(parse_filename(filename), %[5]s)
     QUALIFY row_number() OVER (PARTITION BY bintrail_pk
         ORDER BY CAST(regexp_extract(parse_filename(filename), '([0-9]+)\.upserts$', 1) AS BIGINT) DESC) = 1
 ), dbtrail_rows AS (
-    SELECT %[7]s FROM read_parquet(%[2]s, file_row_number = true) AS dbtrail_base
+    SELECT %[6]s FROM read_parquet(%[1]s, file_row_number = true) AS dbtrail_base
     WHERE NOT EXISTS (SELECT 1 FROM dbtrail_dead WHERE dbtrail_dead."row" = dbtrail_base.file_row_number)
     UNION ALL
-    SELECT %[7]s FROM dbtrail_newest WHERE bintrail_op = 'u'
+    SELECT %[6]s FROM dbtrail_newest WHERE bintrail_op = 'u'
 )
-SELECT %[8]s FROM dbtrail_rows;
-`, name, tableFile, pdGlob, pdMatch, upGlob, upMatch, list, shown)
+SELECT %[7]s FROM dbtrail_rows`, tableFile, pdGlob, pdMatch, upGlob, upMatch, list, shown)
 }
 
 // QuoteIdent quotes a DuckDB identifier: double quotes, inner ones doubled.

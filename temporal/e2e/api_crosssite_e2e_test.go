@@ -22,7 +22,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // freeAddr returns a loopback address nothing listens on now.
@@ -116,7 +116,7 @@ func TestAPICrossSite(t *testing.T) {
 	// runs them: they stay running.
 	var others []client.WorkflowRun
 	for _, wf := range []struct{ id, typ string }{{"fullbackup-other", "FullBackup"}, {"payments-42", "PaymentWorkflow"}} {
-		run, err := e.c.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: wf.id, TaskQueue: workflows.TaskQueue}, wf.typ)
+		run, err := e.c.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: wf.id, TaskQueue: payload.TaskQueue}, wf.typ)
 		must(t, err)
 		others = append(others, run)
 	}

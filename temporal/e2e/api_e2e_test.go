@@ -14,6 +14,7 @@ import (
 	"github.com/dbtrail/dbtrail/api"
 	rtarget "github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -94,7 +95,7 @@ func TestAPIJobs(t *testing.T) {
 	const ro = "ro-api-e2e-secret-0123456789"
 	toks, err := api.ParseTokens("rw "+rw+" ops\nro "+ro+" viewer\n", "test")
 	must(t, err)
-	svc := jobs.New(jobs.Config{Client: e.c, TaskQueue: workflows.TaskQueue, UI: "http://ui.example"})
+	svc := jobs.New(jobs.Config{Client: e.c, TaskQueue: payload.TaskQueue, UI: "http://ui.example"})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	h, err := api.New(api.Config{Jobs: svc, Tokens: toks, ExportDir: t.TempDir(), Addr: ln.Addr().String()})

@@ -91,8 +91,10 @@ func askAPI(t *testing.T, c apiClient, params, sql string) ([]string, api.QueryA
 // and a keyless table is in the answer of a query of both, which names that
 // transaction's GTID and equals the source; `?tail=false` answers the
 // snapshot's rows and names its position; `?snapshot=` with `tail=true` is
-// refused; the sandbox still refuses other files; after an ALTER TABLE the
-// answer is the snapshot's, with the reason.
+// refused; the sandbox still refuses other files; `?at=gtid:G` answers the
+// rows of then after the data moved on, a moment beyond capture is refused
+// with the reason; after an ALTER TABLE the answer is the snapshot's, with
+// the reason.
 func TestAPIQueryTail(t *testing.T) {
 	bin := buildDbtrail(t)
 	e := newBackupEnv(t)
@@ -158,6 +160,23 @@ func TestAPIQueryTail(t *testing.T) {
 	if now := liveLines(t, e, live); !slices.Equal(got, now) || !a.Cut.Tail {
 		t.Fatalf("after ADD COLUMN: rows %v (source %v), cut %+v", got, now, a.Cut)
 	}
+	// ?at: the tables at a moment of the past, after the data moved on; a
+	// moment beyond capture is refused with the reason; a moment with the
+	// snapshot alone, or not a moment, is a bad request.
+	got, a = askAPI(t, c, "?at=gtid:"+gtid, sql)
+	if !slices.Equal(got, now) || a.Cut.GTID != gtid || !strings.Contains(a.Cut.Text, "GTID "+gtid) {
+		t.Fatalf("at gtid:%s: rows %v (source then %v), cut %+v", gtid, got, now, a.Cut)
+	}
+	if st := c.call("POST", "/v1/query?at=seq:999999999", `{"sql": "SELECT 1"}`, &refused); st != 400 ||
+		refused.Error.Code != api.CodeQueryRefused || !strings.Contains(refused.Error.Message, "999999999") {
+		t.Fatalf("a moment beyond capture: %d %+v", st, refused)
+	}
+	for _, q := range []string{"?at=gtid:" + gtid + "&tail=false", "?at=gtid:" + gtid + "&snapshot=" + snap.SnapshotID, "?at=not-a-moment"} {
+		if st := c.call("POST", "/v1/query"+q, `{"sql": "SELECT 1"}`, &refused); st != 400 || refused.Error.Field != "at" {
+			t.Fatalf("%s: %d %+v", q, st, refused)
+		}
+	}
+
 	// A schema change the fold cannot prove: the snapshot's answer, and why.
 	e.exec(t, "ALTER TABLE tags MODIFY a VARCHAR(10)")
 	e.exec(t, "INSERT INTO acct VALUES (6, 1)")

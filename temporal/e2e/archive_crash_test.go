@@ -18,6 +18,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -52,7 +53,7 @@ func TestHelperArchiveWorker(t *testing.T) {
 		Remote:    remote,
 		Log:       log,
 	}
-	w := worker.New(c, workflows.TaskQueue, workers.Options())
+	w := worker.New(c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, acts)
 	must(t, w.Start())
 	log.Info("helper worker started")
@@ -140,8 +141,8 @@ func TestArchiveSurvivesWorkerKills(t *testing.T) {
 	kills, runs := 0, 0
 	for kills < wantKills {
 		runs++
-		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-			workflows.Archive, workflows.ArchiveInput{Source: "main", IndexHours: 24})
+		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ArchiveWorkflowID("main"), TaskQueue: payload.TaskQueue},
+			workflows.Archive, payload.ArchiveInput{Source: "main", IndexHours: 24})
 		must(t, err)
 		rw := waitFor(e.ctx, run)
 		for kills < wantKills {

@@ -19,6 +19,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -91,8 +92,8 @@ func TestArchiveS3Down(t *testing.T) {
 	bulkHours(t, e, newWorkload(31), base, 0, 4, 20000)
 	orig := indexEvents(t, e.ctx, e.store, "main")
 
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Archive, workflows.ArchiveInput{Source: "main", IndexHours: 24})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ArchiveWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Archive, payload.ArchiveInput{Source: "main", IndexHours: 24})
 	must(t, err)
 	local := filepath.Join(e.acts.WorkDir, "main", "archive", index.PartitionName(change.HourID(base))+".parquet")
 	deadline := time.Now().Add(2 * time.Minute)
@@ -135,13 +136,13 @@ func TestArchiveS3Down(t *testing.T) {
 	checkEveryEventOnce(t, orig, values(indexEvents(t, e.ctx, e.store, "main")), stored)
 }
 
-// TestRestoreIndexBadInput: of four archived hours, one file is truncated
-// and one altered in the store; `dbtrail restore-index` names both,
+// TestReindexBadInput: of four archived hours, one file is truncated
+// and one altered in the store; `dbtrail reindex` names both,
 // restores the two others, records the missing seqs as a gap, and exits
 // non-zero. A missing bucket or wrong keys make it fail at start with a
 // clear message, with no run started. status and archives show what is
 // archived.
-func TestRestoreIndexBadInput(t *testing.T) {
+func TestReindexBadInput(t *testing.T) {
 	e := newArchiveEnv(t, withoutWorker())
 	e.queueWorker(t, e.store, "archive-a")
 	base := time.Now().UTC().Truncate(time.Hour).Add(-30 * time.Hour)
@@ -157,19 +158,19 @@ func TestRestoreIndexBadInput(t *testing.T) {
 
 	// The worker of the CLI's task queue has an empty index.
 	storeB := e.otherIndex(t)
-	e.queueWorker(t, storeB, workflows.TaskQueue)
+	e.queueWorker(t, storeB, payload.TaskQueue)
 	bin := buildDbtrail(t)
-	cmd := exec.Command(bin, "restore-index", "--temporal-addr", e.frontend, "--archive-url", e.url)
+	cmd := exec.Command(bin, "reindex", "--temporal-addr", e.frontend, "--archive-url", e.url)
 	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
 	out, err := cmd.CombinedOutput()
-	t.Logf("dbtrail restore-index:\n%s", out)
+	t.Logf("dbtrail reindex:\n%s", out)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
-		t.Fatalf("restore-index with damaged archives: %v", err)
+		t.Fatalf("reindex with damaged archives: %v", err)
 	}
 	for _, w := range []string{"restored 2 hours", "GAP ", "NOT RESTORED archive " + truncated, "NOT RESTORED restore", altered, "capture gap(s) recorded"} {
 		if !strings.Contains(string(out), w) {
-			t.Fatalf("restore-index does not say %q", w)
+			t.Fatalf("reindex does not say %q", w)
 		}
 	}
 	restored := indexEvents(t, e.ctx, storeB, "main")
@@ -218,7 +219,7 @@ func TestRestoreIndexBadInput(t *testing.T) {
 	}
 
 	// The CLI checks the location before it starts anything.
-	before, err := e.c.DescribeWorkflowExecution(e.ctx, workflows.RestoreIndexWorkflowID("main"), "")
+	before, err := e.c.DescribeWorkflowExecution(e.ctx, payload.ReindexWorkflowID("main"), "")
 	must(t, err)
 	firstRun := before.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	creds := filepath.Join(t.TempDir(), "credentials")
@@ -228,16 +229,17 @@ func TestRestoreIndexBadInput(t *testing.T) {
 		{e.s3.BucketURL("missing", "arch"), `bucket "missing"`},
 		{wrongKeys, "credentials"},
 	} {
+		// restore-index: the verb's name before issue 35, kept as an alias.
 		cmd := exec.Command(bin, "restore-index", "--temporal-addr", e.frontend, "--archive-url", c.url)
 		cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN)
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(string(out), c.want) {
-			t.Fatalf("restore-index --archive-url %s: %v\n%s", c.url, err, out)
+			t.Fatalf("reindex --archive-url %s: %v\n%s", c.url, err, out)
 		}
-		t.Logf("restore-index refused at start: %s", strings.TrimSpace(string(out)))
+		t.Logf("reindex refused at start: %s", strings.TrimSpace(string(out)))
 	}
-	after, err := e.c.DescribeWorkflowExecution(e.ctx, workflows.RestoreIndexWorkflowID("main"), "")
+	after, err := e.c.DescribeWorkflowExecution(e.ctx, payload.ReindexWorkflowID("main"), "")
 	must(t, err)
 	if got := after.GetWorkflowExecutionInfo().GetExecution().GetRunId(); got != firstRun {
 		t.Fatalf("a restore run was started: %s", got)

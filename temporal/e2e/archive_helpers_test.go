@@ -16,6 +16,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -83,14 +84,14 @@ func (e *archiveEnv) pastTraffic(t *testing.T, w *workload, hour time.Time, step
 // runArchive runs one Archive to its end.
 func (e *archiveEnv) runArchive(t *testing.T, indexHours int) workflows.ArchiveResult {
 	t.Helper()
-	return e.runArchiveOn(t, workflows.TaskQueue, indexHours)
+	return e.runArchiveOn(t, payload.TaskQueue, indexHours)
 }
 
 // runArchiveOn runs one Archive on queue to its end.
 func (e *archiveEnv) runArchiveOn(t *testing.T, queue string, indexHours int) workflows.ArchiveResult {
 	t.Helper()
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main"), TaskQueue: queue},
-		workflows.Archive, workflows.ArchiveInput{Source: "main", IndexHours: indexHours})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ArchiveWorkflowID("main"), TaskQueue: queue},
+		workflows.Archive, payload.ArchiveInput{Source: "main", IndexHours: indexHours})
 	must(t, err)
 	var res workflows.ArchiveResult
 	if err := run.Get(e.ctx, &res); err != nil {

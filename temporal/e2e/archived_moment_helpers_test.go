@@ -14,17 +14,18 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 	"github.com/dbtrail/dbtrail/internal/storage"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -131,7 +132,7 @@ func newPastEnvOn(t *testing.T, s3opts testsuite.S3Options) *pastEnv {
 		e.stampHour(t, time.Time{}, 0)
 		if k == 1 || k == 3 {
 			e.waitCaughtUp(t)
-			res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+			res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 			if res.Refused || res.SnapshotID == "" {
 				t.Fatalf("refresh at the end of H%d: %+v", k, res)
 			}
@@ -406,7 +407,7 @@ func modelTableNames() []string {
 // canonical images with their copies, by table.
 func (p *pastEnv) rebuildPast(t *testing.T, past moment.Past, at string) (map[string]map[string]int, moment.Plan, error) {
 	t.Helper()
-	a, err := moment.ParseAt(at)
+	a, err := when.Parse(at)
 	must(t, err)
 	plan, cat, err := past.Plan(p.ctx, a, moment.Selection{Tables: modelTableNames()})
 	if err != nil {
@@ -420,8 +421,8 @@ func (p *pastEnv) rebuildPast(t *testing.T, past moment.Past, at string) (map[st
 			return nil, plan, err
 		}
 		got := map[string]int{}
-		err = tb.Rows(p.ctx, func(row []types.Cell) error {
-			img, err := types.SQLImage(tb.Footer.Table, row)
+		err = tb.Rows(p.ctx, func(row []rowimage.Cell) error {
+			img, err := rowimage.SQLImage(tb.Footer.Table, row)
 			if err != nil {
 				return err
 			}
@@ -454,11 +455,11 @@ func checkTruth(t *testing.T, in *pastInstant, at string, plan moment.Plan, got 
 // exportWithin runs an Export workflow that times out after limit: a
 // refusal must come at once, not after the retries of a store that is
 // down.
-func (p *pastEnv) exportWithin(t *testing.T, limit time.Duration, spec activities.ExportSpec) error {
+func (p *pastEnv) exportWithin(t *testing.T, limit time.Duration, spec payload.ExportSpec) error {
 	t.Helper()
 	spec.Source = "main"
-	run, err := temporalclient.StartWorkflow(p.ctx, p.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", spec.Out), TaskQueue: workflows.TaskQueue,
-		WorkflowExecutionTimeout: limit}, workflows.Export, workflows.ExportInput{ExportSpec: spec})
+	run, err := temporalclient.StartWorkflow(p.ctx, p.c, client.StartWorkflowOptions{ID: payload.ExportWorkflowID("main", spec.Out), TaskQueue: payload.TaskQueue,
+		WorkflowExecutionTimeout: limit}, workflows.Export, payload.ExportInput{ExportSpec: spec})
 	must(t, err)
 	return run.Get(p.ctx, nil)
 }

@@ -16,14 +16,14 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestArchivedMoments: archived hours are part of every reader of the past
@@ -83,7 +83,7 @@ func (p *pastEnv) testModel(t *testing.T) {
 		if in.hour < 0 {
 			at = in.form(t, 1+i%3, rnd) // the current hour: no stamped time
 		}
-		a, err := moment.ParseAt(at)
+		a, err := when.Parse(at)
 		must(t, err)
 		forms[string(a.Kind)]++
 		want := p.baseOf(in.seq)
@@ -112,7 +112,7 @@ func (p *pastEnv) testModel(t *testing.T) {
 	in := p.instantNamed(t, "H2 step 6")
 	at := in.form(t, 0, rnd)
 	file := filepath.Join(t.TempDir(), "moment.sql")
-	res, err := p.export(t, activities.ExportSpec{Format: activities.ExportSQL, At: at, Tables: modelTableNames(), Out: file})
+	res, err := p.export(t, payload.ExportSpec{Format: payload.ExportSQL, At: at, Tables: modelTableNames(), Out: file})
 	if err != nil {
 		t.Fatalf(".sql export at %s (%s): %v", at, in.note, err)
 	}
@@ -174,7 +174,7 @@ func (p *pastEnv) testChanges(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "changes")
 	from := p.from.Format(time.RFC3339)
-	res, err := p.export(t, activities.ExportSpec{Format: activities.ExportChanges, From: from, Until: "latest", Out: out})
+	res, err := p.export(t, payload.ExportSpec{Format: payload.ExportChanges, From: from, Until: "latest", Out: out})
 	if err != nil {
 		t.Fatalf("changes from %s (archived) until latest: %v", from, err)
 	}
@@ -322,7 +322,7 @@ func (p *pastEnv) testRefresh(t *testing.T) {
 	if dropped != 2 {
 		t.Fatalf("%d dropped hours after the current snapshot (seq %d), want H4 and H5", dropped, cur.Manifest.Position.Seq)
 	}
-	res := p.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := p.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" || res.Prev != p.snaps[2] {
 		t.Fatalf("refresh over archived hours: %+v", res)
 	}
@@ -371,9 +371,9 @@ func (p *pastEnv) testFloor(t *testing.T) {
 	must(t, p.s3.Kill())
 	_, _, err = p.rebuildPast(t, p.pastWith(p.remote), at)
 	p.refusedNamingHour(t, err, "connection refused", at+" with the store stopped")
-	err = p.exportWithin(t, 2*time.Minute, activities.ExportSpec{Format: activities.ExportParquet, At: at, Out: filepath.Join(t.TempDir(), "x")})
+	err = p.exportWithin(t, 2*time.Minute, payload.ExportSpec{Format: payload.ExportParquet, At: at, Out: filepath.Join(t.TempDir(), "x")})
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrPositionNotCovered || !strings.Contains(err.Error(), string(moment.CodeArchive)) || !p.namesHour(err.Error()) {
+	if !errors.As(err, &app) || app.Type() != payload.ErrPositionNotCovered || !strings.Contains(err.Error(), string(moment.CodeArchive)) || !p.namesHour(err.Error()) {
 		t.Fatalf("export at %s with the store stopped: %v", at, err)
 	}
 	t.Logf("the Export workflow refused: %v", err)

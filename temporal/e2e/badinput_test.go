@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -54,18 +54,18 @@ func TestFullBackupBadInputFailsAtOnce(t *testing.T) {
 	t.Cleanup(func() { e.c.TerminateWorkflow(context.Background(), idle.GetID(), idle.GetRunID(), "test over") })
 	must(t, os.MkdirAll(filepath.Join(staging, "20200101T000002Z"), 0o755))
 	must(t, snapshot.WriteStagingOwner(filepath.Join(e.acts.BackupDir, "main"), "20200101T000002Z", snapshot.Owner{WorkflowID: idle.GetID(), RunID: idle.GetRunID()}))
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
 
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrBadInput || app.NonRetryable() != true {
-		t.Fatalf("FullBackup error %v, want a non-retryable %s", err, activities.ErrBadInput)
+	if !errors.As(err, &app) || app.Type() != payload.ErrBadInput || app.NonRetryable() != true {
+		t.Fatalf("FullBackup error %v, want a non-retryable %s", err, payload.ErrBadInput)
 	}
 	for _, want := range []string{"app.bad.", ".sql:", "table app.bad"} {
 		if !strings.Contains(err.Error(), want) {

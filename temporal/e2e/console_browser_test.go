@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -163,8 +164,8 @@ func TestConsoleBrowser(t *testing.T) {
 
 	// A verify schedule as dev and worker keep it: the overview shows its
 	// next start (GET /v1/schedules on the real Temporal).
-	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, temporalclient.ScheduleSpec{ID: workflows.VerifyWorkflowID("main"), Every: 24 * time.Hour,
-		Workflow: "Verify", TaskQueue: workflows.TaskQueue, Args: []any{workflows.VerifyInput{Source: "main", Snapshot: "current"}}, Attrs: jobs.SourceAttrs("main")}))
+	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, temporalclient.ScheduleSpec{ID: payload.VerifyWorkflowID("main"), Every: 24 * time.Hour,
+		Workflow: "Verify", TaskQueue: payload.TaskQueue, Args: []any{payload.VerifyInput{Source: "main", Snapshot: "current"}}, Attrs: jobs.SourceAttrs("main")}))
 	var scheds []jobs.ScheduleState
 	if st := c.call("GET", "/v1/schedules", "", &scheds); st != 200 || len(scheds) != 1 || scheds[0].Name != "verify" || scheds[0].NextAt == nil {
 		t.Fatalf("GET /v1/schedules: %d %+v", st, scheds)
@@ -245,6 +246,19 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	b.shot("history")
 
+	// A moment between snapshots: the tables then and a table's rows then
+	// (the snapshot's row changed after it), read through the API at it.
+	at := "gtid:" + hist.Versions[1].GTID
+	b.do("the tables at a moment", chromedp.Navigate(c.url+"/moment?at="+at), chromedp.WaitVisible("#moment-cut"),
+		chromedp.Click(`ul.tables a.tname`), chromedp.WaitVisible("table.rows"))
+	if rows := b.text("table.rows"); !strings.Contains(rows, "changed <b>") || strings.Contains(rows, "plain") {
+		t.Fatalf("first rows at %s: %q", at, rows)
+	}
+	if cut := b.text("#moment-cut"); !strings.Contains(cut, hist.Versions[1].GTID) {
+		t.Fatalf("the cut at %s: %q", at, cut)
+	}
+	b.shot("moment-at")
+
 	b.do("a query", chromedp.Navigate(c.url+"/query"), chromedp.WaitVisible("#q-sql"),
 		chromedp.SendKeys("#q-sql", "SELECT count(*) AS n FROM app.acct"), chromedp.Submit("#q-sql"), chromedp.WaitVisible("#cut"))
 	if rows := b.text("table.rows tbody"); rows != "2" {
@@ -292,6 +306,12 @@ func consoleRestore(t *testing.T, e *backupEnv, b *browserRun, url, snapshotID s
 	must(t, err)
 	if _, err := time.Parse("2006-01-02 15:04:05", picked); err != nil {
 		t.Fatalf("the picked moment %q: %v", picked, err)
+	}
+	b.do("pick a snapshot's cut on the coverage", chromedp.Click("#coverage rect.snap"), chromedp.WaitVisible("#picked"))
+	cut, err := chromedp.Run(b.ctx, chromedp.Value("#r-at"))
+	must(t, err)
+	if !strings.HasPrefix(cut, "gtid:") && !strings.HasPrefix(cut, "pos:") {
+		t.Fatalf("a snapshot's tick picked %q, want its cut (gtid: or pos:)", cut)
 	}
 	b.do("review a restore", chromedp.SetValue("#r-at", "latest"), chromedp.SetValue("#r-target", "console_copy"),
 		chromedp.SetValue("#r-into", "acct_restored"), chromedp.SetValue("#r-tables", "app.acct"), chromedp.Submit("#r-target"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -40,9 +41,9 @@ func TestRefreshReshapeSurvivesWorkerKill(t *testing.T) {
 		"DELETE FROM big WHERE id % 5003 = 0",
 		"INSERT INTO big (id, pad, n) VALUES (300001, 'new', 1)")
 	e.waitCaughtUp(t)
-	id := workflows.RefreshWorkflowID("main")
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	id := payload.RefreshWorkflowID("main")
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	// big is the source's only table: its rewrite is the run's only RefreshTable.
 	k := killInStep(t, e, wp, id, run.GetRunID(), "RefreshTable", "PublishRefresh", "Prune")
@@ -78,7 +79,7 @@ func afterKill(t *testing.T, e *backupEnv, eng *fold.Engine, sourceDir string, r
 		t.Fatalf("current is %s, the refresh published %s", cur.Manifest.SnapshotID, res.SnapshotID)
 	}
 	checkLive(t, e, eng, cur, "after the kill")
-	if n := len(workflowRuns(t, e, workflows.FullBackupWorkflowID("main"))); n != 1 {
+	if n := len(workflowRuns(t, e, payload.FullBackupWorkflowID("main"))); n != 1 {
 		t.Fatalf("%d FullBackup runs, want 1 (the first)", n)
 	}
 	st, err := snapshot.Stagings(sourceDir)
@@ -89,7 +90,7 @@ func afterKill(t *testing.T, e *backupEnv, eng *fold.Engine, sourceDir string, r
 		}
 	}
 	t.Logf("staging folders of the lost session: %d", len(st))
-	again := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	again := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if again.Refused || again.FullBackup != "" {
 		t.Fatalf("the refresh after: refused %v, full backup %q: %q", again.Refused, again.FullBackup, again.Reasons)
 	}

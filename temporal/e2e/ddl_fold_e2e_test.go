@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRefreshFoldsSchemaChanges: one window holds every kind of schema
@@ -22,7 +23,7 @@ import (
 func TestRefreshFoldsSchemaChanges(t *testing.T) {
 	e := newBackupEnv(t)
 	exec := func(qs ...string) { e.execAll(t, qs...) }
-	for _, n := range []string{"idx", "addcol", "ren", "trunc", "gone", "swap_a", "swap_b"} {
+	for _, n := range []string{"idx", "addcol", "ren", "trunc", "gone", "swap_a", "swap_b", "retrunc", "rekeep", "rekeepidle"} {
 		exec("CREATE TABLE "+n+" (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
 			"INSERT INTO "+n+" SELECT seq, CONCAT('"+n+"-', seq), seq FROM seq_1_to_300")
 	}
@@ -45,6 +46,19 @@ func TestRefreshFoldsSchemaChanges(t *testing.T) {
 		"UPDATE trunc SET n = -1",
 		"TRUNCATE TABLE trunc",
 		"INSERT INTO trunc VALUES (1, 'again', 1), (2, 'again', 2)",
+		// reshaped, then truncated and filled again: the reshape's rows are gone
+		"ALTER TABLE retrunc MODIFY n BIGINT",
+		"UPDATE retrunc SET n = n + 1 WHERE id <= 3",
+		"TRUNCATE TABLE retrunc",
+		"INSERT INTO retrunc VALUES (7, 'again', 7)",
+		// reshaped, then an index added: the rows land in the newer definition
+		"ALTER TABLE rekeep MODIFY n BIGINT",
+		"CREATE INDEX by_n ON rekeep (n)",
+		"UPDATE rekeep SET n = -n WHERE id <= 3",
+		// the same with no row change after: the reshape is written once,
+		// straight into the final file, in the newer definition
+		"ALTER TABLE rekeepidle MODIFY n BIGINT",
+		"CREATE INDEX by_n ON rekeepidle (n)",
 		// dropped
 		"DROP TABLE gone",
 		// swapped through a third name
@@ -57,7 +71,7 @@ func TestRefreshFoldsSchemaChanges(t *testing.T) {
 		"CREATE TABLE copied (id INT PRIMARY KEY, v VARCHAR(20), n INT) SELECT id, v, n FROM idx",
 	)
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" {
 		t.Fatalf("refresh: refused %v, full backup %q, snapshot %q: %q", res.Refused, res.FullBackup, res.SnapshotID, res.Reasons)
 	}
@@ -67,7 +81,7 @@ func TestRefreshFoldsSchemaChanges(t *testing.T) {
 	for _, mt := range snap.Manifest.Tables {
 		got = append(got, mt.Table)
 	}
-	want := []string{"addcol", "copied", "fresh", "idx", "ren2", "swap_a", "swap_b", "trunc"}
+	want := []string{"addcol", "copied", "fresh", "idx", "rekeep", "rekeepidle", "ren2", "retrunc", "swap_a", "swap_b", "trunc"}
 	if slices.Sort(got); !slices.Equal(got, want) {
 		t.Fatalf("snapshot tables %v, want %v", got, want)
 	}
@@ -79,10 +93,18 @@ func TestRefreshFoldsSchemaChanges(t *testing.T) {
 	if !strings.Contains(mt.CreateTable, "by_v") || mt.Origin == snapshot.OriginRewritten {
 		t.Fatalf("idx: origin %s, CREATE TABLE %q: want its files kept and the new index recorded", mt.Origin, mt.CreateTable)
 	}
+	for _, name := range []string{"rekeep", "rekeepidle"} {
+		rk, _ := snap.Manifest.Table("app", name)
+		foot, err := snapshot.ReadFooter(snap.Path(rk.File))
+		must(t, err)
+		if !slices.ContainsFunc(foot.Table.Indexes, func(ix schema.Index) bool { return ix.Name == "by_n" }) {
+			t.Fatalf("%s: indexes %+v: want by_n, added after its reshape", name, foot.Table.Indexes)
+		}
+	}
 	// The next refresh links forward what did not change again.
 	exec("INSERT INTO fresh VALUES (3, 'three')")
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused || res.FullBackup != "" {
+	if res := e.refresh(t, payload.RefreshInput{TableDeltas: true}); res.Refused || res.FullBackup != "" {
 		t.Fatalf("second refresh: %+v", res)
 	}
 	checkLive(t, e, eng, e.current(t), "the refresh after")
@@ -131,7 +153,7 @@ func TestRefreshRedumpsOnlyUnprovenTables(t *testing.T) {
 			}
 		}
 	}()
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	close(stop)
 	must(t, <-done)
 	if res.Refused || res.FullBackup != "" || res.Redump == nil {
@@ -144,7 +166,7 @@ func TestRefreshRedumpsOnlyUnprovenTables(t *testing.T) {
 	// The refresh's cut is before the writes that followed it: refresh again
 	// with traffic paused, then compare.
 	e.waitCaughtUp(t)
-	if r2 := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); r2.Refused || r2.FullBackup != "" || r2.Redump != nil {
+	if r2 := e.refresh(t, payload.RefreshInput{TableDeltas: true}); r2.Refused || r2.FullBackup != "" || r2.Redump != nil {
 		t.Fatalf("second refresh: %+v", r2)
 	}
 	eng, err := fold.Open(e.ctx, fold.Options{TempDir: t.TempDir()})
@@ -156,7 +178,7 @@ func TestRefreshRedumpsOnlyUnprovenTables(t *testing.T) {
 	}
 	// Only the one full backup of the test ran.
 	n := 0
-	it := e.c.GetWorkflowHistory(e.ctx, workflows.FullBackupWorkflowID("main"), "", false, 0)
+	it := e.c.GetWorkflowHistory(e.ctx, payload.FullBackupWorkflowID("main"), "", false, 0)
 	for it.HasNext() {
 		if _, err := it.Next(); err != nil {
 			t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // ddlModelSeedEnv makes TestSchemaChangeModel's schema changes
@@ -72,6 +72,14 @@ func TestSchemaChangeModel(t *testing.T) {
 	var mu sync.RWMutex
 	dml := startModelDML(e.ctx, e.src, m, &mu, seed, 3)
 	defer dml.close(t)
+	// locked runs fn holding the write lock, released even when fn fails
+	// the test (else the deferred close waits for connections that wait
+	// for the lock).
+	locked := func(fn func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn()
+	}
 	plan := kindPlan(r, 8, 4)
 	var moments []ddlMoment
 	var redumps [][]string // per refresh that re-dumped: the tables its plan named
@@ -81,22 +89,22 @@ func TestSchemaChangeModel(t *testing.T) {
 		for i, kind := range kinds {
 			time.Sleep(time.Duration(20+r.IntN(60)) * time.Millisecond) // row traffic between the statements
 			dml.check(t)
-			mu.Lock()
-			for _, q := range m.ddl(r, kind) {
-				t.Logf("window %d: %s", w+1, q)
-				exec(q)
-				statements++
-			}
-			if i == markAt {
-				moments = append(moments, recordMoment(t, e, m, r))
-			}
-			mu.Unlock()
+			locked(func() {
+				for _, q := range m.ddl(r, kind) {
+					t.Logf("window %d: %s", w+1, q)
+					exec(q)
+					statements++
+				}
+				if i == markAt {
+					moments = append(moments, recordMoment(t, e, m, r))
+				}
+			})
 		}
-		mu.Lock()
-		if rd := modelRefresh(t, e, eng, m, w+1); rd != nil {
-			redumps = append(redumps, rd)
-		}
-		mu.Unlock()
+		locked(func() {
+			if rd := modelRefresh(t, e, eng, m, w+1); rd != nil {
+				redumps = append(redumps, rd)
+			}
+		})
 	}
 	dml.close(t)
 	t.Logf("%d schema changes in %d windows, %d row changes, %d re-dumps, %s",
@@ -111,7 +119,7 @@ func TestSchemaChangeModel(t *testing.T) {
 		}
 	}
 	t.Logf("%d moments rebuilt", len(moments))
-	if n := len(workflowRuns(t, e, workflows.FullBackupWorkflowID("main"))); n != 1 {
+	if n := len(workflowRuns(t, e, payload.FullBackupWorkflowID("main"))); n != 1 {
 		t.Fatalf("seed %d: %d FullBackup runs, want 1 (the first)", seed, n)
 	}
 	checkRedumpRuns(t, e, redumps)
@@ -156,7 +164,7 @@ func modelRefresh(t *testing.T, e *backupEnv, eng *fold.Engine, m *ddlModel, w i
 	t.Helper()
 	e.waitCaughtUp(t)
 	began := time.Now() // for the log only
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" {
 		t.Fatalf("window %d: refresh refused %v, full backup %q, snapshot %q: %q\ndecisions:\n%s",
 			w, res.Refused, res.FullBackup, res.SnapshotID, res.Reasons, strings.Join(res.Tables, "\n"))
@@ -275,7 +283,7 @@ func workflowRuns(t *testing.T, e *backupEnv, id string) []string {
 // refresh's plan named, read from the runs' histories.
 func checkRedumpRuns(t *testing.T, e *backupEnv, want [][]string) {
 	t.Helper()
-	id := workflows.RedumpWorkflowID("main")
+	id := payload.RedumpWorkflowID("main")
 	runs := workflowRuns(t, e, id)
 	var got [][]string
 	for _, run := range runs {

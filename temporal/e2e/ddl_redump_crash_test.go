@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -46,11 +47,11 @@ func TestRefreshRedumpSurvivesWorkerKill(t *testing.T) {
 		"ALTER TABLE small ADD COLUMN note VARCHAR(10) NULL",
 		"INSERT INTO small VALUES (101, 'new', 'n')")
 	e.waitCaughtUp(t)
-	id := workflows.RefreshWorkflowID("main")
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	id := payload.RefreshWorkflowID("main")
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
-	redumpID := workflows.RedumpWorkflowID("main")
+	redumpID := payload.RedumpWorkflowID("main")
 	redumpRun := waitRunning(t, e, redumpID)
 	k := killInStep(t, e, wp, redumpID, redumpRun, "ConvertTable", "FinishPartial")
 	if !k.Killed || !k.Landed {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/fold"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRefreshReshapesColumns: the traps of added defaults (” and NULL, a
@@ -64,7 +64,7 @@ func TestRefreshReshapesColumns(t *testing.T) {
 			t.Fatalf("moment %s (lineage %+v): %v", m.at, plan.Tables[0].Lineage, err)
 		}
 	}
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" {
 		t.Fatalf("refresh: refused %v, full backup %q: %q", res.Refused, res.FullBackup, res.Reasons)
 	}

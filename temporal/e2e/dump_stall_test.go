@@ -9,7 +9,7 @@ import (
 
 	sdktest "go.temporal.io/sdk/testsuite"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 )
 
 // TestDumpStallNamesTheBlockingThread: a long write on the source keeps
@@ -34,11 +34,11 @@ func TestDumpStallNamesTheBlockingThread(t *testing.T) {
 	for n := 0; n != 1; time.Sleep(50 * time.Millisecond) {
 		must(t, e.src.QueryRowContext(e.ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'UPDATE busy SET v = SLEEP(25)%'").Scan(&n))
 	}
-	var alloc activities.AllocateSnapshotResult
-	v, err := env.ExecuteActivity(e.acts.AllocateSnapshot, activities.AllocateSnapshotInput{Source: "main"})
+	var alloc calls.AllocateSnapshotResult
+	v, err := env.ExecuteActivity(e.acts.AllocateSnapshot, calls.AllocateSnapshotInput{Source: "main"})
 	must(t, err)
 	must(t, v.Get(&alloc))
-	in := activities.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID}
+	in := calls.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID}
 	_, err = env.ExecuteActivity(e.acts.Dump, in)
 	if err == nil || !strings.Contains(err.Error(), "made no progress") || !strings.Contains(err.Error(), "dbtrail-blocker") {
 		t.Fatalf("want a stall error naming the blocking query, got %v", err)
@@ -47,7 +47,7 @@ func TestDumpStallNamesTheBlockingThread(t *testing.T) {
 	must(t, <-slow)
 	v, err = env.ExecuteActivity(e.acts.Dump, in)
 	must(t, err)
-	var dump activities.DumpResult
+	var dump calls.DumpResult
 	must(t, v.Get(&dump))
 	if len(dump.Tables) != 1 || dump.Tables[0].Table != "busy" {
 		t.Fatalf("dump after the query ended: %+v", dump.Tables)
@@ -80,13 +80,13 @@ exec mydumper "$@"
 	var suite sdktest.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(e.acts)
-	v, err := env.ExecuteActivity(e.acts.AllocateSnapshot, activities.AllocateSnapshotInput{Source: "main"})
+	v, err := env.ExecuteActivity(e.acts.AllocateSnapshot, calls.AllocateSnapshotInput{Source: "main"})
 	must(t, err)
-	var alloc activities.AllocateSnapshotResult
+	var alloc calls.AllocateSnapshotResult
 	must(t, v.Get(&alloc))
-	v, err = env.ExecuteActivity(e.acts.Dump, activities.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID})
+	v, err = env.ExecuteActivity(e.acts.Dump, calls.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID})
 	must(t, err)
-	var dump activities.DumpResult
+	var dump calls.DumpResult
 	must(t, v.Get(&dump))
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the hanging first run did not happen: %v", err)

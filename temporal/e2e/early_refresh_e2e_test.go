@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -97,9 +98,9 @@ func TestTailEarlyRefresh(t *testing.T) {
 	}
 
 	reg := prometheus.NewRegistry()
-	svc := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: workflows.TaskQueue})
+	svc := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: payload.TaskQueue})
 	w, err := workers.NewEarlyRefresh(reg, workers.EarlyRefreshConfig{Source: "main", SourceDir: filepath.Join(e.acts.BackupDir, "main"),
-		Index: e.store, Jobs: svc, Input: workflows.RefreshInput{TableDeltas: true}, MaxEvents: 200})
+		Index: e.store, Jobs: svc, Input: payload.RefreshInput{TableDeltas: true}, MaxEvents: 200})
 	must(t, err)
 	wctx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})
@@ -117,7 +118,7 @@ func TestTailEarlyRefresh(t *testing.T) {
 
 	// Past the bound while a refresh of the source runs: not doubled.
 	held, err := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: "nobody-polls"}).Start(e.ctx,
-		jobs.Request{Kind: jobs.Refresh, Source: "main", Label: "held", Input: workflows.RefreshInput{Source: "main"}})
+		jobs.Request{Kind: jobs.Refresh, Source: "main", Label: "held", Input: payload.RefreshInput{Source: "main"}})
 	must(t, err)
 	for deadline := time.Now().Add(time.Minute); len(e.refreshRuns(t)) == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {

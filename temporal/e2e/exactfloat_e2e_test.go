@@ -13,11 +13,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdktest "go.temporal.io/sdk/testsuite"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/dumpconv"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/internal/verify"
 )
 
@@ -120,11 +120,11 @@ func exactRows(t *testing.T, db *sql.DB, def *schema.Table) map[string]int {
 	}
 	for rows.Next() {
 		must(t, rows.Scan(ptrs...))
-		vals := make([]types.Cell, len(raw))
+		vals := make([]rowimage.Cell, len(raw))
 		for i, r := range raw {
-			vals[i] = types.RawCell(bytes.Clone(r))
+			vals[i] = rowimage.RawCell(bytes.Clone(r))
 		}
-		img, err := types.SQLImage(def, vals)
+		img, err := rowimage.SQLImage(def, vals)
 		must(t, err)
 		out[string(img)]++
 	}
@@ -155,10 +155,10 @@ func TestExactFloatsBridgesChangesAfterTheDump(t *testing.T) {
 		return v.Get(out)
 	}
 
-	var alloc activities.AllocateSnapshotResult
-	must(t, run(e.acts.AllocateSnapshot, activities.AllocateSnapshotInput{Source: "main"}, &alloc))
-	var dump activities.DumpResult
-	must(t, run(e.acts.Dump, activities.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID}, &dump))
+	var alloc calls.AllocateSnapshotResult
+	must(t, run(e.acts.AllocateSnapshot, calls.AllocateSnapshotInput{Source: "main"}, &alloc))
+	var dump calls.DumpResult
+	must(t, run(e.acts.Dump, calls.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID}, &dump))
 	defs := map[string]*schema.Table{}
 	want := map[string]map[string]int{}
 	for _, ref := range dump.Tables {
@@ -180,25 +180,25 @@ func TestExactFloatsBridgesChangesAfterTheDump(t *testing.T) {
 		_, err := e.src.ExecContext(e.ctx, q)
 		must(t, err)
 	}
-	var mapped activities.MapPositionResult
-	must(t, run(e.acts.MapPosition, activities.MapPositionInput{Source: "main", Position: dump.Position}, &mapped))
-	var floats activities.ExactFloatsResult
-	must(t, run(e.acts.ExactFloats, activities.ExactFloatsInput{Source: "main", DumpDir: dump.Dir, Tables: dump.Tables, Position: mapped.Position}, &floats))
+	var mapped calls.MapPositionResult
+	must(t, run(e.acts.MapPosition, calls.MapPositionInput{Source: "main", Position: dump.Position}, &mapped))
+	var floats calls.ExactFloatsResult
+	must(t, run(e.acts.ExactFloats, calls.ExactFloatsInput{Source: "main", DumpDir: dump.Dir, Tables: dump.Tables, Position: mapped.Position}, &floats))
 	if len(floats.AsDumped) != 0 {
 		t.Fatalf("tables left as dumped: %v", floats.AsDumped)
 	}
-	var tables []activities.ConvertTableResult
+	var tables []calls.ConvertTableResult
 	for i, ref := range dump.Tables {
 		if floats.Files[i] == "" {
 			t.Fatalf("%s has no fix file", ref.Table)
 		}
-		var res activities.ConvertTableResult
-		must(t, run(e.acts.ConvertTable, activities.ConvertTableInput{Source: "main", SnapshotID: alloc.SnapshotID, DumpDir: dump.Dir,
+		var res calls.ConvertTableResult
+		must(t, run(e.acts.ConvertTable, calls.ConvertTableInput{Source: "main", SnapshotID: alloc.SnapshotID, DumpDir: dump.Dir,
 			Table: ref, Position: mapped.Position, Floats: floats.Files[i]}, &res))
 		tables = append(tables, res)
 	}
-	var pub activities.PublishResult
-	must(t, run(e.acts.Publish, activities.PublishInput{Source: "main", SnapshotID: alloc.SnapshotID, Position: mapped.Position, Tables: tables}, &pub))
+	var pub calls.PublishResult
+	must(t, run(e.acts.Publish, calls.PublishInput{Source: "main", SnapshotID: alloc.SnapshotID, Position: mapped.Position, Tables: tables}, &pub))
 	snap, err := snapshot.OpenCurrent(filepath.Join(e.acts.BackupDir, "main"))
 	must(t, err)
 	for table, rows := range want {
@@ -209,17 +209,17 @@ func TestExactFloatsBridgesChangesAfterTheDump(t *testing.T) {
 
 	// A change the index does not hold: the source's exact value is not
 	// what the dump rounded.
-	must(t, run(e.acts.AllocateSnapshot, activities.AllocateSnapshotInput{Source: "main"}, &alloc))
-	must(t, run(e.acts.Dump, activities.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID}, &dump))
+	must(t, run(e.acts.AllocateSnapshot, calls.AllocateSnapshotInput{Source: "main"}, &alloc))
+	must(t, run(e.acts.Dump, calls.DumpInput{Source: "main", SnapshotID: alloc.SnapshotID}, &dump))
 	must(t, e.source.Exec(e.ctx, "SET SESSION sql_log_bin = 0; UPDATE app.fl SET f = f + 1 WHERE id = 5"))
-	must(t, run(e.acts.MapPosition, activities.MapPositionInput{Source: "main", Position: dump.Position}, &mapped))
-	must(t, run(e.acts.ExactFloats, activities.ExactFloatsInput{Source: "main", DumpDir: dump.Dir, Tables: dump.Tables, Position: mapped.Position}, &floats))
+	must(t, run(e.acts.MapPosition, calls.MapPositionInput{Source: "main", Position: dump.Position}, &mapped))
+	must(t, run(e.acts.ExactFloats, calls.ExactFloatsInput{Source: "main", DumpDir: dump.Dir, Tables: dump.Tables, Position: mapped.Position}, &floats))
 	for i, ref := range dump.Tables {
 		if ref.Table != "fl" {
 			continue
 		}
-		var res activities.ConvertTableResult
-		err := run(e.acts.ConvertTable, activities.ConvertTableInput{Source: "main", SnapshotID: alloc.SnapshotID, DumpDir: dump.Dir,
+		var res calls.ConvertTableResult
+		err := run(e.acts.ConvertTable, calls.ConvertTableInput{Source: "main", SnapshotID: alloc.SnapshotID, DumpDir: dump.Dir,
 			Table: ref, Position: mapped.Position, Floats: floats.Files[i]}, &res)
 		var app *temporal.ApplicationError
 		if !errors.As(err, &app) || app.NonRetryable() != true || !strings.Contains(err.Error(), "column f") || !strings.Contains(err.Error(), "key [5]") {
@@ -242,7 +242,7 @@ func snapshotImages(t *testing.T, snap *snapshot.Snapshot, table string) map[str
 			return got
 		}
 		must(t, err)
-		img, err := types.SQLImage(r.Table(), row)
+		img, err := rowimage.SQLImage(r.Table(), row)
 		must(t, err)
 		got[string(img)]++
 	}

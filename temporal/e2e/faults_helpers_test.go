@@ -17,6 +17,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -50,7 +51,7 @@ func refreshEqualsSource(t *testing.T, e *backupEnv, w *workload, step string) w
 	t.Helper()
 	w.step(t, e, 6)
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, NoFullBackup: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true, NoFullBackup: true})
 	if res.Refused || res.SnapshotID == "" {
 		t.Fatalf("%s: refresh refused or published nothing: %+v", step, res)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -65,9 +66,9 @@ func TestFaultIndexKilledDuringRefresh(t *testing.T) {
 	w.exec(t, e, "UPDATE big SET n = n + 1, pad = CONCAT(pad, '+')")
 	w.step(t, e, 6)
 	e.waitCaughtUp(t)
-	id := workflows.RefreshWorkflowID("main")
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true, NoFullBackup: true})
+	id := payload.RefreshWorkflowID("main")
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true, NoFullBackup: true})
 	must(t, err)
 	if e.waitActivity(t, id, "RefreshTable", running) == nil {
 		t.Fatal("the refresh ended before a RefreshTable ran")

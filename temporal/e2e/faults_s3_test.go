@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -21,14 +22,14 @@ import (
 // whose file is not confirmed leaves the index, the next run archives
 // every hour once).
 
-// TestFaultS3DownDuringRestoreIndex: four archived hours are restored into
+// TestFaultS3DownDuringReindex: four archived hours are restored into
 // an empty index; the S3 server is killed once the first hour is restored,
 // while the run goes on with the next, and restarted after a step has
 // failed against it. The run completes after its retries: every archived
 // event is in the restored index exactly once and byte-equal, the
 // checkpoint is after the last of them, no gap and no failed file is
 // recorded, and no downloaded file is left in the worker's folder.
-func TestFaultS3DownDuringRestoreIndex(t *testing.T) {
+func TestFaultS3DownDuringReindex(t *testing.T) {
 	t.Parallel()        // a waiting test (retry backoff): see TestMain
 	began := time.Now() // for the log only
 	e := newArchiveEnv(t)
@@ -52,9 +53,9 @@ func TestFaultS3DownDuringRestoreIndex(t *testing.T) {
 	storeB := e.otherIndex(t)
 	const queue = "restore-b"
 	e.queueWorker(t, storeB, queue)
-	id := workflows.RestoreIndexWorkflowID("main")
+	id := payload.ReindexWorkflowID("main")
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
-		workflows.RestoreIndex, workflows.RestoreIndexInput{Source: "main"})
+		workflows.Reindex, payload.ReindexInput{Source: "main"})
 	must(t, err)
 	e.waitRestoredHours(t, id, 1)
 	must(t, e.s3.Kill())
@@ -68,9 +69,9 @@ func TestFaultS3DownDuringRestoreIndex(t *testing.T) {
 		t.Errorf("the failure does not name the store %s", e.s3.Endpoint)
 	}
 	must(t, e.s3.Restart(e.ctx))
-	var res workflows.RestoreIndexResult
+	var res workflows.ReindexResult
 	if err := run.Get(e.ctx, &res); err != nil {
-		t.Fatalf("RestoreIndex across the S3 outage: %v", err)
+		t.Fatalf("Reindex across the S3 outage: %v", err)
 	}
 	t.Logf("restored %d hours, %d events; %s (%s)", res.Hours, res.Events, res.Outcome, time.Since(began).Round(time.Millisecond))
 	if res.Hours != 4 || len(res.Failed) != 0 || len(res.Gaps) != 0 || res.LastSeq != last.Seq {
@@ -99,8 +100,8 @@ func (e *archiveEnv) waitRestoredHours(t *testing.T, id string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		if v, err := e.c.QueryWorkflow(e.ctx, id, "", workflows.ProgressQuery); err == nil {
-			var p workflows.RestoreIndexProgress
+		if v, err := e.c.QueryWorkflow(e.ctx, id, "", payload.ProgressQuery); err == nil {
+			var p payload.ReindexProgress
 			if v.Get(&p) == nil && p.HoursDone >= n {
 				if p.HoursDone == p.HoursTotal {
 					t.Fatalf("every hour was restored before the S3 server could be killed (%+v)", p)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestFaultSourceKilledDuringCapture: under a steady write load on four
@@ -90,7 +90,7 @@ func TestFaultSourceBinlogPurged(t *testing.T) {
 	// Capture stopped at the gap: the cut is the gap's start, the window
 	// does not cross it, and the refresh publishes the changes up to there,
 	// no further.
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true, NoFullBackup: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true, NoFullBackup: true})
 	if res.Refused || res.Position.File != cp.BinlogFile || res.Position.Pos != cp.BinlogPos {
 		t.Fatalf("refresh while capture stops at the gap: %+v; want published at the gap's start %s:%d", res, cp.BinlogFile, cp.BinlogPos)
 	}
@@ -104,7 +104,7 @@ func TestFaultSourceBinlogPurged(t *testing.T) {
 	before, err := snapshot.ListSnapshots(dir)
 	must(t, err)
 	prev := res.SnapshotID
-	res = e.refresh(t, workflows.RefreshInput{TableDeltas: true, NoFullBackup: true})
+	res = e.refresh(t, payload.RefreshInput{TableDeltas: true, NoFullBackup: true})
 	if !res.Refused || res.SnapshotID != "" || res.FullBackup != "" || !slices.ContainsFunc(res.Reasons, func(r string) bool {
 		return strings.Contains(r, "crossed capture gap #")
 	}) {
@@ -117,7 +117,7 @@ func TestFaultSourceBinlogPurged(t *testing.T) {
 	}
 
 	// With a full backup allowed, one runs in the refresh's place.
-	res = e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res = e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if !res.Refused || res.FullBackup == "" || res.SnapshotID != "" {
 		t.Fatalf("refresh across the gap with a full backup allowed: %+v", res)
 	}

@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/filemode"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestFilesPrivate runs `dbtrail worker` as a process (the root command
@@ -48,13 +47,13 @@ func TestFilesPrivate(t *testing.T) {
 	}
 	w.step(t, e, 40)
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused {
+	if res := e.refresh(t, payload.RefreshInput{TableDeltas: true}); res.Refused {
 		t.Fatalf("refresh refused: %+v", res)
 	}
-	if _, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Out: filepath.Join(filesExports(e), "at-latest")}); err != nil {
+	if _, err := e.export(t, payload.ExportSpec{Format: payload.ExportParquet, At: "latest", Out: filepath.Join(filesExports(e), "at-latest")}); err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	if _, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Schemas: []string{"app"}, Target: ref}}); err != nil {
+	if _, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest", Schemas: []string{"app"}, Target: ref}}); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 	check(filemode.Private)
@@ -73,7 +72,7 @@ func TestFilesGroupReadable(t *testing.T) {
 	t.Setenv("DBTRAIL_FILE_MODE", "group") // the worker process inherits it
 	startWorkerCmd(t, buildDbtrail(t), e.frontend, e, e.indexDSN, "--backup-dir", e.acts.BackupDir, "--work-dir", e.acts.WorkDir)
 	e.fullBackup(t)
-	if _, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Out: filepath.Join(filesExports(e), "at-latest")}); err != nil {
+	if _, err := e.export(t, payload.ExportSpec{Format: payload.ExportParquet, At: "latest", Out: filepath.Join(filesExports(e), "at-latest")}); err != nil {
 		t.Fatalf("export: %v", err)
 	}
 	check(filemode.Group)

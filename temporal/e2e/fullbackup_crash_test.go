@@ -13,8 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -99,8 +100,8 @@ func TestFullBackupSurvivesWorkerKill(t *testing.T) {
 	defer checkWatch()
 
 	w1 := startWorkerProc(t, bin, e.frontend, e, e.indexDSN)
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	waitPhase(t, e, run, "converting tables", w1)
 	waitConverting(t, e, run, "app.big")
@@ -151,7 +152,7 @@ func waitConverting(t *testing.T, e *backupEnv, run client.WorkflowRun, table st
 			if pa.GetActivityType().GetName() != "ConvertTable" || pa.GetHeartbeatDetails() == nil {
 				continue
 			}
-			var p activities.ConvertProgress
+			var p calls.ConvertProgress
 			if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p); err == nil &&
 				p.Table == table && p.Rows > 0 && !p.Done {
 				return
@@ -168,9 +169,9 @@ func waitPhase(t *testing.T, e *backupEnv, run client.WorkflowRun, phase string,
 	deadline := time.Now().Add(10 * time.Minute)
 	last := "none"
 	for time.Now().Before(deadline) {
-		v, err := e.c.QueryWorkflow(e.ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
+		v, err := e.c.QueryWorkflow(e.ctx, run.GetID(), run.GetRunID(), payload.ProgressQuery)
 		if err == nil {
-			var p workflows.FullBackupProgress
+			var p payload.FullBackupProgress
 			if v.Get(&p) == nil {
 				if p.Phase == phase {
 					return

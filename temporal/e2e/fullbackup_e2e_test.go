@@ -19,11 +19,12 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/capture"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/internal/target"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
@@ -143,7 +144,7 @@ func newBackupEnv(t *testing.T, opts ...envOption) *backupEnv {
 	if o.noWorker {
 		return e
 	}
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -159,8 +160,8 @@ func must(t *testing.T, err error) {
 
 func (e *backupEnv) fullBackup(t *testing.T) workflows.FullBackupResult {
 	t.Helper()
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	var res workflows.FullBackupResult
 	if err := run.Get(e.ctx, &res); err != nil {
@@ -219,7 +220,7 @@ func TestFullBackupEndToEnd(t *testing.T) {
 		"kinds": "id, biu, bi, d, dt, ts, tm, t, lat, e, s, j, u, ip",
 	})
 	checkExportVerify(t, e, snap)
-	replay(t, e, workflows.FullBackupWorkflowID("main"))
+	replay(t, e, payload.FullBackupWorkflowID("main"))
 }
 
 // compareTable reads a table from the snapshot and from the live source in
@@ -239,7 +240,7 @@ func compareTable(t *testing.T, e *backupEnv, snap *snapshot.Snapshot, table str
 			}
 			t.Fatal(err)
 		}
-		img, err := types.SQLImage(def, row)
+		img, err := rowimage.SQLImage(def, row)
 		must(t, err)
 		got[string(img)] = true
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestGeneratedColumns takes tables with STORED and VIRTUAL generated
@@ -52,7 +52,7 @@ func TestGeneratedColumns(t *testing.T) {
 		must(t, err)
 	}
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused {
 		t.Fatalf("refresh refused: %v", res.Reasons)
 	}
@@ -66,7 +66,7 @@ func TestGeneratedColumns(t *testing.T) {
 	_, err = e.src.ExecContext(e.ctx, `UPDATE gen SET a = a + 1`)
 	must(t, err)
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: false}); res.Refused {
+	if res := e.refresh(t, payload.RefreshInput{TableDeltas: false}); res.Refused {
 		t.Fatalf("refresh refused: %v", res.Reasons)
 	}
 	snap = e.current(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -92,8 +93,8 @@ func TestWorkersOnTwoMachines(t *testing.T) {
 	e.waitCaughtUp(t)
 	published := map[string]int{} // machine name: snapshots published
 
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	waitConverting(t, e, run, "app.big")
 	victim := sessionMachine(t, e, run, machines)
@@ -118,12 +119,12 @@ func TestWorkersOnTwoMachines(t *testing.T) {
 		w.step(t, e, 6)
 		w.exec(t, e, "UPDATE big SET n = n + 1 WHERE id % 97 = ?", round%97)
 		e.waitCaughtUp(t)
-		in := workflows.RefreshInput{Source: "main", TableDeltas: round%2 == 0}
+		in := payload.RefreshInput{Source: "main", TableDeltas: round%2 == 0}
 		if in.TableDeltas { // the machine that published last is down: the other one refreshes
 			idle = last
 			idle.proc.kill(t)
 		}
-		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
 			workflows.Refresh, in)
 		must(t, err)
 		var victim *machine

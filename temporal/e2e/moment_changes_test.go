@@ -13,10 +13,10 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestMomentChangesExport: the changes of a range over the every-type
@@ -59,7 +59,7 @@ func TestMomentChangesExport(t *testing.T) {
 	e.waitCaughtUp(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "changes")
-	res, err := e.export(t, activities.ExportSpec{Format: activities.ExportChanges, From: from, Until: "latest", Out: out})
+	res, err := e.export(t, payload.ExportSpec{Format: payload.ExportChanges, From: from, Until: "latest", Out: out})
 	must(t, err)
 	r := res.Plan.Range
 	if r == nil || len(res.Tables) != 2 {
@@ -127,16 +127,16 @@ func TestMomentChangesExport(t *testing.T) {
 	// Bad input: the reason, and nothing under the output name.
 	badOut := filepath.Join(dir, "bad")
 	for _, c := range []struct {
-		spec activities.ExportSpec
+		spec payload.ExportSpec
 		kind string
 		has  string
 	}{
-		{activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Tables: []string{"app.nope"}, Out: badOut}, activities.ErrBadInput, "app.nope"},
-		{activities.ExportSpec{Format: activities.ExportParquet, At: "yesterday at noon", Out: badOut}, activities.ErrBadInput, "yesterday at noon"},
-		{activities.ExportSpec{Format: activities.ExportChanges, From: from, Until: "latest", Tables: []string{"app.nope"}, Out: badOut}, activities.ErrBadInput, "app.nope"},
-		{activities.ExportSpec{Format: activities.ExportChanges, From: from, Until: "latest", Out: out}, activities.ErrBadInput, "exists"},
-		{activities.ExportSpec{Format: activities.ExportSQL, At: time.Now().Add(time.Hour).UTC().Format(time.DateTime), Out: badOut}, activities.ErrPositionNotCovered, "not captured yet"},
-		{activities.ExportSpec{Format: activities.ExportSQL, At: "latest", Out: filepath.Join(dir, "no-such-dir", "x.sql")}, activities.ErrBadInput, "does not exist"},
+		{payload.ExportSpec{Format: payload.ExportParquet, At: "latest", Tables: []string{"app.nope"}, Out: badOut}, payload.ErrBadInput, "app.nope"},
+		{payload.ExportSpec{Format: payload.ExportParquet, At: "yesterday at noon", Out: badOut}, payload.ErrBadInput, "yesterday at noon"},
+		{payload.ExportSpec{Format: payload.ExportChanges, From: from, Until: "latest", Tables: []string{"app.nope"}, Out: badOut}, payload.ErrBadInput, "app.nope"},
+		{payload.ExportSpec{Format: payload.ExportChanges, From: from, Until: "latest", Out: out}, payload.ErrBadInput, "exists"},
+		{payload.ExportSpec{Format: payload.ExportSQL, At: time.Now().Add(time.Hour).UTC().Format(time.DateTime), Out: badOut}, payload.ErrPositionNotCovered, "not captured yet"},
+		{payload.ExportSpec{Format: payload.ExportSQL, At: "latest", Out: filepath.Join(dir, "no-such-dir", "x.sql")}, payload.ErrBadInput, "does not exist"},
 	} {
 		_, err := e.export(t, c.spec)
 		var app *temporal.ApplicationError

@@ -11,8 +11,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/exportdir"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -52,9 +54,9 @@ func TestExportSurvivesWorkerKill(t *testing.T) {
 	at := "seq:" + strconv.FormatUint(cp.LastSeq, 10)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "killed")
-	spec := activities.ExportSpec{Source: "main", Format: activities.ExportParquet, At: at, Out: out}
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", out), TaskQueue: workflows.TaskQueue},
-		workflows.Export, workflows.ExportInput{ExportSpec: spec, Parallel: 1})
+	spec := payload.ExportSpec{Source: "main", Format: payload.ExportParquet, At: at, Out: out}
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ExportWorkflowID("main", out), TaskQueue: payload.TaskQueue},
+		workflows.Export, payload.ExportInput{ExportSpec: spec, Parallel: 1})
 	must(t, err)
 	// Tables are exported one at a time in name order: the first
 	// ExportTable is app.big's.
@@ -70,7 +72,7 @@ func TestExportSurvivesWorkerKill(t *testing.T) {
 	if err := run.Get(e.ctx, &killed); err != nil {
 		t.Fatalf("Export after the kill: %v", err)
 	}
-	again, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: at, Out: filepath.Join(dir, "whole")})
+	again, err := e.export(t, payload.ExportSpec{Format: payload.ExportParquet, At: at, Out: filepath.Join(dir, "whole")})
 	must(t, err)
 	if killed.Plan.Plan.Cut.Seq != again.Plan.Plan.Cut.Seq || killed.Rows != again.Rows || killed.Rows != 1000000-1000+2 {
 		t.Fatalf("killed run: cut %d, %d rows; uninterrupted: cut %d, %d rows", killed.Plan.Plan.Cut.Seq, killed.Rows, again.Plan.Plan.Cut.Seq, again.Rows)
@@ -82,7 +84,7 @@ func TestExportSurvivesWorkerKill(t *testing.T) {
 			t.Fatalf("%s: interrupted %d rows %s at %+v, uninterrupted %d rows %s at %+v", tb, a.Rows, a.Fingerprint, a.Position, b.Rows, b.Fingerprint, b.Position)
 		}
 	}
-	var m activities.ExportManifest
+	var m calls.ExportManifest
 	b, err := os.ReadFile(filepath.Join(out, activities.ExportManifestName))
 	must(t, err)
 	must(t, json.Unmarshal(b, &m))

@@ -12,12 +12,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -26,7 +27,7 @@ import (
 // test process, as canonical images with their copies.
 func rebuild(t *testing.T, e *backupEnv, eng *fold.Engine, at, table string) (map[string]int, moment.Plan, error) {
 	t.Helper()
-	a, err := moment.ParseAt(at)
+	a, err := when.Parse(at)
 	must(t, err)
 	cat := moment.LocalCatalog{SourceDir: filepath.Join(e.acts.BackupDir, "main")}
 	plan, err := moment.PlanAt(e.ctx, e.store, e.store, cat, "main", a, moment.Selection{Tables: []string{"app." + table}})
@@ -40,8 +41,8 @@ func rebuild(t *testing.T, e *backupEnv, eng *fold.Engine, at, table string) (ma
 	}
 	defer tb.Close()
 	got := map[string]int{}
-	err = tb.Rows(e.ctx, func(row []types.Cell) error {
-		img, err := types.SQLImage(tb.Footer.Table, row)
+	err = tb.Rows(e.ctx, func(row []rowimage.Cell) error {
+		img, err := rowimage.SQLImage(tb.Footer.Table, row)
 		if err != nil {
 			return err
 		}
@@ -69,11 +70,11 @@ func liveDef(t *testing.T, e *backupEnv, table string) *schema.Table {
 }
 
 // export runs an Export workflow to its end.
-func (e *backupEnv) export(t *testing.T, spec activities.ExportSpec) (workflows.ExportResult, error) {
+func (e *backupEnv) export(t *testing.T, spec payload.ExportSpec) (workflows.ExportResult, error) {
 	t.Helper()
 	spec.Source = "main"
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", spec.Out), TaskQueue: workflows.TaskQueue},
-		workflows.Export, workflows.ExportInput{ExportSpec: spec})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ExportWorkflowID("main", spec.Out), TaskQueue: payload.TaskQueue},
+		workflows.Export, payload.ExportInput{ExportSpec: spec})
 	must(t, err)
 	var res workflows.ExportResult
 	err = run.Get(e.ctx, &res)
@@ -116,11 +117,11 @@ func liveCountsDB(t *testing.T, e *backupEnv, db *sql.DB, def *schema.Table) map
 			ptrs[i] = &raw[i]
 		}
 		must(t, rows.Scan(ptrs...))
-		vals := make([]types.Cell, len(raw))
+		vals := make([]rowimage.Cell, len(raw))
 		for i, r := range raw {
-			vals[i] = types.RawCell(bytes.Clone(r))
+			vals[i] = rowimage.RawCell(bytes.Clone(r))
 		}
-		img, err := types.SQLImage(def, vals)
+		img, err := rowimage.SQLImage(def, vals)
 		must(t, err)
 		out[string(img)]++
 	}
@@ -153,7 +154,7 @@ func readImages(t *testing.T, r *snapshot.TableReader) map[string]int {
 			return out
 		}
 		must(t, err)
-		img, err := types.SQLImage(r.Table(), row)
+		img, err := rowimage.SQLImage(r.Table(), row)
 		must(t, err)
 		out[string(img)]++
 	}

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // modelTables are the workload's tables (newWorkload).
@@ -151,7 +151,7 @@ func TestMomentModel(t *testing.T) {
 			times = append(times, rec.atTime(fmt.Sprintf("time after step %d", step), rnd))
 		}
 		e.waitCaughtUp(t)
-		res := e.refresh(t, workflows.RefreshInput{TableDeltas: step != 30 && step != 45})
+		res := e.refresh(t, payload.RefreshInput{TableDeltas: step != 30 && step != 45})
 		switch {
 		case step == ddlStep && (res.Refused || res.FullBackup != ""):
 			t.Fatalf("step %d: the refresh across the DDL: %+v", step, res)
@@ -170,7 +170,7 @@ func TestMomentModel(t *testing.T) {
 			seen[mt.Origin]++
 		}
 		if len(res.Compact) > 0 {
-			if err := e.waitClosed(t, workflows.CompactWorkflowID("main")); err != nil {
+			if err := e.waitClosed(t, payload.CompactWorkflowID("main")); err != nil {
 				t.Fatalf("step %d: Compact: %v", step, err)
 			}
 		}
@@ -226,14 +226,14 @@ func TestMomentModel(t *testing.T) {
 		exported++
 		at := in.at[len(in.at)-1]
 		file := filepath.Join(t.TempDir(), "moment.sql")
-		res, err := e.export(t, activities.ExportSpec{Format: activities.ExportSQL, At: at, Out: file})
+		res, err := e.export(t, payload.ExportSpec{Format: payload.ExportSQL, At: at, Out: file})
 		must(t, err)
 		if len(res.Tables) != len(modelTables) {
 			t.Fatalf("export at %s: %d tables", at, len(res.Tables))
 		}
 		must(t, scratch.Exec(e.ctx, "DROP DATABASE IF EXISTS app"))
 		exporttest.LoadSQL(t, scratch, "", file)
-		a, _ := moment.ParseAt(at)
+		a, _ := when.Parse(at)
 		cat := moment.LocalCatalog{SourceDir: filepath.Join(e.acts.BackupDir, "main")}
 		plan, err := moment.PlanAt(e.ctx, e.store, e.store, cat, "main", a, moment.Selection{})
 		must(t, err)

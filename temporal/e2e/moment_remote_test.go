@@ -5,11 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestMomentFromRemote: with snapshots on a real S3 server (versitygw), the
@@ -31,13 +30,13 @@ func TestMomentFromRemote(t *testing.T) {
 	then := rec.now("between the full backup and the refresh")
 	w.step(t, e, 6)
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused {
+	if res := e.refresh(t, payload.RefreshInput{TableDeltas: true}); res.Refused {
 		t.Fatalf("refresh refused: %v", res.Reasons)
 	}
 	sourceDir := filepath.Join(e.acts.BackupDir, "main")
 	must(t, os.RemoveAll(sourceDir))
 	out := filepath.Join(t.TempDir(), "then")
-	res, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: then.at[0], Out: out})
+	res, err := e.export(t, payload.ExportSpec{Format: payload.ExportParquet, At: then.at[0], Out: out})
 	must(t, err)
 	t.Logf("exported %s from snapshot %s (downloaded), cut %s", then.at[0], res.Plan.Plan.Base, res.Plan.Plan.Cut)
 	if _, err := os.Stat(filepath.Join(snapshot.Folder(sourceDir).Snapshot(res.Plan.Plan.Base), snapshot.ManifestName)); err != nil {

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/internal/when"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -120,7 +123,7 @@ func TestMomentTransactionBoundary(t *testing.T) {
 
 	// The Export workflow: Parquet at S, .sql a second before.
 	dir := t.TempDir()
-	res, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: in[0], Out: filepath.Join(dir, "at-s")})
+	res, err := e.export(t, payload.ExportSpec{Format: payload.ExportParquet, At: in[0], Out: filepath.Join(dir, "at-s")})
 	must(t, err)
 	if res.Plan.Plan == nil || res.Plan.Plan.Cut.Txn.Position.GTID != txn.GTID || len(res.Tables) != 2 || res.Rows != int64(countRows(afterA)+countRows(afterB)) {
 		t.Fatalf("parquet export: %+v", res)
@@ -138,7 +141,7 @@ func TestMomentTransactionBoundary(t *testing.T) {
 			t.Fatalf("footer of %s: at %q position %+v cut %+v", tb, at, f.Position, cut)
 		}
 	}
-	var man activities.ExportManifest
+	var man calls.ExportManifest
 	b, err := os.ReadFile(filepath.Join(dir, "at-s", activities.ExportManifestName))
 	must(t, err)
 	must(t, json.Unmarshal(b, &man))
@@ -147,7 +150,7 @@ func TestMomentTransactionBoundary(t *testing.T) {
 	}
 	sqlAt := out[0]
 	file := filepath.Join(dir, "before.sql")
-	res, err = e.export(t, activities.ExportSpec{Format: activities.ExportSQL, At: sqlAt, Out: file})
+	res, err = e.export(t, payload.ExportSpec{Format: payload.ExportSQL, At: sqlAt, Out: file})
 	must(t, err)
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Fatalf("the export folder holds %d entries (a staging folder left?)", len(ents))
@@ -158,7 +161,7 @@ func TestMomentTransactionBoundary(t *testing.T) {
 	must(t, err)
 	defer sdb.Close()
 	for _, tb := range []string{"a", "b"} {
-		a, _ := moment.ParseAt(sqlAt)
+		a, _ := when.Parse(sqlAt)
 		cat := moment.LocalCatalog{SourceDir: filepath.Join(e.acts.BackupDir, "main")}
 		plan, err := moment.PlanAt(e.ctx, e.store, e.store, cat, "main", a, moment.Selection{Tables: []string{"app." + tb}})
 		must(t, err)

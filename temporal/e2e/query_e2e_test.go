@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/views"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestQueryFollowsShape: with capture and the worker running, the first
@@ -56,7 +56,7 @@ func TestQueryFollowsShape(t *testing.T) {
 	w.exec(t, e, "ALTER TABLE ints ADD COLUMN extra VARCHAR(5) NULL")
 	w.exec(t, e, "UPDATE ints SET extra = 'x' WHERE id = ?", w.ints[0])
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" {
 		t.Fatalf("refresh across DDL: %+v", res)
 	}
@@ -84,7 +84,7 @@ func TestQueryFollowsShape(t *testing.T) {
 	// A refresh of the same shape leaves views.sql alone.
 	w.step(t, e, 5)
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused || res.SnapshotID == "" {
+	if res := e.refresh(t, payload.RefreshInput{TableDeltas: true}); res.Refused || res.SnapshotID == "" {
 		t.Fatalf("refresh after the new shape: %+v", res)
 	}
 	same, err := os.Stat(viewsFile)
@@ -95,8 +95,8 @@ func TestQueryFollowsShape(t *testing.T) {
 	if got, want := query("SELECT count(*) AS n FROM app.ints"), liveCSV("n", "SELECT COUNT(*) FROM ints"); got != want {
 		t.Fatalf("dbtrail query after the refresh:\n got %q\nwant %q", got, want)
 	}
-	replay(t, e, workflows.RefreshWorkflowID("main"))
-	replay(t, e, workflows.FullBackupWorkflowID("main"))
+	replay(t, e, payload.RefreshWorkflowID("main"))
+	replay(t, e, payload.FullBackupWorkflowID("main"))
 }
 
 // checkViewsFile loads views.sql into a new DuckDB, as `duckdb -init`

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -91,63 +91,63 @@ func TestRecordHistories(t *testing.T) {
 	e.waitCaughtUp(t)
 
 	// FullBackup, ExactFloats included.
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	var full workflows.FullBackupResult
 	must(t, run.Get(e.ctx, &full))
 	if full.Tables != 3 || len(full.FloatsAsDumped) != 1 || !strings.Contains(full.FloatsAsDumped[0], "app.flk") {
 		t.Fatalf("full backup %+v", full)
 	}
-	rec.save(t, "fullbackup-exactfloats", workflows.FullBackupWorkflowID("main"), run.GetRunID())
+	rec.save(t, "fullbackup-exactfloats", payload.FullBackupWorkflowID("main"), run.GetRunID())
 
 	// A partial full backup (a re-dump of two tables), FLOAT table included.
-	run, err = temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RedumpWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main", Tables: []string{"app.items", "app.fl"}})
+	run, err = temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RedumpWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main", Tables: []string{"app.items", "app.fl"}})
 	must(t, err)
 	var partial workflows.FullBackupResult
 	must(t, run.Get(e.ctx, &partial))
 	if partial.Tables != 2 || partial.Partial == nil {
 		t.Fatalf("partial full backup %+v", partial)
 	}
-	rec.save(t, "fullbackup-partial", workflows.RedumpWorkflowID("main"), run.GetRunID())
+	rec.save(t, "fullbackup-partial", payload.RedumpWorkflowID("main"), run.GetRunID())
 
 	// A refresh that pairs (items and the FLOAT table change), and one
 	// that links everything (no change).
 	w.exec(t, e, "UPDATE items SET v = 'paired' WHERE id IN (1, 2)")
 	w.exec(t, e, "INSERT INTO items VALUES (100, 'new', NULL)")
 	w.exec(t, e, "UPDATE fl SET f = 9.87654321 WHERE id = 3")
-	res := rec.refresh(t, "refresh-pair", workflows.RefreshInput{TableDeltas: true}, "app.items: pair:", "app.fl: pair:", "app.flk: link:")
-	res = rec.refresh(t, "refresh-link", workflows.RefreshInput{TableDeltas: true}, "app.items: link:", "app.fl: link:", "app.flk: link:")
+	res := rec.refresh(t, "refresh-pair", payload.RefreshInput{TableDeltas: true}, "app.items: pair:", "app.fl: pair:", "app.flk: link:")
+	res = rec.refresh(t, "refresh-link", payload.RefreshInput{TableDeltas: true}, "app.items: link:", "app.fl: link:", "app.flk: link:")
 	if res.SnapshotID == "" {
 		t.Fatalf("link refresh published nothing: %+v", res)
 	}
 
 	// A refresh that rewrites (table deltas off).
 	w.exec(t, e, "DELETE FROM items WHERE id = 5")
-	rec.refresh(t, "refresh-rewrite", workflows.RefreshInput{TableDeltas: false}, "app.items: rewrite:", "app.fl: link:")
+	rec.refresh(t, "refresh-rewrite", payload.RefreshInput{TableDeltas: false}, "app.items: rewrite:", "app.fl: link:")
 
 	// A schema change the fold cannot prove (a type that converts values):
 	// refused without a full backup; with one allowed, that table alone is
 	// re-dumped by a partial full backup run as a child.
 	w.exec(t, e, "ALTER TABLE items MODIFY n VARCHAR(30)")
 	w.exec(t, e, "UPDATE items SET n = 'x' WHERE id = 1")
-	res = rec.refresh(t, "refresh-refused-nofullbackup", workflows.RefreshInput{TableDeltas: true, NoFullBackup: true})
+	res = rec.refresh(t, "refresh-refused-nofullbackup", payload.RefreshInput{TableDeltas: true, NoFullBackup: true})
 	if !res.Refused || res.FullBackup != "" || res.SnapshotID != "" {
 		t.Fatalf("refused refresh without a full backup: %+v", res)
 	}
-	res = rec.refresh(t, "refresh-redump", workflows.RefreshInput{TableDeltas: true})
+	res = rec.refresh(t, "refresh-redump", payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.Redump == nil || res.SnapshotID == "" {
 		t.Fatalf("refresh with a re-dump: %+v", res)
 	}
-	rec.save(t, "fullbackup-child-of-refresh", workflows.RedumpWorkflowID("main"), rec.child(t, "FullBackup"))
+	rec.save(t, "fullbackup-child-of-refresh", payload.RedumpWorkflowID("main"), rec.child(t, "FullBackup"))
 
 	// Pairs until the items chain reaches foldplan.CompactAt entries: that
 	// refresh starts a Compact; the next one links its range.
 	compacted := false
 	for i := 1; i <= 20 && !compacted; i++ {
 		w.exec(t, e, "UPDATE items SET n = ? WHERE id = 1", i)
-		in := workflows.RefreshInput{TableDeltas: true}
+		in := payload.RefreshInput{TableDeltas: true}
 		e.waitCaughtUp(t)
 		id, runID, res := rec.run(t, in)
 		if res.Refused || !strings.Contains(strings.Join(res.Tables, "\n"), "app.items: pair:") {
@@ -158,33 +158,33 @@ func TestRecordHistories(t *testing.T) {
 		}
 		compacted = true
 		rec.save(t, "refresh-starts-compact", id, runID)
-		if err := e.waitClosed(t, workflows.CompactWorkflowID("main")); err != nil {
+		if err := e.waitClosed(t, payload.CompactWorkflowID("main")); err != nil {
 			t.Fatalf("Compact: %v", err)
 		}
-		rec.save(t, "compact-items", workflows.CompactWorkflowID("main"), rec.child(t, "Compact"))
+		rec.save(t, "compact-items", payload.CompactWorkflowID("main"), rec.child(t, "Compact"))
 	}
 	if !compacted {
 		t.Fatal("no refresh started a compaction")
 	}
 	w.exec(t, e, "UPDATE items SET n = 0 WHERE id = 2")
-	rec.refresh(t, "refresh-uses-compacted", workflows.RefreshInput{TableDeltas: true}, "app.items: pair:")
+	rec.refresh(t, "refresh-uses-compacted", payload.RefreshInput{TableDeltas: true}, "app.items: pair:")
 
 	// Export: a moment as Parquet (with views) and as .sql, the changes of
 	// a range.
 	out := t.TempDir()
-	rec.export(t, "export-parquet", activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Views: true, Out: filepath.Join(out, "p")})
-	rec.export(t, "export-sql", activities.ExportSpec{Format: activities.ExportSQL, At: "latest", Tables: []string{"app.items"}, Out: filepath.Join(out, "x.sql")})
-	rec.export(t, "export-changes", activities.ExportSpec{Format: activities.ExportChanges, From: "seq:1", Until: "latest", Out: filepath.Join(out, "c")})
+	rec.export(t, "export-parquet", payload.ExportSpec{Format: payload.ExportParquet, At: "latest", Views: true, Out: filepath.Join(out, "p")})
+	rec.export(t, "export-sql", payload.ExportSpec{Format: payload.ExportSQL, At: "latest", Tables: []string{"app.items"}, Out: filepath.Join(out, "x.sql")})
+	rec.export(t, "export-changes", payload.ExportSpec{Format: payload.ExportChanges, From: "seq:1", Until: "latest", Out: filepath.Join(out, "c")})
 
 	// Restore into a live server: the latest moment beside the source's
 	// names, and a restore drill (recorded in the index).
 	target := testsuite.StartTarget(t, 35)
 	rec.secrets = append(rec.secrets, target.Password)
-	rec.restore(t, "restore-into-schema", target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest",
+	rec.restore(t, "restore-into-schema", target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest",
 		IntoSchema: "{schema}_restored", Schemas: []string{"app"}}})
-	rec.restore(t, "restore-drill", target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Drill: true}})
+	rec.restore(t, "restore-drill", target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest", Drill: true}})
 
-	// Ping, Verify, Archive, RestoreIndex, RetentionPreview, Retention.
+	// Ping, Verify, Archive, Reindex, RetentionPreview, Retention.
 	rec.recordOperations(t, w)
 
 	must(t, os.MkdirAll(historiesDir, 0o755))
@@ -208,11 +208,11 @@ type historyRecorder struct {
 }
 
 // run runs a Refresh to its end and returns its id and run id.
-func (r *historyRecorder) run(t *testing.T, in workflows.RefreshInput) (string, string, workflows.RefreshResult) {
+func (r *historyRecorder) run(t *testing.T, in payload.RefreshInput) (string, string, workflows.RefreshResult) {
 	t.Helper()
 	in.Source = "main"
-	id := workflows.RefreshWorkflowID("main")
-	run, err := temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Refresh, in)
+	id := payload.RefreshWorkflowID("main")
+	run, err := temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue}, workflows.Refresh, in)
 	must(t, err)
 	var res workflows.RefreshResult
 	if err := run.Get(r.e.ctx, &res); err != nil {
@@ -223,7 +223,7 @@ func (r *historyRecorder) run(t *testing.T, in workflows.RefreshInput) (string, 
 
 // refresh waits for capture, runs a Refresh, requires each of want in its
 // table lines, and saves its history as name.
-func (r *historyRecorder) refresh(t *testing.T, name string, in workflows.RefreshInput, want ...string) workflows.RefreshResult {
+func (r *historyRecorder) refresh(t *testing.T, name string, in payload.RefreshInput, want ...string) workflows.RefreshResult {
 	t.Helper()
 	r.e.waitCaughtUp(t)
 	id, runID, res := r.run(t, in)
@@ -238,13 +238,13 @@ func (r *historyRecorder) refresh(t *testing.T, name string, in workflows.Refres
 }
 
 // export runs an Export to its end and saves its history as name.
-func (r *historyRecorder) export(t *testing.T, name string, spec activities.ExportSpec) {
+func (r *historyRecorder) export(t *testing.T, name string, spec payload.ExportSpec) {
 	t.Helper()
 	r.e.waitCaughtUp(t)
 	spec.Source = "main"
-	id := workflows.ExportWorkflowID("main", spec.Out)
-	run, err := temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.Export, workflows.ExportInput{ExportSpec: spec})
+	id := payload.ExportWorkflowID("main", spec.Out)
+	run, err := temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
+		workflows.Export, payload.ExportInput{ExportSpec: spec})
 	must(t, err)
 	var res workflows.ExportResult
 	if err := run.Get(r.e.ctx, &res); err != nil {
@@ -255,18 +255,18 @@ func (r *historyRecorder) export(t *testing.T, name string, spec activities.Expo
 
 // restore runs a Restore (a RestoreDrill when in.Drill) into target to its
 // end and saves its history as name.
-func (r *historyRecorder) restore(t *testing.T, name string, target *testsuite.Server, in workflows.RestoreInput) {
+func (r *historyRecorder) restore(t *testing.T, name string, target *testsuite.Server, in payload.RestoreInput) {
 	t.Helper()
 	r.e.waitCaughtUp(t)
 	in.Source, in.Target = "main", r.e.target(t, target)
-	id := workflows.RestoreWorkflowID(in.RestoreSpec, target.Addr())
+	id := payload.RestoreWorkflowID(in.RestoreSpec, target.Addr())
 	var run client.WorkflowRun
 	var err error
 	if in.Drill {
-		run, err = temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-			workflows.RestoreDrill, workflows.RestoreDrillInput{Restore: in, TargetAddr: target.Addr()})
+		run, err = temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
+			workflows.RestoreDrill, payload.RestoreDrillInput{Restore: in, TargetAddr: target.Addr()})
 	} else {
-		run, err = temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
+		run, err = temporalclient.StartWorkflow(r.e.ctx, r.e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue}, workflows.Restore, in)
 	}
 	must(t, err)
 	var res workflows.RestoreResult

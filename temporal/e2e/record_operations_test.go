@@ -6,8 +6,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/retention"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
@@ -17,7 +18,7 @@ import (
 // recordOperations records, after the backup, refresh, export and restore
 // cases of TestRecordHistories, the workflows that keep a source's backup
 // in shape: Ping, Verify (of the current snapshot's tables with a key,
-// nothing changed since it), Archive (two hours stamped 40 hours ago), RestoreIndex (those two
+// nothing changed since it), Archive (two hours stamped 40 hours ago), Reindex (those two
 // hours into an empty index on another server), RetentionPreview and
 // Retention (the newest two snapshots kept, locally and on the store).
 func (r *historyRecorder) recordOperations(t *testing.T, w *workload) {
@@ -34,9 +35,9 @@ func (r *historyRecorder) recordOperations(t *testing.T, w *workload) {
 	// match (app.flk, a FLOAT table without one, keeps the dump's digits
 	// and does not).
 	e.waitCaughtUp(t)
-	var ver activities.VerifySnapshotResult
-	id, runID = r.start(t, client.StartWorkflowOptions{ID: workflows.VerifyWorkflowID("main")}, &ver,
-		workflows.Verify, workflows.VerifyInput{Source: "main", Tables: []string{"app.items", "app.fl"}})
+	var ver calls.VerifySnapshotResult
+	id, runID = r.start(t, client.StartWorkflowOptions{ID: payload.VerifyWorkflowID("main")}, &ver,
+		workflows.Verify, payload.VerifyInput{Source: "main", Tables: []string{"app.items", "app.fl"}})
 	if ver.SnapshotID == "" || ver.Match != 2 || ver.Mismatch+ver.Errors+ver.Inconclusive != 0 {
 		t.Fatalf("verify of the current snapshot: %+v", ver)
 	}
@@ -54,8 +55,8 @@ func (r *historyRecorder) recordOperations(t *testing.T, w *workload) {
 	e.stampHour(t, time.Time{}, 0)
 	e.waitCaughtUp(t)
 	var arch workflows.ArchiveResult
-	id, runID = r.start(t, client.StartWorkflowOptions{ID: workflows.ArchiveWorkflowID("main")}, &arch,
-		workflows.Archive, workflows.ArchiveInput{Source: "main", IndexHours: 24})
+	id, runID = r.start(t, client.StartWorkflowOptions{ID: payload.ArchiveWorkflowID("main")}, &arch,
+		workflows.Archive, payload.ArchiveInput{Source: "main", IndexHours: 24})
 	if len(arch.Hours) != 2 || arch.History == nil || arch.Location == "" {
 		t.Fatalf("archive of two past hours: %+v", arch)
 	}
@@ -66,29 +67,29 @@ func (r *historyRecorder) recordOperations(t *testing.T, w *workload) {
 	srv := testsuite.StartIndex(t)
 	r.secrets = append(r.secrets, srv.Password, srv.DSN("dbtrail"))
 	store := e.otherIndexOn(t, srv)
-	const queue = "restore-index"
+	const queue = "reindex"
 	e.queueWorker(t, store, queue)
-	var ri workflows.RestoreIndexResult
-	id, runID = r.start(t, client.StartWorkflowOptions{ID: workflows.RestoreIndexWorkflowID("main"), TaskQueue: queue}, &ri,
-		workflows.RestoreIndex, workflows.RestoreIndexInput{Source: "main"})
+	var ri workflows.ReindexResult
+	id, runID = r.start(t, client.StartWorkflowOptions{ID: payload.ReindexWorkflowID("main"), TaskQueue: queue}, &ri,
+		workflows.Reindex, payload.ReindexInput{Source: "main"})
 	if ri.Hours != 2 || ri.Events == 0 || len(ri.Failed) != 0 {
-		t.Fatalf("restore-index of the two archived hours: %+v", ri)
+		t.Fatalf("reindex of the two archived hours: %+v", ri)
 	}
-	r.save(t, "restoreindex-two-hours", id, runID)
+	r.save(t, "reindex-two-hours", id, runID)
 
 	// Retention keeping the newest two snapshots: the preview plans the
 	// removals, the run makes them.
 	r.e.acts.Retention = retention.Policy{KeepSnapshots: 2} // the worker's policy
 	defer func() { r.e.acts.Retention = retention.Policy{} }()
-	in := workflows.RetentionInput{Source: "main"}
+	in := payload.RetentionInput{Source: "main"}
 	var plan retention.Plan
 	id, runID = r.start(t, client.StartWorkflowOptions{ID: "retention-preview-main"}, &plan, workflows.RetentionPreview, in)
 	if len(plan.Removals()) == 0 {
 		t.Fatalf("the retention preview removes nothing: %+v", plan)
 	}
 	r.save(t, "retentionpreview-keep-two", id, runID)
-	var ret activities.RetentionResult
-	id, runID = r.start(t, client.StartWorkflowOptions{ID: workflows.RetentionWorkflowID("main")}, &ret, workflows.Retention, in)
+	var ret calls.RetentionResult
+	id, runID = r.start(t, client.StartWorkflowOptions{ID: payload.RetentionWorkflowID("main")}, &ret, workflows.Retention, in)
 	if len(ret.Removed) != len(plan.Removals()) || len(ret.Locked)+len(ret.Failed) != 0 || ret.Skipped != "" {
 		t.Fatalf("retention keeping two snapshots: %+v (the preview removed %d)", ret, len(plan.Removals()))
 	}
@@ -101,7 +102,7 @@ func (r *historyRecorder) recordOperations(t *testing.T, w *workload) {
 func (r *historyRecorder) start(t *testing.T, opts client.StartWorkflowOptions, res any, wf any, args ...any) (string, string) {
 	t.Helper()
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
+		opts.TaskQueue = payload.TaskQueue
 	}
 	run, err := temporalclient.StartWorkflow(r.e.ctx, r.e.c, opts, wf, args...)
 	must(t, err)

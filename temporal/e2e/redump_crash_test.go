@@ -10,6 +10,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -40,8 +41,8 @@ func TestPartialFullBackupSurvivesWorkerKill(t *testing.T) {
 	_, err := e.src.ExecContext(e.ctx, "UPDATE big SET n = n + 1 WHERE id % 1000 = 0")
 	must(t, err)
 
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RedumpWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main", Tables: []string{"app.big", "app.small"}})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RedumpWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main", Tables: []string{"app.big", "app.small"}})
 	must(t, err)
 	waitPhase(t, e, run, "converting tables", w1)
 	waitConverting(t, e, run, "app.big")

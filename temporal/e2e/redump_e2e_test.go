@@ -15,10 +15,11 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -67,8 +68,8 @@ func TestPartialFullBackup(t *testing.T) {
 	cp, _, err := e.store.LoadCheckpoint(e.ctx, "main")
 	must(t, err)
 
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RedumpWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main", Tables: []string{"app.t2", "app.a_1", "app.t2"}})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RedumpWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main", Tables: []string{"app.t2", "app.a_1", "app.t2"}})
 	must(t, err)
 	var res workflows.FullBackupResult
 	if err := run.Get(e.ctx, &res); err != nil {
@@ -126,17 +127,17 @@ func TestPartialFullBackup(t *testing.T) {
 		!strings.Contains(status, "rows read from the source") || !strings.Contains(status, res.SnapshotID) {
 		t.Fatalf("status does not show the re-dump:\n%s", status)
 	}
-	replay(t, e, workflows.RedumpWorkflowID("main"))
+	replay(t, e, payload.RedumpWorkflowID("main"))
 	checkRetentionRemovesStalePartial(t, e, srcDir, res.SnapshotID, full.SnapshotID)
 
 	// RemovePartial: a published snapshot's id is no partial (nothing
 	// removed), the partial one goes, and again is success.
-	must(t, e.acts.RemovePartial(e.ctx, activities.RemovePartialInput{Source: "main", SnapshotID: full.SnapshotID}))
+	must(t, e.acts.RemovePartial(e.ctx, calls.RemovePartialInput{Source: "main", SnapshotID: full.SnapshotID}))
 	if cur := e.current(t); cur.Manifest.SnapshotID != full.SnapshotID {
 		t.Fatalf("current %s after RemovePartial of the published snapshot's id", cur.Manifest.SnapshotID)
 	}
-	must(t, e.acts.RemovePartial(e.ctx, activities.RemovePartialInput{Source: "main", SnapshotID: res.SnapshotID}))
-	must(t, e.acts.RemovePartial(e.ctx, activities.RemovePartialInput{Source: "main", SnapshotID: res.SnapshotID}))
+	must(t, e.acts.RemovePartial(e.ctx, calls.RemovePartialInput{Source: "main", SnapshotID: res.SnapshotID}))
+	must(t, e.acts.RemovePartial(e.ctx, calls.RemovePartialInput{Source: "main", SnapshotID: res.SnapshotID}))
 	if _, err := os.Stat(snapshot.Folder(srcDir).Partial(res.SnapshotID)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("partial snapshot still there: %v", err)
 	}
@@ -154,13 +155,13 @@ func TestPartialFullBackup(t *testing.T) {
 		{[]string{"t2"}, "not schema.table"},
 		{[]string{"app.t2;DROP"}, "may hold only"},
 	} {
-		id := workflows.RedumpWorkflowID("main") + "-bad-" + string(rune('a'+i))
-		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-			workflows.FullBackup, workflows.FullBackupInput{Source: "main", Tables: c.tables})
+		id := payload.RedumpWorkflowID("main") + "-bad-" + string(rune('a'+i))
+		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
+			workflows.FullBackup, payload.FullBackupInput{Source: "main", Tables: c.tables})
 		must(t, err)
 		err = run.Get(e.ctx, nil)
 		var app *temporal.ApplicationError
-		if !errors.As(err, &app) || app.Type() != activities.ErrBadInput || !strings.Contains(err.Error(), c.says) {
+		if !errors.As(err, &app) || app.Type() != payload.ErrBadInput || !strings.Contains(err.Error(), c.says) {
 			t.Fatalf("%v: want BadInput saying %q, got %v", c.tables, c.says, err)
 		}
 	}
@@ -202,10 +203,10 @@ func checkRetentionRemovesStalePartial(t *testing.T, e *backupEnv, srcDir, id, f
 	if ids, err := snapshot.ListPartials(srcDir); err != nil || !slices.Equal(ids, []string{old, id}) {
 		t.Fatalf("partial snapshots before retention: %v %v", ids, err)
 	}
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RetentionWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Retention, workflows.RetentionInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RetentionWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Retention, payload.RetentionInput{Source: "main"})
 	must(t, err)
-	var ret activities.RetentionResult
+	var ret calls.RetentionResult
 	must(t, run.Get(e.ctx, &ret))
 	if !slices.Equal(ret.PartialsRemoved, []string{old}) || len(ret.Removed) != 0 || len(ret.Failed) != 0 {
 		t.Fatalf("retention removed partials %v, snapshots %v, failed %v; want the old partial only", ret.PartialsRemoved, ret.Removed, ret.Failed)
@@ -253,10 +254,10 @@ func checkPartialUnlisted(t *testing.T, e *backupEnv, srcDir, id string) {
 
 // dumpOfRun reads the input and result of run's Dump step from its
 // history.
-func dumpOfRun(t *testing.T, e *backupEnv, run client.WorkflowRun) (activities.DumpInput, activities.DumpResult) {
+func dumpOfRun(t *testing.T, e *backupEnv, run client.WorkflowRun) (calls.DumpInput, calls.DumpResult) {
 	t.Helper()
-	var in activities.DumpInput
-	var out activities.DumpResult
+	var in calls.DumpInput
+	var out calls.DumpResult
 	scheduled, found := int64(-1), false
 	it := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -127,9 +128,9 @@ func TestRefreshSurvivesWorkerKill(t *testing.T) {
 		w.step(t, e, 6)
 		w.exec(t, e, "UPDATE big SET n = n + 1 WHERE id % 97 = ?", round%97)
 		e.waitCaughtUp(t)
-		in := workflows.RefreshInput{Source: "main", TableDeltas: round <= rounds-2}
-		id := workflows.RefreshWorkflowID("main")
-		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		in := payload.RefreshInput{Source: "main", TableDeltas: round <= rounds-2}
+		id := payload.RefreshWorkflowID("main")
+		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: id, TaskQueue: payload.TaskQueue},
 			workflows.Refresh, in)
 		must(t, err)
 		step := nextKillStep(refreshKillSteps, landed)
@@ -148,10 +149,10 @@ func TestRefreshSurvivesWorkerKill(t *testing.T) {
 		}
 		if len(res.Compact) > 0 {
 			// At once: a compaction of small tables takes milliseconds.
-			if kill(round, workflows.CompactWorkflowID("main"), "", "CompactTable") {
+			if kill(round, payload.CompactWorkflowID("main"), "", "CompactTable") {
 				compactKills++
 			}
-			if err := e.waitClosed(t, workflows.CompactWorkflowID("main")); err != nil {
+			if err := e.waitClosed(t, payload.CompactWorkflowID("main")); err != nil {
 				t.Fatalf("round %d: Compact of %v after a kill: %v", round, res.Compact, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/fold"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -40,7 +41,7 @@ func startShadow(t *testing.T, e *backupEnv) *activities.Activities {
 func shadowBackup(t *testing.T, e *backupEnv, shadow *activities.Activities, eng *fold.Engine, snap *snapshot.Snapshot, n int) {
 	t.Helper()
 	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: fmt.Sprintf("fullbackup-shadow-%d", n), TaskQueue: shadowQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	var res workflows.FullBackupResult
 	if err := run.Get(e.ctx, &res); err != nil {
@@ -89,7 +90,7 @@ func TestRefreshModel(t *testing.T) {
 	seen := map[string]int{}
 	compactions := 0
 	for step := 1; step <= 52; step++ {
-		in := workflows.RefreshInput{TableDeltas: step%20 != 0}
+		in := payload.RefreshInput{TableDeltas: step%20 != 0}
 		switch {
 		case step%13 == 0: // zero changes
 		default:
@@ -113,7 +114,7 @@ func TestRefreshModel(t *testing.T) {
 		}
 		if len(res.Compact) > 0 {
 			compactions++
-			if err := e.waitClosed(t, workflows.CompactWorkflowID("main")); err != nil {
+			if err := e.waitClosed(t, payload.CompactWorkflowID("main")); err != nil {
 				t.Fatalf("step %d: Compact: %v", step, err)
 			}
 		}
@@ -133,8 +134,8 @@ func TestRefreshModel(t *testing.T) {
 	}
 	snap := e.current(t)
 	checkViews(t, e, snap, map[string]string{"ints": "id, v, n", "strs": "k, body", "quiet": "id, note"})
-	replay(t, e, workflows.RefreshWorkflowID("main"))
-	replay(t, e, workflows.CompactWorkflowID("main"))
+	replay(t, e, payload.RefreshWorkflowID("main"))
+	replay(t, e, payload.CompactWorkflowID("main"))
 }
 
 func splitOr(s string) []string {
@@ -160,7 +161,7 @@ func TestRefreshZeroChangesLinksEverything(t *testing.T) {
 	e.fullBackup(t)
 	prev := e.current(t)
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	snap := e.current(t)
 	if res.SnapshotID == prev.Manifest.SnapshotID || snap.Manifest.SnapshotID != res.SnapshotID {
 		t.Fatalf("refresh published %s, prev %s, current %s", res.SnapshotID, prev.Manifest.SnapshotID, snap.Manifest.SnapshotID)
@@ -200,12 +201,12 @@ func TestRefreshDDLFoldsAddColumn(t *testing.T) {
 	e.fullBackup(t)
 	w.step(t, e, 5)
 	e.waitCaughtUp(t)
-	first := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	first := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	w.step(t, e, 5)
 	w.exec(t, e, "ALTER TABLE ints ADD COLUMN extra VARCHAR(5) NULL")
 	w.exec(t, e, "UPDATE ints SET extra = 'x' WHERE id = ?", w.ints[0])
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused || res.FullBackup != "" || res.SnapshotID == "" || res.Redump != nil {
 		t.Fatalf("refresh across DDL: %+v", res)
 	}
@@ -223,7 +224,7 @@ func TestRefreshDDLFoldsAddColumn(t *testing.T) {
 	checkLive(t, e, eng, snap, "after the folded ADD COLUMN")
 	w.step(t, e, 8)
 	e.waitCaughtUp(t)
-	res = e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res = e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused {
 		t.Fatalf("refresh after the folded ADD COLUMN refused: %v", res.Reasons)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/flock"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -96,8 +97,8 @@ func TestRefreshFollowsTheRunningOne(t *testing.T) {
 	guard := time.AfterFunc(5*time.Minute, release) // against a wait forever, not a bound on time
 	defer guard.Stop()
 
-	svc := jobs.New(jobs.Config{Client: e.c, TaskQueue: workflows.TaskQueue, Origin: jobs.StartedByAPI})
-	first, err := svc.Start(e.ctx, jobs.Request{Kind: jobs.Refresh, Source: "main", Label: "first", Input: workflows.RefreshInput{Source: "main", TableDeltas: true}})
+	svc := jobs.New(jobs.Config{Client: e.c, TaskQueue: payload.TaskQueue, Origin: jobs.StartedByAPI})
+	first, err := svc.Start(e.ctx, jobs.Request{Kind: jobs.Refresh, Source: "main", Label: "first", Input: payload.RefreshInput{Source: "main", TableDeltas: true}})
 	must(t, err)
 
 	follow := startRefreshCLI(t, e, bin())

@@ -12,9 +12,10 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/fold"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -43,10 +44,10 @@ func (e *backupEnv) waitCaughtUp(t *testing.T) {
 }
 
 // refresh runs a Refresh to its end.
-func (e *backupEnv) refresh(t *testing.T, in workflows.RefreshInput) workflows.RefreshResult {
+func (e *backupEnv) refresh(t *testing.T, in payload.RefreshInput) workflows.RefreshResult {
 	t.Helper()
 	in.Source = "main"
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
 		workflows.Refresh, in)
 	must(t, err)
 	var res workflows.RefreshResult
@@ -79,8 +80,8 @@ func snapshotRows(t *testing.T, e *backupEnv, eng *fold.Engine, snap *snapshot.S
 	at, err := fold.SnapshotTable(snap, schemaName, table)
 	must(t, err)
 	got := map[string]int{}
-	must(t, eng.Rows(e.ctx, at, func(row []types.Cell) error {
-		img, err := types.SQLImage(at.Table, row)
+	must(t, eng.Rows(e.ctx, at, func(row []rowimage.Cell) error {
+		img, err := rowimage.SQLImage(at.Table, row)
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRefreshAllTypes sends every column type through the refresh path
@@ -50,7 +50,7 @@ func TestRefreshAllTypes(t *testing.T) {
 		must(t, err)
 	}
 	e.waitCaughtUp(t)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.Refused {
 		t.Fatalf("refused: %v", res.Reasons)
 	}
@@ -65,7 +65,7 @@ func TestRefreshAllTypes(t *testing.T) {
 	_, err := e.src.ExecContext(e.ctx, `UPDATE kinds SET t = CONCAT(t, '!') WHERE id IN (1, 4)`)
 	must(t, err)
 	e.waitCaughtUp(t)
-	res = e.refresh(t, workflows.RefreshInput{TableDeltas: false})
+	res = e.refresh(t, payload.RefreshInput{TableDeltas: false})
 	snap = e.current(t)
 	if mt, _ := snap.Manifest.Table("app", "kinds"); mt.Origin != snapshot.OriginRewritten {
 		t.Fatalf("kinds: origin %s, want rewritten", mt.Origin)

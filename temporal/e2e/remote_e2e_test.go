@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -75,7 +76,7 @@ func TestRemoteUploadAndDownload(t *testing.T) {
 	traffic.takePutBytes()
 
 	e.exec(t, "UPDATE big SET pad = 'changed' WHERE id = 777")
-	r1 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r1 := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	sent, tableFile := checkPairUpload(t, e, r1, "big")
 	httpSent := traffic.takePutBytes()
 	ratio := float64(sent) / float64(tableFile)
@@ -90,7 +91,7 @@ func TestRemoteUploadAndDownload(t *testing.T) {
 	checkRemote(t, e, m)
 
 	e.exec(t, "UPDATE small SET v = 'z' WHERE id = 2")
-	r2 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r2 := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	checkPairUpload(t, e, r2, "small")
 	if ids := checkRemote(t, e, m); !slices.Equal(ids, []string{fb.SnapshotID, r1.SnapshotID, r2.SnapshotID}) {
 		t.Fatalf("remote snapshots %v", ids)
@@ -100,7 +101,7 @@ func TestRemoteUploadAndDownload(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(e.acts.BackupDir, "main")))
 	e.exec(t, "UPDATE big SET n = -1 WHERE id IN (5, 50000)")
 	e.exec(t, "DELETE FROM small WHERE id = 3")
-	r3 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r3 := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if r3.Downloaded != r2.SnapshotID || r3.Prev != r2.SnapshotID || r3.Refused {
 		t.Fatalf("refresh after the folder was lost: %+v", r3)
 	}
@@ -117,7 +118,7 @@ func TestRemoteUploadAndDownload(t *testing.T) {
 		t.Fatalf("upload after the download %+v: want two pairs and the manifest sent, the rest found by content", st)
 	}
 	checkRemote(t, e, m)
-	replay(t, e, workflows.RefreshWorkflowID("main"))
+	replay(t, e, payload.RefreshWorkflowID("main"))
 }
 
 // TestRemoteObjectLock: the same on a bucket with Object Lock and a
@@ -132,11 +133,11 @@ func TestRemoteObjectLock(t *testing.T) {
 	fb := e.fullBackup(t)
 	checkRemote(t, e, m)
 	e.exec(t, "UPDATE big SET pad = 'changed' WHERE id = 7")
-	r1 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r1 := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	checkPairUpload(t, e, r1, "big")
 	e.exec(t, "UPDATE small SET v = 'y' WHERE id = 1")
 	e.acts.Retention = retention.Policy{KeepSnapshots: 1} // the worker's policy from now on
-	r2 := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r2 := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	checkPairUpload(t, e, r2, "small")
 	if !slices.Equal(r2.Pruned, []string{fb.SnapshotID, r1.SnapshotID}) {
 		t.Fatalf("pruned %v", r2.Pruned)
@@ -172,8 +173,8 @@ func TestRemoteOutage(t *testing.T) {
 			t.Errorf("kill versitygw: %v", err)
 		}
 	})
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	if err == nil || !strings.Contains(err.Error(), "upload snapshot") || !strings.Contains(err.Error(), srv.Endpoint) {
@@ -198,7 +199,7 @@ func TestRemoteOutage(t *testing.T) {
 		t.Fatalf("remote current %s (%v), want the full backup's", rcur, err)
 	}
 	e.exec(t, "UPDATE small SET v = 'x' WHERE id = 3")
-	r := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if len(r.Upload.Snapshots) != 2 || r.Upload.Snapshots[0].SnapshotID != missed || r.Upload.Snapshots[1].SnapshotID != r.SnapshotID {
 		t.Fatalf("catch-up upload %+v", r.Upload.Snapshots)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
@@ -165,7 +165,7 @@ func remoteSHA256(t *testing.T, m *remote.Mirror, name string) string {
 }
 
 // uploadOf returns the upload stats of snapshot id in a run's upload.
-func uploadOf(t *testing.T, up *activities.UploadSnapshotResult, id string) remote.UploadStats {
+func uploadOf(t *testing.T, up *calls.UploadSnapshotResult, id string) remote.UploadStats {
 	t.Helper()
 	if up == nil || up.Location == "" {
 		t.Fatalf("no upload in the result (%+v)", up)

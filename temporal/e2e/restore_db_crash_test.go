@@ -12,8 +12,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -58,8 +59,8 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	at := "seq:" + strconv.FormatUint(cp.LastSeq, 10)
 	want := e.liveFingerprints(t, e.src, "app", "big", "bag")
 
-	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: activities.RestoreSpec{
-		At: at, Schemas: []string{"app"}, Target: ref, Limits: restore.Limits{MaxRowsPerSecond: 1500}}})
+	run := e.startRestore(t, target, payload.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: payload.RestoreSpec{
+		At: at, Schemas: []string{"app"}, Target: ref, Limits: throttle.Limits{MaxRowsPerSecond: 1500}}})
 	tdb, err := target.DB(e.ctx, "")
 	must(t, err)
 	defer tdb.Close()

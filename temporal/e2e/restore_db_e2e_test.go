@@ -16,8 +16,8 @@ import (
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/sqlexport/exporttest"
 	rtarget "github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // restoreTables are the fixture tables of the restore tests.
@@ -110,7 +110,7 @@ func TestRestoreEndToEnd(t *testing.T) {
 			must(t, target.Exec(e.ctx, "SET GLOBAL local_infile = 0"))
 		}
 		loads, inserts := comCount(t, e, tdb, "Com_load"), comCount(t, e, tdb, "Com_insert")
-		res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: c.at, IntoSchema: c.into,
+		res, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: c.at, IntoSchema: c.into,
 			Schemas: []string{"app"}}})
 		if c.inserts {
 			must(t, target.Exec(e.ctx, "SET GLOBAL local_infile = 1"))
@@ -135,7 +135,7 @@ func TestRestoreEndToEnd(t *testing.T) {
 	}
 
 	// A rerun of a finished restore writes nothing.
-	again, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: fmt.Sprintf("%s:%d", file, pos), Schemas: []string{"app"}}})
+	again, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: fmt.Sprintf("%s:%d", file, pos), Schemas: []string{"app"}}})
 	if err != nil || again.Written != 0 {
 		t.Fatalf("rerun: written %d, %v", again.Written, err)
 	}
@@ -143,7 +143,7 @@ func TestRestoreEndToEnd(t *testing.T) {
 	// Another moment onto the loaded tables: refused, nothing written.
 	var before int64
 	must(t, tdb.QueryRowContext(e.ctx, "SELECT COUNT(*) FROM dbtrail."+restore.BookkeepingTable).Scan(&before))
-	_, err = e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Schemas: []string{"app"}}})
+	_, err = e.restore(t, target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest", Schemas: []string{"app"}}})
 	requireAppError(t, err, activities.ErrTargetNotEmpty, "app.")
 	var after int64
 	must(t, tdb.QueryRowContext(e.ctx, "SELECT COUNT(*) FROM dbtrail."+restore.BookkeepingTable).Scan(&after))
@@ -154,7 +154,7 @@ func TestRestoreEndToEnd(t *testing.T) {
 
 	// --replace: the latest moment swapped in, the old tables kept.
 	now := e.liveFingerprints(t, e.src, "app", restoreTables...)
-	res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Replace: true, Schemas: []string{"app"}}})
+	res, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest", Replace: true, Schemas: []string{"app"}}})
 	if err != nil {
 		t.Fatalf("restore --replace: %v", err)
 	}
@@ -190,11 +190,11 @@ func TestRestoreRefusals(t *testing.T) {
 	e.waitCaughtUp(t)
 	e.fullBackup(t)
 	target := testsuite.StartTarget(t, 32)
-	spec := activities.RestoreSpec{At: "latest", Tables: []string{"app.t"}}
+	spec := payload.RestoreSpec{At: "latest", Tables: []string{"app.t"}}
 
 	gone := testsuite.StartTarget(t, 33)
 	must(t, gone.Stop())
-	_, err := e.restore(t, gone, workflows.RestoreInput{RestoreSpec: spec})
+	_, err := e.restore(t, gone, payload.RestoreInput{RestoreSpec: spec})
 	requireAppError(t, err, activities.ErrTargetUnreachable, gone.Addr())
 
 	must(t, target.Exec(e.ctx, "CREATE USER weak@'%' IDENTIFIED BY 'weakpw'", "GRANT SELECT, INSERT, UPDATE ON *.* TO weak@'%'"))
@@ -202,18 +202,18 @@ func TestRestoreRefusals(t *testing.T) {
 	weakPW := filepath.Join(t.TempDir(), "weak.pw")
 	must(t, os.WriteFile(weakPW, []byte("weakpw\n"), 0o600))
 	must(t, e.acts.Targets.Add(rtarget.Target{Name: "weak", Server: rtarget.Server{DSN: "weak@tcp(" + target.Addr() + ")/", PasswordFile: weakPW}}))
-	weak.Target = activities.TargetRef{Name: "weak"}
-	_, err = e.restore(t, target, workflows.RestoreInput{RestoreSpec: weak})
+	weak.Target = payload.TargetRef{Name: "weak"}
+	_, err = e.restore(t, target, payload.RestoreInput{RestoreSpec: weak})
 	requireAppError(t, err, activities.ErrMissingPrivilege, "CREATE privilege")
 
 	must(t, target.Exec(e.ctx, "CREATE DATABASE app", "CREATE TABLE app.t (id INT PRIMARY KEY)", "INSERT INTO app.t VALUES (7)"))
-	_, err = e.restore(t, target, workflows.RestoreInput{RestoreSpec: spec})
+	_, err = e.restore(t, target, payload.RestoreInput{RestoreSpec: spec})
 	requireAppError(t, err, activities.ErrTargetNotEmpty, "app.t exists and holds rows")
 
 	bad := spec
 	bad.At, bad.IntoSchema = "seq:999999999", "elsewhere"
-	_, err = e.restore(t, target, workflows.RestoreInput{RestoreSpec: bad})
-	requireAppError(t, err, activities.ErrPositionNotCovered, "not captured yet")
+	_, err = e.restore(t, target, payload.RestoreInput{RestoreSpec: bad})
+	requireAppError(t, err, payload.ErrPositionNotCovered, "not captured yet")
 
 	tdb, err := target.DB(e.ctx, "")
 	must(t, err)
@@ -225,7 +225,7 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 
 	// A drill restores into a new schema, verifies it and leaves nothing.
-	res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Tables: []string{"app.t"}, Drill: true}})
+	res, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest", Tables: []string{"app.t"}, Drill: true}})
 	if err != nil || len(res.Tables) != 1 || res.Tables[0].Rows != 2 || res.Tables[0].Target != "dbtrail_drill_app.t" || len(res.Dropped) != 1 {
 		t.Fatalf("drill: %+v, %v", res, err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbtrail/dbtrail/activities"
-	"github.com/dbtrail/dbtrail/internal/restore"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
@@ -22,8 +22,8 @@ func TestRestoreLoadDataRefusedMidLoad(t *testing.T) {
 
 	// One slice for the whole load (3,000 rows/s: about 10 s), so the
 	// switch falls inside the call that found local_infile on.
-	run := e.startRestore(t, target, workflows.RestoreInput{Slice: 10 * time.Minute, RestoreSpec: activities.RestoreSpec{At: "latest",
-		Tables: []string{"app.big"}, Target: e.target(t, target), Limits: restore.Limits{MaxRowsPerSecond: 3000}}})
+	run := e.startRestore(t, target, payload.RestoreInput{Slice: 10 * time.Minute, RestoreSpec: payload.RestoreSpec{At: "latest",
+		Tables: []string{"app.big"}, Target: e.target(t, target), Limits: throttle.Limits{MaxRowsPerSecond: 3000}}})
 	loaded := waitLoaded(t, e, tdb, func(n int64) bool { return n > 0 })
 	must(t, target.Exec(e.ctx, "SET GLOBAL local_infile = 0"))
 	// Every LOAD DATA counted from here started after the switch: refused.

@@ -10,10 +10,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/target"
 	"github.com/dbtrail/dbtrail/internal/verify"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -21,11 +21,11 @@ import (
 
 // endpoint is srv as an ad-hoc restore reaches it: a DSN without the
 // password and a password file.
-func endpoint(t *testing.T, srv *testsuite.Server) activities.Endpoint {
+func endpoint(t *testing.T, srv *testsuite.Server) payload.Endpoint {
 	t.Helper()
 	pw := filepath.Join(t.TempDir(), fmt.Sprintf("pw-%d", srv.Port))
 	must(t, os.WriteFile(pw, []byte(srv.Password+"\n"), 0o600))
-	return activities.Endpoint{DSN: fmt.Sprintf("%s@tcp(%s)/", srv.User, srv.Addr()), PasswordFile: pw}
+	return payload.Endpoint{DSN: fmt.Sprintf("%s@tcp(%s)/", srv.User, srv.Addr()), PasswordFile: pw}
 }
 
 // targetName is the name e's workers know srv by as a restore target.
@@ -34,7 +34,7 @@ func targetName(srv *testsuite.Server) string { return fmt.Sprintf("t%d", srv.Po
 // target makes srv a restore target of e's workers (replace allowed,
 // every schema), named targetName(srv), and returns the reference a
 // restore names it by.
-func (e *backupEnv) target(t *testing.T, srv *testsuite.Server) activities.TargetRef {
+func (e *backupEnv) target(t *testing.T, srv *testsuite.Server) payload.TargetRef {
 	t.Helper()
 	return e.namedTarget(t, targetName(srv), srv)
 }
@@ -42,10 +42,10 @@ func (e *backupEnv) target(t *testing.T, srv *testsuite.Server) activities.Targe
 // namedTarget makes srv the restore target name of e's workers (replace
 // allowed, every schema), changed by opts; a name already known is kept
 // as it is.
-func (e *backupEnv) namedTarget(t *testing.T, name string, srv *testsuite.Server, opts ...func(*target.Target)) activities.TargetRef {
+func (e *backupEnv) namedTarget(t *testing.T, name string, srv *testsuite.Server, opts ...func(*target.Target)) payload.TargetRef {
 	t.Helper()
 	if _, err := e.acts.Targets.Get(name); err == nil {
-		return activities.TargetRef{Name: name}
+		return payload.TargetRef{Name: name}
 	}
 	ep := endpoint(t, srv)
 	tg := target.Target{Name: name, Server: target.Server(ep), Replace: true}
@@ -53,7 +53,7 @@ func (e *backupEnv) namedTarget(t *testing.T, name string, srv *testsuite.Server
 		o(&tg)
 	}
 	must(t, e.acts.Targets.Add(tg))
-	return activities.TargetRef{Name: name}
+	return payload.TargetRef{Name: name}
 }
 
 // targetsFile writes e's restore targets to a 0600 file, for --restore-targets.
@@ -67,23 +67,23 @@ func (e *backupEnv) targetsFile(t *testing.T) string {
 }
 
 // startRestore starts a Restore of in (source main) into target.
-func (e *backupEnv) startRestore(t *testing.T, target *testsuite.Server, in workflows.RestoreInput) client.WorkflowRun {
+func (e *backupEnv) startRestore(t *testing.T, target *testsuite.Server, in payload.RestoreInput) client.WorkflowRun {
 	t.Helper()
 	in.Source = "main"
 	addr := in.Target.String()
 	if target != nil {
 		addr = target.Addr()
 	}
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RestoreWorkflowID(in.RestoreSpec, addr),
-		TaskQueue: workflows.TaskQueue}, workflows.Restore, in)
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RestoreWorkflowID(in.RestoreSpec, addr),
+		TaskQueue: payload.TaskQueue}, workflows.Restore, in)
 	must(t, err)
 	return run
 }
 
 // restore runs a Restore of in into target to its end.
-func (e *backupEnv) restore(t *testing.T, target *testsuite.Server, in workflows.RestoreInput) (workflows.RestoreResult, error) {
+func (e *backupEnv) restore(t *testing.T, target *testsuite.Server, in payload.RestoreInput) (workflows.RestoreResult, error) {
 	t.Helper()
-	if in.Target == (activities.TargetRef{}) {
+	if in.Target == (payload.TargetRef{}) {
 		in.Target = e.target(t, target)
 	}
 	run := e.startRestore(t, target, in)
@@ -120,22 +120,22 @@ func sameFingerprints(t *testing.T, what string, got, want map[string]snapshot.F
 }
 
 // queryRestore reads a running restore's progress.
-func queryRestore(t *testing.T, e *backupEnv, run client.WorkflowRun) (workflows.RestoreProgress, bool) {
+func queryRestore(t *testing.T, e *backupEnv, run client.WorkflowRun) (payload.RestoreProgress, bool) {
 	t.Helper()
-	v, err := e.c.QueryWorkflow(e.ctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery)
+	v, err := e.c.QueryWorkflow(e.ctx, run.GetID(), run.GetRunID(), payload.ProgressQuery)
 	if err != nil {
-		return workflows.RestoreProgress{}, false
+		return payload.RestoreProgress{}, false
 	}
-	var p workflows.RestoreProgress
+	var p payload.RestoreProgress
 	return p, v.Get(&p) == nil
 }
 
 // waitRestore polls run's progress until ok says so (or fails the test
 // after a few minutes).
-func waitRestore(t *testing.T, e *backupEnv, run client.WorkflowRun, what string, ok func(workflows.RestoreProgress) bool) workflows.RestoreProgress {
+func waitRestore(t *testing.T, e *backupEnv, run client.WorkflowRun, what string, ok func(payload.RestoreProgress) bool) payload.RestoreProgress {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
-	var last workflows.RestoreProgress
+	var last payload.RestoreProgress
 	for time.Now().Before(deadline) {
 		p, got := queryRestore(t, e, run)
 		if got && ok(p) {
@@ -149,7 +149,7 @@ func waitRestore(t *testing.T, e *backupEnv, run client.WorkflowRun, what string
 	d, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
 	must(t, err)
 	t.Fatalf("restore: %s did not happen; last progress %+v; run %s", what, last, d.WorkflowExecutionInfo.GetStatus())
-	return workflows.RestoreProgress{}
+	return payload.RestoreProgress{}
 }
 
 // count is SELECT COUNT(*) of a table on db.

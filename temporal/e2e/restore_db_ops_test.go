@@ -21,6 +21,8 @@ import (
 	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	rtarget "github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -95,9 +97,9 @@ func TestRestoreMaxLoad(t *testing.T) {
 		t.Fatalf("Threads_running %d with 6 sleeping queries", running)
 	}
 
-	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
-		Tables: []string{"app.big"}, Target: e.target(t, target), Limits: restore.Limits{MaxLoad: 3}}})
-	p := waitRestore(t, e, run, "a pause", func(p workflows.RestoreProgress) bool { return strings.Contains(p.Paused, "Threads_running") })
+	run := e.startRestore(t, target, payload.RestoreInput{Slice: time.Second, RestoreSpec: payload.RestoreSpec{At: "latest",
+		Tables: []string{"app.big"}, Target: e.target(t, target), Limits: throttle.Limits{MaxLoad: 3}}})
+	p := waitRestore(t, e, run, "a pause", func(p payload.RestoreProgress) bool { return strings.Contains(p.Paused, "Threads_running") })
 	t.Logf("paused: %s", p.Paused)
 	time.Sleep(2 * time.Second)
 	p2, _ := queryRestore(t, e, run)
@@ -152,9 +154,9 @@ func TestRestoreNoBinlog(t *testing.T) {
 	loaderPW := filepath.Join(t.TempDir(), "loader.pw")
 	must(t, os.WriteFile(loaderPW, []byte("loaderpw\n"), 0o600))
 	must(t, e.acts.Targets.Add(rtarget.Target{Name: "loader", Server: rtarget.Server{DSN: "loader@tcp(" + target.Addr() + ")/", PasswordFile: loaderPW}}))
-	spec := activities.RestoreSpec{At: "latest", Tables: []string{"app.big"}, IntoSchema: "nb", NoBinlog: true,
-		Target: activities.TargetRef{Name: "loader"}}
-	run := e.startRestore(t, target, workflows.RestoreInput{RestoreSpec: spec})
+	spec := payload.RestoreSpec{At: "latest", Tables: []string{"app.big"}, IntoSchema: "nb", NoBinlog: true,
+		Target: payload.TargetRef{Name: "loader"}}
+	run := e.startRestore(t, target, payload.RestoreInput{RestoreSpec: spec})
 	err := run.Get(e.ctx, nil)
 	requireAppError(t, err, activities.ErrMissingPrivilege, "--no-binlog")
 	notRetried(t, e, run)
@@ -169,7 +171,7 @@ func TestRestoreNoBinlog(t *testing.T) {
 	var doDB, ignoreDB any
 	must(t, tdb.QueryRowContext(e.ctx, "SHOW MASTER STATUS").Scan(&file, &pos, &doDB, &ignoreDB))
 	spec.Target = e.target(t, target)
-	res, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: spec})
+	res, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: spec})
 	if err != nil || res.Rows != want["big"].Rows {
 		t.Fatalf("restore --no-binlog: %+v, %v", res, err)
 	}
@@ -180,7 +182,7 @@ func TestRestoreNoBinlog(t *testing.T) {
 	}
 
 	spec.IntoSchema, spec.NoBinlog = "wb", false
-	if _, err := e.restore(t, target, workflows.RestoreInput{RestoreSpec: spec}); err != nil {
+	if _, err := e.restore(t, target, payload.RestoreInput{RestoreSpec: spec}); err != nil {
 		t.Fatalf("restore with the binlog: %v", err)
 	}
 	if logged = binlogTables(t, e, tdb, file, pos); !logged["wb.big"] || logged["nb.big"] {
@@ -224,7 +226,7 @@ func TestRestoreCancel(t *testing.T) {
 	}
 	go io.Copy(io.Discard, stderr)
 	run := e.c.GetWorkflow(e.ctx, id, runID)
-	p := waitRestore(t, e, run, "rows loaded", func(p workflows.RestoreProgress) bool { return p.Rows > 0 })
+	p := waitRestore(t, e, run, "rows loaded", func(p payload.RestoreProgress) bool { return p.Rows > 0 })
 	must(t, e.c.CancelWorkflow(e.ctx, id, runID))
 	err = run.Get(e.ctx, nil)
 	var canceled *temporal.CanceledError

@@ -11,15 +11,16 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	rtarget "github.com/dbtrail/dbtrail/internal/target"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestRestoreThrottle: with --chunk-time 0.1 s every chunk is sized from
-// the one before it as restore.NextChunk says, checked on the record
+// the one before it as throttle.NextChunk says, checked on the record
 // alone, not the clock: each chunk transaction's rows from the target's
 // binlog, each one's time as the activity measured it (ChunkMillis); a
 // real replica of the target whose SQL thread is stopped while the restore
@@ -46,21 +47,21 @@ func TestRestoreThrottle(t *testing.T) {
 	// Chunk time: one key range (Parallel 1), so that the binlog's chunk
 	// transactions (into the table, or its load twin restore.LoadTable when
 	// it replaces one) and ChunkMillis are in the same order.
-	lim := restore.Limits{ChunkTime: 100 * time.Millisecond}
-	res, err := e.restore(t, target, workflows.RestoreInput{Parallel: 1, RestoreSpec: activities.RestoreSpec{At: "latest", Tables: []string{"app.big"},
+	lim := throttle.Limits{ChunkTime: 100 * time.Millisecond}
+	res, err := e.restore(t, target, payload.RestoreInput{Parallel: 1, RestoreSpec: payload.RestoreSpec{At: "latest", Tables: []string{"app.big"},
 		IntoSchema: "fast", Limits: lim}})
 	must(t, err)
 	checkChunkSizing(t, binlogChunkRows(t, e, target, "fast", "big", restore.LoadTable("big")), res.Tables[0].ChunkMillis, want["big"].Rows, lim)
 
 	// A replica that stops replicating pauses the load.
-	run := e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
+	run := e.startRestore(t, target, payload.RestoreInput{Slice: time.Second, RestoreSpec: payload.RestoreSpec{At: "latest",
 		Tables: []string{"app.big"}, IntoSchema: "slow", Target: e.namedTarget(t, "with-replica", target, func(tg *rtarget.Target) {
 			tg.Replicas = []rtarget.Server{rtarget.Server(endpoint(t, replica))}
 		}),
-		Limits: restore.Limits{MaxRowsPerSecond: 20000, ChunkTime: 100 * time.Millisecond}}})
-	waitRestore(t, e, run, "rows loaded", func(p workflows.RestoreProgress) bool { return p.Rows > 0 })
+		Limits: throttle.Limits{MaxRowsPerSecond: 20000, ChunkTime: 100 * time.Millisecond}}})
+	waitRestore(t, e, run, "rows loaded", func(p payload.RestoreProgress) bool { return p.Rows > 0 })
 	must(t, replica.Exec(e.ctx, "STOP SLAVE SQL_THREAD"))
-	p := waitRestore(t, e, run, "a pause", func(p workflows.RestoreProgress) bool { return strings.Contains(p.Paused, "not replicating") })
+	p := waitRestore(t, e, run, "a pause", func(p payload.RestoreProgress) bool { return strings.Contains(p.Paused, "not replicating") })
 	t.Logf("paused at %d of %d rows: %s", p.Rows, p.Total, p.Paused)
 	time.Sleep(3 * time.Second)
 	p2, _ := queryRestore(t, e, run)
@@ -77,9 +78,9 @@ func TestRestoreThrottle(t *testing.T) {
 
 	// The throttle query.
 	must(t, target.Exec(e.ctx, "CREATE DATABASE ctl", "CREATE TABLE ctl.flag (v INT)", "INSERT INTO ctl.flag VALUES (1)"))
-	run = e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
+	run = e.startRestore(t, target, payload.RestoreInput{Slice: time.Second, RestoreSpec: payload.RestoreSpec{At: "latest",
 		Tables: []string{"app.big"}, IntoSchema: "tq", Target: e.namedTarget(t, "throttled", target, func(tg *rtarget.Target) { tg.ThrottleQuery = "SELECT v FROM ctl.flag" })}})
-	p = waitRestore(t, e, run, "a pause", func(p workflows.RestoreProgress) bool { return strings.Contains(p.Paused, "throttle query returned 1") })
+	p = waitRestore(t, e, run, "a pause", func(p payload.RestoreProgress) bool { return strings.Contains(p.Paused, "throttle query returned 1") })
 	if p.Rows != 0 {
 		t.Fatalf("loaded %d rows while the throttle query said 1", p.Rows)
 	}
@@ -90,9 +91,9 @@ func TestRestoreThrottle(t *testing.T) {
 	// A restore cancelled while the throttle query pauses it removes the
 	// table it staged in the work folder.
 	must(t, target.Exec(e.ctx, "UPDATE ctl.flag SET v = 1"))
-	run = e.startRestore(t, target, workflows.RestoreInput{Slice: time.Second, RestoreSpec: activities.RestoreSpec{At: "latest",
+	run = e.startRestore(t, target, payload.RestoreInput{Slice: time.Second, RestoreSpec: payload.RestoreSpec{At: "latest",
 		Tables: []string{"app.big"}, IntoSchema: "cx", Target: e.namedTarget(t, "throttled-cancel", target, func(tg *rtarget.Target) { tg.ThrottleQuery = "SELECT v FROM ctl.flag" })}})
-	p = waitRestore(t, e, run, "a pause", func(p workflows.RestoreProgress) bool { return strings.Contains(p.Paused, "throttle query returned 1") })
+	p = waitRestore(t, e, run, "a pause", func(p payload.RestoreProgress) bool { return strings.Contains(p.Paused, "throttle query returned 1") })
 	staged := filepath.Join(e.acts.WorkDir, "restore", p.RestoreID)
 	if _, err := os.Stat(staged); p.RestoreID == "" || err != nil {
 		t.Fatalf("paused restore %q: nothing staged at %s: %v", p.RestoreID, staged, err)
@@ -152,13 +153,13 @@ func binlogChunkRows(t *testing.T, e *backupEnv, target *testsuite.Server, schem
 }
 
 // checkChunkSizing requires the chunks of a one-range load of total rows
-// (their rows, their times in ms, in order) to follow restore.NextChunk
-// under lim: the first of restore.FirstChunk rows, every later one the
+// (their rows, their times in ms, in order) to follow throttle.NextChunk
+// under lim: the first of throttle.FirstChunk rows, every later one the
 // size NextChunk gives for the chunk before it at its recorded time (a
 // time in whole ms stands for [ms, ms+1): NextChunk only shrinks as the
 // time grows, so the size lies between its values at both ends), the last
 // one at most that (the rows left).
-func checkChunkSizing(t *testing.T, rows []int, millis []int32, total int64, lim restore.Limits) {
+func checkChunkSizing(t *testing.T, rows []int, millis []int32, total int64, lim throttle.Limits) {
 	t.Helper()
 	// How many chunks a load takes is the target's speed (a fast one
 	// reaches the chunk time in fewer, larger chunks): at least three, so
@@ -170,12 +171,12 @@ func checkChunkSizing(t *testing.T, rows []int, millis []int32, total int64, lim
 	for _, n := range rows {
 		sum += n
 	}
-	if int64(sum) != total || rows[0] != restore.FirstChunk {
-		t.Fatalf("chunks of %v rows (%d in all, first %d); want %d in all, the first %d", rows, sum, rows[0], total, restore.FirstChunk)
+	if int64(sum) != total || rows[0] != throttle.FirstChunk {
+		t.Fatalf("chunks of %v rows (%d in all, first %d); want %d in all, the first %d", rows, sum, rows[0], total, throttle.FirstChunk)
 	}
 	for i := 1; i < len(rows); i++ {
 		took := time.Duration(millis[i-1]) * time.Millisecond
-		hi, lo := restore.NextChunk(rows[i-1], took, lim), restore.NextChunk(rows[i-1], took+time.Millisecond-1, lim)
+		hi, lo := throttle.NextChunk(rows[i-1], took, lim), throttle.NextChunk(rows[i-1], took+time.Millisecond-1, lim)
 		if rows[i] > hi || rows[i] < lo && i < len(rows)-1 {
 			t.Fatalf("chunk %d: %d rows after %d rows in %d ms; NextChunk says %d–%d (chunks %v, times %v)", i, rows[i], rows[i-1], millis[i-1], lo, hi, rows, millis)
 		}

@@ -7,9 +7,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -33,10 +33,10 @@ func TestScheduledRestoreDrill(t *testing.T) {
 	scratch := testsuite.StartTarget(t, 34)
 	must(t, jobs.EnsureSearchAttributes(e.ctx, e.c, temporalclient.DefaultNamespace))
 
-	in := workflows.RestoreDrillInput{TargetAddr: scratch.Addr(), Restore: workflows.RestoreInput{
-		RestoreSpec: activities.RestoreSpec{Source: "main", At: "latest", Target: e.target(t, scratch), Drill: true}, Parallel: 2}}
-	spec := temporalclient.ScheduleSpec{ID: workflows.DrillWorkflowID("main"), Every: 24 * time.Hour, Workflow: "RestoreDrill",
-		TaskQueue: workflows.TaskQueue, Args: []any{in}, Attrs: jobs.SourceAttrs("main")}
+	in := payload.RestoreDrillInput{TargetAddr: scratch.Addr(), Restore: payload.RestoreInput{
+		RestoreSpec: payload.RestoreSpec{Source: "main", At: "latest", Target: e.target(t, scratch), Drill: true}, Parallel: 2}}
+	spec := temporalclient.ScheduleSpec{ID: payload.DrillWorkflowID("main"), Every: 24 * time.Hour, Workflow: "RestoreDrill",
+		TaskQueue: payload.TaskQueue, Args: []any{in}, Attrs: jobs.SourceAttrs("main")}
 	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, spec))
 	run := triggerOnce(t, e, spec.ID)
 	var res workflows.RestoreResult

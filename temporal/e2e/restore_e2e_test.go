@@ -19,6 +19,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/index"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
@@ -59,13 +60,13 @@ func (e *archiveEnv) queueWorker(t *testing.T, store *index.Store, queue string)
 	return acts
 }
 
-// restoreIndex runs RestoreIndex on queue and returns its result and error.
-func (e *archiveEnv) restoreIndex(t *testing.T, queue, url string) (workflows.RestoreIndexResult, error) {
+// restoreIndex runs Reindex on queue and returns its result and error.
+func (e *archiveEnv) restoreIndex(t *testing.T, queue, url string) (workflows.ReindexResult, error) {
 	t.Helper()
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RestoreIndexWorkflowID("main") + "-" + queue, TaskQueue: queue},
-		workflows.RestoreIndex, workflows.RestoreIndexInput{Source: "main", ArchiveURL: url})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ReindexWorkflowID("main") + "-" + queue, TaskQueue: queue},
+		workflows.Reindex, payload.ReindexInput{Source: "main", ArchiveURL: url})
 	must(t, err)
-	var res workflows.RestoreIndexResult
+	var res workflows.ReindexResult
 	err = run.Get(e.ctx, &res)
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.HasDetails() {
@@ -162,14 +163,14 @@ func archivedTraffic(t *testing.T, e *archiveEnv, w *workload, base time.Time) (
 	return orig, last
 }
 
-// TestRestoreIndex: the archives of eight hours restore into an empty
+// TestReindex: the archives of eight hours restore into an empty
 // index: every event equals the original (seq, positions, images), the
 // history and the checkpoint after the last archived transaction are back,
 // a second restore is refused, capture resumes there with no gap and
 // captures the same events with the same seqs, and a refresh from the full
 // backup taken before equals the live tables. With the binlog purged, a
 // restore records a capture gap instead, and capture stops at it.
-func TestRestoreIndex(t *testing.T) {
+func TestReindex(t *testing.T) {
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-40 * time.Hour)
 	w := newWorkload(21)
@@ -179,7 +180,7 @@ func TestRestoreIndex(t *testing.T) {
 	e.queueWorker(t, storeB, "restore-b")
 	res, err := e.restoreIndex(t, "restore-b", e.url)
 	if err != nil {
-		t.Fatalf("RestoreIndex: %v", err)
+		t.Fatalf("Reindex: %v", err)
 	}
 	t.Logf("restored %d hours, %d events, seq %d..%d; %s", res.Hours, res.Events, res.FirstSeq, res.LastSeq, res.Outcome)
 	if res.Hours != 8 || res.FirstSeq != 1 || res.LastSeq != lastArchived || len(res.Gaps) != 0 || !strings.Contains(res.Outcome, "no gap") {
@@ -203,7 +204,7 @@ func TestRestoreIndex(t *testing.T) {
 	if starts, _ := storeB.Starts(e.ctx, "main"); len(starts) != 1 {
 		t.Fatalf("restored starts %+v", starts)
 	}
-	if _, err := e.restoreIndex(t, "restore-b", e.url); !isAppErr(err, activities.ErrIndexNotEmpty) {
+	if _, err := e.restoreIndex(t, "restore-b", e.url); !isAppErr(err, payload.ErrIndexNotEmpty) {
 		t.Fatalf("second restore: %v", err)
 	}
 
@@ -216,8 +217,8 @@ func TestRestoreIndex(t *testing.T) {
 
 	// A refresh on the restored index from the full backup equals the live
 	// tables.
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: "restore-b"},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true, NoFullBackup: true})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: "restore-b"},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true, NoFullBackup: true})
 	must(t, err)
 	var rr workflows.RefreshResult
 	must(t, run.Get(e.ctx, &rr))
@@ -236,7 +237,7 @@ func TestRestoreIndex(t *testing.T) {
 	e.queueWorker(t, storeC, "restore-c")
 	resC, err := e.restoreIndex(t, "restore-c", "")
 	if err != nil {
-		t.Fatalf("RestoreIndex after the purge: %v", err)
+		t.Fatalf("Reindex after the purge: %v", err)
 	}
 	gaps, err := storeC.Gaps(e.ctx, "main")
 	must(t, err)

@@ -16,9 +16,11 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -99,12 +101,12 @@ func (a *stepGateActivity) ExecuteActivity(ctx context.Context, in *interceptor.
 	return a.Next.ExecuteActivity(ctx, in)
 }
 
-// TestRestoreIndexExcludesCapture: while restore-index runs, its steps
+// TestReindexExcludesCapture: while reindex runs, its steps
 // hold the source's capture lease; a capture started meanwhile waits for
 // the lease, takes it between two steps and is refused, naming the
 // restore and its start time; the restore ends with the index holding
 // exactly the archived events; a capture started after it resumes there.
-func TestRestoreIndexExcludesCapture(t *testing.T) {
+func TestReindexExcludesCapture(t *testing.T) {
 	e := newArchiveEnv(t)
 	base := time.Now().UTC().Truncate(time.Hour).Add(-40 * time.Hour)
 	w := newWorkload(23)
@@ -129,23 +131,23 @@ func TestRestoreIndexExcludesCapture(t *testing.T) {
 		Engines: activities.NewEnginePool(work, ""), Remote: &gatedStore{Store: e.remote, object: objects[2], g: inHour}}
 	t.Cleanup(func() { acts.Engines.Close() })
 	opts := workers.Options()
-	opts.Interceptors = append(opts.Interceptors, &stepGate{activity: "RestoreHour", n: 4, g: between})
+	opts.Interceptors = append(opts.Interceptors, &stepGate{activity: calls.ReindexHour, n: 4, g: between})
 	wk := worker.New(e.c, queue, opts)
 	workers.RegisterAll(wk, acts)
 	must(t, wk.Start())
 	t.Cleanup(wk.Stop)
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RestoreIndexWorkflowID("main"), TaskQueue: queue},
-		workflows.RestoreIndex, workflows.RestoreIndexInput{Source: "main"})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ReindexWorkflowID("main"), TaskQueue: queue},
+		workflows.Reindex, payload.ReindexInput{Source: "main"})
 	must(t, err)
 	restoreDone := make(chan error, 1)
-	var res workflows.RestoreIndexResult
+	var res workflows.ReindexResult
 	go func() { restoreDone <- run.Get(e.ctx, &res) }()
 
 	waitGate(t, inHour, restoreDone)
 	if _, err := storeB.TryLease(e.ctx, "main", 0); !errors.Is(err, index.ErrLeaseHeld) {
 		t.Fatalf("the lease while a restore step runs: %v", err)
 	}
-	rs, found, err := storeB.Restore(e.ctx, "main")
+	rs, found, err := storeB.ReindexStatus(e.ctx, "main")
 	must(t, err)
 	if !found || !rs.FinishedAt.IsZero() {
 		t.Fatalf("restore record while it runs: %+v %v", rs, found)
@@ -155,7 +157,7 @@ func TestRestoreIndexExcludesCapture(t *testing.T) {
 	waitGate(t, between, restoreDone)
 	select {
 	case err := <-refused:
-		var ue *index.UnfinishedRestoreError
+		var ue *index.UnfinishedReindexError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "begun at "+rs.StartedAt.UTC().Format(time.RFC3339)) {
 			t.Fatalf("capture during the restore: %v", err)
 		}
@@ -168,7 +170,7 @@ func TestRestoreIndexExcludesCapture(t *testing.T) {
 	}
 	close(between.release)
 	if err := <-restoreDone; err != nil {
-		t.Fatalf("RestoreIndex: %v", err)
+		t.Fatalf("Reindex: %v", err)
 	}
 	if res.Hours != 8 || res.LastSeq != lastArchived || len(res.Gaps) != 0 {
 		t.Fatalf("restore result %+v (last archived seq %d)", res, lastArchived)

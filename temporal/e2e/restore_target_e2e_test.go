@@ -13,7 +13,8 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/restore"
 	rtarget "github.com/dbtrail/dbtrail/internal/target"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/internal/throttle"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // TestRestoreTargetRefusals starts Restore straight on the Temporal
@@ -44,12 +45,12 @@ func TestRestoreTargetRefusals(t *testing.T) {
 			c.Close()
 		}
 	}()
-	spec := func(ref activities.TargetRef) activities.RestoreSpec {
-		return activities.RestoreSpec{Source: "main", At: "latest", Tables: []string{"app.t"}, Target: ref}
+	spec := func(ref payload.TargetRef) payload.RestoreSpec {
+		return payload.RestoreSpec{Source: "main", At: "latest", Tables: []string{"app.t"}, Target: ref}
 	}
-	refuse := func(what string, sp activities.RestoreSpec, kind, want string) {
+	refuse := func(what string, sp payload.RestoreSpec, kind, want string) {
 		t.Helper()
-		run := e.startRestore(t, nil, workflows.RestoreInput{RestoreSpec: sp, Parallel: 1000})
+		run := e.startRestore(t, nil, payload.RestoreInput{RestoreSpec: sp, Parallel: 1000})
 		err := run.Get(e.ctx, nil)
 		t.Logf("%s:", what)
 		requireAppError(t, err, kind, want)
@@ -59,11 +60,11 @@ func TestRestoreTargetRefusals(t *testing.T) {
 	// What the issue's restore passed: a DSN of any server with driver
 	// options that hand it the worker's files, the environment as the
 	// password, a throttle query of the caller's.
-	probe := &activities.Endpoint{DSN: "x@tcp(" + ln.Addr().String() + ")/?allowAllFiles=true&allowCleartextPasswords=true", PasswordFile: "/proc/self/environ"}
-	refuse("an ad-hoc DSN", spec(activities.TargetRef{AdHoc: probe}), activities.ErrTargetRefused, "ad-hoc")
-	refuse("an unknown target", spec(activities.TargetRef{Name: "prod"}), activities.ErrTargetRefused, `"prod": this worker does not know it`)
+	probe := &payload.Endpoint{DSN: "x@tcp(" + ln.Addr().String() + ")/?allowAllFiles=true&allowCleartextPasswords=true", PasswordFile: "/proc/self/environ"}
+	refuse("an ad-hoc DSN", spec(payload.TargetRef{AdHoc: probe}), activities.ErrTargetRefused, "ad-hoc")
+	refuse("an unknown target", spec(payload.TargetRef{Name: "prod"}), activities.ErrTargetRefused, `"prod": this worker does not know it`)
 	must(t, e.acts.Targets.Add(rtarget.Target{Name: "listener", Server: rtarget.Server{DSN: "x@tcp(" + ln.Addr().String() + ")/"}}))
-	withQuery := spec(activities.TargetRef{Name: "listener"})
+	withQuery := spec(payload.TargetRef{Name: "listener"})
 	withQuery.ThrottleQuery = "SELECT LOAD_FILE('/etc/passwd')"
 	refuse("a throttle query of the caller's", withQuery, activities.ErrTargetRefused, "configuration")
 	if n := dialed.Load(); n != 0 {
@@ -72,7 +73,7 @@ func TestRestoreTargetRefusals(t *testing.T) {
 
 	// The source server by another address (localhost, not 127.0.0.1).
 	must(t, e.acts.Targets.Add(srvTarget(t, "source-alias", "localhost:"+strconv.Itoa(e.source.Port), e.source.User, e.source.Password, nil)))
-	into := spec(activities.TargetRef{Name: "source-alias"})
+	into := spec(payload.TargetRef{Name: "source-alias"})
 	into.IntoSchema = "probe_{schema}"
 	refuse("the source by another address", into, activities.ErrTargetRefused, "is the source server main")
 	var probes int
@@ -86,26 +87,26 @@ func TestRestoreTargetRefusals(t *testing.T) {
 	idx, err := mysql.ParseDSN(e.indexDSN)
 	must(t, err)
 	must(t, e.acts.Targets.Add(srvTarget(t, "index", idx.Addr, idx.User, idx.Passwd, nil)))
-	scratch := spec(activities.TargetRef{Name: "index"})
+	scratch := spec(payload.TargetRef{Name: "index"})
 	scratch.IntoSchema = "restored_" + idx.DBName
 	refuse("the index server", scratch, activities.ErrTargetRefused, "is dbtrail's index server")
 	must(t, e.acts.Targets.Add(srvTarget(t, "index-scratch", idx.Addr, idx.User, idx.Passwd, func(tg *rtarget.Target) {
 		tg.IndexServer, tg.Schemas = true, []string{"restored_*", restore.DefaultCheckpointSchema + "_" + idx.DBName, idx.DBName}
 	})))
-	inIndex := spec(activities.TargetRef{Name: "index-scratch"})
+	inIndex := spec(payload.TargetRef{Name: "index-scratch"})
 	inIndex.IntoSchema, inIndex.CheckpointSchema = idx.DBName, restore.DefaultCheckpointSchema+"_"+idx.DBName
 	refuse("the index database", inIndex, activities.ErrTargetRefused, "is dbtrail's index database")
 	inIndex.IntoSchema = "elsewhere"
 	refuse("a schema the target does not allow", inIndex, activities.ErrTargetRefused, "elsewhere is not among them")
 	inIndex.IntoSchema, inIndex.Replace = "restored_"+idx.DBName, true
 	refuse("--replace where the target does not allow it", inIndex, activities.ErrTargetRefused, "does not allow --replace")
-	inIndex.Replace, inIndex.Limits = false, restore.Limits{MaxLoad: -1}
-	refuse("a limit out of bounds", inIndex, activities.ErrBadInput, "--max-load -1")
+	inIndex.Replace, inIndex.Limits = false, throttle.Limits{MaxLoad: -1}
+	refuse("a limit out of bounds", inIndex, payload.ErrBadInput, "--max-load -1")
 
 	// Allowed: a scratch schema beside the index (as the demo's), with a
 	// Parallel far above the bound (it loads with the bound).
-	inIndex.Limits = restore.Limits{}
-	res, err := e.restore(t, nil, workflows.RestoreInput{RestoreSpec: inIndex, Parallel: 1000})
+	inIndex.Limits = throttle.Limits{}
+	res, err := e.restore(t, nil, payload.RestoreInput{RestoreSpec: inIndex, Parallel: 1000})
 	if err != nil || res.Rows != 2 {
 		t.Fatalf("a restore the target allows: %+v %v", res, err)
 	}

@@ -11,16 +11,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/change"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestRetentionScheduled: the past of pastEnv (six hours archived 40 hours
@@ -52,14 +52,14 @@ func TestRetentionScheduled(t *testing.T) {
 	must(t, jobs.EnsureSearchAttributes(e.ctx, e.c, temporalclient.DefaultNamespace))
 	policy := retention.Policy{KeepSnapshots: 1, ArchiveKeepDays: 1}
 	p.acts.Retention = policy // the worker's policy: the schedule carries none
-	spec := temporalclient.ScheduleSpec{ID: workflows.RetentionWorkflowID("main"), Every: time.Hour, Workflow: "Retention", TaskQueue: workflows.TaskQueue,
-		Args: []any{workflows.RetentionInput{Source: "main"}}, Attrs: jobs.SourceAttrs("main")}
+	spec := temporalclient.ScheduleSpec{ID: payload.RetentionWorkflowID("main"), Every: time.Hour, Workflow: "Retention", TaskQueue: payload.TaskQueue,
+		Args: []any{payload.RetentionInput{Source: "main"}}, Attrs: jobs.SourceAttrs("main")}
 	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, spec))
 	defer temporalclient.DeleteSchedule(e.ctx, e.c, spec.ID)
 
 	// What status shows before the run: a worker's plan with its own
 	// policy, removing nothing.
-	svc := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: workflows.TaskQueue})
+	svc := jobs.New(jobs.Config{Client: e.c, Namespace: temporalclient.DefaultNamespace, TaskQueue: payload.TaskQueue})
 	next, ok, err := svc.PreviewRetention(e.ctx, "main")
 	must(t, err)
 	wantNext := []string{"remote/" + s0, "remote/" + s1, "archive/" + hours[0], "archive/" + hours[1], "archive/" + hours[2], "archive/" + hours[3]}
@@ -69,7 +69,7 @@ func TestRetentionScheduled(t *testing.T) {
 	if left := p.storedHours(t); len(left) != pastHours {
 		t.Fatalf("the preview removed something: %d hours stored", len(left))
 	}
-	var res activities.RetentionResult
+	var res calls.RetentionResult
 	if err := triggerOnce(t, e.backupEnv, spec.ID).Get(e.ctx, &res); err != nil {
 		t.Fatalf("scheduled retention: %v", err)
 	}

@@ -11,9 +11,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/retention"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -88,7 +89,7 @@ func TestWorkerRetentionPolicyRulesHandStartedRefreshes(t *testing.T) {
 
 	// An input of the old shape: a policy of its own, ignored.
 	e.exec(t, "UPDATE items SET v = 100 WHERE id = 2")
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
 		"Refresh", map[string]any{"Source": "main", "TableDeltas": true, "Keep": 1, "KeepDays": 0})
 	must(t, err)
 	var res workflows.RefreshResult
@@ -109,12 +110,12 @@ func TestWorkerRetentionPolicyRulesHandStartedRefreshes(t *testing.T) {
 	checkLeft("after the refused refresh")
 
 	// Retention started by hand: the worker's policy, in the plan.
-	for i, in := range []any{workflows.RetentionInput{Source: "main"},
+	for i, in := range []any{payload.RetentionInput{Source: "main"},
 		map[string]any{"Source": "main", "Policy": map[string]any{"keep_snapshots": 1}}} {
-		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RetentionWorkflowID("main"), TaskQueue: workflows.TaskQueue},
+		run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RetentionWorkflowID("main"), TaskQueue: payload.TaskQueue},
 			"Retention", in)
 		must(t, err)
-		var ret activities.RetentionResult
+		var ret calls.RetentionResult
 		must(t, run.Get(e.ctx, &ret))
 		if ret.Plan.Policy != (retention.Policy{KeepSnapshots: keep}) || len(ret.Removed) != 0 {
 			t.Fatalf("retention %d: policy %+v removed %v, want the worker's (keep %d) and nothing removed", i, ret.Plan.Policy, ret.Removed, keep)

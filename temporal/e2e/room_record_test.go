@@ -9,19 +9,18 @@ import (
 
 	"go.temporal.io/sdk/converter"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/internal/foldplan"
-	"github.com/dbtrail/dbtrail/internal/room"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
-// roomSteps are the room.Step records in the activity results of the
+// roomSteps are the spaceneed.Step records in the activity results of the
 // latest run of workflowID and of its children, found by their JSON key
 // ("room" or "Room", an object with a kind).
-func (e *backupEnv) roomSteps(t *testing.T, workflowID string) []room.Step {
+func (e *backupEnv) roomSteps(t *testing.T, workflowID string) []spaceneed.Step {
 	t.Helper()
-	var out []room.Step
+	var out []spaceneed.Step
 	hist := fetchHistory(t, e.ctx, e.c, workflowID, "")
 	dc := converter.GetDefaultDataConverter()
 	for _, ev := range hist.GetEvents() {
@@ -41,15 +40,15 @@ func (e *backupEnv) roomSteps(t *testing.T, workflowID string) []room.Step {
 	return out
 }
 
-// findSteps are the room.Step objects under a "room" or "Room" key in v.
-func findSteps(v any) []room.Step {
-	var out []room.Step
+// findSteps are the spaceneed.Step objects under a "room" or "Room" key in v.
+func findSteps(v any) []spaceneed.Step {
+	var out []spaceneed.Step
 	switch x := v.(type) {
 	case map[string]any:
 		for k, sub := range x {
 			if m, ok := sub.(map[string]any); ok && (k == "room" || k == "Room") && m["kind"] != nil {
 				b, _ := json.Marshal(m)
-				var s room.Step
+				var s spaceneed.Step
 				if json.Unmarshal(b, &s) == nil {
 					out = append(out, s)
 				}
@@ -81,20 +80,20 @@ func TestStepsRecordTheirRoom(t *testing.T) {
 	e.exec(t, "ANALYZE TABLE big")
 	e.waitCaughtUp(t)
 	e.fullBackup(t)
-	kinds := map[string][]room.Step{}
+	kinds := map[string][]spaceneed.Step{}
 	collect := func(workflowID string) {
 		for _, s := range e.roomSteps(t, workflowID) {
 			kinds[s.Kind] = append(kinds[s.Kind], s)
 		}
 	}
-	collect(workflows.FullBackupWorkflowID("main"))
+	collect(payload.FullBackupWorkflowID("main"))
 	from := sleepToNextSecond().UTC().Format("2006-01-02 15:04:05")
 	e.exec(t, "UPDATE big SET v = REPEAT('y', 200) WHERE id < 300")
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused {
+	if res := e.refresh(t, payload.RefreshInput{TableDeltas: true}); res.Refused {
 		t.Fatalf("refresh by pairs refused: %+v", res)
 	}
-	collect(workflows.RefreshWorkflowID("main"))
+	collect(payload.RefreshWorkflowID("main"))
 	// More pairs until the chain is long enough to be compacted
 	// (foldplan.CompactAt entries).
 	for round := 0; ; round++ {
@@ -102,47 +101,47 @@ func TestStepsRecordTheirRoom(t *testing.T) {
 			t.Fatalf("no compaction after %d refreshes by pairs", round)
 		}
 		e.exec(t, "UPDATE big SET v = CONCAT('r', ?) WHERE id % 50 = ?", round, round)
-		res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+		res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 		if res.Refused {
 			t.Fatalf("refresh by pairs refused: %+v", res)
 		}
 		if len(res.Compact) > 0 {
-			must(t, e.waitClosed(t, workflows.CompactWorkflowID("main")))
-			collect(workflows.CompactWorkflowID("main"))
+			must(t, e.waitClosed(t, payload.CompactWorkflowID("main")))
+			collect(payload.CompactWorkflowID("main"))
 			break
 		}
 	}
 	e.exec(t, "UPDATE big SET v = REPEAT('z', 100) WHERE id >= 3000")
 	e.waitCaughtUp(t)
-	if res := e.refresh(t, workflows.RefreshInput{}); res.Refused {
+	if res := e.refresh(t, payload.RefreshInput{}); res.Refused {
 		t.Fatalf("refresh by rewrites refused: %+v", res)
 	}
-	collect(workflows.RefreshWorkflowID("main"))
+	collect(payload.RefreshWorkflowID("main"))
 	dir := t.TempDir()
-	for _, spec := range []activities.ExportSpec{
-		{Format: activities.ExportParquet, At: "latest", Out: filepath.Join(dir, "parquet")},
-		{Format: activities.ExportSQL, At: "latest", Out: filepath.Join(dir, "out.sql")},
-		{Format: activities.ExportChanges, From: from, Until: "latest", Out: filepath.Join(dir, "changes")},
+	for _, spec := range []payload.ExportSpec{
+		{Format: payload.ExportParquet, At: "latest", Out: filepath.Join(dir, "parquet")},
+		{Format: payload.ExportSQL, At: "latest", Out: filepath.Join(dir, "out.sql")},
+		{Format: payload.ExportChanges, From: from, Until: "latest", Out: filepath.Join(dir, "changes")},
 	} {
 		if _, err := e.export(t, spec); err != nil {
 			t.Fatalf("export %s: %v", spec.Format, err)
 		}
-		collect(workflows.ExportWorkflowID("main", spec.Out))
+		collect(payload.ExportWorkflowID("main", spec.Out))
 	}
 	target := testsuite.StartTarget(t, 36)
-	in := workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest", Schemas: []string{"app"}}}
+	in := payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest", Schemas: []string{"app"}}}
 	if _, err := e.restore(t, target, in); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 	in.Source, in.Target = "main", e.target(t, target)
-	collect(workflows.RestoreWorkflowID(in.RestoreSpec, target.Addr()))
+	collect(payload.RestoreWorkflowID(in.RestoreSpec, target.Addr()))
 
 	for _, k := range []string{"dump", "convert", "pair", "rewrite", "compact", "export", "sql", "changes", "stage"} {
 		if len(kinds[k]) == 0 {
 			t.Errorf("no step of kind %s recorded its room (recorded: %v)", k, slices.Sorted(maps.Keys(kinds)))
 		}
 		for _, s := range kinds[k] {
-			t.Logf("%s: estimate %d (sure %v), written %d, ratio %.2f", k, s.Estimate, s.Sure, s.Written, room.Ratio(s.Written, s.Estimate))
+			t.Logf("%s: estimate %d (sure %v), written %d, ratio %.2f", k, s.Estimate, s.Sure, s.Written, spaceneed.Ratio(s.Written, s.Estimate))
 			if s.Written == 0 || s.Sure && s.Written > s.Estimate {
 				t.Errorf("%s: estimate %d (sure %v), written %d: want bytes written, at most a sure estimate", k, s.Estimate, s.Sure, s.Written)
 			}

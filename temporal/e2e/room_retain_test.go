@@ -16,8 +16,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/retention"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
 	"github.com/dbtrail/dbtrail/workflows"
@@ -76,7 +77,7 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 	logs := &lockedBuffer{}
 	e.acts.BackupDir, e.acts.Disk = small.dir, small.probe()
 	e.acts.Log = slog.New(slog.NewTextHandler(io.MultiWriter(logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -104,12 +105,12 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	e.waitCaughtUp(t)
 
-	// A pair of 10 changes is estimated at room.Floor: half of it is
+	// A pair of 10 changes is estimated at spaceneed.Floor: half of it is
 	// short, and the older snapshot frees 4 MiB or more.
-	small.leaveCounting(t, room.Floor/2)
+	small.leaveCounting(t, spaceneed.Floor/2)
 	e.acts.Retention = retention.Policy{KeepSnapshots: 10} // the worker's policy
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	noRoom(t, err, "refresh whose retention frees nothing", "pair app.rnd needs about ", " in "+dir+" (", " free)")
@@ -124,9 +125,9 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 		t.Fatalf("snapshots %v (%v) after the refused refresh: want %s still there", ids, err, old.SnapshotID)
 	}
 
-	small.leaveCounting(t, room.Floor/2)
+	small.leaveCounting(t, spaceneed.Floor/2)
 	e.acts.Retention = retention.Policy{KeepSnapshots: 1}
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.SnapshotID == "" {
 		t.Fatalf("refresh after retention published nothing: %+v", res)
 	}

@@ -20,8 +20,9 @@ import (
 	"github.com/dbtrail/dbtrail/internal/disk"
 	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/internal/moment"
-	"github.com/dbtrail/dbtrail/internal/room"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/internal/spaceneed"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
@@ -100,7 +101,7 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	small := newSmallFolder(t)
 	e.acts.BackupDir, e.acts.Disk = small.dir, small.probe()
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -111,14 +112,14 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	e.waitCaughtUp(t)
 
-	small.leave(t, room.Floor/2) // less than the least estimate
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main"})
+	small.leave(t, spaceneed.Floor/2) // less than the least estimate
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main"})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrNoRoom || !app.NonRetryable() {
-		t.Fatalf("refresh on a full folder: %v; want a non-retryable %s", err, activities.ErrNoRoom)
+	if !errors.As(err, &app) || app.Type() != payload.ErrNoRoom || !app.NonRetryable() {
+		t.Fatalf("refresh on a full folder: %v; want a non-retryable %s", err, payload.ErrNoRoom)
 	}
 	for _, want := range []string{"app.big needs about ", " in " + filepath.Join(small.dir, "main") + " (", " free)"} {
 		if !strings.Contains(err.Error(), want) {
@@ -134,7 +135,7 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	}
 
 	small.leave(t, 0)
-	res := e.refresh(t, workflows.RefreshInput{})
+	res := e.refresh(t, payload.RefreshInput{})
 	if res.SnapshotID == "" {
 		t.Fatalf("refresh with room back published nothing: %+v", res)
 	}
@@ -154,7 +155,7 @@ func TestRefreshWithRoomTwiceTheSnapshot(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	small := newSmallFolder(t)
 	e.acts.BackupDir, e.acts.Disk = small.dir, small.probe()
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -170,9 +171,9 @@ func TestRefreshWithRoomTwiceTheSnapshot(t *testing.T) {
 	must(t, err)
 	e.waitCaughtUp(t)
 
-	small.leave(t, room.Floor/2)
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", TableDeltas: true})
+	small.leave(t, spaceneed.Floor/2)
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	noRoom(t, err, "refresh on a full folder", "app.orders needs about ", " in "+filepath.Join(small.dir, "main")+" (", " free)")
@@ -186,7 +187,7 @@ func TestRefreshWithRoomTwiceTheSnapshot(t *testing.T) {
 	snapBytes := e.current(t).Manifest.FilesSize(filesOf(e.current(t).Manifest)...)
 	t.Logf("current snapshot %s holds %s; the folder is freed to twice that", full.SnapshotID, disk.Bytes(snapBytes))
 	small.leave(t, 2*snapBytes)
-	res := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	res := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if res.SnapshotID == "" {
 		t.Fatalf("refresh with twice the snapshot free published nothing: %+v", res)
 	}
@@ -223,8 +224,8 @@ func fillBig(t *testing.T, e *backupEnv) {
 func noRoom(t *testing.T, err error, what string, says ...string) {
 	t.Helper()
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrNoRoom || !app.NonRetryable() {
-		t.Fatalf("%s on a full folder: %v; want a non-retryable %s", what, err, activities.ErrNoRoom)
+	if !errors.As(err, &app) || app.Type() != payload.ErrNoRoom || !app.NonRetryable() {
+		t.Fatalf("%s on a full folder: %v; want a non-retryable %s", what, err, payload.ErrNoRoom)
 	}
 	for _, want := range says {
 		if !strings.Contains(err.Error(), want) {
@@ -242,7 +243,7 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	small := newSmallFolder(t)
 	e.acts.Disk = small.probe()
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -250,10 +251,10 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 	e.fullBackup(t)
 	e.waitCaughtUp(t)
 
-	small.leave(t, room.Floor/2) // less than the least estimate
+	small.leave(t, spaceneed.Floor/2) // less than the least estimate
 	out := filepath.Join(small.dir, "export")
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.ExportWorkflowID("main", out), TaskQueue: workflows.TaskQueue},
-		workflows.Export, workflows.ExportInput{ExportSpec: activities.ExportSpec{Source: "main", Format: activities.ExportParquet,
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.ExportWorkflowID("main", out), TaskQueue: payload.TaskQueue},
+		workflows.Export, payload.ExportInput{ExportSpec: payload.ExportSpec{Source: "main", Format: payload.ExportParquet,
 			At: "latest", Tables: []string{"app.big"}, Out: out}})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
@@ -268,8 +269,8 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 	}
 
 	e.acts.WorkDir = filepath.Join(small.dir, "work")
-	run, err = temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.FullBackupWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.FullBackup, workflows.FullBackupInput{Source: "main"})
+	run, err = temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.FullBackupWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	noRoom(t, err, "full backup", "dump of main needs about ", " in "+filepath.Join(small.dir, "work", "main")+"/", " free)")
@@ -279,7 +280,7 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 	}
 
 	small.leave(t, 0)
-	if _, err := e.export(t, activities.ExportSpec{Format: activities.ExportParquet, At: "latest", Tables: []string{"app.big"}, Out: out}); err != nil {
+	if _, err := e.export(t, payload.ExportSpec{Format: payload.ExportParquet, At: "latest", Tables: []string{"app.big"}, Out: out}); err != nil {
 		t.Fatalf("export with room back: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, activities.ExportManifestName)); err != nil {

@@ -10,11 +10,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestHistoriesHoldNoSecret runs representative workflows end to end with
@@ -36,7 +35,7 @@ func TestHistoriesHoldNoSecret(t *testing.T) {
 	toks, err := api.ParseTokens("rw "+token+" ops\n", "test")
 	must(t, err)
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := api.New(api.Config{Jobs: jobs.New(jobs.Config{Client: e.c, TaskQueue: workflows.TaskQueue}), Tokens: toks, ExportDir: t.TempDir(),
+	h, err := api.New(api.Config{Jobs: jobs.New(jobs.Config{Client: e.c, TaskQueue: payload.TaskQueue}), Tokens: toks, ExportDir: t.TempDir(),
 		Addr: srv.Listener.Addr().String()})
 	must(t, err)
 	srv.Config.Handler = h
@@ -58,16 +57,16 @@ func TestHistoriesHoldNoSecret(t *testing.T) {
 	w.step(t, e, 4)
 	e.waitCaughtUp(t)
 	rec := &historyRecorder{e: e, a: ae, dir: t.TempDir()}
-	id, _, res := rec.run(t, workflows.RefreshInput{TableDeltas: true})
+	id, _, res := rec.run(t, payload.RefreshInput{TableDeltas: true})
 	if res.SnapshotID == "" {
 		t.Fatalf("refresh published nothing: %+v", res)
 	}
 	want[id] = true
 	ae.runArchive(t, 24)
-	want[workflows.ArchiveWorkflowID("main")] = true
+	want[payload.ArchiveWorkflowID("main")] = true
 
 	target := testsuite.StartTarget(t, 36)
-	rec.restore(t, "restore", target, workflows.RestoreInput{RestoreSpec: activities.RestoreSpec{At: "latest",
+	rec.restore(t, "restore", target, payload.RestoreInput{RestoreSpec: payload.RestoreSpec{At: "latest",
 		IntoSchema: "{schema}_copy", Schemas: []string{"app"}}})
 
 	icfg, err := mysql.ParseDSN(e.indexDSN)

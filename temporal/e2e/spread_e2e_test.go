@@ -16,10 +16,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/storage"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -311,8 +312,8 @@ func (r *historyRecorder) install(t *testing.T) {
 // startSpreadRefresh starts a refresh that rewrites every changed table.
 func startSpreadRefresh(t *testing.T, e *backupEnv) client.WorkflowRun {
 	t.Helper()
-	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: workflows.RefreshWorkflowID("main"), TaskQueue: workflows.TaskQueue},
-		workflows.Refresh, workflows.RefreshInput{Source: "main", Parallel: 2})
+	run, err := temporalclient.StartWorkflow(e.ctx, e.c, client.StartWorkflowOptions{ID: payload.RefreshWorkflowID("main"), TaskQueue: payload.TaskQueue},
+		workflows.Refresh, payload.RefreshInput{Source: "main", Parallel: 2})
 	must(t, err)
 	return run
 }
@@ -323,7 +324,7 @@ func waitOwnQueues(t *testing.T, e *backupEnv, machines []*machine) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		ids, err := temporalclient.Workers{Client: e.c}.LiveWorkers(e.ctx, workflows.TaskQueue)
+		ids, err := temporalclient.Workers{Client: e.c}.LiveWorkers(e.ctx, payload.TaskQueue)
 		must(t, err)
 		n := 0
 		for _, id := range ids {
@@ -382,7 +383,7 @@ func refreshTableAttempts(t *testing.T, e *backupEnv, run client.WorkflowRun, ma
 		ev, err := it.Next()
 		must(t, err)
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "RefreshTable" {
-			var in activities.RefreshTableInput
+			var in calls.RefreshTableInput
 			must(t, converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in))
 			byScheduled[ev.GetEventId()] = len(out)
 			out = append(out, tableAttempt{table: in.Table.Key.String(), shared: in.Shared})

@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
 )
 
 // loadTables are the tables of the port's load test, each with the query
@@ -21,21 +24,46 @@ var loadTables = map[string]string{
 	"ld.pair": "SELECT k1, k2, qty, tag FROM ld.pair ORDER BY k1, k2",
 }
 
+// loadLookup is a lookup by key of the port's load test: the statement and
+// its key.
+type loadLookup struct {
+	q    string
+	args []any
+}
+
+func (l loadLookup) String() string { return fmt.Sprintf("%s %v", l.q, l.args) }
+
+// loadLookups are lookups by every key column of both tables: keys the
+// writers change (ld.acct's 1 to 300, ld.pair's k1 and k2 0 to 19), kept
+// since the backup (ld.pair's k1 above 9 are never written) and never
+// present.
+func loadLookups() []loadLookup {
+	var out []loadLookup
+	for _, id := range []int{1, 2, 17, 50, 99, 150, 199, 200, 201, 250, 299, 300, 301} {
+		out = append(out, loadLookup{"SELECT id, bal, note FROM ld.acct WHERE id = ?", []any{id}})
+	}
+	for _, k := range [][2]int{{0, 0}, {3, 7}, {5, 19}, {9, 9}, {12, 4}, {20, 0}} {
+		out = append(out, loadLookup{"SELECT k1, k2, qty, tag FROM ld.pair WHERE k1 = ? AND k2 = ?", []any{k[0], k[1]}})
+	}
+	return out
+}
+
 // loadPosition is a recorded position of the source: its binlog
-// coordinates and every table's digest there, read in one consistent
-// snapshot.
+// coordinates, every table's digest and every lookup's there, read in one
+// consistent snapshot.
 type loadPosition struct {
 	file    string
 	pos     uint64
 	digests map[string]string
+	lookups map[string]string
 }
 
 // tableDigest is the SHA-256 of q's rows on c in order, every column's text
 // (NULL apart from any text), and the row count.
 func tableDigest(ctx context.Context, c interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, q string) (string, error) {
-	rows, err := c.QueryContext(ctx, q)
+}, q string, args ...any) (string, error) {
+	rows, err := c.QueryContext(ctx, q, args...)
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +110,7 @@ func recordPosition(t *testing.T, e *backupEnv) loadPosition {
 	_, err = c.ExecContext(e.ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
 	must(t, err)
 	defer c.ExecContext(e.ctx, "ROLLBACK")
-	p := loadPosition{digests: map[string]string{}}
+	p := loadPosition{digests: map[string]string{}, lookups: map[string]string{}}
 	var name, value string
 	must(t, c.QueryRowContext(e.ctx, "SHOW STATUS LIKE 'binlog_snapshot_file'").Scan(&name, &p.file))
 	must(t, c.QueryRowContext(e.ctx, "SHOW STATUS LIKE 'binlog_snapshot_position'").Scan(&name, &value))
@@ -90,6 +118,10 @@ func recordPosition(t *testing.T, e *backupEnv) loadPosition {
 	must(t, err)
 	for table, q := range loadTables {
 		p.digests[table], err = tableDigest(e.ctx, c, q)
+		must(t, err)
+	}
+	for _, l := range loadLookups() {
+		p.lookups[l.String()], err = tableDigest(e.ctx, c, l.q, l.args...)
 		must(t, err)
 	}
 	return p
@@ -103,6 +135,7 @@ func loadWriter(ctx context.Context, db *sql.DB, seed uint64) error {
 		if err != nil {
 			break
 		}
+		deadlocked := false
 		for range 1 + rnd.IntN(4) {
 			id, k1, k2 := 1+rnd.IntN(300), rnd.IntN(20), rnd.IntN(20)
 			var q string
@@ -125,10 +158,24 @@ func loadWriter(ctx context.Context, db *sql.DB, seed uint64) error {
 				if ctx.Err() != nil {
 					return nil
 				}
+				// The two writers' transactions may deadlock (InnoDB rolls
+				// one back): that transaction did not happen, the next goes on.
+				var me *gomysql.MySQLError
+				if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205) {
+					deadlocked = true
+					break
+				}
 				return fmt.Errorf("%s: %w", q, err)
 			}
 		}
+		if deadlocked {
+			continue
+		}
 		if err := tx.Commit(); err != nil && ctx.Err() == nil {
+			var me *gomysql.MySQLError
+			if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205) {
+				continue
+			}
 			return err
 		}
 	}
@@ -147,9 +194,11 @@ func nullOr(rnd *rand.Rand, s string) any {
 // random moments a consistent snapshot of the source records its binlog
 // position and every table's digest. With the writers still running, the
 // port, on two connections at each recorded position, reading every table
-// twice (from the view, then from the table staged at the cut, which the
-// second connection loads), answers every table with the recorded digest,
-// and @@dbtrail_cut names that position.
+// twice (from the view, then through the table's base at the snapshot
+// with the changes up to the cut laid over it, which the second connection
+// attaches), answers every table and every lookup by key (changed keys,
+// kept keys, absent keys) with the recorded digest, and @@dbtrail_cut
+// names that position.
 func TestSQLPortUnderLoad(t *testing.T) {
 	e := newBackupEnv(t)
 	e.execAll(t,
@@ -215,14 +264,21 @@ func TestSQLPortUnderLoad(t *testing.T) {
 				t.Errorf("position %d (%s): @@dbtrail_cut %q does not name it", i, at, cut)
 			}
 			// Twice: the first connection's first read is the view's, its
-			// second the staged table's (written then); the second
-			// connection's reads load the staged table.
+			// second through the base (written then, at the first
+			// position); the second connection's reads attach the base.
 			for read := range 2 {
 				for table, q := range loadTables {
 					got, err := tableDigest(e.ctx, c, q)
 					must(t, err)
 					if got != p.digests[table] {
 						t.Errorf("position %d (%s), connection %d, read %d: %s through the port is %s, the source's snapshot there %s", i, at, conn, read, table, got, p.digests[table])
+					}
+				}
+				for _, l := range loadLookups() {
+					got, err := tableDigest(e.ctx, c, l.q, l.args...)
+					must(t, err)
+					if want := p.lookups[l.String()]; got != want {
+						t.Errorf("position %d (%s), connection %d, read %d: %s through the port is %s, the source's snapshot there %s", i, at, conn, read, l, got, want)
 					}
 				}
 			}

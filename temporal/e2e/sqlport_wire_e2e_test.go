@@ -152,6 +152,22 @@ func TestSQLPortWire(t *testing.T) {
 	if got, want := row(port, stamps), row(src, stamps); got != want {
 		t.Errorf("TIMESTAMP columns at +02:00 through the port\n%s\nthe source's\n%s", got, want)
 	}
+	// A TIMESTAMP compared with a string literal compares in the session's
+	// zone: the same rows as the source's.
+	first := row(src, "SELECT ts FROM app.alltypes WHERE ts > '1971-01-01' ORDER BY id LIMIT 1")
+	if first == "" {
+		t.Fatal("the every-type table has no TIMESTAMP after 1971 to compare with")
+	}
+	for _, q := range []string{
+		"SELECT id, ts FROM app.alltypes WHERE ts > '1971-01-01' ORDER BY id",
+		"SELECT id FROM app.alltypes WHERE ts = '" + first + "' ORDER BY id",
+		"SELECT id FROM app.alltypes WHERE ts BETWEEN '1971-01-01' AND '" + first + "' ORDER BY id",
+		"SELECT id FROM app.alltypes WHERE ts < '" + first + "' OR ts IN ('" + first + "') ORDER BY id",
+	} {
+		if got, want := row(port, q), row(src, q); got != want {
+			t.Errorf("%s at +02:00 through the port %q, the source %q", q, got, want)
+		}
+	}
 	both("SET time_zone = '+00:00'")
 	if got, want := row(port, stamps), row(src, stamps); got != want {
 		t.Errorf("TIMESTAMP columns at +00:00 through the port\n%s\nthe source's\n%s", got, want)

@@ -15,6 +15,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/digest"
 	"github.com/dbtrail/dbtrail/internal/remote"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workers"
@@ -34,7 +35,7 @@ func TestRefreshSweepsLeftoverParts(t *testing.T) {
 	srv := testsuite.StartS3With(t, testsuite.S3Options{ObjectLock: true})
 	e := newBackupEnv(t, withRemote(openS3(t, srv.URL("backups"), &s3Traffic{})), withoutWorker())
 	e.acts.Runs = temporalclient.Runs{Client: e.c}
-	w := worker.New(e.c, workflows.TaskQueue, workers.Options())
+	w := worker.New(e.c, payload.TaskQueue, workers.Options())
 	workers.RegisterAll(w, e.acts)
 	must(t, w.Start())
 	t.Cleanup(w.Stop)
@@ -47,7 +48,7 @@ func TestRefreshSweepsLeftoverParts(t *testing.T) {
 	t.Cleanup(func() { e.c.TerminateWorkflow(context.Background(), running.GetID(), running.GetRunID(), "test over") })
 	const orphan, owned, ownerless, locked, garbled = "20200101T000000Z", "20200101T000001Z", "20200101T000002Z",
 		"20200101T000003Z", "20200101T000004Z"
-	ended := &snapshot.Owner{WorkflowID: workflows.RefreshWorkflowID("main"), RunID: "0b9f4a8e-0000-4000-8000-000000000000"}
+	ended := &snapshot.Owner{WorkflowID: payload.RefreshWorkflowID("main"), RunID: "0b9f4a8e-0000-4000-8000-000000000000"}
 	leave := func(id string, o *snapshot.Owner) {
 		if o != nil {
 			must(t, m.PutPartsOwner(e.ctx, id, *o))
@@ -72,7 +73,7 @@ func TestRefreshSweepsLeftoverParts(t *testing.T) {
 	}
 
 	e.exec(t, "UPDATE small SET v = 'z' WHERE id = 2")
-	r := e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r := e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if r.SweptParts == nil || !slices.Equal(r.SweptParts.Removed, []string{orphan}) || r.SweptParts.Deleted != 2 || !kept(r) {
 		t.Fatalf("first refresh swept %+v; want the orphan's part and owner record, %s locked, %s skipped", r.SweptParts, locked, garbled)
 	}
@@ -80,12 +81,12 @@ func TestRefreshSweepsLeftoverParts(t *testing.T) {
 
 	must(t, e.c.TerminateWorkflow(e.ctx, running.GetID(), running.GetRunID(), "its refresh is over"))
 	e.exec(t, "UPDATE small SET v = 'y' WHERE id = 1")
-	r = e.refresh(t, workflows.RefreshInput{TableDeltas: true})
+	r = e.refresh(t, payload.RefreshInput{TableDeltas: true})
 	if r.SweptParts == nil || !slices.Equal(r.SweptParts.Removed, []string{owned}) || !kept(r) {
 		t.Fatalf("refresh after the owner ended swept %+v; want %s, %s locked again, %s skipped", r.SweptParts, owned, locked, garbled)
 	}
 	checkParts(t, e, m, map[string]bool{ownerless: false, locked: true, garbled: false})
-	replay(t, e, workflows.RefreshWorkflowID("main"))
+	replay(t, e, payload.RefreshWorkflowID("main"))
 }
 
 // checkParts requires the store's parts folders to be exactly want's ids,

@@ -18,7 +18,7 @@ import (
 	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/internal/tail"
 	"github.com/dbtrail/dbtrail/internal/views"
-	"github.com/dbtrail/dbtrail/workflows"
+	"github.com/dbtrail/dbtrail/payload"
 )
 
 // tailTables are the live tail test's tables: two keyed tables every
@@ -159,15 +159,16 @@ func rowTexts(rows *sql.Rows) ([]string, error) {
 }
 
 // tailQuery opens a query session the way `dbtrail query` does (with the
-// tail unless off) and reads every table; it returns the rows and the
-// tail's state (nil with the tail off).
-func tailQuery(t *testing.T, e *backupEnv, withTail bool) (map[string][]string, *tail.State, string) {
+// tail unless off, reading and extending cache when not nil) and reads
+// every table; it returns the rows and the tail's state (nil with the tail
+// off).
+func tailQuery(t *testing.T, e *backupEnv, withTail bool, cache *tail.Cache) (map[string][]string, *tail.State, string) {
 	t.Helper()
 	o := views.SessionOptions{Options: views.Options{SourceDir: filepath.Join(e.acts.BackupDir, "main"), Raw: true},
 		MemoryLimit: "256MB", Threads: 1}
 	var st *tail.State
 	if withTail {
-		r := &tail.Reader{Past: moment.Past{Source: "main", Index: e.store, SourceDir: o.SourceDir}}
+		r := &tail.Reader{Past: moment.Past{Source: "main", Index: e.store, SourceDir: o.SourceDir}, Cache: cache}
 		o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
 			var err error
 			st, err = r.Prepare(ctx, dir)
@@ -208,6 +209,10 @@ func sameTables(got, want map[string][]string) error {
 // snapshots with chains under them. Every answer equals the source right
 // after the transaction the tail names as its cut (so a transaction is in
 // every table or in none); with traffic paused the cut is the last commit.
+// The answers share a tail cache (tail.Cache, as a serve process or the
+// query shell does): a question stages only the changes after the cached
+// ones, also across an index made and a column added between questions,
+// and a new snapshot.
 // `dbtrail query` (the binary) prints the cut's GTID, and the views.sql of
 // `dbtrail views --tail-dir` answers at it in a DuckDB. With --tail off the
 // answer is the snapshot's. A column added stays live; after a type change
@@ -264,8 +269,16 @@ func TestTailModel(t *testing.T) {
 		e.waitCaughtUp(t)
 		fn()
 	}
+	cache, err := tail.NewCache(t.TempDir(), 64<<20)
+	must(t, err)
+	defer cache.Close()
+	cache.MaxSegments = 2 // join (and fold) a table's segments every third question
+	cachedAnswers := 0
 	check := func(round int) *tail.State {
-		got, st, _ := tailQuery(t, e, true)
+		got, st, _ := tailQuery(t, e, true, cache)
+		if st.Cached > 0 {
+			cachedAnswers++
+		}
 		if !st.Live {
 			t.Fatalf("round %d: the tail fell back: %s", round, st)
 		}
@@ -310,6 +323,17 @@ func TestTailModel(t *testing.T) {
 			}
 		}
 		switch {
+		case round == 7 || round == 13:
+			// A schema change between questions: an index (the windows
+			// cached go on), a column (the table is staged whole, in its
+			// new shape, until the next snapshot folds it).
+			ddl := map[int]string{7: "CREATE INDEX acct_bal ON acct (bal)", 13: "ALTER TABLE ledger ADD COLUMN memo2 INT NULL"}[round]
+			quiet(func() {
+				e.exec(t, ddl)
+				must(t, w.txn(e.ctx))
+				e.waitCaughtUp(t)
+				check(round)
+			})
 		case round%10 == 5:
 			quiet(func() {
 				st := check(round)
@@ -321,16 +345,17 @@ func TestTailModel(t *testing.T) {
 				}
 			})
 		case round%10 == 0:
-			if res := e.refresh(t, workflows.RefreshInput{TableDeltas: true}); res.Refused || res.SnapshotID == "" {
+			if res := e.refresh(t, payload.RefreshInput{TableDeltas: true}); res.Refused || res.SnapshotID == "" {
 				t.Fatalf("round %d: refresh: %+v", round, res)
 			}
 		}
 	}
 	close(stop)
 	wg.Wait()
-	t.Logf("%d transactions, %d answers through the tail (%d with windows, %d of them after a chain) equal to the source at their cut", w.txns, live, windows, chained)
-	if windows == 0 || chained == 0 {
-		t.Fatalf("%d answers read a window, %d after a chain: want both", windows, chained)
+	t.Logf("%d transactions, %d answers through the tail (%d with windows, %d of them after a chain, %d read cached windows, %d joins of a table's segments) equal to the source at their cut",
+		w.txns, live, windows, chained, cachedAnswers, cache.Joins())
+	if windows == 0 || chained == 0 || cachedAnswers == 0 || cache.Joins() == 0 {
+		t.Fatalf("%d answers read a window, %d after a chain, %d cached windows, %d joined segments: want all", windows, chained, cachedAnswers, cache.Joins())
 	}
 
 	// Traffic stopped: the binary names the last commit; --tail=false
@@ -364,7 +389,7 @@ func TestTailModel(t *testing.T) {
 	if want, _ := w.at(w.last); sameTables(fromFile, want) != nil {
 		t.Fatalf("views.sql of --tail-dir: %v", sameTables(fromFile, want))
 	}
-	got, _, snapID := tailQuery(t, e, false)
+	got, _, snapID := tailQuery(t, e, false, nil)
 	cur := e.current(t)
 	if want, ok := w.at(cur.Manifest.Position.GTID); !ok || sameTables(got, want) != nil {
 		t.Fatalf("--tail=false: snapshot %s (GTID %s): %v", snapID, cur.Manifest.Position.GTID, sameTables(got, want))
@@ -380,7 +405,7 @@ func TestTailModel(t *testing.T) {
 	e.exec(t, "ALTER TABLE ledger ADD COLUMN memo VARCHAR(10) NULL")
 	must(t, w.txn(e.ctx))
 	e.waitCaughtUp(t)
-	got, st, _ := tailQuery(t, e, true)
+	got, st, _ := tailQuery(t, e, true, nil)
 	if !st.Live {
 		t.Fatalf("after ADD COLUMN: %s", st)
 	}
@@ -392,7 +417,7 @@ func TestTailModel(t *testing.T) {
 	e.exec(t, "ALTER TABLE ledger MODIFY amount VARCHAR(20)")
 	must(t, w.txn(e.ctx))
 	e.waitCaughtUp(t)
-	got, st, _ = tailQuery(t, e, true)
+	got, st, _ = tailQuery(t, e, true, nil)
 	if st.Live || !strings.Contains(st.Reason, string(moment.CodeShape)) || !strings.Contains(st.Reason, "app.ledger") {
 		t.Fatalf("after the ALTER: %s", st)
 	}

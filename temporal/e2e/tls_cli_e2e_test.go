@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/jobs"
+	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/embedded"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
-	"github.com/dbtrail/dbtrail/workflows"
 )
 
 // TestCLIOverMTLS runs the dbtrail binary against an embedded server whose
@@ -38,8 +38,8 @@ func TestCLIOverMTLS(t *testing.T) {
 	must(t, err)
 	t.Cleanup(c.Close)
 	// A job no worker picks up: listed as running.
-	_, err = jobs.New(jobs.Config{Client: c, TaskQueue: workflows.TaskQueue}).Start(ctx, jobs.Request{Kind: jobs.Backup, Source: "main",
-		Label: "tls-1", Input: workflows.FullBackupInput{Source: "main"}})
+	_, err = jobs.New(jobs.Config{Client: c, TaskQueue: payload.TaskQueue}).Start(ctx, jobs.Request{Kind: jobs.Backup, Source: "main",
+		Label: "tls-1", Input: payload.FullBackupInput{Source: "main"}})
 	must(t, err)
 
 	run := func(env []string, args ...string) (string, error) {

@@ -33,11 +33,12 @@ func (r Runs) Running(ctx context.Context, id, runID string) (bool, error) {
 
 // readerTypes are the workflow types that read a source's snapshots or
 // archives older than its current snapshot (an export or verify at a
-// moment, a restore, a drill, an index rebuilt from archives, a compaction
+// moment, a restore, a drill, an index rebuilt from archives (Reindex, RestoreIndex before
+// issue 35), a compaction
 // of a published snapshot). Refresh, FullBackup, Archive and Retention read
 // only the current snapshot, newer ones and the hours after it, which
 // retention never removes.
-var readerTypes = []string{"Export", "Restore", "Verify", "RestoreDrill", "RestoreIndex", "Compact"}
+var readerTypes = []string{"Export", "Restore", "Verify", "RestoreDrill", "Reindex", "RestoreIndex", "Compact"}
 
 // sourceAttr is the search attribute naming a job's source (jobs.AttrSource).
 const sourceAttr = "DbtrailSource"
@@ -45,7 +46,7 @@ const sourceAttr = "DbtrailSource"
 // Readers returns "<type> <workflow id>" of every open run of a reader
 // type whose source is source, or whose source is not recorded (started
 // without the search attribute: it may read any source), except a
-// compaction, whose id names its source (workflows.CompactWorkflowID).
+// compaction, whose id names its source (payload.CompactWorkflowID).
 func (r Runs) Readers(ctx context.Context, source string) ([]string, error) {
 	q := "ExecutionStatus = 'Running' AND WorkflowType IN ('" + strings.Join(readerTypes, "', '") + "')"
 	var out []string

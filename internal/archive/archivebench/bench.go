@@ -13,8 +13,8 @@ import (
 
 	"github.com/dbtrail/dbtrail/internal/archive"
 	"github.com/dbtrail/dbtrail/internal/change"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // BenchResult holds the figures of Bench.
@@ -40,7 +40,7 @@ type BenchResult struct {
 // Bench measures the codec on the workload shape of the capture benchmark
 // (cmd/dbtrail-bench): an hour of events of the 7-column table bench.t, half
 // inserts, a third updates, the rest deletes, in transactions of 5,000 rows,
-// images made by internal/types as capture makes them. It writes that hour
+// images made by internal/rowimage as capture makes them. It writes that hour
 // (events in memory, file in memory) runs times, then an hour of the same
 // shape spread over tables equally busy tables and reads it whole and one
 // table of it, runs times each, keeping the best times.
@@ -275,14 +275,14 @@ func benchImage(t *schema.Table, id int, updated bool) ([]byte, error) {
 	// half up.
 	q4 := (id*10000*2/7 + 1) / 2
 	d2 := (q4 + 50) / 100
-	row := []types.Cell{
-		types.TextCell([]byte(strconv.Itoa(id))),
-		types.TextCell([]byte(strconv.Itoa(a))),
-		types.TextCell([]byte(b)),
-		types.TextCell([]byte(c.Format("2006-01-02 15:04:05.000000"))),
-		types.TextCell([]byte(fmt.Sprintf("%d.%02d", d2/100, d2%100))),
-		types.TextCell([]byte(strconv.FormatFloat(float64(id)*1.5, 'f', -1, 64))),
-		types.TextCell([]byte(strings.Repeat("f", 20+id%80))),
+	row := []rowimage.Cell{
+		rowimage.TextCell([]byte(strconv.Itoa(id))),
+		rowimage.TextCell([]byte(strconv.Itoa(a))),
+		rowimage.TextCell([]byte(b)),
+		rowimage.TextCell([]byte(c.Format("2006-01-02 15:04:05.000000"))),
+		rowimage.TextCell([]byte(fmt.Sprintf("%d.%02d", d2/100, d2%100))),
+		rowimage.TextCell([]byte(strconv.FormatFloat(float64(id)*1.5, 'f', -1, 64))),
+		rowimage.TextCell([]byte(strings.Repeat("f", 20+id%80))),
 	}
-	return types.SQLImage(t, row)
+	return rowimage.SQLImage(t, row)
 }

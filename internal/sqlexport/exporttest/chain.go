@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/dbtrail/dbtrail/internal/digest"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Change is one row of a chain pair's .upserts file: Op snapshot.OpUpsert
@@ -25,17 +25,17 @@ import (
 // snapshot.TableReader.Next; Values builds one.
 type Change struct {
 	Op  string
-	Row []types.Cell
+	Row []rowimage.Cell
 }
 
 // Values returns a row in the SQL text form: nil is NULL, a string its
 // bytes (an empty string is the empty value).
-func Values(vals ...any) []types.Cell {
-	row := make([]types.Cell, len(vals))
+func Values(vals ...any) []rowimage.Cell {
+	row := make([]rowimage.Cell, len(vals))
 	for i, v := range vals {
-		row[i] = types.NullCell()
+		row[i] = rowimage.NullCell()
 		if s, ok := v.(string); ok {
-			row[i] = types.TextCell([]byte(s))
+			row[i] = rowimage.TextCell([]byte(s))
 		}
 	}
 	return row
@@ -43,14 +43,14 @@ func Values(vals ...any) []types.Cell {
 
 // TableRows returns copies of the rows of the table file of schema.table in
 // snap, in file order.
-func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) [][]types.Cell {
+func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) [][]rowimage.Cell {
 	t.Helper()
 	r, err := snap.OpenTable(schemaName, table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var rows [][]types.Cell
+	var rows [][]rowimage.Cell
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -59,9 +59,9 @@ func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp := make([]types.Cell, len(row))
+		cp := make([]rowimage.Cell, len(row))
 		for i, v := range row {
-			cp[i] = types.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
+			cp[i] = rowimage.Cell{Null: v.Null, Text: append([]byte{}, v.Text...)}
 		}
 		rows = append(rows, cp)
 	}
@@ -72,7 +72,7 @@ func TableRows(t testing.TB, snap *snapshot.Snapshot, schemaName, table string) 
 // would, lists it last in the table's chain in the manifest (with the files'
 // digests) and reopens the snapshot. The .posdel names every row of the
 // table file whose key is the key of a change; the .upserts holds changes in
-// order, each with its key (types.KeyFromImage).
+// order, each with its key (rowimage.KeyFromImage).
 func AddChainPair(t testing.TB, snap *snapshot.Snapshot, schemaName, table, entry string, changes []Change) *snapshot.Snapshot {
 	t.Helper()
 	mt, ok := snap.Manifest.Table(schemaName, table)
@@ -138,14 +138,14 @@ func AddChainPair(t testing.TB, snap *snapshot.Snapshot, schemaName, table, entr
 	return rewriteManifest(t, snap, m)
 }
 
-// rowKey is the key of row (SQL text form) of tbl, as types.Key gives it.
-func rowKey(t testing.TB, tbl *schema.Table, row []types.Cell) string {
+// rowKey is the key of row (SQL text form) of tbl, as rowimage.Key gives it.
+func rowKey(t testing.TB, tbl *schema.Table, row []rowimage.Cell) string {
 	t.Helper()
-	img, err := types.SQLImage(tbl, row)
+	img, err := rowimage.SQLImage(tbl, row)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := types.KeyFromImage(tbl, img)
+	key, err := rowimage.KeyFromImage(tbl, img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func Chain(t testing.TB, snap *snapshot.Snapshot) *snapshot.Snapshot {
 		{u, Values("new", "5", "again")},
 		{d, Values("😀", "2", nil)},
 	})
-	rows := map[string][]types.Cell{}
+	rows := map[string][]rowimage.Cell{}
 	for _, row := range TableRows(t, snap, Schema, "alltypes") {
 		rows[string(row[0].Text)] = row
 	}
@@ -229,8 +229,8 @@ func Chain(t testing.TB, snap *snapshot.Snapshot) *snapshot.Snapshot {
 	}
 	vc := slices.Index(foot.Table.ColumnNames(), "vc")
 	updated := slices.Clone(rows["4"])
-	updated[vc] = types.TextCell([]byte("chained"))
+	updated[vc] = rowimage.TextCell([]byte("chained"))
 	added := slices.Clone(rows["3"])
-	added[0] = types.TextCell([]byte("6"))
+	added[0] = rowimage.TextCell([]byte("6"))
 	return AddChainPair(t, snap, Schema, "alltypes", "000001", []Change{{d, rows["1"]}, {u, updated}, {u, added}})
 }

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
@@ -149,7 +149,7 @@ func BuildSnapshot(ctx context.Context, t testing.TB, db *sql.DB, backupDir, sou
 }
 
 // selectRows passes every row of tbl in the SQL text form to fn.
-func selectRows(ctx context.Context, conn *sql.Conn, tbl *schema.Table, fn func([]types.Cell) error) error {
+func selectRows(ctx context.Context, conn *sql.Conn, tbl *schema.Table, fn func([]rowimage.Cell) error) error {
 	cols := make([]string, len(tbl.Columns))
 	for i, c := range tbl.Columns {
 		cols[i] = ident(c.Name)
@@ -167,13 +167,13 @@ func selectRows(ctx context.Context, conn *sql.Conn, tbl *schema.Table, fn func(
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
-	row := make([]types.Cell, len(cols))
+	row := make([]rowimage.Cell, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
 		for i := range raw {
-			row[i] = types.RawCell(raw[i])
+			row[i] = rowimage.RawCell(raw[i])
 		}
 		if err := fn(row); err != nil {
 			return err

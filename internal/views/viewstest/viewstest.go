@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbtrail/dbtrail/internal/rowimage"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/snapshot"
-	"github.com/dbtrail/dbtrail/internal/types"
 )
 
 // Table is one table of a test snapshot.
@@ -95,12 +95,12 @@ func write(t testing.TB, b *snapshot.Builder, tb Table) snapshot.ManifestTable {
 
 // Values returns a row in the SQL text form: a string is its bytes, nil is
 // NULL.
-func Values(vals ...any) []types.Cell {
-	row := make([]types.Cell, len(vals))
+func Values(vals ...any) []rowimage.Cell {
+	row := make([]rowimage.Cell, len(vals))
 	for i, v := range vals {
-		row[i] = types.NullCell()
+		row[i] = rowimage.NullCell()
 		if s, ok := v.(string); ok {
-			row[i] = types.TextCell([]byte(s))
+			row[i] = rowimage.TextCell([]byte(s))
 		}
 	}
 	return row
