@@ -109,11 +109,18 @@ func (r Run) Do(ctx context.Context) error {
 	}
 }
 
+// pipeWait bounds how long Run waits, once mydumper has ended, for its
+// output pipe to close: a process it started outside its group (daemonised)
+// must not hold Do, and the caller's heartbeat with it, forever.
+const pipeWait = 10 * time.Second
+
 // once starts cmd and watches it until it ends.
 func (r Run) once(ctx context.Context, cmd *exec.Cmd) error {
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childAttr()
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	cmd.WaitDelay = pipeWait
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start mydumper: %w", err)
 	}
@@ -187,7 +194,7 @@ func (r Run) watch(ctx context.Context, cmd *exec.Cmd, done <-chan error, out *s
 					quiet = 0
 				}
 				if quiet >= 2 {
-					cmd.Process.Kill()
+					killGroup(cmd.Process)
 					<-done
 					return fmt.Errorf("%w: no progress into %s for %s while the source ran no query: killed",
 						ErrHung, r.Dir, idle.Round(time.Second))
@@ -195,7 +202,7 @@ func (r Run) watch(ctx context.Context, cmd *exec.Cmd, done <-chan error, out *s
 			}
 			if idle >= stall {
 				threads := describeThreads(sourceThreads(ctx, r.DSN))
-				cmd.Process.Kill()
+				killGroup(cmd.Process)
 				<-done
 				return fmt.Errorf("mydumper into %s: %w for %s (no output, no dump bytes): killed; %s; it printed: %s",
 					r.Dir, ErrStalled, stall, threads, tail(out.String(), 2000))

@@ -83,3 +83,37 @@ func alive(pid int) bool {
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// TestHungWrapperKilledWithItsChildren: a mydumper started through a wrapper
+// (a shell script running the real one as its child, as the e2e tests and a
+// containerised install do) that hangs is killed whole: its child, which
+// holds the output pipe, dies with it, so Do returns its error instead of
+// waiting on the pipe without beating (the Dump activity's heartbeat then
+// timed out, and a second attempt ran while the first still waited). The
+// child's PID is checked dead afterwards.
+func TestHungWrapperKilledWithItsChildren(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// The child is not exec'd: the shell waits for it, both hold stdout.
+	bin := fake(t, "sleep 600 &\necho $! > "+pidFile+"\nwait\n")
+	r := Run{Bin: bin, DSN: "u:p@tcp(127.0.0.1:1)/", Dir: dumpDir(t), Stall: 300 * time.Millisecond, Hang: time.Hour}
+	done := make(chan error, 1)
+	go func() { done <- r.Do(context.Background()) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute): // a liveness bound, not a timing: it returned in well under a second
+		t.Fatal("Do still waits a minute after the stall time: the wrapper's child kept the pipe open")
+	}
+	if !errors.Is(err, ErrStalled) {
+		t.Fatalf("want ErrStalled, got %v", err)
+	}
+	pid := waitPID(t, pidFile)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	for range 200 {
+		if !alive(pid) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the wrapper's child (pid %d) still runs after Do returned", pid)
+}
