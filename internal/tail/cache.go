@@ -10,15 +10,17 @@ import (
 	"sync"
 
 	"github.com/dbtrail/dbtrail/internal/filemode"
+	"github.com/dbtrail/dbtrail/internal/views"
 )
 
 // DefaultCacheBytes bounds a Cache's files by default.
 const DefaultCacheBytes = 512 << 20
 
 // cacheMaxSegments is the most files a table's cached window keeps: past
-// it they are joined into one (fold.JoinWindowFiles, which also folds them
-// to the newest effect of each key), since a view reads each file and a
-// question asked every second for a minute would otherwise read sixty.
+// it all but the newest are joined into one (fold.JoinWindowFiles, which
+// also folds them to the newest effect of each key), since a view reads
+// each file and a question asked every second for a minute would
+// otherwise read sixty.
 const cacheMaxSegments = 8
 
 // Cache keeps the tables' staged windows between the tails of a process
@@ -151,6 +153,7 @@ type stager interface {
 // the events they hold and how many of them were staged now.
 type cachedWindow struct {
 	paths          []string
+	spans          []views.Span // paths[i]'s events; a file staged into the tail's folder has none
 	events, staged int64
 }
 
@@ -191,7 +194,7 @@ func stageOwn(w cachedWindow, from, upto uint64, dir, name string, st stager) (c
 	if err != nil {
 		return cachedWindow{}, err
 	}
-	w.paths = append(w.paths, path)
+	w.paths, w.spans = append(w.paths, path), append(w.spans, views.Span{File: path, From: from, Upto: upto})
 	w.events += events
 	w.staged += events
 	return w, nil
@@ -251,7 +254,7 @@ func (c *Cache) read(e *cacheEntry, upto uint64, dir, name string, st stager) (w
 		}
 		w.staged = e.segs[len(e.segs)-1].events
 		from, n = upto, len(e.segs)
-		if len(e.segs) > cmp.Or(c.MaxSegments, cacheMaxSegments) {
+		if len(e.segs) > max(cmp.Or(c.MaxSegments, cacheMaxSegments), 2) {
 			// Best effort: the segments serve as they are when joining
 			// fails (a full disk), and the next question tries again.
 			if d, err := c.join(e, st); err == nil {
@@ -260,13 +263,16 @@ func (c *Cache) read(e *cacheEntry, upto uint64, dir, name string, st stager) (w
 			}
 		}
 	}
+	start := e.key.after
 	for i, s := range e.segs[:n] {
 		p := filepath.Join(dir, fmt.Sprintf("%s-%d.window", name, i))
 		if err := linkOrCopy(s.path, p); err != nil {
 			return cachedWindow{}, from, grew, fmt.Errorf("tail cache: %w", err)
 		}
 		w.paths = append(w.paths, p)
+		w.spans = append(w.spans, views.Span{Window: c.windowName(e.key), File: s.path, From: start, Upto: s.upto})
 		w.events += s.events
+		start = s.upto
 	}
 	return w, from, grew, nil
 }
@@ -296,13 +302,16 @@ func (c *Cache) grow(e *cacheEntry, from, upto uint64, st stager) (int64, error)
 	return seg.bytes, nil
 }
 
-// join replaces e's segments by one file of their rows and returns how
-// many bytes that added (negative when it saved some). On an error e is
-// as it was.
+// join replaces e's segments but the newest by one file of their rows and
+// returns how many bytes that added (negative when it saved some). The
+// newest stays a file of its own: a session that read the others folds
+// only it (views' overlays: the joined file ends where it did). On an
+// error e is as it was.
 func (c *Cache) join(e *cacheEntry, st stager) (int64, error) {
-	paths := make([]string, len(e.segs))
+	old, newest := e.segs[:len(e.segs)-1], e.segs[len(e.segs)-1]
+	paths := make([]string, len(old))
 	var events, before int64
-	for i, s := range e.segs {
+	for i, s := range old {
 		paths[i] = s.path
 		events += s.events
 		before += s.bytes
@@ -312,7 +321,7 @@ func (c *Cache) join(e *cacheEntry, st stager) (int64, error) {
 		os.Remove(path)
 		return 0, err
 	}
-	seg, err := statSegment(path, e.segs[len(e.segs)-1].upto, events)
+	seg, err := statSegment(path, old[len(old)-1].upto, events)
 	if err != nil {
 		os.Remove(path)
 		return 0, err
@@ -320,11 +329,17 @@ func (c *Cache) join(e *cacheEntry, st stager) (int64, error) {
 	for _, p := range paths {
 		os.Remove(p)
 	}
-	e.segs = []segment{seg}
+	e.segs = []segment{seg, newest}
 	c.mu.Lock()
 	c.joins++
 	c.mu.Unlock()
 	return seg.bytes - before, nil
+}
+
+// windowName is the text naming key's window of this cache in the spans
+// of its files (views.Span.Window).
+func (c *Cache) windowName(key cacheKey) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%d", c.dir, key.source, key.base, key.table, key.file, key.after)
 }
 
 // newPath names a new segment file of the cache.

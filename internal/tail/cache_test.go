@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dbtrail/dbtrail/internal/views"
 )
 
 // fakeStager is a table whose events are at seqs: a window file is their
@@ -129,6 +131,20 @@ func TestCacheStagesOnlyNewEvents(t *testing.T) {
 				t.Fatalf("cut %d: a file outside the tail's folder: %s", upto, p)
 			}
 		}
+		// The spans name each file's events: consecutive, from the
+		// window's start to the cut, the cache's of one window but for a
+		// last one staged in the tail's folder.
+		from := key.after
+		for i, sp := range w.spans {
+			own := sp.Window == "" && i == len(w.spans)-1
+			if sp.From != from || sp.Upto <= sp.From || (!own && sp.Window != c.windowName(key)) {
+				t.Fatalf("cut %d: span %d %+v after %d", upto, i, sp, from)
+			}
+			from = sp.Upto
+		}
+		if len(w.spans) != len(w.paths) || from != upto {
+			t.Fatalf("cut %d: %d spans for %d files, ending at %d", upto, len(w.spans), len(w.paths), from)
+		}
 		return w
 	}
 	ask(50)
@@ -149,8 +165,17 @@ func TestCacheStagesOnlyNewEvents(t *testing.T) {
 	if r := f.ranges(); len(r) != 0 {
 		t.Fatalf("the same cut again staged %v", r)
 	}
+	// Past cacheMaxSegments all but the newest are joined: the joined file
+	// ends where the previous question's files did, so a session that read
+	// them reads only the newest (views' overlays).
+	prev := ask(80).spans
 	for upto := uint64(90); upto <= 160; upto += 10 {
-		ask(upto)
+		w := ask(upto)
+		last := prev[len(prev)-1]
+		if i := slices.IndexFunc(w.spans, func(sp views.Span) bool { return sp.File == last.File || sp.Upto == last.Upto }); i != len(w.spans)-2 {
+			t.Fatalf("cut %d: spans %+v do not extend the previous question's %+v by one file", upto, w.spans, prev)
+		}
+		prev = w.spans
 	}
 	e := c.entries[key]
 	if len(e.segs) > cacheMaxSegments {
@@ -335,8 +360,8 @@ func TestCacheEdges(t *testing.T) {
 	}
 	f.failConcat = nil
 	ask(key, 210)
-	if n := len(c.entries[key].segs); n != 1 || c.Bytes() != segBytes(c) {
-		t.Fatalf("the next join: %d segments, %d bytes counted for %d", n, c.Bytes(), segBytes(c))
+	if n := len(c.entries[key].segs); n != 2 || c.Bytes() != segBytes(c) {
+		t.Fatalf("the next join: %d segments (want the joined one and the newest), %d bytes counted for %d", n, c.Bytes(), segBytes(c))
 	}
 	// Closed: every tail stages on its own.
 	dir := t.TempDir()

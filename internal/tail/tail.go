@@ -399,7 +399,7 @@ func (f *folder) add(ctx context.Context, tp moment.TablePlan, n int) (staged, e
 	if err != nil {
 		return staged{}, err
 	}
-	return staged{events: cw.events, cached: cw.events - cw.staged, window: &views.Window{Paths: cw.paths,
+	return staged{events: cw.events, cached: cw.events - cw.staged, window: &views.Window{Paths: cw.paths, Spans: cw.spans,
 		KeyCol: fold.WindowKeyCol, OpCol: fold.WindowOpCol, Events: cw.events,
 		KeyMatch: func(left, right string) string { return fold.KeyMatch(foot.Table, left, right) }}}, nil
 }

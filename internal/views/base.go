@@ -120,24 +120,28 @@ func (s *Session) UseBase(ctx context.Context, name, path string) error {
 	view := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	base := quoteIdent(alias) + "." + baseTable
 	var stmts []string
+	var state *overlayState
 	if win := s.windowOf(name); win != nil {
-		overlay, q, err := overlaySQL(name, t, key, win)
-		if err != nil {
+		if stmts, state, err = s.overlayStmts(name, t, win); err != nil {
 			return err
 		}
-		stmts = append(q, fmt.Sprintf(`CREATE OR REPLACE VIEW %[1]s AS
+		overlay := overlayName(name)
+		stmts = append(stmts,
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s)", quoteIdent("key of "+name), overlay, joinIdents(key)),
+			fmt.Sprintf(`CREATE OR REPLACE VIEW %[1]s AS
 SELECT %[2]s FROM (
     SELECT %[3]s FROM %[4]s AS dbtrail_base ANTI JOIN %[5]s AS dbtrail_window ON %[6]s
     UNION ALL
-    SELECT %[3]s FROM %[5]s WHERE dbtrail_o = 'u'
-)`, view, typedList(t, s.opt.Exact), joinIdents(t.Columns), base, overlay, win.KeyMatch("dbtrail_base", "dbtrail_window")))
+    SELECT %[3]s FROM %[5]s WHERE %[7]s = 'u'
+)`, view, typedList(t, s.opt.Exact), joinIdents(t.Columns), base, overlay, win.KeyMatch("dbtrail_base", "dbtrail_window"), quoteIdent(win.OpCol)))
 	} else {
 		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s FROM %s", view, typedList(t, s.opt.Exact), base))
 	}
-	for _, q := range stmts {
-		if _, err := s.conn.ExecContext(ctx, q); err != nil {
-			return interrupted(fmt.Errorf("views: read %s through its base: %w", name, err))
-		}
+	if err := s.execAtomically(ctx, stmts); err != nil {
+		return interrupted(fmt.Errorf("views: read %s through its base: %w", name, err))
+	}
+	if state != nil {
+		s.recordOverlays(map[string]*overlayState{name: state})
 	}
 	keys, err := s.overlayKeys(ctx, name, t, key)
 	if err != nil {
@@ -186,7 +190,7 @@ func (s *Session) overlayKeys(ctx context.Context, name string, t TableRef, key 
 	if s.windowOf(name) == nil {
 		return keys, nil
 	}
-	overlay := quoteIdent(overlaySchema) + "." + quoteIdent(name)
+	overlay := overlayName(name)
 	rows, err := s.conn.QueryContext(ctx, fmt.Sprintf("SELECT concat_ws(',', %s) FROM %s LIMIT %d", strings.Join(cols, ", "), overlay, overlayKeyLimit+1))
 	if err != nil {
 		return nil, interrupted(fmt.Errorf("views: read the overlay of %s: %w", name, err))
@@ -246,26 +250,6 @@ func (s *Session) windowOf(name string) *Window {
 		return nil
 	}
 	return s.tail.Windows[name]
-}
-
-// overlaySQL is the overlay of t made from its window win: the newest
-// effect of each key (the fold's newest rule: by window file, then row),
-// with its op as dbtrail_o, in a table of the session indexed on the key
-// columns. It returns the table's name and the statements that make it.
-func overlaySQL(name string, t TableRef, key []string, win *Window) (string, []string, error) {
-	rel, err := win.relationSQL()
-	if err != nil {
-		return "", nil, err
-	}
-	overlay := quoteIdent(overlaySchema) + "." + quoteIdent(name)
-	return overlay, []string{
-		"CREATE SCHEMA IF NOT EXISTS " + quoteIdent(overlaySchema),
-		fmt.Sprintf(`CREATE OR REPLACE TABLE %[1]s AS
-SELECT %[2]s, %[3]s AS dbtrail_o FROM %[4]s
-QUALIFY row_number() OVER (PARTITION BY %[5]s ORDER BY dbtrail_s DESC, file_row_number DESC) = 1`,
-			overlay, joinIdents(t.Columns), quoteIdent(win.OpCol), rel, quoteIdent(win.KeyCol)),
-		fmt.Sprintf("CREATE INDEX %s ON %s (%s)", quoteIdent("key of "+name), overlay, joinIdents(key)),
-	}, nil
 }
 
 // attachBase attaches the base file path read-only, once per session, and

@@ -70,6 +70,10 @@ type Session struct {
 	attaches int
 	based    map[string]string
 	lookups  map[string]*baseLookup // of the based tables (BaseLookup)
+	// overlays are the states of the tables' overlays (overlay.go);
+	// overlayReads counts the window files read into them.
+	overlays     map[string]*overlayState
+	overlayReads int
 }
 
 // OpenSession opens the session of o: it checks the snapshot to read
@@ -190,21 +194,21 @@ func (s *Session) Reload(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
-// replace drops the views of tables no longer present and loads text.
-func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte) error {
+// replace drops the views of tables no longer present, runs pre (the
+// overlays' statements) and loads text, in one transaction: on an error
+// the views are as they were.
+func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte, pre ...string) error {
 	keep := map[[2]string]bool{}
 	for _, t := range tables {
 		keep[[2]string{t.Schema, t.Table}] = true
 	}
+	var stmts []string
 	for _, t := range s.tables {
 		if !keep[[2]string{t.Schema, t.Table}] {
-			q := "DROP VIEW IF EXISTS " + quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
-			if _, err := s.conn.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("views: %s: %w", q, err)
-			}
+			stmts = append(stmts, "DROP VIEW IF EXISTS "+quoteIdent(t.Schema)+"."+quoteIdent(t.Table))
 		}
 	}
-	if _, err := s.conn.ExecContext(ctx, string(text)); err != nil {
+	if err := s.execAtomically(ctx, append(append(stmts, pre...), string(text))); err != nil {
 		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
 	}
 	s.tables, s.text, s.based, s.lookups = tables, text, nil, nil

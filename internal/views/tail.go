@@ -103,12 +103,33 @@ const unstagedNote = "after the snapshot were not staged for this statement"
 // after image, a delete with the before image). A row's place in the
 // stream is its file's in Paths, then its row number in the file.
 type Window struct {
-	Paths         []string
+	Paths []string
+	// Spans, when not nil, say which events each of Paths holds (Spans[i]
+	// Paths[i]'s): a session keeps the newest effect of each key of the
+	// files it read (its overlay) and, at the next cut, folds only the
+	// files after them (overlay.go). nil, or a span without a Window, and
+	// the overlay is made again from every file.
+	Spans         []Span
 	KeyCol, OpCol string // the columns of the key's text and of the op
 	Events        int64
 	// KeyMatch is the condition under which a table row aliased left has
 	// the key of a window row aliased right (fold.KeyMatch).
 	KeyMatch func(left, right string) string
+
+	// overlay, when set by a session, is its table holding the newest
+	// effect of each key of Paths (overlay.go), read in place of them.
+	overlay string
+}
+
+// Span names the events a window file holds: the events in (From, Upto]
+// of Window, a text naming one table's changes after one snapshot in one
+// process's tail cache (the same for every file of that window, "" when
+// unknown), in the file named File, whose events never change (a later
+// file may extend Upto when no event came after it: its events are the
+// same).
+type Span struct {
+	Window, File string
+	From, Upto   uint64
 }
 
 // relationSQL is the window's rows as one relation: each file's columns,
@@ -232,9 +253,21 @@ func fileViewSQL(path string, t TableRef, o Options) (string, error) {
 // file, by window file then row) unless it is a delete (the fold's newest
 // rule).
 func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, error) {
-	window, err := win.relationSQL()
-	if err != nil {
-		return "", err
+	// The window's rows in stream order (by file, then row), or the
+	// session's overlay of them: one row, the newest effect, per key.
+	var rows, window string
+	if win.overlay != "" {
+		window = win.overlay
+		rows = fmt.Sprintf("SELECT %s, %s, %s, 9223372036854775807, 0, 0 FROM %s",
+			joinIdents(t.Columns), quoteIdent(win.KeyCol), quoteIdent(win.OpCol), win.overlay)
+	} else {
+		rel, err := win.relationSQL()
+		if err != nil {
+			return "", err
+		}
+		window = rel
+		rows = fmt.Sprintf("SELECT %s, %s, %s, 9223372036854775807, dbtrail_s, file_row_number FROM %s",
+			joinIdents(t.Columns), quoteIdent(win.KeyCol), quoteIdent(win.OpCol), rel)
 	}
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
@@ -248,7 +281,7 @@ func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, erro
 	pdMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.posdel`)
 	upGlob := quoteString(dir + globEscape(t.Table) + ".[0-9]*.upserts")
 	upMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.upserts`)
-	return fmt.Sprintf(`-- %[11]s with the changes after the snapshot (a window of %[12]d events).
+	return fmt.Sprintf(`-- %[9]s with the changes after the snapshot (a window of %[10]d events).
 CREATE OR REPLACE VIEW %[1]s AS
 WITH dbtrail_dead AS (
     SELECT "row" FROM read_parquet(%[3]s, filename = true, union_by_name = true)
@@ -259,21 +292,20 @@ WITH dbtrail_dead AS (
     FROM read_parquet(%[5]s, filename = true, union_by_name = true)
     WHERE regexp_full_match(parse_filename(filename), %[6]s)
     UNION ALL
-    SELECT %[7]s, %[9]s, %[10]s, 9223372036854775807, dbtrail_s, file_row_number FROM %[13]s
+    %[11]s
 ), dbtrail_newest AS (
     SELECT * FROM dbtrail_versions
     QUALIFY row_number() OVER (PARTITION BY dbtrail_k ORDER BY dbtrail_f DESC, dbtrail_s DESC, dbtrail_r DESC) = 1
 ), dbtrail_rows AS (
     SELECT %[7]s FROM read_parquet(%[2]s, file_row_number = true) AS dbtrail_base
     WHERE NOT EXISTS (SELECT 1 FROM dbtrail_dead WHERE dbtrail_dead."row" = dbtrail_base.file_row_number)
-      AND NOT EXISTS (SELECT 1 FROM %[13]s AS dbtrail_window WHERE %[14]s)
+      AND NOT EXISTS (SELECT 1 FROM %[12]s AS dbtrail_window WHERE %[13]s)
     UNION ALL
     SELECT %[7]s FROM dbtrail_newest WHERE dbtrail_o = 'u'
 )
 SELECT %[8]s FROM dbtrail_rows;
 `, name, tableFile, pdGlob, pdMatch, upGlob, upMatch, list, shown,
-		quoteIdent(win.KeyCol), quoteIdent(win.OpCol), comment(name), win.Events, window,
-		win.KeyMatch("dbtrail_base", "dbtrail_window")), nil
+		comment(name), win.Events, rows, window, win.KeyMatch("dbtrail_base", "dbtrail_window")), nil
 }
 
 // joinIdents quotes and joins column names.

@@ -51,14 +51,24 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 		}
 	}
 	tables := tail.TablesAt(base)
+	pre, states, err := s.overlaysStmts(tail, tables)
+	if err != nil {
+		return false, err
+	}
 	var b bytes.Buffer
 	if err := WriteTail(&b, s.opt.Options, tables, tail); err != nil {
 		return false, err
 	}
 	changed := !sameShape(s.tables, tables)
-	if err := s.replace(ctx, tables, b.Bytes()); err != nil {
+	for name := range s.overlays {
+		if _, ok := states[name]; !ok && tail.Windows[name] == nil && !tail.Pending[name] {
+			pre, states[name] = append(pre, "DROP TABLE IF EXISTS "+overlayName(name)), nil
+		}
+	}
+	if err := s.replace(ctx, tables, b.Bytes(), pre...); err != nil {
 		return false, err
 	}
+	s.recordOverlays(states)
 	if s.tailDir != "" {
 		if err := os.RemoveAll(s.tailDir); err != nil {
 			return false, fmt.Errorf("views: remove the previous tail: %w", err)
@@ -103,13 +113,18 @@ func (s *Session) stagePending(ctx context.Context, names map[string]bool, all b
 			tables = append(tables, t)
 		}
 	}
+	pre, states, err := s.overlaysStmts(s.tail, tables)
+	if err != nil {
+		return err
+	}
 	var b bytes.Buffer
 	if err := WriteTail(&b, s.opt.Options, tables, s.tail); err != nil {
 		return err
 	}
-	if _, err := s.conn.ExecContext(ctx, b.String()); err != nil {
+	if err := s.execAtomically(ctx, append(pre, b.String())); err != nil {
 		return fmt.Errorf("views: load the tail's views of %s: %w", strings.Join(stage, ", "), err)
 	}
+	s.recordOverlays(states)
 	return nil
 }
 

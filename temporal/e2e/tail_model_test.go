@@ -164,32 +164,48 @@ func rowTexts(rows *sql.Rows) ([]string, error) {
 // off).
 func tailQuery(t *testing.T, e *backupEnv, withTail bool, cache *tail.Cache) (map[string][]string, *tail.State, string) {
 	t.Helper()
+	s, st := openModelSession(t, e, withTail, cache)
+	defer s.Close()
+	return readTailTables(t, e, s), *st, s.Snapshot()
+}
+
+// openModelSession opens a views session over e's backups (with the live
+// tail through cache when withTail) and returns it with where the tail
+// its last load prepared is.
+func openModelSession(t *testing.T, e *backupEnv, withTail bool, cache *tail.Cache) (*views.Session, **tail.State) {
+	t.Helper()
 	o := views.SessionOptions{Options: views.Options{SourceDir: filepath.Join(e.acts.BackupDir, "main"), Raw: true},
 		MemoryLimit: "256MB", Threads: 1}
-	var st *tail.State
+	st := new(*tail.State)
 	if withTail {
 		r := &tail.Reader{Past: moment.Past{Source: "main", Index: e.store, SourceDir: o.SourceDir}, Cache: cache}
 		o.Tail = func(ctx context.Context, dir string) (*views.Tail, error) {
-			var err error
-			st, err = r.Prepare(ctx, dir)
+			prepared, err := r.Prepare(ctx, dir)
 			if err != nil {
 				return nil, err
 			}
-			return st.Views, nil
+			*st = prepared
+			return prepared.Views, nil
 		}
 	}
 	s, err := views.OpenSession(e.ctx, o)
 	must(t, err)
-	defer s.Close()
+	return s, st
+}
+
+// readTailTables reads every table of the model through s.
+func readTailTables(t *testing.T, e *backupEnv, s *views.Session) map[string][]string {
+	t.Helper()
 	got := map[string][]string{}
 	for _, tb := range tailTables {
 		rows, _, err := s.Query(e.ctx, "SELECT * FROM app."+tb)
 		must(t, err)
-		if got[tb], err = rowTexts(rows); err != nil {
-			t.Fatalf("read app.%s: %v", tb, err)
+		var err2 error
+		if got[tb], err2 = rowTexts(rows); err2 != nil {
+			t.Fatalf("read app.%s: %v", tb, err2)
 		}
 	}
-	return got, st, s.Snapshot()
+	return got
 }
 
 // sameTables compares a session's answer with the recorded tables.
@@ -274,8 +290,25 @@ func TestTailModel(t *testing.T) {
 	defer cache.Close()
 	cache.MaxSegments = 2 // join (and fold) a table's segments every third question
 	cachedAnswers := 0
+	// Even rounds ask one session kept across the rounds (as the shell and
+	// the SQL port do: its overlays fold only the new window files), odd
+	// rounds a new session each.
+	kept, keptState := openModelSession(t, e, true, cache)
+	defer kept.Close()
+	keptFiles := 0 // the window files of the kept session's questions
 	check := func(round int) *tail.State {
-		got, st, _ := tailQuery(t, e, true, cache)
+		var got map[string][]string
+		var st *tail.State
+		if round%2 == 0 {
+			_, err := kept.Reload(e.ctx)
+			must(t, err)
+			got, st = readTailTables(t, e, kept), *keptState
+			for _, w := range st.Views.Windows {
+				keptFiles += len(w.Paths)
+			}
+		} else {
+			got, st, _ = tailQuery(t, e, true, cache)
+		}
 		if st.Cached > 0 {
 			cachedAnswers++
 		}
@@ -352,10 +385,13 @@ func TestTailModel(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	t.Logf("%d transactions, %d answers through the tail (%d with windows, %d of them after a chain, %d read cached windows, %d joins of a table's segments) equal to the source at their cut",
-		w.txns, live, windows, chained, cachedAnswers, cache.Joins())
+	t.Logf("%d transactions, %d answers through the tail (%d with windows, %d of them after a chain, %d read cached windows, %d joins of a table's segments) equal to the source at their cut; the kept session read %d of its windows' %d files into its overlays",
+		w.txns, live, windows, chained, cachedAnswers, cache.Joins(), kept.OverlayReads(), keptFiles)
 	if windows == 0 || chained == 0 || cachedAnswers == 0 || cache.Joins() == 0 {
 		t.Fatalf("%d answers read a window, %d after a chain, %d cached windows, %d joined segments: want all", windows, chained, cachedAnswers, cache.Joins())
+	}
+	if kept.OverlayReads() == 0 || kept.OverlayReads() >= keptFiles {
+		t.Fatalf("the kept session read %d window files into its overlays for %d files of its windows: want fewer, not none", kept.OverlayReads(), keptFiles)
 	}
 
 	// Traffic stopped: the binary names the last commit; --tail=false
