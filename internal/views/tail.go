@@ -182,6 +182,8 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 			return fileViewSQL(file, t, o)
 		case win != nil && t.fullOnly():
 			return "", fmt.Errorf("views: table %q.%q is always written in full: its tail must be a table file, not a window", t.Schema, t.Table)
+		case win != nil && win.overlay != "":
+			return overlayViewSQL(dir, t, win, o), nil
 		case win != nil:
 			return windowViewSQL(dir, t, win, o)
 		}
@@ -253,21 +255,9 @@ func fileViewSQL(path string, t TableRef, o Options) (string, error) {
 // file, by window file then row) unless it is a delete (the fold's newest
 // rule).
 func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, error) {
-	// The window's rows in stream order (by file, then row), or the
-	// session's overlay of them: one row, the newest effect, per key.
-	var rows, window string
-	if win.overlay != "" {
-		window = win.overlay
-		rows = fmt.Sprintf("SELECT %s, %s, %s, 9223372036854775807, 0, 0 FROM %s",
-			joinIdents(t.Columns), quoteIdent(win.KeyCol), quoteIdent(win.OpCol), win.overlay)
-	} else {
-		rel, err := win.relationSQL()
-		if err != nil {
-			return "", err
-		}
-		window = rel
-		rows = fmt.Sprintf("SELECT %s, %s, %s, 9223372036854775807, dbtrail_s, file_row_number FROM %s",
-			joinIdents(t.Columns), quoteIdent(win.KeyCol), quoteIdent(win.OpCol), rel)
+	window, err := win.relationSQL()
+	if err != nil {
+		return "", err
 	}
 	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
 	dir = globEscape(dir) + "/" + globEscape(t.Schema) + "/"
@@ -281,7 +271,7 @@ func windowViewSQL(dir string, t TableRef, win *Window, o Options) (string, erro
 	pdMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.posdel`)
 	upGlob := quoteString(dir + globEscape(t.Table) + ".[0-9]*.upserts")
 	upMatch := quoteString(regexp.QuoteMeta(t.Table) + `\.[0-9]+(-[0-9]+)?\.upserts`)
-	return fmt.Sprintf(`-- %[9]s with the changes after the snapshot (a window of %[10]d events).
+	return fmt.Sprintf(`-- %[11]s with the changes after the snapshot (a window of %[12]d events).
 CREATE OR REPLACE VIEW %[1]s AS
 WITH dbtrail_dead AS (
     SELECT "row" FROM read_parquet(%[3]s, filename = true, union_by_name = true)
@@ -292,20 +282,48 @@ WITH dbtrail_dead AS (
     FROM read_parquet(%[5]s, filename = true, union_by_name = true)
     WHERE regexp_full_match(parse_filename(filename), %[6]s)
     UNION ALL
-    %[11]s
+    SELECT %[7]s, %[9]s, %[10]s, 9223372036854775807, dbtrail_s, file_row_number FROM %[13]s
 ), dbtrail_newest AS (
     SELECT * FROM dbtrail_versions
     QUALIFY row_number() OVER (PARTITION BY dbtrail_k ORDER BY dbtrail_f DESC, dbtrail_s DESC, dbtrail_r DESC) = 1
 ), dbtrail_rows AS (
     SELECT %[7]s FROM read_parquet(%[2]s, file_row_number = true) AS dbtrail_base
     WHERE NOT EXISTS (SELECT 1 FROM dbtrail_dead WHERE dbtrail_dead."row" = dbtrail_base.file_row_number)
-      AND NOT EXISTS (SELECT 1 FROM %[12]s AS dbtrail_window WHERE %[13]s)
+      AND NOT EXISTS (SELECT 1 FROM %[13]s AS dbtrail_window WHERE %[14]s)
     UNION ALL
     SELECT %[7]s FROM dbtrail_newest WHERE dbtrail_o = 'u'
 )
 SELECT %[8]s FROM dbtrail_rows;
 `, name, tableFile, pdGlob, pdMatch, upGlob, upMatch, list, shown,
-		comment(name), win.Events, rows, window, win.KeyMatch("dbtrail_base", "dbtrail_window")), nil
+		quoteIdent(win.KeyCol), quoteIdent(win.OpCol), comment(name), win.Events, window,
+		win.KeyMatch("dbtrail_base", "dbtrail_window")), nil
+}
+
+// overlayViewSQL is the view of t reading its table file and chain under
+// dir (chainSelect) with the session's overlay of win laid over them: the
+// rows whose key the overlay does not hold, then the overlay's upserts.
+// The same rows as windowViewSQL's, the window's newest effects read from
+// one table of one row per key instead of ordered from its files.
+func overlayViewSQL(dir string, t TableRef, win *Window, o Options) string {
+	name := quoteIdent(t.Schema) + "." + quoteIdent(t.Table)
+	list := joinIdents(t.Columns)
+	shown := list
+	if !o.Raw {
+		shown = typedList(t, o.Exact)
+	}
+	return fmt.Sprintf(`-- %[1]s with the changes after the snapshot (a window of %[2]d events, folded in the session's overlay).
+CREATE OR REPLACE VIEW %[3]s AS
+WITH dbtrail_snapshot AS (
+%[4]s
+)
+SELECT %[5]s FROM (
+    SELECT %[6]s FROM dbtrail_snapshot AS dbtrail_base
+    WHERE NOT EXISTS (SELECT 1 FROM %[7]s AS dbtrail_window WHERE %[8]s)
+    UNION ALL
+    SELECT %[6]s FROM %[7]s WHERE %[9]s = 'u'
+);
+`, comment(name), win.Events, name, chainSelect(dir, t, list), shown, list, win.overlay,
+		win.KeyMatch("dbtrail_base", "dbtrail_window"), quoteIdent(win.OpCol))
 }
 
 // joinIdents quotes and joins column names.
