@@ -27,6 +27,9 @@ type sessionPolls struct {
 	// staging of each question; reload: loading the views at the new cut
 	// (preparing included).
 	prepare, staging, reload []time.Duration
+	// files: the window files of every question; overlayReads: those the
+	// session read into its overlays (the rest it had folded before).
+	files, overlayReads int
 }
 
 // pollSession asks the question naming every table (freshQueries[modeAll])
@@ -85,6 +88,10 @@ func (e *freshEnv) pollSession(ctx context.Context, traffic <-chan struct{}, m *
 		p.prepare = append(p.prepare, st.Took)
 		p.reload = append(p.reload, reload)
 		p.staging = append(p.staging, st.Staging)
+		for _, w := range st.Views.Windows {
+			p.files += len(w.Paths)
+		}
+		p.overlayReads = s.OverlayReads()
 		if path := os.Getenv("DBTRAIL_BENCH_EXPLAIN"); path != "" && len(p.wall) == 12 {
 			explain(ctx, s, path)
 		}
@@ -142,9 +149,9 @@ func sessionResult(m *markers, p *sessionPolls, rate float64, perProcess time.Du
 		events += p.events[i]
 		cached += p.cached[i]
 	}
-	note := fmt.Sprintf("a phase of its own, the workload at %.0f tx/s: %d questions (max %.1f s; at the median loading the views at the new cut %.2f s of which the tail's cut, plan and counts %.2f s, staging %.2f s, the statement in DuckDB %.2f s), %d markers seen, %d not; the tail's events read from the cache: %.0f%% (%s of %s); a new dbtrail query process per question without the cache (first phase): %.1f s at the median (%.1fx the session's)",
+	note := fmt.Sprintf("a phase of its own, the workload at %.0f tx/s: %d questions (max %.1f s; at the median loading the views at the new cut %.2f s of which the tail's cut, plan and counts %.2f s, staging %.2f s, the statement in DuckDB %.2f s), %d markers seen, %d not; the tail's events read from the cache: %.0f%% (%s of %s); window files read into the session's overlays: %d of the questions' %d; a new dbtrail query process per question without the cache (first phase): %.1f s at the median (%.1fx the session's)",
 		rate, len(p.wall), slices.Max(p.wall).Seconds(), med(p.reload), med(p.prepare), med(p.staging), med(statement), len(lat), missed, 100*float64(cached)/float64(max(events, 1)),
-		thousands(int(cached)), thousands(int(events)), perProcess.Seconds(), perProcess.Seconds()/max(answer.Seconds(), 0.001))
+		thousands(int(cached)), thousands(int(events)), p.overlayReads, p.files, perProcess.Seconds(), perProcess.Seconds()/max(answer.Seconds(), 0.001))
 	return judged(name, fmt.Sprintf("%.2f s / %.1f s", answer.Seconds(), visible.Seconds()), note,
 		measured(answer.Seconds(), atMost(1, "%.0f s").of("answer p50")), measured(visible.Seconds(), atMost(2, "%.0f s").of("commit-to-visible p50")),
 		cond("every marker seen ("+strconv.Itoa(missed)+" not)", missed == 0 && len(lat) > 0))

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"database/sql"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		if kills == 20 {
 			t.Fatalf("%d of %d kills hit a LoadTable attempt in flight that was then retried", hits, kills)
 		}
-		chunks = chunkCommitted(t, e, tdb, chunks, hits+1)
+		chunks = chunkCommitted(t, e, tdb, chunks, hits+1, func() string { return loadsState(t, e, run) + "\nworker: " + tailOf(w.out.String(), 4000) })
 		inFlight := runningLoads(t, e, run)
 		if len(inFlight) == 0 {
 			continue // between two slices: wait for the next commit
@@ -116,8 +117,10 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 // chunkCommitted waits until the restore's parts checkpoints in tdb count
 // more chunks than after (a chunk just committed) while a part is still
 // loading, and returns the chunks counted; it fails the test when every
-// part (app.big's two, app.bag's one) is loaded before kill.
-func chunkCommitted(t *testing.T, e *backupEnv, tdb *sql.DB, after int64, kill int) int64 {
+// part (app.big's two, app.bag's one) is loaded before kill, or when none
+// commits for 5 minutes (with state: the run's and the worker's, to say
+// why).
+func chunkCommitted(t *testing.T, e *backupEnv, tdb *sql.DB, after int64, kill int, state func() string) int64 {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -132,8 +135,34 @@ func chunkCommitted(t *testing.T, e *backupEnv, tdb *sql.DB, after int64, kill i
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("no chunk committed before kill %d", kill)
+	t.Fatalf("no chunk committed before kill %d (after %d chunks) for 5 minutes; %s", kill, after, state())
 	return 0
+}
+
+// loadsState describes run's pending activities: type, id, state, attempt,
+// last heartbeat and the failure of the attempt before.
+func loadsState(t *testing.T, e *backupEnv, run client.WorkflowRun) string {
+	t.Helper()
+	desc, err := e.c.DescribeWorkflowExecution(e.ctx, run.GetID(), run.GetRunID())
+	if err != nil {
+		return "describe the run: " + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s, %d pending activities:", desc.GetWorkflowExecutionInfo().GetStatus(), len(desc.PendingActivities))
+	for _, pa := range desc.PendingActivities {
+		fmt.Fprintf(&b, "\n  %s %s %s attempt %d, last heartbeat %v, last started %v, worker %q, last failure: %v",
+			pa.GetActivityType().GetName(), pa.GetActivityId(), pa.GetState(), pa.GetAttempt(), pa.GetLastHeartbeatTime().AsTime().Format(time.RFC3339),
+			pa.GetLastStartedTime().AsTime().Format(time.RFC3339), pa.GetLastWorkerIdentity(), pa.GetLastFailure().GetMessage())
+	}
+	return b.String()
+}
+
+// tailOf is the last n bytes of s.
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
 }
 
 // runningLoads are run's LoadTable attempts started and not ended: the
