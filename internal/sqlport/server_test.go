@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -164,22 +167,35 @@ func TestPortAnswersDriver(t *testing.T) {
 }
 
 func TestPortRefuses(t *testing.T) {
-	addr := startPort(t)
+	var src string
+	addr := startPortCfg(t, func(c *Config) { src = c.Session.SourceDir }, ordersTable)
+	before := treeOf(t, src)
 	db := openPort(t, addr, "viewer", testSecret)
+	outfile := filepath.Join(t.TempDir(), "x")
 	for _, w := range []string{"INSERT INTO shop.orders VALUES (4, 1, 'x', NULL, NULL)", "DELETE FROM shop.orders",
-		"CREATE TABLE shop.x (a INT)", "SELECT * FROM shop.orders INTO OUTFILE '/tmp/x'", "LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE shop.orders"} {
+		"CREATE TABLE shop.x (a INT)", "SELECT * FROM shop.orders INTO OUTFILE '" + outfile + "'", "LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE shop.orders",
+		"COPY (SELECT 1) TO '" + outfile + "'"} {
 		_, err := db.Exec(w)
 		var my *gomysql.MySQLError
 		if !errors.As(err, &my) || my.Number != 1290 {
 			t.Errorf("%s: %v, want error 1290", w, err)
 		}
 	}
-	_, err := db.Query("SELECT * FROM read_csv('/etc/passwd')")
-	if err == nil {
-		t.Error("a file function ran")
-	}
-	_, err = db.Exec("SET @@dbtrail_at = 'seq:1'")
 	var my *gomysql.MySQLError
+	for _, q := range []string{"SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM read_text('/etc/passwd')"} {
+		if _, err := db.Query(q); !errors.As(err, &my) || my.Number != 1290 && my.Number != 1235 {
+			t.Errorf("%s: %v, want a MySQL refusal (1290 or 1235)", q, err)
+		}
+	}
+	// Nothing was written anywhere: no file at the OUTFILE's path, the
+	// backup folder as it was.
+	if _, err := os.Stat(outfile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused statement wrote %s: %v", outfile, err)
+	}
+	if after := treeOf(t, src); !slices.Equal(after, before) {
+		t.Errorf("the backup folder changed under refused statements:\n%v\nwas\n%v", after, before)
+	}
+	_, err := db.Exec("SET @@dbtrail_at = 'seq:1'")
 	if !errors.As(err, &my) || my.Number != 1231 {
 		t.Errorf("SET @@dbtrail_at without the index: %v", err)
 	}
@@ -191,4 +207,26 @@ func TestPortRefuses(t *testing.T) {
 	if err := nobody.Ping(); !errors.As(err, &my) || my.Number != 1045 {
 		t.Errorf("an unknown user: %v, want error 1045", err)
 	}
+}
+
+// treeOf lists the files under dir with their sizes and modification
+// times, sorted.
+func treeOf(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %d %s", path, fi.Size(), fi.ModTime().Format(time.RFC3339Nano)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

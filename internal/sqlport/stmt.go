@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/stmt"
+
+	"github.com/dbtrail/dbtrail/internal/views"
 )
 
 // prepared is a statement COM_STMT_PREPARE took: its text and how many
@@ -131,7 +133,9 @@ func (h *handler) HandleStmtClose(ctx any) error {
 }
 
 // run runs fn under the statement's time limit; an error is a MySQL
-// error: the port's own, 1317 past the limit, else 1105 with the reason.
+// error: the port's own, 1317 past the limit, 1290 for a statement the
+// session refuses (a write, a file or setting the sandbox denies), else
+// 1105 with the reason.
 func (h *handler) run(fn func(context.Context) (*mysql.Result, error)) (*mysql.Result, error) {
 	ctx, done := h.inflight.start(h.ctx)
 	defer done()
@@ -147,6 +151,9 @@ func (h *handler) run(fn func(context.Context) (*mysql.Result, error)) (*mysql.R
 	}
 	if ctx.Err() != nil {
 		return nil, h.interruptedError(ctx)
+	}
+	if views.IsRefused(err) {
+		return nil, errRefused(mysql.ER_OPTION_PREVENTS_STATEMENT, "%v", err)
 	}
 	return nil, errRefused(mysql.ER_UNKNOWN_ERROR, "%v", err)
 }

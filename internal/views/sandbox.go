@@ -2,9 +2,12 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // sandbox cuts the session off everything but the source folder: DuckDB
@@ -41,4 +44,12 @@ func (s *Session) sandbox(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// IsRefused reports whether err is a session's refusal of a statement:
+// not read-only (ErrNotReadOnly), or a file, network or setting the
+// sandbox denies (DuckDB's permission error). Nothing ran or was written.
+func IsRefused(err error) bool {
+	var d *duckdb.Error
+	return errors.Is(err, ErrNotReadOnly) || errors.As(err, &d) && d.Type == duckdb.ErrorTypePermission
 }
