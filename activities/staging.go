@@ -13,9 +13,7 @@ import (
 // RunChecker tells whether a workflow run still runs (the worker's
 // Temporal client answers it): what decides that a staging folder is an
 // orphan.
-type RunChecker interface {
-	Running(ctx context.Context, workflowID, runID string) (bool, error)
-}
+type RunChecker = snapshot.RunChecker
 
 // RemoveSnapshotStaging removes the staging folder of a snapshot whose run
 // failed (and its owner file); what is already gone is no error, and a
@@ -47,7 +45,8 @@ func (a *Activities) ownStaging(ctx context.Context, source, id string) error {
 }
 
 // SweepStaging removes the source's staging folders whose owner run no
-// longer runs, as AllocateSnapshot does: a worker calls it at its start.
+// longer runs, as AllocateSnapshot does (a worker sweeps them at its start
+// through snapshot.SweepStagings).
 func (a *Activities) SweepStaging(ctx context.Context, source string) error {
 	log := a.Log
 	if log == nil {
@@ -56,37 +55,11 @@ func (a *Activities) SweepStaging(ctx context.Context, source string) error {
 	return a.sweepStaging(ctx, log, source, "")
 }
 
-// sweepStaging removes the orphan staging folders of source except keep's.
+// sweepStaging removes the orphan staging folders of source except keep's
+// (snapshot.SweepStagings), when the worker can ask which runs still run.
 func (a *Activities) sweepStaging(ctx context.Context, log *slog.Logger, source, keep string) error {
 	if a.Runs == nil {
 		return nil
 	}
-	list, err := snapshot.Stagings(a.sourceDir(source))
-	if err != nil {
-		return err
-	}
-	for _, s := range list {
-		if s.ID == keep {
-			continue
-		}
-		if s.Owner == nil {
-			log.Warn("staging folder kept: no owner recorded", slog.String("source", source), slog.String("snapshot", s.ID))
-			continue
-		}
-		running, err := a.Runs.Running(ctx, s.Owner.WorkflowID, s.Owner.RunID)
-		if err != nil {
-			log.Warn("staging folder kept: its owner run could not be looked up", slog.String("source", source),
-				slog.String("snapshot", s.ID), slog.String("workflow_id", s.Owner.WorkflowID), slog.String("error", err.Error()))
-			continue
-		}
-		if running {
-			continue
-		}
-		if err := snapshot.RemoveStaging(a.sourceDir(source), s.ID); err != nil {
-			return err
-		}
-		log.Info("orphan staging folder removed: its run no longer runs", slog.String("source", source), slog.String("snapshot", s.ID),
-			slog.String("workflow_id", s.Owner.WorkflowID), slog.String("run_id", s.Owner.RunID))
-	}
-	return nil
+	return snapshot.SweepStagings(ctx, a.sourceDir(source), keep, a.Runs, log.With(slog.String("source", source)))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dbtrail/dbtrail/activities"
+	"github.com/dbtrail/dbtrail/internal/snapshot"
 	"github.com/dbtrail/dbtrail/payload"
 	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/workers"
@@ -122,7 +124,7 @@ func runWorker(ctx context.Context, c client.Client, taskQueue string, acts *act
 		acts.Jobs = temporalclient.Runs{Client: c}
 	}
 	for name := range acts.Sources {
-		if err := acts.SweepStaging(ctx, name); err != nil {
+		if err := snapshot.SweepStagings(ctx, filepath.Join(acts.BackupDir, name), "", acts.Runs, log.With(slog.String("source", name))); err != nil {
 			log.Warn("staging folders not swept", slog.String("source", name), slog.String("error", err.Error()))
 		}
 	}
