@@ -21,21 +21,8 @@ func TestArchitectureDocListsTheSchedules(t *testing.T) {
 	}
 	doc := string(b)
 	rows := map[string][]string{} // by the schedule's ID cell
-	in := false
-	for _, line := range strings.Split(doc, "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "| schedule | starts | every (default) | flag |"):
-			in = true
-		case !strings.HasPrefix(line, "|"):
-			in = false
-		case in && strings.HasPrefix(line, "| `"):
-			cells := strings.Split(strings.Trim(line, "|"), "|")
-			for i := range cells {
-				cells[i] = strings.TrimSpace(cells[i])
-			}
-			rows[cells[0]] = cells
-		}
+	for _, cells := range tableRows(doc, "| schedule | starts | every (default) | flag |") {
+		rows[cells[0]] = cells
 	}
 	if len(rows) != len(payload.Schedules) {
 		t.Errorf("%s's schedule table has %d rows; payload.Schedules %d", architectureDoc, len(rows), len(payload.Schedules))

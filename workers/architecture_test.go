@@ -69,17 +69,31 @@ func TestArchitectureDocMatchesTheCode(t *testing.T) {
 // is "| package | owns |", without their backticks and any "(…)" note.
 func packageRows(doc string) []string {
 	var out []string
+	for _, cells := range tableRows(doc, "| package | owns |") {
+		name, _, _ := strings.Cut(strings.TrimPrefix(cells[0], "`"), "`")
+		out = append(out, name)
+	}
+	return out
+}
+
+// tableRows are the rows that start with a code span ("| `") of every
+// table of doc whose header line starts with header, as trimmed cells.
+func tableRows(doc, header string) [][]string {
+	var out [][]string
 	in := false
 	for _, line := range strings.Split(doc, "\n") {
+		line = strings.TrimSpace(line)
 		switch {
-		case strings.HasPrefix(line, "| package | owns |"):
+		case strings.HasPrefix(line, header):
 			in = true
 		case !strings.HasPrefix(line, "|"):
 			in = false
 		case in && strings.HasPrefix(line, "| `"):
-			cell := strings.TrimPrefix(line, "| `")
-			name, _, _ := strings.Cut(cell, "`")
-			out = append(out, name)
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			out = append(out, cells)
 		}
 	}
 	return out
