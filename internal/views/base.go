@@ -143,6 +143,7 @@ SELECT %[2]s FROM (
 	if state != nil {
 		s.recordOverlays(map[string]*overlayState{name: state})
 	}
+	delete(s.views, name) // its view reads the base now: made again at the next load
 	keys, err := s.overlayKeys(ctx, name, t, key)
 	if err != nil {
 		return err

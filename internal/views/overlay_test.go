@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -93,5 +94,84 @@ func TestOverlayFoldsOnlyNewFiles(t *testing.T) {
 	}
 	if got := queryLines(t, s, queries[0]); !slices.Equal(got, []string{"1|0.5|one b", "2|5|two again", "3|8|back"}) {
 		t.Fatalf("the last cut: %v", got)
+	}
+}
+
+// TestSessionKeepsOverlaidViews: at each new cut the tables whose overlay
+// the session holds (it read them) are staged when the views load, their
+// new files folded in, and their views are not made again; a table never
+// read stays pending until a statement names it. Every answer is the
+// window's at its cut.
+func TestSessionKeepsOverlaidViews(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "main")
+	orders := viewstest.Table{Schema: "shop", Create: "CREATE TABLE orders (id INT PRIMARY KEY, total DECIMAL(8,2), note VARCHAR(20))",
+		Rows: [][]any{{"1", "10.50", "first"}, {"2", "3.25", nil}, {"3", "7.00", "new"}}}
+	id := viewstest.Publish(t, src, orders, news)
+	file := func(name, rows string) string {
+		return writeWindow(t, src, id, "shop", "orders", name, rows).Paths[0]
+	}
+	files := []string{
+		file("k1.parquet", `(2, '4.00', 'two', '[2]', 'u'), (3, '7.00', 'new', '[3]', 'd')`),
+		file("k2.parquet", `(4, '1.00', 'four', '[4]', 'u'), (2, '5.00', 'two again', '[2]', 'u')`),
+		file("k3.parquet", `(4, '1.00', 'four', '[4]', 'd'), (1, '0.50', 'one b', '[1]', 'u')`),
+	}
+	want := [][]string{
+		{"1|10.5|first", "2|4|two"},
+		{"1|10.5|first", "2|5|two again", "4|1|four"},
+		{"1|0.5|one b", "2|5|two again"},
+	}
+	at := 0
+	var staged [][]string
+	var s *Session
+	s = openSession(t, SessionOptions{Options: Options{SourceDir: src, Exact: true}, Sandbox: true,
+		Tail: func(ctx context.Context, dir string) (*Tail, error) {
+			cut := at
+			tail := &Tail{Snapshot: id, Note: "cut: test", Pending: map[string]bool{"shop.orders": true, "crm.news": true},
+				Windows: map[string]*Window{}, Files: map[string]string{}}
+			tail.Stage = func(ctx context.Context, names []string) error {
+				staged = append(staged, names)
+				for _, n := range names {
+					delete(tail.Pending, n)
+					if n != "shop.orders" {
+						continue // crm.news has no change: its window is empty, the snapshot's view
+					}
+					win := writeWindow(t, src, id, "shop", "orders", "scratch.parquet", `(9, '9.00', 'nine', '[9]', 'd')`)
+					win.Paths = files[:cut+1]
+					for i := range win.Paths {
+						win.Spans = append(win.Spans, Span{Window: "w", File: files[i], From: uint64(10 * i), Upto: uint64(10*i + 10)})
+					}
+					tail.Windows[n] = win
+				}
+				return nil
+			}
+			return tail, nil
+		}})
+	ctx := context.Background()
+	q := "SELECT id, total, note FROM shop.orders ORDER BY id"
+	for at = range files {
+		if at > 0 {
+			staged = nil
+			made := s.viewsMade
+			if _, err := s.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(staged) != "[[shop.orders]]" {
+				t.Fatalf("cut %d: the load staged %v, want shop.orders alone (read before)", at, staged)
+			}
+			if n := s.viewsMade - made; n != 0 {
+				t.Fatalf("cut %d: the load made %d views again, want none (orders' reads its overlay, news' is a stand-in as before)", at, n)
+			}
+		}
+		if got := queryLines(t, s, q); !slices.Equal(got, want[at]) {
+			t.Fatalf("cut %d: %v, want %v", at, got, want[at])
+		}
+		if at > 0 && len(staged) != 1 {
+			t.Fatalf("cut %d: the statement staged again: %v", at, staged)
+		}
+	}
+	staged = nil
+	queryLines(t, s, "SELECT count(*) FROM crm.news")
+	if fmt.Sprint(staged) != "[[crm.news]]" {
+		t.Fatalf("crm.news, never read before: staged %v, want it staged when named", staged)
 	}
 }

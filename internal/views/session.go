@@ -70,10 +70,15 @@ type Session struct {
 	attaches int
 	based    map[string]string
 	lookups  map[string]*baseLookup // of the based tables (BaseLookup)
+	// views are the statements each table's view was made with (a tail's
+	// views: replaceViews makes again only those that changed); nil after
+	// replace.
+	views map[string]string
 	// overlays are the states of the tables' overlays (overlay.go);
 	// overlayReads counts the window files read into them.
 	overlays     map[string]*overlayState
 	overlayReads int
+	viewsMade    int // views made by replaceViews and stagePending (tests)
 }
 
 // OpenSession opens the session of o: it checks the snapshot to read
@@ -211,7 +216,7 @@ func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte, p
 	if err := s.execAtomically(ctx, append(append(stmts, pre...), string(text))); err != nil {
 		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
 	}
-	s.tables, s.text, s.based, s.lookups = tables, text, nil, nil
+	s.tables, s.text, s.views, s.based, s.lookups = tables, text, nil, nil, nil
 	return nil
 }
 

@@ -155,8 +155,7 @@ func (w *Window) relationSQL() (string, error) {
 // file. A window of a table always written in full is an error: such a
 // table's tail is a file.
 func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
-	o.Snapshot = tail.Snapshot
-	dir, err := readDir(o)
+	dir, views, err := tailViews(o, tables, tail)
 	if err != nil {
 		return err
 	}
@@ -166,33 +165,72 @@ func WriteTail(w io.Writer, o Options, tables []TableRef, tail *Tail) error {
 	if len(tail.Pending) > 0 {
 		fmt.Fprintf(&b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(unstagedSchema))
 	}
-	if err := appendViews(&b, tables, func(t TableRef) (string, error) {
-		name := t.Schema + "." + t.Table
-		win, file := tail.Windows[name], tail.Files[name]
-		if d := tail.Shapes[name]; d != nil && file != "" {
-			t = TableRef{Schema: t.Schema, Table: t.Table, Defs: slices.Clone(d.Columns), Full: true}
-			for _, c := range d.Columns {
-				t.Columns = append(t.Columns, c.Name)
-			}
+	schemas := map[string]bool{}
+	for _, v := range views {
+		if !schemas[v.schema] {
+			schemas[v.schema] = true
+			fmt.Fprintf(&b, "\nCREATE SCHEMA IF NOT EXISTS %s;\n", quoteIdent(v.schema))
 		}
-		switch {
-		case tail.Pending[name]:
-			return pendingViewSQL(dir, t, o), nil
-		case file != "":
-			return fileViewSQL(file, t, o)
-		case win != nil && t.fullOnly():
-			return "", fmt.Errorf("views: table %q.%q is always written in full: its tail must be a table file, not a window", t.Schema, t.Table)
-		case win != nil && win.overlay != "":
-			return overlayViewSQL(dir, t, win, o), nil
-		case win != nil:
-			return windowViewSQL(dir, t, win, o)
-		}
-		return viewSQL(dir, t, o), nil
-	}); err != nil {
-		return err
+		b.WriteString("\n")
+		b.WriteString(v.sql)
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// tableView is one table's statements in a views text.
+type tableView struct {
+	schema, name string // name is schema.table
+	sql          string
+}
+
+// tailViews are WriteTail's views, table by table, and the snapshot
+// folder they read.
+func tailViews(o Options, tables []TableRef, tail *Tail) (string, []tableView, error) {
+	o.Snapshot = tail.Snapshot
+	dir, err := readDir(o)
+	if err != nil {
+		return "", nil, err
+	}
+	out := make([]tableView, 0, len(tables))
+	for _, t := range tables {
+		if err := checkRef(t); err != nil {
+			return "", nil, err
+		}
+		sql, err := tailViewSQL(dir, t, tail, o)
+		if err != nil {
+			return "", nil, err
+		}
+		out = append(out, tableView{schema: t.Schema, name: t.Schema + "." + t.Table, sql: sql})
+	}
+	return dir, out, nil
+}
+
+// tailViewSQL is the view of t over tail: a pending table's stand-in, a
+// file's, a window's (through the session's overlay when it has one), or
+// the snapshot's.
+func tailViewSQL(dir string, t TableRef, tail *Tail, o Options) (string, error) {
+	name := t.Schema + "." + t.Table
+	win, file := tail.Windows[name], tail.Files[name]
+	if d := tail.Shapes[name]; d != nil && file != "" {
+		t = TableRef{Schema: t.Schema, Table: t.Table, Defs: slices.Clone(d.Columns), Full: true}
+		for _, c := range d.Columns {
+			t.Columns = append(t.Columns, c.Name)
+		}
+	}
+	switch {
+	case tail.Pending[name]:
+		return pendingViewSQL(dir, t, o), nil
+	case file != "":
+		return fileViewSQL(file, t, o)
+	case win != nil && t.fullOnly():
+		return "", fmt.Errorf("views: table %q.%q is always written in full: its tail must be a table file, not a window", t.Schema, t.Table)
+	case win != nil && win.overlay != "":
+		return overlayViewSQL(dir, t, win, o), nil
+	case win != nil:
+		return windowViewSQL(dir, t, win, o)
+	}
+	return viewSQL(dir, t, o), nil
 }
 
 // pendingViewSQL is the stand-in view of a changed table whose changes
@@ -311,7 +349,7 @@ func overlayViewSQL(dir string, t TableRef, win *Window, o Options) string {
 	if !o.Raw {
 		shown = typedList(t, o.Exact)
 	}
-	return fmt.Sprintf(`-- %[1]s with the changes after the snapshot (a window of %[2]d events, folded in the session's overlay).
+	return fmt.Sprintf(`-- %[1]s with the changes after the snapshot, folded in the session's overlay %[2]s.
 CREATE OR REPLACE VIEW %[3]s AS
 WITH dbtrail_snapshot AS (
 %[4]s
@@ -322,7 +360,7 @@ SELECT %[5]s FROM (
     UNION ALL
     SELECT %[6]s FROM %[7]s WHERE %[9]s = 'u'
 );
-`, comment(name), win.Events, name, chainSelect(dir, t, list), shown, list, win.overlay,
+`, comment(name), comment(win.overlay), name, chainSelect(dir, t, list), shown, list, win.overlay,
 		win.KeyMatch("dbtrail_base", "dbtrail_window"), quoteIdent(win.OpCol))
 }
 

@@ -51,7 +51,27 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 		}
 	}
 	tables := tail.TablesAt(base)
+	// The tables whose overlay the session holds (it read them at an
+	// earlier cut) are staged now, their new events folded in, so that
+	// their views stay as they are (reading the overlay at the new cut)
+	// instead of becoming stand-ins made again at the next statement.
+	var eager []string
+	for name := range tail.Pending {
+		if s.overlays[name] != nil {
+			eager = append(eager, name)
+		}
+	}
+	if len(eager) > 0 {
+		slices.Sort(eager)
+		if err := tail.Stage(ctx, eager); err != nil {
+			return false, err
+		}
+	}
 	pre, states, err := s.overlaysStmts(tail, tables)
+	if err != nil {
+		return false, err
+	}
+	_, views, err := tailViews(s.opt.Options, tables, tail)
 	if err != nil {
 		return false, err
 	}
@@ -65,7 +85,7 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 			pre, states[name] = append(pre, "DROP TABLE IF EXISTS "+overlayName(name)), nil
 		}
 	}
-	if err := s.replace(ctx, tables, b.Bytes(), pre...); err != nil {
+	if err := s.replaceViews(ctx, tables, views, len(tail.Pending) > 0, b.Bytes(), pre); err != nil {
 		return false, err
 	}
 	s.recordOverlays(states)
@@ -125,6 +145,58 @@ func (s *Session) stagePending(ctx context.Context, names map[string]bool, all b
 		return fmt.Errorf("views: load the tail's views of %s: %w", strings.Join(stage, ", "), err)
 	}
 	s.recordOverlays(states)
+	_, views, err := tailViews(s.opt.Options, tables, s.tail)
+	if err != nil {
+		return err
+	}
+	if s.views == nil {
+		s.views = map[string]string{}
+	}
+	for _, v := range views {
+		s.views[v.name] = v.sql
+		s.viewsMade++
+	}
+	return nil
+}
+
+// replaceViews is replace for a tail's views: in one transaction it drops
+// the views of tables no longer present, runs pre (the overlays'
+// statements) and makes again only the views whose statements changed
+// (a view reading an overlay keeps its text while the snapshot stays: the
+// overlay holds the new cut). full is the whole text, kept as the
+// session's; unstaged says whether the stand-ins' schema is needed.
+func (s *Session) replaceViews(ctx context.Context, tables []TableRef, views []tableView, unstaged bool, full []byte, pre []string) error {
+	keep := map[[2]string]bool{}
+	for _, t := range tables {
+		keep[[2]string{t.Schema, t.Table}] = true
+	}
+	stmts := []string{}
+	for _, t := range s.tables {
+		if !keep[[2]string{t.Schema, t.Table}] {
+			stmts = append(stmts, "DROP VIEW IF EXISTS "+quoteIdent(t.Schema)+"."+quoteIdent(t.Table))
+		}
+	}
+	stmts = append(stmts, pre...)
+	if unstaged {
+		stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+quoteIdent(unstagedSchema))
+	}
+	made := map[string]string{}
+	schemas := map[string]bool{}
+	for _, v := range views {
+		if !schemas[v.schema] {
+			schemas[v.schema] = true
+			stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+quoteIdent(v.schema))
+		}
+		if s.views[v.name] != v.sql {
+			stmts = append(stmts, v.sql)
+			s.viewsMade++
+		}
+		made[v.name] = v.sql
+	}
+	if err := s.execAtomically(ctx, stmts); err != nil {
+		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
+	}
+	s.tables, s.text, s.views, s.based, s.lookups = tables, full, made, nil, nil
 	return nil
 }
 
