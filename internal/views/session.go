@@ -203,6 +203,16 @@ func (s *Session) Reload(ctx context.Context) (bool, error) {
 // overlays' statements) and loads text, in one transaction: on an error
 // the views are as they were.
 func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte, pre ...string) error {
+	if err := s.execAtomically(ctx, append(append(s.dropGone(tables), pre...), string(text))); err != nil {
+		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
+	}
+	s.tables, s.text, s.views, s.based, s.lookups = tables, text, nil, nil, nil
+	return nil
+}
+
+// dropGone are the statements dropping the views of the loaded tables that
+// tables no longer holds.
+func (s *Session) dropGone(tables []TableRef) []string {
 	keep := map[[2]string]bool{}
 	for _, t := range tables {
 		keep[[2]string{t.Schema, t.Table}] = true
@@ -213,11 +223,7 @@ func (s *Session) replace(ctx context.Context, tables []TableRef, text []byte, p
 			stmts = append(stmts, "DROP VIEW IF EXISTS "+quoteIdent(t.Schema)+"."+quoteIdent(t.Table))
 		}
 	}
-	if err := s.execAtomically(ctx, append(append(stmts, pre...), string(text))); err != nil {
-		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
-	}
-	s.tables, s.text, s.views, s.based, s.lookups = tables, text, nil, nil, nil
-	return nil
+	return stmts
 }
 
 // ErrNotReadOnly is returned for a statement a session refuses.

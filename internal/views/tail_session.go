@@ -1,7 +1,6 @@
 package views
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -71,12 +70,8 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, views, err := tailViews(s.opt.Options, tables, tail)
+	snapDir, views, err := tailViews(s.opt.Options, tables, tail)
 	if err != nil {
-		return false, err
-	}
-	var b bytes.Buffer
-	if err := WriteTail(&b, s.opt.Options, tables, tail); err != nil {
 		return false, err
 	}
 	changed := !sameShape(s.tables, tables)
@@ -85,7 +80,7 @@ func (s *Session) reloadTail(ctx context.Context) (bool, error) {
 			pre, states[name] = append(pre, "DROP TABLE IF EXISTS "+overlayName(name)), nil
 		}
 	}
-	if err := s.replaceViews(ctx, tables, views, len(tail.Pending) > 0, b.Bytes(), pre); err != nil {
+	if err := s.replaceViews(ctx, tables, views, len(tail.Pending) > 0, []byte(tailText(snapDir, tail, views)), pre); err != nil {
 		return false, err
 	}
 	s.recordOverlays(states)
@@ -137,18 +132,14 @@ func (s *Session) stagePending(ctx context.Context, names map[string]bool, all b
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if err := WriteTail(&b, s.opt.Options, tables, s.tail); err != nil {
-		return err
-	}
-	if err := s.execAtomically(ctx, append(pre, b.String())); err != nil {
-		return fmt.Errorf("views: load the tail's views of %s: %w", strings.Join(stage, ", "), err)
-	}
-	s.recordOverlays(states)
-	_, views, err := tailViews(s.opt.Options, tables, s.tail)
+	dir, views, err := tailViews(s.opt.Options, tables, s.tail)
 	if err != nil {
 		return err
 	}
+	if err := s.execAtomically(ctx, append(pre, tailText(dir, s.tail, views))); err != nil {
+		return fmt.Errorf("views: load the tail's views of %s: %w", strings.Join(stage, ", "), err)
+	}
+	s.recordOverlays(states)
 	if s.views == nil {
 		s.views = map[string]string{}
 	}
@@ -166,21 +157,11 @@ func (s *Session) stagePending(ctx context.Context, names map[string]bool, all b
 // overlay holds the new cut). full is the whole text, kept as the
 // session's; unstaged says whether the stand-ins' schema is needed.
 func (s *Session) replaceViews(ctx context.Context, tables []TableRef, views []tableView, unstaged bool, full []byte, pre []string) error {
-	keep := map[[2]string]bool{}
-	for _, t := range tables {
-		keep[[2]string{t.Schema, t.Table}] = true
-	}
-	stmts := []string{}
-	for _, t := range s.tables {
-		if !keep[[2]string{t.Schema, t.Table}] {
-			stmts = append(stmts, "DROP VIEW IF EXISTS "+quoteIdent(t.Schema)+"."+quoteIdent(t.Table))
-		}
-	}
-	stmts = append(stmts, pre...)
+	stmts := append(s.dropGone(tables), pre...)
 	if unstaged {
 		stmts = append(stmts, "CREATE SCHEMA IF NOT EXISTS "+quoteIdent(unstagedSchema))
 	}
-	made := map[string]string{}
+	made, n := map[string]string{}, 0
 	schemas := map[string]bool{}
 	for _, v := range views {
 		if !schemas[v.schema] {
@@ -189,13 +170,14 @@ func (s *Session) replaceViews(ctx context.Context, tables []TableRef, views []t
 		}
 		if s.views[v.name] != v.sql {
 			stmts = append(stmts, v.sql)
-			s.viewsMade++
+			n++
 		}
 		made[v.name] = v.sql
 	}
 	if err := s.execAtomically(ctx, stmts); err != nil {
 		return fmt.Errorf("views: load views of %s: %w", s.opt.SnapshotDir(), err)
 	}
+	s.viewsMade += n
 	s.tables, s.text, s.views, s.based, s.lookups = tables, full, made, nil, nil
 	return nil
 }
