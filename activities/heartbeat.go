@@ -12,7 +12,9 @@ import (
 
 // keepAlive heartbeats ctx's activity every HeartbeatEvery with the latest
 // detail given to set (nil until then) until stop is called. Progress
-// reported through set reaches the heartbeat within HeartbeatEvery.
+// reported through set reaches the heartbeat within HeartbeatEvery; the
+// first detail at once, so an attempt killed early still leaves what it
+// knew at its start (LoadTable: the rows the target holds).
 func keepAlive(ctx context.Context) (set func(detail any), stop func()) {
 	var mu sync.Mutex
 	var detail any
@@ -41,11 +43,14 @@ func keepAlive(ctx context.Context) (set func(detail any), stop func()) {
 			}
 		}
 	}()
-	var once sync.Once
+	var once, first sync.Once
 	return func(d any) {
 			mu.Lock()
 			detail = d
 			mu.Unlock()
+			if activity.IsActivity(ctx) {
+				first.Do(func() { activity.RecordHeartbeat(ctx, d) })
+			}
 		}, func() {
 			once.Do(func() { close(done); wg.Wait() })
 		}

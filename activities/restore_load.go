@@ -15,7 +15,8 @@ import (
 // then returns where it stands (the workflow calls it again until Done):
 // restore.Load.Run, on the target the worker resolved (openTarget), with
 // the table staged once on this worker (stageTable) and its progress as
-// the heartbeat's LoadProgress.
+// the heartbeat's LoadProgress (Loaded: the target's rows, kept through
+// the staging's reports).
 func (a *Activities) LoadTable(ctx context.Context, in calls.LoadTableInput) (calls.LoadTableResult, error) {
 	set, stop := keepAlive(ctx)
 	defer stop()
@@ -28,13 +29,17 @@ func (a *Activities) LoadTable(ctx context.Context, in calls.LoadTableInput) (ca
 		return calls.LoadTableResult{}, err
 	}
 	name := in.Job.Target()
+	var loaded int64 // the rows the target holds, as last reported
 	l := restore.Load{Target: &tg.Target, Options: restoreOptions(in.Spec), Job: restore.Job(in.Job), ChunkRows: in.ChunkRows,
 		Slice: in.Slice, Parts: in.Parts, PartRows: a.RestorePartRows, Log: a.log(ctx),
 		Stage: func(ctx context.Context, progress func(string, int64)) (restore.Staged, *spaceneed.Step, error) {
 			return a.stageTable(ctx, in, progress)
 		},
 		Progress: func(stage string, rows int64, paused string) {
-			set(calls.LoadProgress{Table: name, Stage: stage, Rows: rows, Paused: paused})
+			if restore.HoldsTargetRows(stage) {
+				loaded = rows
+			}
+			set(calls.LoadProgress{Table: name, Stage: stage, Rows: rows, Paused: paused, Loaded: loaded})
 		}}
 	res, err := l.Run(ctx)
 	return calls.LoadTableResult(res), restoreErr(err)

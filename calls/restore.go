@@ -85,12 +85,17 @@ type LoadTableResult struct {
 	Room *spaceneed.Step `json:",omitempty"`
 }
 
-// LoadProgress is LoadTable's heartbeat detail.
+// LoadProgress is LoadTable's heartbeat detail: the stage and its rows
+// (restore.Load.Progress) and Loaded, the rows the target held at the
+// last report of them (the checkpoint's when the attempt began, then
+// after each chunk). A LoadTable whose every attempt lost its worker is
+// called again when Loaded moved (workflows: loadLost).
 type LoadProgress struct {
 	Table  string
 	Stage  string
 	Rows   int64
 	Paused string `json:",omitempty"`
+	Loaded int64  `json:",omitempty"`
 }
 
 // VerifyRestoreInput fingerprints a loaded table in the target and

@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"errors"
 	"slices"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/dbtrail/dbtrail/calls"
@@ -152,13 +154,21 @@ func (r *restoreRun) table(ctx workflow.Context, i int, job calls.RestoreTableJo
 	out.Table, out.Target = tp.Table, tp.Target
 	tp.State = payload.TableLoading
 	chunk := 0
+	var floor int64 // the most rows the target was known to hold
 	var loaded calls.LoadTableResult
 	for !loaded.Done {
 		var s calls.LoadTableResult
 		in := calls.LoadTableInput{Spec: r.in.RestoreSpec, Job: job, ChunkRows: chunk, Slice: r.in.Slice, Parts: r.parts}
 		if err := workflow.ExecuteActivity(r.long, calls.LoadTable, in).Get(ctx, &s); err != nil {
+			if n, ok := loadLost(ctx, err, floor); ok {
+				workflow.GetLogger(ctx).Warn("every attempt of a LoadTable lost its worker after loading rows: called again",
+					"table", tp.Target, "rows_before", floor, "rows_loaded", n)
+				floor = n
+				continue
+			}
 			return err // its message names the table; its type stays the first the CLI and tests see
 		}
+		floor = max(floor, s.Rows)
 		chunk, loaded = s.ChunkRows, s
 		out.Written += s.Written
 		out.Chunks += s.Chunks
@@ -177,6 +187,31 @@ func (r *restoreRun) table(ctx workflow.Context, i int, job calls.RestoreTableJo
 	out.Rows, out.Fingerprint, out.Old = v.Rows, v.Fingerprint, v.Old
 	r.progress.TablesDone++
 	return nil
+}
+
+// loadLostChange is the version id (workflow.GetVersion) of calling a
+// LoadTable again after its attempts were all lost with rows loaded.
+const loadLostChange = "restore-load-lost-with-progress"
+
+// loadLost reports whether err is a LoadTable whose every attempt timed
+// out (its worker died or hung: MaxAttempts lost workers) while the target
+// came to hold more rows than floor (its last heartbeat's Loaded), and
+// returns those rows. Such a call is made again: a restore that moves is
+// never given up for crashes, however many, while one that loads nothing
+// in MaxAttempts attempts fails, and so does any other error.
+func loadLost(ctx workflow.Context, err error, floor int64) (int64, bool) {
+	var te *temporal.TimeoutError
+	if !errors.As(err, &te) || !te.HasLastHeartbeatDetails() {
+		return 0, false
+	}
+	var p calls.LoadProgress
+	if te.LastHeartbeatDetails(&p) != nil || p.Loaded <= floor {
+		return 0, false
+	}
+	if workflow.GetVersion(ctx, loadLostChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return 0, false
+	}
+	return p.Loaded, true
 }
 
 // tally adds a slice's rows to the run's totals, rate and ETA.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/mock"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -16,6 +17,7 @@ import (
 	"github.com/dbtrail/dbtrail/activities"
 	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/moment"
+	"github.com/dbtrail/dbtrail/internal/restore"
 	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/payload"
 )
@@ -113,5 +115,63 @@ func TestRestoreMismatchFailsNamingTheTable(t *testing.T) {
 	}
 	if len(ended) != 1 || ended[0].RestoreID != "r1" || len(ended[0].DropSchemas) != 0 {
 		t.Fatalf("the failed run's cleanup: %+v, want one EndRestore of r1 dropping nothing", ended)
+	}
+}
+
+// lostLoadsEnv is a test environment planning one table, app.t1, whose
+// LoadTable attempts time out (their worker lost) with the heartbeat's
+// Loaded given by lost(call), the calls counted from 1, until lost
+// returns -1: then the call loads the table whole.
+func lostLoadsEnv(t *testing.T, lost func(call int) int64) (*testsuite.TestWorkflowEnvironment, *int) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Activities{})
+	job := calls.RestoreTableJob{RestoreID: "r1", Table: moment.TablePlan{Schema: "app", Table: "t1"}, Schema: "app", Name: "t1", Load: "t1"}
+	env.OnActivity(a.PlanRestore, mock.Anything, mock.Anything).Return(calls.PlanRestoreResult{RestoreID: "r1", Jobs: []calls.RestoreTableJob{job}}, nil)
+	n := new(int)
+	env.OnActivity(a.LoadTable, mock.Anything, mock.Anything).Return(func(context.Context, calls.LoadTableInput) (calls.LoadTableResult, error) {
+		*n++
+		if loaded := lost(*n); loaded >= 0 {
+			return calls.LoadTableResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil,
+				calls.LoadProgress{Table: "app.t1", Stage: restore.StageStaging, Rows: 7, Loaded: loaded})
+		}
+		return calls.LoadTableResult{Rows: 250, Total: 250, Written: 250, Done: true, Def: &schema.Table{Schema: "app", Name: "t1"}}, nil
+	})
+	env.OnActivity(a.VerifyRestore, mock.Anything, mock.Anything).Return(calls.VerifyRestoreResult{Rows: 250, Fingerprint: "250:00"}, nil)
+	env.OnActivity(a.EndRestore, mock.Anything, mock.Anything).Return(nil)
+	return env, n
+}
+
+// TestRestoreCallsALostLoadAgainWhileItMoves: a LoadTable whose
+// MaxAttempts attempts all lost their worker is called again when the
+// target came to hold more rows (the heartbeat's Loaded, kept through the
+// staging's reports), and the restore finishes; one whose rows did not
+// move since the last call fails the run with the timeout, not retried
+// further.
+func TestRestoreCallsALostLoadAgainWhileItMoves(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lost  func(call int) int64
+		calls int
+		fails bool
+	}{
+		{"moving, then loaded", func(call int) int64 {
+			if call > 2*MaxAttempts {
+				return -1
+			}
+			return int64(call) * 10
+		}, 2*MaxAttempts + 1, false},
+		{"never moved", func(int) int64 { return 0 }, MaxAttempts, true},
+		{"moved once, then stuck", func(int) int64 { return 50 }, 2 * MaxAttempts, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, n := lostLoadsEnv(t, c.lost)
+			env.ExecuteWorkflow(Restore, payload.RestoreInput{})
+			err := env.GetWorkflowError()
+			var te *temporal.TimeoutError
+			if c.fails != (err != nil) || (c.fails && !errors.As(err, &te)) || *n != c.calls {
+				t.Fatalf("%d LoadTable calls (want %d), run error %v (want one: %v, a timeout)", *n, c.calls, err, c.fails)
+			}
+		})
 	}
 }

@@ -114,7 +114,7 @@ func (l *loader) run(ctx context.Context, st Staged) (Result, error) {
 			return res, err
 		}
 		if reason != "" {
-			l.progress("paused", 0, reason)
+			l.progress(StagePaused, 0, reason)
 			if paused >= pauseReport || time.Since(start)+pausePoll >= l.slice {
 				res.Paused = reason
 				break
@@ -152,7 +152,7 @@ func (l *loader) run(ctx context.Context, st Staged) (Result, error) {
 			res.ChunkMillis = append(res.ChunkMillis, int32(took.Milliseconds()))
 			l.chunk = throttle.NextChunk(n, took, lim)
 		}
-		l.progress("loading", int64(n), "")
+		l.progress(StageLoading, int64(n), "")
 	}
 	res.ChunkRows = l.chunk
 	return res, nil

@@ -37,9 +37,26 @@ type Load struct {
 	// nil, reports the rows staged.
 	Stage func(ctx context.Context, progress func(stage string, rows int64)) (Staged, *spaceneed.Step, error)
 	// Progress reports the rows loaded and why the load pauses ("" when it
-	// does not); nil reports nothing.
+	// does not); nil reports nothing. The stages of HoldsTargetRows report
+	// the rows the target holds (StageCheckpoint when Run begins,
+	// StageLoading after each chunk, StagePaused while the load waits);
+	// any other stage is the staging's (Stage), with its own count.
 	Progress func(stage string, rows int64, paused string)
 	Log      *slog.Logger
+}
+
+// The stages of Load.Progress.
+const (
+	StageCheckpoint = "checkpoint"
+	StageStaging    = "staging"
+	StageLoading    = "loading"
+	StagePaused     = "paused"
+)
+
+// HoldsTargetRows reports whether Load.Progress's rows at stage are the
+// rows the target holds (not a count of the staging's).
+func HoldsTargetRows(stage string) bool {
+	return stage == StageCheckpoint || stage == StageLoading || stage == StagePaused
 }
 
 // Result is where a table's load stands after a slice.
@@ -88,6 +105,7 @@ func (l Load) Run(ctx context.Context) (Result, error) {
 	if ok && cp.Done() {
 		return l.loadedResult(ctx, cp)
 	}
+	l.Progress(StageCheckpoint, cp.RowsLoaded, "")
 	staging := time.Now()
 	st, staged, err := l.Stage(ctx, func(stage string, n int64) { l.Progress(stage, n, "") })
 	if err != nil {

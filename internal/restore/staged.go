@@ -112,7 +112,7 @@ func WriteStaged(ctx context.Context, dir string, t *moment.Table, meta snapshot
 	if err := t.Rows(ctx, func(row []rowimage.Cell) error {
 		n++
 		if progress != nil && n%(256*1024) == 0 {
-			progress("staging", n)
+			progress(StageStaging, n)
 		}
 		return s.add(row)
 	}); err != nil {

@@ -21,8 +21,11 @@ import (
 )
 
 // TestRestoreSurvivesWorkerKills kills the worker process with SIGKILL ten
-// times while it restores a keyed and a keyless table; a new worker starts
-// after each. Each kill is aimed at a chunk commit: it comes right after
+// times or more while it restores a keyed and a keyless table; a new worker
+// starts after each. The kills go on until one LoadTable call has lost all
+// its MaxAttempts attempts (kills land on the calls in flight, and a call
+// whose attempts each die after a chunk never ends its slice): the
+// workflow calls it again, since its rows moved (loadLost). Each kill is aimed at a chunk commit: it comes right after
 // the target's parts checkpoints counted one more chunk while a part is
 // still loading, and counts only if a LoadTable attempt was in flight
 // (the workflow's pending activities) and that attempt was then retried
@@ -66,9 +69,10 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	must(t, err)
 	defer tdb.Close()
 	var chunks int64
-	for hits, kills := 0, 0; hits < 10; {
-		if kills == 20 {
-			t.Fatalf("%d of %d kills hit a LoadTable attempt in flight that was then retried", hits, kills)
+	exhausted := false // a LoadTable lost all its attempts, then was called again
+	for hits, kills := 0, 0; hits < 10 || !exhausted; {
+		if kills == 30 {
+			t.Fatalf("%d of %d kills hit a LoadTable attempt in flight that was then retried (one lost all %d attempts: %v)", hits, kills, workflows.MaxAttempts, exhausted)
 		}
 		chunks = chunkCommitted(t, e, tdb, chunks, hits+1, func() string { return loadsState(t, e, run) + "\nworker: " + tailOf(w.out.String(), 4000) })
 		inFlight := runningLoads(t, e, run)
@@ -79,22 +83,27 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		must(t, w.cmd.Process.Signal(syscall.SIGKILL))
 		w.cmd.Wait()
 		w = startWorker()
-		if retried(t, e, run, inFlight) {
+		again, lost := retried(t, e, run, inFlight)
+		if again {
 			hits++
 			t.Logf("kill %d: worker killed after chunk %d, LoadTable attempts %v in flight, retried", hits, chunks, inFlight)
+		}
+		if lost != "" {
+			exhausted = true
+			t.Logf("LoadTable %s lost all %d attempts; the restore goes on", lost, workflows.MaxAttempts)
 		}
 	}
 	var res workflows.RestoreResult
 	if err := run.Get(e.ctx, &res); err != nil {
-		t.Fatalf("restore after 10 kills: %v\nworker: %s", err, w.out.String())
+		t.Fatalf("restore after the kills: %v\nworker: %s", err, w.out.String())
 	}
-	sameFingerprints(t, "restore after 10 kills", e.liveFingerprints(t, tdb, "app", "big", "bag"), want)
+	sameFingerprints(t, "restore after the kills", e.liveFingerprints(t, tdb, "app", "big", "bag"), want)
 	for _, tb := range []string{"big", "bag"} {
 		if n := count(t, e, tdb, "app."+tb); n != want[tb].Rows {
 			t.Fatalf("app.%s: %d rows in the target, %d at the source", tb, n, want[tb].Rows)
 		}
 	}
-	t.Logf("restored %d rows after 10 kills; %d written by the run", res.Rows, res.Written)
+	t.Logf("restored %d rows after the kills; %d written by the run", res.Rows, res.Written)
 	for tb, parts := range map[string]int{"big": 2, "bag": 1} {
 		var n, loaded int
 		var rows int64
@@ -181,10 +190,12 @@ func runningLoads(t *testing.T, e *backupEnv, run client.WorkflowRun) map[string
 }
 
 // retried waits until every killed attempt (activity id: attempt) is
-// either retried (a later attempt pending or in the history) or was found
-// ended (the history's last attempt is the killed one: it ended just
-// before the kill); it reports whether any was retried.
-func retried(t *testing.T, e *backupEnv, run client.WorkflowRun, killed map[string]int32) bool {
+// either retried (a later attempt pending or in the history), timed out
+// on its last attempt (MaxAttempts lost: the workflow calls LoadTable
+// again, which counts as a retry) or was found ended (the history's last
+// attempt is the killed one: it ended just before the kill); it reports
+// whether any was retried, and the id of one that lost its last attempt.
+func retried(t *testing.T, e *backupEnv, run client.WorkflowRun, killed map[string]int32) (bool, string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
@@ -194,33 +205,36 @@ func retried(t *testing.T, e *backupEnv, run client.WorkflowRun, killed map[stri
 		for _, pa := range desc.PendingActivities {
 			pending[pa.GetActivityId()] = pa.GetAttempt()
 		}
-		ended := startedAttempts(t, e, run)
-		some, open := false, false
+		ended, timedOut := endedAttempts(t, e, run)
+		some, open, lost := false, false, ""
 		for id, a := range killed {
 			switch {
 			case pending[id] > a || (pending[id] == 0 && ended[id] > a):
 				some = true
+			case pending[id] == 0 && ended[id] == a && timedOut[id] && a == workflows.MaxAttempts:
+				some, lost = true, id
 			case pending[id] == 0 && ended[id] == a:
 			default:
 				open = true
 			}
 		}
 		if !open {
-			return some
+			return some, lost
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("killed LoadTable attempts %v neither retried nor ended", killed)
-	return false
+	return false, ""
 }
 
-// startedAttempts are the attempts the ended activities of run last
+// endedAttempts are the attempts the ended activities of run last
 // started with, by activity id (the history records an activity's started
-// event, with its attempt, when it ends).
-func startedAttempts(t *testing.T, e *backupEnv, run client.WorkflowRun) map[string]int32 {
+// event, with its attempt, when it ends), and the ids of those that ended
+// timed out.
+func endedAttempts(t *testing.T, e *backupEnv, run client.WorkflowRun) (map[string]int32, map[string]bool) {
 	t.Helper()
 	ids := map[int64]string{}
-	out := map[string]int32{}
+	out, timedOut := map[string]int32{}, map[string]bool{}
 	iter := e.c.GetWorkflowHistory(e.ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
@@ -231,6 +245,9 @@ func startedAttempts(t *testing.T, e *backupEnv, run client.WorkflowRun) map[str
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
 			out[ids[a.GetScheduledEventId()]] = a.GetAttempt()
 		}
+		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil {
+			timedOut[ids[a.GetScheduledEventId()]] = true
+		}
 	}
-	return out
+	return out, timedOut
 }
