@@ -6,7 +6,6 @@ import (
 	"github.com/dbtrail/dbtrail/calls"
 	"github.com/dbtrail/dbtrail/internal/moment"
 	"github.com/dbtrail/dbtrail/internal/restore"
-	"github.com/dbtrail/dbtrail/payload"
 )
 
 // PlanRestore decides a restore before anything is written: the moment's
@@ -14,14 +13,11 @@ import (
 // every table's target (restore.Jobs), and the checks that refuse it first
 // (restore.Options.Check, openTarget, checkJobSchemas, a replica not reached,
 // restore.Target.Prepare, whose bookkeeping table is the only write).
-func (a *Activities) PlanRestore(ctx context.Context, in calls.PlanRestoreInput) (calls.PlanRestoreResult, error) {
+func (a *Activities) PlanRestore(ctx context.Context, in calls.PlanRestoreInput) (_ calls.PlanRestoreResult, err error) {
 	_, stop := keepAlive(ctx)
 	defer stop()
-	out, err := a.planRestore(ctx, in.Spec)
-	return out, restoreErr(err)
-}
-
-func (a *Activities) planRestore(ctx context.Context, sp payload.RestoreSpec) (calls.PlanRestoreResult, error) {
+	defer func() { err = restoreErr(err) }()
+	sp := in.Spec
 	if _, err := a.source(sp.Source); err != nil {
 		return calls.PlanRestoreResult{}, err
 	}

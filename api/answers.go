@@ -72,3 +72,17 @@ type CaptureStatus struct {
 	LagSeconds *float64 `json:"lag_seconds,omitempty"`
 	IndexBytes int64    `json:"index_bytes"`
 }
+
+// FolderSpace is one worker folder's free space in GET /v1/status, as the
+// worker last measured it.
+type FolderSpace struct {
+	Worker string `json:"worker"` // the worker's identity (<pid>@<host>)
+	Folder string `json:"folder"` // backup, work or dump
+	Path   string `json:"path"`
+	// Free is the bytes an unprivileged writer could still write; Error is
+	// why the folder could not be measured ("" when it was).
+	Free  uint64 `json:"free_bytes"`
+	Error string `json:"error,omitempty"`
+	// MeasuredAt is when the measure reached the index, by its clock.
+	MeasuredAt time.Time `json:"measured_at"`
+}

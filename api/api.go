@@ -47,14 +47,18 @@ type Jobs interface {
 }
 
 // Catalog reads what a source holds: its snapshots, its archived hours and
-// its capture state. Each answer is encoded as JSON as it is.
+// its capture state. An error that is an *Error is answered as it says.
 type Catalog interface {
-	Snapshots(ctx context.Context, source string) (any, error)
-	Archives(ctx context.Context, source string) (any, error)
-	Capture(ctx context.Context, source string) (any, error)
+	// Snapshots are the source's local and remote snapshots, newest
+	// first; Archives its archived hours.
+	Snapshots(ctx context.Context, source string) ([]SnapshotEntry, error)
+	Archives(ctx context.Context, source string) ([]ArchivedHour, error)
+	// Capture is the capture's checkpoint, lag and index size (nil:
+	// absent, as without an index).
+	Capture(ctx context.Context, source string) (*CaptureStatus, error)
 	// Folders is the free space of every worker's folders as they last
-	// measured it (nil: absent).
-	Folders(ctx context.Context) (any, error)
+	// measured it (none: absent).
+	Folders(ctx context.Context) ([]FolderSpace, error)
 }
 
 // Config is what the API serves.

@@ -10,10 +10,10 @@ import (
 // manifestCatalog is a Catalog with one snapshot's manifest.
 type manifestCatalog struct{}
 
-func (manifestCatalog) Snapshots(context.Context, string) (any, error) { return []any{}, nil }
-func (manifestCatalog) Archives(context.Context, string) (any, error)  { return []any{}, nil }
-func (manifestCatalog) Capture(context.Context, string) (any, error)   { return nil, nil }
-func (manifestCatalog) Folders(context.Context) (any, error)           { return nil, nil }
+func (manifestCatalog) Snapshots(context.Context, string) ([]SnapshotEntry, error) { return nil, nil }
+func (manifestCatalog) Archives(context.Context, string) ([]ArchivedHour, error)   { return nil, nil }
+func (manifestCatalog) Capture(context.Context, string) (*CaptureStatus, error)    { return nil, nil }
+func (manifestCatalog) Folders(context.Context) ([]FolderSpace, error)             { return nil, nil }
 
 func (manifestCatalog) Manifest(_ context.Context, source, id string) ([]byte, error) {
 	if source != "main" || id != "20261201T100000Z" {

@@ -112,7 +112,7 @@ func (s *server) source(r *http.Request) (string, error) {
 }
 
 // catalogRead answers a Catalog read of the request's source.
-func (s *server) catalogRead(w http.ResponseWriter, r *http.Request, read func(Catalog, context.Context, string) (any, error)) error {
+func catalogRead[T any](s *server, w http.ResponseWriter, r *http.Request, read func(Catalog, context.Context, string) (T, error)) error {
 	if s.cfg.Catalog == nil {
 		return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "this server reads no index or backup folder"}
 	}
@@ -129,11 +129,11 @@ func (s *server) catalogRead(w http.ResponseWriter, r *http.Request, read func(C
 }
 
 func (s *server) snapshots(w http.ResponseWriter, r *http.Request, _ any) error {
-	return s.catalogRead(w, r, Catalog.Snapshots)
+	return catalogRead(s, w, r, Catalog.Snapshots)
 }
 
 func (s *server) archives(w http.ResponseWriter, r *http.Request, _ any) error {
-	return s.catalogRead(w, r, Catalog.Archives)
+	return catalogRead(s, w, r, Catalog.Archives)
 }
 
 // Status is the answer of GET /v1/status.
@@ -141,11 +141,11 @@ type Status struct {
 	Source string `json:"source"`
 	// Capture is the capture checkpoint, lag and index size (absent
 	// without a Catalog).
-	Capture any `json:"capture,omitempty"`
+	Capture *CaptureStatus `json:"capture,omitempty"`
 	// Folders is the free space of the workers' backup, work and dump
 	// folders as each worker last measured it (absent without a Catalog's
-	// index).
-	Folders any `json:"folders,omitempty"`
+	// index, or before any worker measured).
+	Folders []FolderSpace `json:"folders,omitempty"`
 	// LastRefresh, LastVerify and LastRetention are the newest finished job
 	// of each kind, with its result (the verify verdicts, what retention
 	// removed) or error.

@@ -46,7 +46,7 @@ type Catalog struct {
 var noIndex = &api.Error{Status: http.StatusNotImplemented, Code: api.CodeNotConfigured,
 	Message: "this server has no index (--index-dsn): archives and capture status are off"}
 
-func (c *Catalog) Snapshots(ctx context.Context, source string) (any, error) {
+func (c *Catalog) Snapshots(ctx context.Context, source string) ([]api.SnapshotEntry, error) {
 	srcDir := filepath.Join(c.BackupDir, source)
 	list, err := LoadSnapshots(srcDir, c.Log)
 	if err != nil {
@@ -67,7 +67,7 @@ func (c *Catalog) Snapshots(ctx context.Context, source string) (any, error) {
 	return list, nil
 }
 
-func (c *Catalog) Archives(ctx context.Context, source string) (any, error) {
+func (c *Catalog) Archives(ctx context.Context, source string) ([]api.ArchivedHour, error) {
 	if c.Store == nil {
 		return nil, noIndex
 	}
@@ -81,14 +81,11 @@ func (c *Catalog) Archives(ctx context.Context, source string) (any, error) {
 	return list, nil
 }
 
-// captureStatus is the capture part of GET /v1/status.
-type captureStatus = api.CaptureStatus
-
-func (c *Catalog) Capture(ctx context.Context, source string) (any, error) {
+func (c *Catalog) Capture(ctx context.Context, source string) (*api.CaptureStatus, error) {
 	if c.Store == nil {
 		return nil, nil
 	}
-	var st captureStatus
+	var st api.CaptureStatus
 	cp, ok, err := c.Store.LoadCheckpoint(ctx, source)
 	if err != nil {
 		return nil, index.Explain(err)
@@ -103,10 +100,10 @@ func (c *Catalog) Capture(ctx context.Context, source string) (any, error) {
 	if st.IndexBytes, err = c.Store.Size(ctx); err != nil {
 		return nil, err
 	}
-	return st, nil
+	return &st, nil
 }
 
-func (c *Catalog) Folders(ctx context.Context) (any, error) {
+func (c *Catalog) Folders(ctx context.Context) ([]api.FolderSpace, error) {
 	if c.Store == nil {
 		return nil, nil
 	}
@@ -117,10 +114,11 @@ func (c *Catalog) Folders(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fs = workers.LatestSpaces(fs); fs == nil {
-		fs = []index.FolderSpace{}
+	var out []api.FolderSpace
+	for _, f := range workers.LatestSpaces(fs) {
+		out = append(out, api.FolderSpace{Worker: f.Worker, Folder: f.Folder, Path: f.Path, Free: f.Free, Error: f.Error, MeasuredAt: f.MeasuredAt})
 	}
-	return fs, nil
+	return out, nil
 }
 
 // errEnough stops a row history at the API's limit.

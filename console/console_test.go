@@ -17,7 +17,6 @@ import (
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/internal/binlogpos"
 	"github.com/dbtrail/dbtrail/internal/change"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/jobs"
 )
 
@@ -97,7 +96,7 @@ func (f *fakeJobs) Schedules(_ context.Context, source string) ([]jobs.ScheduleS
 // fakeCatalog answers the catalog reads with values that hold markup.
 type fakeCatalog struct{}
 
-func (fakeCatalog) Snapshots(context.Context, string) (any, error) {
+func (fakeCatalog) Snapshots(context.Context, string) ([]api.SnapshotEntry, error) {
 	return []api.SnapshotEntry{{ID: "20261130T100000Z", Kind: "full", Position: binlogpos.Position{File: "bin.000001", Pos: 4, GTID: "0-1-2"},
 		CreatedAt: time.Now().Add(-25 * time.Hour), Tables: []api.SnapshotTable{{Schema: "app", Table: "t", Origin: "dump", Kind: "full"}}},
 		{ID: "20261201T100000Z", Current: true, Kind: "full", Position: binlogpos.Position{File: "bin.000001", Pos: 4, GTID: "0-1-5"},
@@ -119,14 +118,14 @@ func (fakeCatalog) Manifest(_ context.Context, _, id string) ([]byte, error) {
 		`"files":{"app/t.parquet":{"sha256":"` + strings.Repeat("ab", 32) + `","size":4096},"app/t.000001.posdel":{"sha256":"` + strings.Repeat("cd", 32) + `","size":10}}}`), nil
 }
 
-func (fakeCatalog) Archives(context.Context, string) (any, error) {
+func (fakeCatalog) Archives(context.Context, string) ([]api.ArchivedHour, error) {
 	h := time.Now().UTC().Truncate(time.Hour)
 	return []api.ArchivedHour{{Hour: h.Add(-3 * time.Hour), Events: 10, Location: evil}, {Hour: h.Add(-time.Hour), Events: 5, Location: "local"}}, nil
 }
 
-func (fakeCatalog) Capture(context.Context, string) (any, error) {
+func (fakeCatalog) Capture(context.Context, string) (*api.CaptureStatus, error) {
 	lag := 4.0
-	return api.CaptureStatus{Checkpoint: &change.Checkpoint{BinlogFile: "bin.000001", BinlogPos: 99, GTID: evil, LastCommit: time.Now()}, LagSeconds: &lag, IndexBytes: 1 << 20}, nil
+	return &api.CaptureStatus{Checkpoint: &change.Checkpoint{BinlogFile: "bin.000001", BinlogPos: 99, GTID: evil, LastCommit: time.Now()}, LagSeconds: &lag, IndexBytes: 1 << 20}, nil
 }
 
 func (fakeCatalog) IndexWindow(_ context.Context, source string) (api.IndexWindow, error) {
@@ -153,8 +152,8 @@ func (fakeCatalog) CaptureHistory(_ context.Context, source string) (api.Capture
 	return h, nil
 }
 
-func (fakeCatalog) Folders(context.Context) (any, error) {
-	return []index.FolderSpace{{Worker: "1@host", Folder: "backup", Path: "/data/" + evil, Free: 1 << 20}}, nil
+func (fakeCatalog) Folders(context.Context) ([]api.FolderSpace, error) {
+	return []api.FolderSpace{{Worker: "1@host", Folder: "backup", Path: "/data/" + evil, Free: 1 << 20}}, nil
 }
 
 // fakeQuery answers every question with one row whose value holds markup.

@@ -10,19 +10,18 @@ import (
 	"strings"
 
 	"github.com/dbtrail/dbtrail/api"
-	"github.com/dbtrail/dbtrail/internal/index"
 	"github.com/dbtrail/dbtrail/jobs"
 )
 
 // status is GET /v1/status decoded with the catalog's answer types.
 type status struct {
-	Source        string              `json:"source"`
-	Capture       *api.CaptureStatus  `json:"capture"`
-	Folders       []index.FolderSpace `json:"folders"`
-	LastRefresh   *jobs.Job           `json:"last_refresh"`
-	LastVerify    *jobs.Job           `json:"last_verify"`
-	LastRetention *jobs.Job           `json:"last_retention"`
-	NextRetention json.RawMessage     `json:"next_retention"`
+	Source        string             `json:"source"`
+	Capture       *api.CaptureStatus `json:"capture"`
+	Folders       []api.FolderSpace  `json:"folders"`
+	LastRefresh   *jobs.Job          `json:"last_refresh"`
+	LastVerify    *jobs.Job          `json:"last_verify"`
+	LastRetention *jobs.Job          `json:"last_retention"`
+	NextRetention json.RawMessage    `json:"next_retention"`
 }
 
 // sourceOf is the page's ?source, or the server's.
