@@ -75,7 +75,7 @@ func (a *Activities) CompactTable(ctx context.Context, in calls.CompactTableInpu
 	}
 	// The range holds at most what it merges.
 	est := spaceneed.Exact(snap.Manifest.FilesSize(merge...))
-	if err := a.checkRoom(dir, est, "compact "+k.String()); err != nil {
+	if err := a.checkSpace(dir, est, "compact "+k.String()); err != nil {
 		return calls.CompactTableResult{}, err
 	}
 	if res, err = a.writeRange(ctx, in, snap, mt, cr, posdel, upserts, res, est); err != nil {
@@ -144,7 +144,7 @@ func (a *Activities) writeRange(ctx context.Context, in calls.CompactTableInput,
 		return calls.CompactTableResult{}, err
 	}
 	res.PosdelRows, res.UpsertRows = cres.PosdelRows, cres.UpsertRows
-	res.Room = spaceneed.Record(spaceneed.KindCompact, est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
+	res.Space = spaceneed.Record(spaceneed.KindCompact, est, uint64(max(cr.PosdelDigest.Size, 0)+max(cr.UpsertsDigest.Size, 0)))
 	failed = false
 	return res, nil
 }

@@ -53,7 +53,7 @@ func (a *Activities) Dump(ctx context.Context, in calls.DumpInput) (calls.DumpRe
 	if err := os.RemoveAll(dir); err != nil {
 		return calls.DumpResult{}, fmt.Errorf("clear dump folder %s: %w", dir, err)
 	}
-	est, err := a.checkDumpRoom(ctx, in.Source, dir, tables)
+	est, err := a.checkDumpSpace(ctx, in.Source, dir, tables)
 	if err != nil {
 		return calls.DumpResult{}, err
 	}
@@ -74,7 +74,7 @@ func (a *Activities) Dump(ctx context.Context, in calls.DumpInput) (calls.DumpRe
 	if err != nil {
 		return res, err
 	}
-	res.Room = spaceneed.Record(spaceneed.KindDump, est, written)
+	res.Space = spaceneed.Record(spaceneed.KindDump, est, written)
 	return res, nil
 }
 

@@ -177,7 +177,7 @@ func fill(v reflect.Value) {
 		case f.Kind() == reflect.String && f.String() == "" && name == "Source":
 			f.SetString("main")
 		case f.Kind() == reflect.String && f.String() == "" && (name == "SnapshotID" || name == "Prev"):
-			f.SetString(roomID)
+			f.SetString(spaceID)
 		case f.Kind() == reflect.Struct:
 			fill(f)
 		}

@@ -74,7 +74,7 @@ func (a *Activities) PlanExport(ctx context.Context, in calls.PlanExportInput) (
 	default:
 		return calls.PlanExportResult{}, nonRetryable(payload.ErrBadInput, fmt.Errorf("export format %q: want sql, parquet or changes", sp.Format))
 	}
-	if err := a.checkRoom(filepath.Dir(sp.Out), exportNeed(sp.Format, out.Jobs), "export to "+sp.Out); err != nil {
+	if err := a.checkSpace(filepath.Dir(sp.Out), exportNeed(sp.Format, out.Jobs), "export to "+sp.Out); err != nil {
 		return calls.PlanExportResult{}, err
 	}
 	if err := os.MkdirAll(in.Staging, filemode.Dir()); err != nil {
@@ -110,7 +110,7 @@ func (a *Activities) ExportTable(ctx context.Context, in calls.ExportTableInput)
 		res.Files, res.Rows, res.Reused = []calls.ExportFile{f}, rows, true
 		return res, nil
 	}
-	if err := a.checkRoom(in.Staging, needOf(in.Need), "export "+name); err != nil {
+	if err := a.checkSpace(in.Staging, needOf(in.Need), "export "+name); err != nil {
 		return calls.ExportTableResult{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), filemode.Dir()); err != nil {
@@ -152,7 +152,7 @@ func (a *Activities) ExportTable(ctx context.Context, in calls.ExportTableInput)
 	failed = false
 	res.Files = []calls.ExportFile{{Path: rel, Rows: wr.Rows, SHA256: d.SHA256, Size: d.Size}}
 	res.Rows, res.Events = wr.Rows, t.Events
-	res.Room = spaceneed.Record(spaceneed.KindExport, needOf(in.Need), exportedBytes(res.Files))
+	res.Space = spaceneed.Record(spaceneed.KindExport, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table exported", "table", name, "rows", wr.Rows, "events", t.Events, "snapshot", tp.Snapshot)
 	return res, nil
 }

@@ -61,7 +61,7 @@ func (a *Activities) exportChanges(ctx context.Context, in calls.ExportTableInpu
 	if err := exportdir.StartChanges(in.Staging, in.Schema, in.Name); err != nil {
 		return res, err
 	}
-	if err := a.checkRoom(in.Staging, needOf(in.Need), "export changes of "+k.String()); err != nil {
+	if err := a.checkSpace(in.Staging, needOf(in.Need), "export changes of "+k.String()); err != nil {
 		return res, err
 	}
 	hist, err := a.Index.SchemaHistory(ctx, in.Source)
@@ -106,7 +106,7 @@ func (a *Activities) exportChanges(ctx context.Context, in calls.ExportTableInpu
 	}
 	res.Events = w.Events()
 	res.Rows = res.Events
-	res.Room = spaceneed.Record(spaceneed.KindChanges, needOf(in.Need), exportedBytes(res.Files))
+	res.Space = spaceneed.Record(spaceneed.KindChanges, needOf(in.Need), exportedBytes(res.Files))
 	a.log(ctx).Info("table changes exported", "table", name, "changes", res.Events, "files", len(res.Files))
 	return res, nil
 }

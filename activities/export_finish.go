@@ -107,7 +107,7 @@ func (a *Activities) finishSQL(ctx context.Context, in calls.FinishExportInput, 
 		}
 	}
 	est := spaceneed.Text(staged)
-	if err := a.checkRoom(filepath.Dir(sp.Out), est, "write "+sp.Out); err != nil {
+	if err := a.checkSpace(filepath.Dir(sp.Out), est, "write "+sp.Out); err != nil {
 		return calls.FinishExportResult{}, err
 	}
 	header := []string{fmt.Sprintf("dbtrail export of source %s at moment %s: %d tables", sp.Source, sp.At, len(tables))}
@@ -128,7 +128,7 @@ func (a *Activities) finishSQL(ctx context.Context, in calls.FinishExportInput, 
 		a.log(ctx).Warn("export staging folder not removed", "staging", in.Staging, "error", err)
 	}
 	return calls.FinishExportResult{Out: sp.Out, Bytes: st.Bytes, Statements: st.Statements, LargestStatement: st.LargestStatement, Oversize: st.Oversize,
-		Room: spaceneed.Record(spaceneed.KindSQL, est, uint64(max(st.Bytes, 0)))}, nil
+		Space: spaceneed.Record(spaceneed.KindSQL, est, uint64(max(st.Bytes, 0)))}, nil
 }
 
 // finishedBy reports whether sp.Out holds the finished export of run, and

@@ -50,10 +50,10 @@ func momentErr(err error) error {
 	}
 	var se *moment.SnapshotError
 	var de *snapshot.DigestError
-	var nr *disk.NoRoomError
+	var nr *disk.NoSpaceError
 	switch r, refused := moment.IsRefused(err); {
 	case errors.As(err, &nr):
-		return nonRetryable(payload.ErrNoRoom, err)
+		return nonRetryable(payload.ErrNoSpace, err)
 	case refused && (r.Code == moment.CodeUnknownTable):
 		return nonRetryable(payload.ErrBadInput, err)
 	case refused:

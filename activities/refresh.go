@@ -176,7 +176,7 @@ func (a *Activities) planIndexInputs(ctx context.Context, source string, prevSeq
 // retention (the worker's policy, Activities.Retention) runs first if it would remove something; still
 // too little is NoRoom, non-retryable, before anything is written. A
 // folder that fills while it writes is NoRoom too (noSpace). Its result
-// records the estimate and the bytes written (Room).
+// records the estimate and the bytes written (Space).
 func (a *Activities) RefreshTable(ctx context.Context, in calls.RefreshTableInput) (calls.ConvertTableResult, error) {
 	if in.Shared {
 		return a.refreshShared(ctx, in)
@@ -192,7 +192,7 @@ func (a *Activities) RefreshTable(ctx context.Context, in calls.RefreshTableInpu
 	}
 	est := refreshNeed(prev, mt, tp)
 	what := string(tp.Action) + " " + tp.Key.String()
-	if err := a.checkRoomOrRetain(ctx, in.Source, dir, est, what); err != nil {
+	if err := a.checkSpaceOrRetain(ctx, in.Source, dir, est, what); err != nil {
 		return calls.ConvertTableResult{}, err
 	}
 	out, err := a.refreshInto(ctx, in, dir, prev, mt)

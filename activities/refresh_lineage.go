@@ -34,7 +34,7 @@ func (a *Activities) refreshLineage(ctx context.Context, in calls.RefreshTableIn
 	tp := in.Table
 	dir := a.sourceDir(in.Source)
 	what := string(tp.Action) + " " + tp.Key.String()
-	if err := a.checkRoomOrRetain(ctx, in.Source, dir, a.lineageNeed(dir, in), what); err != nil {
+	if err := a.checkSpaceOrRetain(ctx, in.Source, dir, a.lineageNeed(dir, in), what); err != nil {
 		return calls.ConvertTableResult{}, err
 	}
 	out, err := a.rewriteLineage(ctx, in, dir)

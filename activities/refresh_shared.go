@@ -114,7 +114,7 @@ func (a *Activities) refreshShared(ctx context.Context, in calls.RefreshTableInp
 	}
 	est := refreshNeed(prev, mt, tp)
 	what := string(tp.Action) + " " + tp.Key.String()
-	if err := a.checkRoom(string(parts), est, what); err != nil {
+	if err := a.checkSpace(string(parts), est, what); err != nil {
 		return calls.ConvertTableResult{}, err
 	}
 	out, err := a.refreshInto(ctx, in, string(parts), prev, mt)
@@ -343,7 +343,7 @@ func writtenBytes(links []foldplan.Link, out calls.ConvertTableResult) uint64 {
 // estimate est and the bytes it wrote (nothing for a link).
 func recordRefresh(out *calls.ConvertTableResult, tp foldplan.TablePlan, est spaceneed.Estimate) {
 	if tp.Action == foldplan.ActionPair || tp.Action == foldplan.ActionRewrite {
-		out.Room = spaceneed.Record(string(tp.Action), est, writtenBytes(tp.Links, *out))
+		out.Space = spaceneed.Record(string(tp.Action), est, writtenBytes(tp.Links, *out))
 	}
 }
 

@@ -75,12 +75,12 @@ func (a *Activities) DownloadCurrent(ctx context.Context, in calls.DownloadCurre
 	fits := func(id string, need uint64) error {
 		e := spaceneed.Exact(need)
 		est = &e
-		return a.checkRoom(m.Dir, e, "download snapshot "+id)
+		return a.checkSpace(m.Dir, e, "download snapshot "+id)
 	}
 	f, err := m.DownloadCurrent(ctx, fits, func(p remote.Progress) { set(p) })
 	res := calls.DownloadCurrentResult{Location: a.Remote.Location(), SnapshotID: f.SnapshotID, Reason: f.Reason, Stats: f.Stats}
 	if est != nil && err == nil {
-		res.Room = spaceneed.Record(spaceneed.KindDownload, *est, uint64(max(f.Stats.BytesDownloaded, 0)))
+		res.Space = spaceneed.Record(spaceneed.KindDownload, *est, uint64(max(f.Stats.BytesDownloaded, 0)))
 	}
 	return res, transferErr(err)
 }

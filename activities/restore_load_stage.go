@@ -36,7 +36,7 @@ func (a *Activities) stageTable(ctx context.Context, in calls.LoadTableInput, pr
 	if err != nil {
 		return restore.Staged{}, nil, nonRetryable(payload.ErrBadInput, err)
 	}
-	est, err := a.checkRebuildRoom(ctx, cat, in.Spec.Source, tp, dir)
+	est, err := a.checkRebuildSpace(ctx, cat, in.Spec.Source, tp, dir)
 	if err != nil {
 		return restore.Staged{}, nil, err
 	}

@@ -65,7 +65,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in calls.ConvertTableInpu
 	if err != nil {
 		return calls.ConvertTableResult{}, err
 	}
-	if err := a.checkRoom(a.sourceDir(in.Source), est, "convert "+t.Schema+"."+t.Table); err != nil {
+	if err := a.checkSpace(a.sourceDir(in.Source), est, "convert "+t.Schema+"."+t.Table); err != nil {
 		return calls.ConvertTableResult{}, err
 	}
 	b, err := snapshot.AttachBuilder(a.sourceDir(in.Source), in.SnapshotID)
@@ -108,7 +108,7 @@ func (a *Activities) ConvertTable(ctx context.Context, in calls.ConvertTableInpu
 	if err := addEmptyChain(b, def, &out); err != nil {
 		return calls.ConvertTableResult{}, noSpace(err, a.sourceDir(in.Source), "convert "+t.Schema+"."+t.Table)
 	}
-	out.Room = spaceneed.Record(spaceneed.KindConvert, est, writtenBytes(nil, out))
+	out.Space = spaceneed.Record(spaceneed.KindConvert, est, writtenBytes(nil, out))
 	activity.RecordHeartbeat(ctx, calls.ConvertProgress{Table: t.Schema + "." + t.Table, Rows: res.Rows, Done: true})
 	return out, nil
 }

@@ -96,9 +96,9 @@ type ExportTableResult struct {
 	Events int64 `json:"events"`
 	// Reused: the staged files of an earlier attempt were complete.
 	Reused bool `json:"reused,omitempty"`
-	// Room is the step's estimate and the bytes it wrote (nil when
+	// Space is the step's estimate and the bytes it wrote (nil when
 	// Reused: nothing was written).
-	Room *spaceneed.Step `json:"room,omitempty"`
+	Space *spaceneed.Step `json:"room,omitempty"`
 }
 
 // ExportProgress is the heartbeat detail of ExportTable.
@@ -127,10 +127,10 @@ type FinishExportResult struct {
 	Statements       int `json:",omitempty"`
 	LargestStatement int `json:",omitempty"`
 	Oversize         int `json:",omitempty"`
-	// Room is a .sql export's estimate of its text and the bytes it wrote
+	// Space is a .sql export's estimate of its text and the bytes it wrote
 	// (nil for a folder export: it writes only its export.json, or for a
 	// file an earlier attempt finished).
-	Room *spaceneed.Step `json:",omitempty"`
+	Space *spaceneed.Step `json:"Room,omitempty"`
 }
 
 // RemoveStagingInput removes a failed export's staging folder.

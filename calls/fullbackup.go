@@ -40,9 +40,9 @@ type DumpResult struct {
 	Position     binlogpos.Position // Seq is 0 until MapPosition fills it
 	Tables       []TableRef
 	SkippedViews []string
-	// Room is the dump's estimate and the bytes it wrote (nil for a
+	// Space is the dump's estimate and the bytes it wrote (nil for a
 	// finished dump reused).
-	Room *spaceneed.Step `json:",omitempty"`
+	Space *spaceneed.Step `json:"Room,omitempty"`
 }
 
 // MapPositionInput asks for the seq of the last captured transaction at or
@@ -112,9 +112,9 @@ type ConvertTableResult struct {
 	// table folded on the stager, or put at the final names by an earlier
 	// release.
 	Part string `json:"part,omitempty"`
-	// Room is the step's estimate and the bytes it wrote (nil for a link:
+	// Space is the step's estimate and the bytes it wrote (nil for a link:
 	// nothing is written).
-	Room *spaceneed.Step `json:"room,omitempty"`
+	Space *spaceneed.Step `json:"room,omitempty"`
 	// CreateTable is the table's CREATE TABLE when it differs from the one
 	// in its table file's footer (a linked or paired table whose definition
 	// a metadata-only schema change moved); the manifest records it.

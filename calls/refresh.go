@@ -187,9 +187,9 @@ type CompactTableResult struct {
 	PosdelRows  int64
 	UpsertRows  int64
 	MergedFiles int
-	// Room is the range's estimate (the merged files) and the bytes of the
+	// Space is the range's estimate (the merged files) and the bytes of the
 	// range pair written (nil when nothing was written).
-	Room *spaceneed.Step `json:",omitempty"`
+	Space *spaceneed.Step `json:"Room,omitempty"`
 }
 
 // PruneInput applies the worker's retention policy (activities.Activities.Retention)

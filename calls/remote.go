@@ -42,9 +42,9 @@ type DownloadCurrentResult struct {
 	SnapshotID string `json:",omitempty"`
 	Reason     string `json:",omitempty"`
 	Stats      remote.DownloadStats
-	// Room is the download's estimate (the objects still missing) and the
+	// Space is the download's estimate (the objects still missing) and the
 	// bytes downloaded (nil when nothing was to download).
-	Room *spaceneed.Step `json:",omitempty"`
+	Space *spaceneed.Step `json:"Room,omitempty"`
 }
 
 // Add counts one snapshot's upload into the totals.

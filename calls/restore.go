@@ -80,9 +80,9 @@ type LoadTableResult struct {
 	// the verification reads from the target.
 	Def         *schema.Table `json:",omitempty"`
 	Fingerprint string        `json:",omitempty"`
-	// Room is the staging's estimate and the staged files' bytes (nil
+	// Space is the staging's estimate and the staged files' bytes (nil
 	// when the call did not stage: the table was staged already).
-	Room *spaceneed.Step `json:",omitempty"`
+	Space *spaceneed.Step `json:"Room,omitempty"`
 }
 
 // LoadProgress is LoadTable's heartbeat detail: the stage and its rows

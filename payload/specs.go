@@ -63,10 +63,11 @@ const (
 	// ErrNoArchives: reindex found no archive of the source at the
 	// location.
 	ErrNoArchives = "NoArchives"
-	// ErrNoRoom: the folder a step writes to has less free space than the
+	// ErrNoSpace: the folder a step writes to has less free space than the
 	// step needs (the message names the folder, the need and what is
-	// free); nothing was written.
-	ErrNoRoom = "NoRoom"
+	// free); nothing was written. The value, the type clients and histories
+	// read, keeps its first name.
+	ErrNoSpace = "NoRoom"
 )
 
 // Export formats (ExportInput.Format).

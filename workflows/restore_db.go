@@ -172,8 +172,8 @@ func (r *restoreRun) table(ctx workflow.Context, i int, job calls.RestoreTableJo
 		chunk, loaded = s.ChunkRows, s
 		out.Written += s.Written
 		out.Chunks += s.Chunks
-		if room := maxChunkSamples - len(out.ChunkMillis); room > 0 {
-			out.ChunkMillis = append(out.ChunkMillis, s.ChunkMillis[:min(room, len(s.ChunkMillis))]...)
+		if left := maxChunkSamples - len(out.ChunkMillis); left > 0 {
+			out.ChunkMillis = append(out.ChunkMillis, s.ChunkMillis[:min(left, len(s.ChunkMillis))]...)
 		}
 		tp.Rows, tp.Total, tp.ChunkRows, tp.Paused = s.Rows, s.Total, s.ChunkRows, s.Paused
 		r.tally(ctx, s.Written)

@@ -2,7 +2,7 @@
 // side by side in one run on real servers, and writes a Markdown results
 // table. Figures are ratios; absolute rates depend on the machine.
 //
-//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--room-rows 1000000] [--ddl-tables 50] [--ddl-rows 200000] [--objects-rows 1000000] [--objects-refreshes 36] [--sqlport-rows 1000000] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness,room,ddl,objects,sqlport]
+//	dbtrail-bench --out bench-results/results.md [--events 1000000] [--bulk-events 1000000] [--oltp-events 1000000] [--archived-rows 1000000] [--restore-rows 1000000] [--freshness-seconds 180] [--space-rows 1000000] [--ddl-tables 50] [--ddl-rows 200000] [--objects-rows 1000000] [--objects-refreshes 36] [--sqlport-rows 1000000] [--only capture,convert,refresh,moment,archive,archived,scale,restore,freshness,space,ddl,objects,sqlport]
 //
 // A run of some benchmarks keeps the rows of the others in the results file.
 package main
@@ -75,12 +75,12 @@ func main() {
 	restoreRows := flag.Int("restore-rows", 1000000, "rows of the restore benchmark's table (smaller makes a quick run)")
 	freshSeconds := flag.Int("freshness-seconds", 180, "seconds of traffic of the freshness benchmark")
 	freshRate := flag.Int("freshness-rate", 340, "transactions a second of the freshness benchmark's workload")
-	roomN := flag.Int("room-rows", 1000000, "rows of the room benchmark's dumped table and refreshed table (its window a tenth of them)")
+	spaceN := flag.Int("space-rows", 1000000, "rows of the space benchmark's dumped table and refreshed table (its window a tenth of them)")
 	ddlTables := flag.Int("ddl-tables", 50, "tables of the ddl benchmark (at least 8)")
 	ddlRows := flag.Int("ddl-rows", 200000, "rows of each table of the ddl benchmark (smaller makes a quick run)")
 	objectsRows := flag.Int("objects-rows", 1000000, "rows of the objects benchmark's table (1% of them change per refresh)")
 	objectsRefreshes := flag.Int("objects-refreshes", 36, "refreshes of the objects benchmark (at most 99)")
-	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness,room,ddl,objects,sqlport", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness, room, ddl, objects, sqlport")
+	only := flag.String("only", "capture,convert,refresh,moment,archive,archived,scale,restore,freshness,space,ddl,objects,sqlport", "benchmarks to run, a comma list of capture, convert, refresh, moment, archive, archived, scale, restore, freshness, space, ddl, objects, sqlport")
 	sqlRows := flag.Int("sqlport-rows", 1000000, "rows of the sqlport benchmark's table (smaller makes a quick run)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run here")
 	memprofile := flag.String("memprofile", "", "write a heap profile (allocations of the whole run) here at its end")
@@ -101,7 +101,7 @@ func main() {
 	for _, name := range strings.Split(*only, ",") {
 		name = strings.TrimSpace(name)
 		if len(rowPrefix[name]) == 0 {
-			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness, room, ddl, objects, sqlport)\n", name)
+			fmt.Fprintf(os.Stderr, "dbtrail-bench: --only: unknown benchmark %q (capture, convert, refresh, moment, archive, archived, scale, restore, freshness, space, ddl, objects, sqlport)\n", name)
 			os.Exit(2)
 		}
 		run[name] = true
@@ -121,7 +121,7 @@ func main() {
 		{"scale", func() ([]result, error) { return benchScale(ctx, *scaleTables, *scaleRows, *scaleRounds) }},
 		{"restore", func() ([]result, error) { return benchRestore(ctx, *restoreRows) }},
 		{"freshness", func() ([]result, error) { return benchFreshness(ctx, *freshSeconds, *freshRate) }},
-		{"room", func() ([]result, error) { return benchRoom(ctx, *roomN) }},
+		{"space", func() ([]result, error) { return benchSpace(ctx, *spaceN) }},
 		{"ddl", func() ([]result, error) { return benchDDL(ctx, *ddlTables, *ddlRows) }},
 		{"objects", func() ([]result, error) { return benchObjects(ctx, *objectsRows, *objectsRefreshes) }},
 		{"sqlport", func() ([]result, error) { return benchSQLPort(ctx, *sqlRows) }},
@@ -207,7 +207,7 @@ func write(path, this string, rs []stamped) error {
 // the refresh benchmark's also "upload: " (its upload rows).
 var rowPrefix = map[string][]string{"capture": {"capture"}, "convert": {"full backup: "}, "refresh": {"refresh: ", "upload: "},
 	"moment": {"moment: "}, "archive": {"archive: "}, "archived": {"archived: "}, "scale": {"scale: "}, "restore": {"restore: "},
-	"freshness": {"freshness: "}, "room": {"room: "}, "ddl": {"ddl: "}, "objects": {"objects: "}, "sqlport": {"sqlport: "}}
+	"freshness": {"freshness: "}, "space": {"space: "}, "ddl": {"ddl: "}, "objects": {"objects: "}, "sqlport": {"sqlport: "}}
 
 // keptRows returns the rows of path's results table that belong to
 // benchmarks not in run, so that a run of some benchmarks keeps the others'

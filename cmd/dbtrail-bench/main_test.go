@@ -10,15 +10,15 @@ import (
 
 // TestKeptRows: a run of some benchmarks keeps the other benchmarks' rows,
 // empty targets included (archived's rows are not archive's), refresh's
-// upload rows and room's rows too, each with the run that measured it; a
-// run of refresh and room replaces theirs.
+// upload rows and space rows too, each with the run that measured it; a
+// run of refresh and space replaces theirs.
 func TestKeptRows(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.md")
 	const old = "2026-12-01T00:00:00Z, commit 0123456789ab"
 	var rows []stamped
 	for _, r := range []result{{"capture: rate", "1 events/s", "", "note"}, {"refresh: ratio", "0.1", "≤ 0.2", "met"},
 		{"archived: ratio history / whole hours (S3)", "0.1", "≤ 0.15", "met"}, {"upload: ratio bytes", "0.1", "≤ 0.2", "met"},
-		{"room: convert written ÷ estimate", "0.5", "0.4–1.0", "met"}, {"archive: ratio archive / capture", "1.2", "≥ 1.0", "met"}} {
+		{"space: convert written ÷ estimate", "0.5", "0.4–1.0", "met"}, {"archive: ratio archive / capture", "1.2", "≥ 1.0", "met"}} {
 		rows = append(rows, stamped{r, old})
 	}
 	rows[0].run = "2026-11-30T00:00:00Z, commit not recorded"
@@ -29,8 +29,8 @@ func TestKeptRows(t *testing.T) {
 	if !reflect.DeepEqual(got, rows[:5]) {
 		t.Fatalf("kept %+v", got)
 	}
-	if got := keptRows(path, map[string]bool{"refresh": true, "room": true}); !reflect.DeepEqual(got, []stamped{rows[0], rows[2], rows[5]}) {
-		t.Fatalf("kept %+v running refresh and room", got)
+	if got := keptRows(path, map[string]bool{"refresh": true, "space": true}); !reflect.DeepEqual(got, []stamped{rows[0], rows[2], rows[5]}) {
+		t.Fatalf("kept %+v running refresh and space", got)
 	}
 	if got := keptRows(filepath.Join(t.TempDir(), "none.md"), nil); got != nil {
 		t.Fatalf("kept %+v of a missing file", got)

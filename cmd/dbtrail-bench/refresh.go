@@ -31,7 +31,7 @@ type refreshRun struct {
 	bytes   int64 // bytes of the files the run wrote (not linked)
 	// room is the run's estimate and bytes written, as its result records
 	// them.
-	room *spaceneed.Step
+	space *spaceneed.Step
 }
 
 // benchRefresh measures the RefreshTable activity on real files and a real

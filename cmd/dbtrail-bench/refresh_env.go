@@ -354,7 +354,7 @@ func executeRefresh(acts *activities.Activities, in calls.RefreshTableInput) (re
 	if err := val.Get(&res); err != nil {
 		return refreshRun{}, err
 	}
-	r := refreshRun{elapsed: elapsed, room: res.Room}
+	r := refreshRun{elapsed: elapsed, space: res.Space}
 	switch in.Table.Action {
 	case foldplan.ActionPair:
 		if len(res.Chain) < 2 {

@@ -46,9 +46,9 @@ func TestJudged(t *testing.T) {
 	if r.target != "≤ 1024 MiB" || r.note != "met" {
 		t.Errorf("row %+v", r)
 	}
-	r = judged("room", "0.5–0.7", "n", measured(0.5, roomGoal), measured(0.7, roomGoal).hide())
+	r = judged("space", "0.5–0.7", "n", measured(0.5, spaceGoal), measured(0.7, spaceGoal).hide())
 	if r.target != "0.4–1.0" || r.note != "met; n" {
-		t.Errorf("room row %+v", r)
+		t.Errorf("space row %+v", r)
 	}
 	if g := exactlyRows(200000, " (t08)"); g.String() != "200,000 (t08)" || !g.holds(200000) || g.holds(200010) {
 		t.Errorf("exactlyRows: %q", g)

@@ -20,20 +20,20 @@ const LowSpace = 256 << 20
 // Low reports whether free bytes is low (under LowSpace).
 func Low(free uint64) bool { return free < LowSpace }
 
-// NoRoomError is a step refused for want of room: it needs about Need
+// NoSpaceError is a step refused for want of room: it needs about Need
 // bytes (its estimate, package room) in Path, which has Free.
-type NoRoomError struct {
+type NoSpaceError struct {
 	Path       string
 	Need, Free uint64
 	// What is the step, e.g. "rewrite shop.orders".
 	What string
 }
 
-func (e *NoRoomError) Error() string {
+func (e *NoSpaceError) Error() string {
 	return fmt.Sprintf("%s needs about %s in %s (%s free)", e.What, Bytes(e.Need), e.Path, Bytes(e.Free))
 }
 
-// Check returns a *NoRoomError when path has less than need bytes free
+// Check returns a *NoSpaceError when path has less than need bytes free
 // (need is an estimate with its margin, package room, or an exact size);
 // an error of the probe is returned wrapped.
 func Check(probe Probe, path string, need uint64, what string) error {
@@ -45,7 +45,7 @@ func Check(probe Probe, path string, need uint64, what string) error {
 		return fmt.Errorf("free space of %s: %w", path, err)
 	}
 	if free < need {
-		return &NoRoomError{Path: path, Need: need, Free: free, What: what}
+		return &NoSpaceError{Path: path, Need: need, Free: free, What: what}
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 func TestCheck(t *testing.T) {
 	probe := func(free uint64) Probe { return func(string) (uint64, error) { return free, nil } }
 	err := Check(probe(1<<30), "/backups", 2<<30, "rewrite shop.orders")
-	var nr *NoRoomError
+	var nr *NoSpaceError
 	if !errors.As(err, &nr) || err.Error() != "rewrite shop.orders needs about 2.0 GiB in /backups (1.0 GiB free)" {
 		t.Fatalf("%v", err)
 	}

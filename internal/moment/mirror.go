@@ -26,7 +26,7 @@ type MirrorCatalog struct {
 	Progress func(remote.Progress)
 	// Free, when set, measures the local folder's free space before a
 	// download: less than the download needs (Mirror.DownloadNeed,
-	// exactly) refuses it, a *disk.NoRoomError, before anything is
+	// exactly) refuses it, a *disk.NoSpaceError, before anything is
 	// written.
 	Free disk.Probe
 }

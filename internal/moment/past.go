@@ -30,7 +30,7 @@ type Past struct {
 	Archive storage.Store
 	// Free, when set, measures SourceDir's free space before a snapshot
 	// only on the store is downloaded into it (MirrorCatalog.Free): too
-	// little refuses the download, a *disk.NoRoomError, before anything
+	// little refuses the download, a *disk.NoSpaceError, before anything
 	// is written.
 	Free disk.Probe
 	Log  *slog.Logger

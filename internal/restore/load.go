@@ -79,9 +79,9 @@ type Result struct {
 	// the verification reads from the target.
 	Def         *schema.Table
 	Fingerprint string
-	// Room is the staging's estimate and the staged files' bytes (nil
+	// Space is the staging's estimate and the staged files' bytes (nil
 	// when the slice did not stage: the table was staged already).
-	Room *spaceneed.Step
+	Space *spaceneed.Step
 }
 
 // Run loads chunks of the table for about l.Slice. The first slice
@@ -132,7 +132,7 @@ func (l Load) Run(ctx context.Context) (Result, error) {
 	if stageTook > 50*time.Millisecond {
 		res.StageMillis = stageTook.Milliseconds()
 	}
-	res.Room = staged
+	res.Space = staged
 	if res.Done {
 		res.Def, res.Fingerprint = foot.Table, foot.Fingerprint.String()
 	}

@@ -113,7 +113,7 @@ func TestRetentionBeforeARefreshOnAFullFolder(t *testing.T) {
 		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
-	noRoom(t, err, "refresh whose retention frees nothing", "pair app.rnd needs about ", " in "+dir+" (", " free)")
+	noSpace(t, err, "refresh whose retention frees nothing", "pair app.rnd needs about ", " in "+dir+" (", " free)")
 	notRetried(t, e, run)
 	if got := e.current(t).Manifest.SnapshotID; got != cur.SnapshotID {
 		t.Fatalf("current is %s after the refused refresh, want %s", got, cur.SnapshotID)

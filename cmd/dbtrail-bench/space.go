@@ -19,19 +19,19 @@ import (
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// benchRoom measures the room estimates (package room) against what the
+// benchSpace measures the room estimates (package room) against what the
 // real steps write, written ÷ estimate per step kind: the dump (mydumper)
 // and the conversion (ConvertTable's estimate, dumpconv.Estimate) of the
 // conversion benchmark's table of n rows, and RefreshTable's pair and
 // rewrite of the refresh benchmark's table of n rows for a window of n/10
-// changes (the Room its result records). The other kinds are checked
+// changes (the Space its result records). The other kinds are checked
 // against their real writers by TestEstimates (internal/room).
-func benchRoom(ctx context.Context, n int) ([]result, error) {
-	rows, err := convertRoom(ctx, n)
+func benchSpace(ctx context.Context, n int) ([]result, error) {
+	rows, err := convertSpace(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	env, _, stop, err := startRefreshEnv(ctx, "room")
+	env, _, stop, err := startRefreshEnv(ctx, "space")
 	if err != nil {
 		return nil, err
 	}
@@ -52,12 +52,12 @@ func benchRoom(ctx context.Context, n int) ([]result, error) {
 		}
 		runs = append(runs, r)
 	}
-	return append(rows, roomRows(slices.Values(runs))...), nil
+	return append(rows, spaceRows(slices.Values(runs))...), nil
 }
 
-// convertRoom is the dump's and the conversion's room rows for the
+// convertSpace is the dump's and the conversion's room rows for the
 // conversion benchmark's table of n rows.
-func convertRoom(ctx context.Context, n int) ([]result, error) {
+func convertSpace(ctx context.Context, n int) ([]result, error) {
 	f, stop, err := startConvFixture(ctx, n)
 	if err != nil {
 		return nil, err
@@ -67,15 +67,15 @@ func convertRoom(ctx context.Context, n int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := dumpRoom(ctx, f.src, f.dumpDir(), f.tf, f.def, f.meta(), uint64(res.Bytes))
+	rows, err := dumpSpace(ctx, f.src, f.dumpDir(), f.tf, f.def, f.meta(), uint64(res.Bytes))
 	return rows[:], err
 }
 
-// dumpRoom is the room rows of the dump and the conversion: what each
+// dumpSpace is the room rows of the dump and the conversion: what each
 // wrote (the dump folder, the table file of written bytes) ÷ its estimate
 // (spaceneed.Dump of the table's data_length; dumpconv.Estimate, ConvertTable's
 // estimate, of its data files).
-func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dumpfile.TableFiles, def *schema.Table, meta snapshot.FooterMeta, written uint64) ([2]result, error) {
+func dumpSpace(ctx context.Context, src *testsuite.Server, dumpDir string, tf dumpfile.TableFiles, def *schema.Table, meta snapshot.FooterMeta, written uint64) ([2]result, error) {
 	db, err := src.DB(ctx, "conv")
 	if err != nil {
 		return [2]result{}, err
@@ -104,8 +104,8 @@ func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dum
 	}
 	row := func(kind string, written uint64, est spaceneed.Estimate, basis string) result {
 		x := spaceneed.Ratio(written, est.Bytes)
-		return judged("room: "+kind+" written ÷ estimate", fmt.Sprintf("%.2f", x),
-			fmt.Sprintf("%s written, estimate %s from %s", disk.Bytes(written), disk.Bytes(est.Bytes), basis), measured(x, roomGoal))
+		return judged("space: "+kind+" written ÷ estimate", fmt.Sprintf("%.2f", x),
+			fmt.Sprintf("%s written, estimate %s from %s", disk.Bytes(written), disk.Bytes(est.Bytes), basis), measured(x, spaceGoal))
 	}
 	return [2]result{
 		row("dump", dumped, spaceneed.Dump(length), "data_length "+disk.Bytes(length)),
@@ -114,36 +114,36 @@ func dumpRoom(ctx context.Context, src *testsuite.Server, dumpDir string, tf dum
 	}, nil
 }
 
-// roomGoal is the target of every room row: a step writes between 0.4 and
+// spaceGoal is the target of every room row: a step writes between 0.4 and
 // 1 times its estimate (never more, rarely far less).
-var roomGoal = within(0.4, 1.0, "%.1f")
+var spaceGoal = within(0.4, 1.0, "%.1f")
 
-// roomRows reports, per step kind (pair, rewrite), the least and greatest
+// spaceRows reports, per step kind (pair, rewrite), the least and greatest
 // actual ÷ estimate of the runs whose estimate is above spaceneed.Floor (a
 // floored estimate says nothing of the rule), against the target.
-func roomRows(runs iter.Seq[refreshRun]) []result {
+func spaceRows(runs iter.Seq[refreshRun]) []result {
 	type span struct {
 		lo, hi float64
 		n      int
 	}
 	kinds := map[string]*span{}
 	for r := range runs {
-		if r.room == nil || r.room.Estimate <= spaceneed.Floor {
+		if r.space == nil || r.space.Estimate <= spaceneed.Floor {
 			continue
 		}
-		x := spaceneed.Ratio(r.room.Written, r.room.Estimate)
-		sp := kinds[r.room.Kind]
+		x := spaceneed.Ratio(r.space.Written, r.space.Estimate)
+		sp := kinds[r.space.Kind]
 		if sp == nil {
 			sp = &span{lo: x, hi: x}
-			kinds[r.room.Kind] = sp
+			kinds[r.space.Kind] = sp
 		}
 		sp.lo, sp.hi, sp.n = min(sp.lo, x), max(sp.hi, x), sp.n+1
 	}
 	var out []result
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		sp := kinds[k]
-		out = append(out, judged("room: "+k+" written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi),
-			fmt.Sprintf("%d runs above the %s floor", sp.n, disk.Bytes(spaceneed.Floor)), measured(sp.lo, roomGoal), measured(sp.hi, roomGoal).hide()))
+		out = append(out, judged("space: "+k+" written ÷ estimate", fmt.Sprintf("%.2f–%.2f", sp.lo, sp.hi),
+			fmt.Sprintf("%d runs above the %s floor", sp.n, disk.Bytes(spaceneed.Floor)), measured(sp.lo, spaceGoal), measured(sp.hi, spaceGoal).hide()))
 	}
 	return out
 }

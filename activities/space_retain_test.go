@@ -30,12 +30,12 @@ func publishAt(t *testing.T, dir, id string, seq uint64, size int) {
 		Tables: []snapshot.ManifestTable{mt}}))
 }
 
-// TestRetentionRunsBeforeARefreshShortOfRoom: a refresh step short of room
+// TestRetentionRunsBeforeARefreshShortOfSpace: a refresh step short of room
 // runs the worker's retention first when it would remove something, and
 // goes on when that freed enough; the current snapshot stays. Without a
 // policy, or when retention frees nothing, the step is refused NoRoom as
 // before, nothing removed.
-func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
+func TestRetentionRunsBeforeARefreshShortOfSpace(t *testing.T) {
 	ctx := context.Background()
 	const need = 1 << 20
 	ids := []string{"20261201T100000Z", "20261201T110000Z", "20261201T120000Z"}
@@ -59,7 +59,7 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 	t.Run("retention frees the room", func(t *testing.T) {
 		a, dir := setup(t)
 		a.Retention = retention.Policy{KeepSnapshots: 1}
-		if err := a.checkRoomOrRetain(ctx, "main", dir, spaceneed.Exact(need), "pair db.t"); err != nil {
+		if err := a.checkSpaceOrRetain(ctx, "main", dir, spaceneed.Exact(need), "pair db.t"); err != nil {
 			t.Fatalf("with retention that frees the room: %v", err)
 		}
 		left, err := snapshot.ListSnapshots(dir)
@@ -75,8 +75,8 @@ func TestRetentionRunsBeforeARefreshShortOfRoom(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a, dir := setup(t)
 			a.Retention = policy
-			err := a.checkRoomOrRetain(ctx, "main", dir, spaceneed.Exact(need), "pair db.t")
-			if !isNoRoom(err) || !strings.Contains(err.Error(), "pair db.t needs about") {
+			err := a.checkSpaceOrRetain(ctx, "main", dir, spaceneed.Exact(need), "pair db.t")
+			if !isNoSpace(err) || !strings.Contains(err.Error(), "pair db.t needs about") {
 				t.Fatalf("got %v, want NoRoom naming the step", err)
 			}
 			left, lerr := snapshot.ListSnapshots(dir)

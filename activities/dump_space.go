@@ -17,20 +17,20 @@ import (
 // dumpSizeTimeout bounds the read of the source's table sizes.
 const dumpSizeTimeout = 30 * time.Second
 
-// checkDumpRoom checks the work folder for room for a dump of source into
+// checkDumpSpace checks the work folder for room for a dump of source into
 // dir (of tables only, when not empty) and returns the estimate
 // (spaceneed.Dump). A source whose sizes cannot be read is not refused here
 // (mydumper then says what is wrong with it): the estimate is not Sure and
 // the check is logged as skipped. A table list naming a table the source
 // does not have is refused (BadInput).
-func (a *Activities) checkDumpRoom(ctx context.Context, source, dir string, tables []mydumper.Table) (spaceneed.Estimate, error) {
+func (a *Activities) checkDumpSpace(ctx context.Context, source, dir string, tables []mydumper.Table) (spaceneed.Estimate, error) {
 	if len(tables) > 0 {
 		length, err := a.tablesLength(ctx, source, tables)
 		if err != nil {
 			return spaceneed.Estimate{}, err
 		}
 		est := spaceneed.Dump(length)
-		return est, a.checkRoom(dir, est, "dump of "+source)
+		return est, a.checkSpace(dir, est, "dump of "+source)
 	}
 	length, err := a.dataLength(ctx, source)
 	if err != nil {
@@ -38,7 +38,7 @@ func (a *Activities) checkDumpRoom(ctx context.Context, source, dir string, tabl
 		return spaceneed.Estimate{}, nil
 	}
 	est := spaceneed.Dump(length)
-	return est, a.checkRoom(dir, est, "dump of "+source)
+	return est, a.checkSpace(dir, est, "dump of "+source)
 }
 
 // dataLength is the data_length (information_schema, without indexes) of

@@ -19,17 +19,17 @@ import (
 	"github.com/dbtrail/dbtrail/payload"
 )
 
-// checkRoom refuses, non-retryable (NoRoom), a step whose estimate (package
+// checkSpace refuses, non-retryable (NoRoom), a step whose estimate (package
 // room: measured bytes × spaceneed.Margin) is more than the free space of the
 // file system holding path: it fails at once, naming what it needs and
 // what is free, instead of at the end of the write. An estimate that is
 // not Sure is not refused on: the step writes, and a full folder fails it
 // cleanly (noSpace). Space freed makes the next run go.
-func (a *Activities) checkRoom(path string, est spaceneed.Estimate, what string) error {
+func (a *Activities) checkSpace(path string, est spaceneed.Estimate, what string) error {
 	if !est.Sure {
 		return nil
 	}
-	return roomErr(disk.Check(a.Disk, path, est.Bytes, what))
+	return spaceErr(disk.Check(a.Disk, path, est.Bytes, what))
 }
 
 // noSpace marks err non-retryable NoRoom when it is the file system's "no
@@ -41,35 +41,35 @@ func noSpace(err error, dir, what string) error {
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return nonRetryable(payload.ErrNoRoom, fmt.Errorf("%s: no space left in %s: %w", what, dir, err))
+	return nonRetryable(payload.ErrNoSpace, fmt.Errorf("%s: no space left in %s: %w", what, dir, err))
 }
 
-// roomErr marks a *disk.NoRoomError non-retryable NoRoom; any other err
+// spaceErr marks a *disk.NoSpaceError non-retryable NoRoom; any other err
 // is returned as is.
-func roomErr(err error) error {
-	var nr *disk.NoRoomError
+func spaceErr(err error) error {
+	var nr *disk.NoSpaceError
 	if errors.As(err, &nr) {
-		return nonRetryable(payload.ErrNoRoom, err)
+		return nonRetryable(payload.ErrNoSpace, err)
 	}
 	return err
 }
 
-// isNoRoom reports whether err is checkRoom's NoRoom refusal.
-func isNoRoom(err error) bool {
+// isNoSpace reports whether err is checkSpace's NoRoom refusal.
+func isNoSpace(err error) bool {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == payload.ErrNoRoom
+	return errors.As(err, &app) && app.Type() == payload.ErrNoSpace
 }
 
-// checkRoomOrRetain is checkRoom for a refresh's step: when the folder
+// checkSpaceOrRetain is checkSpace for a refresh's step: when the folder
 // lacks the room and the worker's retention policy limits the snapshots
 // (Activities.Retention.KeepSnapshots > 0), the source's local retention
 // runs first (the rule the refresh's own prune applies after it publishes:
 // nothing current, nothing a running job reads, nothing a moment of the
 // kept window needs) and the room is checked again. What it removed is
 // logged.
-func (a *Activities) checkRoomOrRetain(ctx context.Context, source, dir string, need spaceneed.Estimate, what string) error {
-	err := a.checkRoom(dir, need, what)
-	if a.Retention.KeepSnapshots <= 0 || !isNoRoom(err) {
+func (a *Activities) checkSpaceOrRetain(ctx context.Context, source, dir string, need spaceneed.Estimate, what string) error {
+	err := a.checkSpace(dir, need, what)
+	if a.Retention.KeepSnapshots <= 0 || !isNoSpace(err) {
 		return err
 	}
 	res, perr := a.pruneLocal(ctx, source)
@@ -81,7 +81,7 @@ func (a *Activities) checkRoomOrRetain(ctx context.Context, source, dir string, 
 		return err
 	}
 	a.log(ctx).Info("retention ran before the refresh to make room", "source", source, "step", what, "removed", res.Removed)
-	return a.checkRoom(dir, need, what)
+	return a.checkSpace(dir, need, what)
 }
 
 // refreshNeed estimates the bytes a refresh of one table writes into the
@@ -177,15 +177,15 @@ func (a *Activities) localFiles(source, id string) func(rel string) string {
 	return func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
 }
 
-// checkRebuildRoom checks dir has room for table tp rebuilt from catalog
+// checkRebuildSpace checks dir has room for table tp rebuilt from catalog
 // cat and staged for a restore (spaceneed.Staging) before it is staged there,
 // and returns the estimate.
-func (a *Activities) checkRebuildRoom(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) (spaceneed.Estimate, error) {
+func (a *Activities) checkRebuildSpace(ctx context.Context, cat moment.Catalog, source string, tp moment.TablePlan, dir string) (spaceneed.Estimate, error) {
 	needs, err := a.rebuildNeeds(ctx, cat, moment.Plan{Source: source, Tables: []moment.TablePlan{tp}}, true)
 	if err != nil {
 		return spaceneed.Estimate{}, err
 	}
-	return needs[0], a.checkRoom(dir, needs[0], "stage "+tp.Key().String())
+	return needs[0], a.checkSpace(dir, needs[0], "stage "+tp.Key().String())
 }
 
 // filesSize is the size of the files rels in dir (a file that cannot be

@@ -15,17 +15,17 @@ import (
 	"github.com/dbtrail/dbtrail/testsuite"
 )
 
-// roomSteps are the spaceneed.Step records in the activity results of the
+// spaceSteps are the spaceneed.Step records in the activity results of the
 // latest run of workflowID and of its children, found by their JSON key
 // ("room" or "Room", an object with a kind).
-func (e *backupEnv) roomSteps(t *testing.T, workflowID string) []spaceneed.Step {
+func (e *backupEnv) spaceSteps(t *testing.T, workflowID string) []spaceneed.Step {
 	t.Helper()
 	var out []spaceneed.Step
 	hist := fetchHistory(t, e.ctx, e.c, workflowID, "")
 	dc := converter.GetDefaultDataConverter()
 	for _, ev := range hist.GetEvents() {
 		if a := ev.GetChildWorkflowExecutionStartedEventAttributes(); a != nil {
-			out = append(out, e.roomSteps(t, a.GetWorkflowExecution().GetWorkflowId())...)
+			out = append(out, e.spaceSteps(t, a.GetWorkflowExecution().GetWorkflowId())...)
 		}
 		a := ev.GetActivityTaskCompletedEventAttributes()
 		if a == nil || len(a.GetResult().GetPayloads()) == 0 {
@@ -64,7 +64,7 @@ func findSteps(v any) []spaceneed.Step {
 	return out
 }
 
-// TestStepsRecordTheirRoom: every writing step of a full backup,
+// TestStepsRecordTheirSpace: every writing step of a full backup,
 // refreshes by pairs until their chain is compacted and one by rewrites, a
 // Parquet, a .sql and a changes export and a restore records in its
 // activity result (the workflow history) its kind, its estimate and the
@@ -72,7 +72,7 @@ func findSteps(v any) []spaceneed.Step {
 // changes, stage. A sure estimate is never
 // below what was written (a changes export's is not sure: nothing measured
 // says how large its images are).
-func TestStepsRecordTheirRoom(t *testing.T) {
+func TestStepsRecordTheirSpace(t *testing.T) {
 	e := newBackupEnv(t)
 	fillBig(t, e)
 	// The dump's estimate reads data_length, InnoDB's statistics, which
@@ -82,7 +82,7 @@ func TestStepsRecordTheirRoom(t *testing.T) {
 	e.fullBackup(t)
 	kinds := map[string][]spaceneed.Step{}
 	collect := func(workflowID string) {
-		for _, s := range e.roomSteps(t, workflowID) {
+		for _, s := range e.spaceSteps(t, workflowID) {
 			kinds[s.Kind] = append(kinds[s.Kind], s)
 		}
 	}

@@ -30,13 +30,13 @@ import (
 	servers "github.com/dbtrail/dbtrail/testsuite"
 )
 
-const roomID = "20261201T224010Z"
+const spaceID = "20261201T224010Z"
 
-// publishDelta publishes snapshot roomID of source main in dir with table
+// publishDelta publishes snapshot spaceID of source main in dir with table
 // db.t: a table file and a chain of two pairs, each file size bytes.
 func publishDelta(t *testing.T, dir string, size int) *snapshot.Snapshot {
 	t.Helper()
-	b, err := snapshot.NewBuilder(dir, roomID)
+	b, err := snapshot.NewBuilder(dir, spaceID)
 	must(t, err)
 	mt := snapshot.ManifestTable{Schema: "db", Table: "t", File: "db/t.parquet", Kind: snapshot.KindDelta,
 		Chain: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}}
@@ -49,7 +49,7 @@ func publishDelta(t *testing.T, dir string, size int) *snapshot.Snapshot {
 	}
 	must(t, b.Publish(snapshot.Manifest{Source: "main", Position: binlogpos.Position{Seq: 7}, Kind: snapshot.SnapshotFull,
 		Tables: []snapshot.ManifestTable{mt}}))
-	s, err := snapshot.OpenSnapshot(snapshot.Folder(dir).Snapshot(roomID))
+	s, err := snapshot.OpenSnapshot(snapshot.Folder(dir).Snapshot(spaceID))
 	must(t, err)
 	return s
 }
@@ -66,8 +66,8 @@ type fakeFree struct{ free atomic.Uint64 }
 
 func (f *fakeFree) probe(string) (uint64, error) { return f.free.Load(), nil }
 
-// roomStep is one writing step of TestRoomCheckedFirst.
-type roomStep struct {
+// spaceStep is one writing step of TestSpaceCheckedFirst.
+type spaceStep struct {
 	name string
 	// setup makes the step's fixture on a; it returns the folder the step
 	// writes to and the need it should estimate.
@@ -80,15 +80,15 @@ type roomStep struct {
 	past string
 }
 
-// TestRoomCheckedFirst: every writing step refuses, non-retryable NoRoom,
+// TestSpaceCheckedFirst: every writing step refuses, non-retryable NoRoom,
 // when the folder it writes to has less than its estimate (saying what it
 // needs, where and what is free), and writes nothing; with exactly that
 // much it goes past the check. The estimates are those the docs state:
 // the merged files of a compaction, the objects of a download (exact), the
 // planned need of an export table, spaceneed.Text of the staged files for a
 // .sql export.
-func TestRoomCheckedFirst(t *testing.T) {
-	for _, st := range roomSteps() {
+func TestSpaceCheckedFirst(t *testing.T) {
+	for _, st := range spaceSteps() {
 		t.Run(st.name, func(t *testing.T) {
 			for _, short := range []bool{true, false} {
 				var probe fakeFree
@@ -104,7 +104,7 @@ func TestRoomCheckedFirst(t *testing.T) {
 				env.RegisterActivity(a)
 				err := st.run(env, a)
 				var app *temporal.ApplicationError
-				refused := errors.As(err, &app) && app.Type() == payload.ErrNoRoom
+				refused := errors.As(err, &app) && app.Type() == payload.ErrNoSpace
 				if !short {
 					if refused {
 						t.Fatalf("refused with need+margin free: %v", err)
@@ -116,7 +116,7 @@ func TestRoomCheckedFirst(t *testing.T) {
 				}
 				want := "needs about " + disk.Bytes(need) + " in " + folder + " (" + disk.Bytes(free) + " free)"
 				if !refused || !app.NonRetryable() || !strings.Contains(err.Error(), want) {
-					t.Fatalf("with one byte too few: %v; want a non-retryable %s saying %q", err, payload.ErrNoRoom, want)
+					t.Fatalf("with one byte too few: %v; want a non-retryable %s saying %q", err, payload.ErrNoSpace, want)
 				}
 				if st.written(a) {
 					t.Errorf("the refused step wrote")
@@ -133,7 +133,7 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// onlyOnStore gives a a remote store holding snapshot roomID of main
+// onlyOnStore gives a a remote store holding snapshot spaceID of main
 // (publishDelta with files of size bytes), which a's backup folder does
 // not hold, and returns the bytes its download writes.
 func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
@@ -143,7 +143,7 @@ func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
 	s := publishDelta(t, elsewhere, size)
 	m, err := remote.New(store, "main", elsewhere, quietLog())
 	must(t, err)
-	_, err = m.Upload(t.Context(), roomID, nil)
+	_, err = m.Upload(t.Context(), spaceID, nil)
 	must(t, err)
 	mb, err := os.ReadFile(s.Path(snapshot.ManifestName))
 	must(t, err)
@@ -151,8 +151,8 @@ func onlyOnStore(t *testing.T, a *Activities, size int) uint64 {
 	return 5*uint64(size) + uint64(len(mb))
 }
 
-// roomIndex is an empty index on an index server of its own.
-func roomIndex(t *testing.T) *index.Store {
+// spaceIndex is an empty index on an index server of its own.
+func spaceIndex(t *testing.T) *index.Store {
 	srv := servers.StartIndex(t)
 	must(t, srv.Exec(t.Context(), "CREATE DATABASE room"))
 	st, err := index.Open(t.Context(), srv.DSN("room"))
@@ -162,17 +162,17 @@ func roomIndex(t *testing.T) *index.Store {
 	return st
 }
 
-func roomSteps() []roomStep {
+func spaceSteps() []spaceStep {
 	const size = 1000
 	staging := func(a *Activities) string { return filepath.Join(a.WorkDir, ".out"+exportdir.StagingSuffix) }
-	return []roomStep{
+	return []spaceStep{
 		{name: "compaction",
 			setup: func(t *testing.T, a *Activities) (string, uint64) {
 				publishDelta(t, a.sourceDir("main"), size)
 				return a.sourceDir("main"), 4 * size
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
-				_, err := env.ExecuteActivity(a.CompactTable, calls.CompactTableInput{Source: "main", SnapshotID: roomID, Schema: "db", Table: "t",
+				_, err := env.ExecuteActivity(a.CompactTable, calls.CompactTableInput{Source: "main", SnapshotID: spaceID, Schema: "db", Table: "t",
 					Merge: []string{"db/t.000000.posdel", "db/t.000000.upserts", "db/t.000001.posdel", "db/t.000001.upserts"}})
 				return err
 			},
@@ -186,7 +186,7 @@ func roomSteps() []roomStep {
 				_, err := env.ExecuteActivity(a.DownloadCurrent, calls.DownloadCurrentInput{Source: "main"})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) }},
+			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), spaceID)) }},
 		// An export at a moment whose base snapshot is only on the store:
 		// the moment catalog downloads it into the backup folder.
 		{name: "moment download",
@@ -195,16 +195,16 @@ func roomSteps() []roomStep {
 			},
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
 				_, err := env.ExecuteActivity(a.ExportTable, calls.ExportTableInput{Source: "main", Format: payload.ExportParquet, Staging: staging(a),
-					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}})
+					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: spaceID}})
 				return err
 			},
-			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), roomID)) },
+			written: func(a *Activities) bool { return exists(snapshot.DownloadPath(a.sourceDir("main"), spaceID)) },
 			past:    "(type: " + payload.ErrBrokenSnapshot},
 		{name: "export table",
 			setup: func(t *testing.T, a *Activities) (string, uint64) { return staging(a), 5 << 20 },
 			run: func(env *testsuite.TestActivityEnvironment, a *Activities) error {
 				_, err := env.ExecuteActivity(a.ExportTable, calls.ExportTableInput{Source: "main", Format: payload.ExportParquet, Staging: staging(a),
-					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: roomID}, Need: 5 << 20})
+					Table: moment.TablePlan{Schema: "db", Table: "t", Snapshot: spaceID}, Need: 5 << 20})
 				return err
 			},
 			written: func(a *Activities) bool { return exists(filepath.Join(staging(a), "db")) },
@@ -245,24 +245,24 @@ func TestExportNeed(t *testing.T) {
 func TestNotSureWrites(t *testing.T) {
 	var probe fakeFree
 	a := &Activities{Disk: probe.probe}
-	if err := a.checkRoom(t.TempDir(), spaceneed.Changes(), "export changes of db.t"); err != nil {
+	if err := a.checkSpace(t.TempDir(), spaceneed.Changes(), "export changes of db.t"); err != nil {
 		t.Fatalf("not sure, no room: %v; want no refusal", err)
 	}
 	err := noSpace(fmt.Errorf("build snapshot x: write db/t.parquet: %w", syscall.ENOSPC), "/backups/main", "pair db.t")
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != payload.ErrNoRoom || !app.NonRetryable() ||
+	if !errors.As(err, &app) || app.Type() != payload.ErrNoSpace || !app.NonRetryable() ||
 		!strings.Contains(err.Error(), "pair db.t: no space left in /backups/main: build snapshot x: write db/t.parquet") {
-		t.Fatalf("ENOSPC: %v; want a non-retryable %s naming the folder and the file", err, payload.ErrNoRoom)
+		t.Fatalf("ENOSPC: %v; want a non-retryable %s naming the folder and the file", err, payload.ErrNoSpace)
 	}
 	if other := errors.New("x"); noSpace(other, "/b", "y") != other {
 		t.Fatal("another error is changed by noSpace")
 	}
 }
 
-// TestDownloadRecordsRoom: DownloadCurrent's result records its room, kind
+// TestDownloadRecordsSpace: DownloadCurrent's result records its room, kind
 // download: the objects it needed, exactly, and the bytes it downloaded —
 // the same.
-func TestDownloadRecordsRoom(t *testing.T) {
+func TestDownloadRecordsSpace(t *testing.T) {
 	var probe fakeFree
 	probe.free.Store(1 << 40)
 	a := &Activities{BackupDir: filepath.Join(t.TempDir(), "backups"), WorkDir: t.TempDir(), Disk: probe.probe, Log: quietLog()}
@@ -275,7 +275,7 @@ func TestDownloadRecordsRoom(t *testing.T) {
 	var res calls.DownloadCurrentResult
 	must(t, v.Get(&res))
 	want := spaceneed.Step{Kind: "download", Estimate: need, Sure: true, Written: need}
-	if res.SnapshotID != roomID || res.Room == nil || *res.Room != want {
-		t.Fatalf("download of %s: %+v, room %+v; want %+v", res.SnapshotID, res, res.Room, want)
+	if res.SnapshotID != spaceID || res.Space == nil || *res.Space != want {
+		t.Fatalf("download of %s: %+v, room %+v; want %+v", res.SnapshotID, res, res.Space, want)
 	}
 }

@@ -118,8 +118,8 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	must(t, err)
 	err = run.Get(e.ctx, nil)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != payload.ErrNoRoom || !app.NonRetryable() {
-		t.Fatalf("refresh on a full folder: %v; want a non-retryable %s", err, payload.ErrNoRoom)
+	if !errors.As(err, &app) || app.Type() != payload.ErrNoSpace || !app.NonRetryable() {
+		t.Fatalf("refresh on a full folder: %v; want a non-retryable %s", err, payload.ErrNoSpace)
 	}
 	for _, want := range []string{"app.big needs about ", " in " + filepath.Join(small.dir, "main") + " (", " free)"} {
 		if !strings.Contains(err.Error(), want) {
@@ -145,13 +145,13 @@ func TestRefreshOnAFullFolder(t *testing.T) {
 	checkLive(t, e, eng, e.current(t), "refresh with room back")
 }
 
-// TestRefreshWithRoomTwiceTheSnapshot is the case of issue 36: on a full
+// TestRefreshWithSpaceTwiceTheSnapshot is the case of issue 36: on a full
 // 200 MiB backup folder a refresh of a window of changes is refused
 // (NoRoom, current intact, no staging left); with the folder freed to
 // twice the current snapshot's size, the next refresh is not refused on an
 // estimate ten times what a pair takes: it publishes, and every table
 // equals the source. Its pair records its estimate and what it wrote.
-func TestRefreshWithRoomTwiceTheSnapshot(t *testing.T) {
+func TestRefreshWithSpaceTwiceTheSnapshot(t *testing.T) {
 	e := newBackupEnv(t, withoutWorker())
 	small := newSmallFolder(t)
 	e.acts.BackupDir, e.acts.Disk = small.dir, small.probe()
@@ -176,7 +176,7 @@ func TestRefreshWithRoomTwiceTheSnapshot(t *testing.T) {
 		workflows.Refresh, payload.RefreshInput{Source: "main", TableDeltas: true})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
-	noRoom(t, err, "refresh on a full folder", "app.orders needs about ", " in "+filepath.Join(small.dir, "main")+" (", " free)")
+	noSpace(t, err, "refresh on a full folder", "app.orders needs about ", " in "+filepath.Join(small.dir, "main")+" (", " free)")
 	if cur := e.current(t); cur.Manifest.SnapshotID != full.SnapshotID {
 		t.Fatalf("current is %s after the refused refresh, want %s", cur.Manifest.SnapshotID, full.SnapshotID)
 	}
@@ -220,12 +220,12 @@ func fillBig(t *testing.T, e *backupEnv) {
 	}
 }
 
-// noRoom requires err to be a non-retryable NoRoom saying each of says.
-func noRoom(t *testing.T, err error, what string, says ...string) {
+// noSpace requires err to be a non-retryable NoRoom saying each of says.
+func noSpace(t *testing.T, err error, what string, says ...string) {
 	t.Helper()
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != payload.ErrNoRoom || !app.NonRetryable() {
-		t.Fatalf("%s on a full folder: %v; want a non-retryable %s", what, err, payload.ErrNoRoom)
+	if !errors.As(err, &app) || app.Type() != payload.ErrNoSpace || !app.NonRetryable() {
+		t.Fatalf("%s on a full folder: %v; want a non-retryable %s", what, err, payload.ErrNoSpace)
 	}
 	for _, want := range says {
 		if !strings.Contains(err.Error(), want) {
@@ -258,7 +258,7 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 			At: "latest", Tables: []string{"app.big"}, Out: out}})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
-	noRoom(t, err, "export", "export to "+out+" needs about ", " in "+small.dir+" (", " free)")
+	noSpace(t, err, "export", "export to "+out+" needs about ", " in "+small.dir+" (", " free)")
 	notRetried(t, e, run)
 	ents, err := os.ReadDir(small.dir)
 	must(t, err)
@@ -273,7 +273,7 @@ func TestExportAndDumpOnAFullFolder(t *testing.T) {
 		workflows.FullBackup, payload.FullBackupInput{Source: "main"})
 	must(t, err)
 	err = run.Get(e.ctx, nil)
-	noRoom(t, err, "full backup", "dump of main needs about ", " in "+filepath.Join(small.dir, "work", "main")+"/", " free)")
+	noSpace(t, err, "full backup", "dump of main needs about ", " in "+filepath.Join(small.dir, "work", "main")+"/", " free)")
 	notRetried(t, e, run)
 	if left, _ := os.ReadDir(filepath.Join(small.dir, "work", "main")); len(left) != 0 {
 		t.Errorf("the refused dump left %d entries in the work folder", len(left))
