@@ -62,7 +62,8 @@ func acctLines(t *testing.T, ctx context.Context, db *sql.DB) []string {
 // live tail and reads it with go-sql-driver/mysql and the mariadb client:
 // the rows equal the source's now, SET @@dbtrail_at moves the session to a
 // recorded moment whose rows equal the source's then, @@dbtrail_cut names
-// the cut, and writes, a moment not kept and a wrong password are refused.
+// the cut, and writes, a moment past capture, one before the oldest
+// snapshot and a wrong password are refused.
 func TestSQLPortTimeTravel(t *testing.T) {
 	bin := buildDbtrailAsync(t)
 	e := newBackupEnv(t)
@@ -72,6 +73,11 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	} {
 		e.exec(t, q)
 	}
+	var gtidBefore string // a transaction before the full backup's snapshot
+	must(t, e.src.QueryRowContext(e.ctx, "SELECT @@last_gtid").Scan(&gtidBefore))
+	e.exec(t, "INSERT INTO acct VALUES (9, 9, 'gone', NULL)")
+	e.exec(t, "DELETE FROM acct WHERE id = 9")
+	e.waitCaughtUp(t)
 	e.fullBackup(t)
 	var gtidThen string
 	e.exec(t, "UPDATE acct SET bal = bal + 1, note = 'then' WHERE id = 1")
@@ -118,6 +124,13 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	}
 	if got := acctLines(t, e.ctx, db); !slices.Equal(got, then) {
 		t.Fatalf("a refused moment moved the session: %v", got)
+	}
+	_, err = db.ExecContext(e.ctx, "SET @@dbtrail_at = 'gtid:"+gtidBefore+"'")
+	if !errors.As(err, &my) || my.Number != 1231 || !strings.Contains(my.Message, "before the oldest snapshot") {
+		t.Fatalf("a moment before the oldest snapshot: %v, want error 1231 saying so", err)
+	}
+	if got := acctLines(t, e.ctx, db); !slices.Equal(got, then) {
+		t.Fatalf("a moment before the oldest snapshot moved the session: %v", got)
 	}
 	_, err = db.ExecContext(e.ctx, "SET @@dbtrail_at = 'latest'")
 	must(t, err)
