@@ -22,6 +22,8 @@ type funcEnv struct {
 	user string
 	// variable is @@name's value (the port's system variables).
 	variable func(name string) (any, error)
+	// concatMax is the session's group_concat_max_len (0: the default).
+	concatMax int64
 }
 
 // notTranslated is the error of a MySQL construct the port does not
@@ -474,7 +476,8 @@ var (
 // groupConcat is GROUP_CONCAT([DISTINCT] expr[, expr…] [ORDER BY …]
 // [SEPARATOR 'sep']) as DuckDB's string_agg: the exprs joined as CONCAT
 // does (a row with a NULL one is skipped, as MySQL does), ',' by default.
-// MySQL's group_concat_max_len cut is not applied.
+// A result longer than the session's group_concat_max_len bytes, which
+// MySQL would cut, fails the statement saying so (concatCapped).
 func groupConcat(inner string, env *funcEnv) (string, error) {
 	m := mask(inner)
 	end := len(inner)
@@ -510,7 +513,24 @@ func groupConcat(inner string, env *funcEnv) (string, error) {
 	if len(exprs) == 0 || exprs[0] == "" {
 		return "", arity("GROUP_CONCAT", 1, 0)
 	}
-	return "string_agg(" + dist + joinText(exprs) + ", " + sep + order + ")", nil
+	return concatCapped("string_agg("+dist+joinText(exprs)+", "+sep+order+")", env.concatMax), nil
+}
+
+// defaultConcatMax is group_concat_max_len until the session sets it
+// (MariaDB's default).
+const defaultConcatMax = 1 << 20
+
+// concatCapped is agg, a GROUP_CONCAT's string_agg, failing the statement
+// when its value is longer than max bytes (0: defaultConcatMax): MySQL
+// would cut it there (to whole characters, with a warning), an answer the
+// port refuses rather than give another. DuckDB computes the repeated
+// aggregate once.
+func concatCapped(agg string, max int64) string {
+	if max <= 0 {
+		max = defaultConcatMax
+	}
+	why := fmt.Sprintf("GROUP_CONCAT result longer than group_concat_max_len (%d bytes): MySQL would cut it; the dbtrail SQL port refuses to answer otherwise (SET group_concat_max_len = a larger value)", max)
+	return fmt.Sprintf("CASE WHEN strlen(%s) > %d THEN error('%s') ELSE %s END", agg, max, why, agg)
 }
 
 // strftimeFormat is DATE_FORMAT's format (one string literal) as a

@@ -38,9 +38,9 @@ func TestRewriteFuncs(t *testing.T) {
 		"SELECT at, \"at\" FROM t":                                                 "SELECT \"at\", \"at\" FROM t",
 		"SELECT LENGTH(note) FROM t":                                               "SELECT strlen(CAST(note AS VARCHAR)) FROM t",
 		"SELECT UNIX_TIMESTAMP(), FROM_UNIXTIME(5)":                                "SELECT 1796121719, make_timestamp(CAST(round((5) * 1000000) AS BIGINT))",
-		"SELECT GROUP_CONCAT(note) FROM t":                                         "SELECT string_agg(CAST(note AS VARCHAR), ',') FROM t",
-		"SELECT group_concat(DISTINCT a, b ORDER BY a DESC SEPARATOR '; ') FROM t": "SELECT string_agg(DISTINCT CAST(a AS VARCHAR) || CAST(b AS VARCHAR), '; ' ORDER BY a DESC) FROM t",
-		"SELECT GROUP_CONCAT(IFNULL(note, 'x') SEPARATOR '') FROM t":               "SELECT string_agg(CAST(coalesce(CAST(note AS VARCHAR), CAST('x' AS VARCHAR)) AS VARCHAR), '') FROM t",
+		"SELECT GROUP_CONCAT(note) FROM t":                                         "SELECT " + concatCapped("string_agg(CAST(note AS VARCHAR), ',')", 0) + " FROM t",
+		"SELECT group_concat(DISTINCT a, b ORDER BY a DESC SEPARATOR '; ') FROM t": "SELECT " + concatCapped("string_agg(DISTINCT CAST(a AS VARCHAR) || CAST(b AS VARCHAR), '; ' ORDER BY a DESC)", 0) + " FROM t",
+		"SELECT GROUP_CONCAT(IFNULL(note, 'x') SEPARATOR '') FROM t":               "SELECT " + concatCapped("string_agg(CAST(coalesce(CAST(note AS VARCHAR), CAST('x' AS VARCHAR)) AS VARCHAR), '')", 0) + " FROM t",
 		"SELECT IFNULL(a, b), COALESCE(a, 1, b) FROM t":                            "SELECT coalesce(a, b), coalesce(a, 1, b) FROM t",
 		"SELECT convert_tz(now(), 'UTC', '+00:00')":                                "SELECT CAST(TIMESTAMP '2026-12-01 10:41:59' AS TIMESTAMP)",
 	} {

@@ -31,9 +31,12 @@ type handler struct {
 	results uint16
 	tz      *time.Location
 	tzName  string
-	st      *tail.State          // the prepared tail the session answers at, with a tail
-	defs    map[string]*tableDef // stored definitions read, by schema.table (defs.go)
-	cat     *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
+	// concatMax is the session's group_concat_max_len (0: the default,
+	// defaultConcatMax).
+	concatMax int64
+	st        *tail.State          // the prepared tail the session answers at, with a tail
+	defs      map[string]*tableDef // stored definitions read, by schema.table (defs.go)
+	cat       *catalog             // the session's snapshot's catalog, loaded when a rewrite needs it
 	// cache is the port's staged tables; pins the ones the session reads.
 	cache *stageCache
 	pins  map[string]pin

@@ -132,7 +132,7 @@ func (h *handler) rewriteRead(ctx context.Context, s *views.Session, text string
 	env := &rewriteEnv{
 		db:     h.db,
 		tables: s.Tables(),
-		funcs: &funcEnv{now: h.now(s), loc: h.location(), db: h.db, user: h.user,
+		funcs: &funcEnv{now: h.now(s), loc: h.location(), db: h.db, user: h.user, concatMax: h.groupConcatMax(),
 			variable: func(name string) (any, error) { return h.variable(ctx, name) }},
 		table: func(schemaName, table string) (*tableInfo, error) {
 			if h.cat == nil {

@@ -191,6 +191,40 @@ func TestPortFunctions(t *testing.T) {
 	}
 }
 
+// TestPortGroupConcatMaxLen: a GROUP_CONCAT longer than the session's
+// group_concat_max_len, which MySQL would cut, is an error saying so; SET
+// moves the limit (clamped to 4 at least, DEFAULT back to 1 MiB), and a
+// value the port cannot read is refused, the limit unchanged.
+func TestPortGroupConcatMaxLen(t *testing.T) {
+	addr := startPortWith(t, shopOrders)
+	db := openPortDB(t, addr, "shop")
+	const q = "SELECT GROUP_CONCAT(id ORDER BY id DESC SEPARATOR '|') FROM orders" // "3|2|1": 5 bytes
+	if got := mustAnswer(t, db, "SELECT @@group_concat_max_len"); got != "1048576" {
+		t.Fatalf("@@group_concat_max_len = %s, want 1048576", got)
+	}
+	for _, c := range []struct {
+		set, max string
+		cut      bool
+	}{{"SET group_concat_max_len = 5", "5", false}, {"SET SESSION group_concat_max_len = 2", "4", true},
+		{"SET @@group_concat_max_len = DEFAULT", "1048576", false}, {"SET @@session.group_concat_max_len=4, NAMES utf8mb4", "4", true}} {
+		if _, err := db.Exec(c.set); err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		if got := mustAnswer(t, db, "SELECT @@group_concat_max_len"); got != c.max {
+			t.Fatalf("after %s: @@group_concat_max_len = %s, want %s", c.set, got, c.max)
+		}
+		got, err := answer(t, db, q)
+		if c.cut != (err != nil) || (c.cut && !strings.Contains(err.Error(), "longer than group_concat_max_len ("+c.max+" bytes)")) || (!c.cut && strings.Join(got, "") != "3|2|1") {
+			t.Fatalf("after %s: %q, %v; want an error: %v", c.set, got, err, c.cut)
+		}
+	}
+	_, err := db.Exec("SET group_concat_max_len = 1024 * 1024")
+	var my *gomysql.MySQLError
+	if !errors.As(err, &my) || my.Number != 1235 || mustAnswer(t, db, "SELECT @@group_concat_max_len") != "4" {
+		t.Fatalf("SET group_concat_max_len = 1024 * 1024: %v, want error 1235 and the limit kept", err)
+	}
+}
+
 func TestPortCollation(t *testing.T) {
 	addr := startPortWith(t, shopOrders)
 	db := openPortDB(t, addr, "shop")

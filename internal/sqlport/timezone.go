@@ -22,9 +22,9 @@ var setTimeZone = regexp.MustCompile(`(?is)(?:@@(?:session\.|global\.)?|\bSESSIO
 
 // set applies a SET statement's assignments the port keeps:
 // character_set_results (SET NAMES, SET CHARACTER SET,
-// character_set_results) and time_zone; the others are accepted with no
-// effect. A time zone the port does not know is error 1298 and changes
-// nothing.
+// character_set_results), time_zone and group_concat_max_len; the others
+// are accepted with no effect. A time zone the port does not know is error
+// 1298, a group_concat_max_len it cannot read 1235; both change nothing.
 func (h *handler) set(stmt string) error {
 	if stmt == "" {
 		return nil
@@ -38,7 +38,14 @@ func (h *handler) set(stmt string) error {
 			return errRefused(mysql.ER_UNKNOWN_TIME_ZONE, "Unknown or incorrect time zone: '%s' (%v)", name, err)
 		}
 	}
+	concatMax, setsConcat, err := concatMaxOfSet(stmt)
+	if err != nil {
+		return err
+	}
 	h.results, _ = resultsOfSet(stmt, h.results)
+	if setsConcat {
+		h.concatMax = concatMax
+	}
 	if loc != nil {
 		if strings.EqualFold(name, "DEFAULT") {
 			name = "SYSTEM" // the global time_zone's value

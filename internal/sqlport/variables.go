@@ -3,9 +3,11 @@ package sqlport
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -67,6 +69,7 @@ var systemVariables = map[string]any{
 	"language":                        "english",
 	"lc_messages":                     "en_US",
 	"div_precision_increment":         int64(4),
+	"group_concat_max_len":            int64(defaultConcatMax),
 	"event_scheduler":                 "DISABLED",
 	"local_infile":                    "OFF",
 	"secure_file_priv":                nil,
@@ -94,6 +97,8 @@ func (h *handler) variable(ctx context.Context, name string) (any, error) {
 		return h.cut(ctx)
 	case "time_zone":
 		return h.timeZoneName(), nil
+	case "group_concat_max_len":
+		return h.groupConcatMax(), nil
 	}
 	if v, ok := systemVariables[name]; ok {
 		return v, nil
@@ -272,4 +277,41 @@ func tablesResult(db string, names []string, p parsed) *mysql.Result {
 		rows = append(rows, r)
 	}
 	return rowsResult(cols, rows)
+}
+
+// setConcatMax is a group_concat_max_len assignment of a SET statement;
+// namesConcatMax finds the name, assigned or not.
+var (
+	setConcatMax   = regexp.MustCompile(`(?is)(?:@@(?:session\.|global\.)?|\bSESSION\s+|\bLOCAL\s+|\b)group_concat_max_len\s*(?:=|:=)\s*(\d+|DEFAULT)\s*(?:,|;|$)`)
+	namesConcatMax = regexp.MustCompile(`(?i)\bgroup_concat_max_len\b`)
+)
+
+// concatMaxOfSet is the group_concat_max_len SET statement stmt assigns
+// (0 and false when it assigns none): a number, clamped to MySQL's range
+// (4 to the largest int64 here), or DEFAULT. Any other value is error 1235:
+// the port would not know the cut it must apply.
+func concatMaxOfSet(stmt string) (int64, bool, error) {
+	m := setConcatMax.FindStringSubmatch(stmt)
+	if m == nil {
+		if namesConcatMax.MatchString(stmt) {
+			return 0, false, notTranslated("this SET of group_concat_max_len", "give it a number or DEFAULT")
+		}
+		return 0, false, nil
+	}
+	if strings.EqualFold(m[1], "DEFAULT") {
+		return defaultConcatMax, true, nil
+	}
+	v, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil { // more digits than an int64: as large as it goes
+		v = math.MaxInt64
+	}
+	return max(v, 4), true, nil
+}
+
+// groupConcatMax is the session's group_concat_max_len.
+func (h *handler) groupConcatMax() int64 {
+	if h.concatMax > 0 {
+		return h.concatMax
+	}
+	return defaultConcatMax
 }
