@@ -23,8 +23,9 @@ type tree struct {
 	point *point
 	// uses are every column reference; plain the byte locations of those
 	// that stand alone (colUse.plain).
-	uses  []colUse
-	plain map[int]bool
+	uses    []colUse
+	plain   map[int]bool
+	ordered map[int]bool // the byte locations of ORDER BY's column references
 }
 
 // fromRef is a table named in FROM/JOIN, at byte loc of the text.
@@ -51,11 +52,12 @@ type columnRef struct {
 // plain marks one whose answer does not depend on the session's time
 // zone: standing alone as a select item (without an alias other than its
 // name), an ORDER BY or a GROUP BY expression, or tested by IS [NOT] NULL
-// or counted.
+// or counted; ordered one that is an ORDER BY expression.
 type colUse struct {
-	loc   int
-	names []string
-	plain bool
+	loc     int
+	names   []string
+	plain   bool
+	ordered bool
 }
 
 // parseTree parses text (DuckDB SQL); ok is false when DuckDB's
@@ -76,7 +78,7 @@ func parseTree(ctx context.Context, text string) (*tree, bool, error) {
 	if root.Error || len(root.Statements) != 1 {
 		return nil, false, nil
 	}
-	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}}
+	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}, ordered: map[int]bool{}}
 	t.walk(root.Statements[0])
 	return t, true, nil
 }
@@ -112,7 +114,8 @@ func (t *tree) walk(v any) {
 			t.markPlain(v)
 		}
 		if typ == "COLUMN_REF" {
-			t.uses = append(t.uses, colUse{loc: loc(v), names: strs(v["column_names"]), plain: loc(v) >= 0 && t.plain[loc(v)]})
+			l := loc(v)
+			t.uses = append(t.uses, colUse{loc: l, names: strs(v["column_names"]), plain: l >= 0 && t.plain[l], ordered: l >= 0 && t.ordered[l]})
 		}
 		// IS [NOT] NULL and count() of a column answer alike in any zone.
 		if typ == "OPERATOR_IS_NULL" || typ == "OPERATOR_IS_NOT_NULL" || strings.EqualFold(str(v, "function_name"), "count") {
@@ -203,6 +206,9 @@ func (t *tree) markPlain(v map[string]any) {
 		for _, o := range orders {
 			om, _ := o.(map[string]any)
 			mark(om["expression"], false)
+			if c, _ := om["expression"].(map[string]any); c["class"] == "COLUMN_REF" && loc(c) >= 0 {
+				t.ordered[loc(c)] = true
+			}
 		}
 	}
 }

@@ -81,6 +81,9 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 			resolved[i] = ref
 		}
 	}
+	if err := wideDecimals(t, resolved, env.table); err != nil {
+		return "", err
+	}
 	if len(t.compared) > 0 && len(resolved) > 0 {
 		padded := map[int]bool{} // literals and parameters trimmed
 		params := paramLocs(text)

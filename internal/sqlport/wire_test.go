@@ -288,6 +288,28 @@ func TestPortExactValues(t *testing.T) {
 	if err != nil || strings.Join(types, " ") != "DATE DATETIME TIMESTAMP DECIMAL" {
 		t.Errorf("column types %v %v", types, err)
 	}
+	// The DECIMAL beyond 38 digits is its exact text: as it is, grouped,
+	// counted or tested for NULL it answers; compared, ordered or computed
+	// it would answer as text, so it is refused naming the column.
+	for q, want := range map[string]string{
+		"SELECT z.big FROM z WHERE id = 3":                      "0.000000000000000000000000000001",
+		"SELECT count(big), count(DISTINCT big) FROM z":         "3|3",
+		"SELECT id FROM z WHERE big IS NULL":                    "4",
+		"SELECT big, count(*) FROM z WHERE id = 3 GROUP BY big": "0.000000000000000000000000000001|1",
+		"SELECT id FROM z WHERE p > 0 ORDER BY p":               "1",
+	} {
+		if got := mustAnswer(t, db, q); got != want {
+			t.Errorf("%s = %q; want %q", q, got, want)
+		}
+	}
+	for _, q := range []string{"SELECT id FROM z WHERE big > '0'", "SELECT id FROM z ORDER BY big", "SELECT max(big) FROM z",
+		"SELECT big + 1 FROM z", "SELECT id FROM z WHERE z.big = '0.000000000000000000000000000001'", "SELECT CONCAT(big, '') FROM z"} {
+		_, err := answer(t, db, q)
+		var my *gomysql.MySQLError
+		if !errors.As(err, &my) || my.Number != 1235 || !strings.Contains(my.Message, "DECIMAL(65,30) column") {
+			t.Errorf("%s: %v; want error 1235 naming the DECIMAL(65,30) column", q, err)
+		}
+	}
 }
 
 // padTable has text columns under PAD SPACE collations (MariaDB's: the

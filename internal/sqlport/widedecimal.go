@@ -1,0 +1,57 @@
+package sqlport
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/dbtrail/dbtrail/internal/schema"
+	"github.com/dbtrail/dbtrail/internal/views"
+)
+
+// wideDecimals refuses a statement that uses a DECIMAL column of more
+// than views.MaxDecimalPrecision digits other than as it is: the exact
+// views hold such a column as its stored text (DuckDB's DECIMAL stops at
+// 38 digits), which is exact when selected, grouped by, counted or tested
+// for NULL, but compares, orders and computes as text, an answer MySQL
+// would not give. Error 1235 names the column.
+func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) error {
+	for _, u := range t.uses {
+		if u.plain && !u.ordered {
+			continue
+		}
+		c, err := wideDecimal(u.names, t, resolved, lookup)
+		if err != nil || c == nil {
+			return err
+		}
+		name := strings.Join(u.names, ".")
+		return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, fmt.Sprintf(
+			"the dbtrail SQL port does not translate the DECIMAL(%d,%d) column %s compared, ordered or used in an expression: "+
+				"beyond %d digits it holds the column's exact text, which compares and orders as text, not as a number; "+
+				"select, group by or count the column as it is, or use CAST(%s AS DOUBLE) for an approximate value",
+			c.Precision, c.Scale, name, views.MaxDecimalPrecision, name))
+	}
+	return nil
+}
+
+// wideDecimal is the DECIMAL column wider than views.MaxDecimalPrecision
+// that the column named names may be, of any of the statement's tables
+// that may hold it (nil: none).
+func wideDecimal(names []string, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (*schema.Column, error) {
+	for _, ref := range candidates(names, t, resolved) {
+		info, err := lookup(ref.Schema, ref.Table)
+		if err != nil {
+			return nil, err
+		}
+		if info.def == nil {
+			continue
+		}
+		if i := info.def.ColumnIndex(names[len(names)-1]); i >= 0 {
+			if c := info.def.Columns[i]; c.Type == "decimal" && c.Precision > views.MaxDecimalPrecision {
+				return &c, nil
+			}
+		}
+	}
+	return nil, nil
+}
