@@ -47,6 +47,7 @@ var refusedConstructs = []struct {
 	{regexp.MustCompile(`(?i)\bSOUNDS\s+LIKE\b|\bSOUNDEX\s*\(`), "SOUNDS LIKE / SOUNDEX()", "no DuckDB equivalent"},
 	{regexp.MustCompile(`(?i)\bREGEXP\b|\bRLIKE\b`), "the REGEXP/RLIKE operator", "write regexp_matches(text, pattern)"},
 	{regexp.MustCompile(`(?i)\bXOR\b`), "the XOR operator", "write (a OR b) AND NOT (a AND b)"},
+	{regexp.MustCompile(`\|\|`), "the || operator", "MySQL's || is OR (sql_mode without PIPES_AS_CONCAT): write OR, or CONCAT() to join strings"},
 	{regexp.MustCompile(`(?i)\bMATCH\s*\([^)]*\)\s*AGAINST\b`), "MATCH … AGAINST", "no full-text index in the backup"},
 	{regexp.MustCompile(`(?:^|[^@\w])@[A-Za-z_$]`), "user variables (@name)", "the port keeps no user variables: write the value"},
 	{regexp.MustCompile(`:=`), "the := assignment", "the port keeps no user variables"},

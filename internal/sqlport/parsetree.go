@@ -37,15 +37,20 @@ type fromRef struct {
 // columnRef is a column reference at byte loc, as written (1 to 3 names).
 // pad marks one compared by a comparison (=, <>, <, >, IN; not LIKE,
 // which MySQL does not pad), lits are the byte locations of the string
-// literals it is compared with and params the numbers (from 1, in the
-// order of the text's ?) of the parameters.
+// literals it is compared with, params the numbers (from 1, in the order
+// of the text's ?) of the parameters and exprs the first and the last
+// byte locations in the other expressions' parse.
 type columnRef struct {
 	loc    int
 	names  []string
 	pad    bool
 	lits   []int
 	params []int
+	exprs  [][2]int
 	others bool // compared with something else than a literal or a parameter
+	// odd marks one compared with a subquery or an expression of no
+	// location.
+	odd bool
 }
 
 // colUse is a column reference of the statement at byte loc, as written;
@@ -158,8 +163,14 @@ func (t *tree) walk(v any) {
 							if n, err := strconv.Atoi(str(o, "identifier")); err == nil && n > 0 {
 								ref.params = append(ref.params, n)
 							}
-						default:
+						case o["class"] == "COLUMN_REF":
 							ref.others = true
+						case o["class"] != "SUBQUERY" && firstLoc(o) >= 0:
+							first, last := locRange(o)
+							ref.exprs = append(ref.exprs, [2]int{first, last})
+							ref.others = true
+						default:
+							ref.others, ref.odd = true, true
 						}
 					}
 					t.compared = append(t.compared, ref)
@@ -230,6 +241,42 @@ func operands(v map[string]any) []any {
 		return ch[:1]
 	}
 	return nil
+}
+
+// firstLoc is the smallest byte location in expression v's parse (-1:
+// none).
+func firstLoc(v any) int {
+	first, _ := locRange(v)
+	return first
+}
+
+// locRange are the smallest and the largest byte locations in expression
+// v's parse (-1: none). The text of v begins at or before the first (a
+// parenthesis or a call's name may have none) and ends after the last.
+func locRange(v any) (int, int) {
+	first, last := -1, -1
+	add := func(f, l int) {
+		if f >= 0 && (first < 0 || f < first) {
+			first = f
+		}
+		if l > last {
+			last = l
+		}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v["query_location"]; ok && loc(v) >= 0 {
+			add(loc(v), loc(v))
+		}
+		for _, c := range v {
+			add(locRange(c))
+		}
+	case []any:
+		for _, c := range v {
+			add(locRange(c))
+		}
+	}
+	return first, last
 }
 
 func loc(v map[string]any) int {

@@ -115,6 +115,11 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 						edits = append(edits, edit{l, l + 1, "rtrim(?, ' ')"})
 					}
 				}
+				es, err := paddedExprs(text, c, padded)
+				if err != nil {
+					return "", err
+				}
+				edits = append(edits, es...)
 			} else if co != "" {
 				edits = append(edits, edit{end, end, co})
 			}
@@ -302,4 +307,116 @@ func paramLocs(text string) []int {
 		}
 	}
 	return out
+}
+
+// paddedExprs are the edits that compare the expressions c (a text
+// column under a PAD SPACE collation) is compared with without their
+// trailing spaces, as MySQL does: rtrim(expr, ' '); padded marks the ones
+// done. A subquery, or an expression whose end is not found, is error
+// 1235: the port would compare its trailing spaces.
+func paddedExprs(text string, c columnRef, padded map[int]bool) ([]edit, error) {
+	refuse := func() error {
+		return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, fmt.Sprintf(
+			"the dbtrail SQL port does not translate the comparison of the text column %s (a PAD SPACE collation: trailing spaces do not count) "+
+				"with a subquery or an expression it cannot delimit: wrap it in RTRIM()", strings.Join(c.names, ".")))
+	}
+	if c.odd {
+		return nil, refuse()
+	}
+	var out []edit
+	for _, r := range c.exprs {
+		if padded[r[0]] {
+			continue
+		}
+		start, end, ok := exprSpan(text, r[0], r[1])
+		if !ok {
+			return nil, refuse()
+		}
+		padded[r[0]] = true
+		out = append(out, edit{start, start, "rtrim("}, edit{end, end, ", ' ')"})
+	}
+	return out, nil
+}
+
+// exprSpan is the text of the comparison operand whose parse holds the
+// byte locations first to last: from first to its end (exprEnd); when
+// last is beyond that end the operand began earlier, at a parenthesis or
+// a call whose name has no location (coalesce(…)), and the start moves
+// back over them. False when no such span holds last.
+func exprSpan(text string, first, last int) (int, int, bool) {
+	m := mask(text)
+	start := first
+	for range 8 {
+		end, ok := exprEnd(text, start)
+		if ok && last < end {
+			return start, end, true
+		}
+		i := start
+		for i > 0 && m[i-1] == ' ' {
+			i--
+		}
+		if i == 0 || m[i-1] != '(' {
+			return 0, 0, false
+		}
+		i--
+		for i > 0 && isWord(m[i-1]) {
+			i--
+		}
+		start = i
+	}
+	return 0, 0, false
+}
+
+// exprEnd is the byte just after the comparison operand that begins at
+// byte at of text: where, outside parentheses and CASE … END, a comma, a
+// closing parenthesis, a comparison, a word that ends an operand (AND, OR,
+// THEN, FROM, ORDER…) or the text's end comes; false when there is
+// nothing before it.
+func exprEnd(text string, at int) (int, bool) {
+	m := strings.ToUpper(mask(text))
+	depth, end := 0, len(m)
+scan:
+	for i := at; i < len(m); i++ {
+		switch ch := m[i]; {
+		case ch == '(':
+			depth++
+		case ch == ')' && depth == 0, ch == ',' && depth == 0, ch == ';' && depth == 0:
+			end = i
+			break scan
+		case ch == ')':
+			depth--
+		case depth == 0 && strings.ContainsRune("=<>!", rune(ch)):
+			end = i
+			break scan
+		case isWordStart(ch) && (i == 0 || !isWord(m[i-1]) && m[i-1] != '.'):
+			w := wordAt(m, i)
+			switch {
+			case w == "CASE":
+				depth++
+			case w == "END" && depth > 0:
+				depth--
+			case depth == 0 && operandEnds[w]:
+				end = i
+				break scan
+			}
+			i += len(w) - 1
+		}
+	}
+	end = len(strings.TrimRight(text[:end], " \t\r\n"))
+	return end, end > at
+}
+
+// operandEnds are the words that end a comparison's operand.
+var operandEnds = map[string]bool{"AND": true, "OR": true, "NOT": true, "IS": true, "IN": true, "LIKE": true, "ILIKE": true,
+	"BETWEEN": true, "THEN": true, "WHEN": true, "ELSE": true, "END": true, "FROM": true, "WHERE": true, "GROUP": true,
+	"HAVING": true, "ORDER": true, "LIMIT": true, "OFFSET": true, "UNION": true, "EXCEPT": true, "INTERSECT": true,
+	"WINDOW": true, "QUALIFY": true, "ASC": true, "DESC": true, "AS": true, "COLLATE": true, "ESCAPE": true, "USING": true}
+
+// wordAt is the word that begins at byte i of m.
+func wordAt(m string, i int) string {
+	j := i
+	for j < len(m) && isWord(m[j]) {
+		j++
+	}
+	return m[i:j]
 }

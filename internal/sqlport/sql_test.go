@@ -181,7 +181,8 @@ func TestPortFunctions(t *testing.T) {
 		"SELECT DATE_FORMAT(placed, '%D') FROM orders": "%D",
 		"SELECT SQL_CALC_FOUND_ROWS * FROM orders":     "SQL_CALC_FOUND_ROWS",
 		"SELECT * FROM orders WHERE note REGEXP 'f'":   "REGEXP",
-		"SELECT @n := 1": "user variables",
+		"SELECT @n := 1":    "user variables",
+		"SELECT 'a' || 'b'": "the || operator",
 	} {
 		_, err := answer(t, db, q)
 		var my *gomysql.MySQLError

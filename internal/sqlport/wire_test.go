@@ -340,6 +340,17 @@ func TestPortPadSpace(t *testing.T) {
 		"SELECT id FROM pads WHERE nopad = 'B  '":                          "2",
 		"SELECT ci, length(ci) FROM pads WHERE id = 2":                     "b  |3",
 		"SELECT id FROM pads WHERE ci = 'it''s  ' OR ci = ' a' ORDER BY 1": "",
+		// Any expression compared with a padded column loses its trailing
+		// spaces too.
+		"SELECT id FROM pads WHERE ci = concat('a', ' ') ORDER BY id":     "1\n3",
+		"SELECT id FROM pads WHERE lower(concat('B', '  ')) = ci":         "2",
+		"SELECT id FROM pads WHERE ci IN (IFNULL(NULL, 'b '), 'zz')":      "2",
+		"SELECT id FROM pads WHERE bin = CAST('b' AS CHAR)":               "2",
+		"SELECT id FROM pads WHERE nopad = concat('b', ' ')":              "",
+		"SELECT id FROM pads WHERE ci = CASE WHEN id > 0 THEN 'b ' END":   "2",
+		"SELECT id FROM pads WHERE (ci = (concat('b', ' '))) AND id > 1":  "2",
+		"SELECT id FROM pads WHERE ci BETWEEN concat('b', ' ') AND 'b  '": "2",
+		"SELECT id FROM pads WHERE ci = coalesce(NULL, 'b ') OR ci = 'x'": "2",
 	} {
 		if got := mustAnswer(t, db, q); got != want {
 			t.Errorf("%s = %q; want %q", q, got, want)
@@ -358,6 +369,14 @@ func TestPortPadSpace(t *testing.T) {
 	} {
 		if got := mustAnswerPreparedArgs(t, db, c.q, c.arg); got != c.want {
 			t.Errorf("%s with %q under PAD SPACE: %q; want %q", c.q, c.arg, got, c.want)
+		}
+	}
+	// A subquery would compare its trailing spaces: refused.
+	for _, q := range []string{"SELECT id FROM pads WHERE ci = (SELECT 'b ')"} {
+		_, err := answer(t, db, q)
+		var my *gomysql.MySQLError
+		if !errors.As(err, &my) || my.Number != 1235 || !strings.Contains(my.Message, "text column ci") {
+			t.Errorf("%s: %v; want error 1235 naming ci", q, err)
 		}
 	}
 }
