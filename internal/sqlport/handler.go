@@ -82,7 +82,8 @@ func (h *handler) session(ctx context.Context) (*views.Session, error) {
 		return h.sess, nil
 	}
 	o := h.cfg.Session
-	o.Exact = true // every value as the source had it (views.Options.Exact)
+	o.Exact = true      // every value as the source had it (views.Options.Exact)
+	o.MySQLNulls = true // NULL first ascending, last descending
 	if h.cfg.Tail != nil {
 		r := *h.cfg.Tail
 		r.At = h.at

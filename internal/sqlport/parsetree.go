@@ -26,6 +26,7 @@ type tree struct {
 	uses    []colUse
 	plain   map[int]bool
 	ordered map[int]bool // the byte locations of ORDER BY's column references
+	extreme map[int]bool // those of min()'s and max()'s column arguments
 }
 
 // fromRef is a table named in FROM/JOIN, at byte loc of the text.
@@ -57,12 +58,14 @@ type columnRef struct {
 // plain marks one whose answer does not depend on the session's time
 // zone: standing alone as a select item (without an alias other than its
 // name), an ORDER BY or a GROUP BY expression, or tested by IS [NOT] NULL
-// or counted; ordered one that is an ORDER BY expression.
+// or counted; ordered one that is an ORDER BY expression, extreme one
+// that is min()'s or max()'s argument.
 type colUse struct {
 	loc     int
 	names   []string
 	plain   bool
 	ordered bool
+	extreme bool
 }
 
 // parseTree parses text (DuckDB SQL); ok is false when DuckDB's
@@ -83,7 +86,7 @@ func parseTree(ctx context.Context, text string) (*tree, bool, error) {
 	if root.Error || len(root.Statements) != 1 {
 		return nil, false, nil
 	}
-	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}, ordered: map[int]bool{}}
+	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}, ordered: map[int]bool{}, extreme: map[int]bool{}}
 	t.walk(root.Statements[0])
 	return t, true, nil
 }
@@ -120,14 +123,20 @@ func (t *tree) walk(v any) {
 		}
 		if typ == "COLUMN_REF" {
 			l := loc(v)
-			t.uses = append(t.uses, colUse{loc: l, names: strs(v["column_names"]), plain: l >= 0 && t.plain[l], ordered: l >= 0 && t.ordered[l]})
+			t.uses = append(t.uses, colUse{loc: l, names: strs(v["column_names"]), plain: l >= 0 && t.plain[l], ordered: l >= 0 && t.ordered[l],
+				extreme: l >= 0 && t.extreme[l]})
 		}
 		// IS [NOT] NULL and count() of a column answer alike in any zone.
-		if typ == "OPERATOR_IS_NULL" || typ == "OPERATOR_IS_NOT_NULL" || strings.EqualFold(str(v, "function_name"), "count") {
+		fname := strings.ToLower(str(v, "function_name"))
+		if typ == "OPERATOR_IS_NULL" || typ == "OPERATOR_IS_NOT_NULL" || fname == "count" || fname == "min" || fname == "max" {
 			ch, _ := v["children"].([]any)
 			for _, c := range ch {
 				if cm, ok := c.(map[string]any); ok && cm["class"] == "COLUMN_REF" && loc(cm) >= 0 {
-					t.plain[loc(cm)] = true
+					if fname == "min" || fname == "max" {
+						t.extreme[loc(cm)] = true
+					} else {
+						t.plain[loc(cm)] = true
+					}
 				}
 			}
 		}

@@ -125,6 +125,13 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 			}
 		}
 	}
+	if len(resolved) > 0 {
+		es, err := guardedDates(text, t, resolved, env.table)
+		if err != nil {
+			return "", err
+		}
+		edits = append(edits, es...)
+	}
 	if loc := env.funcs.loc; loc != nil && loc != time.UTC && len(resolved) > 0 {
 		es, err := zonedTimestamps(text, t, resolved, env.table, loc)
 		if err != nil {

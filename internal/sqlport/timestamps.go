@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/dbtrail/dbtrail/internal/schema"
 	"github.com/dbtrail/dbtrail/internal/views"
 )
 
@@ -31,11 +32,11 @@ func zonedTimestamps(text string, t *tree, resolved map[int]*views.TableRef, loo
 	var edits []edit
 	converted := map[int]bool{}
 	for _, u := range t.uses {
-		ts, err := isTimestamp(u.names, t, resolved, lookup)
+		ts, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool { return c.Type == "timestamp" })
 		if err != nil {
 			return nil, err
 		}
-		if !ts || u.plain {
+		if ts == nil || u.plain {
 			continue
 		}
 		name := strings.Join(u.names, ".")
@@ -60,24 +61,6 @@ func zonedTimestamps(text string, t *tree, resolved map[int]*views.TableRef, loo
 		}
 	}
 	return edits, nil
-}
-
-// isTimestamp reports whether the column named names may be a TIMESTAMP
-// column of one of the statement's tables (of any that may hold it).
-func isTimestamp(names []string, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (bool, error) {
-	for _, ref := range candidates(names, t, resolved) {
-		info, err := lookup(ref.Schema, ref.Table)
-		if err != nil {
-			return false, err
-		}
-		if info.def == nil {
-			continue
-		}
-		if i := info.def.ColumnIndex(names[len(names)-1]); i >= 0 && info.def.Columns[i].Type == "timestamp" {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // mysqlTime is a time as MySQL's string literals write it.

@@ -21,7 +21,9 @@ func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string,
 		if u.plain && !u.ordered {
 			continue
 		}
-		c, err := wideDecimal(u.names, t, resolved, lookup)
+		c, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool {
+			return c.Type == "decimal" && c.Precision > views.MaxDecimalPrecision
+		})
 		if err != nil || c == nil {
 			return err
 		}
@@ -35,10 +37,10 @@ func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string,
 	return nil
 }
 
-// wideDecimal is the DECIMAL column wider than views.MaxDecimalPrecision
-// that the column named names may be, of any of the statement's tables
-// that may hold it (nil: none).
-func wideDecimal(names []string, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) (*schema.Column, error) {
+// tableColumn is the column named names of the statement's tables for which
+// match holds (of any of them that may hold it; nil: none).
+func tableColumn(names []string, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error),
+	match func(schema.Column) bool) (*schema.Column, error) {
 	for _, ref := range candidates(names, t, resolved) {
 		info, err := lookup(ref.Schema, ref.Table)
 		if err != nil {
@@ -47,10 +49,9 @@ func wideDecimal(names []string, t *tree, resolved map[int]*views.TableRef, look
 		if info.def == nil {
 			continue
 		}
-		if i := info.def.ColumnIndex(names[len(names)-1]); i >= 0 {
-			if c := info.def.Columns[i]; c.Type == "decimal" && c.Precision > views.MaxDecimalPrecision {
-				return &c, nil
-			}
+		if i := info.def.ColumnIndex(names[len(names)-1]); i >= 0 && match(info.def.Columns[i]) {
+			c := info.def.Columns[i]
+			return &c, nil
 		}
 	}
 	return nil, nil

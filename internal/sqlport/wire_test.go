@@ -272,8 +272,34 @@ func TestPortExactValues(t *testing.T) {
 	if got := mustAnswerPrepared(t, db, q); got != want {
 		t.Errorf("binary protocol:\n%s\nwant\n%s", got, want)
 	}
-	if got := mustAnswer(t, db, "SELECT min(d), max(d) FROM z"); got != "0000-00-00|2026-12-01" {
+	if got := mustAnswer(t, db, "SELECT min(d), max(d) FROM z WHERE id <> 2"); got != "0000-00-00|2026-12-01" {
 		t.Errorf("min/max of dates with a zero date: %q", got)
+	}
+	// A real date computes; a zero or impossible one in a function, or an
+	// impossible one (not the zero date) compared, ordered or in min/max,
+	// would answer for its stand-in: the statement fails naming the column.
+	for q, want := range map[string]string{
+		"SELECT YEAR(d), DATE_ADD(dt, INTERVAL 1 DAY) FROM z WHERE id = 3": "2026|2026-12-02 10:41:59.001",
+		"SELECT id FROM z WHERE d < '2000-01-01' AND id <> 2":              "1",
+		"SELECT id FROM z WHERE id <> 2 ORDER BY d DESC, id":               "3\n1\n4",
+		// NULL sorts first ascending, last descending, as in MySQL.
+		"SELECT id FROM z ORDER BY p":      "4\n2\n3\n1",
+		"SELECT id FROM z ORDER BY p DESC": "1\n3\n2\n4",
+	} {
+		if got := mustAnswer(t, db, q); got != want {
+			t.Errorf("%s = %q; want %q", q, got, want)
+		}
+	}
+	for q, says := range map[string]string{
+		"SELECT YEAR(d) FROM z":                                   "column d holds a date with a zero or impossible part",
+		"SELECT DATE_ADD(dt, INTERVAL 1 DAY) FROM z WHERE id = 1": "column dt holds a date with a zero or impossible part",
+		"SELECT id FROM z ORDER BY d":                             "column d holds a date with an impossible part",
+		"SELECT min(ts) FROM z":                                   "column ts holds a date with an impossible part",
+		"SELECT id FROM z WHERE d > '2024-01-01'":                 "column d holds a date with an impossible part",
+	} {
+		if _, err := answer(t, db, q); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: %v; want an error saying %q", q, err, says)
+		}
 	}
 	rows, err := db.Query("SELECT d, dt, ts, big FROM z")
 	if err != nil {

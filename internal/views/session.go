@@ -38,6 +38,9 @@ type SessionOptions struct {
 	// Sandbox, DuckDB may read the session's temp folder, where the tails
 	// are staged: a TempDir given is allowed whole.)
 	Tail func(ctx context.Context, dir string) (*Tail, error)
+	// MySQLNulls orders NULL as MySQL does, first ascending and last
+	// descending (DuckDB's default is last both ways): the SQL port's.
+	MySQLNulls bool
 	// SharedDir, when set, is a folder DuckDB may also read and write with
 	// Sandbox: where sessions share tables staged at a cut (WriteTable,
 	// ReadTable; the SQL port's cache).
@@ -125,6 +128,11 @@ func OpenSession(ctx context.Context, o SessionOptions) (_ *Session, err error) 
 	} {
 		if _, err := s.conn.ExecContext(ctx, set); err != nil {
 			return nil, fmt.Errorf("views: duckdb %s: %w", set, err)
+		}
+	}
+	if o.MySQLNulls {
+		if _, err := s.conn.ExecContext(ctx, "SET default_null_order='nulls_first_on_asc_last_on_desc'"); err != nil {
+			return nil, fmt.Errorf("views: duckdb null order: %w", err)
 		}
 	}
 	if _, err := s.Reload(ctx); err != nil {

@@ -109,6 +109,21 @@ const exactBase = -70_000_000
 // -189,700 to -178,300); real dates are MySQL's, from year 0.
 const exactYears = -100_000
 
+// StandInSQL is the DuckDB condition that e, a DATE or TIMESTAMP of an
+// exact typed view, is a stand-in (a stored date with a zero or impossible
+// part).
+func StandInSQL(e string) string {
+	return fmt.Sprintf("year(%s) < %d", e, exactYears)
+}
+
+// MisorderedSQL is the DuckDB condition that e, a DATE or TIMESTAMP of an
+// exact typed view, is a stand-in of other than the zero date
+// (0000-00-00, at any time of day): it sorts before every real date, where
+// MySQL sorts it among them by its parts ('2024-02-30' after 2024-02-29).
+func MisorderedSQL(e string) string {
+	return fmt.Sprintf("(%s AND CAST(%s AS DATE) <> CAST(DATE '1970-01-01' + %d AS DATE))", StandInSQL(e), e, exactBase)
+}
+
 // exactExpr is the exact form of the column q (definition c) whose typed
 // type is typ.
 func exactExpr(c *schema.Column, q, typ string) string {
