@@ -8,6 +8,9 @@ BIN   := bin
 # time, beside it; within a package, tests that mostly wait (killed workers,
 # retry backoff) run two at a time (t.Parallel, -parallel = GOMAXPROCS).
 TEST_FLAGS ?= -count=1 -p 2 -timeout 75m
+# The console's browser test keeps its screenshots of the main pages here,
+# the run's test artifacts (each run overwrites them).
+export DBTRAIL_SCREENSHOTS ?= $(CURDIR)/test-artifacts/screenshots
 
 .PHONY: all deps build test vet demo bench clean
 

@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,8 +16,6 @@ import (
 
 	"github.com/dbtrail/dbtrail/api"
 	"github.com/dbtrail/dbtrail/jobs"
-	"github.com/dbtrail/dbtrail/payload"
-	"github.com/dbtrail/dbtrail/temporal/temporalclient"
 	"github.com/dbtrail/dbtrail/testsuite"
 	"github.com/dbtrail/dbtrail/workflows"
 )
@@ -117,8 +117,9 @@ func (b *browserRun) noErrors() {
 }
 
 // TestConsoleBrowser drives headless Chromium through the console of
-// `dbtrail serve` (the binary) on the real servers: after a backup started
-// through the API, a login with the read-write token shows the overview
+// `dbtrail dev` (the binary: its own embedded Temporal, worker and
+// schedules; capture is the test's) on the real servers: after a backup
+// started through the API, a login with the read-write token shows the overview
 // with the capture state, a lag plot with points and the backup's snapshot; the snapshot's detail
 // lists its tables; the backup job's page shows it completed; a table's
 // first rows show a value holding markup as text; a row's history (GET
@@ -127,7 +128,7 @@ func (b *browserRun) noErrors() {
 // writes a console error. Screenshots: $DBTRAIL_SCREENSHOTS.
 func TestConsoleBrowser(t *testing.T) {
 	bin := buildDbtrail(t)
-	e := newBackupEnv(t)
+	e := newBackupEnv(t, withoutWorker())
 	b := newBrowser(t, e.ctx)
 	e.execAll(t, "CREATE TABLE acct (id INT PRIMARY KEY, note VARCHAR(64))",
 		"INSERT INTO acct VALUES (1, '<script>alert(1)</script>'), (2, 'plain')")
@@ -139,8 +140,9 @@ func TestConsoleBrowser(t *testing.T) {
 	must(t, os.WriteFile(tokenFile, []byte("rw "+rw+" ops\nro "+ro+" viewer\n"), 0o600))
 	exportDir := filepath.Join(t.TempDir(), "exports")
 	must(t, os.MkdirAll(exportDir, 0o700))
-	c, _ := startServeProc(t, e, bin, ro, os.Stderr, "--token-file", tokenFile, "--export-dir", exportDir)
-	c.token = rw
+	tsrv := testsuite.StartTarget(t, 43) // consoleRestore's
+	e.namedTarget(t, "console_copy", tsrv)
+	c := startDevProc(t, e, bin, rw, "--token-file", tokenFile, "--export-dir", exportDir, "--restore-targets", e.targetsFile(t))
 	var started jobs.Job
 	if st := c.call("POST", "/v1/backups", `{"label": "console-1"}`, &started); st != 202 {
 		t.Fatalf("POST /v1/backups: %d", st)
@@ -162,12 +164,15 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("GET /v1/history: %d %+v", st, hist)
 	}
 
-	// A verify schedule as dev and worker keep it: the overview shows its
-	// next start (GET /v1/schedules on the real Temporal).
-	must(t, temporalclient.EnsureSchedule(e.ctx, e.c, temporalclient.ScheduleSpec{ID: payload.VerifyWorkflowID("main"), Every: 24 * time.Hour,
-		Workflow: "Verify", TaskQueue: payload.TaskQueue, Args: []any{payload.VerifyInput{Source: "main", Snapshot: "current"}}, Attrs: jobs.SourceAttrs("main")}))
+	// dev keeps its schedules: the overview shows the verify schedule's
+	// next start (GET /v1/schedules on dev's Temporal).
 	var scheds []jobs.ScheduleState
-	if st := c.call("GET", "/v1/schedules", "", &scheds); st != 200 || len(scheds) != 1 || scheds[0].Name != "verify" || scheds[0].NextAt == nil {
+	verifyNext := false
+	st := c.call("GET", "/v1/schedules", "", &scheds)
+	for _, s := range scheds {
+		verifyNext = verifyNext || s.Name == "verify" && s.NextAt != nil
+	}
+	if st != 200 || !verifyNext {
 		t.Fatalf("GET /v1/schedules: %d %+v", st, scheds)
 	}
 
@@ -266,7 +271,7 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	b.shot("query")
 
-	consoleRestore(t, e, b, c.url, res.SnapshotID)
+	consoleRestore(t, e, b, c.url, res.SnapshotID, tsrv)
 	consoleCancelExport(t, e, b, c.url, exportDir)
 
 	b.do("log out, log in read-only", chromedp.Click("header button"), chromedp.WaitVisible("#token"),
@@ -288,15 +293,14 @@ func TestConsoleBrowser(t *testing.T) {
 }
 
 // consoleRestore restores app.acct at the latest moment into a new schema
-// of a restore target (a real server the workers know by name) from the
+// of tsrv, restore target console_copy (a real server the worker knows by
+// name), from the
 // moment page: the coverage chart is drawn and a click on it picks a
 // time; the confirmation names the table written; the job's page follows
 // the run live until it completes with each table's verification, and the
 // target holds the source's rows.
-func consoleRestore(t *testing.T, e *backupEnv, b *browserRun, url, snapshotID string) {
+func consoleRestore(t *testing.T, e *backupEnv, b *browserRun, url, snapshotID string, tsrv *testsuite.Server) {
 	t.Helper()
-	tsrv := testsuite.StartTarget(t, 43)
-	e.namedTarget(t, "console_copy", tsrv)
 	b.do("the moment's coverage", chromedp.Navigate(url+"/moment?snapshot="+snapshotID+"&table=app.acct"), chromedp.WaitVisible("#coverage"))
 	if ans, snaps := b.count("#coverage rect.answerable"), b.count("#coverage rect.snap"); ans < 1 || snaps < 1 {
 		t.Fatalf("coverage: %d answerable hours, %d snapshots", ans, snaps)
@@ -383,5 +387,31 @@ func consoleCancelExport(t *testing.T, e *backupEnv, b *browserRun, url, exportD
 	b.shot("export-canceled")
 	if _, err := os.Stat(filepath.Join(exportDir, "console-export.sql")); !os.IsNotExist(err) {
 		t.Fatalf("a canceled export left its file: %v", err)
+	}
+}
+
+// startDevProc runs `dbtrail dev` (the binary) over e's source, index and
+// backup folder, capture left to e, its refresh schedule a day away (the
+// test starts its backups), the API on a free loopback port; extra are
+// more flags. It returns once the API answers, a client of it with token.
+func startDevProc(t *testing.T, e *backupEnv, bin, token string, extra ...string) apiClient {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(e.ctx)
+	args := append([]string{"dev", "--data-dir", filepath.Join(t.TempDir(), "dev"), "--backup-dir", e.acts.BackupDir, "--capture=false",
+		"--frontend-addr", freeAddr(t), "--ui-addr", "", "--metrics-addr", "", "--sql-addr", "", "--api-addr", addr,
+		"--refresh-every", "24h", "--query-memory-limit", "256MB"}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "DBTRAIL_INDEX_DSN="+e.indexDSN, "DBTRAIL_SOURCE_DSN="+e.source.DSN(""), "DBTRAIL_API_TOKENS=")
+	runUntil(t, cmd, cancel, "dbtrail dev is running")
+	c := apiClient{t: t, url: "http://" + addr, token: token}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(c.url + "/v1/health"); err == nil {
+			resp.Body.Close()
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dbtrail dev's API at %s did not answer in 2 minutes", addr)
+		}
 	}
 }
