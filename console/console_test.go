@@ -42,7 +42,7 @@ type fakeJobs struct {
 func (f *fakeJobs) job() jobs.Job {
 	return jobs.Job{ID: "main:nightly", Kind: jobs.Backup, Workflow: "FullBackup", Source: "main", Label: "nightly" + evil, State: jobs.Running,
 		URL: "http://ui.example/namespaces/default/workflows/main:nightly/run", StartedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
-		Progress: json.RawMessage(`{"step":"` + strings.ReplaceAll(evil, "/", `\/`) + `"}`),
+		Progress: json.RawMessage(`{"Phase":"dump ` + strings.ReplaceAll(evil, "/", `\/`) + `","TablesTotal":3,"TablesDone":1,"Rows":10}`),
 		Retrying: []jobs.Retry{{Step: "dump", Table: "app." + evil, Attempt: 2, Cause: "cause " + evil}}}
 }
 
@@ -53,8 +53,11 @@ func (f *fakeJobs) Start(_ context.Context, req jobs.Request) (jobs.Job, error) 
 	return jobs.Job{ID: jobs.ID(req.Source, "started"), Kind: req.Kind, Source: req.Source, State: jobs.Running}, nil
 }
 
+// List answers as the API's list does: no steps retried (Get has them).
 func (f *fakeJobs) List(context.Context, jobs.Filter, int, []byte) ([]jobs.Job, []byte, error) {
-	return []jobs.Job{f.job()}, nil, nil
+	j := f.job()
+	j.Retrying = nil
+	return []jobs.Job{j}, nil, nil
 }
 
 func (f *fakeJobs) Get(_ context.Context, id string) (jobs.Job, error) {
@@ -332,7 +335,8 @@ func TestPagesEscape(t *testing.T) {
 	b := &browser{t: t, h: h}
 	b.login(rwSecret)
 	pages := map[string][]string{
-		"/": {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly", `id="sched-refresh"`, "paused &lt;script&gt;", "(in ",
+		"/": {"Capture", "LOW", "Newest snapshot", "<svg", "main:nightly", "dump &lt;script&gt;alert(1)&lt;/script&gt; · 1 of 3 tables · 10 rows",
+			"dump (app.&lt;script&gt;alert(1)&lt;/script&gt;) attempt 2: cause &lt;script&gt;", `id="sched-refresh"`, "paused &lt;script&gt;", "(in ",
 			`id="drill-verdict" class="verdict-failed">failed`, "table app.&lt;script&gt;", "purged &lt;script&gt;", `class="capgap"`, "7 events in 2 hours"},
 		"/backups": {"20261201T100000Z", "current"},
 		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows", "Files of each table", "4 files · origin compacted",

@@ -105,6 +105,12 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 		return err
 	}
 	v.Running = running.Jobs
+	for i, j := range v.Running { // the list has no steps retried: each job's own answer has
+		var full jobs.Job
+		if err := c.call(r, s, "GET", "/v1/jobs/"+url.PathEscape(j.ID), nil, nil, &full); err == nil {
+			v.Running[i] = full
+		}
+	}
 	c.render(w, r, http.StatusOK, "overview", s, v)
 	return nil
 }

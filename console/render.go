@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
@@ -23,19 +24,20 @@ var pageNames = []string{"login", "error", "overview", "backups", "snapshot", "j
 // funcs are the templates' functions. None returns template.HTML: every
 // value is escaped by html/template where it is written.
 var funcs = template.FuncMap{
-	"bytes":   func(n int64) string { return disk.Bytes(uint64(max(n, 0))) },
-	"ubytes":  disk.Bytes,
-	"low":     disk.Low,
-	"when":    when,
-	"ago":     ago,
-	"pretty":  pretty,
-	"lag":     lag,
-	"add":     func(a, b int) int { return a + b },
-	"changed": changed,
-	"until":   func(t time.Time) string { return span(time.Until(t)) },
-	"took":    func(a, b time.Time) string { return span(b.Sub(a)) },
-	"retries": retryText,
-	"dict2":   func(k1 string, v1 any, k2 string, v2 any) map[string]any { return map[string]any{k1: v1, k2: v2} },
+	"bytes":    func(n int64) string { return disk.Bytes(uint64(max(n, 0))) },
+	"ubytes":   disk.Bytes,
+	"low":      disk.Low,
+	"when":     when,
+	"ago":      ago,
+	"pretty":   pretty,
+	"lag":      lag,
+	"add":      func(a, b int) int { return a + b },
+	"changed":  changed,
+	"until":    func(t time.Time) string { return span(time.Until(t)) },
+	"took":     func(a, b time.Time) string { return span(b.Sub(a)) },
+	"retries":  retryText,
+	"progress": progressLine,
+	"dict2":    func(k1 string, v1 any, k2 string, v2 any) map[string]any { return map[string]any{k1: v1, k2: v2} },
 }
 
 // parsePages parses every page with the layout.
@@ -173,4 +175,40 @@ func changed(ts []api.SnapshotTable) int {
 		}
 	}
 	return n
+}
+
+// progressLine is a running job's progress (its workflow's progress query)
+// in one line: the phase, then the tables, hours and rows done of their
+// totals and the ETA, as the workflows' progress types name them ("" for
+// none).
+func progressLine(raw json.RawMessage) string {
+	var p struct {
+		Phase                                          string
+		TablesTotal, TablesDone, HoursTotal, HoursDone int
+		Rows, Total                                    int64
+		ETASeconds                                     *int64
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil && p.Phase == "" {
+		return ""
+	}
+	var parts []string
+	if p.Phase != "" {
+		parts = append(parts, p.Phase)
+	}
+	if p.TablesTotal > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d tables", p.TablesDone, p.TablesTotal))
+	}
+	if p.HoursTotal > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d hours", p.HoursDone, p.HoursTotal))
+	}
+	switch {
+	case p.Total > 0:
+		parts = append(parts, fmt.Sprintf("%d of %d rows", p.Rows, p.Total))
+	case p.Rows > 0:
+		parts = append(parts, fmt.Sprintf("%d rows", p.Rows))
+	}
+	if p.ETASeconds != nil && *p.ETASeconds > 0 {
+		parts = append(parts, "ETA "+span(time.Duration(*p.ETASeconds)*time.Second))
+	}
+	return strings.Join(parts, " · ")
 }
