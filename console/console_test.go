@@ -384,7 +384,8 @@ func TestPagesEscape(t *testing.T) {
 	}
 	resp = b.do("GET", "/live", nil)
 	var ol overviewLive
-	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || json.Unmarshal(body, &ol) != nil || ol.Lag != "4s" || ol.Running != 1 || ol.LastCommit == "" {
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || json.Unmarshal(body, &ol) != nil || ol.Lag != "4s" || ol.Running != 1 || ol.LastCommit == "" ||
+		strings.Count(ol.LagPlot, "<circle") != 2 || strings.Count(ol.RatePlot, "<circle") != 1 || !strings.Contains(ol.RatePlot, "Events per second") {
 		t.Fatalf("the overview's live state: %d\n%s", resp.StatusCode, body)
 	}
 	resp = b.do("POST", "/query", url.Values{"csrf": {b.csrf}, "sql": {"SELECT 1"}})

@@ -91,13 +91,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) e
 	if err := c.scheduleAndIndex(r, s, src, &v); err != nil {
 		return err
 	}
-	var hist api.CaptureHistory
-	switch err := c.call(r, s, "GET", "/v1/capture", src, nil, &hist); {
-	case notConfigured(err):
-	case err != nil:
+	var err error
+	if v.Lag, v.Rate, err = c.capturePlots(r, s, src); err != nil {
 		return err
-	default:
-		v.Lag, v.Rate = lagPlots(lagSamplesOf(hist))
 	}
 	v.Last = []lastRun{{"Refresh", v.Status.LastRefresh}, {"Verify", v.Status.LastVerify}, {"Retention", v.Status.LastRetention}}
 	var running api.JobList

@@ -64,8 +64,8 @@
     window.setTimeout(poll, 3000);
   }
 
-  // The overview: capture's lag, the last commit and the running jobs'
-  // count from the console's JSON every 10 s.
+  // The overview: capture's lag, the last commit, the running jobs' count
+  // and the plots from the console's JSON every 10 s.
   var ov = document.getElementById('overview-live');
   if (ov) {
     var ovURL = ov.getAttribute('data-overview');
@@ -81,6 +81,12 @@
         set('lag', o.lag);
         set('last-commit', o.last_commit);
         set('running-count', String(o.running));
+        // The plots, drawn by the server (its templates escape every value).
+        var plots = { 'lag-plot': o.lag_plot, 'rate-plot': o.rate_plot };
+        Object.keys(plots).forEach(function (id) {
+          var fig = document.getElementById(id);
+          if (fig && plots[id]) { fig.innerHTML = plots[id]; }
+        });
         set('live-at', '· updated ' + utc(new Date()) + 'Z');
         window.setTimeout(pollOverview, 10000);
       }).catch(function () {

@@ -198,6 +198,9 @@ func TestConsoleBrowser(t *testing.T) {
 	if live := b.text("#live-at"); !strings.Contains(live, "updated") {
 		t.Fatalf("overview: the live update %q", live)
 	}
+	if n := b.count("#lag-plot circle"); n < 1 {
+		t.Fatalf("overview: after the live update the lag plot has %d points", n)
+	}
 	b.shot("overview")
 
 	b.do("open the snapshot", chromedp.Click("#newest-snapshot"), chromedp.WaitVisible("#snapshot-id"))
