@@ -73,6 +73,23 @@ type CaptureStatus struct {
 	IndexBytes int64    `json:"index_bytes"`
 }
 
+// FileChecks is the answer of GET /v1/snapshots/{id}/check: each file of
+// a table of a snapshot, read again and compared with the manifest.
+type FileChecks struct {
+	Snapshot string      `json:"snapshot"`
+	Table    string      `json:"table"`
+	Files    []FileCheck `json:"files"`
+}
+
+// FileCheck is one file's check: Status is "ok" (size and sha256 as the
+// manifest records), "differs" (Detail says how), "missing", or "error"
+// (it could not be read: Detail).
+type FileCheck struct {
+	Path   string `json:"path"`
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
 // FolderSpace is one worker folder's free space in GET /v1/status, as the
 // worker last measured it.
 type FolderSpace struct {

@@ -135,6 +135,7 @@ func routes() []route {
 		{method: "POST", path: "/v1/jobs/{id}/cancel", write: true, handle: (*server).cancelJob},
 		{method: "GET", path: "/v1/snapshots", params: []string{"source"}, handle: (*server).snapshots},
 		{method: "GET", path: "/v1/snapshots/{id}/manifest", params: []string{"source"}, handle: (*server).manifest},
+		{method: "GET", path: "/v1/snapshots/{id}/check", params: []string{"source", "table"}, handle: (*server).checkFiles},
 		{method: "GET", path: "/v1/archives", params: []string{"source"}, handle: (*server).archives},
 		{method: "GET", path: "/v1/status", params: []string{"source"}, handle: (*server).status},
 		{method: "GET", path: "/v1/schedules", params: []string{"source"}, handle: (*server).schedules},

@@ -50,3 +50,23 @@ func TestManifestRoute(t *testing.T) {
 		t.Fatalf("without a catalog: %d", st)
 	}
 }
+
+func (manifestCatalog) CheckFiles(_ context.Context, source, id, table string) (FileChecks, error) {
+	return FileChecks{Snapshot: id, Table: table, Files: []FileCheck{{Path: "app/t.parquet", Status: "differs", Detail: "size 1, manifest says 2"}}}, nil
+}
+
+// TestCheckFilesRoute: GET /v1/snapshots/{id}/check?table= answers the
+// catalog's checks of the table's files (read-only tokens too); without a
+// table it is a 400 naming the field.
+func TestCheckFilesRoute(t *testing.T) {
+	f := newFixture(t, true, func(c *Config) { c.Catalog = manifestCatalog{} })
+	st, body, _ := f.do("GET", "/v1/snapshots/20261201T100000Z/check?table=app.t", roSecret, "")
+	files, _ := body["files"].([]any)
+	if st != 200 || body["table"] != "app.t" || len(files) != 1 || files[0].(map[string]any)["status"] != "differs" {
+		t.Fatalf("the check: %d %v", st, body)
+	}
+	st, body, _ = f.do("GET", "/v1/snapshots/20261201T100000Z/check", roSecret, "")
+	if e, _ := body["error"].(map[string]any); st != 400 || e["field"] != "table" {
+		t.Fatalf("no table: %d %v", st, body)
+	}
+}

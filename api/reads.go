@@ -223,3 +223,37 @@ func (s *server) manifest(w http.ResponseWriter, r *http.Request, _ any) error {
 	_, err = w.Write(b)
 	return err
 }
+
+// FileChecker is the part of a Catalog that answers GET
+// /v1/snapshots/{id}/check?table=: it reads each file of the table in
+// snapshot id of source (its table file and chain) and compares its size
+// and sha256 with the manifest's. A snapshot or table it does not have is
+// a 404 *Error.
+type FileChecker interface {
+	CheckFiles(ctx context.Context, source, id, table string) (FileChecks, error)
+}
+
+func (s *server) checkFiles(w http.ResponseWriter, r *http.Request, _ any) error {
+	fc, ok := s.cfg.Catalog.(FileChecker)
+	if !ok {
+		return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "this server reads no backup folder"}
+	}
+	src, err := s.source(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if err := jobs.CheckName("snapshot", id); err != nil {
+		return badField("id", err)
+	}
+	table := r.URL.Query().Get("table")
+	if table == "" {
+		return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Field: "table", Message: "name the table whose files to check, as schema.table"}
+	}
+	out, err := fc.CheckFiles(r.Context(), src, id, table)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

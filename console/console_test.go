@@ -121,6 +121,13 @@ func (fakeCatalog) Manifest(_ context.Context, _, id string) ([]byte, error) {
 		`"files":{"app/t.parquet":{"sha256":"` + strings.Repeat("ab", 32) + `","size":4096},"app/t.000001.posdel":{"sha256":"` + strings.Repeat("cd", 32) + `","size":10}}}`), nil
 }
 
+// CheckFiles answers the table file as differing (its detail holds
+// markup), the rest ok.
+func (fakeCatalog) CheckFiles(_ context.Context, _, id, table string) (api.FileChecks, error) {
+	return api.FileChecks{Snapshot: id, Table: table, Files: []api.FileCheck{{Path: "app/t.parquet", Status: "differs", Detail: "size 1 " + evil},
+		{Path: "app/t.000001.posdel", Status: "ok"}}}, nil
+}
+
 func (fakeCatalog) Archives(context.Context, string) ([]api.ArchivedHour, error) {
 	h := time.Now().UTC().Truncate(time.Hour)
 	return []api.ArchivedHour{{Hour: h.Add(-3 * time.Hour), Events: 10, Location: evil}, {Hour: h.Add(-time.Hour), Events: 5, Location: "local"}}, nil
@@ -339,6 +346,8 @@ func TestPagesEscape(t *testing.T) {
 			"dump (app.&lt;script&gt;alert(1)&lt;/script&gt;) attempt 2: cause &lt;script&gt;", `id="sched-refresh"`, "paused &lt;script&gt;", "(in ",
 			`id="drill-verdict" class="verdict-failed">failed`, "table app.&lt;script&gt;", "purged &lt;script&gt;", `class="capgap"`, "7 events in 2 hours"},
 		"/backups": {"20261201T100000Z", "current"},
+		"/backups/20261201T100000Z?check=app." + url.QueryEscape(evil): {"<details class=\"files\" open>", "<th scope=\"col\">On disk</th>",
+			`<td class="check check-differs">differs: size 1 &lt;script&gt;`, `<td class="check check-ok">ok</td>`, "Check these files on disk"},
 		"/backups/20261201T100000Z": {"Tables of 20261201T100000Z", "first rows", "Files of each table", "4 files · origin compacted",
 			"chain 1 <span class=\"tag\">compacted range</span>", "sha256 <code title=\"" + strings.Repeat("ab", 32) + "\">abababababab…</code>",
 			"<code>app/&lt;script&gt;alert(1)&lt;/script&gt;.000002.posdel</code>", "no digest in the manifest",

@@ -174,6 +174,9 @@ func (c *Console) snapshot(w http.ResponseWriter, r *http.Request, s *session) e
 	if err := c.fileAges(r, s, src, snaps, i, v.Files); err != nil {
 		return err
 	}
+	if err := c.checkFiles(r, s, src, id, r.URL.Query().Get("check"), v.Files); err != nil {
+		return err
+	}
 	c.render(w, r, http.StatusOK, "snapshot", s, v)
 	return nil
 }

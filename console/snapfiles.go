@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/dbtrail/dbtrail/api"
@@ -11,11 +12,13 @@ import (
 )
 
 // tableFiles is one table's files in a snapshot's manifest: its table
-// file, then its chain entries in the order they apply.
+// file, then its chain entries in the order they apply. Checked marks the
+// table whose files were read again (checkFiles).
 type tableFiles struct {
-	Name   string
-	Origin string
-	Files  []fileRow
+	Name    string
+	Origin  string
+	Files   []fileRow
+	Checked bool
 }
 
 // fileRow is one file of a table: its role, path and the size and sha256
@@ -32,6 +35,9 @@ type fileRow struct {
 	// it was made: the file's age (fileAges).
 	Since   string
 	SinceAt time.Time
+	// Check is the file read again and compared with the manifest (nil:
+	// not checked).
+	Check *api.FileCheck
 }
 
 // manifestFiles reads snapshot id's manifest through the API and lists each
@@ -103,6 +109,29 @@ func (c *Console) fileAges(r *http.Request, s *session, source string, snaps []a
 			}
 			for _, f := range rows {
 				f.Since, f.SinceAt = snaps[j].ID, snaps[j].CreatedAt
+			}
+		}
+	}
+	return nil
+}
+
+// checkFiles reads again, through the API, the files of the table named
+// table ("": none) of snapshot id and sets each file's Check.
+func (c *Console) checkFiles(r *http.Request, s *session, source, id, table string, files []tableFiles) error {
+	i := slices.IndexFunc(files, func(t tableFiles) bool { return t.Name == table })
+	if table == "" || i < 0 {
+		return nil
+	}
+	var fc api.FileChecks
+	q := url.Values{"source": {source}, "table": {table}}
+	if err := c.call(r, s, "GET", "/v1/snapshots/"+url.PathEscape(id)+"/check", q, nil, &fc); err != nil {
+		return err
+	}
+	files[i].Checked = true
+	for j := range files[i].Files {
+		for k := range fc.Files {
+			if fc.Files[k].Path == files[i].Files[j].Path {
+				files[i].Files[j].Check = &fc.Files[k]
 			}
 		}
 	}

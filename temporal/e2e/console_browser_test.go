@@ -224,6 +224,10 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("snapshot page: %d files with a sha256", n)
 	}
 	b.shot("snapshot")
+	b.do("check app.acct's files on disk", chromedp.Navigate(c.url+"/backups/"+res.SnapshotID+"?check=app.acct"), chromedp.WaitVisible("td.check"))
+	if ok, all := b.count("details.files[open] td.check-ok"), b.count("td.check"); ok < 1 || ok != all {
+		t.Fatalf("snapshot page: %d of %d files of app.acct check ok on disk", ok, all)
+	}
 
 	b.do("open the jobs", chromedp.Navigate(c.url+"/jobs?kind=backup"), chromedp.WaitVisible(`a[href="/jobs/`+started.ID+`"]`),
 		chromedp.Click(`a[href="/jobs/`+started.ID+`"]`), chromedp.WaitVisible("#job-state"))
