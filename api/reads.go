@@ -203,16 +203,9 @@ type ManifestReader interface {
 
 func (s *server) manifest(w http.ResponseWriter, r *http.Request, _ any) error {
 	m, ok := s.cfg.Catalog.(ManifestReader)
-	if !ok {
-		return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "this server reads no backup folder"}
-	}
-	src, err := s.source(r)
+	src, id, err := s.snapshotOf(r, ok)
 	if err != nil {
 		return err
-	}
-	id := r.PathValue("id")
-	if err := jobs.CheckName("snapshot", id); err != nil {
-		return badField("id", err)
 	}
 	b, err := m.Manifest(r.Context(), src, id)
 	if err != nil {
@@ -235,16 +228,9 @@ type FileChecker interface {
 
 func (s *server) checkFiles(w http.ResponseWriter, r *http.Request, _ any) error {
 	fc, ok := s.cfg.Catalog.(FileChecker)
-	if !ok {
-		return &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "this server reads no backup folder"}
-	}
-	src, err := s.source(r)
+	src, id, err := s.snapshotOf(r, ok)
 	if err != nil {
 		return err
-	}
-	id := r.PathValue("id")
-	if err := jobs.CheckName("snapshot", id); err != nil {
-		return badField("id", err)
 	}
 	table := r.URL.Query().Get("table")
 	if table == "" {
@@ -256,4 +242,22 @@ func (s *server) checkFiles(w http.ResponseWriter, r *http.Request, _ any) error
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// snapshotOf is the source and the snapshot id of a request to
+// /v1/snapshots/{id}/…, read when served (the Catalog reads a backup
+// folder): a 501 when not, a 400 on a bad source or id.
+func (s *server) snapshotOf(r *http.Request, served bool) (string, string, error) {
+	if !served {
+		return "", "", &Error{Status: http.StatusNotImplemented, Code: CodeNotConfigured, Message: "this server reads no backup folder"}
+	}
+	src, err := s.source(r)
+	if err != nil {
+		return "", "", err
+	}
+	id := r.PathValue("id")
+	if err := jobs.CheckName("snapshot", id); err != nil {
+		return "", "", badField("id", err)
+	}
+	return src, id, nil
 }
