@@ -167,14 +167,24 @@ func (c *Catalog) History(ctx context.Context, source, table, key string, limit 
 // Manifest answers GET /v1/snapshots/{id}/manifest: the manifest.json of
 // a snapshot the source's backup folder publishes, as it is on disk.
 func (c *Catalog) Manifest(_ context.Context, source, id string) ([]byte, error) {
-	srcDir := filepath.Join(c.BackupDir, source)
-	ids, err := snapshot.ListSnapshots(srcDir)
+	dir, err := c.published(source, id)
 	if err != nil {
 		return nil, err
 	}
+	return os.ReadFile(filepath.Join(dir, snapshot.ManifestName))
+}
+
+// published is the folder of snapshot id that source's backup folder
+// publishes, or a 404 *api.Error naming it.
+func (c *Catalog) published(source, id string) (string, error) {
+	srcDir := filepath.Join(c.BackupDir, source)
+	ids, err := snapshot.ListSnapshots(srcDir)
+	if err != nil {
+		return "", err
+	}
 	if !slices.Contains(ids, id) {
-		return nil, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id",
+		return "", &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id",
 			Message: fmt.Sprintf("source %s has no published snapshot %s in %s", source, id, srcDir)}
 	}
-	return os.ReadFile(filepath.Join(snapshot.Folder(srcDir).Snapshot(id), snapshot.ManifestName))
+	return snapshot.Folder(srcDir).Snapshot(id), nil
 }

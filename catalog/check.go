@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"path/filepath"
 	"slices"
 
 	"github.com/dbtrail/dbtrail/api"
@@ -21,16 +20,11 @@ import (
 // is a 404.
 func (c *Catalog) CheckFiles(ctx context.Context, source, id, table string) (api.FileChecks, error) {
 	out := api.FileChecks{Snapshot: id, Table: table, Files: []api.FileCheck{}}
-	srcDir := filepath.Join(c.BackupDir, source)
-	ids, err := snapshot.ListSnapshots(srcDir)
+	dir, err := c.published(source, id)
 	if err != nil {
 		return out, err
 	}
-	if !slices.Contains(ids, id) {
-		return out, &api.Error{Status: http.StatusNotFound, Code: api.CodeNotFound, Field: "id",
-			Message: fmt.Sprintf("source %s has no published snapshot %s in %s", source, id, srcDir)}
-	}
-	snap, err := snapshot.OpenSnapshot(snapshot.Folder(srcDir).Snapshot(id))
+	snap, err := snapshot.OpenSnapshot(dir)
 	if err != nil {
 		return out, err
 	}
