@@ -145,15 +145,23 @@ func columnTypes(ctx context.Context, s *views.Session, q string, params ...any)
 
 // storedDef reads the definition of schema.table of key, its CREATE TABLE
 // and its columns' declared collations (schema.ColumnCollations): the
-// tail's shape (its CREATE TABLE rendered, which names none), the
-// definition at the cut when only it moved since the snapshot (a later
-// snapshot's CREATE TABLE of then; else one rendered, the collations
-// still the snapshot's), or the snapshot's footer with the manifest's
-// CREATE TABLE over it.
+// tail's shape (its CREATE TABLE rendered, which names none: the
+// snapshot's collations carried), the definition at the cut when only it
+// moved since the snapshot (a later snapshot's CREATE TABLE of then; else
+// one rendered, the snapshot's collations carried), or the snapshot's
+// footer with the manifest's CREATE TABLE over it. A collation is carried
+// to a column of the same name and character set (carried): one an ALTER
+// after the snapshot changed without changing the character set is not
+// seen until a snapshot holds it.
 func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, string, map[string]string, error) {
 	if key.shape != nil {
 		create := snapshot.CreateTableSQL(key.shape)
-		return key.shape, create, nil, nil
+		def, snapCreate, err := snapshotDef(sourceDir, key.snapshot, schemaName, table)
+		if err != nil || def == nil {
+			return key.shape, create, nil, nil // a table the snapshot lacks: its charsets' defaults
+		}
+		co, err := collationsOf(schemaName, table, snapCreate)
+		return key.shape, create, carried(def, co, key.shape), err
 	}
 	if key.defined != nil && key.createFrom != "" {
 		if _, create, err := snapshotDef(sourceDir, key.createFrom, schemaName, table); err == nil && create != "" {
@@ -167,9 +175,25 @@ func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, 
 	}
 	co, err := collationsOf(schemaName, table, create)
 	if key.defined != nil {
-		return key.defined, snapshot.CreateTableSQL(key.defined), co, err
+		return key.defined, snapshot.CreateTableSQL(key.defined), carried(def, co, key.defined), err
 	}
 	return def, create, co, err
+}
+
+// carried are the declared collations co of the columns of from that to
+// has too, with the same character set.
+func carried(from *schema.Table, co map[string]string, to *schema.Table) map[string]string {
+	if from == nil {
+		return co // no definition to compare with: as the snapshot declared
+	}
+	out := map[string]string{}
+	for name, c := range co {
+		i, j := from.ColumnIndex(name), to.ColumnIndex(name)
+		if i >= 0 && j >= 0 && from.Columns[i].Charset == to.Columns[j].Charset {
+			out[to.Columns[j].Name] = c
+		}
+	}
+	return out
 }
 
 // collationsOf are the declared collations of the columns of CREATE TABLE

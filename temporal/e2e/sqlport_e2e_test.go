@@ -70,6 +70,8 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	for _, q := range []string{
 		"CREATE TABLE acct (id INT UNSIGNED PRIMARY KEY, bal DECIMAL(12,2) NOT NULL, note VARCHAR(20), at DATETIME(6))",
 		"INSERT INTO acct VALUES (1, 100.10, 'one', '2026-12-01 10:41:59.000001'), (2, -0.07, NULL, '2026-12-02 00:00:00'), (3, 300, 'it''s', NULL)",
+		"CREATE TABLE codes (id INT PRIMARY KEY, code VARCHAR(10) COLLATE utf8mb4_bin)",
+		"INSERT INTO codes VALUES (1, 'abc'), (2, 'ABC')",
 	} {
 		e.exec(t, q)
 	}
@@ -149,6 +151,19 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	}
 	if got := acctLines(t, e.ctx, e.src); !slices.Equal(got, now) {
 		t.Fatalf("the source changed: %v", got)
+	}
+	// A schema change in the live tail keeps the snapshot's collations:
+	// code stays utf8mb4_bin, case sensitive, as at the source.
+	e.exec(t, "ALTER TABLE codes ADD COLUMN n INT")
+	e.exec(t, "UPDATE codes SET n = 7 WHERE id = 1")
+	e.waitCaughtUp(t)
+	for _, q := range []string{"SELECT id FROM app.codes WHERE code = 'abc'", "SELECT n FROM app.codes WHERE id = 1"} {
+		var got, want sql.NullInt64
+		must(t, db.QueryRowContext(e.ctx, q).Scan(&got))
+		must(t, e.src.QueryRowContext(e.ctx, strings.Replace(q, "app.", "", 1)).Scan(&want))
+		if got != want {
+			t.Fatalf("%s after ALTER TABLE in the tail: %v through the port, %v at the source", q, got, want)
+		}
 	}
 
 	// The mariadb command-line client, batch mode.
