@@ -25,9 +25,10 @@ import (
 // starts after each. The kills go on until one LoadTable call has lost all
 // its MaxAttempts attempts (kills land on the calls in flight, and a call
 // whose attempts each die after a chunk never ends its slice): the
-// workflow calls it again, since its rows moved (loadLost). Each kill is aimed at a chunk commit: it comes right after
-// the target's parts checkpoints counted one more chunk while a part is
-// still loading, and counts only if a LoadTable attempt was in flight
+// workflow calls it again, since its rows moved (loadLost). Each kill is
+// aimed at chunk commits: it comes right after the target's parts
+// checkpoints counted one more chunk of every table still loading, and
+// counts only if a LoadTable attempt was in flight
 // (the workflow's pending activities) and that attempt was then retried
 // (a later attempt started, in the pending activities or the history),
 // never completed. The restore finishes and verifies, and the target's
@@ -63,18 +64,24 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	at := "seq:" + strconv.FormatUint(cp.LastSeq, 10)
 	want := e.liveFingerprints(t, e.src, "app", "big", "bag")
 
-	run := e.startRestore(t, target, payload.RestoreInput{Slice: time.Second, Parallel: 4, RestoreSpec: payload.RestoreSpec{
+	// Slices of 30 s: a LoadTable call outlives the kills, so each kill
+	// costs both calls an attempt, and the tenth their last.
+	run := e.startRestore(t, target, payload.RestoreInput{Slice: 30 * time.Second, Parallel: 4, RestoreSpec: payload.RestoreSpec{
 		At: at, Schemas: []string{"app"}, Target: ref, Limits: throttle.Limits{MaxRowsPerSecond: 1500}}})
 	tdb, err := target.DB(e.ctx, "")
 	must(t, err)
 	defer tdb.Close()
-	var chunks int64
-	exhausted := false // a LoadTable lost all its attempts, then was called again
+	chunks := map[string]int64{} // by table, at the last kill
+	exhausted := false           // a LoadTable lost all its attempts, then was called again
 	for hits, kills := 0, 0; hits < 10 || !exhausted; {
 		if kills == 30 {
 			t.Fatalf("%d of %d kills hit a LoadTable attempt in flight that was then retried (one lost all %d attempts: %v)", hits, kills, workflows.MaxAttempts, exhausted)
 		}
 		chunks = chunkCommitted(t, e, tdb, chunks, hits+1, func() string { return loadsState(t, e, run) + "\nworker: " + tailOf(w.out.String(), 4000) })
+		total := int64(0)
+		for _, n := range chunks {
+			total += n
+		}
 		inFlight := runningLoads(t, e, run)
 		if len(inFlight) == 0 {
 			continue // between two slices: wait for the next commit
@@ -86,7 +93,7 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 		again, lost := retried(t, e, run, inFlight)
 		if again {
 			hits++
-			t.Logf("kill %d: worker killed after chunk %d, LoadTable attempts %v in flight, retried", hits, chunks, inFlight)
+			t.Logf("kill %d: worker killed after chunk %d, LoadTable attempts %v in flight, retried", hits, total, inFlight)
 		}
 		if lost != "" {
 			exhausted = true
@@ -97,6 +104,10 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 	if err := run.Get(e.ctx, &res); err != nil {
 		t.Fatalf("restore after the kills: %v\nworker: %s", err, w.out.String())
 	}
+	// Its history takes loadLost's path (TestReplayStoredHistories).
+	rec := releaseRecorder(t, e, "-restore-lost", target.Password)
+	rec.saveRun(t, "restore-lost", run)
+	rec.install(t)
 	sameFingerprints(t, "restore after the kills", e.liveFingerprints(t, tdb, "app", "big", "bag"), want)
 	for _, tb := range []string{"big", "bag"} {
 		if n := count(t, e, tdb, "app."+tb); n != want[tb].Rows {
@@ -124,28 +135,49 @@ func TestRestoreSurvivesWorkerKills(t *testing.T) {
 }
 
 // chunkCommitted waits until the restore's parts checkpoints in tdb count
-// more chunks than after (a chunk just committed) while a part is still
-// loading, and returns the chunks counted; it fails the test when every
-// part (app.big's two, app.bag's one) is loaded before kill, or when none
-// commits for 5 minutes (with state: the run's and the worker's, to say
-// why).
-func chunkCommitted(t *testing.T, e *backupEnv, tdb *sql.DB, after int64, kill int, state func() string) int64 {
+// more chunks than after for each table not loaded yet (app.big, app.bag:
+// a chunk of each just committed, so a kill costs every call in flight a
+// chunk's progress, never all of it), and returns the chunks counted by
+// table; it fails the test when every part is loaded before kill, or when
+// that does not happen for 5 minutes (with state: the run's and the
+// worker's, to say why).
+func chunkCommitted(t *testing.T, e *backupEnv, tdb *sql.DB, after map[string]int64, kill int, state func() string) map[string]int64 {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
-		var parts, chunks, loading sql.NullInt64
-		err := tdb.QueryRowContext(e.ctx, "SELECT COUNT(*), SUM(chunks), SUM(state = 'loading') FROM dbtrail."+restore.PartsTable).Scan(&parts, &chunks, &loading)
+		chunks, loading, parts := map[string]int64{}, map[string]bool{}, map[string]int{}
+		rows, err := tdb.QueryContext(e.ctx, "SELECT table_name, chunks, state = 'loading' FROM dbtrail."+restore.PartsTable)
+		if err == nil { // else no bookkeeping table yet
+			for rows.Next() {
+				var tb string
+				var n int64
+				var l bool
+				must(t, rows.Scan(&tb, &n, &l))
+				chunks[tb] += n
+				loading[tb] = loading[tb] || l
+				parts[tb]++
+			}
+			must(t, rows.Err())
+			rows.Close()
+		}
+		moved, left := true, 0
+		for _, tb := range []string{"big", "bag"} {
+			if parts[tb] > 0 && !loading[tb] {
+				continue // loaded
+			}
+			left++
+			moved = moved && chunks[tb] > after[tb]
+		}
 		switch {
-		case err != nil: // no bookkeeping table yet
-		case parts.Int64 == 3 && loading.Int64 == 0:
+		case left == 0:
 			t.Fatalf("every part was loaded before kill %d", kill)
-		case chunks.Int64 > after && loading.Int64 > 0:
-			return chunks.Int64
+		case moved:
+			return chunks
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("no chunk committed before kill %d (after %d chunks) for 5 minutes; %s", kill, after, state())
-	return 0
+	t.Fatalf("no chunk of every table still loading committed before kill %d (after %v chunks) for 5 minutes; %s", kill, after, state())
+	return nil
 }
 
 // loadsState describes run's pending activities: type, id, state, attempt,
