@@ -27,6 +27,13 @@ type tree struct {
 	plain   map[int]bool
 	ordered map[int]bool // the byte locations of ORDER BY's column references
 	extreme map[int]bool // those of min()'s and max()'s column arguments
+	bare    map[int]bool // those of the select items that are a column
+	// rewritable are the ORDER BY column references an expression may
+	// replace: of a SELECT without DISTINCT, not naming an alias.
+	rewritable map[int]bool
+	// items are the first and last byte locations of the select items
+	// without an alias that are not a column.
+	items [][2]int
 }
 
 // fromRef is a table named in FROM/JOIN, at byte loc of the text.
@@ -58,14 +65,16 @@ type columnRef struct {
 // plain marks one whose answer does not depend on the session's time
 // zone: standing alone as a select item (without an alias other than its
 // name), an ORDER BY or a GROUP BY expression, or tested by IS [NOT] NULL
-// or counted; ordered one that is an ORDER BY expression, extreme one
-// that is min()'s or max()'s argument.
+// or counted; ordered one that is an ORDER BY expression (or a select
+// item one names), extreme one that is min()'s or max()'s argument, bare
+// a select item that is the column, aliased or not.
 type colUse struct {
 	loc     int
 	names   []string
 	plain   bool
 	ordered bool
 	extreme bool
+	bare    bool
 }
 
 // parseTree parses text (DuckDB SQL); ok is false when DuckDB's
@@ -86,7 +95,7 @@ func parseTree(ctx context.Context, text string) (*tree, bool, error) {
 	if root.Error || len(root.Statements) != 1 {
 		return nil, false, nil
 	}
-	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}, ordered: map[int]bool{}, extreme: map[int]bool{}}
+	t := &tree{ctes: map[string]bool{}, point: pointOf(root.Statements[0], text), plain: map[int]bool{}, ordered: map[int]bool{}, extreme: map[int]bool{}, bare: map[int]bool{}, rewritable: map[int]bool{}}
 	t.walk(root.Statements[0])
 	return t, true, nil
 }
@@ -121,10 +130,13 @@ func (t *tree) walk(v any) {
 		if typ == "SELECT_NODE" {
 			t.markPlain(v)
 		}
+		if typ == "SET_OPERATION_NODE" {
+			t.markOrders(v, nil)
+		}
 		if typ == "COLUMN_REF" {
 			l := loc(v)
 			t.uses = append(t.uses, colUse{loc: l, names: strs(v["column_names"]), plain: l >= 0 && t.plain[l], ordered: l >= 0 && t.ordered[l],
-				extreme: l >= 0 && t.extreme[l]})
+				extreme: l >= 0 && t.extreme[l], bare: l >= 0 && t.bare[l]})
 		}
 		// IS [NOT] NULL and count() of a column answer alike in any zone.
 		fname := strings.ToLower(str(v, "function_name"))
@@ -219,18 +231,88 @@ func (t *tree) markPlain(v map[string]any) {
 	for _, g := range exprs {
 		mark(g, false)
 	}
+	t.markOrders(v, items)
+}
+
+// markOrders marks the ORDER BY column references of node v (a select or
+// a set operation: UNION… ORDER BY) plain and ordered, and the select
+// items of items they name by position (ORDER BY 1) or by alias (a bare
+// column item) ordered too; each select item that is a bare column,
+// aliased or not, is marked bare.
+func (t *tree) markOrders(v map[string]any, items []any) {
+	for _, it := range items {
+		c, _ := it.(map[string]any)
+		switch {
+		case c["class"] == "COLUMN_REF" && loc(c) >= 0:
+			t.bare[loc(c)] = true
+		case str(c, "alias") == "":
+			if first, last := locRange(c); first >= 0 {
+				t.items = append(t.items, [2]int{first, last})
+			}
+		}
+	}
 	mods, _ := v["modifiers"].([]any)
+	distinct := false
+	for _, m := range mods {
+		mm, _ := m.(map[string]any)
+		distinct = distinct || mm["type"] == "DISTINCT_MODIFIER"
+	}
 	for _, m := range mods {
 		mm, _ := m.(map[string]any)
 		orders, _ := mm["orders"].([]any)
 		for _, o := range orders {
 			om, _ := o.(map[string]any)
-			mark(om["expression"], false)
-			if c, _ := om["expression"].(map[string]any); c["class"] == "COLUMN_REF" && loc(c) >= 0 {
-				t.ordered[loc(c)] = true
+			e, _ := om["expression"].(map[string]any)
+			if item := namedItem(e, items); item != nil {
+				t.ordered[loc(item)] = true
+			}
+			if e["class"] == "COLUMN_REF" && loc(e) >= 0 {
+				t.plain[loc(e)], t.ordered[loc(e)] = true, true
+				t.rewritable[loc(e)] = v["type"] == "SELECT_NODE" && !distinct && !isAlias(e, items)
 			}
 		}
 	}
+}
+
+// isAlias reports whether the ORDER BY column reference e names a select
+// item of items by its alias.
+func isAlias(e map[string]any, items []any) bool {
+	names := strs(e["column_names"])
+	for _, it := range items {
+		c, _ := it.(map[string]any)
+		if len(names) == 1 && strings.EqualFold(str(c, "alias"), names[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedItem is the bare column select item of items that ORDER BY
+// expression e names by its position (a number) or its alias, or nil.
+func namedItem(e map[string]any, items []any) map[string]any {
+	pick := func(it any) map[string]any {
+		c, _ := it.(map[string]any)
+		if c["class"] != "COLUMN_REF" || loc(c) < 0 {
+			return nil
+		}
+		return c
+	}
+	switch e["class"] {
+	case "CONSTANT":
+		val, _ := e["value"].(map[string]any)
+		if n, ok := val["value"].(float64); ok && n >= 1 && int(n) <= len(items) {
+			return pick(items[int(n)-1])
+		}
+	case "COLUMN_REF":
+		if names := strs(e["column_names"]); len(names) == 1 {
+			for _, it := range items {
+				if c := pick(it); c != nil && strings.EqualFold(str(c, "alias"), names[0]) {
+					return c
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // operands are a comparison's compared expressions: left and right, an

@@ -294,10 +294,20 @@ func hasColumn(ref views.TableRef, col string) bool {
 	return false
 }
 
-// applyEdits applies non-overlapping edits to text.
+// applyEdits applies non-overlapping edits to text, from its end: at the
+// same start a replacement before an insertion (so the insertion lands in
+// front of it), a repeated edit once.
 func applyEdits(text string, edits []edit) string {
-	sort.Slice(edits, func(i, j int) bool { return edits[i].start > edits[j].start })
-	for _, e := range edits {
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].start != edits[j].start {
+			return edits[i].start > edits[j].start
+		}
+		return edits[i].end > edits[j].end
+	})
+	for i, e := range edits {
+		if i > 0 && e == edits[i-1] {
+			continue
+		}
 		text = text[:e.start] + e.s + text[e.end:]
 	}
 	return text
@@ -409,7 +419,7 @@ scan:
 			i += len(w) - 1
 		}
 	}
-	end = len(strings.TrimRight(text[:end], " \t\r\n"))
+	end = len(strings.TrimRight(m[:end], " \t\r\n")) // a comment before it is blank in m
 	return end, end > at
 }
 
@@ -417,7 +427,9 @@ scan:
 var operandEnds = map[string]bool{"AND": true, "OR": true, "NOT": true, "IS": true, "IN": true, "LIKE": true, "ILIKE": true,
 	"BETWEEN": true, "THEN": true, "WHEN": true, "ELSE": true, "END": true, "FROM": true, "WHERE": true, "GROUP": true,
 	"HAVING": true, "ORDER": true, "LIMIT": true, "OFFSET": true, "UNION": true, "EXCEPT": true, "INTERSECT": true,
-	"WINDOW": true, "QUALIFY": true, "ASC": true, "DESC": true, "AS": true, "COLLATE": true, "ESCAPE": true, "USING": true}
+	"WINDOW": true, "QUALIFY": true, "ASC": true, "DESC": true, "AS": true, "COLLATE": true, "ESCAPE": true, "USING": true,
+	"JOIN": true, "ON": true, "LEFT": true, "RIGHT": true, "INNER": true, "OUTER": true, "CROSS": true, "FULL": true,
+	"NATURAL": true, "LATERAL": true, "SEMI": true, "ANTI": true, "POSITIONAL": true, "ASOF": true}
 
 // wordAt is the word that begins at byte i of m.
 func wordAt(m string, i int) string {

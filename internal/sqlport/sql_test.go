@@ -207,7 +207,8 @@ func TestPortGroupConcatMaxLen(t *testing.T) {
 		set, max string
 		cut      bool
 	}{{"SET group_concat_max_len = 5", "5", false}, {"SET SESSION group_concat_max_len = 2", "4", true},
-		{"SET @@group_concat_max_len = DEFAULT", "1048576", false}, {"SET @@session.group_concat_max_len=4, NAMES utf8mb4", "4", true}} {
+		{"SET @@group_concat_max_len = DEFAULT", "1048576", false}, {"SET GLOBAL group_concat_max_len = 4", "1048576", false},
+		{"SET @@session.group_concat_max_len=4, NAMES utf8mb4", "4", true}} {
 		if _, err := db.Exec(c.set); err != nil {
 			t.Fatalf("%s: %v", c.set, err)
 		}

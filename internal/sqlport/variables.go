@@ -284,13 +284,19 @@ func tablesResult(db string, names []string, p parsed) *mysql.Result {
 var (
 	setConcatMax   = regexp.MustCompile(`(?is)(?:@@(?:session\.|global\.)?|\bSESSION\s+|\bLOCAL\s+|\b)group_concat_max_len\s*(?:=|:=)\s*(\d+|DEFAULT)\s*(?:,|;|$)`)
 	namesConcatMax = regexp.MustCompile(`(?i)\bgroup_concat_max_len\b`)
+	// globalConcatMax is a GLOBAL assignment: it sets no session's value.
+	globalConcatMax = regexp.MustCompile(`(?i)(?:@@global\.|\bGLOBAL\s+)group_concat_max_len\b`)
 )
 
 // concatMaxOfSet is the group_concat_max_len SET statement stmt assigns
-// (0 and false when it assigns none): a number, clamped to MySQL's range
-// (4 to the largest int64 here), or DEFAULT. Any other value is error 1235:
+// to the session (0 and false when it assigns none; a GLOBAL one sets
+// none, as in MySQL): a number, clamped to MySQL's range (4 to the
+// largest int64 here), or DEFAULT. Any other value is error 1235:
 // the port would not know the cut it must apply.
 func concatMaxOfSet(stmt string) (int64, bool, error) {
+	if globalConcatMax.MatchString(stmt) {
+		return 0, false, nil // the server's default for new sessions: none here, accepted with no effect
+	}
 	m := setConcatMax.FindStringSubmatch(stmt)
 	if m == nil {
 		if namesConcatMax.MatchString(stmt) {

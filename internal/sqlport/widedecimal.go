@@ -18,14 +18,17 @@ import (
 // would not give. Error 1235 names the column.
 func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error)) error {
 	for _, u := range t.uses {
-		if u.plain && !u.ordered {
+		if (u.plain || u.bare) && !u.ordered {
 			continue
 		}
 		c, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool {
 			return c.Type == "decimal" && c.Precision > views.MaxDecimalPrecision
 		})
-		if err != nil || c == nil {
+		if err != nil {
 			return err
+		}
+		if c == nil {
+			continue
 		}
 		name := strings.Join(u.names, ".")
 		return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, fmt.Sprintf(
@@ -37,10 +40,12 @@ func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string,
 	return nil
 }
 
-// tableColumn is the column named names of the statement's tables for which
-// match holds (of any of them that may hold it; nil: none).
+// tableColumn is the column named names of the statement's tables for
+// which match holds (nil: none, or a table that may hold it has one of the
+// name for which it does not: the statement's scopes are not told apart).
 func tableColumn(names []string, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error),
 	match func(schema.Column) bool) (*schema.Column, error) {
+	var found *schema.Column
 	for _, ref := range candidates(names, t, resolved) {
 		info, err := lookup(ref.Schema, ref.Table)
 		if err != nil {
@@ -49,10 +54,15 @@ func tableColumn(names []string, t *tree, resolved map[int]*views.TableRef, look
 		if info.def == nil {
 			continue
 		}
-		if i := info.def.ColumnIndex(names[len(names)-1]); i >= 0 && match(info.def.Columns[i]) {
-			c := info.def.Columns[i]
-			return &c, nil
+		i := info.def.ColumnIndex(names[len(names)-1])
+		if i < 0 {
+			continue
 		}
+		if !match(info.def.Columns[i]) {
+			return nil, nil // tables of the statement differ on it: not told which
+		}
+		c := info.def.Columns[i]
+		found = &c
 	}
-	return nil, nil
+	return found, nil
 }

@@ -282,12 +282,28 @@ func TestPortExactValues(t *testing.T) {
 		"SELECT YEAR(d), DATE_ADD(dt, INTERVAL 1 DAY) FROM z WHERE id = 3": "2026|2026-12-02 10:41:59.001",
 		"SELECT id FROM z WHERE d < '2000-01-01' AND id <> 2":              "1",
 		"SELECT id FROM z WHERE id <> 2 ORDER BY d DESC, id":               "3\n1\n4",
+		// As it is under DISTINCT, a UNION's ORDER BY and an alias; a
+		// simple CASE's compared operand.
+		"SELECT DISTINCT d FROM z WHERE id <> 2 ORDER BY d":                                       "\n0000-00-00\n2026-12-01",
+		"SELECT d FROM z WHERE id = 3 UNION ALL SELECT d FROM z WHERE id = 1 ORDER BY d":          "0000-00-00\n2026-12-01",
+		"SELECT big AS amount FROM z WHERE id = 3":                                                "0.000000000000000000000000000001",
+		"SELECT CASE d WHEN '2026-12-01' THEN 1 WHEN '2026-12-02' THEN 2 END FROM z WHERE id = 3": "1",
 		// NULL sorts first ascending, last descending, as in MySQL.
 		"SELECT id FROM z ORDER BY p":      "4\n2\n3\n1",
 		"SELECT id FROM z ORDER BY p DESC": "1\n3\n2\n4",
 	} {
 		if got := mustAnswer(t, db, q); got != want {
 			t.Errorf("%s = %q; want %q", q, got, want)
+		}
+	}
+	// A guarded item keeps its name as written, as MySQL names it.
+	if rows, err := db.Query("SELECT YEAR(d), id FROM z WHERE id = 3"); err != nil {
+		t.Errorf("a guarded item: %v", err)
+	} else {
+		cols, _ := rows.Columns()
+		rows.Close()
+		if strings.Join(cols, ",") != "YEAR(d),id" {
+			t.Errorf("a guarded item's column names %q, want YEAR(d),id", cols)
 		}
 	}
 	for q, says := range map[string]string{
@@ -329,6 +345,7 @@ func TestPortExactValues(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"SELECT id FROM z WHERE big > '0'", "SELECT id FROM z ORDER BY big", "SELECT max(big) FROM z",
+		"SELECT id FROM z WHERE id <> 2 AND big > '0'", "SELECT big FROM z ORDER BY 1",
 		"SELECT big + 1 FROM z", "SELECT id FROM z WHERE z.big = '0.000000000000000000000000000001'", "SELECT CONCAT(big, '') FROM z"} {
 		_, err := answer(t, db, q)
 		var my *gomysql.MySQLError
@@ -368,15 +385,17 @@ func TestPortPadSpace(t *testing.T) {
 		"SELECT id FROM pads WHERE ci = 'it''s  ' OR ci = ' a' ORDER BY 1": "",
 		// Any expression compared with a padded column loses its trailing
 		// spaces too.
-		"SELECT id FROM pads WHERE ci = concat('a', ' ') ORDER BY id":     "1\n3",
-		"SELECT id FROM pads WHERE lower(concat('B', '  ')) = ci":         "2",
-		"SELECT id FROM pads WHERE ci IN (IFNULL(NULL, 'b '), 'zz')":      "2",
-		"SELECT id FROM pads WHERE bin = CAST('b' AS CHAR)":               "2",
-		"SELECT id FROM pads WHERE nopad = concat('b', ' ')":              "",
-		"SELECT id FROM pads WHERE ci = CASE WHEN id > 0 THEN 'b ' END":   "2",
-		"SELECT id FROM pads WHERE (ci = (concat('b', ' '))) AND id > 1":  "2",
-		"SELECT id FROM pads WHERE ci BETWEEN concat('b', ' ') AND 'b  '": "2",
-		"SELECT id FROM pads WHERE ci = coalesce(NULL, 'b ') OR ci = 'x'": "2",
+		"SELECT id FROM pads WHERE ci = concat('a', ' ') ORDER BY id":                                     "1\n3",
+		"SELECT id FROM pads WHERE lower(concat('B', '  ')) = ci":                                         "2",
+		"SELECT id FROM pads WHERE ci IN (IFNULL(NULL, 'b '), 'zz')":                                      "2",
+		"SELECT id FROM pads WHERE bin = CAST('b' AS CHAR)":                                               "2",
+		"SELECT id FROM pads WHERE nopad = concat('b', ' ')":                                              "",
+		"SELECT id FROM pads WHERE ci = CASE WHEN id > 0 THEN 'b ' END":                                   "2",
+		"SELECT id FROM pads WHERE (ci = (concat('b', ' '))) AND id > 1":                                  "2",
+		"SELECT id FROM pads WHERE ci BETWEEN concat('b', ' ') AND 'b  '":                                 "2",
+		"SELECT p.id FROM pads p JOIN pads q ON p.ci = lower(q.ci) JOIN pads r ON r.id = q.id ORDER BY 1": "1\n1\n2\n3\n3",
+		"SELECT id FROM pads WHERE ci = lower('B ') -- a comment\n AND id > 0":                            "2",
+		"SELECT id FROM pads WHERE ci = coalesce(NULL, 'b ') OR ci = 'x'":                                 "2",
 	} {
 		if got := mustAnswer(t, db, q); got != want {
 			t.Errorf("%s = %q; want %q", q, got, want)
