@@ -157,8 +157,8 @@ func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, 
 	if key.shape != nil {
 		create := snapshot.CreateTableSQL(key.shape)
 		def, snapCreate, err := snapshotDef(sourceDir, key.snapshot, schemaName, table)
-		if err != nil || def == nil {
-			return key.shape, create, nil, nil // a table the snapshot lacks: its charsets' defaults
+		if err != nil || def == nil { // a table the snapshot lacks: no collation known
+			return key.shape, create, carried(&schema.Table{}, nil, key.shape), nil
 		}
 		co, err := collationsOf(schemaName, table, snapCreate)
 		return key.shape, create, carried(def, co, key.shape), err
@@ -180,8 +180,15 @@ func storedDef(sourceDir, schemaName, table string, key defKey) (*schema.Table, 
 	return def, create, co, err
 }
 
+// unknownCollation marks, in a table's collations, a text column whose
+// collation is not known: one added after the snapshot (the schema
+// history keeps no COLLATE), until a snapshot holds the table's CREATE
+// TABLE. A comparison of it is refused (collationOf).
+const unknownCollation = "?"
+
 // carried are the declared collations co of the columns of from that to
-// has too, with the same character set.
+// has too, with the same character set; a text column of to that from
+// lacks, or whose character set changed, is unknownCollation.
 func carried(from *schema.Table, co map[string]string, to *schema.Table) map[string]string {
 	if from == nil {
 		return co // no definition to compare with: as the snapshot declared
@@ -191,6 +198,12 @@ func carried(from *schema.Table, co map[string]string, to *schema.Table) map[str
 		i, j := from.ColumnIndex(name), to.ColumnIndex(name)
 		if i >= 0 && j >= 0 && from.Columns[i].Charset == to.Columns[j].Charset {
 			out[to.Columns[j].Name] = c
+		}
+	}
+	for _, c := range to.Columns {
+		i := from.ColumnIndex(c.Name)
+		if isText(c) && (i < 0 || from.Columns[i].Charset != c.Charset) {
+			out[c.Name] = unknownCollation
 		}
 	}
 	return out

@@ -227,6 +227,11 @@ func collationOf(c columnRef, t *tree, resolved map[int]*views.TableRef, lookup 
 		if err != nil {
 			return "", false, err
 		}
+		if col := c.names[len(c.names)-1]; info.collations[col] == unknownCollation {
+			return "", false, mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, fmt.Sprintf(
+				"the dbtrail SQL port does not know the collation of %s.%s.%s, a text column a schema change after snapshot %s added or redefined: "+
+					"its comparisons are refused until a snapshot holds the table's CREATE TABLE (the next refresh)", ref.Schema, ref.Table, col, info.key.snapshot))
+		}
 		co, p := info.nocase(*ref, c.names[len(c.names)-1])
 		if seen && (found != co || pad != p) {
 			return "", false, nil // two tables' columns of the name: not told which

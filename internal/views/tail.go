@@ -59,34 +59,44 @@ type Tail struct {
 }
 
 // TablesAt is the tables of the views at the tail's cut, given snap, the
-// tables of its snapshot: snap without the Gone ones, with every table of
-// Shapes the snapshot lacks (created or renamed after it: read from its
-// file alone, with the columns of its definition), sorted by schema then
-// table.
+// tables of its snapshot: snap without the Gone ones, a table of Shapes
+// with the columns of its definition at the cut (created or renamed after
+// the snapshot: read from its file alone; changed after it: its view is
+// its staged file, so its columns are the shape's too), sorted by schema
+// then table.
 func (t *Tail) TablesAt(snap []TableRef) []TableRef {
 	out := make([]TableRef, 0, len(snap)+len(t.Shapes))
 	have := map[string]bool{}
 	for _, r := range snap {
 		name := r.Schema + "." + r.Table
 		have[name] = true
-		if !t.Gone[name] {
-			out = append(out, r)
+		if t.Gone[name] {
+			continue
 		}
+		if d := t.Shapes[name]; d != nil {
+			r = shapeRef(d)
+		}
+		out = append(out, r)
 	}
 	for name, d := range t.Shapes {
 		if have[name] || d == nil {
 			continue
 		}
-		r := TableRef{Schema: d.Schema, Table: d.Name, Defs: slices.Clone(d.Columns), Full: true}
-		for _, c := range d.Columns {
-			r.Columns = append(r.Columns, c.Name)
-		}
-		out = append(out, r)
+		out = append(out, shapeRef(d))
 	}
 	slices.SortFunc(out, func(a, b TableRef) int {
 		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table))
 	})
 	return out
+}
+
+// shapeRef is the table of definition d read from a file of its own.
+func shapeRef(d *schema.Table) TableRef {
+	r := TableRef{Schema: d.Schema, Table: d.Name, Defs: slices.Clone(d.Columns), Full: true}
+	for _, c := range d.Columns {
+		r.Columns = append(r.Columns, c.Name)
+	}
+	return r
 }
 
 // unstagedSchema holds the stand-ins of pending tables' views (see
@@ -219,10 +229,7 @@ func tailViewSQL(dir string, t TableRef, tail *Tail, o Options) (string, error) 
 	name := t.Schema + "." + t.Table
 	win, file := tail.Windows[name], tail.Files[name]
 	if d := tail.Shapes[name]; d != nil && file != "" {
-		t = TableRef{Schema: t.Schema, Table: t.Table, Defs: slices.Clone(d.Columns), Full: true}
-		for _, c := range d.Columns {
-			t.Columns = append(t.Columns, c.Name)
-		}
+		t = shapeRef(d)
 	}
 	switch {
 	case tail.Pending[name]:

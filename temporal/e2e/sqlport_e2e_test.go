@@ -70,7 +70,7 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	for _, q := range []string{
 		"CREATE TABLE acct (id INT UNSIGNED PRIMARY KEY, bal DECIMAL(12,2) NOT NULL, note VARCHAR(20), at DATETIME(6))",
 		"INSERT INTO acct VALUES (1, 100.10, 'one', '2026-12-01 10:41:59.000001'), (2, -0.07, NULL, '2026-12-02 00:00:00'), (3, 300, 'it''s', NULL)",
-		"CREATE TABLE codes (id INT PRIMARY KEY, code VARCHAR(10) COLLATE utf8mb4_bin)",
+		"CREATE TABLE codes (id INT PRIMARY KEY, code VARCHAR(10) COLLATE utf8mb4_bin) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
 		"INSERT INTO codes VALUES (1, 'abc'), (2, 'ABC')",
 	} {
 		e.exec(t, q)
@@ -154,15 +154,24 @@ func TestSQLPortTimeTravel(t *testing.T) {
 	}
 	// A schema change in the live tail keeps the snapshot's collations:
 	// code stays utf8mb4_bin, case sensitive, as at the source.
-	e.exec(t, "ALTER TABLE codes ADD COLUMN n INT")
-	e.exec(t, "UPDATE codes SET n = 7 WHERE id = 1")
+	e.exec(t, "ALTER TABLE codes ADD COLUMN n INT, ADD COLUMN u VARCHAR(10), ADD COLUMN ci VARCHAR(10) COLLATE utf8mb4_general_ci")
+	e.exec(t, "UPDATE codes SET n = 7, u = code, ci = code")
 	e.waitCaughtUp(t)
-	for _, q := range []string{"SELECT id FROM app.codes WHERE code = 'abc'", "SELECT n FROM app.codes WHERE id = 1"} {
+	for _, q := range []string{"SELECT count(*) FROM app.codes WHERE code = 'abc'", "SELECT n FROM app.codes WHERE id = 1",
+		"SELECT count(*) FROM app.codes WHERE u IS NOT NULL"} {
 		var got, want sql.NullInt64
 		must(t, db.QueryRowContext(e.ctx, q).Scan(&got))
 		must(t, e.src.QueryRowContext(e.ctx, strings.Replace(q, "app.", "", 1)).Scan(&want))
 		if got != want {
 			t.Fatalf("%s after ALTER TABLE in the tail: %v through the port, %v at the source", q, got, want)
+		}
+	}
+	// The columns it added have collations no snapshot holds yet: their
+	// comparisons are refused, not answered under a guessed one.
+	for _, col := range []string{"u", "ci"} {
+		_, err := db.ExecContext(e.ctx, "SELECT count(*) FROM app.codes WHERE "+col+" = 'ABC'")
+		if !errors.As(err, &my) || my.Number != 1235 || !strings.Contains(my.Message, "app.codes."+col) {
+			t.Fatalf("a comparison of %s, added after the snapshot: %v, want error 1235 naming it", col, err)
 		}
 	}
 
