@@ -168,6 +168,9 @@ func (t *tree) walk(v any) {
 			t.tables = append(t.tables, fromRef{loc: loc(v), catalog: str(v, "catalog_name"),
 				schema: str(v, "schema_name"), name: str(v, "table_name"), alias: str(v, "alias")})
 		}
+		if typ == "SUBQUERY" && str(v, "subquery_type") == "ANY" {
+			t.anyCompared(v)
+		}
 		fn, _ := v["function_name"].(string)
 		if comparisons[typ] || likes[fn] {
 			sides := operands(v)
@@ -313,6 +316,31 @@ func namedItem(e map[string]any, items []any) map[string]any {
 		}
 	}
 	return nil
+}
+
+// anyCompared records the column an IN (SELECT …) or = ANY (SELECT …)
+// subquery v compares (its child, when a column) as compared with the
+// subquery's one select item (exprs), or with something the rewrite cannot
+// delimit (odd: a set operation, more items).
+func (t *tree) anyCompared(v map[string]any) {
+	c, _ := v["child"].(map[string]any)
+	if c["class"] != "COLUMN_REF" || loc(c) < 0 {
+		return
+	}
+	ref := columnRef{loc: loc(c), names: strs(c["column_names"]), pad: true, others: true}
+	sq, _ := v["subquery"].(map[string]any)
+	node, _ := sq["node"].(map[string]any)
+	items, _ := node["select_list"].([]any)
+	first, last := -1, -1
+	if node["type"] == "SELECT_NODE" && len(items) == 1 {
+		first, last = locRange(items[0])
+	}
+	if first >= 0 {
+		ref.exprs = append(ref.exprs, [2]int{first, last})
+	} else {
+		ref.odd = true
+	}
+	t.compared = append(t.compared, ref)
 }
 
 // operands are a comparison's compared expressions: left and right, an

@@ -395,6 +395,9 @@ func TestPortPadSpace(t *testing.T) {
 		"SELECT id FROM pads WHERE ci BETWEEN concat('b', ' ') AND 'b  '":                                 "2",
 		"SELECT p.id FROM pads p JOIN pads q ON p.ci = lower(q.ci) JOIN pads r ON r.id = q.id ORDER BY 1": "1\n1\n2\n3\n3",
 		"SELECT id FROM pads WHERE ci = lower('B ') -- a comment\n AND id > 0":                            "2",
+		"SELECT id FROM pads WHERE ci IN (SELECT 'B' AS v)":                                               "2",
+		"SELECT id FROM pads WHERE ci NOT IN (SELECT 'b ') ORDER BY id":                                   "1\n3",
+		"SELECT id FROM pads p WHERE p.ci = ANY (SELECT q.bin FROM pads q WHERE q.id = 2)":                "2",
 		"SELECT id FROM pads WHERE ci = coalesce(NULL, 'b ') OR ci = 'x'":                                 "2",
 	} {
 		if got := mustAnswer(t, db, q); got != want {
