@@ -87,6 +87,7 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 	if len(t.compared) > 0 && len(resolved) > 0 {
 		padded := map[int]bool{} // literals and parameters trimmed
 		params := paramLocs(text)
+		words := operandText(text)
 		for _, c := range t.compared {
 			co, pad, err := collationOf(c, t, resolved, env.table)
 			if err != nil {
@@ -115,7 +116,7 @@ func rewrite(ctx context.Context, text string, env *rewriteEnv) (string, error) 
 						edits = append(edits, edit{l, l + 1, "rtrim(?, ' ')"})
 					}
 				}
-				es, err := paddedExprs(text, c, padded)
+				es, err := paddedExprs(words, c, padded)
 				if err != nil {
 					return "", err
 				}
@@ -334,9 +335,10 @@ func paramLocs(text string) []int {
 // paddedExprs are the edits that compare the expressions c (a text
 // column under a PAD SPACE collation) is compared with without their
 // trailing spaces, as MySQL does: rtrim(expr, ' '); padded marks the ones
-// done. A subquery, or an expression whose end is not found, is error
-// 1235: the port would compare its trailing spaces.
-func paddedExprs(text string, c columnRef, padded map[int]bool) ([]edit, error) {
+// done; m is the statement's operandText. A subquery, or an expression
+// whose end is not found, is error 1235: the port would compare its
+// trailing spaces.
+func paddedExprs(m string, c columnRef, padded map[int]bool) ([]edit, error) {
 	refuse := func() error {
 		return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, fmt.Sprintf(
 			"the dbtrail SQL port does not translate the comparison of the text column %s (a PAD SPACE collation: trailing spaces do not count) "+
@@ -350,7 +352,7 @@ func paddedExprs(text string, c columnRef, padded map[int]bool) ([]edit, error) 
 		if padded[r[0]] {
 			continue
 		}
-		start, end, ok := exprSpan(text, r[0], r[1])
+		start, end, ok := exprSpan(m, r[0], r[1])
 		if !ok {
 			return nil, refuse()
 		}
@@ -360,16 +362,16 @@ func paddedExprs(text string, c columnRef, padded map[int]bool) ([]edit, error) 
 	return out, nil
 }
 
-// exprSpan is the text of the comparison operand whose parse holds the
-// byte locations first to last: from first to its end (exprEnd); when
+// exprSpan is the span, in m (a statement's operandText), of the
+// comparison operand whose parse holds the byte locations first to last:
+// from first to its end (exprEnd); when
 // last is beyond that end the operand began earlier, at a parenthesis or
 // a call whose name has no location (coalesce(…)), and the start moves
 // back over them. False when no such span holds last.
-func exprSpan(text string, first, last int) (int, int, bool) {
-	m := mask(text)
+func exprSpan(m string, first, last int) (int, int, bool) {
 	start := first
 	for range 8 {
-		end, ok := exprEnd(text, start)
+		end, ok := exprEnd(m, start)
 		if ok && last < end {
 			return start, end, true
 		}
@@ -389,13 +391,18 @@ func exprSpan(text string, first, last int) (int, int, bool) {
 	return 0, 0, false
 }
 
+// operandText is DuckDB SQL text masked (mask) and upper-cased: what
+// exprSpan, exprEnd and itemSpan scan, made once per statement.
+func operandText(text string) string {
+	return strings.ToUpper(mask(text))
+}
+
 // exprEnd is the byte just after the comparison operand that begins at
-// byte at of text: where, outside parentheses and CASE … END, a comma, a
+// byte at of m (operandText): where, outside parentheses and CASE … END, a comma, a
 // closing parenthesis, a comparison, a word that ends an operand (AND, OR,
 // THEN, FROM, ORDER…) or the text's end comes; false when there is
 // nothing before it.
-func exprEnd(text string, at int) (int, bool) {
-	m := strings.ToUpper(mask(text))
+func exprEnd(m string, at int) (int, bool) {
 	depth, end := 0, len(m)
 scan:
 	for i := at; i < len(m); i++ {

@@ -32,15 +32,15 @@ func guardedDates(text string, t *tree, resolved map[int]*views.TableRef, lookup
 		if u.bare || u.plain && !(u.ordered && t.rewritable[u.loc]) {
 			continue // as it is; an ORDER BY of DISTINCT, UNION or an alias keeps its text
 		}
-		c, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool {
+		c, mixed, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool {
 			return c.Type == "date" || c.Type == "datetime" || c.Type == "timestamp"
 		})
 		if err != nil {
 			return nil, err
 		}
 		_, end, ok := nameAt(text, u.loc)
-		if c == nil || !ok {
-			continue
+		if c == nil || mixed || !ok {
+			continue // a guard over another table's column of the name would not bind
 		}
 		col, name := text[u.loc:end], strings.Join(u.names, ".")
 		cond, why := views.StandInSQL(col), fmt.Sprintf("the column %s holds a date with a zero or impossible part, used in a function or arithmetic: "+
@@ -61,23 +61,27 @@ func guardedDates(text string, t *tree, resolved map[int]*views.TableRef, lookup
 // not delimited keeps DuckDB's name.
 func itemNames(text string, t *tree, guarded []int) []edit {
 	var out []edit
+	m := ""
 	for _, it := range t.items {
 		if !slices.ContainsFunc(guarded, func(l int) bool { return l >= it[0] && l <= it[1] }) {
 			continue
 		}
-		if start, end, ok := itemSpan(text, it[0], it[1]); ok {
+		if m == "" {
+			m = operandText(text)
+		}
+		if start, end, ok := itemSpan(m, it[0], it[1]); ok {
 			out = append(out, edit{end, end, " AS " + views.QuoteIdent(text[start:end])})
 		}
 	}
 	return out
 }
 
-// itemSpan is the text of the select item whose parse holds the byte
-// locations first to last: exprSpan's, widened over the parentheses around
-// it; false unless a comma, FROM or the text's end follows it.
-func itemSpan(text string, first, last int) (int, int, bool) {
-	start, end, ok := exprSpan(text, first, last)
-	m := strings.ToUpper(mask(text))
+// itemSpan is the span, in m (operandText), of the select item whose
+// parse holds the byte locations first to last: exprSpan's, widened over
+// the parentheses around it; false unless a comma, FROM or the text's end
+// follows it.
+func itemSpan(m string, first, last int) (int, int, bool) {
+	start, end, ok := exprSpan(m, first, last)
 	next := func(i int) int {
 		for i < len(m) && strings.ContainsRune(" \t\r\n", rune(m[i])) {
 			i++

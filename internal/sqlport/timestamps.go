@@ -32,7 +32,7 @@ func zonedTimestamps(text string, t *tree, resolved map[int]*views.TableRef, loo
 	var edits []edit
 	converted := map[int]bool{}
 	for _, u := range t.uses {
-		ts, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool { return c.Type == "timestamp" })
+		ts, _, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool { return c.Type == "timestamp" })
 		if err != nil {
 			return nil, err
 		}

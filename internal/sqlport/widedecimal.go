@@ -21,7 +21,7 @@ func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string,
 		if (u.plain || u.bare) && !u.ordered {
 			continue
 		}
-		c, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool {
+		c, _, err := tableColumn(u.names, t, resolved, lookup, func(c schema.Column) bool {
 			return c.Type == "decimal" && c.Precision > views.MaxDecimalPrecision
 		})
 		if err != nil {
@@ -40,29 +40,29 @@ func wideDecimals(t *tree, resolved map[int]*views.TableRef, lookup func(string,
 	return nil
 }
 
-// tableColumn is the column named names of the statement's tables for
-// which match holds (nil: none, or a table that may hold it has one of the
-// name for which it does not: the statement's scopes are not told apart).
+// tableColumn is the column named names, of the statement's tables that
+// may hold it, for which match holds (nil: none), and whether another of
+// them has one of the name for which it does not (mixed: the statement's
+// scopes are not told apart, so which one a use reads is not known).
 func tableColumn(names []string, t *tree, resolved map[int]*views.TableRef, lookup func(string, string) (*tableInfo, error),
-	match func(schema.Column) bool) (*schema.Column, error) {
-	var found *schema.Column
+	match func(schema.Column) bool) (found *schema.Column, mixed bool, err error) {
 	for _, ref := range candidates(names, t, resolved) {
 		info, err := lookup(ref.Schema, ref.Table)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if info.def == nil {
 			continue
 		}
 		i := info.def.ColumnIndex(names[len(names)-1])
-		if i < 0 {
-			continue
+		switch {
+		case i < 0:
+		case match(info.def.Columns[i]):
+			c := info.def.Columns[i]
+			found = &c
+		default:
+			mixed = true
 		}
-		if !match(info.def.Columns[i]) {
-			return nil, nil // tables of the statement differ on it: not told which
-		}
-		c := info.def.Columns[i]
-		found = &c
 	}
-	return found, nil
+	return found, mixed, nil
 }
